@@ -1,0 +1,117 @@
+// Account endpoints of API-SPEC.md 4.7 and DESIGN.md 1: login and logout for the dashboard's session
+// cookie, API keys (created and revoked only from a session, listed with a key too) and the profile.
+import { z } from 'zod';
+import type { Context } from 'koa';
+import type { App } from '../context.ts';
+import { iso, isoOrNull } from '../clock.ts';
+import { ApiError, notFound } from '../errors.ts';
+import { apiRouter } from '../http/server.ts';
+import { checkOrigin, principalOf, requireAuth, requireSession, SESSION_COOKIE } from '../http/auth.ts';
+import { parseInput } from '../http/validate.ts';
+import { pageOf, parsePage } from '../http/pagination.ts';
+import { createKey, listKeys, revokeKey, type ApiKey } from './keys.ts';
+import { createSession, revokeSession } from './sessions.ts';
+import { findUserByEmail, getUser } from './users.ts';
+import { getWorkspace } from './workspaces.ts';
+import { decoyHash, verifyPassword } from './passwords.ts';
+import type { LoginThrottle } from './login-throttle.ts';
+
+const LoginBody = z.object({
+  email: z.string().min(1).max(254),
+  password: z.string().min(1).max(1024),
+});
+
+const KeyBody = z.object({
+  name: z
+    .string()
+    .trim()
+    .min(1, 'is required')
+    .max(100)
+    .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters'),
+});
+
+const presentKey = (k: ApiKey) => ({ id: k.id, name: k.name, prefix: k.prefix, createdAt: iso(k.createdAt), lastUsedAt: isoOrNull(k.lastUsedAt) });
+
+export function accountRoutes(app: App, throttle: LoginThrottle) {
+  const { db, clock, config } = app;
+  const r = apiRouter();
+  const secure = config.publicUrl.startsWith('https:');
+  const ttlMs = config.sessionTtlHours * 60 * 60 * 1000;
+
+  r.post('/auth/login', async (ctx) => {
+    // Login CSRF: a foreign page must not sign a browser into an attacker's account.
+    if (ctx.get('Origin')) checkOrigin(ctx, config.publicUrl);
+    const body = parseInput(LoginBody, ctx.request.body);
+    const email = body.email.trim().toLowerCase();
+    const verdict = throttle.check(ctx.ip, email);
+    if (verdict.refuse) {
+      throw new ApiError(429, 'too_many_login_attempts', 'Too many failed logins; try again later', { headers: { 'retry-after': String(verdict.retryAfterSeconds) } });
+    }
+    if (verdict.delayMs) await new Promise((resolve) => setTimeout(resolve, verdict.delayMs));
+
+    const user = findUserByEmail(db, email);
+    const ok = (await verifyPassword(body.password, user?.passwordHash ?? (await decoyHash()))) && user !== null;
+    if (!ok || !user) {
+      throttle.fail(ctx.ip, email);
+      throw new ApiError(401, 'invalid_credentials', 'Invalid email or password');
+    }
+    throttle.succeed(ctx.ip);
+
+    // A session id is never reused across logins (fixation): whatever this browser held is revoked.
+    const previous = ctx.cookies.get(SESSION_COOKIE);
+    if (previous) revokeSession(db, clock, previous);
+    const session = createSession(db, clock, { workspaceId: user.workspaceId, userId: user.id, ttlMs });
+    setSessionCookie(ctx, session.token, Math.floor(ttlMs / 1000), secure);
+    const workspace = getWorkspace(db, user.workspaceId)!;
+    ctx.body = { user: { id: user.id, email: user.email }, workspace: { id: workspace.id, name: workspace.name }, expiresAt: iso(session.expiresAt) };
+  });
+
+  r.post('/auth/logout', (ctx) => {
+    const token = ctx.cookies.get(SESSION_COOKIE);
+    if (token) {
+      checkOrigin(ctx, config.publicUrl);
+      revokeSession(db, clock, token);
+    }
+    setSessionCookie(ctx, '', 0, secure);
+    ctx.body = { ok: true };
+  });
+
+  r.post('/keys', requireSession(config.publicUrl), (ctx) => {
+    const { name } = parseInput(KeyBody, ctx.request.body);
+    const key = createKey(db, clock, principalOf(ctx).workspaceId, name);
+    ctx.status = 201;
+    ctx.body = { ...presentKey(key), key: key.key };
+  });
+
+  r.get('/keys', requireAuth(config.publicUrl), (ctx) => {
+    const page = parsePage(ctx.query);
+    ctx.body = pageOf(listKeys(db, principalOf(ctx).workspaceId, page).map(presentKey), page);
+  });
+
+  r.delete('/keys/:id', requireSession(config.publicUrl), (ctx) => {
+    if (!revokeKey(db, clock, principalOf(ctx).workspaceId, ctx.params.id)) throw notFound('API key');
+    ctx.body = { ok: true };
+  });
+
+  r.get('/profile', requireSession(config.publicUrl), (ctx) => {
+    const p = principalOf(ctx);
+    if (p.kind !== 'session') throw notFound(); // unreachable past requireSession; narrows the type
+    const user = getUser(db, p.workspaceId, p.userId)!;
+    const workspace = getWorkspace(db, p.workspaceId)!;
+    ctx.body = {
+      user: { id: user.id, email: user.email, createdAt: iso(user.createdAt) },
+      workspace: { id: workspace.id, name: workspace.name, createdAt: iso(workspace.createdAt) },
+    };
+  });
+
+  return r;
+}
+
+// Written by hand rather than with ctx.cookies.set: behind a TLS-terminating proxy the connection to us
+// is plain HTTP, and the cookies library refuses Secure there unless X-Forwarded-Proto is trusted.
+function setSessionCookie(ctx: Context, token: string, maxAgeSeconds: number, secure: boolean): void {
+  const parts = [`${SESSION_COOKIE}=${token}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAgeSeconds}`];
+  if (maxAgeSeconds === 0) parts.push('Expires=Thu, 01 Jan 1970 00:00:00 GMT');
+  if (secure) parts.push('Secure');
+  ctx.append('Set-Cookie', parts.join('; '));
+}

@@ -1,0 +1,60 @@
+// Users: the people who sign in to the dashboard, each the owner of one workspace. Login is by e-mail
+// address, so addresses are unique across the box and kept in lower case.
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { newId } from '../db/ids.ts';
+import { hashPassword } from './passwords.ts';
+
+export interface User {
+  id: string;
+  workspaceId: string;
+  email: string;
+  createdAt: number;
+}
+
+interface Row {
+  id: string;
+  workspace_id: string;
+  email: string;
+  password_hash: string;
+  created_at: number;
+}
+
+const toUser = (r: Row): User => ({ id: r.id, workspaceId: r.workspace_id, email: r.email, createdAt: r.created_at });
+
+export const MIN_PASSWORD_LENGTH = 10;
+
+// Deliberately plain: a login name must be an ordinary address someone can type.
+export const isEmailAddress = (s: string) => s.length <= 254 && /^[^\s@<>()[\]\\,;:"]+@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/i.test(s);
+
+export async function createUser(db: Db, clock: Clock, input: { workspaceId: string; email: string; password: string }): Promise<User> {
+  const email = input.email.trim().toLowerCase();
+  if (!isEmailAddress(email)) throw new Error(`"${input.email}" is not an e-mail address`);
+  if ([...input.password].length < MIN_PASSWORD_LENGTH) throw new Error(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  if (findUserByEmail(db, email)) throw new Error(`a user with the address ${email} already exists`);
+  const row: Row = {
+    id: newId('usr', clock.now()),
+    workspace_id: input.workspaceId,
+    email,
+    password_hash: await hashPassword(input.password),
+    created_at: clock.now(),
+  };
+  try {
+    db.prepare('INSERT INTO users (id, workspace_id, email, password_hash, created_at) VALUES (@id, @workspace_id, @email, @password_hash, @created_at)').run(row);
+  } catch (err) {
+    // Someone added the same address while the password was hashing.
+    if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new Error(`a user with the address ${email} already exists`);
+    throw err;
+  }
+  return toUser(row);
+}
+
+export function findUserByEmail(db: Db, email: string): (User & { passwordHash: string }) | null {
+  const row = db.prepare('SELECT * FROM users WHERE email = ?').get(email.trim().toLowerCase()) as Row | undefined;
+  return row ? { ...toUser(row), passwordHash: row.password_hash } : null;
+}
+
+export function getUser(db: Db, workspaceId: string, id: string): User | null {
+  const row = db.prepare('SELECT * FROM users WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as Row | undefined;
+  return row ? toUser(row) : null;
+}

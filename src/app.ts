@@ -1,0 +1,167 @@
+// Composition root: builds the App value (config, db, log, clock, dns, group commit), mounts every
+// resource's routes, starts the listeners and the periodic jobs, and stops them in order on shutdown.
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:net';
+import cron from 'node-cron';
+import type { Config } from './config.ts';
+import type { App } from './context.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { createLog, type Log } from './log.ts';
+import { openDatabase } from './db/open.ts';
+import { migrate } from './db/migrate.ts';
+import { GroupCommit } from './db/group-commit.ts';
+import { createResolver } from './dns/resolver.ts';
+import { createHttpApp, createHttpServer } from './http/server.ts';
+import { Idempotency } from './http/idempotency.ts';
+import { RateLimiter } from './http/rate-limit.ts';
+import type { Authenticator } from './http/auth.ts';
+import { createMxServer } from './smtp/mx.ts';
+import { accountRoutes } from './account/routes.ts';
+import { ensureDefaultWorkspace } from './account/workspaces.ts';
+import { findKeyBySecret } from './account/keys.ts';
+import { findSession, purgeSessions } from './account/sessions.ts';
+import { LoginThrottle } from './account/login-throttle.ts';
+
+export interface RunningApp {
+  app: App;
+  http: AddressInfo;
+  smtp: AddressInfo;
+  /** Stops accepting, lets work in flight finish, commits, closes the database. */
+  stop(): Promise<void>;
+}
+
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+/** Opens the data directory's database with every migration applied: for `serve` and the CLI alike. */
+export function openStore(config: Config, clock: Clock = systemClock) {
+  const db = openDatabase(config.dataDir);
+  try {
+    migrate(db, clock.now());
+    ensureDefaultWorkspace(db, clock);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
+}
+
+export async function startApp(config: Config, opts: { log?: Log; clock?: Clock } = {}): Promise<RunningApp> {
+  const clock = opts.clock ?? systemClock;
+  const log = opts.log ?? createLog({ level: config.logLevel });
+  const db = openStore(config, clock);
+  const app: App = {
+    config,
+    db,
+    log,
+    clock,
+    dns: createResolver(config.dnsServers),
+    commit: new GroupCommit(db),
+    idempotency: new Idempotency(db, clock),
+  };
+
+  const authenticator: Authenticator = {
+    byKey: (secret) => {
+      const k = findKeyBySecret(db, clock, secret);
+      return k && { kind: 'key', ...k };
+    },
+    bySession: (token) => {
+      const s = findSession(db, clock, token);
+      return s && { kind: 'session', workspaceId: s.workspaceId, userId: s.userId, sessionId: s.id };
+    },
+  };
+  let healthy = false;
+  const httpServer = createHttpServer(
+    createHttpApp(
+      { config, log, authenticator, rateLimiter: config.rateLimit > 0 ? new RateLimiter(config.rateLimit, clock) : null, healthy: () => healthy },
+      [accountRoutes(app, new LoginThrottle(clock))],
+    ),
+  );
+  const mx = createMxServer(app);
+
+  // Undone in reverse: jobs, HTTP, SMTP (each letting its work in flight finish), the last group commit, the db.
+  const opened: Array<() => Promise<void>> = [
+    async () => void db.close(),
+    async () => app.commit.flush(),
+  ];
+  const closeAll = async () => {
+    for (const close of opened.reverse()) await close().catch((err) => log.error('shutdown step failed', { err }));
+  };
+  let smtpAddress: AddressInfo;
+  let httpAddress: AddressInfo;
+  try {
+    smtpAddress = await listen(mx.server, config.smtpHost, config.smtpPort, 'SMTP', 'MAILWRIGHT_SMTP_PORT');
+    opened.push(() => new Promise<void>((resolve) => mx.close(() => resolve())));
+    httpAddress = await listen(httpServer, config.httpHost, config.httpPort, 'HTTP', 'MAILWRIGHT_HTTP_PORT');
+    opened.push(() => closeHttp(httpServer));
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+
+  const jobs = [
+    cron.schedule('17 * * * *', () => {
+      const sessions = purgeSessions(db, clock);
+      const idempotency = app.idempotency.purgeExpired();
+      log.info('housekeeping', { sessionsPurged: sessions, idempotencyKeysPurged: idempotency });
+    }),
+  ];
+  opened.push(async () => {
+    for (const job of jobs) await job.stop();
+  });
+
+  healthy = true;
+  log.info('ready', { http: `${httpAddress.address}:${httpAddress.port}`, smtp: `${smtpAddress.address}:${smtpAddress.port}`, hostname: config.hostname, dataDir: config.dataDir });
+
+  let stopping: Promise<void> | null = null;
+  return {
+    app,
+    http: httpAddress,
+    smtp: smtpAddress,
+    stop: () => {
+      healthy = false;
+      stopping ??= closeAll().then(() => log.info('stopped'));
+      return stopping;
+    },
+  };
+}
+
+function listen(server: Server, host: string, port: number, what: string, variable: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      const where = `${host}:${port}`;
+      if (err.code === 'EACCES') {
+        reject(
+          new StartupError(
+            `cannot listen for ${what} on ${where}: permission denied. Ports below 1024 need root or the CAP_NET_BIND_SERVICE capability ` +
+              `(the unit in systemd/ grants it with AmbientCapabilities=CAP_NET_BIND_SERVICE), or set ${variable} to a port above 1023.`,
+          ),
+        );
+      } else if (err.code === 'EADDRINUSE') {
+        reject(new StartupError(`cannot listen for ${what} on ${where}: the address is already in use by another program; stop it or set ${variable}.`));
+      } else if (err.code === 'EADDRNOTAVAIL') {
+        reject(new StartupError(`cannot listen for ${what} on ${where}: this machine has no such address; check the ${variable.replace('PORT', 'HOST')} setting.`));
+      } else {
+        reject(err);
+      }
+    };
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+// Stop accepting, let requests in flight finish (up to 10 s), then drop idle keep-alive connections.
+function closeHttp(server: Server & { closeIdleConnections?: () => void; closeAllConnections?: () => void }): Promise<void> {
+  return new Promise((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections?.(), 10_000);
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections?.();
+  });
+}

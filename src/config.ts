@@ -1,0 +1,216 @@
+// The one place configuration is read: an optional TOML file, overridden key by key by MAILWRIGHT_*
+// environment variables, validated into a typed Config. A bad value stops start-up with a message that
+// names the key and its variable; nothing downstream re-checks.
+import { existsSync, readFileSync, accessSync, constants } from 'node:fs';
+import { getServers } from 'node:dns';
+import { isIP } from 'node:net';
+import { hostname as osHostname } from 'node:os';
+import { resolve } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+
+export interface Config {
+  dataDir: string;
+  httpHost: string;
+  httpPort: number;
+  smtpHost: string;
+  smtpPort: number;
+  submissionPort: number;
+  hostname: string;
+  publicUrl: string;
+  dnsServers: string[];
+  mtaPort: number;
+  relayUrl: string | null;
+  tlsCert: string | null;
+  tlsKey: string | null;
+  maxMessageBytes: number;
+  rateLimit: number;
+  allowPrivateFetch: boolean;
+  allowPrivateDelivery: boolean;
+  sessionTtlHours: number;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Parser<T> = (raw: unknown) => T;
+interface KeySpec<K extends keyof Config> {
+  key: string;
+  field: K;
+  parse: Parser<Config[K]>;
+  fallback: () => Config[K];
+}
+
+const fail = (msg: string): never => {
+  throw new TypeError(msg);
+};
+
+const text = (raw: unknown) => (typeof raw === 'string' ? raw.trim() : typeof raw === 'number' ? String(raw) : fail('must be a string'));
+
+const integer = (min: number, max: number): Parser<number> => (raw) => {
+  const s = typeof raw === 'number' ? String(raw) : text(raw);
+  if (!/^\d+$/.test(s) || Number(s) < min || Number(s) > max) fail(`must be a whole number from ${min} to ${max}`);
+  return Number(s);
+};
+
+const port = integer(0, 65535);
+
+const boolean: Parser<boolean> = (raw) => {
+  if (typeof raw === 'boolean') return raw;
+  const s = text(raw).toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(s)) return true;
+  if (['false', '0', 'no', 'off'].includes(s)) return false;
+  return fail('must be true or false');
+};
+
+const listenHost: Parser<string> = (raw) => {
+  const s = text(raw);
+  if (s === 'localhost' || isIP(s)) return s;
+  return fail('must be an IP address to listen on (0.0.0.0, ::, 127.0.0.1, ...) or localhost');
+};
+
+const HOST_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
+const hostname: Parser<string> = (raw) => {
+  const s = text(raw).replace(/\.$/, '').toLowerCase();
+  if (s.length > 253 || !s.split('.').every((l) => HOST_LABEL.test(l))) fail('must be a host name such as mail.example.com');
+  return s;
+};
+
+const publicUrl: Parser<string> = (raw) => {
+  let url: URL;
+  try {
+    url = new URL(text(raw));
+  } catch {
+    return fail('must be an absolute http:// or https:// URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail('must be an http:// or https:// URL');
+  if (url.search || url.hash || url.username || url.password) fail('must not carry credentials, a query or a fragment');
+  return url.href.replace(/\/+$/, '');
+};
+
+// `ip`, `ip:port`, `[ipv6]:port` or a bare IPv6 address: the forms Resolver.setServers accepts.
+const dnsServers: Parser<string[]> = (raw) => {
+  const items = Array.isArray(raw) ? raw.map(text) : text(raw).split(',');
+  const servers = items.map((s) => s.trim()).filter(Boolean);
+  if (servers.length === 0) fail('must list at least one resolver');
+  for (const s of servers) {
+    const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(s) ?? /^([^:]+)(?::(\d+))?$/.exec(s);
+    const ip = m ? m[1] : s;
+    const p = m?.[2];
+    if (!isIP(ip) || (p !== undefined && (Number(p) < 1 || Number(p) > 65535))) fail(`"${s}" is not an ip or ip:port`);
+  }
+  return servers;
+};
+
+const optionalUrl = (protocols: string[]): Parser<string | null> => (raw) => {
+  const s = text(raw);
+  if (!s) return null;
+  let url: URL;
+  try {
+    url = new URL(s);
+  } catch {
+    return fail(`must be a URL such as ${protocols[0]}//user:pass@host:587`);
+  }
+  if (!protocols.includes(url.protocol)) fail(`must use ${protocols.join(' or ')}`);
+  if (!url.hostname) fail('must name a host');
+  return s;
+};
+
+const readableFile: Parser<string | null> = (raw) => {
+  const s = text(raw);
+  if (!s) return null;
+  const path = resolve(s);
+  try {
+    accessSync(path, constants.R_OK);
+  } catch {
+    fail(`cannot read ${path}`);
+  }
+  return path;
+};
+
+const logLevel: Parser<Config['logLevel']> = (raw) => {
+  const s = text(raw).toLowerCase();
+  if (s === 'debug' || s === 'info' || s === 'warn' || s === 'error') return s;
+  return fail('must be debug, info, warn or error');
+};
+
+const spec = <K extends keyof Config>(key: string, field: K, parse: Parser<Config[K]>, fallback: () => Config[K]): KeySpec<K> => ({
+  key,
+  field,
+  parse,
+  fallback,
+});
+
+// The TOML key is the variable's name without MAILWRIGHT_, in lower case.
+export const KEYS = [
+  spec('data_dir', 'dataDir', (raw) => resolve(text(raw) || fail('must not be empty')), () => resolve('data')),
+  spec('http_host', 'httpHost', listenHost, () => '127.0.0.1'),
+  spec('http_port', 'httpPort', port, () => 8080),
+  spec('smtp_host', 'smtpHost', listenHost, () => '0.0.0.0'),
+  spec('smtp_port', 'smtpPort', port, () => 25),
+  spec('submission_port', 'submissionPort', port, () => 587),
+  spec('hostname', 'hostname', hostname, () => hostname(osHostname())),
+  spec('public_url', 'publicUrl', publicUrl, () => 'http://localhost:8080'),
+  spec('dns_servers', 'dnsServers', dnsServers, () => getServers()),
+  spec('mta_port', 'mtaPort', integer(1, 65535), () => 25),
+  spec('relay_url', 'relayUrl', optionalUrl(['smtp:', 'smtps:']), () => null),
+  spec('tls_cert', 'tlsCert', readableFile, () => null),
+  spec('tls_key', 'tlsKey', readableFile, () => null),
+  spec('max_message_bytes', 'maxMessageBytes', integer(1024, 2 ** 31 - 1), () => 26_214_400),
+  spec('rate_limit', 'rateLimit', integer(0, 1_000_000), () => 100),
+  spec('allow_private_fetch', 'allowPrivateFetch', boolean, () => false),
+  spec('allow_private_delivery', 'allowPrivateDelivery', boolean, () => false),
+  spec('session_ttl_hours', 'sessionTtlHours', integer(1, 24 * 365), () => 24 * 7),
+  spec('log_level', 'logLevel', logLevel, () => 'info'),
+] as const;
+
+export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;
+export const DEFAULT_CONFIG_FILE = 'config/mailwright.toml';
+
+/** Reads MAILWRIGHT_CONFIG (or config/mailwright.toml if present) and the environment into a Config. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const explicit = env.MAILWRIGHT_CONFIG?.trim();
+  const file = resolve(explicit || DEFAULT_CONFIG_FILE);
+  let fromFile: Record<string, unknown> = {};
+  if (explicit && !existsSync(file)) throw new ConfigError(`config: MAILWRIGHT_CONFIG names ${file}, which does not exist`);
+  if (existsSync(file)) fromFile = readTomlFile(file);
+
+  const known = new Set<string>(KEYS.map((k) => k.key));
+  for (const key of Object.keys(fromFile)) {
+    if (!known.has(key)) throw new ConfigError(`config: unknown key "${key}" in ${file} (see config/mailwright.example.toml)`);
+  }
+  for (const name of Object.keys(env)) {
+    if (name.startsWith('MAILWRIGHT_') && name !== 'MAILWRIGHT_CONFIG' && !known.has(name.slice(11).toLowerCase())) {
+      throw new ConfigError(`config: unknown variable ${name}`);
+    }
+  }
+
+  const config: Partial<Record<keyof Config, unknown>> = {};
+  for (const k of KEYS) {
+    const variable = envName(k.key);
+    const [raw, source] = env[variable] !== undefined ? [env[variable], variable] : k.key in fromFile ? [fromFile[k.key], `${k.key} in ${file}`] : [undefined, ''];
+    try {
+      config[k.field] = raw === undefined ? k.fallback() : k.parse(raw);
+    } catch (err) {
+      const origin = raw === undefined ? 'the default; set it explicitly' : `got ${JSON.stringify(raw)} from ${source}`;
+      throw new ConfigError(`config: ${k.key} (${variable}) ${(err as Error).message}; ${origin}`);
+    }
+  }
+  const result = config as Config;
+  if ((result.tlsCert === null) !== (result.tlsKey === null)) {
+    throw new ConfigError('config: tls_cert (MAILWRIGHT_TLS_CERT) and tls_key (MAILWRIGHT_TLS_KEY) must be set together');
+  }
+  return result;
+}
+
+function readTomlFile(file: string): Record<string, unknown> {
+  try {
+    return parseToml(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch (err) {
+    throw new ConfigError(`config: ${file} is not valid TOML: ${(err as Error).message.split('\n')[0]}`);
+  }
+}

@@ -1,0 +1,64 @@
+// Identifiers: a type prefix and a 26-character ULID (48-bit millisecond time + 80 random bits, Crockford
+// base32), so ids sort by creation time as strings. Ids made in the same millisecond by this process
+// increase monotonically, so their order is the order they were made.
+import { randomBytes } from 'node:crypto';
+
+export type IdPrefix = 'ws' | 'usr' | 'ses' | 'key' | 'em' | 'dom' | 'inb' | 'lbl' | 'lrule' | 'tmpl' | 'tmplv' | 'dr' | 'att' | 'evt' | 'q';
+
+const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
+
+let lastTime = -1;
+let lastRandom = new Uint8Array(10);
+
+export function ulid(now = Date.now()): string {
+  if (now <= lastTime) {
+    incrementInPlace(lastRandom);
+  } else {
+    lastTime = now;
+    lastRandom = new Uint8Array(randomBytes(10));
+  }
+  return encodeTime(lastTime) + encodeRandom(lastRandom);
+}
+
+export const newId = (prefix: IdPrefix, now?: number) => `${prefix}_${ulid(now)}`;
+
+export const isId = (prefix: IdPrefix, value: unknown): value is string =>
+  typeof value === 'string' && value.startsWith(prefix + '_') && ULID_RE.test(value.slice(prefix.length + 1));
+
+function encodeTime(ms: number): string {
+  let out = '';
+  for (let i = 0; i < 10; i++) {
+    out = ALPHABET[ms % 32] + out;
+    ms = Math.floor(ms / 32);
+  }
+  return out;
+}
+
+// 80 bits are exactly 16 groups of 5.
+function encodeRandom(bytes: Uint8Array): string {
+  let out = '';
+  let bits = 0;
+  let value = 0;
+  for (const byte of bytes) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += ALPHABET[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+    value &= (1 << bits) - 1;
+  }
+  return out;
+}
+
+function incrementInPlace(bytes: Uint8Array): void {
+  for (let i = bytes.length - 1; i >= 0; i--) {
+    if (bytes[i] < 255) {
+      bytes[i]++;
+      return;
+    }
+    bytes[i] = 0;
+  }
+  throw new Error('ULID random part overflowed within one millisecond');
+}

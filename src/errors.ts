@@ -1,0 +1,43 @@
+// Errors that cross a boundary: ApiError becomes the HTTP error envelope, SmtpError an SMTP reply.
+// Anything else that escapes is our own fault: 500 over HTTP, 451 over SMTP, and it is logged.
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly errors?: FieldError[];
+  readonly headers?: Record<string, string>;
+
+  constructor(status: number, code: string, message: string, extra: { errors?: FieldError[]; headers?: Record<string, string> } = {}) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+    this.errors = extra.errors;
+    this.headers = extra.headers;
+  }
+}
+
+export class SmtpError extends Error {
+  readonly responseCode: number;
+
+  constructor(responseCode: number, message: string) {
+    super(message);
+    this.name = 'SmtpError';
+    this.responseCode = responseCode;
+  }
+}
+
+// API-SPEC.md section 7 fixes this text to the character.
+export const UNAUTHORIZED_MESSAGE = 'Unauthorized — provide a valid API key or session';
+
+export const unauthorized = () => new ApiError(401, 'unauthorized', UNAUTHORIZED_MESSAGE);
+
+export const notFound = (what = 'Resource') => new ApiError(404, 'not_found', `${what} not found`);
+
+export const validationError = (path: string, message: string) =>
+  new ApiError(400, 'validation_error', `${path}: ${message}`, { errors: [{ path, message }] });

@@ -1,0 +1,87 @@
+// Who is calling: a bearer API key or the dashboard's session cookie. The lookups are injected (account/
+// owns keys and sessions; http/ imports no resource). Every failure, whatever its cause, is the same 401
+// so a caller learns nothing about which keys exist; cookie-authenticated writes must come from our origin.
+import type { Context, Middleware } from 'koa';
+import { ApiError, unauthorized } from '../errors.ts';
+
+export const SESSION_COOKIE = 'service_session_v2';
+
+export type Principal =
+  | { kind: 'key'; workspaceId: string; keyId: string }
+  | { kind: 'session'; workspaceId: string; userId: string; sessionId: string };
+
+export interface Authenticator {
+  byKey(secret: string): Principal | null;
+  bySession(token: string): Principal | null;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Resolves the credential (if any) into ctx.state.principal; never throws, the guards below decide. */
+export function resolveAuth(auth: Authenticator): Middleware {
+  return async (ctx, next) => {
+    ctx.state.principal = identify(ctx, auth);
+    await next();
+  };
+}
+
+function identify(ctx: Context, auth: Authenticator): Principal | null {
+  const headers = ctx.req.rawHeaders.filter((_, i) => i % 2 === 0 && ctx.req.rawHeaders[i].toLowerCase() === 'authorization');
+  if (headers.length > 1) return null;
+  const authorization = ctx.get('Authorization');
+  if (headers.length === 1) {
+    // RFC 7235: the scheme is case-insensitive; the token is ours to judge.
+    const m = /^Bearer ([!-~]+)$/i.exec(authorization);
+    return m ? auth.byKey(m[1]) : null;
+  }
+  const token = ctx.cookies.get(SESSION_COOKIE);
+  return token ? auth.bySession(token) : null;
+}
+
+export function principalOf(ctx: Context): Principal {
+  const p = ctx.state.principal as Principal | null | undefined;
+  if (!p) throw unauthorized();
+  return p;
+}
+
+/** K: an API key or a browser session. */
+export function requireAuth(publicUrl: string): Middleware {
+  return async (ctx, next) => {
+    const p = principalOf(ctx);
+    if (p.kind === 'session') checkOrigin(ctx, publicUrl);
+    await next();
+  };
+}
+
+/** S: a browser session only (API-SPEC.md section 5.3). */
+export function requireSession(publicUrl: string): Middleware {
+  return async (ctx, next) => {
+    const p = principalOf(ctx);
+    if (p.kind !== 'session') {
+      throw new ApiError(403, 'session_required', 'This operation needs a browser session (sign in to the dashboard); API keys cannot perform it');
+    }
+    checkOrigin(ctx, publicUrl);
+    await next();
+  };
+}
+
+/**
+ * CSRF guard for cookie-authenticated writes (catalogue API-05): the browser's Origin (or, failing that,
+ * Referer) must be the box's public origin or the origin the request was addressed to.
+ */
+export function checkOrigin(ctx: Context, publicUrl: string): void {
+  if (SAFE_METHODS.has(ctx.method)) return;
+  const claimed = ctx.get('Origin') || originOf(ctx.get('Referer'));
+  const allowed = [new URL(publicUrl).origin, `${ctx.protocol}://${ctx.host}`];
+  if (!claimed || !allowed.includes(claimed)) {
+    throw new ApiError(403, 'invalid_origin', 'Cross-origin request refused: a cookie-authenticated write must come from the dashboard origin');
+  }
+}
+
+function originOf(url: string): string {
+  try {
+    return url ? new URL(url).origin : '';
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,48 @@
+// The error envelope of DESIGN.md on every failed response: {error: {message, status, code, errors?}}.
+// Bad input maps to a 4xx with a stable code; anything unexpected is logged with the request id and
+// answered 500 without a stack trace or any internal text.
+import type { Middleware } from 'koa';
+import { ApiError } from '../errors.ts';
+import type { Log } from '../log.ts';
+
+// co-body / raw-body tag their errors with `type`; these are the client's fault, not ours.
+const BODY_ERRORS: Record<string, [number, string, string]> = {
+  'entity.parse.failed': [400, 'invalid_json', 'Request body is not valid JSON'],
+  'entity.too.large': [413, 'payload_too_large', 'Request body is too large'],
+  'entity.verify.failed': [400, 'invalid_json', 'Request body is not valid JSON'],
+  'encoding.unsupported': [415, 'unsupported_media_type', 'Unsupported request body encoding'],
+  'charset.unsupported': [415, 'unsupported_media_type', 'Unsupported request body charset'],
+  'request.aborted': [400, 'request_aborted', 'The request body was not received in full'],
+  'request.size.invalid': [400, 'invalid_request', 'Request body length does not match Content-Length'],
+  'stream.encoding.set': [500, 'internal_error', 'Internal server error'],
+};
+
+export function errorEnvelope(log: Log): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new ApiError(404, 'not_found', 'Not found');
+    } catch (err) {
+      const { status, code, message, errors, headers } = describe(err);
+      if (status >= 500) log.error('request failed', { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, err });
+      for (const [name, value] of Object.entries(headers ?? {})) ctx.set(name, value);
+      ctx.status = status;
+      ctx.body = { error: errors ? { message, status, code, errors } : { message, status, code } };
+    }
+  };
+}
+
+function describe(err: unknown): Pick<ApiError, 'status' | 'code' | 'message' | 'errors' | 'headers'> {
+  if (err instanceof ApiError) return err;
+  const e = err as { type?: string; status?: number; expose?: boolean; message?: string };
+  if (e?.type && BODY_ERRORS[e.type]) {
+    const [status, code, message] = BODY_ERRORS[e.type];
+    return { status, code, message };
+  }
+  // Koa's own ctx.throw / router errors (405, 501) carry a status and are meant to be shown.
+  if (e?.expose && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+    const code = e.status === 405 ? 'method_not_allowed' : e.status === 404 ? 'not_found' : 'invalid_request';
+    return { status: e.status, code, message: String(e.message) };
+  }
+  return { status: 500, code: 'internal_error', message: 'Internal server error' };
+}

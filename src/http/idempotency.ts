@@ -1,0 +1,121 @@
+// Idempotency-Key for the send endpoints (DESIGN.md): scoped to workspace + endpoint, kept 24 h across
+// restarts. Same key and same body replays the first 2xx answer; another body is 409
+// invalid_idempotent_request; the same key still running is 409 concurrent_idempotent_requests.
+// A handler that changes state records its answer with `claim.complete()` inside its own transaction, so
+// the effect and the record commit together: a crash can never leave one without the other.
+import { createHash } from 'node:crypto';
+import type { Context, Middleware } from 'koa';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { ApiError } from '../errors.ts';
+import { principalOf } from './auth.ts';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+export interface IdempotencyClaim {
+  /** Stores the answer; call inside the transaction that makes the request's effect. */
+  complete(status: number, body: unknown): void;
+}
+
+interface StoredRow {
+  request_hash: string;
+  status: number;
+  response: string;
+}
+
+export class Idempotency {
+  // Requests under way in this process. One `serve` owns a data directory, so memory is the truth here.
+  private readonly inFlight = new Map<string, string>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Route middleware for `endpoint` (e.g. "POST /emails"); runs after the auth guard. */
+  middleware(endpoint: string): Middleware {
+    return async (ctx, next) => {
+      if (ctx.headers['idempotency-key'] === undefined) return next();
+      const key = ctx.get('Idempotency-Key');
+      if (key.length < 1 || key.length > 256) {
+        throw new ApiError(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 256 characters');
+      }
+      const workspaceId = principalOf(ctx).workspaceId;
+      const hash = requestHash(ctx.request.body);
+      const slot = `${workspaceId}\n${endpoint}\n${key}`;
+
+      const running = this.inFlight.get(slot);
+      if (running !== undefined) throw running === hash ? concurrent() : mismatch();
+      const stored = this.find(workspaceId, endpoint, key);
+      if (stored) {
+        if (stored.request_hash !== hash) throw mismatch();
+        ctx.status = stored.status;
+        ctx.body = JSON.parse(stored.response);
+        ctx.set('Idempotent-Replayed', 'true');
+        return;
+      }
+
+      let completed = false;
+      const claim: IdempotencyClaim = {
+        complete: (status, body) => {
+          this.store(workspaceId, endpoint, key, hash, status, body);
+          completed = true;
+        },
+      };
+      ctx.state.idempotency = claim;
+      this.inFlight.set(slot, hash);
+      try {
+        await next();
+        // Handlers without state of their own may leave recording to us; 4xx and 5xx are not kept, so a
+        // corrected retry with the same key works.
+        if (!completed && ctx.status >= 200 && ctx.status < 300) claim.complete(ctx.status, ctx.body);
+      } finally {
+        this.inFlight.delete(slot);
+      }
+    };
+  }
+
+  /** Deletes records past their 24 h; run periodically. */
+  purgeExpired(): number {
+    return this.db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?').run(this.clock.now()).changes;
+  }
+
+  private find(workspaceId: string, endpoint: string, key: string): StoredRow | undefined {
+    return this.db
+      .prepare('SELECT request_hash, status, response FROM idempotency_keys WHERE workspace_id = ? AND endpoint = ? AND key = ? AND expires_at > ?')
+      .get(workspaceId, endpoint, key, this.clock.now()) as StoredRow | undefined;
+  }
+
+  private store(workspaceId: string, endpoint: string, key: string, hash: string, status: number, body: unknown): void {
+    const now = this.clock.now();
+    // REPLACE overwrites only an expired record: a live one was answered above and never reaches here.
+    this.db
+      .prepare(
+        `INSERT OR REPLACE INTO idempotency_keys (workspace_id, endpoint, key, request_hash, status, response, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(workspaceId, endpoint, key, hash, status, JSON.stringify(body ?? null), now, now + IDEMPOTENCY_TTL_MS);
+  }
+}
+
+export const claimOf = (ctx: Context) => ctx.state.idempotency as IdempotencyClaim | undefined;
+
+const mismatch = () => new ApiError(409, 'invalid_idempotent_request', 'This Idempotency-Key was already used with a different request body');
+const concurrent = () =>
+  new ApiError(409, 'concurrent_idempotent_requests', 'A request with this Idempotency-Key is still being processed; retry when it has finished');
+
+/** SHA-256 of the body as canonical JSON (object keys sorted), so key order does not matter. */
+export function requestHash(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body ?? null)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

@@ -1,0 +1,137 @@
+// The command line (scripts/mailwright): `serve` runs the appliance; the other commands act on the same
+// data directory and work while `serve` runs (SQLite WAL with a busy timeout lets them share the file).
+import { parseArgs } from 'node:util';
+import { text } from 'node:stream/consumers';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { openStore, startApp, StartupError } from './app.ts';
+import { createLog } from './log.ts';
+import { systemClock } from './clock.ts';
+import type { Db } from './db/open.ts';
+import { createWorkspace, findWorkspace, DEFAULT_WORKSPACE } from './account/workspaces.ts';
+import { createUser } from './account/users.ts';
+import { createKey } from './account/keys.ts';
+
+const EX_USAGE = 2;
+const EX_CONFIG = 78; // sysexits.h; the systemd unit does not restart on it, since retrying cannot help
+
+class UsageError extends Error {}
+
+const HELP: Record<string, string> = {
+  '': `Usage: mailwright <command> [options]
+
+Commands:
+  serve                  run the appliance (SMTP, HTTP API, queue) until SIGTERM
+  workspace create NAME  create a workspace; prints its id
+  user add               create the user who signs in to a workspace's dashboard; prints the user id
+  key create             create an API key; prints only the key (re_...)
+
+Run 'mailwright <command> --help' for a command's options. Configuration comes from
+config/mailwright.toml (or MAILWRIGHT_CONFIG) and MAILWRIGHT_* variables; see the README.`,
+  serve: `Usage: mailwright serve
+
+Runs the appliance in the foreground on the configured ports. SIGTERM or SIGINT stops accepting new
+connections, lets work in flight finish, commits and exits 0. /healthz answers 200 once it is up.`,
+  workspace: `Usage: mailwright workspace create NAME
+
+Creates a workspace named NAME (1-64 printable characters, unique) and prints its id (ws_...).
+A workspace named "${DEFAULT_WORKSPACE}" exists from the first start.`,
+  user: `Usage: mailwright user add --email ADDRESS [--workspace ID|NAME] --password-stdin
+
+Creates the user who signs in to the dashboard of a workspace (default: "${DEFAULT_WORKSPACE}") and prints
+the user id. The password (at least 10 characters) is read from standard input, e.g.
+  printf '%s' "$PASSWORD" | mailwright user add --email owner@example.com --password-stdin`,
+  key: `Usage: mailwright key create --name NAME [--workspace ID|NAME]
+
+Creates an API key in a workspace (default: "${DEFAULT_WORKSPACE}") and prints only the key (re_...) on
+standard output. It is shown this once: the box keeps only its hash.`,
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [command = '', sub, ...rest] = argv;
+  if (command === '' || command === 'help' || command === '--help' || command === '-h') {
+    console.log(HELP[sub && HELP[sub] ? sub : '']);
+    return command === '' ? EX_USAGE : 0;
+  }
+  if (!(command in HELP)) throw new UsageError(`unknown command "${command}"`);
+  if (sub === '--help' || sub === '-h' || rest.includes('--help') || rest.includes('-h')) {
+    console.log(HELP[command]);
+    return 0;
+  }
+  if (command === 'serve') {
+    if (sub !== undefined) throw new UsageError(`serve takes no arguments, got "${sub}"`);
+    return serve(loadConfig());
+  }
+  const config = loadConfig();
+  if (command === 'workspace') {
+    if (sub !== 'create') throw new UsageError(`unknown command "workspace ${sub ?? ''}"; did you mean "workspace create NAME"?`);
+    const { positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true });
+    if (positionals.length !== 1) throw new UsageError('workspace create takes exactly one NAME');
+    return withStore(config, (db) => console.log(createWorkspace(db, systemClock, positionals[0]).id));
+  }
+  if (command === 'user') {
+    if (sub !== 'add') throw new UsageError(`unknown command "user ${sub ?? ''}"; did you mean "user add"?`);
+    const { values } = parseArgs({ args: rest, strict: true, options: { email: { type: 'string' }, workspace: { type: 'string' }, 'password-stdin': { type: 'boolean' } } });
+    if (!values.email) throw new UsageError('user add needs --email ADDRESS');
+    if (!values['password-stdin']) throw new UsageError('user add needs --password-stdin (the password is never taken from the command line)');
+    const password = (await text(process.stdin)).replace(/\r?\n$/, '');
+    return withStore(config, async (db) => {
+      const workspace = pickWorkspace(db, values.workspace);
+      console.log((await createUser(db, systemClock, { workspaceId: workspace.id, email: values.email!, password })).id);
+    });
+  }
+  if (sub !== 'create') throw new UsageError(`unknown command "key ${sub ?? ''}"; did you mean "key create --name NAME"?`);
+  const { values } = parseArgs({ args: rest, strict: true, options: { name: { type: 'string' }, workspace: { type: 'string' } } });
+  const name = values.name?.trim();
+  if (!name || name.length > 100) throw new UsageError('key create needs --name NAME (1 to 100 characters)');
+  return withStore(config, (db) => console.log(createKey(db, systemClock, pickWorkspace(db, values.workspace).id, name).key));
+}
+
+async function withStore(config: Config, work: (db: Db) => void | Promise<void>): Promise<number> {
+  const db = openStore(config);
+  try {
+    await work(db);
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
+function pickWorkspace(db: Db, idOrName = DEFAULT_WORKSPACE) {
+  const workspace = findWorkspace(db, idOrName);
+  if (!workspace) throw new Error(`no workspace "${idOrName}"`);
+  return workspace;
+}
+
+async function serve(config: Config): Promise<number> {
+  const log = createLog({ level: config.logLevel });
+  process.on('uncaughtException', (err) => {
+    log.error('uncaught exception; exiting', { err });
+    process.exit(1);
+  });
+  process.on('unhandledRejection', (err) => {
+    log.error('unhandled rejection; exiting', { err });
+    process.exit(1);
+  });
+  const running = await startApp(config, { log });
+  return new Promise((resolve) => {
+    const shutdown = (signal: string) => {
+      log.info('shutting down', { signal });
+      running.stop().then(() => resolve(0));
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    const message = err instanceof Error ? err.message : String(err);
+    if (err instanceof UsageError) {
+      console.error(`mailwright: ${message}\nRun 'mailwright --help' for usage.`);
+      process.exit(EX_USAGE);
+    }
+    console.error(`mailwright: ${message}`);
+    process.exit(err instanceof ConfigError || err instanceof StartupError ? EX_CONFIG : 1);
+  },
+);

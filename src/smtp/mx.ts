@@ -1,0 +1,29 @@
+// The MX listener on port 25 (smtp-server). It answers as MAILWRIGHT_HOSTNAME, advertises and enforces
+// SIZE, and refuses every recipient that is not the box's own: until a domain is set up for inbound mail
+// (issue: receiving) nothing is local, so every RCPT is relaying and gets 554 5.7.1. Never an open relay.
+import { readFileSync } from 'node:fs';
+import { SMTPServer } from 'smtp-server';
+import type { App } from '../context.ts';
+import { SmtpError } from '../errors.ts';
+
+export function createMxServer(app: App): SMTPServer {
+  const { config, log } = app;
+  const tls = config.tlsCert && config.tlsKey ? { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } : null;
+  const server = new SMTPServer({
+    name: config.hostname,
+    banner: 'Mailwright ESMTP',
+    size: config.maxMessageBytes,
+    disabledCommands: ['AUTH'],
+    hideSTARTTLS: !tls,
+    ...(tls ?? {}),
+    logger: false,
+    maxClients: 200,
+    socketTimeout: 60_000,
+    closeTimeout: 30_000,
+    onRcptTo(address, _session, callback) {
+      callback(new SmtpError(554, `5.7.1 <${address.address}>: Relay access denied`));
+    },
+  });
+  server.on('error', (err) => log.warn('smtp connection error', { err }));
+  return server;
+}
