@@ -5,8 +5,8 @@ import type { Clock } from '../clock.ts';
 
 const WINDOW_MS = 15 * 60 * 1000;
 const FREE_FAILURES = 3; // typos cost nothing
-const STEP_DELAY_MS = 500;
-const MAX_DELAY_MS = 4000;
+const STEP_DELAY_MS = 250;
+const MAX_DELAY_MS = 2000;
 const IP_LIMIT = 10;
 const ACCOUNT_LIMIT = 30;
 

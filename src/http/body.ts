@@ -17,8 +17,9 @@ export function jsonBody(opts: { limitBytes: number }): Middleware {
     parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
   });
   return async (ctx, next) => {
-    // ctx.is() is null when the request has no body at all.
-    if (ctx.is() !== null && ctx.is('application/json', '+json') === false) {
+    // ctx.is() is null when the request has no body; an empty one (Content-Length: 0) is none either.
+    const hasBody = ctx.is() !== null && ctx.request.length !== 0;
+    if (hasBody && ctx.is('application/json', '+json') === false) {
       throw new ApiError(415, 'unsupported_media_type', 'Request body must be JSON (Content-Type: application/json)');
     }
     await parse(ctx, async () => {});

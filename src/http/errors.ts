@@ -39,6 +39,11 @@ function describe(err: unknown): Pick<ApiError, 'status' | 'code' | 'message' | 
     const [status, code, message] = BODY_ERRORS[e.type];
     return { status, code, message };
   }
+  // co-body's own parse failures: not an object or array, or a __proto__ key (refused by bourne).
+  if (err instanceof SyntaxError && e.status === 400) {
+    const proto = /prototype/.test(err.message);
+    return { status: 400, code: 'invalid_json', message: proto ? 'Request body must not contain "__proto__" keys' : 'Request body must be a JSON object or array' };
+  }
   // Koa's own ctx.throw / router errors (405, 501) carry a status and are meant to be shown.
   if (e?.expose && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     const code = e.status === 405 ? 'method_not_allowed' : e.status === 404 ? 'not_found' : 'invalid_request';

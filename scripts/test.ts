@@ -1,0 +1,96 @@
+// `npm test`: type-checks the project, then runs every *.test.ts under src/ and scripts/ in its own node
+// process (uvu), a few at a time, and ends with the one line CI reads: `N passed, N failed`.
+// `npm test -- keys auth` runs only the files whose path contains one of those words.
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const FILE_TIMEOUT_MS = 5 * 60_000;
+const filters = process.argv.slice(2);
+
+interface Outcome {
+  passed: number;
+  failed: number;
+  output: string;
+}
+
+function findTests(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : findTests(path);
+    return entry.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+function run(command: string, args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, NODE_DISABLE_COLORS: '1', FORCE_COLOR: '0' }, detached: true });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const timer = setTimeout(() => {
+      output += `\n[timed out after ${FILE_TIMEOUT_MS / 1000} s; killed]\n`;
+      try {
+        process.kill(-child.pid!, 'SIGKILL'); // the whole group, with any servers the test started
+      } catch {}
+    }, FILE_TIMEOUT_MS);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+async function runTestFile(file: string): Promise<Outcome> {
+  const { code, output } = await run(process.execPath, ['--import', 'tsx', file]);
+  const count = (label: string) => Number(new RegExp(`${label}:\\s+(\\d+)`).exec(output)?.[1] ?? NaN);
+  const total = count('Total');
+  const passed = count('Passed');
+  const skipped = count('Skipped') || 0;
+  if (Number.isNaN(total) || Number.isNaN(passed)) return { passed: 0, failed: 1, output: output + `\n[no uvu summary; exit code ${code}]\n` };
+  let failed = total - passed - skipped;
+  // A file whose process failed after its tests (an unhandled rejection, a leak that kept it alive) fails too.
+  if (code !== 0 && failed === 0) failed = 1;
+  return { passed, failed, output };
+}
+
+async function main() {
+  let passed = 0;
+  let failed = 0;
+  const failures: string[] = [];
+
+  const tsc = await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', ROOT]);
+  process.stdout.write(`\n== typecheck (tsc --noEmit): ${tsc.code === 0 ? 'ok' : 'FAILED'}\n${tsc.output}`);
+  if (tsc.code === 0) passed++;
+  else {
+    failed++;
+    failures.push('typecheck');
+  }
+
+  const files = [...findTests(join(ROOT, 'src')), ...findTests(join(ROOT, 'scripts'))]
+    .map((f) => relative(ROOT, f))
+    .filter((f) => filters.length === 0 || filters.some((w) => f.includes(w)))
+    .sort();
+  const queue = [...files];
+  const workers = Array.from({ length: Math.min(Number(process.env.TEST_JOBS) || Math.max(2, Math.min(4, availableParallelism())), files.length) }, async () => {
+    for (let file = queue.shift(); file; file = queue.shift()) {
+      const started = Date.now();
+      const outcome = await runTestFile(file);
+      passed += outcome.passed;
+      failed += outcome.failed;
+      if (outcome.failed) failures.push(file);
+      const verdict = outcome.failed ? `FAILED (${outcome.failed})` : 'ok';
+      process.stdout.write(`\n== ${file}: ${outcome.passed} passed, ${verdict}, ${((Date.now() - started) / 1000).toFixed(1)} s\n${outcome.output}`);
+    }
+  });
+  await Promise.all(workers);
+
+  if (failures.length) process.stdout.write(`\nFailed: ${failures.join(', ')}\n`);
+  process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
+  process.exitCode = failed === 0 ? 0 : 1;
+}
+
+main();

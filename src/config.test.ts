@@ -1,0 +1,86 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { ConfigError, KEYS, envName, loadConfig } from './config.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'mw-config-'));
+const file = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+const empty = file('empty.toml', '');
+
+const failsWith = (env: Record<string, string>, ...fragments: string[]) => {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    assert.instance(err, ConfigError);
+    for (const f of fragments) assert.ok((err as Error).message.includes(f), `"${(err as Error).message}" should mention ${f}`);
+    return;
+  }
+  assert.unreachable(`config ${JSON.stringify(env)} should have been refused`);
+};
+
+test('defaults are the documented ones', () => {
+  const c = loadConfig({ MAILWRIGHT_CONFIG: empty });
+  assert.is(c.httpHost, '127.0.0.1');
+  assert.is(c.httpPort, 8080);
+  assert.is(c.smtpHost, '0.0.0.0');
+  assert.is(c.smtpPort, 25);
+  assert.is(c.submissionPort, 587);
+  assert.is(c.mtaPort, 25);
+  assert.is(c.publicUrl, 'http://localhost:8080');
+  assert.is(c.maxMessageBytes, 26214400);
+  assert.is(c.rateLimit, 100);
+  assert.is(c.allowPrivateFetch, false);
+  assert.is(c.allowPrivateDelivery, false);
+  assert.is(c.relayUrl, null);
+  assert.ok(c.dataDir.endsWith('/data'));
+  assert.ok(c.dnsServers.length > 0);
+});
+
+test('every key is read from the file and overridden by its variable', () => {
+  const toml = file('full.toml', 'http_port = 9000\nsmtp_port = 2525\ndns_servers = ["127.0.0.1:5353", "::1"]\nallow_private_delivery = true\npublic_url = "https://mail.example.com/"\n');
+  const c = loadConfig({ MAILWRIGHT_CONFIG: toml, MAILWRIGHT_SMTP_PORT: '2626' });
+  assert.is(c.httpPort, 9000);
+  assert.is(c.smtpPort, 2626);
+  assert.equal(c.dnsServers, ['127.0.0.1:5353', '::1']);
+  assert.is(c.allowPrivateDelivery, true);
+  assert.is(c.publicUrl, 'https://mail.example.com');
+  assert.equal(loadConfig({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_DNS_SERVERS: '10.0.0.1, 10.0.0.2:53' }).dnsServers, ['10.0.0.1', '10.0.0.2:53']);
+});
+
+test('a bad value stops start-up with a message naming the key and its variable', () => {
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_HTTP_PORT: 'eighty' }, 'http_port', 'MAILWRIGHT_HTTP_PORT', '"eighty"');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_SMTP_PORT: '70000' }, 'smtp_port', 'MAILWRIGHT_SMTP_PORT');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_PUBLIC_URL: 'ftp://x' }, 'public_url');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_DNS_SERVERS: 'resolver.example' }, 'dns_servers', 'resolver.example');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_ALLOW_PRIVATE_FETCH: 'maybe' }, 'allow_private_fetch');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_HOSTNAME: 'bad_host!' }, 'hostname');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_RELAY_URL: 'http://relay' }, 'relay_url');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_TLS_CERT: '/nonexistent.pem' }, 'tls_cert', '/nonexistent.pem');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_MAX_MESSAGE_BYTES: '-1' }, 'max_message_bytes');
+  failsWith({ MAILWRIGHT_CONFIG: file('bad.toml', 'rate_limit = "lots"\n') }, 'rate_limit', 'bad.toml');
+});
+
+test('unknown keys, unknown variables, broken TOML and a missing file are refused', () => {
+  failsWith({ MAILWRIGHT_CONFIG: file('typo.toml', 'htp_port = 1\n') }, 'htp_port');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_SMTP_PROT: '25' }, 'MAILWRIGHT_SMTP_PROT');
+  failsWith({ MAILWRIGHT_CONFIG: file('broken.toml', 'http_port = = 3\n') }, 'not valid TOML');
+  failsWith({ MAILWRIGHT_CONFIG: join(dir, 'missing.toml') }, 'does not exist');
+});
+
+test('config/mailwright.example.toml documents every key and loads once uncommented', () => {
+  const example = readFileSync(new URL('../config/mailwright.example.toml', import.meta.url), 'utf8');
+  const documented = [...example.matchAll(/^#?\s*([a-z_]+)\s*=/gm)].map((m) => m[1]);
+  assert.equal([...new Set(documented)].sort(), KEYS.map((k) => k.key).sort());
+  for (const k of KEYS) assert.ok(example.includes(envName(k.key)), `example should name ${envName(k.key)}`);
+  const uncommented = example.replace(/^#\s?([a-z_]+\s*=)/gm, '$1').replace(/^(tls_cert|tls_key)\s*=.*$/gm, '');
+  const c = loadConfig({ MAILWRIGHT_CONFIG: file('example.toml', uncommented) });
+  assert.is(c.smtpPort, 25);
+});
+
+test.run();

@@ -1,0 +1,111 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import Database from 'better-sqlite3';
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { assertPragmas, databasePath, openDatabase } from './open.ts';
+import { migrate, listMigrations } from './migrate.ts';
+import { GroupCommit } from './group-commit.ts';
+import { isId, newId } from './ids.ts';
+
+const freshDir = () => mkdtempSync(join(tmpdir(), 'mw-db-'));
+
+test('every open, including reopens of a WAL database, is WAL with synchronous=FULL', () => {
+  const dir = freshDir();
+  for (let i = 0; i < 3; i++) {
+    const db = openDatabase(dir);
+    assert.is(db.pragma('journal_mode', { simple: true }), 'wal');
+    assert.is(db.pragma('synchronous', { simple: true }), 2);
+    assert.is(db.pragma('foreign_keys', { simple: true }), 1);
+    assert.ok(Number(db.pragma('busy_timeout', { simple: true })) > 0);
+    db.close();
+  }
+});
+
+test('the guard refuses a connection that fell back to NORMAL (what better-sqlite3 does on reopen)', () => {
+  const dir = freshDir();
+  openDatabase(dir).close();
+  const raw = new Database(databasePath(dir));
+  assert.is(raw.pragma('synchronous', { simple: true }), 1, 'better-sqlite3 reopens WAL at NORMAL: the reason for the guard');
+  assert.throws(() => assertPragmas(raw), /synchronous=1/);
+  raw.close();
+});
+
+test('migrations apply once, in order, and a newer schema is refused', () => {
+  const db = openDatabase(freshDir());
+  const all = listMigrations().map((m) => m.version);
+  assert.equal(migrate(db), all);
+  assert.equal(migrate(db), []);
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
+  for (const t of ['workspaces', 'users', 'sessions', 'api_keys', 'idempotency_keys']) assert.ok(tables.includes(t), t);
+  db.prepare('INSERT INTO schema_migrations VALUES (9999, ?, 0)').run('future');
+  assert.throws(() => migrate(db), /newer than this release/);
+});
+
+test('a failing migration leaves nothing behind', () => {
+  const db = openDatabase(freshDir());
+  const broken = [{ version: 1, name: 'broken', sql: 'CREATE TABLE a (x); CREATE TABLE a (y);' }];
+  assert.throws(() => migrate(db, 0, broken));
+  assert.is(db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'a'").pluck().get(), 0);
+  assert.is(db.prepare('SELECT count(*) FROM schema_migrations').pluck().get(), 0);
+});
+
+test('ids: prefix + 26 ULID characters, sortable by creation, monotonic within a millisecond', () => {
+  const ids = Array.from({ length: 1000 }, () => newId('em', 1_700_000_000_000));
+  assert.ok(ids.every((id) => isId('em', id) && id.length === 3 + 26));
+  assert.equal([...ids].sort(), ids);
+  assert.is(new Set(ids).size, ids.length);
+  assert.ok(newId('em', 1_700_000_000_000) < newId('em', 1_700_000_000_001));
+  const earlier = newId('key', 1_600_000_000_000);
+  assert.ok(isId('key', earlier));
+  assert.not.ok(isId('em', 'em_notanid'));
+  assert.not.ok(isId('em', earlier));
+});
+
+test('group commit: concurrent writers share one commit, each settles after it, a failing writer fails alone', async () => {
+  const dir = freshDir();
+  const db = openDatabase(dir);
+  db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY)');
+  const gc = new GroupCommit(db, { windowMs: 5 });
+  const reader = openDatabase(dir);
+  const insert = db.prepare('INSERT INTO t (n) VALUES (?)');
+
+  const results = await Promise.allSettled(
+    Array.from({ length: 50 }, (_, i) =>
+      gc.run(() => {
+        if (i === 7) {
+          insert.run(1000);
+          throw new Error('writer 7 fails');
+        }
+        insert.run(i);
+        return i;
+      }).then((value) => {
+        // Settled only after COMMIT: a separate connection already sees the row.
+        assert.is(reader.prepare('SELECT count(*) FROM t WHERE n = ?').pluck().get(value), 1);
+        return value;
+      }),
+    ),
+  );
+  assert.is(results.filter((r) => r.status === 'fulfilled').length, 49);
+  assert.match(String((results[7] as PromiseRejectedResult).reason), /writer 7 fails/);
+  assert.is(reader.prepare('SELECT count(*) FROM t').pluck().get(), 49, 'the failing writer rolled back only itself');
+  assert.is(gc.stats.jobs, 50, 'every writer rode in a commit, the failed one included');
+  assert.ok(gc.stats.commits < 5, `50 writers should share a handful of commits, took ${gc.stats.commits}`);
+});
+
+test('group commit: a batch that cannot commit rejects every writer in it', async () => {
+  const db = openDatabase(freshDir());
+  db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY)');
+  db.exec('CREATE TABLE parent (id INTEGER PRIMARY KEY); CREATE TABLE child (p INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)');
+  const gc = new GroupCommit(db, { windowMs: 1 });
+  // A deferred foreign key fails only at COMMIT, so the whole batch fails together.
+  const a = gc.run(() => db.prepare('INSERT INTO t VALUES (1)').run());
+  const b = gc.run(() => db.prepare('INSERT INTO child VALUES (42)').run());
+  const [ra, rb] = await Promise.allSettled([a, b]);
+  assert.is(ra.status, 'rejected');
+  assert.is(rb.status, 'rejected');
+  assert.is(db.prepare('SELECT count(*) FROM t').pluck().get(), 0);
+});
+
+test.run();

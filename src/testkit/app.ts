@@ -1,0 +1,186 @@
+// Test-only: the whole appliance on free loopback ports with a temporary data directory, either in this
+// process (fast; the test can reach app.db) or as a child process through scripts/mailwright (for what
+// only a real process shows: signals, exit codes, start-up messages, the CLI beside a running server).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../config.ts';
+import { startApp, type RunningApp } from '../app.ts';
+import { createLog } from '../log.ts';
+import type { Clock } from '../clock.ts';
+import type { App } from '../context.ts';
+import { createUser } from '../account/users.ts';
+import { DEFAULT_WORKSPACE, findWorkspace, createWorkspace } from '../account/workspaces.ts';
+import { createKey } from '../account/keys.ts';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const CLI = join(ROOT, 'scripts/mailwright');
+
+export const tempDir = (label = 'mailwright-test-') => mkdtempSync(join(tmpdir(), label));
+
+/** The environment every test app starts from: loopback, free ports, an empty config file, a temp data dir. */
+export function testEnv(dataDir: string, overrides: Record<string, string> = {}): Record<string, string> {
+  // An empty config file of its own, so a developer's config/mailwright.toml never leaks into a test.
+  const emptyConfig = join(dataDir, 'test-config.toml');
+  writeFileSync(emptyConfig, '');
+  return {
+    MAILWRIGHT_CONFIG: emptyConfig,
+    MAILWRIGHT_DATA_DIR: dataDir,
+    MAILWRIGHT_HTTP_HOST: '127.0.0.1',
+    MAILWRIGHT_HTTP_PORT: '0',
+    MAILWRIGHT_SMTP_HOST: '127.0.0.1',
+    MAILWRIGHT_SMTP_PORT: '0',
+    MAILWRIGHT_SUBMISSION_PORT: '0',
+    MAILWRIGHT_HOSTNAME: 'mx.mailwright.test',
+    MAILWRIGHT_DNS_SERVERS: '127.0.0.1:53',
+    MAILWRIGHT_LOG_LEVEL: 'debug',
+    ...overrides,
+  };
+}
+
+export interface TestApp {
+  url: string;
+  api: string;
+  smtpPort: number;
+  dataDir: string;
+  app: App;
+  running: RunningApp;
+  /** Every log line the app wrote. */
+  logs: string[];
+  stop(): Promise<void>;
+}
+
+export async function startTestApp(opts: { env?: Record<string, string>; clock?: Clock } = {}): Promise<TestApp> {
+  const dataDir = tempDir();
+  const config = loadConfig(testEnv(dataDir, opts.env));
+  const logs: string[] = [];
+  const running = await startApp(config, { log: createLog({ level: 'debug', write: (line) => logs.push(line) }), clock: opts.clock });
+  const url = `http://127.0.0.1:${running.http.port}`;
+  return {
+    url,
+    api: `${url}/api/v1`,
+    smtpPort: running.smtp.port,
+    dataDir,
+    app: running.app,
+    running,
+    logs,
+    stop: async () => {
+      await running.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface AppProcess {
+  url: string;
+  smtpPort: number;
+  child: ChildProcess;
+  output: () => string;
+  /** Sends a signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `scripts/mailwright serve` and waits for its `ready` log line. */
+export function startAppProcess(env: Record<string, string>, timeoutMs = 20_000): Promise<AppProcess> {
+  const child = spawn(CLI, ['serve'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env } });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`app did not become ready in ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      const ready = output.split('\n').find((line) => line.includes('"msg":"ready"'));
+      if (!ready) return;
+      clearTimeout(timer);
+      const { http, smtp } = JSON.parse(ready) as { http: string; smtp: string };
+      resolve({
+        url: `http://${http}`,
+        smtpPort: Number(smtp.split(':').pop()),
+        child,
+        output: () => output,
+        stop: (signal = 'SIGTERM') => {
+          child.kill(signal);
+          return exited;
+        },
+      });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`app exited with code ${code} before it was ready:\n${output}`));
+    });
+  });
+}
+
+/** Runs scripts/mailwright with arguments (and optional stdin); resolves with its exit code and output. */
+export function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(CLI, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/** One HTTP request with optional JSON body, bearer key or session cookie. */
+export async function request(
+  url: string,
+  opts: { method?: string; body?: unknown; key?: string; cookie?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  if (opts.cookie) headers.cookie = opts.cookie;
+  const res = await fetch(url, {
+    method: opts.method ?? (opts.body === undefined ? 'GET' : 'POST'),
+    headers,
+    body: opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body),
+    redirect: 'manual',
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {}
+  return { status: res.status, headers: res.headers, body };
+}
+
+export const TEST_PASSWORD = 'correct horse battery staple';
+
+/** A workspace (the default one unless named) with an owner and an API key, set up directly in the store. */
+export async function seedWorkspace(t: TestApp, opts: { workspace?: string; email?: string } = {}) {
+  const { db, clock } = t.app;
+  const name = opts.workspace ?? DEFAULT_WORKSPACE;
+  const workspace = findWorkspace(db, name) ?? createWorkspace(db, clock, name);
+  const email = opts.email ?? `owner@${name.replace(/[^a-z0-9]/gi, '') || 'ws'}.test`;
+  const user = await createUser(db, clock, { workspaceId: workspace.id, email, password: TEST_PASSWORD });
+  const key = createKey(db, clock, workspace.id, 'seed key').key;
+  return { workspace, user, email, key };
+}
+
+/** Logs in over HTTP and returns the `service_session_v2=...` cookie pair. */
+export async function login(t: TestApp, email: string, password = TEST_PASSWORD): Promise<string> {
+  const res = await request(`${t.api}/auth/login`, { body: { email, password } });
+  if (res.status !== 200) throw new Error(`login failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return sessionCookie(res.headers)!;
+}
+
+export function sessionCookie(headers: Headers): string | null {
+  const set = headers.getSetCookie().find((c) => c.startsWith('service_session_v2='));
+  return set ? set.split(';')[0] : null;
+}

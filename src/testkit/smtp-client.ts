@@ -1,0 +1,82 @@
+// Test-only: a raw SMTP client that sends exactly the bytes a test writes and reads whole replies
+// (multi-line included), for asserting reply codes and for hostile input no well-behaved client sends.
+import { connect, type Socket } from 'node:net';
+
+export interface SmtpReply {
+  code: number;
+  lines: string[];
+  text: string;
+}
+
+export class RawSmtp {
+  private buffer = '';
+  private waiting: Array<(reply: SmtpReply) => void> = [];
+  private readonly replies: SmtpReply[] = [];
+  closed = false;
+
+  private constructor(private readonly socket: Socket) {
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      this.buffer += chunk;
+      this.parse();
+    });
+    socket.on('close', () => (this.closed = true));
+    socket.on('error', () => (this.closed = true));
+  }
+
+  static open(port: number, host = '127.0.0.1'): Promise<RawSmtp> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, host, () => resolve(new RawSmtp(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  /** The next complete reply (the greeting first). */
+  read(timeoutMs = 5000): Promise<SmtpReply> {
+    const ready = this.replies.shift();
+    if (ready) return Promise.resolve(ready);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no SMTP reply in ${timeoutMs} ms; buffer: ${JSON.stringify(this.buffer)}`)), timeoutMs);
+      this.waiting.push((reply) => {
+        clearTimeout(timer);
+        resolve(reply);
+      });
+    });
+  }
+
+  /** Writes raw bytes as they are (no CRLF added). */
+  write(data: string | Buffer): void {
+    this.socket.write(data);
+  }
+
+  /** Sends one command line (CRLF added) and reads its reply. */
+  async command(line: string): Promise<SmtpReply> {
+    this.write(line + '\r\n');
+    return this.read();
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+
+  private parse(): void {
+    for (;;) {
+      const lines: string[] = [];
+      let rest = this.buffer;
+      let done = false;
+      while (!done) {
+        const end = rest.indexOf('\r\n');
+        if (end < 0) return;
+        const line = rest.slice(0, end);
+        rest = rest.slice(end + 2);
+        lines.push(line);
+        done = line.length < 4 || line[3] !== '-';
+      }
+      this.buffer = rest;
+      const reply = { code: Number(lines[0].slice(0, 3)), lines, text: lines.map((l) => l.slice(4)).join('\n') };
+      const waiter = this.waiting.shift();
+      if (waiter) waiter(reply);
+      else this.replies.push(reply);
+    }
+  }
+}
