@@ -1,0 +1,52 @@
+// The MX listener as it stands before any domain is set up for inbound mail: it greets and answers EHLO as
+// MAILWRIGHT_HOSTNAME, advertises SIZE, offers no AUTH, and refuses every recipient: nothing is local yet,
+// so accepting one would make the box an open relay (catalogue PROTO-07).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startTestApp, type TestApp } from '../testkit/app.ts';
+import { RawSmtp } from '../testkit/smtp-client.ts';
+
+let t: TestApp;
+test.before(async () => {
+  t = await startTestApp({ env: { MAILWRIGHT_MAX_MESSAGE_BYTES: '1048576' } });
+});
+test.after(() => t.stop());
+
+test('greets and answers EHLO as the configured host name, with SIZE and without AUTH', async () => {
+  const c = await RawSmtp.open(t.smtpPort);
+  const greeting = await c.read();
+  assert.is(greeting.code, 220);
+  assert.match(greeting.text, /^mx\.mailwright\.test /);
+  const ehlo = await c.command('EHLO client.example');
+  assert.is(ehlo.code, 250);
+  assert.match(ehlo.lines[0], /^250-mx\.mailwright\.test/);
+  assert.ok(ehlo.lines.some((l) => l.slice(4) === 'SIZE 1048576'), ehlo.text);
+  assert.not.ok(ehlo.lines.some((l) => l.slice(4).startsWith('AUTH')));
+  c.close();
+});
+
+test('an oversized declared SIZE is refused with 552', async () => {
+  const c = await RawSmtp.open(t.smtpPort);
+  await c.read();
+  await c.command('EHLO client.example');
+  const mail = await c.command('MAIL FROM:<a@example.org> SIZE=2000000');
+  assert.is(mail.code, 552);
+  c.close();
+});
+
+test('every recipient is refused with 554 5.7.1: the box relays for no one', async () => {
+  const c = await RawSmtp.open(t.smtpPort);
+  await c.read();
+  await c.command('EHLO client.example');
+  assert.is((await c.command('MAIL FROM:<a@example.org>')).code, 250);
+  for (const rcpt of ['<u@other.test>', '<u%other.test@mx.mailwright.test>', '<@mx.mailwright.test:u@other.test>', '<u@[192.0.2.1]>', '<postmaster@other.test>']) {
+    const reply = await c.command(`RCPT TO:${rcpt}`);
+    assert.is(reply.code, 554, `${rcpt}: ${reply.text}`);
+    assert.match(reply.text, /^5\.7\.1 /);
+  }
+  const data = await c.command('DATA');
+  assert.is(data.code, 503, 'no DATA without an accepted recipient');
+  c.close();
+});
+
+test.run();
