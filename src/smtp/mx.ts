@@ -17,6 +17,8 @@ export function createMxServer(app: App): SMTPServer {
     hideSTARTTLS: !tls,
     ...(tls ?? {}),
     logger: false,
+    // smtp-server would ask the system's resolver; PTR lookups belong to app.dns (the configured servers).
+    disableReverseLookup: true,
     maxClients: 200,
     socketTimeout: 60_000,
     closeTimeout: 30_000,
