@@ -1,7 +1,6 @@
 // Composition root: builds the App value (config, db, log, clock, dns, group commit), mounts every
 // resource's routes, starts the listeners and the periodic jobs, and stops them in order on shutdown.
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
 import cron from 'node-cron';
 import type { Config } from './config.ts';
 import type { App } from './context.ts';

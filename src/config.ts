@@ -169,7 +169,7 @@ export const KEYS = [
 ] as const;
 
 export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;
-export const DEFAULT_CONFIG_FILE = 'config/mailwright.toml';
+const DEFAULT_CONFIG_FILE = 'config/mailwright.toml';
 
 /** Reads MAILWRIGHT_CONFIG (or config/mailwright.toml if present) and the environment into a Config. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestApp, seedWorkspace, login, request, type TestApp } from '../testkit/app.ts';
+import { startTestApp, seedWorkspace, login, request, TEST_PASSWORD, type TestApp } from '../testkit/app.ts';
 import { UNAUTHORIZED_MESSAGE } from '../errors.ts';
 
 let t: TestApp;
@@ -149,7 +149,7 @@ test('a cookie-authenticated write from a foreign Origin is refused and changes 
   assert.is((await request(`${t.api}/keys`, { key: a.key, headers: { origin: 'https://evil.example' } })).status, 200);
 });
 
-test('the full key appears nowhere in the data directory or the logs', async () => {
+test('the full key, passwords and session tokens appear nowhere in the data directory or the logs', async () => {
   const created = await request(`${t.api}/keys`, { body: { name: 'secret-check' }, cookie: cookieA, headers: origin() });
   const secret = created.body.key as string;
   await request(`${t.api}/keys`, { key: secret });
@@ -160,6 +160,8 @@ test('the full key appears nowhere in the data directory or the logs', async () 
     const bytes = readFileSync(path);
     assert.is(bytes.indexOf(secret), -1, `${path} contains the key`);
     assert.is(bytes.indexOf(secret.slice(3)), -1, `${path} contains the key body`);
+    assert.is(bytes.indexOf(TEST_PASSWORD), -1, `${path} contains a password`);
+    assert.is(bytes.indexOf(cookieA.split('=')[1]), -1, `${path} contains a session token`);
   }
   const logs = t.logs.join('\n');
   assert.not.ok(logs.includes(secret.slice(3)), 'logs contain the key');

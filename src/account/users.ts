@@ -22,10 +22,10 @@ interface Row {
 
 const toUser = (r: Row): User => ({ id: r.id, workspaceId: r.workspace_id, email: r.email, createdAt: r.created_at });
 
-export const MIN_PASSWORD_LENGTH = 10;
+const MIN_PASSWORD_LENGTH = 10;
 
 // Deliberately plain: a login name must be an ordinary address someone can type.
-export const isEmailAddress = (s: string) => s.length <= 254 && /^[^\s@<>()[\]\\,;:"]+@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/i.test(s);
+const isEmailAddress = (s: string) => s.length <= 254 && /^[^\s@<>()[\]\\,;:"]+@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/i.test(s);
 
 export async function createUser(db: Db, clock: Clock, input: { workspaceId: string; email: string; password: string }): Promise<User> {
   const email = input.email.trim().toLowerCase();

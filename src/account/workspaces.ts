@@ -20,7 +20,7 @@ const toWorkspace = (r: Row): Workspace => ({ id: r.id, name: r.name, createdAt:
 export const DEFAULT_WORKSPACE = 'default';
 
 /** A name is a short label for people: 1-64 printable characters, no leading or trailing space. */
-export function checkWorkspaceName(name: string): string | null {
+function checkWorkspaceName(name: string): string | null {
   if (!/^\S(?:[^\p{Cc}]{0,62}\S)?$/u.test(name)) return 'must be 1 to 64 printable characters';
   if (name.startsWith('ws_')) return 'must not start with ws_ (that is how ids look)';
   return null;

@@ -10,7 +10,7 @@ import type { Db } from '../db/open.ts';
 import { ApiError } from '../errors.ts';
 import { principalOf } from './auth.ts';
 
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 export interface IdempotencyClaim {
   /** Stores the answer; call inside the transaction that makes the request's effect. */

@@ -13,7 +13,7 @@ import { jsonBody } from './body.ts';
 import { resolveAuth, type Authenticator } from './auth.ts';
 import { rateLimit, type RateLimiter } from './rate-limit.ts';
 
-export const API_PREFIX = '/api/v1';
+const API_PREFIX = '/api/v1';
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 export interface HttpDeps {
@@ -57,7 +57,7 @@ export function createHttpApp(deps: HttpDeps, routers: Router[]): Koa {
   api.use(jsonBody({ limitBytes: DEFAULT_BODY_LIMIT }));
   api.use(resolveAuth(deps.authenticator));
   api.use(rateLimit(deps.rateLimiter));
-  for (const r of routers) api.use(r.routes(), r.allowedMethods({ throw: true }));
+  for (const r of routers) api.use(r.routes());
 
   app.use(root.routes());
   app.use(api.routes());
