@@ -3,7 +3,9 @@
 // so accepting one would make the box an open relay (catalogue PROTO-07).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startTestApp, type TestApp } from '../testkit/app.ts';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { startTestApp, tempDir, type TestApp } from '../testkit/app.ts';
 import { RawSmtp } from '../testkit/smtp-client.ts';
 
 let t: TestApp;
@@ -46,6 +48,32 @@ test('every recipient is refused with 554 5.7.1: the box relays for no one', asy
   }
   const data = await c.command('DATA');
   assert.is(data.code, 503, 'no DATA without an accepted recipient');
+  c.close();
+});
+
+test('STARTTLS is offered with the certificate of MAILWRIGHT_TLS_CERT / _KEY, and not without one', async () => {
+  const dir = tempDir();
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=mx.mailwright.test', '-days', '1', '-keyout', key, '-out', cert], { stdio: 'ignore' });
+  const withTls = await startTestApp({ env: { MAILWRIGHT_TLS_CERT: cert, MAILWRIGHT_TLS_KEY: key } });
+  try {
+    const c = await RawSmtp.open(withTls.smtpPort);
+    await c.read();
+    assert.ok((await c.command('EHLO client.example')).lines.some((l) => l.slice(4) === 'STARTTLS'));
+    assert.is((await c.command('STARTTLS')).code, 220);
+    const tls = await c.startTls('mx.mailwright.test');
+    assert.is(tls.getPeerCertificate().subject.CN, 'mx.mailwright.test');
+    const after = await c.command('EHLO client.example');
+    assert.is(after.code, 250, 'the dialogue goes on over TLS');
+    assert.not.ok(after.lines.some((l) => l.slice(4) === 'STARTTLS'));
+    c.close();
+  } finally {
+    await withTls.stop();
+  }
+  const c = await RawSmtp.open(t.smtpPort);
+  await c.read();
+  assert.not.ok((await c.command('EHLO client.example')).lines.some((l) => l.includes('STARTTLS')), 'no certificate configured: no STARTTLS yet');
   c.close();
 });
 

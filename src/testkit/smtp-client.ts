@@ -1,6 +1,8 @@
 // Test-only: a raw SMTP client that sends exactly the bytes a test writes and reads whole replies
 // (multi-line included), for asserting reply codes and for hostile input no well-behaved client sends.
 import { connect, type Socket } from 'node:net';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { once } from 'node:events';
 
 export interface SmtpReply {
   code: number;
@@ -14,7 +16,11 @@ export class RawSmtp {
   private readonly replies: SmtpReply[] = [];
   closed = false;
 
-  private constructor(private readonly socket: Socket) {
+  private constructor(private socket: Socket) {
+    this.listen(socket);
+  }
+
+  private listen(socket: Socket): void {
     socket.setEncoding('latin1');
     socket.on('data', (chunk: string) => {
       this.buffer += chunk;
@@ -53,6 +59,17 @@ export class RawSmtp {
   async command(line: string): Promise<SmtpReply> {
     this.write(line + '\r\n');
     return this.read();
+  }
+
+  /** After a 220 to STARTTLS: the TLS handshake (any certificate accepted); the dialogue goes on over TLS. */
+  async startTls(servername?: string): Promise<TLSSocket> {
+    const plain = this.socket;
+    plain.removeAllListeners('data');
+    const secure = tlsConnect({ socket: plain, rejectUnauthorized: false, servername });
+    await once(secure, 'secureConnect');
+    this.socket = secure;
+    this.listen(secure);
+    return secure;
   }
 
   close(): void {
