@@ -28,6 +28,11 @@ export interface Config {
   allowPrivateDelivery: boolean;
   sessionTtlHours: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** Domain Connect service provider id; empty means the box's hostname. */
+  domainConnectProviderId: string;
+  domainConnectServiceId: string;
+  /** Minutes between the periodic DNS re-checks of every domain. */
+  dnsRecheckMinutes: number;
 }
 
 export class ConfigError extends Error {
@@ -166,6 +171,9 @@ export const KEYS = [
   spec('allow_private_delivery', 'allowPrivateDelivery', boolean, () => false),
   spec('session_ttl_hours', 'sessionTtlHours', integer(1, 24 * 365), () => 24 * 7),
   spec('log_level', 'logLevel', logLevel, () => 'info'),
+  spec('domain_connect_provider_id', 'domainConnectProviderId', (raw) => (text(raw) ? hostname(raw) : ''), () => ''),
+  spec('domain_connect_service_id', 'domainConnectServiceId', (raw) => (/^[A-Za-z0-9._-]{1,64}$/.test(text(raw)) ? text(raw) : fail('must be 1-64 letters, digits, dots, dashes or underscores')), () => 'mailwright'),
+  spec('dns_recheck_minutes', 'dnsRecheckMinutes', integer(1, 24 * 60), () => 60),
 ] as const;
 
 export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;
@@ -201,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   const result = config as Config;
+  result.domainConnectProviderId ||= result.hostname;
   if ((result.tlsCert === null) !== (result.tlsKey === null)) {
     throw new ConfigError('config: tls_cert (MAILWRIGHT_TLS_CERT) and tls_key (MAILWRIGHT_TLS_KEY) must be set together');
   }
