@@ -16,6 +16,8 @@ import { RateLimiter } from './http/rate-limit.ts';
 import type { Authenticator } from './http/auth.ts';
 import { createMxServer } from './smtp/mx.ts';
 import { accountRoutes } from './account/routes.ts';
+import { domainRoutes } from './domains/routes.ts';
+import { recheckDueDomains } from './domains/verification.ts';
 import { ensureDefaultWorkspace } from './account/workspaces.ts';
 import { findKeyBySecret } from './account/keys.ts';
 import { findSession, purgeSessions } from './account/sessions.ts';
@@ -46,7 +48,7 @@ export function openStore(config: Config, clock: Clock = systemClock) {
   return db;
 }
 
-export async function startApp(config: Config, opts: { log?: Log; clock?: Clock } = {}): Promise<RunningApp> {
+export async function startApp(config: Config, opts: { log?: Log; clock?: Clock; fetchCa?: string } = {}): Promise<RunningApp> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLog({ level: config.logLevel });
   const db = openStore(config, clock);
@@ -58,6 +60,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock 
     dns: createResolver(config.dnsServers),
     commit: new GroupCommit(db),
     idempotency: new Idempotency(db, clock),
+    fetchCa: opts.fetchCa,
   };
 
   const authenticator: Authenticator = {
@@ -74,7 +77,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock 
   const httpServer = createHttpServer(
     createHttpApp(
       { config, log, authenticator, rateLimiter: config.rateLimit > 0 ? new RateLimiter(config.rateLimit, clock) : null, healthy: () => healthy },
-      [accountRoutes(app, new LoginThrottle(clock))],
+      [accountRoutes(app, new LoginThrottle(clock)), domainRoutes(app)],
     ),
   );
   const mx = createMxServer(app);
@@ -100,6 +103,8 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock 
   }
 
   const jobs = [
+    // Each minute picks the domains whose last DNS check is older than dns_recheck_minutes.
+    cron.schedule('* * * * *', () => recheckDueDomains(app), { noOverlap: true }),
     cron.schedule('17 * * * *', () => {
       const sessions = purgeSessions(db, clock);
       const idempotency = app.idempotency.purgeExpired();

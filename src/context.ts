@@ -17,4 +17,6 @@ export interface App {
   /** Shared-fsync writes for the SMTP and send paths. */
   commit: GroupCommit;
   idempotency: Idempotency;
+  /** Extra CA certificates (PEM) that outgoing HTTPS fetches trust: the local providers of tests. */
+  fetchCa?: string;
 }

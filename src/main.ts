@@ -10,6 +10,7 @@ import type { Db } from './db/open.ts';
 import { createWorkspace, findWorkspace, DEFAULT_WORKSPACE } from './account/workspaces.ts';
 import { createUser } from './account/users.ts';
 import { createKey } from './account/keys.ts';
+import { doctor } from './doctor.ts';
 
 const EX_USAGE = 2;
 const EX_CONFIG = 78; // sysexits.h; the systemd unit does not restart on it, since retrying cannot help
@@ -24,6 +25,7 @@ Commands:
   workspace create NAME  create a workspace; prints its id
   user add               create the user who signs in to a workspace's dashboard; prints the user id
   key create             create an API key; prints only the key (re_...)
+  doctor                 check the box's DNS, ports and every domain's records; prints what to fix
 
 Run 'mailwright <command> --help' for a command's options. Configuration comes from
 config/mailwright.toml (or MAILWRIGHT_CONFIG) and MAILWRIGHT_* variables; see the README.`,
@@ -44,6 +46,11 @@ the user id. The password (at least 10 characters) is read from standard input, 
 
 Creates an API key in a workspace (default: "${DEFAULT_WORKSPACE}") and prints only the key (re_...) on
 standard output. It is shown this once: the box keeps only its hash.`,
+  doctor: `Usage: mailwright doctor
+
+Checks, without changing anything: that serve is listening, that MAILWRIGHT_HOSTNAME has an address
+whose PTR names it back, and every domain's DKIM, return-path MX and SPF, DMARC and (if set up) inbound
+MX, through the configured resolvers. Prints each problem with the record to publish; exits 1 if any.`,
 };
 
 async function main(argv: string[]): Promise<number> {
@@ -62,6 +69,15 @@ async function main(argv: string[]): Promise<number> {
     return serve(loadConfig());
   }
   const config = loadConfig();
+  if (command === 'doctor') {
+    if (sub !== undefined) throw new UsageError(`doctor takes no arguments, got "${sub}"`);
+    const db = openStore(config);
+    try {
+      return await doctor(config, db);
+    } finally {
+      db.close();
+    }
+  }
   if (command === 'workspace') {
     if (sub !== 'create') throw new UsageError(`unknown command "workspace ${sub ?? ''}"; did you mean "workspace create NAME"?`);
     const { positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true });

@@ -4,6 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
 import { startTestApp, type TestApp } from '../testkit/app.ts';
+import { arpaName, reverseLookup } from './resolver.ts';
 
 let dns: DnsServer;
 let t: TestApp;
@@ -28,6 +29,14 @@ test('app.dns resolves what the test published, through the configured server on
   assert.equal(await t.app.dns.reverse('127.0.0.2'), ['mx1.example.test']);
   assert.ok(dns.queries.some((q) => q.name === 'example.test' && q.type === 'MX'), 'the query reached the kit server');
   assert.equal(t.app.dns.getServers(), [dns.address]);
+});
+
+test('reverse lookups ask DNS, never /etc/hosts, for IPv4 and IPv6', async () => {
+  dns.add('1.0.0.127.in-addr.arpa', 'PTR', 'box.example.test');
+  assert.equal(await reverseLookup(t.app.dns, '127.0.0.1'), ['box.example.test'], '/etc/hosts would say localhost');
+  assert.is(arpaName('2001:db8::1'), '1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa');
+  dns.add(arpaName('2001:db8::1'), 'PTR', 'v6.example.test');
+  assert.equal(await reverseLookup(t.app.dns, '2001:db8::1'), ['v6.example.test']);
 });
 
 test('answers too large for UDP arrive complete over TCP', async () => {

@@ -41,6 +41,8 @@ export function testEnv(dataDir: string, overrides: Record<string, string> = {})
 }
 
 export interface TestApp {
+  /** The MAILWRIGHT_* environment it was started with, for running the CLI on the same data directory. */
+  env: Record<string, string>;
   url: string;
   api: string;
   smtpPort: number;
@@ -52,13 +54,15 @@ export interface TestApp {
   stop(): Promise<void>;
 }
 
-export async function startTestApp(opts: { env?: Record<string, string>; clock?: Clock } = {}): Promise<TestApp> {
+export async function startTestApp(opts: { env?: Record<string, string>; clock?: Clock; fetchCa?: string } = {}): Promise<TestApp> {
   const dataDir = tempDir();
-  const config = loadConfig(testEnv(dataDir, opts.env));
+  const env = testEnv(dataDir, opts.env);
+  const config = loadConfig(env);
   const logs: string[] = [];
-  const running = await startApp(config, { log: createLog({ level: 'debug', write: (line) => logs.push(line) }), clock: opts.clock });
+  const running = await startApp(config, { log: createLog({ level: 'debug', write: (line) => logs.push(line) }), clock: opts.clock, fetchCa: opts.fetchCa });
   const url = `http://127.0.0.1:${running.http.port}`;
   return {
+    env,
     url,
     api: `${url}/api/v1`,
     smtpPort: running.smtp.port,

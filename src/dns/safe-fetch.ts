@@ -1,0 +1,318 @@
+// Server-side HTTPS GET of small JSON documents from hosts named by DNS data we do not control (Domain Connect
+// discovery today; webhooks and MTA-STS may follow). It must never reach an internal address, follow a
+// redirect, read an unbounded body, forward credentials, or look a name up anywhere but the Resolver it is given.
+import https from 'node:https';
+import net from 'node:net';
+import type { Resolver } from 'node:dns/promises';
+import type { IncomingMessage } from 'node:http';
+import type { LookupFunction } from 'node:net';
+
+export interface FetchPolicy {
+  resolver: Resolver;
+  /** Lab/test mode: loopback, private and link-local targets and ports other than 443 are allowed. */
+  allowPrivate: boolean;
+  /** Whole request, DNS included. Default 5000. */
+  timeoutMs?: number;
+  /** Response body cap. Default 64 KiB. */
+  maxBytes?: number;
+  /** Extra trusted CA (tests); replaces the default roots for this request. */
+  ca?: string | Buffer | Array<string | Buffer>;
+}
+
+export type RefusedReason = 'url' | 'scheme' | 'userinfo' | 'address' | 'port' | 'redirect' | 'size';
+
+/** The policy said no. Nothing was sent (except for 'redirect' and 'size', where the answer was the problem). */
+export class FetchRefused extends Error {
+  readonly reason: RefusedReason;
+  readonly url: string;
+
+  constructor(reason: RefusedReason, url: string, message: string) {
+    super(message);
+    this.name = 'FetchRefused';
+    this.reason = reason;
+    this.url = url;
+  }
+}
+
+/** The fetch was allowed but did not produce a JSON answer: DNS, network, TLS, timeout, or a body that is not JSON. */
+export class FetchFailed extends Error {
+  readonly url: string;
+  /** The underlying error code when there is one (ECONNREFUSED, ERR_TLS_CERT_ALTNAME_INVALID...), else ours. */
+  readonly code: string;
+
+  constructor(url: string, code: string, message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'FetchFailed';
+    this.url = url;
+    this.code = code;
+  }
+}
+
+const DEFAULT_TIMEOUT_MS = 5000;
+const DEFAULT_MAX_BYTES = 64 * 1024;
+const HEADERS = { accept: 'application/json', 'user-agent': 'Mailwright', 'accept-encoding': 'identity' } as const;
+
+export async function fetchJson(url: string, policy: FetchPolicy): Promise<{ status: number; body: unknown }> {
+  const timeoutMs = policy.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const deadline = Date.now() + timeoutMs;
+  const target = checkUrl(url, { allowPrivate: policy.allowPrivate });
+  const shown = target.shown;
+  const addresses = target.ip ? [target.ip] : await withDeadline(resolveAll(target.host, policy.resolver, shown), deadline, shown, timeoutMs);
+  if (!policy.allowPrivate) {
+    for (const address of addresses) {
+      const why = blockedReason(address);
+      // API-10: one bad answer refuses the whole name; otherwise a rebinding resolver just lists both.
+      if (why) throw new FetchRefused('address', url, `refused ${shown}: ${target.host} resolves to ${address} (${why})`);
+    }
+  }
+  // Checked after the address so a refusal names the more serious problem; both are refused before any connect.
+  if (!policy.allowPrivate && target.port !== 443) {
+    throw new FetchRefused('port', url, `refused ${shown}: port ${target.port} (only 443 outside lab mode)`);
+  }
+  return request(target, addresses, policy, deadline, timeoutMs);
+}
+
+export interface CheckedUrl {
+  url: URL;
+  /** Host name without brackets or trailing dot; for an IP literal, the address as Node's URL parser wrote it. */
+  host: string;
+  /** Set when the host is an IP literal (however it was spelled: 2130706433 and 0x7f.1 arrive here as 127.0.0.1). */
+  ip: string | null;
+  port: number;
+  /** origin + path: safe to put in messages and logs (no userinfo, no query). */
+  shown: string;
+}
+
+/**
+ * The checks that need no network: https, no userinfo, a host, and for an IP literal its address range. The
+ * port is left to fetchJson. Also used for URLs we never fetch but send a browser to (Domain Connect urlSyncUX).
+ */
+export function checkUrl(raw: string, opts: { allowPrivate: boolean }): CheckedUrl {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new FetchRefused('url', raw, `refused ${JSON.stringify(raw.slice(0, 100))}: not a URL`);
+  }
+  const shown = url.protocol === 'https:' || url.protocol === 'http:' ? `${url.protocol}//${url.host}${url.pathname}` : url.protocol;
+  if (url.protocol !== 'https:') throw new FetchRefused('scheme', raw, `refused ${shown}: only https: URLs are allowed`);
+  if (url.username || url.password) throw new FetchRefused('userinfo', raw, `refused ${shown}: URLs with user info are not allowed`);
+  const bare = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const host = bare.endsWith('.') ? bare.slice(0, -1) : bare;
+  if (!host) throw new FetchRefused('url', raw, `refused ${shown}: no host`);
+  const ip = net.isIP(host) ? host : null;
+  const port = url.port ? Number(url.port) : 443;
+  if (ip && !opts.allowPrivate) {
+    const why = blockedReason(ip);
+    if (why) throw new FetchRefused('address', raw, `refused ${shown}: ${ip} is ${why}`);
+  }
+  return { url, host, ip, port, shown };
+}
+
+// OWASP SSRF cheat sheet / catalogue API-10: every range a request from the box could use to reach the box
+// itself, its LAN, the cloud metadata service or nothing routable at all.
+const V4_BLOCKED: Array<[string, number, string]> = [
+  ['0.0.0.0', 8, 'a "this network" address'],
+  ['10.0.0.0', 8, 'a private address'],
+  ['100.64.0.0', 10, 'a carrier-grade NAT address'],
+  ['127.0.0.0', 8, 'a loopback address'],
+  ['169.254.0.0', 16, 'a link-local address'],
+  ['172.16.0.0', 12, 'a private address'],
+  ['192.0.0.0', 24, 'an IETF protocol address'],
+  ['192.168.0.0', 16, 'a private address'],
+  ['198.18.0.0', 15, 'a benchmarking address'],
+  ['224.0.0.0', 4, 'a multicast address'],
+  ['240.0.0.0', 4, 'a reserved address'],
+];
+const V6_BLOCKED: Array<[string, number, string]> = [
+  ['::', 128, 'the unspecified address'],
+  ['::1', 128, 'a loopback address'],
+  ['fc00::', 7, 'a unique-local address'],
+  ['fe80::', 10, 'a link-local address'],
+  ['fec0::', 10, 'a site-local address'],
+  ['ff00::', 8, 'a multicast address'],
+];
+// IPv6 forms that carry an IPv4 address in their last 32 bits and reach it: IPv4-mapped (RFC 4291 2.5.5.2),
+// the deprecated IPv4-compatible form, and the NAT64 well-known prefix (RFC 6052), which a NAT64 gateway
+// would translate to 169.254.169.254 as readily as to anything else.
+const V6_EMBEDDING_V4: Array<[string, number]> = [
+  ['::ffff:0:0', 96],
+  ['::', 96],
+  ['64:ff9b::', 96],
+];
+
+/** Why an address must not be fetched from, or null when it is a public address. */
+export function blockedReason(address: string): string | null {
+  if (net.isIPv4(address)) return v4Reason(address);
+  if (!net.isIPv6(address)) return 'not an IP address';
+  const value = v6ToBigInt(address);
+  for (const [base, bits, why] of V6_BLOCKED) if (inPrefix(value, v6ToBigInt(base), bits, 128)) return why;
+  for (const [base, bits] of V6_EMBEDDING_V4) {
+    if (!inPrefix(value, v6ToBigInt(base), bits, 128)) continue;
+    const v4 = Number(value & 0xffffffffn);
+    const dotted = [v4 >>> 24, (v4 >>> 16) & 255, (v4 >>> 8) & 255, v4 & 255].join('.');
+    const why = v4Reason(dotted);
+    if (why) return `${why}, embedded in IPv6`;
+  }
+  return null;
+}
+
+function v4Reason(address: string): string | null {
+  if (address === '255.255.255.255') return 'the broadcast address';
+  const value = BigInt(v4ToInt(address));
+  for (const [base, bits, why] of V4_BLOCKED) if (inPrefix(value, BigInt(v4ToInt(base)), bits, 32)) return why;
+  return null;
+}
+
+function inPrefix(value: bigint, base: bigint, bits: number, width: number): boolean {
+  const shift = BigInt(width - bits);
+  return value >> shift === base >> shift;
+}
+
+function v4ToInt(address: string): number {
+  return address.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
+}
+
+/** Expects net.isIPv6 to have said yes. Handles '::' and a dotted IPv4 tail. */
+function v6ToBigInt(address: string): bigint {
+  let text = address.toLowerCase();
+  const zone = text.indexOf('%');
+  if (zone >= 0) text = text.slice(0, zone);
+  const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (tail) {
+    const v4 = v4ToInt(tail[1]!);
+    text = text.slice(0, tail.index) + `${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
+  }
+  const [head, rest] = text.split('::') as [string, string | undefined];
+  const left = head ? head.split(':') : [];
+  const right = rest === undefined ? [] : rest ? rest.split(':') : [];
+  const groups = rest === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return groups.reduce((acc, group) => (acc << 16n) | BigInt(parseInt(group, 16)), 0n);
+}
+
+async function resolveAll(host: string, resolver: Resolver, shown: string): Promise<string[]> {
+  const settle = (p: Promise<string[]>) =>
+    p.then(
+      (list) => list,
+      (err: NodeJS.ErrnoException) => {
+        // No records of one family is an answer; anything else (SERVFAIL, timeout) leaves us not knowing.
+        if (err.code === 'ENODATA' || err.code === 'ENOTFOUND') return [];
+        throw new FetchFailed(shown, err.code ?? 'EDNS', `${shown}: looking up ${host} failed (${err.code ?? err.message})`, err);
+      },
+    );
+  const [v4, v6] = await Promise.all([settle(resolver.resolve4(host)), settle(resolver.resolve6(host))]);
+  const all = [...v4, ...v6];
+  if (all.length === 0) throw new FetchFailed(shown, 'ENOTFOUND', `${shown}: ${host} has no A or AAAA records`);
+  return all;
+}
+
+function withDeadline<T>(work: Promise<T>, deadline: number, shown: string, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timedOut(shown, timeoutMs)), Math.max(0, deadline - Date.now()));
+  });
+  // The Resolver cannot cancel one query without cancelling everyone's, so a late answer is just dropped.
+  work.catch(() => {});
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
+
+const timedOut = (shown: string, timeoutMs: number) => new FetchFailed(shown, 'ETIMEDOUT', `${shown}: no complete answer within ${timeoutMs} ms`);
+
+/**
+ * Hands net.connect the addresses we vetted instead of asking the system resolver, so a second DNS answer
+ * (rebinding) can never change where we connect. Node 20 asks with {all: true} when it races address
+ * families (autoSelectFamily), and for a single address otherwise; both shapes must be answered.
+ */
+function pinnedLookup(addresses: string[]): LookupFunction {
+  const entries = addresses.map((address) => ({ address, family: net.isIPv6(address) ? 6 : 4 }));
+  return ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options?.all) callback(null, entries);
+    else callback(null, entries[0]!.address, entries[0]!.family);
+  }) as unknown as LookupFunction;
+}
+
+function request(target: CheckedUrl, addresses: string[], policy: FetchPolicy, deadline: number, timeoutMs: number): Promise<{ status: number; body: unknown }> {
+  const { url, shown } = target;
+  const maxBytes = policy.maxBytes ?? DEFAULT_MAX_BYTES;
+  // IPv4 first: the test kit and most providers answer there, and every entry was vetted anyway.
+  const pinned = [...addresses].sort((a, b) => Number(net.isIPv6(a)) - Number(net.isIPv6(b)));
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const finish = (err: Error | null, value?: { status: number; body: unknown }) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (err) {
+        req.destroy();
+        reject(err);
+      } else resolve(value!);
+    };
+
+    const req = https.request({
+      method: 'GET',
+      protocol: 'https:',
+      // Host header, SNI and certificate check all use the name from the URL; only the socket goes to the pin.
+      host: target.host,
+      servername: target.ip ? undefined : target.host,
+      port: target.port,
+      path: url.pathname + url.search,
+      headers: HEADERS,
+      lookup: target.ip ? undefined : pinnedLookup(pinned),
+      ca: policy.ca,
+      // A private agent: no pooled socket from an earlier request, no shared session state, no cookies.
+      agent: false,
+    });
+    const timer = setTimeout(() => finish(timedOut(shown, timeoutMs)), Math.max(0, deadline - Date.now()));
+
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      finish(new FetchFailed(shown, err.code ?? 'EFETCH', `${shown}: ${err.message}`, err));
+    });
+    req.on('response', (res: IncomingMessage) => {
+      const status = res.statusCode ?? 0;
+      if (status >= 300 && status < 400) {
+        // API-10 / RFC 8461: never follow; a redirect is how an allowed host points us at an internal one.
+        const location = String(res.headers.location ?? '(none)').slice(0, 200);
+        return finish(new FetchRefused('redirect', url.href, `refused ${shown}: answered ${status} redirecting to ${location}; redirects are not followed`));
+      }
+      const declared = Number(res.headers['content-length']);
+      if (Number.isFinite(declared) && declared > maxBytes) {
+        return finish(new FetchRefused('size', url.href, `refused ${shown}: body of ${declared} bytes exceeds ${maxBytes}`));
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > maxBytes * 100) return finish(new FetchRefused('size', url.href, `refused ${shown}: body exceeds ${maxBytes} bytes`));
+        chunks.push(chunk);
+      });
+      res.on('error', (err: NodeJS.ErrnoException) => finish(new FetchFailed(shown, err.code ?? 'EFETCH', `${shown}: ${err.message}`, err)));
+      res.on('close', () => {
+        if (!res.complete) finish(new FetchFailed(shown, 'ECONNRESET', `${shown}: connection closed before the body was complete`));
+      });
+      res.on('end', () => {
+        try {
+          finish(null, { status, body: parseBody(Buffer.concat(chunks), status) });
+        } catch (err) {
+          finish(new FetchFailed(shown, 'EBADJSON', `${shown}: answered ${status} with a body that is not JSON`, err));
+        }
+      });
+    });
+    req.end();
+  });
+}
+
+/**
+ * An empty body is null (the Domain Connect template check answers 200 with none). A 2xx body must be JSON;
+ * an error status's body is returned as JSON when it is, else as null, so callers can still act on the status
+ * (a 404 page in HTML still means "not supported").
+ */
+function parseBody(bytes: Buffer, status: number): unknown {
+  const text = bytes.toString('utf8').replace(/^\uFEFF/, '').trim();
+  if (text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    if (status >= 200 && status < 300) throw err;
+    return null;
+  }
+}

@@ -1,0 +1,182 @@
+// Checks a domain's records against live DNS through the configured resolver. Each check ends verified,
+// failed (DNS answered, and the answer is wrong or missing) or pending (DNS could not answer: SERVFAIL,
+// timeout), so a transient failure is never mistaken for a broken record. SPF is evaluated for real
+// (mailauth) against the box's own addresses, not matched as text.
+import type { Resolver } from 'node:dns/promises';
+import { spf } from 'mailauth';
+import { dkimName, dkimValue, dmarcName, DMARC_VALUE, MX_PRIORITY, spfValue, type DomainDns, type RecordKind } from './records.ts';
+
+export type CheckState = 'verified' | 'failed' | 'pending';
+
+export interface DnsIssue {
+  record: RecordKind | 'INBOUND_MX' | 'HOST';
+  type: string;
+  name: string;
+  expected: string;
+  found: string[];
+  message: string;
+}
+
+export interface RecordCheck {
+  record: RecordKind;
+  state: CheckState;
+  issue?: DnsIssue;
+}
+
+type Lookup<T> = { ok: true; value: T } | { ok: false; missing: true } | { ok: false; missing: false; code: string };
+
+const MISSING = new Set(['ENOTFOUND', 'ENODATA']);
+
+async function lookup<T>(query: () => Promise<T>): Promise<Lookup<T>> {
+  try {
+    return { ok: true, value: await query() };
+  } catch (err) {
+    const code = String((err as NodeJS.ErrnoException).code ?? 'EUNKNOWN');
+    return MISSING.has(code) ? { ok: false, missing: true } : { ok: false, missing: false, code };
+  }
+}
+
+const sameHost = (a: string, b: string) => a.toLowerCase().replace(/\.$/, '') === b.toLowerCase().replace(/\.$/, '');
+
+function temporary(record: RecordKind, type: string, name: string, expected: string, code: string): RecordCheck {
+  return { record, state: 'pending', issue: { record, type, name, expected, found: [], message: `DNS lookup of ${name} (${type}) failed temporarily (${code}); will check again` } };
+}
+
+function failed(record: RecordKind, type: string, name: string, expected: string, found: string[], message: string): RecordCheck {
+  return { record, state: 'failed', issue: { record, type, name, expected, found, message } };
+}
+
+// A TXT record may be split into several character-strings (a 2048-bit DKIM key must be): join them.
+const txtLookup = (resolver: Resolver, name: string) => lookup(async () => (await resolver.resolveTxt(name)).map((parts) => parts.join('')));
+
+function dkimKey(record: string): string | null {
+  const tags = new Map(
+    record
+      .split(';')
+      .map((t) => t.trim())
+      .filter(Boolean)
+      .map((t) => [t.slice(0, t.indexOf('=')).trim().toLowerCase(), t.slice(t.indexOf('=') + 1).replace(/\s+/g, '')] as const),
+  );
+  if (tags.has('v') && tags.get('v') !== 'DKIM1') return null;
+  return tags.get('p') ?? null;
+}
+
+export async function checkDkim(resolver: Resolver, d: DomainDns): Promise<RecordCheck> {
+  const name = dkimName(d);
+  const expected = dkimValue(d.publicKey);
+  const txt = await txtLookup(resolver, name);
+  if (!txt.ok) {
+    return txt.missing ? failed('DKIM', 'TXT', name, expected, [], `No DKIM record at ${name}: publish the TXT record shown`) : temporary('DKIM', 'TXT', name, expected, txt.code);
+  }
+  const keys = txt.value.map(dkimKey);
+  if (txt.value.length === 1 && keys[0] === d.publicKey) return { record: 'DKIM', state: 'verified' };
+  if (txt.value.length > 1) {
+    const glued = txt.value.map((r) => r.replace(/\s+/g, '')).join('');
+    const split = !keys.includes(d.publicKey) && glued.includes(d.publicKey);
+    const message = split
+      ? `The DKIM record at ${name} is published as ${txt.value.length} separate TXT records; publish it as one record (one record may hold several quoted strings)`
+      : `${txt.value.length} TXT records at ${name}; publish exactly one, the DKIM record shown`;
+    return failed('DKIM', 'TXT', name, expected, txt.value, message);
+  }
+  if (keys[0] === null) return failed('DKIM', 'TXT', name, expected, txt.value, `The TXT record at ${name} is not a DKIM key record`);
+  if (keys[0] === '') return failed('DKIM', 'TXT', name, expected, txt.value, `The DKIM key at ${name} is revoked (empty p=); publish the key shown`);
+  return failed('DKIM', 'TXT', name, expected, txt.value, `The DKIM key at ${name} differs from this box's key for selector ${d.selector}`);
+}
+
+export async function checkReturnPathMx(resolver: Resolver, d: DomainDns): Promise<RecordCheck> {
+  const name = d.returnPath;
+  const mx = await lookup(() => resolver.resolveMx(name));
+  if (!mx.ok) {
+    return mx.missing ? failed('MX', 'MX', name, d.hostname, [], `No MX record at ${name}: bounces could not reach the box`) : temporary('MX', 'MX', name, d.hostname, mx.code);
+  }
+  if (mx.value.some((r) => sameHost(r.exchange, d.hostname))) return { record: 'MX', state: 'verified' };
+  const found = mx.value.map((r) => `${r.priority} ${r.exchange}`);
+  return failed('MX', 'MX', name, d.hostname, found, `The MX of ${name} points at ${mx.value.map((r) => r.exchange).join(', ')}, not at ${d.hostname}`);
+}
+
+/** The addresses the box sends from, as the world sees MAILWRIGHT_HOSTNAME. */
+export async function boxAddresses(resolver: Resolver, hostname: string): Promise<Lookup<string[]>> {
+  const [a, aaaa] = await Promise.all([lookup(() => resolver.resolve4(hostname)), lookup(() => resolver.resolve6(hostname))]);
+  for (const r of [a, aaaa]) if (!r.ok && !r.missing) return r;
+  const addresses = [...(a.ok ? a.value : []), ...(aaaa.ok ? aaaa.value : [])];
+  return addresses.length ? { ok: true, value: addresses } : { ok: false, missing: true };
+}
+
+export async function checkSpf(resolver: Resolver, d: DomainDns, box: Lookup<string[]>): Promise<RecordCheck> {
+  const name = d.returnPath;
+  const expected = spfValue(d.hostname);
+  const txt = await txtLookup(resolver, name);
+  if (!txt.ok) {
+    return txt.missing ? failed('SPF', 'TXT', name, expected, [], `No SPF record at ${name}: publish the TXT record shown`) : temporary('SPF', 'TXT', name, expected, txt.code);
+  }
+  const records = txt.value.filter((r) => /^v=spf1(\s|$)/i.test(r.trim()));
+  if (records.length === 0) return failed('SPF', 'TXT', name, expected, txt.value, `No SPF record (v=spf1) among the TXT records at ${name}`);
+  if (records.length > 1) {
+    return failed('SPF', 'TXT', name, expected, records, `${records.length} SPF records at ${name}: receivers treat that as a permanent error (RFC 7208 4.5); merge them into one`);
+  }
+  if (!box.ok) {
+    if (!box.missing) return temporary('SPF', 'TXT', name, expected, box.code);
+    return failed('SPF', 'TXT', name, expected, records, `${d.hostname} (MAILWRIGHT_HOSTNAME) has no A or AAAA record, so no SPF record can allow the box; publish its address`);
+  }
+  for (const ip of box.value) {
+    const result = await spf({
+      sender: `postmaster@${name}`,
+      ip,
+      helo: d.hostname,
+      mta: d.hostname,
+      resolver: (domain: string, type: string) => resolver.resolve(domain, type) as Promise<string[][] | string[]>,
+    });
+    const verdict = result.status.result;
+    if (verdict === 'temperror') return temporary('SPF', 'TXT', name, expected, 'temperror');
+    if (verdict !== 'pass') {
+      return failed('SPF', 'TXT', name, expected, records, `The SPF record at ${name} does not allow this box (${ip}): SPF says ${verdict}; include a:${d.hostname}`);
+    }
+  }
+  return { record: 'SPF', state: 'verified' };
+}
+
+export async function checkDmarc(resolver: Resolver, domain: string): Promise<RecordCheck> {
+  // RFC 7489 6.6.3: without a record at the domain itself, the organizational domain's policy applies.
+  const labels = domain.split('.');
+  const candidates = [domain, ...(labels.length > 2 ? [labels.slice(-2).join('.')] : [])];
+  for (const candidate of candidates) {
+    const name = dmarcName(candidate);
+    const txt = await txtLookup(resolver, name);
+    if (!txt.ok && !txt.missing) return temporary('DMARC', 'TXT', name, DMARC_VALUE, txt.code);
+    const records = txt.ok ? txt.value.filter((r) => /^v=DMARC1\s*(;|$)/i.test(r.trim())) : [];
+    if (records.length === 1) return { record: 'DMARC', state: 'verified' };
+    if (records.length > 1) return failed('DMARC', 'TXT', name, DMARC_VALUE, records, `${records.length} DMARC records at ${name}; receivers ignore all of them: keep one`);
+  }
+  const name = dmarcName(domain);
+  return failed('DMARC', 'TXT', name, DMARC_VALUE, [], `No DMARC record at ${name} (recommended: receivers such as Gmail and Yahoo expect one from bulk senders)`);
+}
+
+export async function checkDomain(resolver: Resolver, d: DomainDns): Promise<RecordCheck[]> {
+  const box = await boxAddresses(resolver, d.hostname);
+  return Promise.all([checkDkim(resolver, d), checkReturnPathMx(resolver, d), checkSpf(resolver, d, box), checkDmarc(resolver, d.domain)]);
+}
+
+export interface InboundCheck {
+  state: CheckState;
+  issue?: DnsIssue;
+}
+
+/** Does the domain's own MX route mail to the box? */
+export async function checkInboundMx(resolver: Resolver, domain: string, hostname: string): Promise<InboundCheck> {
+  const expected = `${MX_PRIORITY} ${hostname}`;
+  const mx = await lookup(() => resolver.resolveMx(domain));
+  const issue = (found: string[], message: string): DnsIssue => ({ record: 'INBOUND_MX', type: 'MX', name: domain, expected, found, message });
+  if (!mx.ok) {
+    if (!mx.missing) return { state: 'pending', issue: issue([], `DNS lookup of ${domain} (MX) failed temporarily (${mx.code}); will check again`) };
+    return { state: 'failed', issue: issue([], `No MX record at ${domain}: publish the MX record shown`) };
+  }
+  const found = mx.value.map((r) => `${r.priority} ${r.exchange}`);
+  if (mx.value.length === 1 && mx.value[0].exchange === '') return { state: 'failed', issue: issue(found, `${domain} publishes a null MX (RFC 7505): it accepts no mail`) };
+  const ours = mx.value.filter((r) => sameHost(r.exchange, hostname));
+  if (ours.length === 0) return { state: 'failed', issue: issue(found, `The MX of ${domain} points at ${mx.value.map((r) => r.exchange).join(', ')}, not at ${hostname}`) };
+  const best = Math.min(...mx.value.map((r) => r.priority));
+  if (!ours.some((r) => r.priority === best)) {
+    return { state: 'failed', issue: issue(found, `${hostname} is only a backup MX of ${domain}: a host with a lower preference receives the mail first`) };
+  }
+  return { state: 'verified' };
+}

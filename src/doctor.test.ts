@@ -1,0 +1,62 @@
+// `mailwright doctor` as a real process beside a running app, reading the same data directory and asking
+// the test kit's DNS server: it names each problem with the record to publish, and exits 0 only when
+// there are none.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startDnsServer, type DnsServer } from './testkit/dns-server.ts';
+import { startTestApp, seedWorkspace, request, runCli, type TestApp } from './testkit/app.ts';
+
+const HOST = 'mx.mailwright.test';
+let dns: DnsServer;
+let t: TestApp;
+let key: string;
+let env: Record<string, string>;
+
+test.before(async () => {
+  dns = await startDnsServer();
+  t = await startTestApp({ env: { MAILWRIGHT_DNS_SERVERS: dns.address } });
+  key = (await seedWorkspace(t)).key;
+  // The running app's real ports, so doctor can see that serve listens.
+  env = { ...t.env, MAILWRIGHT_HTTP_PORT: String(t.running.http.port), MAILWRIGHT_SMTP_PORT: String(t.smtpPort) };
+});
+test.after(async () => {
+  await t.stop();
+  await dns.close();
+});
+
+test('doctor names what the box and its domains lack, with the record to publish', async () => {
+  const d = (await request(`${t.api}/domains`, { body: { name: 'doc.test' }, key })).body;
+  const res = await runCli(['doctor'], env);
+  assert.is(res.code, 1, res.stderr);
+  assert.match(res.stdout, /✓ serve is listening/);
+  assert.match(res.stdout, new RegExp(`✗ ${HOST.replace(/\./g, '\\.')} has no A or AAAA record`));
+  assert.match(res.stdout, /Domain doc\.test \(workspace default, pending\)/);
+  const dkim = d.records.find((r: any) => r.record === 'DKIM');
+  assert.ok(res.stdout.includes(`fix: publish ${dkim.name} TXT "${dkim.value}"`), res.stdout);
+  assert.ok(res.stdout.includes(`fix: publish bounces.doc.test MX 10 ${HOST}`), res.stdout);
+});
+
+test('doctor is satisfied once the box has forward-confirmed DNS and every record is published', async () => {
+  dns.add(HOST, 'A', '127.0.0.1');
+  dns.add('1.0.0.127.in-addr.arpa', 'PTR', HOST);
+  const d = (await request(`${t.api}/domains`, { key })).body.data.find((x: any) => x.name === 'doc.test');
+  const full = (await request(`${t.api}/domains/${d.id}`, { key })).body;
+  for (const r of full.records) {
+    if (r.type === 'MX') dns.set(r.name, 'MX', [{ preference: r.priority, exchange: r.value }]);
+    else dns.set(r.name, 'TXT', [r.value]);
+  }
+  const res = await runCli(['doctor'], env);
+  assert.match(res.stdout, /✓ 127\.0\.0\.1 has PTR mx\.mailwright\.test \(forward-confirmed\)/);
+  assert.match(res.stdout, /No problems found\./);
+  assert.is(res.code, 0, res.stdout);
+});
+
+test('doctor sees a stopped server and a PTR naming another host', async () => {
+  dns.set('1.0.0.127.in-addr.arpa', 'PTR', ['vps-1234.provider.test']);
+  const res = await runCli(['doctor'], { ...env, MAILWRIGHT_HTTP_PORT: '1', MAILWRIGHT_SMTP_PORT: '1' });
+  assert.is(res.code, 1);
+  assert.match(res.stdout, /✗ serve is not listening/);
+  assert.match(res.stdout, /has PTR vps-1234\.provider\.test, not mx\.mailwright\.test/);
+});
+
+test.run();

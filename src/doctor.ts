@@ -1,0 +1,94 @@
+// `mailwright doctor`: what this box needs from the world and whether it has it. The box's own name and
+// addresses (A/AAAA, PTR confirmed forward), whether `serve` listens, and per domain which DNS records are
+// missing or wrong with the exact record to publish. Read-only: it changes no state, so it is safe beside
+// a running server.
+import { connect } from 'node:net';
+import type { Resolver } from 'node:dns/promises';
+import type { Config } from './config.ts';
+import type { Db } from './db/open.ts';
+import { createResolver, reverseLookup } from './dns/resolver.ts';
+import { boxAddresses, checkDomain, checkInboundMx, type RecordCheck } from './dns/verify.ts';
+import { inboundRecord, requiredRecords } from './dns/records.ts';
+import { allDomains } from './domains/domains.ts';
+import { domainDns } from './domains/verification.ts';
+import { getWorkspace } from './account/workspaces.ts';
+
+interface Report {
+  problems: number;
+  lines: string[];
+}
+
+const ok = (r: Report, text: string) => r.lines.push(`  ✓ ${text}`);
+const bad = (r: Report, text: string, fix?: string) => {
+  r.problems++;
+  r.lines.push(`  ✗ ${text}`);
+  if (fix) r.lines.push(`      fix: ${fix}`);
+};
+
+function listening(host: string, port: number): Promise<boolean> {
+  const target = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return new Promise((resolve) => {
+    const socket = connect({ host: target, port, timeout: 2000 });
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => (socket.destroy(), resolve(false)));
+  });
+}
+
+async function checkBox(config: Config, resolver: Resolver, r: Report): Promise<void> {
+  r.lines.push(`Box ${config.hostname} (resolvers ${config.dnsServers.join(', ')})`);
+  const http = await listening(config.httpHost, config.httpPort);
+  const smtp = await listening(config.smtpHost, config.smtpPort);
+  if (http && smtp) ok(r, `serve is listening: HTTP ${config.httpHost}:${config.httpPort}, SMTP ${config.smtpHost}:${config.smtpPort}`);
+  else bad(r, `serve is not listening on ${[!http && `HTTP ${config.httpHost}:${config.httpPort}`, !smtp && `SMTP ${config.smtpHost}:${config.smtpPort}`].filter(Boolean).join(' or ')}`, 'start it: systemctl start mailwright (or scripts/mailwright serve)');
+
+  const addresses = await boxAddresses(resolver, config.hostname);
+  if (!addresses.ok) {
+    if (addresses.missing) bad(r, `${config.hostname} has no A or AAAA record`, `publish an A record for ${config.hostname} with this box's public address`);
+    else bad(r, `looking up ${config.hostname} failed (${addresses.code})`, 'check MAILWRIGHT_DNS_SERVERS');
+    return;
+  }
+  ok(r, `${config.hostname} has address ${addresses.value.join(', ')}`);
+  for (const ip of addresses.value) {
+    const names = await reverseLookup(resolver, ip).catch(() => [] as string[]);
+    const matches = names.includes(config.hostname);
+    if (matches) ok(r, `${ip} has PTR ${config.hostname} (forward-confirmed)`);
+    else bad(r, `${ip} has ${names.length ? `PTR ${names.join(', ')}` : 'no PTR record'}, not ${config.hostname}: receivers distrust mail from it`, `ask your VPS provider to set the reverse DNS of ${ip} to ${config.hostname}`);
+  }
+}
+
+function reportChecks(r: Report, checks: RecordCheck[], records: ReturnType<typeof requiredRecords>): void {
+  for (const check of checks) {
+    const want = records.find((x) => x.record === check.record)!;
+    const label = `${check.record.padEnd(5)} ${want.name} ${want.type}`;
+    if (check.state === 'verified') ok(r, label);
+    else if (check.state === 'pending') bad(r, `${label}: ${check.issue?.message}`, 'run doctor again in a minute');
+    else {
+      const value = want.type === 'MX' ? `${want.priority} ${want.value}` : JSON.stringify(want.value);
+      bad(r, `${label}: ${check.issue?.message}${check.record === 'DMARC' ? ' (recommended)' : ''}`, `publish ${want.name} ${want.type} ${value}`);
+    }
+  }
+}
+
+export async function doctor(config: Config, db: Db, write: (line: string) => void = console.log): Promise<number> {
+  const resolver = createResolver(config.dnsServers, { timeoutMs: 3000, tries: 2 });
+  const r: Report = { problems: 0, lines: [] };
+  await checkBox(config, resolver, r);
+
+  const domains = allDomains(db);
+  if (domains.length === 0) r.lines.push('', 'No domains yet: add one with POST /api/v1/domains.');
+  for (const row of domains) {
+    const dns = domainDns(db, config.hostname, row);
+    r.lines.push('', `Domain ${row.name} (workspace ${getWorkspace(db, row.workspace_id)?.name}, ${row.status})`);
+    reportChecks(r, await checkDomain(resolver, dns), requiredRecords(dns));
+    if (row.inbound_status !== 'not_configured') {
+      const inbound = await checkInboundMx(resolver, row.name, config.hostname);
+      const want = inboundRecord(row.name, config.hostname);
+      if (inbound.state === 'verified') ok(r, `MX    ${row.name}: inbound mail reaches this box`);
+      else bad(r, `MX    ${row.name}: ${inbound.issue?.message}`, `publish ${want.name} MX ${want.value}`);
+    }
+  }
+  r.lines.push('', r.problems === 0 ? 'No problems found.' : `${r.problems} problem${r.problems === 1 ? '' : 's'} found.`);
+  for (const line of r.lines) write(line);
+  return r.problems === 0 ? 0 : 1;
+}

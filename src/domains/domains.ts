@@ -1,0 +1,202 @@
+// Sending domains of a workspace: rows, their status rules, and what the API shows of them. Every query
+// is scoped by workspace. Status moves only on what DNS answered: a temporary DNS failure never changes
+// it, and the periodic re-check un-verifies a domain only after two consecutive checks found it broken.
+import type { Clock } from '../clock.ts';
+import { iso, isoOrNull } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { newId } from '../db/ids.ts';
+import { inboundRecord, requiredRecords, RETURN_PATH_PREFIX, type RecordKind } from '../dns/records.ts';
+import type { CheckState, DnsIssue, InboundCheck, RecordCheck } from '../dns/verify.ts';
+import { activeDkimKey, storeDkimKey, type KeyMaterial } from './dkim-keys.ts';
+
+export type DomainStatus = 'pending' | 'verified' | 'failed';
+export type InboundStatus = 'not_configured' | 'dns_pending' | 'ready';
+
+export interface Checks {
+  ses: boolean;
+  dkim: boolean;
+  spf: boolean;
+  returnPath: boolean;
+  dmarc: boolean;
+  mx: boolean;
+}
+
+interface DnsState {
+  records: Partial<Record<RecordKind, CheckState>>;
+  issues: DnsIssue[];
+  checks: Checks;
+}
+
+export interface DomainRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  return_path: string;
+  status: DomainStatus;
+  dns_state: string | null;
+  checked_at: number | null;
+  verified_at: number | null;
+  failure_streak: number;
+  marketing: number;
+  open_tracking: number;
+  click_tracking: number;
+  inbound_status: InboundStatus;
+  inbound_checked_at: number | null;
+  inbound_issue: string | null;
+  created_at: number;
+}
+
+const REQUIRED: RecordKind[] = ['DKIM', 'SPF', 'MX'];
+// How many consecutive periodic checks must find a verified domain broken before it is un-verified.
+const UNVERIFY_AFTER = 2;
+
+export class DomainExists extends Error {}
+
+export function createDomain(db: Db, clock: Clock, workspaceId: string, name: string, key: KeyMaterial): DomainRow {
+  const id = newId('dom', clock.now());
+  try {
+    db.transaction(() => {
+      db.prepare('INSERT INTO domains (id, workspace_id, name, return_path, created_at) VALUES (?, ?, ?, ?, ?)').run(id, workspaceId, name, `${RETURN_PATH_PREFIX}.${name}`, clock.now());
+      storeDkimKey(db, clock, workspaceId, id, key);
+    })();
+  } catch (err) {
+    if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new DomainExists(name);
+    throw err;
+  }
+  return getDomain(db, workspaceId, id)!;
+}
+
+export const findDomainByName = (db: Db, workspaceId: string, name: string) =>
+  db.prepare('SELECT * FROM domains WHERE workspace_id = ? AND name = ?').get(workspaceId, name) as DomainRow | undefined;
+
+export const getDomain = (db: Db, workspaceId: string, id: string) =>
+  (db.prepare('SELECT * FROM domains WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as DomainRow | undefined) ?? null;
+
+export const listDomains = (db: Db, workspaceId: string, page: { limit: number; offset: number }) =>
+  db.prepare('SELECT * FROM domains WHERE workspace_id = ? ORDER BY id DESC LIMIT ? OFFSET ?').all(workspaceId, page.limit + 1, page.offset) as DomainRow[];
+
+export const verifiedDomainNames = (db: Db, workspaceId: string) =>
+  db.prepare("SELECT name FROM domains WHERE workspace_id = ? AND status = 'verified' ORDER BY name").pluck().all(workspaceId) as string[];
+
+/** Every domain of every workspace, for the periodic re-check and `doctor`. */
+export const allDomains = (db: Db) => db.prepare('SELECT * FROM domains ORDER BY workspace_id, name').all() as DomainRow[];
+
+export function deleteDomain(db: Db, workspaceId: string, id: string): boolean {
+  return db.prepare('DELETE FROM domains WHERE workspace_id = ? AND id = ?').run(workspaceId, id).changes > 0;
+}
+
+export function setSwitches(db: Db, workspaceId: string, id: string, switches: { marketing?: boolean; open_tracking?: boolean; click_tracking?: boolean }): void {
+  for (const [column, value] of Object.entries(switches)) {
+    if (value === undefined) continue;
+    // Column names come from the validated body's fixed keys, never from the client's strings.
+    db.prepare(`UPDATE domains SET ${column} = ? WHERE workspace_id = ? AND id = ?`).run(value ? 1 : 0, workspaceId, id);
+  }
+}
+
+/**
+ * Applies a DNS check to the domain (read afresh: the lookups took time) and returns the updated row, or
+ * null if the domain was deleted meanwhile. `periodic` is the gentler rule of the background re-check.
+ */
+export function recordCheck(db: Db, clock: Clock, workspaceId: string, id: string, results: RecordCheck[], inbound: InboundCheck, mode: 'manual' | 'periodic'): DomainRow | null {
+  return db.transaction(() => {
+    const row = getDomain(db, workspaceId, id);
+    if (!row) return null;
+    const records = Object.fromEntries(results.map((r) => [r.record, r.state])) as Record<RecordKind, CheckState>;
+    const anyFailed = REQUIRED.some((r) => records[r] === 'failed');
+    const allVerified = REQUIRED.every((r) => records[r] === 'verified');
+    // A temporary DNS failure tells nothing: it neither breaks nor mends the streak.
+    const streak = allVerified ? 0 : anyFailed ? row.failure_streak + 1 : row.failure_streak;
+    let status = row.status;
+    if (allVerified) status = 'verified';
+    else if (anyFailed && (mode === 'manual' || (row.status === 'verified' && streak >= UNVERIFY_AFTER))) status = 'failed';
+    const ok = (r: RecordKind) => records[r] === 'verified';
+    const state: DnsState = {
+      records,
+      issues: [...results.flatMap((r) => (r.issue ? [r.issue] : [])), ...(row.inbound_status !== 'not_configured' && inbound.issue ? [inbound.issue] : [])],
+      checks: { ses: ok('DKIM') && ok('SPF'), dkim: ok('DKIM'), spf: ok('SPF'), returnPath: ok('MX') && ok('SPF'), dmarc: ok('DMARC'), mx: inbound.state === 'verified' },
+    };
+    const now = clock.now();
+    // A check may promote waiting inbound setup; it never demotes it (that is the owner's inbound verify).
+    const inboundStatus = row.inbound_status === 'dns_pending' && inbound.state === 'verified' ? 'ready' : row.inbound_status;
+    db.prepare(
+      `UPDATE domains SET status = ?, dns_state = ?, checked_at = ?, failure_streak = ?, inbound_status = ?,
+         verified_at = CASE WHEN ? = 'verified' AND status != 'verified' THEN ? ELSE verified_at END
+       WHERE workspace_id = ? AND id = ?`,
+    ).run(status, JSON.stringify(state), now, streak, inboundStatus, status, now, workspaceId, id);
+    return getDomain(db, workspaceId, id);
+  })();
+}
+
+/** Domains whose last check (or creation) is older than the interval, oldest first. */
+export const domainsDue = (db: Db, before: number, limit: number) =>
+  db.prepare('SELECT * FROM domains WHERE coalesce(checked_at, created_at) < ? ORDER BY coalesce(checked_at, created_at) LIMIT ?').all(before, limit) as DomainRow[];
+
+export function recordInbound(db: Db, clock: Clock, row: DomainRow, status: InboundStatus, issue: DnsIssue | undefined): DomainRow {
+  db.prepare('UPDATE domains SET inbound_status = ?, inbound_checked_at = ?, inbound_issue = ? WHERE workspace_id = ? AND id = ?').run(
+    status,
+    clock.now(),
+    issue ? JSON.stringify(issue) : null,
+    row.workspace_id,
+    row.id,
+  );
+  return getDomain(db, row.workspace_id, row.id)!;
+}
+
+const stateOf = (row: DomainRow): DnsState | null => (row.dns_state ? (JSON.parse(row.dns_state) as DnsState) : null);
+
+export function setupStatus(row: DomainRow): 'checking' | 'action_required' | 'complete' {
+  const state = stateOf(row);
+  if (!state) return 'action_required';
+  if (REQUIRED.every((r) => state.records[r] === 'verified')) return 'complete';
+  if (REQUIRED.some((r) => state.records[r] === 'failed')) return 'action_required';
+  return 'checking';
+}
+
+const NO_CHECKS: Checks = { ses: false, dkim: false, spf: false, returnPath: false, dmarc: false, mx: false };
+export const checksOf = (row: DomainRow): Checks => stateOf(row)?.checks ?? NO_CHECKS;
+
+export function presentDomainSummary(row: DomainRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    setup_status: setupStatus(row),
+    checks: checksOf(row),
+    createdAt: iso(row.created_at),
+    checkedAt: isoOrNull(row.checked_at),
+  };
+}
+
+export function presentDomain(db: Db, row: DomainRow, hostname: string) {
+  const key = activeDkimKey(db, row.workspace_id, row.id)!;
+  const state = stateOf(row);
+  const records = requiredRecords({ domain: row.name, returnPath: row.return_path, selector: key.selector, publicKey: key.publicKey, hostname }).map((r) => ({
+    record: r.record,
+    type: r.type,
+    name: r.name,
+    value: r.value,
+    ...(r.priority === undefined ? {} : { priority: r.priority }),
+    status: state?.records[r.record] ?? 'pending',
+  }));
+  return {
+    ...presentDomainSummary(row),
+    records,
+    dns_issues: state?.issues ?? [],
+    returnPath: row.return_path,
+    dkimSelector: key.selector,
+    marketing: row.marketing === 1,
+    open_tracking: row.open_tracking === 1,
+    click_tracking: row.click_tracking === 1,
+    inbound: presentInbound(row, hostname),
+    verifiedAt: isoOrNull(row.verified_at),
+  };
+}
+
+export function presentInbound(row: DomainRow, hostname: string) {
+  return {
+    status: row.inbound_status,
+    record: row.inbound_status === 'not_configured' ? null : inboundRecord(row.name, hostname),
+    issue: row.inbound_issue ? (JSON.parse(row.inbound_issue) as DnsIssue) : null,
+    checkedAt: isoOrNull(row.inbound_checked_at),
+  };
+}

@@ -1,0 +1,176 @@
+// Domain endpoints (API-SPEC.md 4.4 inbound setup, 4.5, 4.6 sending identities): create with DKIM key and
+// records, list, show, switch marketing and tracking, verify against live DNS, inbound MX setup, provider
+// detection and the Domain Connect consent link. All scoped to the caller's workspace.
+import { z } from 'zod';
+import type { App } from '../context.ts';
+import { ApiError, notFound, validationError } from '../errors.ts';
+import { apiRouter } from '../http/server.ts';
+import { principalOf, requireAuth } from '../http/auth.ts';
+import { parseInput } from '../http/validate.ts';
+import { pageOf, parsePage } from '../http/pagination.ts';
+import { dkimName, dmarcName, DMARC_VALUE, inboundRecord } from '../dns/records.ts';
+import { checkInboundMx } from '../dns/verify.ts';
+import { detectProvider } from '../dns/providers.ts';
+import { relativeHost } from '../dns/zone.ts';
+import { normaliseDomain } from './names.ts';
+import { generateDkimKey, activeDkimKey } from './dkim-keys.ts';
+import {
+  checksOf,
+  createDomain,
+  deleteDomain,
+  DomainExists,
+  getDomain,
+  listDomains,
+  presentDomain,
+  presentDomainSummary,
+  presentInbound,
+  recordInbound,
+  setSwitches,
+  verifiedDomainNames,
+  type DomainRow,
+} from './domains.ts';
+import { verifyDomain } from './verification.ts';
+import { connectLink, domainConnectAvailability } from './connect.ts';
+
+const CreateBody = z.object({ name: z.string().max(300) });
+const PatchBody = z
+  .object({ marketing: z.boolean(), open_tracking: z.boolean(), click_tracking: z.boolean() })
+  .partial()
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one of marketing, open_tracking, click_tracking' });
+const DomainQuery = z.object({ domain_id: z.string().min(1, 'is required') });
+const ConnectQuery = z.object({ domain_id: z.string().min(1, 'is required'), next: z.string().min(1, 'is required').max(2048) });
+
+export function domainRoutes(app: App) {
+  const { db, clock, config } = app;
+  const r = apiRouter();
+  const auth = requireAuth(config.publicUrl);
+  const domainOf = (workspaceId: string, id: string): DomainRow => {
+    const row = getDomain(db, workspaceId, id);
+    if (!row) throw notFound('Domain');
+    return row;
+  };
+
+  r.post('/domains', auth, async (ctx) => {
+    const body = parseInput(CreateBody, ctx.request.body);
+    const name = normaliseDomain(body.name);
+    if (!name.ok) throw validationError('name', name.reason);
+    const workspaceId = principalOf(ctx).workspaceId;
+    const key = await generateDkimKey();
+    let row: DomainRow;
+    try {
+      row = createDomain(db, clock, workspaceId, name.name, key);
+    } catch (err) {
+      if (err instanceof DomainExists) throw new ApiError(409, 'domain_exists', `The domain ${name.name} is already in this workspace`);
+      throw err;
+    }
+    const shown = presentDomain(db, row, config.hostname);
+    ctx.status = 201;
+    ctx.body = { id: shown.id, name: shown.name, status: shown.status, setup_status: shown.setup_status, records: shown.records, createdAt: shown.createdAt };
+  });
+
+  r.get('/domains', auth, (ctx) => {
+    const page = parsePage(ctx.query);
+    ctx.body = pageOf(listDomains(db, principalOf(ctx).workspaceId, page).map(presentDomainSummary), page);
+  });
+
+  r.get('/domains/:id', auth, (ctx) => {
+    ctx.body = presentDomain(db, domainOf(principalOf(ctx).workspaceId, ctx.params.id), config.hostname);
+  });
+
+  r.patch('/domains/:id', auth, (ctx) => {
+    const body = parseInput(PatchBody, ctx.request.body);
+    const row = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    if (body.marketing === true && row.status !== 'verified') {
+      throw new ApiError(403, 'domain_not_verified', `Marketing mail needs ${row.name} verified first (POST /domains/${row.id}/verify)`);
+    }
+    setSwitches(db, row.workspace_id, row.id, body);
+    ctx.body = presentDomain(db, domainOf(row.workspace_id, row.id), config.hostname);
+  });
+
+  r.delete('/domains/:id', auth, (ctx) => {
+    if (!deleteDomain(db, principalOf(ctx).workspaceId, ctx.params.id)) throw notFound('Domain');
+    ctx.body = { ok: true };
+  });
+
+  r.post('/domains/:id/verify', auth, async (ctx) => {
+    const row = await verifyDomain(app, domainOf(principalOf(ctx).workspaceId, ctx.params.id), 'manual');
+    if (!row) throw notFound('Domain');
+    const shown = presentDomain(db, row, config.hostname);
+    ctx.body = { domain: { id: row.id, status: row.status }, status: row.status, checks: shown.checks, setup_status: shown.setup_status, records: shown.records, dns_issues: shown.dns_issues };
+  });
+
+  r.post('/domains/:id/inbound/setup', auth, (ctx) => {
+    let row = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    if (row.inbound_status === 'not_configured') row = recordInbound(db, clock, row, 'dns_pending', undefined);
+    ctx.body = { domain: row.name, status: row.inbound_status, record: inboundRecord(row.name, config.hostname) };
+  });
+
+  r.post('/domains/:id/inbound/verify', auth, async (ctx) => {
+    let row = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const record = inboundRecord(row.name, config.hostname);
+    if (row.inbound_status === 'not_configured') {
+      ctx.body = { domain: row.name, status: row.inbound_status, record, message: `Inbound mail is not set up for ${row.name}: POST /domains/${row.id}/inbound/setup first` };
+      return;
+    }
+    const check = await checkInboundMx(app.dns, row.name, config.hostname);
+    // A temporary DNS failure leaves the state as it was; a definite answer decides it.
+    const status = check.state === 'verified' ? 'ready' : check.state === 'failed' ? 'dns_pending' : row.inbound_status;
+    row = recordInbound(db, clock, row, status, check.issue);
+    ctx.body = { domain: row.name, status: row.inbound_status, record, ...(check.issue ? { message: check.issue.message, found: check.issue.found } : {}) };
+  });
+
+  r.get('/dns/provider', auth, async (ctx) => {
+    const { domain_id } = parseInput(DomainQuery, ctx.query, 'query');
+    const row = domainOf(principalOf(ctx).workspaceId, domain_id);
+    const key = activeDkimKey(db, row.workspace_id, row.id)!;
+    const detection = await detectProvider(app.dns, row.name);
+    const zone = detection.zone || row.name;
+    const host = (fqdn: string) => relativeHost(fqdn, zone);
+    const checks = checksOf(row);
+    const inbound = presentInbound(row, config.hostname);
+    ctx.body = {
+      ...detection,
+      recordHosts: {
+        dkim: host(dkimName({ selector: key.selector, domain: row.name })),
+        returnPathMx: host(row.return_path),
+        returnPathSpf: host(row.return_path),
+        dmarc: host(dmarcName(row.name)),
+        inboundMx: host(row.name),
+      },
+      inbound: { available: true, domain: inbound.status === 'not_configured' ? null : row.name, status: inbound.status, record: inbound.record },
+      recommendations: [
+        {
+          record: 'DMARC',
+          type: 'TXT',
+          name: dmarcName(row.name),
+          host: host(dmarcName(row.name)),
+          value: DMARC_VALUE,
+          reason: 'A DMARC policy tells receivers what to do with mail that fails SPF and DKIM; Gmail and Yahoo expect one from bulk senders. Start with p=none, then tighten.',
+        },
+      ],
+      authentication: { verified: row.status === 'verified', dkim: checks.dkim, spf: checks.spf, returnPath: checks.returnPath, dmarc: checks.dmarc },
+      providers: { domainConnect: detection.zone ? await domainConnectAvailability(app, detection.zone) : { available: false, providerName: null } },
+    };
+  });
+
+  r.get('/dns/domain-connect/connect', auth, async (ctx) => {
+    const q = parseInput(ConnectQuery, ctx.query, 'query');
+    const row = domainOf(principalOf(ctx).workspaceId, q.domain_id);
+    let next: URL;
+    try {
+      next = new URL(q.next);
+    } catch {
+      throw validationError('next', `must be an absolute URL on ${new URL(config.publicUrl).origin}`);
+    }
+    if (next.origin !== new URL(config.publicUrl).origin) throw validationError('next', `must be a URL on this box's public origin ${new URL(config.publicUrl).origin}`);
+    ctx.body = await connectLink(app, row, next.href);
+  });
+
+  r.get('/sending-identities', auth, (ctx) => {
+    // Addresses and local parts come from inboxes and sent mail as those land; domains are the verified ones.
+    ctx.body = { domains: verifiedDomainNames(db, principalOf(ctx).workspaceId), addresses: [] as string[], localParts: [] as string[] };
+  });
+
+  return r;
+}

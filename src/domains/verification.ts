@@ -1,0 +1,35 @@
+// Runs a domain's DNS checks through the box's resolver and records the outcome: on demand (POST
+// /domains/:id/verify, `doctor`) and periodically for every domain whose last check is older than
+// MAILWRIGHT_DNS_RECHECK_MINUTES (a node-cron tick each minute picks the ones due).
+import type { App } from '../context.ts';
+import type { Db } from '../db/open.ts';
+import { checkDomain, checkInboundMx } from '../dns/verify.ts';
+import type { DomainDns } from '../dns/records.ts';
+import { activeDkimKey } from './dkim-keys.ts';
+import { domainsDue, recordCheck, type DomainRow } from './domains.ts';
+
+export function domainDns(db: Db, hostname: string, row: DomainRow): DomainDns {
+  const key = activeDkimKey(db, row.workspace_id, row.id)!;
+  return { domain: row.name, returnPath: row.return_path, selector: key.selector, publicKey: key.publicKey, hostname };
+}
+
+export async function verifyDomain(app: App, row: DomainRow, mode: 'manual' | 'periodic'): Promise<DomainRow | null> {
+  const [results, inbound] = await Promise.all([checkDomain(app.dns, domainDns(app.db, app.config.hostname, row)), checkInboundMx(app.dns, row.name, app.config.hostname)]);
+  return recordCheck(app.db, app.clock, row.workspace_id, row.id, results, inbound, mode);
+}
+
+const BATCH = 50;
+
+/** One tick of the periodic re-check; returns how many domains it checked. */
+export async function recheckDueDomains(app: App): Promise<number> {
+  const due = domainsDue(app.db, app.clock.now() - app.config.dnsRecheckMinutes * 60_000, BATCH);
+  for (const row of due) {
+    try {
+      const after = await verifyDomain(app, row, 'periodic');
+      if (after && after.status !== row.status) app.log.warn('domain status changed by periodic DNS check', { domain: row.name, workspaceId: row.workspace_id, from: row.status, to: after.status });
+    } catch (err) {
+      app.log.error('periodic DNS check failed', { domain: row.name, err });
+    }
+  }
+  return due.length;
+}
