@@ -54,7 +54,8 @@ export class DomainConnectError extends Error {
 export const TEMPLATE_VARIABLES = ['dkimselector', 'dkimkey', 'mailhost'] as const;
 export type TemplateVariable = (typeof TEMPLATE_VARIABLES)[number];
 
-const KEY_FILE = 'domain-connect.key';
+/** The signing key's file name inside the data directory. */
+export const SIGNING_KEY_FILE = 'domain-connect.key';
 const DEFAULT_WINDOW = 750; // spec: default width and height of the consent popup
 const MAX_URL = 2048;
 // Parameters the apply URL itself defines (spec "Apply Template"); a template variable may not shadow one.
@@ -298,7 +299,7 @@ function toPublicKey(key: KeyObject | string): KeyObject {
  * then that process's key is the one returned, so two starters never sign with different keys.
  */
 export async function loadOrCreateSigningKey(dataDir: string): Promise<KeyObject> {
-  const file = join(dataDir, KEY_FILE);
+  const file = join(dataDir, SIGNING_KEY_FILE);
   const existing = await readKey(file);
   if (existing) return existing;
 
@@ -313,20 +314,23 @@ export async function loadOrCreateSigningKey(dataDir: string): Promise<KeyObject
   } finally {
     await handle.close();
   }
+  let won = true;
   try {
     await link(temp, file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // Filesystems without hard links: rename is still atomic, just not exclusive.
     if (code === 'EPERM' || code === 'ENOTSUP' || code === 'ENOSYS') await rename(temp, file);
-    else if (code !== 'EEXIST') throw err;
+    else if (code === 'EEXIST') won = false;
+    else throw err;
   } finally {
     await unlink(temp).catch(() => {});
   }
   await syncDir(dataDir);
-  const stored = await readKey(file);
-  if (!stored) throw new DomainConnectError('bad_key', `${file} vanished right after it was written`);
-  return stored;
+  if (won) return privateKey;
+  const theirs = await readKey(file);
+  if (!theirs) throw new DomainConnectError('bad_key', `${file} vanished right after another process wrote it`);
+  return theirs;
 }
 
 async function readKey(file: string): Promise<KeyObject | null> {

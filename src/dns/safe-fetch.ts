@@ -282,7 +282,7 @@ function request(target: CheckedUrl, addresses: string[], policy: FetchPolicy, d
       let size = 0;
       res.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (size > maxBytes * 100) return finish(new FetchRefused('size', url.href, `refused ${shown}: body exceeds ${maxBytes} bytes`));
+        if (size > maxBytes) return finish(new FetchRefused('size', url.href, `refused ${shown}: body exceeds ${maxBytes} bytes`));
         chunks.push(chunk);
       });
       res.on('error', (err: NodeJS.ErrnoException) => finish(new FetchFailed(shown, err.code ?? 'EFETCH', `${shown}: ${err.message}`, err)));

@@ -1,0 +1,228 @@
+// fetchJson against the test kit's real DNS server and a real HTTPS provider on loopback: catalogue API-10
+// (SSRF) refusals happen before any connection, and what is allowed goes to the vetted address only.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
+import { startDomainConnectProvider, type DomainConnectProvider } from '../testkit/domain-connect-provider.ts';
+import { createResolver } from './resolver.ts';
+import { blockedReason, fetchJson, FetchFailed, FetchRefused, type FetchPolicy } from './safe-fetch.ts';
+
+let dns: DnsServer;
+let provider: DomainConnectProvider;
+let lab: FetchPolicy;
+let strict: FetchPolicy;
+
+test.before(async () => {
+  dns = await startDnsServer();
+  provider = await startDomainConnectProvider({ hostname: 'dc.provider.test' });
+  const resolver = createResolver([dns.address], { timeoutMs: 500, tries: 1 });
+  lab = { resolver, allowPrivate: true, ca: provider.ca, timeoutMs: 3000 };
+  strict = { resolver, allowPrivate: false, ca: provider.ca, timeoutMs: 3000 };
+  dns.add('dc.provider.test', 'A', '127.0.0.1');
+  dns.add('other.provider.test', 'A', '127.0.0.1');
+  dns.add('ten.evil.test', 'A', '10.1.2.3');
+  dns.add('metadata.evil.test', 'A', '169.254.169.254');
+  dns.add('v6loop.evil.test', 'AAAA', '::1');
+  dns.add('mapped.evil.test', 'AAAA', '::ffff:127.0.0.1');
+  dns.add('mixed.evil.test', 'A', '203.0.113.7');
+  dns.add('mixed.evil.test', 'A', '192.168.1.1');
+  dns.add('public.test', 'A', '203.0.113.10');
+});
+
+test.after(async () => {
+  await provider.close();
+  await dns.close();
+});
+
+test.before.each(() => {
+  provider.reset();
+  dns.resetQueries();
+});
+
+async function refusal(url: string, policy: FetchPolicy): Promise<FetchRefused> {
+  try {
+    await fetchJson(url, policy);
+  } catch (err) {
+    if (err instanceof FetchRefused) return err;
+    throw new Error(`expected FetchRefused for ${url}, got ${String(err)}`);
+  }
+  throw new Error(`expected FetchRefused for ${url}, got an answer`);
+}
+
+async function failure(url: string, policy: FetchPolicy): Promise<FetchFailed> {
+  try {
+    await fetchJson(url, policy);
+  } catch (err) {
+    if (err instanceof FetchFailed) return err;
+    throw new Error(`expected FetchFailed for ${url}, got ${String(err)}`);
+  }
+  throw new Error(`expected FetchFailed for ${url}, got an answer`);
+}
+
+test('fetches JSON by host name in lab mode, trusting the test CA', async () => {
+  const { status, body } = await fetchJson(`${provider.url}/v2/example.test/settings`, lab);
+  assert.is(status, 200);
+  assert.equal(body, provider.defaultSettings('example.test'));
+  assert.is(provider.requests.length, 1);
+  assert.is(provider.requests[0]!.path, '/v2/example.test/settings');
+});
+
+test('connects to the address it vetted: one lookup per family, never the system resolver', async () => {
+  // getaddrinfo has never heard of .test; reaching the server at all means the pinned lookup was used.
+  await fetchJson(`${provider.url}/v2/example.test/settings`, lab);
+  const asked = dns.queries.filter((q) => q.name === 'dc.provider.test');
+  assert.equal(asked.map((q) => q.type).sort(), ['A', 'AAAA']);
+});
+
+test('keeps the URL host name for SNI and Host, and sends no credentials', async () => {
+  await fetchJson(`${provider.url}/v2/example.test/settings`, lab);
+  const seen = provider.requests[0]!;
+  assert.is(seen.servername, 'dc.provider.test');
+  assert.is(seen.headers.host, `dc.provider.test:${provider.port}`);
+  assert.is(seen.headers.accept, 'application/json');
+  assert.is(seen.headers['user-agent'], 'Mailwright');
+  assert.is(seen.headers.cookie, undefined);
+  assert.is(seen.headers.authorization, undefined);
+});
+
+test('TLS fails without the test CA', async () => {
+  const err = await failure(`${provider.url}/v2/example.test/settings`, { ...lab, ca: undefined });
+  assert.match(err.code, /SELF_SIGNED|UNABLE_TO_VERIFY/);
+  assert.is(provider.requests.length, 0);
+});
+
+test('TLS verifies the URL name, not the pinned address: a name the certificate lacks fails', async () => {
+  const err = await failure(`https://other.provider.test:${provider.port}/v2/example.test/settings`, lab);
+  assert.is(err.code, 'ERR_TLS_CERT_ALTNAME_INVALID');
+  assert.is(provider.requests.length, 0);
+});
+
+test('an IP-literal URL is fetched directly in lab mode (certificate IP SAN)', async () => {
+  const { status } = await fetchJson(`https://127.0.0.1:${provider.port}/v2/example.test/settings`, lab);
+  assert.is(status, 200);
+  assert.is(provider.requests[0]!.servername, null);
+  assert.is(dns.queries.length, 0);
+});
+
+test('refuses http:, file:, gopher: and URLs with user info, without a lookup or a request', async () => {
+  assert.is((await refusal(`http://dc.provider.test:${provider.port}/`, lab)).reason, 'scheme');
+  assert.is((await refusal('file:///etc/passwd', lab)).reason, 'scheme');
+  assert.is((await refusal('gopher://dc.provider.test:70/', lab)).reason, 'scheme');
+  const userinfo = await refusal(`https://user:hunter2@dc.provider.test:${provider.port}/`, lab);
+  assert.is(userinfo.reason, 'userinfo');
+  assert.not.match(userinfo.message, /hunter2/);
+  assert.is((await refusal('not a url', lab)).reason, 'url');
+  assert.is(dns.queries.length, 0);
+  assert.is(provider.requests.length, 0);
+});
+
+test('refuses host names resolving to loopback, private, metadata, ::1 and mapped loopback', async () => {
+  const cases: Array<[string, RegExp]> = [
+    ['dc.provider.test', /127\.0\.0\.1 \(a loopback address\)/],
+    ['ten.evil.test', /10\.1\.2\.3 \(a private address\)/],
+    ['metadata.evil.test', /169\.254\.169\.254 \(a link-local address\)/],
+    ['v6loop.evil.test', /::1 \(a loopback address\)/],
+    ['mapped.evil.test', /embedded in IPv6/],
+    ['mixed.evil.test', /192\.168\.1\.1 \(a private address\)/],
+  ];
+  for (const [host, why] of cases) {
+    // The provider's own port: had the check let it through, the provider would have recorded the request.
+    const err = await refusal(`https://${host}:${provider.port}/v2/example.test/settings`, strict);
+    assert.is(err.reason, 'address', host);
+    assert.match(err.message, why);
+  }
+  assert.is(provider.requests.length, 0);
+});
+
+test('refuses IP literals however they are spelled', async () => {
+  for (const host of ['127.0.0.1', '2130706433', '0x7f.1', '0177.0.0.1', '127.1', '0', '[::1]', '[::ffff:127.0.0.1]', '[::]', '10.0.0.1', '169.254.169.254', '100.64.0.1', '[fd00::1]', '[fe80::1]', '[64:ff9b::a9fe:a9fe]']) {
+    const err = await refusal(`https://${host}:${provider.port}/`, strict);
+    assert.is(err.reason, 'address', host);
+  }
+  assert.is(dns.queries.length, 0);
+  assert.is(provider.requests.length, 0);
+});
+
+test('refuses ports other than 443 outside lab mode, before connecting', async () => {
+  const err = await refusal('https://public.test:8443/', strict);
+  assert.is(err.reason, 'port');
+  assert.match(err.message, /8443/);
+});
+
+test('does not follow a redirect; the refusal names the Location', async () => {
+  provider.redirectTo('https://169.254.169.254/latest/meta-data/');
+  const err = await refusal(`${provider.url}/v2/example.test/settings`, lab);
+  assert.is(err.reason, 'redirect');
+  assert.match(err.message, /169\.254\.169\.254\/latest\/meta-data/);
+  assert.is(provider.requests.length, 1);
+});
+
+test('caps the body: a streamed 1 MB answer is cut off and refused', async () => {
+  provider.sendHugeBody(1024 * 1024);
+  const err = await refusal(`${provider.url}/v2/example.test/settings`, lab);
+  assert.is(err.reason, 'size');
+  assert.match(err.message, /65536/);
+});
+
+test('caps the body: a declared Content-Length over the cap is refused without reading it', async () => {
+  provider.sendHugeBody(1024 * 1024, true);
+  const err = await refusal(`${provider.url}/v2/example.test/settings`, { ...lab, maxBytes: 1000 });
+  assert.is(err.reason, 'size');
+  assert.match(err.message, /1048576 bytes exceeds 1000/);
+});
+
+test('a body just under the cap is read', async () => {
+  provider.setStatus(200, JSON.stringify({ pad: 'x'.repeat(900) }));
+  const { body } = await fetchJson(`${provider.url}/x`, { ...lab, maxBytes: 1000 });
+  assert.is((body as { pad: string }).pad.length, 900);
+});
+
+test('a stalled server times out within the whole-request limit', async () => {
+  provider.stall();
+  const started = Date.now();
+  const err = await failure(`${provider.url}/v2/example.test/settings`, { ...lab, timeoutMs: 300 });
+  const elapsed = Date.now() - started;
+  assert.is(err.code, 'ETIMEDOUT');
+  assert.ok(elapsed >= 250 && elapsed < 2000, `took ${elapsed} ms`);
+});
+
+test('a DNS lookup that never answers counts against the same limit', async () => {
+  dns.fail('slow.provider.test', '*', 'timeout');
+  try {
+    const err = await failure(`https://slow.provider.test:${provider.port}/`, { ...lab, timeoutMs: 200 });
+    assert.is(err.code, 'ETIMEDOUT');
+  } finally {
+    dns.unfail('slow.provider.test');
+  }
+});
+
+test('a 2xx body that is not JSON fails; an empty one is null', async () => {
+  provider.setStatus(200, '<html>hello</html>', 'text/html');
+  const err = await failure(`${provider.url}/x`, lab);
+  assert.is(err.code, 'EBADJSON');
+  provider.setStatus(200, '');
+  assert.equal(await fetchJson(`${provider.url}/x`, lab), { status: 200, body: null });
+});
+
+test('an error status is returned with its body, HTML bodies as null', async () => {
+  provider.setStatus(404, '<html>Not Found</html>', 'text/html');
+  assert.equal(await fetchJson(`${provider.url}/x`, lab), { status: 404, body: null });
+  provider.setStatus(500, '{"error":"boom"}');
+  assert.equal(await fetchJson(`${provider.url}/x`, lab), { status: 500, body: { error: 'boom' } });
+});
+
+test('a name with no addresses fails without a request', async () => {
+  const err = await failure(`https://nowhere.test:${provider.port}/`, lab);
+  assert.is(err.code, 'ENOTFOUND');
+});
+
+test('blockedReason: public addresses pass, the catalogue ranges do not', () => {
+  for (const ip of ['8.8.8.8', '203.0.113.10', '2001:4860:4860::8888', '::ffff:8.8.8.8', '172.32.0.1', '100.128.0.1']) {
+    assert.is(blockedReason(ip), null, ip);
+  }
+  for (const ip of ['0.0.0.0', '172.16.0.1', '172.31.255.255', '192.168.0.1', '224.0.0.1', '255.255.255.255', '::', '::1', 'fc00::1', 'febf::1', 'ff02::1', '::ffff:10.0.0.1', '::ffff:a9fe:a9fe']) {
+    assert.ok(blockedReason(ip), ip);
+  }
+});
+
+test.run();
