@@ -3,6 +3,8 @@
 // missing or wrong with the exact record to publish. Read-only: it changes no state, so it is safe beside
 // a running server.
 import { connect } from 'node:net';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Resolver } from 'node:dns/promises';
 import type { Config } from './config.ts';
 import type { Db } from './db/open.ts';
@@ -12,6 +14,8 @@ import { inboundRecord, requiredRecords } from './dns/records.ts';
 import { allDomains } from './domains/domains.ts';
 import { domainDns } from './domains/verification.ts';
 import { getWorkspace } from './account/workspaces.ts';
+import { loadOrCreateSigningKey, publicKeyFromRecords, publicKeyRecord, SIGNING_KEY_FILE } from './dns/domain-connect.ts';
+import { KEY_HOST } from './domains/connect.ts';
 
 interface Report {
   problems: number;
@@ -70,6 +74,25 @@ function reportChecks(r: Report, checks: RecordCheck[], records: ReturnType<type
   }
 }
 
+// The consent links the box signs are checked by providers against this record (Domain Connect spec,
+// "Digitally Sign Requests"); the key exists once a first link was made.
+async function checkDomainConnectKey(config: Config, resolver: Resolver, r: Report): Promise<void> {
+  if (!existsSync(join(config.dataDir, SIGNING_KEY_FILE))) return;
+  const name = `${KEY_HOST}.${config.domainConnectProviderId}`;
+  const want = publicKeyRecord(await loadOrCreateSigningKey(config.dataDir));
+  r.lines.push('', 'Domain Connect');
+  const published = await resolver.resolveTxt(name).then(
+    (records) => records.map((parts) => parts.join('')),
+    () => [] as string[],
+  );
+  let matches = false;
+  try {
+    matches = published.length > 0 && publicKeyFromRecords(published).equals(publicKeyFromRecords([want]));
+  } catch {}
+  if (matches) ok(r, `${name} TXT publishes the signing key`);
+  else bad(r, `${name} TXT does not publish this box's signing key: providers will refuse its consent links`, `publish ${name} TXT "${want}"`);
+}
+
 export async function doctor(config: Config, db: Db, write: (line: string) => void = console.log): Promise<number> {
   const resolver = createResolver(config.dnsServers, { timeoutMs: 3000, tries: 2 });
   const r: Report = { problems: 0, lines: [] };
@@ -88,6 +111,7 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
       else bad(r, `MX    ${row.name}: ${inbound.issue?.message}`, `publish ${want.name} MX ${want.value}`);
     }
   }
+  await checkDomainConnectKey(config, resolver, r);
   r.lines.push('', r.problems === 0 ? 'No problems found.' : `${r.problems} problem${r.problems === 1 ? '' : 's'} found.`);
   for (const line of r.lines) write(line);
   return r.problems === 0 ? 0 : 1;

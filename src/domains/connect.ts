@@ -4,8 +4,9 @@
 // public half is published by the operator at _dck1.<provider id> (`doctor` prints the record).
 import type { App } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { consentUrl, discoverSettings, loadOrCreateSigningKey, supportsTemplate, type ServiceIdentity } from '../dns/domain-connect.ts';
-import { FetchFailed, type FetchPolicy } from '../dns/safe-fetch.ts';
+import { consentUrl, discoverSettings, DomainConnectError, loadOrCreateSigningKey, supportsTemplate, templateVariables, type ServiceIdentity } from '../dns/domain-connect.ts';
+import { FetchFailed, FetchRefused, type FetchPolicy } from '../dns/safe-fetch.ts';
+import { checkDmarc } from '../dns/verify.ts';
 import { DnsLookupError, findZone, relativeHost } from '../dns/zone.ts';
 import { activeDkimKey } from './dkim-keys.ts';
 import type { DomainRow } from './domains.ts';
@@ -51,20 +52,26 @@ export async function connectLink(app: App, row: DomainRow, redirectUri: string)
     }
     const key = activeDkimKey(app.db, row.workspace_id, row.id)!;
     const host = relativeHost(row.name, zone.zone);
+    // The template's DMARC record would replace whatever policy the domain has (it may be stricter): offer it
+    // only when there is none.
+    const hasDmarc = (await checkDmarc(app.dns, row.name)).state !== 'failed';
     const url = consentUrl(settings, identity, {
       zone: zone.zone,
       host: host === '@' ? '' : host,
-      variables: { dkimselector: key.selector, dkimkey: key.publicKey, mailhost: app.config.hostname },
+      variables: templateVariables({ dkimSelector: key.selector, dkimPublicKey: key.publicKey, mailHost: app.config.hostname }),
+      groupIds: ['dkim', 'returnpath', ...(hasDmarc ? [] : ['dmarc'])],
       redirectUri,
       state: row.id,
     });
     return { url, providerName };
   } catch (err) {
     if (err instanceof ApiError) throw err;
-    if (err instanceof DnsLookupError) throw new ApiError(503, 'dns_unavailable', `${err.message}; try again shortly`);
-    if (err instanceof FetchFailed) throw new ApiError(502, 'dns_provider_unreachable', `The DNS provider's Domain Connect service did not answer usably: ${err.message}`);
-    // FetchRefused and invalid settings: the provider (or what it told us) is not one we may follow.
-    if (err instanceof Error && /refused|invalid|not allowed|must be/i.test(err.message)) throw unsupported(`Domain Connect refused: ${err.message}`);
+    // What the provider (or its DNS) told us is not something the box will follow.
+    if (err instanceof FetchRefused || (err instanceof DomainConnectError && err.code === 'bad_settings')) throw unsupported(`Domain Connect refused: ${err.message}`);
+    if (err instanceof FetchFailed || (err instanceof DomainConnectError && err.code === 'provider_error')) {
+      throw new ApiError(502, 'dns_provider_unreachable', `The DNS provider's Domain Connect service did not answer usably: ${err.message}`);
+    }
+    if (err instanceof DnsLookupError || (err instanceof DomainConnectError && err.code === 'dns_error')) throw new ApiError(503, 'dns_unavailable', `${err.message}; try again shortly`);
     throw err;
   }
 }
