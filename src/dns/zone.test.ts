@@ -21,10 +21,7 @@ test.before.each(() => {
   server.clear().unfail().resetQueries();
 });
 
-function publishZone(zone: string, ns: string[] = [`ns1.${zone}`]): void {
-  server.add(zone, 'SOA', { mname: `ns1.${zone}`, rname: `hostmaster.${zone}` });
-  for (const n of ns) server.add(zone, 'NS', n);
-}
+const publishZone = (zone: string, ns: string[] = [`ns1.${zone}`]) => server.addZone(zone, ns);
 
 async function lookupError(promise: Promise<unknown>): Promise<DnsLookupError> {
   try {

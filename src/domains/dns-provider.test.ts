@@ -10,17 +10,13 @@ let dns: DnsServer;
 let t: TestApp;
 let key: string;
 
-const zone = (apex: string, nameservers: string[]) => {
-  dns.add(apex, 'SOA', { mname: nameservers[0], rname: `hostmaster.${apex}` });
-  for (const ns of nameservers) dns.add(apex, 'NS', ns);
-};
 
 test.before(async () => {
   dns = await startDnsServer();
   dns.add('mx.mailwright.test', 'A', '127.0.0.1');
-  zone('cf-example.test', ['ada.ns.cloudflare.com', 'bob.ns.cloudflare.com']);
-  zone('aws-example.test', ['ns-1536.awsdns-00.co.uk', 'ns-0.awsdns-00.com', 'ns-1024.awsdns-00.org', 'ns-512.awsdns-00.net']);
-  zone('own-dns.test', ['ns1.own-dns.test', 'ns2.own-dns.test']);
+  dns.addZone('cf-example.test', ['ada.ns.cloudflare.com', 'bob.ns.cloudflare.com']);
+  dns.addZone('aws-example.test', ['ns-1536.awsdns-00.co.uk', 'ns-0.awsdns-00.com', 'ns-1024.awsdns-00.org', 'ns-512.awsdns-00.net']);
+  dns.addZone('own-dns.test', ['ns1.own-dns.test', 'ns2.own-dns.test']);
   t = await startTestApp({ env: { MAILWRIGHT_DNS_SERVERS: dns.address } });
   key = (await seedWorkspace(t)).key;
 });
@@ -57,10 +53,7 @@ test('a subdomain on Cloudflare: zone is the parent, hosts are relative to it', 
 test('a zone apex on Route 53; after inbound setup and verification the state shows', async () => {
   const d = await addDomain('aws-example.test');
   await request(`${t.api}/domains/${d.id}/inbound/setup`, { method: 'POST', key });
-  for (const r of d.records) {
-    if (r.type === 'MX') dns.set(r.name, 'MX', [{ preference: r.priority, exchange: r.value }]);
-    else dns.set(r.name, 'TXT', [r.value]);
-  }
+  dns.publish(d.records);
   await request(`${t.api}/domains/${d.id}/verify`, { method: 'POST', key });
   const body = (await detect(d.id)).body;
   assert.equal([body.detectionStatus, body.detected, body.zone], ['detected', 'Amazon Route 53', 'aws-example.test']);

@@ -20,8 +20,7 @@ let domain: any;
 test.before(async () => {
   dns = await startDnsServer();
   provider = await startDomainConnectProvider();
-  dns.add(ZONE, 'SOA', { mname: 'ns1.provider.test', rname: `hostmaster.${ZONE}` });
-  dns.add(ZONE, 'NS', 'ns1.provider.test');
+  dns.addZone(ZONE, ['ns1.provider.test']);
   dns.add('dc.provider.test', 'A', '127.0.0.1');
   dns.add(`_domainconnect.${ZONE}`, 'TXT', `dc.provider.test:${provider.port}`);
   t = await startTestApp({

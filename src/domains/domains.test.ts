@@ -36,14 +36,8 @@ const create = async (name: string, key = a.key) => {
 const verify = (id: string, key = a.key) => api(`/domains/${id}/verify`, { method: 'POST', key });
 const record = (domain: any, kind: string) => domain.records.find((r: any) => r.record === kind);
 
-/** Publishes every record exactly as the box asked for it. */
-function publish(domain: any, skip: string[] = []) {
-  for (const r of domain.records) {
-    if (skip.includes(r.record)) continue;
-    if (r.type === 'MX') dns.set(r.name, 'MX', [{ preference: r.priority, exchange: r.value }]);
-    else dns.set(r.name, 'TXT', [r.value]);
-  }
-}
+/** Publishes every record exactly as the box asked for it, but those named in `skip`. */
+const publish = (domain: any, skip: string[] = []) => dns.publish(domain.records.filter((r: any) => !skip.includes(r.record)));
 
 const otherPublicKey = () => generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
 

@@ -316,4 +316,19 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+test('addZone publishes SOA and NS; publish() puts records as the box lists them', async () => {
+  server.addZone('kit-zone.test', ['ns1.kit.test', 'ns2.kit.test']);
+  assert.is((await resolver.resolveSoa('kit-zone.test')).nsname, 'ns1.kit.test');
+  assert.equal((await resolver.resolveNs('kit-zone.test')).sort(), ['ns1.kit.test', 'ns2.kit.test']);
+  const long = 'v=DKIM1; k=rsa; p=' + 'A'.repeat(400);
+  server.publish([
+    { type: 'TXT', name: 'sel._domainkey.kit-zone.test', value: long },
+    { type: 'MX', name: 'bounces.kit-zone.test', value: 'mx.kit.test', priority: 10 },
+  ]);
+  const txt = await resolver.resolveTxt('sel._domainkey.kit-zone.test');
+  assert.is(txt.length, 1, 'one record');
+  assert.is(txt[0].join(''), long, 'split into strings, whole when joined');
+  assert.equal(await resolver.resolveMx('bounces.kit-zone.test'), [{ priority: 10, exchange: 'mx.kit.test' }]);
+});
+
 test.run();

@@ -109,6 +109,23 @@ export class DnsServer {
     return this;
   }
 
+  /** An authoritative zone: its SOA (the first nameserver as mname) and NS records. */
+  addZone(apex: string, nameservers: string[] = [`ns1.${normalize(apex)}`]): this {
+    this.add(apex, 'SOA', { mname: nameservers[0] ?? `ns1.${normalize(apex)}`, rname: `hostmaster.${normalize(apex)}` });
+    for (const ns of nameservers) this.add(apex, 'NS', ns);
+    return this;
+  }
+
+  /** Publishes records as the box lists them ({type, name, value, priority}), replacing each RRset. */
+  publish(records: Array<{ type: string; name: string; value: string; priority?: number }>): this {
+    for (const r of records) {
+      if (r.type === 'MX') this.set(r.name, 'MX', [{ preference: r.priority ?? 10, exchange: r.value }]);
+      else if (r.type === 'TXT') this.set(r.name, 'TXT', [r.value]);
+      else throw new TypeError(`publish() takes TXT and MX records, not ${r.type}`);
+    }
+    return this;
+  }
+
   /** Replaces the RRset; an empty list removes it. */
   set<T extends RecordType>(name: string, type: T, data: RecordData[T][], ttl = 300): this {
     const key = normalize(name);
