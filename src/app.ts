@@ -18,6 +18,10 @@ import { createMxServer } from './smtp/mx.ts';
 import { accountRoutes } from './account/routes.ts';
 import { domainRoutes } from './domains/routes.ts';
 import { recheckDueDomains } from './domains/verification.ts';
+import { emailRoutes } from './emails/routes.ts';
+import { Signer } from './send/signer.ts';
+import { Deliverer } from './send/deliver.ts';
+import { Queue } from './send/queue.ts';
 import { ensureDefaultWorkspace } from './account/workspaces.ts';
 import { findKeyBySecret } from './account/keys.ts';
 import { findSession, purgeSessions } from './account/sessions.ts';
@@ -30,6 +34,8 @@ export interface RunningApp {
   /** Stops accepting, lets work in flight finish, commits, closes the database. */
   stop(): Promise<void>;
 }
+
+const MiB = 1024 * 1024;
 
 export class StartupError extends Error {
   override name = 'StartupError';
@@ -60,8 +66,20 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     dns: createResolver(config.dnsServers),
     commit: new GroupCommit(db),
     idempotency: new Idempotency(db, clock),
+    queue: { wake: () => {} },
     fetchCa: opts.fetchCa,
   };
+  const signer = new Signer();
+  const deliverer = new Deliverer({
+    resolver: app.dns,
+    heloName: config.hostname,
+    port: config.mtaPort,
+    allowPrivate: config.allowPrivateDelivery,
+    relayUrl: config.relayUrl,
+    maxConnectionsPerHost: config.maxConnectionsPerMx,
+  });
+  const queue = new Queue(app, signer, deliverer, { policy: { schedule: config.retrySchedule, lifetimeMs: config.queueLifetime }, relay: config.relayUrl !== null });
+  app.queue = queue;
 
   const authenticator: Authenticator = {
     byKey: (secret) => {
@@ -76,16 +94,31 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
   let healthy = false;
   const httpServer = createHttpServer(
     createHttpApp(
-      { config, log, authenticator, rateLimiter: config.rateLimit > 0 ? new RateLimiter(config.rateLimit, clock) : null, healthy: () => healthy },
-      [accountRoutes(app, new LoginThrottle(clock)), domainRoutes(app)],
+      {
+        config,
+        log,
+        authenticator,
+        rateLimiter: config.rateLimit > 0 ? new RateLimiter(config.rateLimit, clock) : null,
+        healthy: () => healthy,
+        largerBodies: [
+          { path: /^\/api\/v1\/emails$/, limitBytes: 20 * MiB },
+          { path: /^\/api\/v1\/emails\/batch$/, limitBytes: 50 * MiB },
+        ],
+      },
+      [accountRoutes(app, new LoginThrottle(clock)), domainRoutes(app), emailRoutes(app)],
     ),
   );
   const mx = createMxServer(app);
 
-  // Undone in reverse: jobs, HTTP, SMTP (each letting its work in flight finish), the last group commit, the db.
+  // Undone in reverse: jobs, HTTP, SMTP, the queue (each letting its work in flight finish), the signer's
+  // workers and pooled connections, the last group commit, the db.
   const opened: Array<() => Promise<void>> = [
     async () => void db.close(),
     async () => app.commit.flush(),
+    async () => {
+      await deliverer.close();
+      await signer.close();
+    },
   ];
   const closeAll = async () => {
     for (const close of opened.reverse()) await close().catch((err) => log.error('shutdown step failed', { err }));
@@ -93,6 +126,8 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
   let smtpAddress: AddressInfo;
   let httpAddress: AddressInfo;
   try {
+    queue.start();
+    opened.push(() => queue.stop());
     smtpAddress = await listen(mx.server, config.smtpHost, config.smtpPort, 'SMTP', 'MAILWRIGHT_SMTP_PORT');
     opened.push(() => new Promise<void>((resolve) => mx.close(() => resolve())));
     httpAddress = await listen(httpServer, config.httpHost, config.httpPort, 'HTTP', 'MAILWRIGHT_HTTP_PORT');

@@ -33,6 +33,12 @@ export interface Config {
   domainConnectServiceId: string;
   /** Minutes between the periodic DNS re-checks of every domain. */
   dnsRecheckMinutes: number;
+  /** Delays before the 2nd, 3rd, ... delivery attempt (ms); the last repeats. */
+  retrySchedule: number[];
+  /** How long a temporarily failing recipient is retried before the box gives up (ms). */
+  queueLifetime: number;
+  /** Concurrent connections to one MX host. */
+  maxConnectionsPerMx: number;
 }
 
 export class ConfigError extends Error {
@@ -137,6 +143,19 @@ const readableFile: Parser<string | null> = (raw) => {
   return path;
 };
 
+const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const durationOf = (s: string): number => {
+  const m = /^(\d+)\s*([smhd])$/.exec(s.trim());
+  if (!m || Number(m[1]) === 0) return fail(`"${s}" is not a duration such as 30s, 5m, 2h or 5d`);
+  return Number(m[1]) * UNITS[m[2]];
+};
+const duration: Parser<number> = (raw) => durationOf(text(raw));
+const durations: Parser<number[]> = (raw) => {
+  const list = (Array.isArray(raw) ? raw.map(text) : text(raw).split(',')).map((s) => s.trim()).filter(Boolean);
+  if (list.length === 0) fail('must list at least one duration');
+  return list.map(durationOf);
+};
+
 const logLevel: Parser<Config['logLevel']> = (raw) => {
   const s = text(raw).toLowerCase();
   if (s === 'debug' || s === 'info' || s === 'warn' || s === 'error') return s;
@@ -174,6 +193,9 @@ export const KEYS = [
   spec('domain_connect_provider_id', 'domainConnectProviderId', (raw) => (text(raw) ? hostname(raw) : ''), () => ''),
   spec('domain_connect_service_id', 'domainConnectServiceId', (raw) => (/^[A-Za-z0-9._-]{1,64}$/.test(text(raw)) ? text(raw) : fail('must be 1-64 letters, digits, dots, dashes or underscores')), () => 'mailwright'),
   spec('dns_recheck_minutes', 'dnsRecheckMinutes', integer(1, 24 * 60), () => 60),
+  spec('retry_schedule', 'retrySchedule', durations, () => durations('5m,10m,20m,40m,1h,2h,4h')),
+  spec('queue_lifetime', 'queueLifetime', duration, () => durationOf('5d')),
+  spec('max_connections_per_mx', 'maxConnectionsPerMx', integer(1, 100), () => 10),
 ] as const;
 
 export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;

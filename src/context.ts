@@ -17,6 +17,8 @@ export interface App {
   /** Shared-fsync writes for the SMTP and send paths. */
   commit: GroupCommit;
   idempotency: Idempotency;
+  /** The outbound queue; wake() makes it look for due work now (after a submit). */
+  queue: { wake(): void };
   /** Extra CA certificates (PEM) that outgoing HTTPS fetches trust: the local providers of tests. */
   fetchCa?: string;
 }

@@ -11,6 +11,7 @@ import { createWorkspace, findWorkspace, DEFAULT_WORKSPACE } from './account/wor
 import { createUser } from './account/users.ts';
 import { createKey } from './account/keys.ts';
 import { doctor } from './doctor.ts';
+import { flushQueue, listQueue } from './send/queue-admin.ts';
 
 const EX_USAGE = 2;
 const EX_CONFIG = 78; // sysexits.h; the systemd unit does not restart on it, since retrying cannot help
@@ -26,6 +27,7 @@ Commands:
   user add               create the user who signs in to a workspace's dashboard; prints the user id
   key create             create an API key; prints only the key (re_...)
   doctor                 check the box's DNS, ports and every domain's records; prints what to fix
+  queue list | flush     show queued and deferred mail; attempt every deferred delivery now
 
 Run 'mailwright <command> --help' for a command's options. Configuration comes from
 config/mailwright.toml (or MAILWRIGHT_CONFIG) and MAILWRIGHT_* variables; see the README.`,
@@ -46,6 +48,12 @@ the user id. The password (at least 10 characters) is read from standard input, 
 
 Creates an API key in a workspace (default: "${DEFAULT_WORKSPACE}") and prints only the key (re_...) on
 standard output. It is shown this once: the box keeps only its hash.`,
+  queue: `Usage: mailwright queue list [--json]
+       mailwright queue flush
+
+list shows every recipient still queued, being sent or deferred: its email, state, attempts, when the
+next attempt is due and the last answer; --json prints one JSON array. flush makes every queued and
+deferred recipient due now (like postqueue -f); a running serve picks them up within a second.`,
   doctor: `Usage: mailwright doctor
 
 Checks, without changing anything: that serve is listening, that MAILWRIGHT_HOSTNAME has an address
@@ -77,6 +85,20 @@ async function main(argv: string[]): Promise<number> {
     } finally {
       db.close();
     }
+  }
+  if (command === 'queue') {
+    if (sub !== 'list' && sub !== 'flush') throw new UsageError(`unknown command "queue ${sub ?? ''}"; use "queue list" or "queue flush"`);
+    const { values } = parseArgs({ args: rest, strict: true, options: { json: { type: 'boolean' } } });
+    return withStore(config, (db) => {
+      if (sub === 'flush') {
+        console.log(`${flushQueue(db)} deliveries will be attempted now`);
+        return;
+      }
+      const rows = listQueue(db);
+      if (values.json) console.log(JSON.stringify(rows, null, 2));
+      else if (rows.length === 0) console.log('The queue is empty.');
+      else for (const r of rows) console.log([r.emailId, r.recipient, r.state, `attempts ${r.attempts}`, r.nextAttemptAt ? `next ${r.nextAttemptAt}` : '', r.lastResponse ?? ''].filter(Boolean).join('  '));
+    });
   }
   if (command === 'workspace') {
     if (sub !== 'create') throw new UsageError(`unknown command "workspace ${sub ?? ''}"; did you mean "workspace create NAME"?`);

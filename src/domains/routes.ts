@@ -12,7 +12,7 @@ import { dkimName, dmarcName, DMARC_VALUE, inboundRecord } from '../dns/records.
 import { checkInboundMx } from '../dns/verify.ts';
 import { detectProvider } from '../dns/providers.ts';
 import { relativeHost } from '../dns/zone.ts';
-import { normaliseDomain } from './names.ts';
+import { normaliseDomain } from '../mail/domain-name.ts';
 import { generateDkimKey, activeDkimKey } from './dkim-keys.ts';
 import {
   checksOf,

@@ -6,17 +6,22 @@ import { ApiError } from '../errors.ts';
 
 const MAX_DEPTH = 32;
 
-export function jsonBody(opts: { limitBytes: number }): Middleware {
-  const parse = koaBody({
-    json: true,
-    urlencoded: false,
-    text: false,
-    multipart: false,
-    jsonStrict: true,
-    jsonLimit: opts.limitBytes,
-    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-  });
+/** Bodies are capped at `limitBytes`, or at the limit of the first `larger` entry whose pattern matches the path. */
+export function jsonBody(opts: { limitBytes: number; larger?: Array<{ path: RegExp; limitBytes: number }> }): Middleware {
+  const parser = (limit: number) =>
+    koaBody({
+      json: true,
+      urlencoded: false,
+      text: false,
+      multipart: false,
+      jsonStrict: true,
+      jsonLimit: limit,
+      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+    });
+  const standard = parser(opts.limitBytes);
+  const larger = (opts.larger ?? []).map((l) => ({ path: l.path, parse: parser(l.limitBytes) }));
   return async (ctx, next) => {
+    const parse = larger.find((l) => l.path.test(ctx.path))?.parse ?? standard;
     // ctx.is() is null when the request has no body; an empty one (Content-Length: 0) is none either.
     const hasBody = ctx.is() !== null && ctx.request.length !== 0;
     if (hasBody && ctx.is('application/json', '+json') === false) {

@@ -23,6 +23,8 @@ export interface HttpDeps {
   rateLimiter: RateLimiter | null;
   /** Answers /healthz: true once SMTP, HTTP and the queue are all up. */
   healthy: () => boolean;
+  /** Paths that take bodies over the default 1 MiB (sends with attachments). */
+  largerBodies?: Array<{ path: RegExp; limitBytes: number }>;
 }
 
 /** A router for one resource's API routes, mounted under /api/v1 by `createHttpApp`. */
@@ -54,7 +56,7 @@ export function createHttpApp(deps: HttpDeps, routers: Router[]): Koa {
   });
 
   const api = new Router({ prefix: API_PREFIX });
-  api.use(jsonBody({ limitBytes: DEFAULT_BODY_LIMIT }));
+  api.use(jsonBody({ limitBytes: DEFAULT_BODY_LIMIT, larger: deps.largerBodies }));
   api.use(resolveAuth(deps.authenticator));
   api.use(rateLimit(deps.rateLimiter));
   for (const r of routers) api.use(r.routes());

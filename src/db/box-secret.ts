@@ -1,0 +1,9 @@
+// The box's own secret (32 random bytes in box_settings), created on first use, so every backup carries
+// it: it authenticates the VERP return paths (and signed links) the box puts in mail.
+import { randomBytes } from 'node:crypto';
+import type { Db } from './open.ts';
+
+export function boxSecret(db: Db): Buffer {
+  db.prepare("INSERT OR IGNORE INTO box_settings (key, value) VALUES ('secret', ?)").run(randomBytes(32));
+  return db.prepare("SELECT value FROM box_settings WHERE key = 'secret'").pluck().get() as Buffer;
+}

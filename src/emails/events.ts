@@ -1,0 +1,75 @@
+// Delivery events of an email ({id, emailId, type, recipient, createdAt, data}, DESIGN.md) and the email's
+// status that follows from its recipients. Written in the same transaction as the change they describe.
+import type { Clock } from '../clock.ts';
+import { iso } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { newId } from '../db/ids.ts';
+
+export type EventType =
+  | 'sent'
+  | 'delivered'
+  | 'delivery_delayed'
+  | 'bounced'
+  | 'blocked'
+  | 'failed'
+  | 'opened'
+  | 'clicked'
+  | 'complained'
+  | 'unsubscribed'
+  | 'received'
+  | 'forwarded';
+
+export interface NewEvent {
+  workspaceId: string;
+  emailId: string;
+  type: EventType;
+  recipient: string | null;
+  data?: Record<string, unknown>;
+}
+
+interface EventRow {
+  id: string;
+  email_id: string;
+  type: EventType;
+  recipient: string | null;
+  data: string;
+  created_at: number;
+}
+
+export function addEvent(db: Db, clock: Clock, e: NewEvent): void {
+  db.prepare('INSERT INTO events (id, workspace_id, email_id, type, recipient, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+    newId('evt', clock.now()),
+    e.workspaceId,
+    e.emailId,
+    e.type,
+    e.recipient,
+    JSON.stringify(e.data ?? {}),
+    clock.now(),
+  );
+}
+
+/** An email's events in the order they happened (ids are time-ordered). */
+export function listEvents(db: Db, workspaceId: string, emailId: string) {
+  const rows = db.prepare('SELECT id, email_id, type, recipient, data, created_at FROM events WHERE workspace_id = ? AND email_id = ? ORDER BY id').all(workspaceId, emailId) as EventRow[];
+  return rows.map((r) => ({ id: r.id, emailId: r.email_id, type: r.type, recipient: r.recipient, createdAt: iso(r.created_at), data: JSON.parse(r.data) as Record<string, unknown> }));
+}
+
+/**
+ * DESIGN.md's email status from its recipients: `sent` while queued, `delivery_delayed` while any recipient
+ * waits after a temporary failure, and once all are final: `blocked` if every one was suppressed,
+ * `delivered` if any arrived, else `bounced`, else `failed` (gave up).
+ */
+export function refreshEmailStatus(db: Db, emailId: string): string {
+  const counts = Object.fromEntries(
+    (db.prepare('SELECT state, count(*) AS n FROM deliveries WHERE email_id = ? GROUP BY state').all(emailId) as Array<{ state: string; n: number }>).map((r) => [r.state, r.n]),
+  ) as Record<string, number>;
+  const has = (s: string) => (counts[s] ?? 0) > 0;
+  let status: string;
+  if (has('queued') || has('sending') || has('deferred')) status = has('deferred') ? 'delivery_delayed' : 'sent';
+  else if (Object.keys(counts).every((s) => s === 'blocked')) status = 'blocked';
+  else if (has('delivered')) status = 'delivered';
+  else if (has('bounced')) status = 'bounced';
+  else status = 'failed';
+  db.prepare('UPDATE emails SET status = ? WHERE id = ?').run(status, emailId);
+  return status;
+}

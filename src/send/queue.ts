@@ -1,0 +1,301 @@
+// The outbound queue: the only place that retries (ARCHITECTURE.md). It claims due recipients with one
+// atomic UPDATE (so concurrent workers never take the same one), makes sure each email is composed and
+// DKIM-signed exactly once (in the Signer's worker threads) before its first attempt, hands recipients
+// to the Deliverer grouped by destination domain, and records every outcome as data: queue row, event,
+// email status, in one group commit. A crash leaves claimed rows in 'sending'; start-up puts them back.
+import type { App } from '../context.ts';
+import type { Signer } from './signer.ts';
+import type { Deliverer, OutboundMessage, RecipientOutcome } from './deliver.ts';
+import type { ComposeInput } from '../mail/compose.ts';
+import type { Mailbox } from '../mail/addresses.ts';
+import { activeDkimKey } from '../domains/dkim-keys.ts';
+import { addEvent, refreshEmailStatus } from '../emails/events.ts';
+import { expired, retryDelay, type RetryPolicy } from './policy.ts';
+
+interface Claimed {
+  id: number;
+  email_id: string;
+  workspace_id: string;
+  recipient: string;
+  domain: string;
+  attempts: number;
+  first_deferred_at: number | null;
+  created_at: number;
+}
+
+interface EmailRow {
+  id: string;
+  workspace_id: string;
+  domain_id: string | null;
+  domain: string;
+  message_id: string;
+  in_reply_to: string | null;
+  refs: string;
+  from_address: string;
+  from_name: string | null;
+  to_json: string;
+  cc_json: string;
+  reply_to_json: string;
+  subject: string;
+  text_body: string | null;
+  html_body: string | null;
+  headers_json: string;
+  envelope_from: string;
+  raw: Buffer | null;
+  created_at: number;
+}
+
+export interface QueueOptions {
+  policy: RetryPolicy;
+  /** Recipients being worked on at once. */
+  maxInFlight?: number;
+  /** Recipients claimed per UPDATE. */
+  batchSize?: number;
+  /** A claim older than this is considered abandoned (its worker hung or died) and is put back. */
+  leaseMs?: number;
+  /** How often to look for work nobody woke us for (retries coming due, `queue flush` from the CLI). */
+  pollMs?: number;
+  /** With a smarthost every recipient goes the same way, so all are one destination. */
+  relay?: boolean;
+}
+
+/** A failure that retrying cannot fix (the sending domain and its key are gone). */
+class Permanent extends Error {}
+
+/** The outcome of a recipient that never left the box. */
+type LocalFailure = Omit<RecipientOutcome, 'result'> & { result: 'failed' | 'deferred' };
+
+export class Queue {
+  private inFlight = 0;
+  private stopping = false;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly running = new Set<Promise<void>>();
+  private readonly signing = new Map<string, Promise<{ raw: Buffer; envelopeFrom: string }>>();
+  private readonly maxInFlight: number;
+  private readonly batchSize: number;
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+
+  constructor(
+    private readonly app: App,
+    private readonly signer: Signer,
+    private readonly deliverer: Deliverer,
+    private readonly opts: QueueOptions,
+  ) {
+    this.maxInFlight = opts.maxInFlight ?? 1000;
+    this.batchSize = opts.batchSize ?? 200;
+    this.leaseMs = opts.leaseMs ?? 30 * 60_000;
+    this.pollMs = opts.pollMs ?? 1000;
+  }
+
+  /** Puts back what dead processes left claimed (a crash, kill -9), then starts working. */
+  start(): void {
+    const now = this.app.clock.now();
+    const claimants = this.app.db.prepare("SELECT DISTINCT claimed_by FROM deliveries WHERE state = 'sending'").pluck().all() as Array<number | null>;
+    let back = 0;
+    for (const pid of claimants.filter((p) => p === null || p === process.pid || !alive(p))) {
+      back += this.app.db
+        .prepare("UPDATE deliveries SET state = CASE WHEN attempts > 0 THEN 'deferred' ELSE 'queued' END, next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL, updated_at = ? WHERE state = 'sending' AND claimed_by IS ?")
+        .run(now, now, pid).changes;
+    }
+    if (back) this.app.log.warn('queue: recipients left in flight by a process that died are queued again', { count: back });
+    this.pump();
+  }
+
+  wake(): void {
+    this.pump();
+  }
+
+  /** Stops claiming and waits for the attempts under way to finish and be recorded. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearTimeout(this.timer);
+    while (this.running.size) await Promise.allSettled([...this.running]);
+  }
+
+  private pump(): void {
+    if (this.stopping) return;
+    this.releaseAbandoned();
+    while (this.inFlight < this.maxInFlight) {
+      const rows = this.claim(Math.min(this.batchSize, this.maxInFlight - this.inFlight));
+      if (rows.length === 0) break;
+      this.inFlight += rows.length;
+      const work: Promise<void> = this.process(rows)
+        .catch((err) => this.app.log.error('queue: batch failed; its recipients will be put back when their claim expires', { err }))
+        .finally(() => {
+          this.inFlight -= rows.length;
+          this.running.delete(work);
+          this.pump();
+        });
+      this.running.add(work);
+    }
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.timer) clearTimeout(this.timer);
+    const next = this.app.db.prepare("SELECT min(next_attempt_at) FROM deliveries WHERE state IN ('queued', 'deferred')").pluck().get() as number | null;
+    const delay = next === null ? this.pollMs : Math.min(this.pollMs, Math.max(0, next - this.app.clock.now()));
+    this.timer = setTimeout(() => this.pump(), delay);
+    this.timer.unref();
+  }
+
+  private claim(limit: number): Claimed[] {
+    const now = this.app.clock.now();
+    return this.app.db
+      .prepare(
+        `UPDATE deliveries SET state = 'sending', claimed_at = ?, claimed_by = ?, updated_at = ?
+         WHERE id IN (SELECT id FROM deliveries WHERE state IN ('queued', 'deferred') AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?)
+         RETURNING id, email_id, workspace_id, recipient, domain, attempts, first_deferred_at, created_at`,
+      )
+      .all(now, process.pid, now, now, limit) as Claimed[];
+  }
+
+  private releaseAbandoned(): void {
+    const now = this.app.clock.now();
+    this.app.db
+      .prepare("UPDATE deliveries SET state = CASE WHEN attempts > 0 THEN 'deferred' ELSE 'queued' END, next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL, updated_at = ? WHERE state = 'sending' AND claimed_at < ?")
+      .run(now, now, now - this.leaseMs);
+  }
+
+  private async process(rows: Claimed[]): Promise<void> {
+    const emails = new Map<string, { raw: Buffer; envelopeFrom: string }>();
+    const unsigned = new Map<string, { permanent: boolean; reason: string }>();
+    await Promise.all(
+      [...new Set(rows.map((r) => r.email_id))].map(async (emailId) => {
+        try {
+          emails.set(emailId, await this.signedMessage(emailId));
+        } catch (err) {
+          // Errors from the signer's workers arrive by name: bad content or a bad key will not get better by waiting.
+          const permanent = err instanceof Permanent || ['ComposeError', 'SignError'].includes((err as Error).name);
+          this.app.log[permanent ? 'warn' : 'error']('queue: could not compose and sign', { emailId, err });
+          unsigned.set(emailId, { permanent, reason: permanent ? (err as Error).message : `composing or signing failed: ${(err as Error).message}` });
+        }
+      }),
+    );
+    const notSent = rows.filter((r) => unsigned.has(r.email_id));
+    if (notSent.length) {
+      // A permanent local failure ends the recipient ('failed'); anything else is retried like a deferral.
+      await this.record(
+        notSent,
+        notSent.map((r) => {
+          const { permanent, reason } = unsigned.get(r.email_id)!;
+          return { messageId: r.email_id, recipient: r.recipient, result: permanent ? 'failed' : 'deferred', code: null, enhanced: null, response: reason, mx: null, tls: false, tlsVerified: false, tlsError: null };
+        }),
+      );
+    }
+
+    const byDestination = new Map<string, Claimed[]>();
+    for (const r of rows) {
+      if (!emails.has(r.email_id)) continue;
+      const key = this.opts.relay ? 'relay' : r.domain;
+      byDestination.set(key, [...(byDestination.get(key) ?? []), r]);
+    }
+    await Promise.all(
+      [...byDestination].map(async ([domain, group]) => {
+        const messages = new Map<string, OutboundMessage>();
+        for (const r of group) {
+          const m = messages.get(r.email_id) ?? { id: r.email_id, envelopeFrom: emails.get(r.email_id)!.envelopeFrom, recipients: [], raw: emails.get(r.email_id)!.raw };
+          m.recipients.push(r.recipient);
+          messages.set(r.email_id, m);
+        }
+        const outcomes = await this.deliverer.deliver(domain, [...messages.values()]);
+        await this.record(group, outcomes);
+      }),
+    );
+  }
+
+  /** The email's signed bytes: made once (in a worker thread), stored, and reused by every attempt. */
+  private signedMessage(emailId: string): Promise<{ raw: Buffer; envelopeFrom: string }> {
+    const pending = this.signing.get(emailId);
+    if (pending) return pending;
+    const work = (async () => {
+      const { db } = this.app;
+      const row = db.prepare('SELECT * FROM emails WHERE id = ?').get(emailId) as EmailRow;
+      if (row.raw) return { raw: row.raw, envelopeFrom: row.envelope_from };
+      const key = row.domain_id ? activeDkimKey(db, row.workspace_id, row.domain_id) : null;
+      if (!key) throw new Permanent(`the sending domain ${row.domain} was deleted before this message was sent`);
+      const raw = await this.signer.composeAndSign(composeInput(db, row), { domain: row.domain, selector: key.selector, privateKey: key.privateKey });
+      await this.app.commit.run(() => db.prepare('UPDATE emails SET raw = ?, size = ?, signed_at = ? WHERE id = ? AND raw IS NULL').run(raw, raw.length, this.app.clock.now(), emailId));
+      // Another process may have signed it first; what is stored is what goes out.
+      const stored = db.prepare('SELECT raw FROM emails WHERE id = ?').pluck().get(emailId) as Buffer;
+      return { raw: stored, envelopeFrom: row.envelope_from };
+    })();
+    this.signing.set(emailId, work);
+    work.finally(() => this.signing.delete(emailId)).catch(() => {});
+    return work;
+  }
+
+  private async record(rows: Claimed[], outcomes: Array<RecipientOutcome | LocalFailure>): Promise<void> {
+    const { db, clock } = this.app;
+    const policy = this.opts.policy;
+    await this.app.commit.run(() => {
+      const now = clock.now();
+      const touched = new Set<string>();
+      const byRecipient = new Map(outcomes.map((o) => [`${o.messageId}\n${o.recipient}`, o]));
+      for (const row of rows) {
+        const o = byRecipient.get(`${row.email_id}\n${row.recipient}`) ?? {
+          messageId: row.email_id, recipient: row.recipient, result: 'deferred' as const, code: null, enhanced: null, response: 'no outcome was reported for this recipient', mx: null, tls: false, tlsVerified: false, tlsError: null,
+        };
+        const attempts = row.attempts + 1;
+        const data = { code: o.code, enhancedCode: o.enhanced, response: o.response, mx: o.mx, tls: o.tls, tlsVerified: o.tlsVerified, ...(o.tlsError ? { tlsError: o.tlsError } : {}), attempt: attempts };
+        const event = (type: 'delivered' | 'bounced' | 'delivery_delayed' | 'failed', extra: Record<string, unknown> = {}) =>
+          addEvent(db, clock, { workspaceId: row.workspace_id, emailId: row.email_id, type, recipient: row.recipient, data: { ...data, ...extra } });
+        const finish = (state: string) =>
+          db
+            .prepare('UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = NULL, claimed_at = NULL, claimed_by = NULL, last_code = ?, last_response = ?, last_mx = ?, updated_at = ? WHERE id = ?')
+            .run(state, attempts, o.code, o.response, o.mx, now, row.id);
+        if (o.result === 'delivered' || o.result === 'bounced') {
+          finish(o.result);
+          event(o.result);
+        } else if (o.result === 'failed') {
+          finish('failed');
+          event('failed', { reason: o.response });
+        } else if (expired(policy, row.created_at, now)) {
+          finish('failed');
+          event('failed', { reason: `gave up after ${attempts} attempts over ${Math.round((now - row.created_at) / 3_600_000)} h` });
+        } else {
+          db.prepare(
+            "UPDATE deliveries SET state = 'deferred', attempts = ?, next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL, first_deferred_at = coalesce(first_deferred_at, ?), last_code = ?, last_response = ?, last_mx = ?, updated_at = ? WHERE id = ?",
+          ).run(attempts, now + retryDelay(policy, attempts), now, o.code, o.response, o.mx, now, row.id);
+          // One delivery_delayed per recipient: when it is first deferred, not at every attempt.
+          if (row.first_deferred_at === null) event('delivery_delayed', { nextAttemptAt: new Date(now + retryDelay(policy, attempts)).toISOString() });
+        }
+        touched.add(row.email_id);
+      }
+      for (const emailId of touched) refreshEmailStatus(db, emailId);
+    });
+  }
+}
+
+const mailboxes = (json: string) => JSON.parse(json) as Mailbox[];
+
+// Signal 0 checks that a process exists without touching it (all processes on one data directory share a host).
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function composeInput(db: App['db'], row: EmailRow): ComposeInput {
+  const attachments = db
+    .prepare('SELECT filename, content_type, content_id, content FROM email_attachments WHERE email_id = ? ORDER BY position')
+    .all(row.id) as Array<{ filename: string; content_type: string; content_id: string | null; content: Buffer }>;
+  return {
+    messageId: row.message_id,
+    date: row.created_at,
+    from: { ...(row.from_name ? { name: row.from_name } : {}), address: row.from_address },
+    to: mailboxes(row.to_json),
+    cc: mailboxes(row.cc_json),
+    replyTo: mailboxes(row.reply_to_json),
+    subject: row.subject,
+    ...(row.text_body !== null ? { text: row.text_body } : {}),
+    ...(row.html_body !== null ? { html: row.html_body } : {}),
+    headers: JSON.parse(row.headers_json) as Record<string, string>,
+    attachments: attachments.map((a) => ({ filename: a.filename, content: a.content, contentType: a.content_type, ...(a.content_id ? { contentId: a.content_id } : {}) })),
+    ...(row.in_reply_to ? { inReplyTo: row.in_reply_to, references: JSON.parse(row.refs) as string[] } : {}),
+  };
+}

@@ -1,0 +1,134 @@
+// The send request (POST /emails and each batch item) validated once, at the edge, into a typed value:
+// every error names its field, and no value that would become a header may carry CR, LF or NUL (a 400,
+// never an injected header). Limits of API-SPEC.md section 8 use DESIGN.md's codes.
+import { z } from 'zod';
+import { ApiError, type FieldError } from '../errors.ts';
+import { parseMailbox, type Mailbox } from '../mail/addresses.ts';
+
+export interface Attachment {
+  filename: string;
+  content: Buffer;
+  contentType: string;
+  contentId?: string;
+}
+
+export interface SendRequest {
+  from: Mailbox;
+  to: Mailbox[];
+  cc: Mailbox[];
+  bcc: Mailbox[];
+  replyTo: Mailbox[];
+  subject: string;
+  text?: string;
+  html?: string;
+  headers: Record<string, string>;
+  attachments: Attachment[];
+  tags: Array<{ name: string; value: string }>;
+  labels: string[];
+  messageClass: 'transactional' | 'marketing';
+  /** An em_ id of this workspace or a Message-ID (with or without angle brackets). */
+  inReplyTo?: string;
+}
+
+export const MAX_RECIPIENTS_PER_FIELD = 50;
+const MAX_ATTACHMENTS = 10;
+const MAX_LABELS = 10;
+export const MAX_ATTACHMENT_BYTES = 10 * 1000 * 1000;
+
+// Set by the box or derived from other fields; a caller may not supply them as custom headers.
+const RESERVED_HEADERS = new Set([
+  'from', 'to', 'cc', 'bcc', 'subject', 'date', 'message-id', 'reply-to', 'in-reply-to', 'references', 'sender',
+  'mime-version', 'content-type', 'content-transfer-encoding', 'content-disposition', 'content-id',
+  'dkim-signature', 'arc-seal', 'arc-message-signature', 'arc-authentication-results', 'authentication-results',
+  'received', 'return-path', 'delivered-to', 'x-mailer',
+]);
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,76}$/;
+const NO_CONTROL = /^[^\u0000-\u0008\u000a-\u001f\u007f]*$/; // tab is allowed in header values, CR/LF/NUL never
+const headerSafe = (max: number) => z.string().max(max).regex(NO_CONTROL, 'must not contain CR, LF, NUL or other control characters');
+
+const mailbox = z.string().transform((s, ctx) => {
+  const parsed = parseMailbox(s);
+  if (parsed.ok) return parsed.mailbox;
+  ctx.addIssue({ code: 'custom', message: parsed.reason });
+  return z.NEVER;
+});
+const mailboxes = z.union([mailbox.transform((m) => [m]), z.array(mailbox)]);
+const tagPart = z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, 'must be 1 to 256 ASCII letters, digits, underscores or dashes');
+
+const Body = z
+  .object({
+    from: mailbox,
+    to: mailboxes.refine((l) => l.length > 0, 'needs at least one recipient'),
+    cc: mailboxes.optional(),
+    bcc: mailboxes.optional(),
+    reply_to: mailboxes.optional(),
+    subject: headerSafe(998),
+    text: z.string().optional(),
+    html: z.string().optional(),
+    headers: z.record(z.string().regex(HEADER_NAME, 'must be a header name (letters, digits and -)'), headerSafe(2000)).optional(),
+    attachments: z
+      .array(
+        z
+          .object({
+            filename: headerSafe(255).min(1).regex(/^[^/\\]*$/, 'must be a file name, without / or \\'),
+            content: z.string().regex(/^[A-Za-z0-9+/\s]*={0,2}\s*$/, 'must be base64'),
+            content_type: z.string().regex(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i, 'must be a media type such as application/pdf').optional(),
+            content_id: headerSafe(255).regex(/^[^<>\s]+$/, 'must be a plain content id, without <> or spaces').optional(),
+          })
+          .strict(),
+      )
+      .optional(),
+    tags: z.array(z.object({ name: tagPart, value: tagPart }).strict()).max(50).optional(),
+    labels: z.array(z.string().trim().min(1).max(100).regex(NO_CONTROL, 'must not contain control characters')).optional(),
+    message_class: z.enum(['transactional', 'marketing']).optional(),
+    template: z.unknown().optional(),
+    in_reply_to: headerSafe(998).min(1).optional(),
+  })
+  .strict();
+
+const fail = (errors: FieldError[], code = 'validation_error', status = 400): never => {
+  throw new ApiError(status, code, `${errors[0].path}: ${errors[0].message}`, { errors });
+};
+
+/** Validates one send body; throws ApiError (400 naming the field, 400 limit_exceeded, 413) otherwise. */
+export function parseSendRequest(input: unknown): SendRequest {
+  const result = Body.safeParse(input ?? {});
+  if (!result.success) {
+    fail(result.error.issues.map((i) => ({ path: i.path.length ? i.path.map(String).join('.') : 'body', message: i.message })));
+  }
+  const b = result.data!;
+  if (b.template !== undefined) fail([{ path: 'template', message: 'hosted templates are not available on this box yet; send html or text' }]);
+  if (b.text === undefined && b.html === undefined) fail([{ path: 'html', message: 'give html, text or both' }]);
+  for (const field of ['to', 'cc', 'bcc'] as const) {
+    if ((b[field]?.length ?? 0) > MAX_RECIPIENTS_PER_FIELD) fail([{ path: field, message: `at most ${MAX_RECIPIENTS_PER_FIELD} addresses` }]);
+  }
+  for (const name of Object.keys(b.headers ?? {})) {
+    if (RESERVED_HEADERS.has(name.toLowerCase())) fail([{ path: `headers.${name}`, message: 'is set by the box; use the matching field instead' }]);
+  }
+  if ((b.attachments?.length ?? 0) > MAX_ATTACHMENTS) fail([{ path: 'attachments', message: `at most ${MAX_ATTACHMENTS} files per message` }], 'limit_exceeded');
+  if ((b.labels?.length ?? 0) > MAX_LABELS) fail([{ path: 'labels', message: `at most ${MAX_LABELS} labels per email` }], 'limit_exceeded');
+  const attachments = (b.attachments ?? []).map((a) => ({
+    filename: a.filename,
+    content: Buffer.from(a.content.replace(/\s+/g, ''), 'base64'),
+    contentType: a.content_type?.toLowerCase() ?? 'application/octet-stream',
+    ...(a.content_id ? { contentId: a.content_id } : {}),
+  }));
+  const total = attachments.reduce((n, a) => n + a.content.length, 0);
+  if (total > MAX_ATTACHMENT_BYTES) fail([{ path: 'attachments', message: `total size ${total} bytes exceeds ${MAX_ATTACHMENT_BYTES}` }], 'payload_too_large', 413);
+  return {
+    from: b.from,
+    to: b.to,
+    cc: b.cc ?? [],
+    bcc: b.bcc ?? [],
+    replyTo: b.reply_to ?? [],
+    subject: b.subject,
+    ...(b.text !== undefined ? { text: b.text } : {}),
+    ...(b.html !== undefined ? { html: b.html } : {}),
+    headers: b.headers ?? {},
+    attachments,
+    tags: b.tags ?? [],
+    labels: [...new Set(b.labels ?? [])],
+    messageClass: b.message_class ?? 'transactional',
+    ...(b.in_reply_to ? { inReplyTo: b.in_reply_to } : {}),
+  };
+}

@@ -1,0 +1,184 @@
+// Signer: the worker pool gives back what sign(compose()) gives, for many jobs at once, on several threads;
+// a failing job fails alone; close() ends everything. Signatures are checked by mailauth's verifier
+// against the key published in the test DNS server.
+import { spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import type { Worker } from 'node:worker_threads';
+import { dkimVerify } from 'mailauth';
+import { simpleParser } from 'mailparser';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { dkimName, dkimValue } from '../dns/records.ts';
+import { createResolver } from '../dns/resolver.ts';
+import type { ComposeInput } from '../mail/compose.ts';
+import type { DkimKey } from '../mail/sign.ts';
+import { startDnsServer } from '../testkit/dns-server.ts';
+import { Signer } from './signer.ts';
+
+const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  publicKeyEncoding: { type: 'spki', format: 'der' },
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+});
+const KEY: DkimKey = { domain: 'example.com', selector: 'pool1', privateKey };
+const dns = await startDnsServer();
+dns.add(dkimName(KEY), 'TXT', dkimValue(publicKey.toString('base64')));
+const resolver = (name: string, type: string) => createResolver([dns.address]).resolve(name, type);
+
+const signer = new Signer({ size: 2 });
+test.after(async () => {
+  await signer.close();
+  await dns.close();
+});
+
+function input(i: number, over: Partial<ComposeInput> = {}): ComposeInput {
+  return {
+    messageId: `job-${i}@example.com`,
+    date: Date.UTC(2024, 9, 1),
+    from: { address: 'news@example.com' },
+    to: [{ address: `rcpt${i}@example.net` }],
+    cc: [],
+    replyTo: [],
+    subject: `Job ${i}`,
+    text: `Body of job ${i}\n`.repeat(50),
+    headers: { 'List-Unsubscribe': `<https://box.example.com/u/${i}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+    attachments: [],
+    ...over,
+  };
+}
+
+async function verdict(signed: Buffer): Promise<string> {
+  const { results } = await dkimVerify(signed, { resolver } as Parameters<typeof dkimVerify>[1]);
+  return results.map((r) => r.status.result).join(',');
+}
+
+test('200 concurrent jobs: each comes back signed, verifies, and is its own message; both workers ran', async () => {
+  const signed = await Promise.all(Array.from({ length: 200 }, (_, i) => signer.composeAndSign(input(i), KEY)));
+  for (const [i, message] of signed.entries()) {
+    assert.ok(Buffer.isBuffer(message), 'a Buffer');
+    const text = message.toString('latin1');
+    assert.match(text, `\r\nSubject: Job ${i}\r\n`);
+    assert.match(text, `\r\nMessage-ID: <job-${i}@example.com>\r\n`);
+  }
+  const verdicts = await Promise.all(signed.map(verdict));
+  assert.equal(verdicts, Array(200).fill('pass'));
+  const stats = signer.stats();
+  assert.is(stats.length, 2, JSON.stringify(stats));
+  assert.ok(stats.every((w) => w.done > 0 && w.inFlight === 0), JSON.stringify(stats));
+  assert.is(new Set(stats.map((w) => w.threadId)).size, 2);
+  assert.is(stats.reduce((n, w) => n + w.done, 0), 200);
+});
+
+test('attachments cross the thread boundary intact, and the caller keeps its buffers', async () => {
+  const bytes = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7) % 256));
+  const copy = Buffer.from(bytes);
+  const signed = await signer.composeAndSign(input(1, { attachments: [{ filename: 'data.bin', content: bytes, contentType: 'application/octet-stream' }] }), KEY);
+  assert.ok(bytes.equals(copy), 'the input buffer is not detached or changed');
+  const parsed = await simpleParser(signed);
+  assert.is(parsed.attachments.length, 1);
+  assert.ok(parsed.attachments[0]!.content.equals(copy), 'attachment bytes');
+  assert.is(await verdict(signed), 'pass');
+});
+
+test('a bad key rejects that job with SignError; the pool keeps its workers and the next job signs', async () => {
+  const before = signer.stats().map((w) => w.threadId).sort();
+  try {
+    await signer.composeAndSign(input(1), { ...KEY, privateKey: 'not a key' });
+    assert.unreachable('signed with a bad key');
+  } catch (err) {
+    assert.instance(err, Error);
+    assert.is((err as Error).name, 'SignError');
+    assert.match((err as Error).message, 'DKIM signing with pool1._domainkey.example.com failed');
+  }
+  const signed = await signer.composeAndSign(input(2), KEY);
+  assert.is(await verdict(signed), 'pass');
+  assert.equal(signer.stats().map((w) => w.threadId).sort(), before);
+});
+
+test('a ComposeError in the worker keeps its name and message', async () => {
+  try {
+    await signer.composeAndSign(input(1, { subject: 'hi\r\nBcc: victim@example.net' }), KEY);
+    assert.unreachable('composed a header injection');
+  } catch (err) {
+    assert.instance(err, Error);
+    assert.is((err as Error).name, 'ComposeError');
+    assert.is((err as Error).message, 'subject: contains CR, LF or NUL');
+  }
+  assert.is(await verdict(await signer.composeAndSign(input(3), KEY)), 'pass');
+});
+
+test('input that cannot cross to a worker rejects that job only', async () => {
+  const bad = { ...input(1), headers: { 'X-Fn': (() => 'x') as unknown as string } };
+  try {
+    await signer.composeAndSign(bad, KEY);
+    assert.unreachable('a function was posted to a worker');
+  } catch (err) {
+    assert.instance(err, Error);
+    assert.match((err as Error).message, /could not be cloned/);
+  }
+  assert.ok(signer.stats().every((w) => w.inFlight === 0), 'nothing left in flight');
+  assert.is(await verdict(await signer.composeAndSign(input(4), KEY)), 'pass');
+});
+
+test('a worker that dies rejects its jobs with the reason, and a new worker takes over', async () => {
+  const pool = new Signer({ size: 1 });
+  try {
+    assert.is(await verdict(await pool.composeAndSign(input(1), KEY)), 'pass');
+    const [first] = pool.stats();
+    // Reach the private worker only to kill it: there is no public way to make a thread die.
+    const slots = (pool as unknown as { slots: Set<{ worker: Worker }> }).slots;
+    const jobs = Promise.allSettled([pool.composeAndSign(input(2), KEY), pool.composeAndSign(input(3), KEY)]);
+    await [...slots][0]!.worker.terminate();
+    for (const outcome of await jobs) {
+      assert.is(outcome.status, 'rejected', 'a job outlived its worker');
+      assert.match(String((outcome as PromiseRejectedResult).reason), /sign worker exited with code/);
+    }
+    assert.is(await verdict(await pool.composeAndSign(input(4), KEY)), 'pass');
+    const stats = pool.stats();
+    assert.is(stats.length, 1);
+    assert.is.not(stats[0]!.threadId, first!.threadId);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('close() rejects the jobs in flight, then every call', async () => {
+  const pool = new Signer({ size: 2 });
+  const jobs = Promise.allSettled(Array.from({ length: 5 }, (_, i) => pool.composeAndSign(input(i), KEY)));
+  await pool.close();
+  const outcomes = await jobs;
+  assert.is(outcomes.length, 5);
+  for (const outcome of outcomes) {
+    assert.is(outcome.status, 'rejected');
+    assert.match(String((outcome as PromiseRejectedResult).reason), /closed/);
+  }
+  await pool.composeAndSign(input(9), KEY).then(
+    () => assert.unreachable('a closed pool signed'),
+    (err: Error) => assert.match(err.message, /closed/),
+  );
+  assert.equal(pool.stats(), []);
+});
+
+test('after close() a process that used the pool exits by itself', async () => {
+  const script = `
+    import { generateKeyPairSync } from 'node:crypto';
+    import { Signer } from ${JSON.stringify(new URL('./signer.ts', import.meta.url).href)};
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'der' } });
+    const signer = new Signer({ size: 2 });
+    const input = { messageId: 'a@example.com', date: 0, from: { address: 'a@example.com' }, to: [{ address: 'b@example.net' }], cc: [], replyTo: [], subject: 's', text: 't', headers: {}, attachments: [] };
+    const out = await Promise.all([1, 2, 3, 4].map(() => signer.composeAndSign(input, { domain: 'example.com', selector: 's', privateKey })));
+    console.log('signed', out.length, 'workers', signer.stats().length);
+    await signer.close();
+  `;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  clearTimeout(timer);
+  assert.is(code, 0, `the child did not exit by itself:\n${output}`);
+  assert.match(output, 'signed 4 workers 2');
+});
+
+test.run();

@@ -1,0 +1,123 @@
+// The one way mail enters the outbound queue (ARCHITECTURE.md: API send, batch, and later templates,
+// drafts, SMTP submission, forwarding). It checks the sender, threads the message, and commits the email,
+// its attachments, one queue row and one `sent` event per recipient (and the idempotency record) in one
+// group-committed transaction: the caller is answered only after that is on disk. Composition and DKIM
+// signing happen later, once, in the queue.
+import type { App } from '../context.ts';
+import { ApiError, validationError } from '../errors.ts';
+import { isId, newId } from '../db/ids.ts';
+import { boxSecret } from '../db/box-secret.ts';
+import { domainOf } from '../mail/addresses.ts';
+import { findDomainByName } from '../domains/domains.ts';
+import { addEvent } from '../emails/events.ts';
+import type { IdempotencyClaim } from '../http/idempotency.ts';
+import type { SendRequest } from './request.ts';
+import { verpAddress } from './verp.ts';
+
+export interface Submitted {
+  id: string;
+  providerMessageId: string;
+  threadId: string;
+}
+
+interface Prepared {
+  answer: Submitted;
+  write: () => void;
+}
+
+const MAX_REFERENCES = 20;
+
+/** Checks and builds everything synchronously; throws ApiError for what the caller must fix. */
+function prepare(app: App, workspaceId: string, req: SendRequest): Prepared {
+  const { db, clock } = app;
+  const fromDomain = domainOf(req.from.address);
+  const domain = findDomainByName(db, workspaceId, fromDomain);
+  if (!domain || domain.status !== 'verified') {
+    throw new ApiError(403, 'domain_not_verified', `The domain ${fromDomain} is not verified in this workspace: add it with POST /domains and verify its DNS records`);
+  }
+  if (req.messageClass === 'marketing' && domain.marketing !== 1) {
+    throw new ApiError(403, 'marketing_not_enabled', `Marketing mail is not enabled for ${fromDomain}: PATCH /domains/${domain.id} with {"marketing": true}`);
+  }
+
+  const now = clock.now();
+  const id = newId('em', now);
+  const messageId = `${id.slice(3).toLowerCase()}@${fromDomain}`;
+  let threadId = id;
+  let inReplyTo: string | null = null;
+  let refs: string[] = [];
+  if (req.inReplyTo) {
+    const key = req.inReplyTo.replace(/^<|>$/g, '');
+    const parent = (
+      isId('em', key)
+        ? db.prepare('SELECT id, message_id, thread_id, refs FROM emails WHERE workspace_id = ? AND id = ?').get(workspaceId, key)
+        : db.prepare('SELECT id, message_id, thread_id, refs FROM emails WHERE workspace_id = ? AND message_id = ? ORDER BY id LIMIT 1').get(workspaceId, key)
+    ) as { id: string; message_id: string; thread_id: string; refs: string } | undefined;
+    if (!parent && isId('em', key)) throw validationError('in_reply_to', `no email ${key} in this workspace`);
+    inReplyTo = parent?.message_id ?? key;
+    refs = [...(parent ? (JSON.parse(parent.refs) as string[]) : []), inReplyTo].slice(-MAX_REFERENCES);
+    if (parent) threadId = parent.thread_id;
+  }
+
+  const recipients = [...new Map([...req.to, ...req.cc, ...req.bcc].map((m) => [m.address.toLowerCase(), m.address])).values()];
+  const envelopeFrom = verpAddress(boxSecret(db), id, domain.return_path);
+  const answer = { id, providerMessageId: `<${messageId}>`, threadId };
+
+  const write = () => {
+    db.prepare(
+      `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, message_id, thread_id, in_reply_to, refs,
+         from_address, from_name, to_json, cc_json, bcc_json, reply_to_json, subject, text_body, html_body, headers_json,
+         tags_json, labels_json, message_class, envelope_from, created_at)
+       VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      id, workspaceId, domain.id, fromDomain, messageId, threadId, inReplyTo, JSON.stringify(refs),
+      req.from.address, req.from.name ?? null, JSON.stringify(req.to), JSON.stringify(req.cc), JSON.stringify(req.bcc), JSON.stringify(req.replyTo),
+      req.subject, req.text ?? null, req.html ?? null, JSON.stringify(req.headers), JSON.stringify(req.tags), JSON.stringify(req.labels),
+      req.messageClass, envelopeFrom, now,
+    );
+    const attachment = db.prepare('INSERT INTO email_attachments (id, email_id, workspace_id, position, filename, content_type, content_id, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    req.attachments.forEach((a, i) => attachment.run(newId('att', now), id, workspaceId, i, a.filename, a.contentType, a.contentId ?? null, a.content.length, a.content));
+    const delivery = db.prepare("INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)");
+    for (const recipient of recipients) {
+      delivery.run(id, workspaceId, recipient, domainOf(recipient), now, now, now);
+      addEvent(db, clock, { workspaceId, emailId: id, type: 'sent', recipient, data: {} });
+    }
+  };
+  return { answer, write };
+}
+
+export async function submit(app: App, workspaceId: string, req: SendRequest, claim?: IdempotencyClaim): Promise<Submitted> {
+  const prepared = prepare(app, workspaceId, req);
+  await app.commit.run(() => {
+    prepared.write();
+    claim?.complete(200, prepared.answer);
+  });
+  app.queue.wake();
+  return prepared.answer;
+}
+
+export type BatchItem = { index: number; ok: true; id: string } | { index: number; ok: false; error: { message: string; code: string } };
+
+/**
+ * A batch: items that failed validation arrive as ApiErrors; the rest are checked and committed together in
+ * one transaction (with the batch's idempotency record), so a batch is accepted whole or not at all.
+ */
+export async function submitBatch(app: App, workspaceId: string, items: Array<SendRequest | ApiError>, claim?: IdempotencyClaim) {
+  const prepared = items.map((item) => {
+    if (item instanceof ApiError) return item;
+    try {
+      return prepare(app, workspaceId, item);
+    } catch (err) {
+      if (err instanceof ApiError) return err;
+      throw err;
+    }
+  });
+  const data: BatchItem[] = prepared.map((p, index) => (p instanceof ApiError ? { index, ok: false, error: { message: p.message, code: p.code } } : { index, ok: true, id: p.answer.id }));
+  const successful = data.filter((d) => d.ok).length;
+  const answer = { data, count: data.length, successful, failed: data.length - successful };
+  await app.commit.run(() => {
+    for (const p of prepared) if (!(p instanceof ApiError)) p.write();
+    claim?.complete(200, answer);
+  });
+  if (successful) app.queue.wake();
+  return answer;
+}
