@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { simpleParser } from 'mailparser';
 import { startOutboundScene, eventually, type OutboundScene } from '../testkit/outbound.ts';
 import { request, runCli } from '../testkit/app.ts';
+import { startSmtpSink } from '../testkit/smtp-sink.ts';
 
 let s: OutboundScene;
 
@@ -241,6 +242,21 @@ test('batch: items judged one by one, the bare-array form, one idempotency key f
   assert.match(strict.body.error.message, /^emails\.1\.to: /);
   const tooMany = await request(`${s.t.api}/emails/batch`, { key: s.key, body: Array.from({ length: 101 }, (_, i) => ok(`m${i}@dest.test`)) });
   assert.equal([tooMany.status, tooMany.body.error.code], [400, 'validation_error']);
+});
+
+test('a destination offering STARTTLS with a self-signed certificate gets the mail over TLS', async () => {
+  const tlsSink = await startSmtpSink({ host: '127.0.0.3', port: s.sink.port, starttls: true });
+  try {
+    s.routeTo('tls.test', '127.0.0.3');
+    const res = await s.send({ from: 'a@sender.test', to: ['secure@tls.test'], subject: 'over tls', text: 'encrypted' });
+    const m = await eventually(() => tlsSink.messages.find((x) => x.rcptTo.includes('secure@tls.test')));
+    assert.is(m.secure, true, 'the sink saw a TLS session');
+    const delivered = await eventually(async () => (await s.events(res.body.id)).find((e) => e.type === 'delivered'));
+    assert.equal([delivered.data.tls, delivered.data.tlsVerified, delivered.data.mx], [true, false, 'mx.tls.test']);
+    assert.is((await s.dkim(m.raw)).status, 'pass');
+  } finally {
+    await tlsSink.close();
+  }
 });
 
 test('events of another workspace email are 404', async () => {
