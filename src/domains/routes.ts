@@ -31,6 +31,7 @@ import {
 } from './domains.ts';
 import { verifyDomain } from './verification.ts';
 import { connectLink, domainConnectAvailability } from './connect.ts';
+import { senderAddresses } from '../emails/senders.ts';
 
 const CreateBody = z.object({ name: z.string().max(300) });
 const PatchBody = z
@@ -168,8 +169,11 @@ export function domainRoutes(app: App) {
   });
 
   r.get('/sending-identities', auth, (ctx) => {
-    // Addresses and local parts come from inboxes and sent mail as those land; domains are the verified ones.
-    ctx.body = { domains: verifiedDomainNames(db, principalOf(ctx).workspaceId), addresses: [] as string[], localParts: [] as string[] };
+    // Verified domains, and the addresses mail went out from (inbox addresses join when inboxes land).
+    const workspaceId = principalOf(ctx).workspaceId;
+    const addresses = senderAddresses(db, workspaceId);
+    const localParts = [...new Set(addresses.map((a) => a.slice(0, a.lastIndexOf('@'))))].sort();
+    ctx.body = { domains: verifiedDomainNames(db, workspaceId), addresses, localParts };
   });
 
   return r;

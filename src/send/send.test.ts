@@ -259,6 +259,13 @@ test('a destination offering STARTTLS with a self-signed certificate gets the ma
   }
 });
 
+test('sending identities list the addresses mail went out from and their local parts', async () => {
+  const ids = (await request(`${s.t.api}/sending-identities`, { key: s.key })).body;
+  assert.ok(ids.domains.includes('sender.test'));
+  assert.ok(ids.addresses.includes('ada@sender.test') && ids.addresses.includes('a@sender.test'), JSON.stringify(ids));
+  assert.ok(ids.localParts.includes('ada'));
+});
+
 test('events of another workspace email are 404', async () => {
   const other = (await request(`${s.t.api}/emails/em_01ARZ3NDEKTSV4RRFFQ69G5FAV/events`, { key: s.key })).status;
   assert.is(other, 404);
