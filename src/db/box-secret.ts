@@ -3,7 +3,15 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from './open.ts';
 
+// Read once per database connection: it never changes once made.
+const known = new WeakMap<Db, Buffer>();
+
 export function boxSecret(db: Db): Buffer {
-  db.prepare("INSERT OR IGNORE INTO box_settings (key, value) VALUES ('secret', ?)").run(randomBytes(32));
-  return db.prepare("SELECT value FROM box_settings WHERE key = 'secret'").pluck().get() as Buffer;
+  let secret = known.get(db);
+  if (!secret) {
+    db.prepare("INSERT OR IGNORE INTO box_settings (key, value) VALUES ('secret', ?)").run(randomBytes(32));
+    secret = db.prepare("SELECT value FROM box_settings WHERE key = 'secret'").pluck().get() as Buffer;
+    known.set(db, secret);
+  }
+  return secret;
 }

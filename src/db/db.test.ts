@@ -32,6 +32,19 @@ test('the guard refuses a connection that fell back to NORMAL (what better-sqlit
   raw.close();
 });
 
+test('prepare() reuses compiled statements, each back in plain row mode', () => {
+  const db = openDatabase(freshDir());
+  db.exec("CREATE TABLE t (a, b); INSERT INTO t VALUES (1, 'x')");
+  const sql = 'SELECT a, b FROM t';
+  assert.ok(db.prepare(sql) === db.prepare(sql), 'compiled once');
+  assert.is(db.prepare(sql).pluck().get(), 1);
+  assert.equal(db.prepare(sql).get(), { a: 1, b: 'x' }, 'pluck() of an earlier use does not stick');
+  assert.equal(db.prepare(sql).raw().get(), [1, 'x']);
+  assert.equal(db.prepare(sql).get(), { a: 1, b: 'x' });
+  assert.is(db.prepare("INSERT INTO t VALUES (2, 'y')").run().changes, 1);
+  assert.is(db.prepare("INSERT INTO t VALUES (2, 'y')").run().changes, 1, 'writers are reused too');
+});
+
 test('migrations apply once, in order, and a newer schema is refused', () => {
   const db = openDatabase(freshDir());
   const all = listMigrations().map((m) => m.version);
