@@ -1,7 +1,21 @@
 // `npm run bench`: every benchmark, one after the other, printing Markdown tables for the README.
 // Figures are ratios to a baseline measured in the same run on the same machine, never absolute targets.
+// The sending benchmarks run the app inside their own process and report that process's CPU and RSS, so each
+// gets a fresh one (nothing left over from the benchmark before it).
+import { spawnSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { benchGroupCommit } from './group-commit.ts';
+
+function inOwnProcess(file: string): void {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(file, import.meta.url))], { stdio: 'inherit' });
+  if (run.status !== 0) {
+    console.error(`bench: ${file} failed (exit code ${run.status ?? run.signal})`);
+    process.exitCode = 1;
+  }
+}
 
 console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
 await benchGroupCommit();
+inOwnProcess('./outbound.ts'); // benchOutbound()
+inOwnProcess('./api-send.ts'); // benchApiSend()

@@ -70,6 +70,7 @@ export function refreshEmailStatus(db: Db, emailId: string): string {
   else if (has('delivered')) status = 'delivered';
   else if (has('bounced')) status = 'bounced';
   else status = 'failed';
-  db.prepare('UPDATE emails SET status = ? WHERE id = ?').run(status, emailId);
+  // Only when it changes: most outcomes leave the status as it was, and a write is not free.
+  db.prepare('UPDATE emails SET status = ? WHERE id = ? AND status != ?').run(status, emailId, status);
   return status;
 }

@@ -90,6 +90,7 @@ interface Work {
 }
 
 const DEFAULT_MAX_CONNECTIONS = 10;
+const ROUTE_CACHE_MS = 5000;
 const DEFAULT_IDLE_MS = 3000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 60_000;
 const DEFAULT_SOCKET_TIMEOUT_MS = 10 * 60_000;
@@ -106,6 +107,8 @@ export class Deliverer {
   private readonly relay: Relay | null;
   private readonly pool: ConnectionPool;
   private readonly maxConnections: number;
+
+  private readonly routes = new Map<string, { route: Awaited<ReturnType<typeof resolveMxRoute>>; until: number }>();
 
   constructor(opts: DelivererOptions) {
     this.opts = opts;
@@ -145,7 +148,19 @@ export class Deliverer {
   }
 
   private async route(domain: string): Promise<{ kind: 'hosts'; hosts: Target[] } | { kind: 'permanent' | 'temporary'; code: string; reason: string }> {
-    if (!this.relay) return resolveMxRoute(this.opts.resolver, domain, { allowPrivate: this.opts.allowPrivate });
+    if (!this.relay) {
+      // A burst to one domain comes in many batches: one lookup serves them for a few seconds. Temporary
+      // failures are never kept, so a retry always asks again.
+      const now = Date.now();
+      const known = this.routes.get(domain);
+      if (known && known.until > now) return known.route;
+      const route = await resolveMxRoute(this.opts.resolver, domain, { allowPrivate: this.opts.allowPrivate });
+      if (route.kind !== 'temporary') {
+        if (this.routes.size > 10_000) this.routes.clear();
+        this.routes.set(domain, { route, until: now + ROUTE_CACHE_MS });
+      }
+      return route;
+    }
     const { host } = this.relay;
     // The relay is the operator's own configuration, often a smarthost on the LAN: the private-address rule
     // (catalogue API-10c) is about recipient domains, which anyone can point anywhere.

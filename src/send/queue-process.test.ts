@@ -87,7 +87,7 @@ test('kill -9 with 200 messages queued, restart: all 200 delivered, byte for byt
     await new Promise((r) => setTimeout(r, 1500));
     assert.is(live.messages.length, 200, 'each exactly once');
     const db = new Database(join(dir, 'mailwright.db'), { readonly: true });
-    const stored = new Map((db.prepare("SELECT message_id, raw FROM emails WHERE direction = 'out'").all() as Array<{ message_id: string; raw: Buffer }>).map((r) => [r.message_id, r.raw]));
+    const stored = new Map((db.prepare("SELECT e.message_id, c.raw FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.direction = 'out'").all() as Array<{ message_id: string; raw: Buffer }>).map((r) => [r.message_id, r.raw]));
     db.close();
     for (const r of accepted) {
       const mid = r.body.providerMessageId.slice(1, -1);

@@ -59,6 +59,8 @@ export interface QueueOptions {
   relay?: boolean;
 }
 
+const RELEASE_EVERY_MS = 60_000;
+
 /** A failure that retrying cannot fix (the sending domain and its key are gone). */
 class Permanent extends Error {}
 
@@ -68,6 +70,10 @@ type LocalFailure = Omit<RecipientOutcome, 'result'> & { result: 'failed' | 'def
 export class Queue {
   private inFlight = 0;
   private stopping = false;
+  private wakeQueued = false;
+  private pumping = false;
+  private pumpAgain = false;
+  private releasedAt = 0;
   private timer: NodeJS.Timeout | null = null;
   private readonly running = new Set<Promise<void>>();
   private readonly signing = new Map<string, Promise<{ raw: Buffer; envelopeFrom: string }>>();
@@ -99,44 +105,65 @@ export class Queue {
         .run(now, now, pid).changes;
     }
     if (back) this.app.log.warn('queue: recipients left in flight by a process that died are queued again', { count: back });
-    this.pump();
+    void this.pump();
   }
 
+  /** Look for due work soon; many wakes in one turn of the event loop make one pump. */
   wake(): void {
-    this.pump();
+    if (this.wakeQueued || this.stopping) return;
+    this.wakeQueued = true;
+    setImmediate(() => {
+      this.wakeQueued = false;
+      void this.pump();
+    });
   }
 
   /** Stops claiming and waits for the attempts under way to finish and be recorded. */
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
-    while (this.running.size) await Promise.allSettled([...this.running]);
+    while (this.pumping || this.running.size) await Promise.allSettled([...this.running, new Promise((r) => setTimeout(r, 10))]);
   }
 
-  private pump(): void {
-    if (this.stopping) return;
-    this.releaseAbandoned();
-    while (this.inFlight < this.maxInFlight) {
-      const rows = this.claim(Math.min(this.batchSize, this.maxInFlight - this.inFlight));
-      if (rows.length === 0) break;
-      this.inFlight += rows.length;
-      const work: Promise<void> = this.process(rows)
-        .catch((err) => this.app.log.error('queue: batch failed; its recipients will be put back when their claim expires', { err }))
-        .finally(() => {
-          this.inFlight -= rows.length;
-          this.running.delete(work);
-          this.pump();
-        });
-      this.running.add(work);
+  private async pump(): Promise<void> {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
     }
-    this.schedule();
+    this.pumping = true;
+    try {
+      do {
+        this.pumpAgain = false;
+        if (this.app.clock.now() - this.releasedAt >= RELEASE_EVERY_MS) this.releaseAbandoned();
+        while (!this.stopping && this.inFlight < this.maxInFlight) {
+          const limit = Math.min(this.batchSize, this.maxInFlight - this.inFlight);
+          // The claim is a write: it rides the group commit instead of paying an fsync of its own.
+          const rows = await this.app.commit.run(() => this.claim(limit));
+          if (rows.length === 0) break;
+          this.inFlight += rows.length;
+          const work: Promise<void> = this.process(rows)
+            .catch((err) => this.app.log.error('queue: batch failed; its recipients will be put back when their claim expires', { err }))
+            .finally(() => {
+              this.inFlight -= rows.length;
+              this.running.delete(work);
+              this.wake();
+            });
+          this.running.add(work);
+        }
+      } while (this.pumpAgain && !this.stopping);
+    } catch (err) {
+      this.app.log.error('queue: could not claim work; trying again shortly', { err });
+    } finally {
+      this.pumping = false;
+    }
+    if (!this.stopping) this.schedule();
   }
 
   private schedule(): void {
     if (this.timer) clearTimeout(this.timer);
     const next = this.app.db.prepare("SELECT min(next_attempt_at) FROM deliveries WHERE state IN ('queued', 'deferred')").pluck().get() as number | null;
     const delay = next === null ? this.pollMs : Math.min(this.pollMs, Math.max(0, next - this.app.clock.now()));
-    this.timer = setTimeout(() => this.pump(), delay);
+    this.timer = setTimeout(() => void this.pump(), delay);
     this.timer.unref();
   }
 
@@ -153,6 +180,7 @@ export class Queue {
 
   private releaseAbandoned(): void {
     const now = this.app.clock.now();
+    this.releasedAt = now;
     this.app.db
       .prepare("UPDATE deliveries SET state = CASE WHEN attempts > 0 THEN 'deferred' ELSE 'queued' END, next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL, updated_at = ? WHERE state = 'sending' AND claimed_at < ?")
       .run(now, now, now - this.leaseMs);
@@ -211,14 +239,18 @@ export class Queue {
     if (pending) return pending;
     const work = (async () => {
       const { db } = this.app;
-      const row = db.prepare('SELECT * FROM emails WHERE id = ?').get(emailId) as EmailRow;
+      const row = db.prepare('SELECT e.*, c.text_body, c.html_body, c.raw FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.id = ?').get(emailId) as EmailRow;
       if (row.raw) return { raw: row.raw, envelopeFrom: row.envelope_from };
       const key = row.domain_id ? activeDkimKey(db, row.workspace_id, row.domain_id) : null;
       if (!key) throw new Permanent(`the sending domain ${row.domain} was deleted before this message was sent`);
       const raw = await this.signer.composeAndSign(composeInput(db, row), { domain: row.domain, selector: key.selector, privateKey: key.privateKey });
-      await this.app.commit.run(() => db.prepare('UPDATE emails SET raw = ?, size = ?, signed_at = ? WHERE id = ? AND raw IS NULL').run(raw, raw.length, this.app.clock.now(), emailId));
+      await this.app.commit.run(() => {
+        if (db.prepare('UPDATE email_contents SET raw = ? WHERE email_id = ? AND raw IS NULL').run(raw, emailId).changes) {
+          db.prepare('UPDATE emails SET size = ?, signed_at = ? WHERE id = ?').run(raw.length, this.app.clock.now(), emailId);
+        }
+      });
       // Another process may have signed it first; what is stored is what goes out.
-      const stored = db.prepare('SELECT raw FROM emails WHERE id = ?').pluck().get(emailId) as Buffer;
+      const stored = db.prepare('SELECT raw FROM email_contents WHERE email_id = ?').pluck().get(emailId) as Buffer;
       return { raw: stored, envelopeFrom: row.envelope_from };
     })();
     this.signing.set(emailId, work);

@@ -65,15 +65,16 @@ function prepare(app: App, workspaceId: string, req: SendRequest): Prepared {
   const write = () => {
     db.prepare(
       `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, message_id, thread_id, in_reply_to, refs,
-         from_address, from_name, to_json, cc_json, bcc_json, reply_to_json, subject, text_body, html_body, headers_json,
+         from_address, from_name, to_json, cc_json, bcc_json, reply_to_json, subject, headers_json,
          tags_json, labels_json, message_class, envelope_from, created_at)
-       VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       id, workspaceId, domain.id, fromDomain, messageId, threadId, inReplyTo, JSON.stringify(refs),
       req.from.address, req.from.name ?? null, JSON.stringify(req.to), JSON.stringify(req.cc), JSON.stringify(req.bcc), JSON.stringify(req.replyTo),
-      req.subject, req.text ?? null, req.html ?? null, JSON.stringify(req.headers), JSON.stringify(req.tags), JSON.stringify(req.labels),
+      req.subject, JSON.stringify(req.headers), JSON.stringify(req.tags), JSON.stringify(req.labels),
       req.messageClass, envelopeFrom, now,
     );
+    db.prepare('INSERT INTO email_contents (email_id, text_body, html_body) VALUES (?, ?, ?)').run(id, req.text ?? null, req.html ?? null);
     const attachment = db.prepare('INSERT INTO email_attachments (id, email_id, workspace_id, position, filename, content_type, content_id, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
     req.attachments.forEach((a, i) => attachment.run(newId('att', now), id, workspaceId, i, a.filename, a.contentType, a.contentId ?? null, a.content.length, a.content));
     const delivery = db.prepare("INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)");

@@ -24,15 +24,12 @@ CREATE TABLE emails (
   bcc_json      TEXT NOT NULL DEFAULT '[]',
   reply_to_json TEXT NOT NULL DEFAULT '[]',
   subject       TEXT NOT NULL DEFAULT '',
-  text_body     TEXT,
-  html_body     TEXT,
   headers_json  TEXT NOT NULL DEFAULT '{}',
   tags_json     TEXT NOT NULL DEFAULT '[]',
   labels_json   TEXT NOT NULL DEFAULT '[]',
   message_class TEXT NOT NULL DEFAULT 'transactional' CHECK (message_class IN ('transactional', 'marketing')),
   template_id   TEXT,
   envelope_from TEXT,
-  raw           BLOB,                          -- out: the signed bytes as transmitted, set once before the first attempt
   size          INTEGER,
   signed_at     INTEGER,
   is_test       INTEGER NOT NULL DEFAULT 0,
@@ -41,6 +38,15 @@ CREATE TABLE emails (
 CREATE INDEX emails_workspace ON emails(workspace_id, id);
 CREATE INDEX emails_message_id ON emails(workspace_id, message_id);
 CREATE INDEX emails_thread ON emails(workspace_id, thread_id, id);
+
+-- The large parts of an email, apart from the row that status and flag updates rewrite (SQLite rewrites a
+-- whole row: with the bodies in it, every status change wrote ~24 KiB of WAL).
+CREATE TABLE email_contents (
+  email_id  TEXT PRIMARY KEY REFERENCES emails(id) ON DELETE CASCADE,
+  text_body TEXT,
+  html_body TEXT,
+  raw       BLOB                               -- out: the signed bytes as transmitted, set once before the first attempt
+) WITHOUT ROWID;
 
 CREATE TABLE email_attachments (
   id           TEXT PRIMARY KEY,

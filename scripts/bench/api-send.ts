@@ -1,0 +1,181 @@
+// Benchmark: POST /api/v1/emails accepted per second with 20 concurrent keep-alive clients sending about 1 KB of
+// JSON each (one recipient), 2 s of warm-up then 10 s counted. The clients run in a child process
+// (api-load.ts) so the server's CPU is this process's alone. Three servers, in the same run:
+//   * node:http that reads the body, JSON.parses it and answers 200: the ceiling of HTTP plus this load
+//     generator on this machine, the baseline the ratios are to;
+//   * Mailwright with its queue stopped: the API alone (validate, group-committed insert of the email, its queue
+//     row and its event, 200 after the commit);
+//   * Mailwright with the queue composing, signing and delivering to smtp-sink at the same time (realistic).
+// Every 200 must mean committed: after each Mailwright run the deliveries table must hold one row per 200.
+import { fork } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Queue } from '../../src/send/queue.ts';
+import type { LoadOptions, LoadResult } from './api-load.ts';
+import {
+  RECIPIENT_DOMAIN, SENDER_DOMAIN, Sink, cpuSince, cpuSnapshot, ensurePostfixInstalled, fmt, freePort, percentile, rssSampler, startBenchApp, startBenchDns,
+  table, type CpuSnapshot,
+} from './lib.ts';
+
+const CONCURRENCY = Number(process.env.BENCH_API_CLIENTS ?? 20);
+const WARMUP_MS = Number(process.env.BENCH_API_WARMUP_MS ?? 2000);
+const DURATION_MS = Number(process.env.BENCH_API_MS ?? 10_000);
+const BODY_BYTES = 1024;
+const LOAD = fileURLToPath(new URL('./api-load.ts', import.meta.url));
+
+interface ApiRun {
+  server: string;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  /** Server CPU per accepted request, µs: the whole process, and its event-loop thread. */
+  cpu: number;
+  mainCpu: number;
+  machineCpu: number;
+  /** RSS of this process at the window's start → its peak in the window, MiB. */
+  rss: string;
+  notes: string[];
+}
+
+/** Runs the load generator against `url`; `during` is told when the counted window starts and ends. */
+export function load(url: string, key: string | null, during: { start(): void; end(): void }): Promise<LoadResult> {
+  const opts: LoadOptions = { url, key, concurrency: CONCURRENCY, warmupMs: WARMUP_MS, durationMs: DURATION_MS, from: `Bench <bench@${SENDER_DOMAIN}>`, recipientDomain: RECIPIENT_DOMAIN, bodyBytes: BODY_BYTES };
+  return new Promise((resolve, reject) => {
+    const child = fork(LOAD, [JSON.stringify(opts)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    let result: LoadResult | null = null;
+    child.on('message', (m: { type: string; result?: LoadResult }) => {
+      if (m.type === 'start') during.start();
+      else if (m.type === 'end') during.end();
+      else if (m.type === 'result') result = m.result!;
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => (result ? resolve(result) : reject(new Error(`load generator exited with code ${code} and no result`))));
+  });
+}
+
+/** One measured run: CPU and RSS over the window the load generator reports. */
+async function measure(server: string, url: string, key: string | null, extra?: { start(): void; end(): string[] }): Promise<ApiRun & { result: LoadResult }> {
+  const rss = rssSampler();
+  let start: CpuSnapshot | null = null;
+  let cpu: ReturnType<typeof cpuSince> | null = null;
+  let extraNotes: string[] = [];
+  const result = await load(url, key, {
+    start: () => {
+      start = cpuSnapshot();
+      rss.reset();
+      extra?.start();
+    },
+    end: () => {
+      cpu = cpuSince(start!);
+      extraNotes = extra?.end() ?? [];
+    },
+  });
+  const rssRange = rss.range();
+  rss.stop();
+  const spent = cpu as ReturnType<typeof cpuSince> | null;
+  if (!spent) throw new Error('the load generator never reported its window');
+  const ok = Math.max(1, result.windowOk);
+  const other = Object.entries(result.statuses).filter(([s]) => s !== '200');
+  return {
+    server,
+    perSecond: result.windowOk / result.windowSeconds,
+    p50: percentile(result.latencies, 50),
+    p99: percentile(result.latencies, 99),
+    cpu: spent.process / ok,
+    mainCpu: spent.main / ok,
+    machineCpu: spent.machine / ok,
+    rss: rssRange,
+    notes: [...(other.length ? [`answers other than 200: ${other.map(([s, n]) => `${s === '0' ? 'no answer' : s} x${n}`).join(', ')}; first: ${result.firstError}`] : []), ...extraNotes],
+    result,
+  };
+}
+
+async function bareHttp(): Promise<ApiRun> {
+  let n = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { to: string };
+      const body = JSON.stringify({ id: `em_${++n}`, to: parsed.to });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    return await measure('node:http: read body, JSON.parse, 200 (no validation, no database)', `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/emails`, null);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+async function mailwright(delivering: boolean): Promise<ApiRun> {
+  const dns = await startBenchDns();
+  const sinkPort = await freePort();
+  const sink = delivering ? await Sink.start(sinkPort) : null;
+  const app = await startBenchApp(dns, sinkPort);
+  try {
+    const { db } = app.running.app;
+    const queue = app.running.app.queue;
+    if (!(queue instanceof Queue)) throw new Error('app.queue is not a Queue');
+    if (!delivering) await queue.stop();
+    let sunk = 0;
+    let queries = 0;
+    const run = await measure(delivering ? 'Mailwright, queue delivering to smtp-sink meanwhile' : 'Mailwright, queue stopped (the API alone)', `${app.api}/emails`, app.key, {
+      start: () => {
+        sunk = sink?.messages ?? 0;
+        queries = dns.queries.length;
+      },
+      end: () => {
+        if (!sink) return [];
+        const delivered = sink.messages - sunk;
+        const lookups = dns.queries.length - queries;
+        // The queue resolves the destination (MX, then A and AAAA of the MX host) once per batch: lookups tell the batch size.
+        return [`delivered to the sink during the counted window: ${fmt(delivered / (DURATION_MS / 1000))}/s, with ${fmt(lookups)} DNS queries: about ${fmt(lookups / 3)} delivery batches of ${fmt(delivered / Math.max(1, lookups / 3), 1)} messages`];
+      },
+    });
+    if (delivering) await queue.stop();
+    const accepted = run.result.statuses['200'] ?? 0;
+    const rows = db.prepare('SELECT count(*) FROM deliveries').pluck().get() as number;
+    const emails = db.prepare('SELECT count(*) FROM emails').pluck().get() as number;
+    if (rows !== accepted || emails !== accepted) throw new Error(`${accepted} answers of 200, but ${emails} emails and ${rows} deliveries in the database`);
+    run.notes.push(`${fmt(accepted)} answers of 200 over the whole run, ${fmt(rows)} queue rows and ${fmt(emails)} emails committed: every 200 was on disk`);
+    if (delivering) {
+      const left = db.prepare("SELECT count(*) FROM deliveries WHERE state IN ('queued', 'deferred', 'sending')").pluck().get() as number;
+      run.notes.push(`${fmt(left)} of them still waiting in the queue when the load stopped`);
+    }
+    if (app.problems.length) run.notes.push(`logged ${app.problems.length} warnings or errors, the first: ${app.problems[0]}`);
+    return run;
+  } finally {
+    await app.stop();
+    await sink?.stop();
+    await dns.close();
+  }
+}
+
+export async function benchApiSend(): Promise<ApiRun[]> {
+  ensurePostfixInstalled();
+  let runs: ApiRun[];
+  try {
+    runs = [await bareHttp(), await mailwright(false), await mailwright(true)];
+  } finally {
+    await Sink.stopAll();
+  }
+  const base = runs[0].perSecond;
+  console.log(
+    `\nAPI send: POST /api/v1/emails, ${CONCURRENCY} keep-alive clients in a separate process, about ${BODY_BYTES} bytes of JSON, one recipient each; ` +
+      `${WARMUP_MS / 1000} s warm-up, then ${DURATION_MS / 1000} s counted; server CPU is this process's (every thread), per accepted request`,
+  );
+  table(
+    ['server', 'accepted/s', 'vs node:http', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'main thread µs/req', 'machine CPU µs/req', 'RSS MiB, start → peak'],
+    runs.map((r) => [r.server, fmt(r.perSecond), `${(r.perSecond / base).toFixed(2)}x`, fmt(r.p50, 1), fmt(r.p99, 1), fmt(r.cpu), fmt(r.mainCpu), fmt(r.machineCpu), r.rss]),
+  );
+  for (const r of runs) for (const note of r.notes) console.log(`- ${r.server}: ${note}`);
+  return runs;
+}
+
+// Run by scripts/bench/run.ts in a process of its own; also runnable alone: node --import tsx scripts/bench/api-send.ts
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await benchApiSend();

@@ -1,0 +1,397 @@
+// Shared pieces of the sending benchmarks (outbound.ts, api-send.ts): Postfix's smtp-sink as the receiving
+// end, CPU and memory accounting from /proc, and a Mailwright started in this process the way tests start it
+// (testkit config, a test DNS server that knows a verified sending domain and routes the recipient domain to
+// the sink), but logging at the production level instead of the tests' debug.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { startApp, type RunningApp } from '../../src/app.ts';
+import { createLog } from '../../src/log.ts';
+import { request, seedWorkspace, testEnv, type TestApp } from '../../src/testkit/app.ts';
+import { startDnsServer, type DnsServer } from '../../src/testkit/dns-server.ts';
+import { BOX } from '../../src/testkit/outbound.ts';
+
+export const SINK_BIN = '/usr/sbin/smtp-sink';
+export const SENDER_DOMAIN = 'sender.bench.test';
+export const RECIPIENT_DOMAIN = 'sink.bench.test';
+
+export const benchDir = (label: string) => mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), label));
+
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** A TCP port on 127.0.0.1 that nothing listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Installs Debian's postfix (for smtp-sink, smtp-source and Postfix itself) when it is missing. */
+export function ensurePostfixInstalled(): void {
+  if (existsSync(SINK_BIN) && existsSync('/usr/sbin/postfix') && existsSync('/usr/sbin/smtp-source')) return;
+  if (process.getuid?.() !== 0) throw new Error('Postfix is not installed and installing it needs root: apt-get install postfix');
+  console.error('bench: installing Debian postfix (for smtp-sink, smtp-source and the Postfix comparison)...');
+  const sh = (cmd: string) => {
+    const r = spawnSync('sh', ['-c', cmd], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    if (r.status !== 0) throw new Error(`bench: "${cmd}" failed with exit code ${r.status}`);
+  };
+  sh("echo 'postfix postfix/main_mailer_type select No configuration' | debconf-set-selections");
+  sh('apt-get update -q');
+  sh('apt-get install -y -q postfix');
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// CPU and memory
+
+/** utime + stime of one process or thread, in microseconds. */
+export function procCpuMicros(statPath: string): number {
+  try {
+    const stat = readFileSync(statPath, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLK_TCK;
+  } catch {
+    return 0; // the process or thread is gone
+  }
+}
+
+/** Busy CPU time of the whole machine (all cores, everything but idle and iowait), in microseconds. */
+export function machineBusyMicros(): number {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = cpu;
+  return ((user + nice + system + irq + softirq + (steal ?? 0)) * 1e6) / CLK_TCK;
+}
+
+/** CPU of each thread of this process, by thread id. */
+function threadCpu(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task')) out.set(Number(tid), procCpuMicros(`/proc/self/task/${tid}/stat`));
+  return out;
+}
+
+export interface CpuSnapshot {
+  process: NodeJS.CpuUsage;
+  threads: Map<number, number>;
+  machine: number;
+  at: number;
+}
+
+export function cpuSnapshot(): CpuSnapshot {
+  return { process: process.cpuUsage(), threads: threadCpu(), machine: machineBusyMicros(), at: performance.now() };
+}
+
+export interface CpuSpent {
+  seconds: number;
+  /** This process, every thread (process.cpuUsage), µs. */
+  process: number;
+  /** The main (event loop) thread, µs. */
+  main: number;
+  /** Threads started during the interval (the sign workers), µs; a thread that ended meanwhile is missing here. */
+  newThreads: number;
+  /** Every core of the machine, µs. */
+  machine: number;
+}
+
+export function cpuSince(start: CpuSnapshot, end: CpuSnapshot = cpuSnapshot()): CpuSpent {
+  const processMicros = end.process.user + end.process.system - start.process.user - start.process.system;
+  let newThreads = 0;
+  for (const [tid, micros] of end.threads) if (!start.threads.has(tid)) newThreads += micros;
+  return {
+    seconds: (end.at - start.at) / 1000,
+    process: processMicros,
+    main: (end.threads.get(process.pid) ?? 0) - (start.threads.get(process.pid) ?? 0),
+    newThreads,
+    machine: end.machine - start.machine,
+  };
+}
+
+/** Samples this process's RSS every 100 ms; peak() is the highest seen since start (or the last reset). */
+export function rssSampler() {
+  let start = process.memoryUsage.rss();
+  let peak = start;
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 100);
+  timer.unref();
+  return {
+    reset: () => void (peak = start = process.memoryUsage.rss()),
+    /** "start → peak" in MiB. */
+    range: () => `${fmt(start / 2 ** 20)} → ${fmt(Math.max(peak, process.memoryUsage.rss()) / 2 ** 20)}`,
+    peakMiB: () => Math.max(peak, process.memoryUsage.rss()) / 2 ** 20,
+    stop: () => clearInterval(timer),
+  };
+}
+
+export const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '–');
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export function table(header: string[], rows: Array<Array<string | number>>): void {
+  console.log(`| ${header.join(' | ')} |`);
+  console.log(`|${header.map(() => '---').join('|')}|`);
+  for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// smtp-sink: Postfix's C sink, one process per measured run, counting on its -c counter ("mesg=N" at each ".")
+
+export class Sink {
+  /** Every sink not stopped yet, so that a benchmark that failed half-way can still end them all. */
+  private static readonly live = new Set<Sink>();
+  private count = 0;
+  private waiters: Array<{ n: number; resolve: (at: number) => void }> = [];
+  private exited: Promise<void>;
+  readonly dumpFile: string | null;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly port: number,
+    dumpFile: string | null,
+  ) {
+    this.dumpFile = dumpFile;
+    let tail = '';
+    child.stdout!.setEncoding('latin1');
+    child.stdout!.on('data', (chunk: string) => {
+      tail = (tail + chunk).slice(-200);
+      const all = [...tail.matchAll(/mesg=(\d+)/g)];
+      const last = all.length ? Number(all[all.length - 1][1]) : this.count;
+      if (last === this.count) return;
+      this.count = last;
+      const now = performance.now();
+      this.waiters = this.waiters.filter((w) => {
+        if (this.count < w.n) return true;
+        w.resolve(now);
+        return false;
+      });
+    });
+    child.stderr!.on('data', (d: Buffer) => process.stderr.write(`smtp-sink: ${d}`));
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+  }
+
+  /** Starts smtp-sink on 127.0.0.1:port; with `dumpDir`, every message is appended to one dump file there. */
+  static async start(port: number, dumpDir?: string): Promise<Sink> {
+    const args = ['-c'];
+    let dumpFile: string | null = null;
+    if (dumpDir) {
+      dumpFile = join(dumpDir, 'messages.dump');
+      args.push('-D', dumpFile);
+    }
+    if (process.getuid?.() === 0) {
+      // smtp-sink refuses to run as root; it drops to this user after binding.
+      args.push('-u', 'nobody');
+      if (dumpDir) {
+        const uid = Number(spawnSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).stdout.trim());
+        chownSync(dumpDir, uid, -1);
+      }
+    }
+    args.push(`127.0.0.1:${port}`, '256');
+    const child = spawn(SINK_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const sink = new Sink(child, port, dumpFile);
+    Sink.live.add(sink);
+    // Ready when it accepts a connection.
+    for (let i = 0; ; i++) {
+      if (child.exitCode !== null) throw new Error(`smtp-sink exited with code ${child.exitCode}`);
+      if (await canConnect(port)) return sink;
+      if (i > 100) throw new Error('smtp-sink did not start listening');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  get messages(): number {
+    return this.count;
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** CPU the sink has used so far, µs. */
+  cpuMicros(): number {
+    return procCpuMicros(`/proc/${this.child.pid}/stat`);
+  }
+
+  /** Resolves with performance.now() of the moment the counter reached n (fails after timeoutMs). */
+  reached(n: number, timeoutMs: number): Promise<number> {
+    if (this.count >= n) return Promise.resolve(performance.now());
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`smtp-sink has ${this.count} of ${n} messages after ${timeoutMs / 1000} s`)), timeoutMs);
+      this.waiters.push({
+        n,
+        resolve: (at) => {
+          clearTimeout(timer);
+          resolve(at);
+        },
+      });
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    await this.exited;
+    Sink.live.delete(this);
+  }
+
+  static async stopAll(): Promise<void> {
+    await Promise.all([...Sink.live].map((s) => s.stop()));
+  }
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** One message of an smtp-sink dump (-D): its envelope recipients and the message bytes (LF line ends). */
+export interface Dumped {
+  rcpts: string[];
+  message: Buffer;
+}
+
+/**
+ * Splits a dump file into messages. Each starts with smtp-sink's own X-Client-Addr ... Received lines, then the
+ * message as received (lines end in LF), then an empty line.
+ */
+export function* readDump(file: string): Generator<Dumped> {
+  // Read in chunks, so that 100 MB of dump never sits in memory at once (this process's RSS is reported).
+  const marker = Buffer.from('\nX-Client-Addr: ');
+  const fd = openSync(file, 'r');
+  try {
+    let carry = Buffer.alloc(0);
+    const chunk = Buffer.alloc(4 * 2 ** 20);
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      // A leading newline lets the first message match the marker like every other one.
+      carry = Buffer.concat([carry.length ? carry : Buffer.from('\n'), chunk.subarray(0, n)]);
+      let at = carry.indexOf(marker);
+      for (;;) {
+        const next = at >= 0 ? carry.indexOf(marker, at + 1) : -1;
+        if (next < 0) break;
+        yield parseDumped(carry.subarray(at + 1, next + 1));
+        at = next;
+      }
+      carry = at >= 0 ? Buffer.from(carry.subarray(at)) : carry;
+      if (n === 0) {
+        if (at >= 0) yield parseDumped(carry.subarray(1));
+        return;
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function parseDumped(chunk: Buffer): Dumped {
+  // smtp-sink's header block ends with its three-line Received header.
+  const head = chunk.subarray(0, Math.min(chunk.length, 2048)).toString('latin1');
+  const rcpts = [...head.matchAll(/^X-Rcpt-Args: <([^>]*)>/gm)].map((m) => m[1]);
+  const received = /^Received: [^\n]*\n\t[^\n]*\n\t[^\n]*\n/m.exec(head);
+  return { rcpts, message: chunk.subarray(received ? received.index + received[0].length : 0) };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Mailwright in this process
+
+export interface BenchApp {
+  running: RunningApp;
+  config: Config;
+  dataDir: string;
+  api: string;
+  key: string;
+  workspaceId: string;
+  /** warn and error lines the app logged. */
+  problems: string[];
+  /** Starts the app again on the same data directory (after stop()). */
+  restart(): Promise<RunningApp>;
+  stop(): Promise<void>;
+}
+
+/** A test DNS server that knows the box, and routes RECIPIENT_DOMAIN to 127.0.0.1 by MX. */
+export async function startBenchDns(): Promise<DnsServer> {
+  const dns = await startDnsServer();
+  dns.add(BOX, 'A', '127.0.0.1');
+  dns.set(RECIPIENT_DOMAIN, 'MX', [{ preference: 10, exchange: `mx.${RECIPIENT_DOMAIN}` }]);
+  dns.set(`mx.${RECIPIENT_DOMAIN}`, 'A', ['127.0.0.1']);
+  return dns;
+}
+
+/** Mailwright with a workspace, an API key and SENDER_DOMAIN verified, delivering to 127.0.0.1:sinkPort. */
+export async function startBenchApp(dns: DnsServer, sinkPort: number, env: Record<string, string> = {}): Promise<BenchApp> {
+  const dataDir = benchDir('mw-bench-app-');
+  const config = loadConfig(
+    testEnv(dataDir, {
+      MAILWRIGHT_DNS_SERVERS: dns.address,
+      MAILWRIGHT_MTA_PORT: String(sinkPort),
+      MAILWRIGHT_ALLOW_PRIVATE_DELIVERY: 'true',
+      MAILWRIGHT_RATE_LIMIT: '0',
+      MAILWRIGHT_LOG_LEVEL: 'info',
+      ...env,
+    }),
+  );
+  const problems: string[] = [];
+  // The production log level (info) and its JSON formatting, kept in memory instead of stdout.
+  const log = createLog({
+    level: 'info',
+    write: (line) => {
+      if (/"level":"(warn|error)"/.test(line) && problems.length < 50) problems.push(line);
+    },
+  });
+  const start = () => startApp(config, { log });
+  let running = await start();
+  const api = `http://127.0.0.1:${running.http.port}/api/v1`;
+  const { key, workspace } = await seedWorkspace({ app: running.app } as TestApp);
+  const domain = (await request(`${api}/domains`, { body: { name: SENDER_DOMAIN }, key })).body;
+  dns.publish(domain.records);
+  const verified = await request(`${api}/domains/${domain.id}/verify`, { method: 'POST', key });
+  if (verified.body.status !== 'verified') throw new Error(`could not verify ${SENDER_DOMAIN}: ${JSON.stringify(verified.body)}`);
+  const bench: BenchApp = {
+    get running() {
+      return running;
+    },
+    config,
+    dataDir,
+    get api() {
+      return `http://127.0.0.1:${running.http.port}/api/v1`;
+    },
+    key,
+    workspaceId: workspace.id,
+    problems,
+    async restart() {
+      running = await start();
+      return running;
+    },
+    async stop() {
+      await running.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return bench;
+}
+
+/** About `bytes` of plain text in lines of at most 76 characters (7bit, as real text mail would be). */
+export function textOfSize(bytes: number, seed = 0): string {
+  const words = ['mail', 'queue', 'delivery', 'signature', 'postfix', 'benchmark', 'sender', 'recipient', 'message', 'domain', 'relay', 'throughput', 'appliance', 'header', 'body', 'the', 'and', 'of', 'to', 'a'];
+  const lines: string[] = [];
+  let size = 0;
+  let n = seed;
+  while (size < bytes) {
+    let line = '';
+    while (line.length < 66) line += (line ? ' ' : '') + words[(n = (n * 1103515245 + 12345) >>> 0) % words.length];
+    lines.push(line);
+    size += line.length + 2;
+  }
+  return lines.join('\n');
+}

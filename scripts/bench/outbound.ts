@@ -1,0 +1,459 @@
+// Benchmark: outbound delivery of 10,000 10 KB text messages (one recipient each, all different) to Postfix's
+// smtp-sink on loopback, Mailwright signing every message with DKIM (RSA-2048) against Postfix 3.7 relaying the
+// same message unsigned to the same sink, in the same run. Each side is measured two ways:
+//   * queued, then flushed: all 10,000 are in the queue first and none can go out; the clock starts when delivery
+//     is released (Postfix: defer_transports cleared, reload, postqueue -f; Mailwright: the app started again on
+//     its data directory, so start-up is inside the time) and stops when the sink has counted the 10,000th message.
+//     This is "delivered from the queue", what performance-baseline.md section 5 measured (queue, then flush).
+//   * enqueued while delivering: the clock starts at the first injection (Postfix: smtp-source, 20 sessions;
+//     Mailwright: POST /emails/batch, 100 per batch, 4 at a time) and stops at the sink's 10,000th message.
+// A fresh smtp-sink process (same binary and options) receives each run and appends every message to a dump file;
+// the dump proves the count and the distinct recipients, that every Mailwright message carries a DKIM-Signature,
+// and a sample of them verifies with mailauth against the published key.
+import { spawn } from 'node:child_process';
+import { createPrivateKey, generateKeyPairSync, sign as rsaSign } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { dkimVerify } from 'mailauth';
+import { compose } from '../../src/mail/compose.ts';
+import { parseSendRequest } from '../../src/send/request.ts';
+import { submitBatch } from '../../src/send/submit.ts';
+import { Queue } from '../../src/send/queue.ts';
+import { createResolver } from '../../src/dns/resolver.ts';
+import type { DnsServer } from '../../src/testkit/dns-server.ts';
+import {
+  RECIPIENT_DOMAIN, SENDER_DOMAIN, Sink, benchDir, cpuSince, cpuSnapshot, ensurePostfixInstalled, fmt, freePort, readDump, rssSampler, startBenchApp,
+  startBenchDns, table, textOfSize, type BenchApp,
+} from './lib.ts';
+
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 10_000);
+const BODY_BYTES = 10 * 1024;
+const INJECT_SESSIONS = 20;
+const BATCH = 100;
+const BATCH_CLIENTS = 4;
+const DKIM_SAMPLE = 25;
+const RUN_TIMEOUT_MS = 15 * 60_000;
+
+type Mode = 'queued, then flushed' | 'enqueued while delivering';
+
+interface Run {
+  sender: 'Postfix' | 'Mailwright';
+  mode: Mode;
+  seconds: number;
+  /** CPU of the sender, µs per message: Mailwright's process; for Postfix the machine less the sink, this process and smtp-source. */
+  senderCpu: number;
+  /** Mailwright only: the event-loop thread and the sign workers, µs per message. */
+  mainCpu?: number;
+  workerCpu?: number;
+  machineCpu: number;
+  sinkCpu: number;
+  /** RSS of this process when the run started → its peak during the run, MiB. */
+  rss?: string;
+  notes: string[];
+}
+
+const rate = (r: Run) => MESSAGES / r.seconds;
+
+// The queue resolves the destination (MX, then A and AAAA of the MX host) once per batch it hands the Deliverer.
+const batchesNote = (queries: number) => `${fmt(queries)} DNS queries: about ${fmt(queries / 3)} delivery batches of ${fmt(MESSAGES / Math.max(1, queries / 3))} messages`;
+
+const TEXT = textOfSize(BODY_BYTES);
+const sendBody = (i: number) => ({ from: `Bench <bench@${SENDER_DOMAIN}>`, to: `r${i}@${RECIPIENT_DOMAIN}`, subject: `Benchmark message ${i}`, text: TEXT });
+
+// ---------------------------------------------------------------------------------------------------------
+// Postfix in a directory of its own (postfix -c): it listens on one loopback port only, never on 25.
+
+function exec(cmd: string, args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+class Postfix {
+  private constructor(
+    readonly dir: string,
+    readonly port: number,
+  ) {}
+
+  get conf() {
+    return join(this.dir, 'conf');
+  }
+
+  static async create(sinkPort: number): Promise<Postfix> {
+    const dir = benchDir('mw-bench-postfix-');
+    chmodSync(dir, 0o755); // its daemons run as the postfix user and must reach the queue
+    const port = await freePort();
+    const pf = new Postfix(dir, port);
+    mkdirSync(pf.conf, { mode: 0o755 });
+    mkdirSync(join(dir, 'queue'), { mode: 0o755 });
+    writeFileSync(
+      join(pf.conf, 'main.cf'),
+      [
+        'compatibility_level = 3.6',
+        `queue_directory = ${dir}/queue`,
+        `data_directory = ${dir}/data`,
+        'inet_interfaces = loopback-only',
+        'inet_protocols = ipv4',
+        'myhostname = postfix.bench.test',
+        'mydestination =',
+        'mynetworks = 127.0.0.0/8',
+        'smtpd_relay_restrictions = permit_mynetworks, reject',
+        `relayhost = [127.0.0.1]:${sinkPort}`,
+        'alias_maps =',
+        'alias_database =',
+        'local_recipient_maps =',
+        'smtp_tls_security_level = none',
+        'smtpd_tls_security_level = none',
+        'biff = no',
+        // Logs to a file, as in performance-baseline.md (there is no syslog here).
+        `maillog_file = ${dir}/maillog`,
+        `maillog_file_prefixes = ${dir}`,
+        // Concurrency and connection caching stay at their defaults (destination concurrency 20, starting at 5).
+        'defer_transports = smtp',
+        '',
+      ].join('\n'),
+    );
+    // Debian's stock master.cf, with its smtpd on a high loopback port instead of *:25, and nothing chrooted
+    // (a chroot would need copies of /etc files in the queue directory).
+    const master = readFileSync('/usr/share/postfix/master.cf.dist', 'utf8').replace(/^smtp(\s+)inet(\s)/m, `127.0.0.1:${port}$1inet$2`);
+    if (!master.includes(`127.0.0.1:${port}`)) throw new Error('could not find the smtpd line in master.cf.dist');
+    writeFileSync(join(pf.conf, 'master.cf'), master);
+    await pf.must('postconf', ['-c', pf.conf, '-F', '*/*/chroot = n']);
+    await pf.must('postfix', ['-c', pf.conf, 'check']);
+    return pf;
+  }
+
+  async must(cmd: string, args: string[]): Promise<string> {
+    const { code, out } = await exec(cmd, args);
+    if (code !== 0) {
+      let log = '';
+      try {
+        log = readFileSync(join(this.dir, 'maillog'), 'utf8').split('\n').slice(-10).join('\n');
+      } catch {}
+      throw new Error(`${cmd} ${args.join(' ')} failed (${code}): ${out}\n${log}`);
+    }
+    return out;
+  }
+
+  start = () => this.must('postfix', ['-c', this.conf, 'start']);
+  set = (setting: string) => this.must('postconf', ['-c', this.conf, '-e', setting]);
+  reload = () => this.must('postfix', ['-c', this.conf, 'reload']);
+  flush = () => this.must('postqueue', ['-c', this.conf, '-f']);
+
+  /** Messages in each queue. */
+  async queues(): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    for (const q of ['maildrop', 'incoming', 'active', 'deferred', 'hold']) {
+      const { out: listing } = await exec('find', [join(this.dir, 'queue', q), '-type', 'f']);
+      out[q] = listing.split('\n').filter(Boolean).length;
+    }
+    return out;
+  }
+
+  /** Injects the message file MESSAGES times over 20 reused sessions; resolves with smtp-source's CPU (µs). */
+  async inject(messageFile: string): Promise<number> {
+    // bash's `times` reports the CPU of the children it waited for: smtp-source's own cost, to set apart.
+    const script = `/usr/sbin/smtp-source -s ${INJECT_SESSIONS} -m ${MESSAGES} -d -N -F '${messageFile}' -f bench@${SENDER_DOMAIN} -t r@${RECIPIENT_DOMAIN} 127.0.0.1:${this.port}; rc=$?; times; exit $rc`;
+    const out = await this.must('bash', ['-c', script]);
+    const children = out.trim().split('\n').pop() ?? '';
+    return [...children.matchAll(/(\d+)m([\d.]+)s/g)].reduce((sum, m) => sum + (Number(m[1]) * 60 + Number(m[2])) * 1e6, 0);
+  }
+
+  /** Stops Postfix, waits until its smtpd port is closed, and removes its directory. */
+  async destroy(): Promise<void> {
+    await exec('postfix', ['-c', this.conf, 'stop']);
+    for (let i = 0; i < 100; i++) {
+      const { code } = await exec('postfix', ['-c', this.conf, 'status']);
+      if (code !== 0 && !(await listening(this.port))) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    if (await listening(this.port)) throw new Error(`Postfix still listens on 127.0.0.1:${this.port} after postfix stop`);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = RUN_TIMEOUT_MS): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** The count and distinct recipients of what the sink got; for Mailwright, every message DKIM-signed and a sample verified. */
+async function checkDump(sink: Sink, dns: DnsServer | null): Promise<string> {
+  let count = 0;
+  let signed = 0;
+  let bytes = 0;
+  const rcpts = new Set<string>();
+  const sample: Buffer[] = [];
+  const every = Math.max(1, Math.floor(MESSAGES / DKIM_SAMPLE));
+  for (const { rcpts: r, message } of readDump(sink.dumpFile!)) {
+    count++;
+    bytes += message.length;
+    for (const x of r) rcpts.add(x);
+    const headerEnd = message.indexOf('\n\n');
+    const dkimAt = message.indexOf('DKIM-Signature:');
+    if (dkimAt >= 0 && dkimAt < headerEnd) signed++;
+    if (dns && count % every === 0 && sample.length < DKIM_SAMPLE) sample.push(Buffer.from(message.toString('latin1').replace(/\r?\n/g, '\r\n'), 'latin1'));
+  }
+  if (count !== MESSAGES || rcpts.size !== MESSAGES) throw new Error(`the sink holds ${count} messages for ${rcpts.size} distinct recipients, expected ${MESSAGES}`);
+  const size = `${fmt(bytes / count / 1024, 1)} KiB per message on the wire`;
+  if (!dns) return `${fmt(count)} messages to ${fmt(rcpts.size)} distinct recipients, ${size}`;
+  if (signed !== MESSAGES) throw new Error(`only ${signed} of ${MESSAGES} delivered messages carry a DKIM-Signature header`);
+  const resolver = createResolver([dns.address]);
+  let pass = 0;
+  for (const raw of sample) {
+    const result = await dkimVerify(raw, { resolver: (name: string, type: string) => resolver.resolve(name, type) as Promise<string[][]> });
+    if (result.results[0]?.status.result === 'pass') pass++;
+  }
+  if (pass !== sample.length) throw new Error(`DKIM: only ${pass} of ${sample.length} sampled messages verify`);
+  return `${fmt(count)} messages to ${fmt(rcpts.size)} distinct recipients, all ${fmt(signed)} with a DKIM-Signature, ${pass} of ${sample.length} sampled verified with mailauth (pass); ${size}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+async function postfixRuns(sinkPort: number, dumpDir: string): Promise<Run[]> {
+  const pf = await Postfix.create(sinkPort);
+  const runs: Run[] = [];
+  try {
+    // The same message Mailwright composes, unsigned (smtp-source -F wants LF line ends; it sends CRLF).
+    const messageFile = join(pf.dir, 'message.eml');
+    const raw = await compose({ messageId: `bench.postfix@${SENDER_DOMAIN}`, date: Date.now(), from: { name: 'Bench', address: `bench@${SENDER_DOMAIN}` }, to: [{ address: `r@${RECIPIENT_DOMAIN}` }], cc: [], replyTo: [], subject: 'Benchmark message', text: TEXT, headers: {}, attachments: [] });
+    writeFileSync(messageFile, raw.toString('latin1').replace(/\r\n/g, '\n'));
+    chmodSync(messageFile, 0o644);
+
+    // 1. Queued, then flushed.
+    await pf.start();
+    const injectStarted = performance.now();
+    await pf.inject(messageFile);
+    await until('Postfix to defer every message', async () => {
+      const q = await pf.queues();
+      return q.deferred === MESSAGES && q.maildrop + q.incoming + q.active === 0;
+    });
+    const injectSeconds = (performance.now() - injectStarted) / 1000;
+    let sink = await Sink.start(sinkPort, dumpDir);
+    let before = cpuSnapshot();
+    let sinkBefore = sink.cpuMicros();
+    await pf.set('defer_transports =');
+    await pf.reload();
+    await pf.flush();
+    let done = await sink.reached(MESSAGES, RUN_TIMEOUT_MS);
+    let cpu = cpuSince(before);
+    let sinkCpu = sink.cpuMicros() - sinkBefore;
+    await sink.stop();
+    runs.push({
+      sender: 'Postfix',
+      mode: 'queued, then flushed',
+      seconds: (done - before.at) / 1000,
+      senderCpu: (cpu.machine - sinkCpu - cpu.process) / MESSAGES,
+      machineCpu: cpu.machine / MESSAGES,
+      sinkCpu: sinkCpu / MESSAGES,
+      notes: [`queued by smtp-source in ${fmt(injectSeconds, 1)} s (${fmt(MESSAGES / injectSeconds)}/s) with defer_transports = smtp`, await checkDump(sink, null)],
+    });
+    rmSync(sink.dumpFile!, { force: true });
+
+    // 2. Enqueued while delivering.
+    sink = await Sink.start(sinkPort, dumpDir);
+    before = cpuSnapshot();
+    sinkBefore = sink.cpuMicros();
+    const sourceCpu = await pf.inject(messageFile);
+    const injected = performance.now();
+    done = await sink.reached(MESSAGES, RUN_TIMEOUT_MS);
+    cpu = cpuSince(before);
+    sinkCpu = sink.cpuMicros() - sinkBefore;
+    await sink.stop();
+    runs.push({
+      sender: 'Postfix',
+      mode: 'enqueued while delivering',
+      seconds: (done - before.at) / 1000,
+      senderCpu: (cpu.machine - sinkCpu - cpu.process - sourceCpu) / MESSAGES,
+      machineCpu: cpu.machine / MESSAGES,
+      sinkCpu: sinkCpu / MESSAGES,
+      notes: [
+        `smtp-source (${INJECT_SESSIONS} sessions) finished injecting after ${fmt((injected - before.at) / 1000, 1)} s; its own CPU (${fmt(sourceCpu / MESSAGES)} µs/msg) is left out of the sender's`,
+        await checkDump(sink, null),
+      ],
+    });
+    rmSync(sink.dumpFile!, { force: true });
+  } finally {
+    await pf.destroy();
+  }
+  return runs;
+}
+
+async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer): Promise<Run[]> {
+  const runs: Run[] = [];
+  const rss = rssSampler();
+  let app: BenchApp | null = null;
+  try {
+    // 1. Queued, then flushed: enqueue with the queue stopped, stop the app, start it again and time the drain.
+    app = await startBenchApp(dns, sinkPort);
+    const queue = app.running.app.queue;
+    if (!(queue instanceof Queue)) throw new Error('app.queue is not a Queue');
+    await queue.stop();
+    const enqueueStarted = performance.now();
+    for (let i = 0; i < MESSAGES; i += BATCH) {
+      const items = Array.from({ length: Math.min(BATCH, MESSAGES - i) }, (_, j) => parseSendRequest(sendBody(i + j)));
+      await submitBatch(app.running.app, app.workspaceId, items);
+    }
+    const enqueueSeconds = (performance.now() - enqueueStarted) / 1000;
+    await app.running.stop();
+    let sink = await Sink.start(sinkPort, dumpDir);
+    let before = cpuSnapshot();
+    let sinkBefore = sink.cpuMicros();
+    rss.reset();
+    const queries = dns.queries.length;
+    const running = await app.restart();
+    const startedIn = performance.now() - before.at;
+    let done = await sink.reached(MESSAGES, RUN_TIMEOUT_MS);
+    let cpu = cpuSince(before);
+    let sinkCpu = sink.cpuMicros() - sinkBefore;
+    let peak = rss.range();
+    const delivered = () => running.app.db.prepare("SELECT count(*) FROM deliveries WHERE state = 'delivered'").pluck().get() as number;
+    await until('every delivery recorded', async () => delivered() === MESSAGES, 60_000);
+    const recorded = performance.now();
+    await sink.stop();
+    runs.push({
+      sender: 'Mailwright',
+      mode: 'queued, then flushed',
+      seconds: (done - before.at) / 1000,
+      senderCpu: cpu.process / MESSAGES,
+      mainCpu: cpu.main / MESSAGES,
+      workerCpu: cpu.newThreads / MESSAGES,
+      machineCpu: cpu.machine / MESSAGES,
+      sinkCpu: sinkCpu / MESSAGES,
+      rss: peak,
+      notes: [
+        `queued in-process with submitBatch (${BATCH} per call) in ${fmt(enqueueSeconds, 1)} s (${fmt(MESSAGES / enqueueSeconds)}/s) while the queue was stopped; the clock includes the app's start (${fmt(startedIn)} ms)`,
+        `every delivery recorded as delivered ${fmt((recorded - done) / 1000, 2)} s after the sink's last message; ${batchesNote(dns.queries.length - queries)}`,
+        await checkDump(sink, dns),
+      ],
+    });
+    rmSync(sink.dumpFile!, { force: true });
+    await app.stop();
+    app = null;
+
+    // 2. Enqueued while delivering, through the HTTP batch endpoint.
+    app = await startBenchApp(dns, sinkPort);
+    sink = await Sink.start(sinkPort, dumpDir);
+    before = cpuSnapshot();
+    sinkBefore = sink.cpuMicros();
+    rss.reset();
+    const queries2 = dns.queries.length;
+    let next = 0;
+    const { api, key } = app;
+    await Promise.all(
+      Array.from({ length: BATCH_CLIENTS }, async () => {
+        while (next < MESSAGES) {
+          const first = next;
+          next += BATCH;
+          const emails = Array.from({ length: Math.min(BATCH, MESSAGES - first) }, (_, j) => sendBody(first + j));
+          const res = await fetch(`${api}/emails/batch`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ emails }) });
+          const body = (await res.json()) as { successful?: number };
+          if (res.status !== 200 || body.successful !== emails.length) throw new Error(`batch refused: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+        }
+      }),
+    );
+    const enqueued = performance.now();
+    done = await sink.reached(MESSAGES, RUN_TIMEOUT_MS);
+    cpu = cpuSince(before);
+    sinkCpu = sink.cpuMicros() - sinkBefore;
+    peak = rss.range();
+    await sink.stop();
+    runs.push({
+      sender: 'Mailwright',
+      mode: 'enqueued while delivering',
+      seconds: (done - before.at) / 1000,
+      senderCpu: cpu.process / MESSAGES,
+      mainCpu: cpu.main / MESSAGES,
+      workerCpu: cpu.newThreads / MESSAGES,
+      machineCpu: cpu.machine / MESSAGES,
+      sinkCpu: sinkCpu / MESSAGES,
+      rss: peak,
+      notes: [
+        `POST /emails/batch (${BATCH} per request, ${BATCH_CLIENTS} at a time, from this process) had every message committed after ${fmt((enqueued - before.at) / 1000, 1)} s; ${batchesNote(dns.queries.length - queries2)}`,
+        await checkDump(sink, dns),
+      ],
+    });
+    rmSync(sink.dumpFile!, { force: true });
+    if (app.problems.length) console.log(`\nMailwright logged ${app.problems.length} warnings or errors, the first: ${app.problems[0]}`);
+  } finally {
+    rss.stop();
+    await app?.stop();
+  }
+  return runs;
+}
+
+/** CPU µs of one RSA-2048 sha256 signature with a parsed key on this machine (DKIM's irreducible cost). */
+function rsaSignMicros(): number {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+  const key = createPrivateKey(privateKey);
+  for (let i = 0; i < 20; i++) rsaSign('sha256', Buffer.from(`warm ${i}`), key);
+  const before = process.cpuUsage();
+  for (let i = 0; i < 200; i++) rsaSign('sha256', Buffer.from(`data ${i}`), key);
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 200;
+}
+
+export async function benchOutbound(): Promise<Run[]> {
+  ensurePostfixInstalled();
+  const sinkPort = await freePort();
+  const dumpDir = benchDir('mw-bench-sink-');
+  const dns = await startBenchDns();
+  let runs: Run[] = [];
+  try {
+    runs = [...(await postfixRuns(sinkPort, dumpDir)), ...(await mailwrightRuns(sinkPort, dumpDir, dns))];
+  } finally {
+    await Sink.stopAll();
+    await dns.close();
+    rmSync(dumpDir, { recursive: true, force: true });
+  }
+
+  console.log(
+    `\noutbound: ${fmt(MESSAGES)} messages of 10 KB text, one recipient each, to smtp-sink on 127.0.0.1 (one fresh process per run); ` +
+      `Mailwright signs each with DKIM rsa-sha256 (2048-bit key) and delivers over pooled connections (max_connections_per_mx 10); ` +
+      `Postfix 3.7 relays the same message unsigned (relayhost [127.0.0.1]:port, destination concurrency defaults: 20, starting at 5)`,
+  );
+  const postfix = (mode: Mode) => runs.find((r) => r.sender === 'Postfix' && r.mode === mode)!;
+  const us = (n: number | undefined) => (n === undefined ? '–' : fmt(n));
+  table(
+    ['sender', 'mode', 'msgs/s', 'vs Postfix, same mode', 'seconds', 'sender CPU µs/msg', 'main thread µs/msg', 'sign workers µs/msg', 'machine CPU µs/msg', 'sink µs/msg', 'RSS MiB, start → peak'],
+    runs.map((r) => [
+      r.sender === 'Mailwright' ? 'Mailwright (DKIM)' : 'Postfix (no DKIM)',
+      r.mode,
+      fmt(rate(r)),
+      `${(rate(r) / rate(postfix(r.mode))).toFixed(2)}x`,
+      fmt(r.seconds, 1),
+      us(r.senderCpu),
+      us(r.mainCpu),
+      us(r.workerCpu),
+      us(r.machineCpu),
+      us(r.sinkCpu),
+      r.rss ?? 'many processes',
+    ]),
+  );
+  console.log(`\nPostfix sender CPU = the whole machine less the sink, this benchmark process and smtp-source. One RSA-2048 signature costs ${fmt(rsaSignMicros())} µs of CPU on this machine (node:crypto, parsed key). Notes:`);
+  for (const r of runs) for (const note of r.notes) console.log(`- ${r.sender}, ${r.mode}: ${note}`);
+  return runs;
+}
+
+// Run by scripts/bench/run.ts in a process of its own; also runnable alone: node --import tsx scripts/bench/outbound.ts
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await benchOutbound();
