@@ -19,6 +19,7 @@ import { accountRoutes } from './account/routes.ts';
 import { domainRoutes } from './domains/routes.ts';
 import { recheckDueDomains } from './domains/verification.ts';
 import { emailRoutes } from './emails/routes.ts';
+import { inboxRoutes } from './inboxes/routes.ts';
 import { Signer } from './send/signer.ts';
 import { Deliverer } from './send/deliver.ts';
 import { Queue } from './send/queue.ts';
@@ -105,7 +106,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
           { path: /^\/api\/v1\/emails\/batch$/, limitBytes: 50 * MiB },
         ],
       },
-      [accountRoutes(app, new LoginThrottle(clock)), domainRoutes(app), emailRoutes(app)],
+      [accountRoutes(app, new LoginThrottle(clock)), domainRoutes(app), emailRoutes(app), inboxRoutes(app)],
     ),
   );
   const mx = createMxServer(app);

@@ -32,6 +32,7 @@ import {
 import { verifyDomain } from './verification.ts';
 import { connectLink, domainConnectAvailability } from './connect.ts';
 import { senderAddresses } from '../emails/senders.ts';
+import { inboxAddresses } from '../inboxes/inboxes.ts';
 
 const CreateBody = z.object({ name: z.string().max(300) });
 const PatchBody = z
@@ -169,9 +170,9 @@ export function domainRoutes(app: App) {
   });
 
   r.get('/sending-identities', auth, (ctx) => {
-    // Verified domains, and the addresses mail went out from (inbox addresses join when inboxes land).
+    // Verified domains, and the addresses owned (inboxes) or used (mail went out from them).
     const workspaceId = principalOf(ctx).workspaceId;
-    const addresses = senderAddresses(db, workspaceId);
+    const addresses = [...new Set([...senderAddresses(db, workspaceId), ...inboxAddresses(db, workspaceId)])].sort();
     const localParts = [...new Set(addresses.map((a) => a.slice(0, a.lastIndexOf('@'))))].sort();
     ctx.body = { domains: verifiedDomainNames(db, workspaceId), addresses, localParts };
   });

@@ -1,0 +1,78 @@
+// Inboxes of a workspace: an address (local part @ one of its domains) that receives mail, with a status
+// and forwarding state. Every query is scoped by workspace; the address is unique across the box.
+import type { Clock } from '../clock.ts';
+import { iso } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { newId } from '../db/ids.ts';
+
+export type InboxStatus = 'active' | 'disabled';
+
+export interface InboxRow {
+  id: string;
+  workspace_id: string;
+  domain_id: string;
+  local_part: string;
+  address: string;
+  name: string;
+  status: InboxStatus;
+  forward_to: string | null;
+  forward_status: 'off' | 'pending' | 'active';
+  created_at: number;
+}
+
+export class InboxExists extends Error {}
+
+export function createInbox(db: Db, clock: Clock, input: { workspaceId: string; domainId: string; domain: string; localPart: string; name: string }): InboxRow {
+  const id = newId('inb', clock.now());
+  const address = `${input.localPart}@${input.domain}`.toLowerCase();
+  try {
+    db.prepare('INSERT INTO inboxes (id, workspace_id, domain_id, local_part, address, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+      id,
+      input.workspaceId,
+      input.domainId,
+      input.localPart.toLowerCase(),
+      address,
+      input.name,
+      clock.now(),
+    );
+  } catch (err) {
+    if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new InboxExists(address);
+    throw err;
+  }
+  return getInbox(db, input.workspaceId, id)!;
+}
+
+export const getInbox = (db: Db, workspaceId: string, id: string) =>
+  (db.prepare('SELECT * FROM inboxes WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as InboxRow | undefined) ?? null;
+
+export function listInboxes(db: Db, workspaceId: string, domainId: string | undefined, page: { limit: number; offset: number }): InboxRow[] {
+  return (
+    domainId
+      ? db.prepare('SELECT * FROM inboxes WHERE workspace_id = ? AND domain_id = ? ORDER BY id DESC LIMIT ? OFFSET ?').all(workspaceId, domainId, page.limit + 1, page.offset)
+      : db.prepare('SELECT * FROM inboxes WHERE workspace_id = ? ORDER BY id DESC LIMIT ? OFFSET ?').all(workspaceId, page.limit + 1, page.offset)
+  ) as InboxRow[];
+}
+
+export function updateInbox(db: Db, workspaceId: string, id: string, changes: { name?: string; status?: InboxStatus }): InboxRow | null {
+  if (changes.name !== undefined) db.prepare('UPDATE inboxes SET name = ? WHERE workspace_id = ? AND id = ?').run(changes.name, workspaceId, id);
+  if (changes.status !== undefined) db.prepare('UPDATE inboxes SET status = ? WHERE workspace_id = ? AND id = ?').run(changes.status, workspaceId, id);
+  return getInbox(db, workspaceId, id);
+}
+
+export const deleteInbox = (db: Db, workspaceId: string, id: string) => db.prepare('DELETE FROM inboxes WHERE workspace_id = ? AND id = ?').run(workspaceId, id).changes > 0;
+
+/** Inbox addresses of a workspace, for GET /sending-identities. */
+export const inboxAddresses = (db: Db, workspaceId: string) => db.prepare('SELECT address FROM inboxes WHERE workspace_id = ? ORDER BY address').pluck().all(workspaceId) as string[];
+
+export function presentInbox(row: InboxRow) {
+  return {
+    id: row.id,
+    address: row.address,
+    status: row.status,
+    name: row.name,
+    domainId: row.domain_id,
+    forwardTo: row.forward_to,
+    forwardStatus: row.forward_status,
+    createdAt: iso(row.created_at),
+  };
+}
