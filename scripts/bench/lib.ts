@@ -244,7 +244,8 @@ export class Sink {
   }
 }
 
-function canConnect(port: number): Promise<boolean> {
+/** Something listens on 127.0.0.1:port. */
+export function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     socket.once('connect', () => {

@@ -13,7 +13,6 @@
 import { spawn } from 'node:child_process';
 import { createPrivateKey, generateKeyPairSync, sign as rsaSign } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { dkimVerify } from 'mailauth';
@@ -24,7 +23,7 @@ import { Queue } from '../../src/send/queue.ts';
 import { createResolver } from '../../src/dns/resolver.ts';
 import type { DnsServer } from '../../src/testkit/dns-server.ts';
 import {
-  RECIPIENT_DOMAIN, SENDER_DOMAIN, Sink, benchDir, cpuSince, cpuSnapshot, ensurePostfixInstalled, fmt, freePort, readDump, rssSampler, startBenchApp,
+  RECIPIENT_DOMAIN, SENDER_DOMAIN, Sink, benchDir, canConnect, cpuSince, cpuSnapshot, ensurePostfixInstalled, fmt, freePort, readDump, rssSampler, startBenchApp,
   startBenchDns, table, textOfSize, type BenchApp,
 } from './lib.ts';
 
@@ -170,23 +169,12 @@ class Postfix {
     await exec('postfix', ['-c', this.conf, 'stop']);
     for (let i = 0; i < 100; i++) {
       const { code } = await exec('postfix', ['-c', this.conf, 'status']);
-      if (code !== 0 && !(await listening(this.port))) break;
+      if (code !== 0 && !(await canConnect(this.port))) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    if (await listening(this.port)) throw new Error(`Postfix still listens on 127.0.0.1:${this.port} after postfix stop`);
+    if (await canConnect(this.port)) throw new Error(`Postfix still listens on 127.0.0.1:${this.port} after postfix stop`);
     rmSync(this.dir, { recursive: true, force: true });
   }
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = RUN_TIMEOUT_MS): Promise<void> {
@@ -299,6 +287,22 @@ async function postfixRuns(sinkPort: number, dumpDir: string): Promise<Run[]> {
   return runs;
 }
 
+/** A Mailwright run from its measurements: per-message CPU of each kind, RSS, notes. */
+function mailwrightRun(mode: Mode, seconds: number, cpu: ReturnType<typeof cpuSince>, sinkCpu: number, rss: Run['rss'], notes: string[]): Run {
+  return {
+    sender: 'Mailwright',
+    mode,
+    seconds,
+    senderCpu: cpu.process / MESSAGES,
+    mainCpu: cpu.main / MESSAGES,
+    workerCpu: cpu.newThreads / MESSAGES,
+    machineCpu: cpu.machine / MESSAGES,
+    sinkCpu: sinkCpu / MESSAGES,
+    rss,
+    notes,
+  };
+}
+
 async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer): Promise<Run[]> {
   const runs: Run[] = [];
   const rss = rssSampler();
@@ -331,22 +335,13 @@ async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer)
     await until('every delivery recorded', async () => delivered() === MESSAGES, 60_000);
     const recorded = performance.now();
     await sink.stop();
-    runs.push({
-      sender: 'Mailwright',
-      mode: 'queued, then flushed',
-      seconds: (done - before.at) / 1000,
-      senderCpu: cpu.process / MESSAGES,
-      mainCpu: cpu.main / MESSAGES,
-      workerCpu: cpu.newThreads / MESSAGES,
-      machineCpu: cpu.machine / MESSAGES,
-      sinkCpu: sinkCpu / MESSAGES,
-      rss: peak,
-      notes: [
+    runs.push(
+      mailwrightRun('queued, then flushed', (done - before.at) / 1000, cpu, sinkCpu, peak, [
         `queued in-process with submitBatch (${BATCH} per call) in ${fmt(enqueueSeconds, 1)} s (${fmt(MESSAGES / enqueueSeconds)}/s) while the queue was stopped; the clock includes the app's start (${fmt(startedIn)} ms)`,
         `every delivery recorded as delivered ${fmt((recorded - done) / 1000, 2)} s after the sink's last message; ${batchesNote(dns.queries.length - queries)}`,
         await checkDump(sink, dns),
-      ],
-    });
+      ]),
+    );
     rmSync(sink.dumpFile!, { force: true });
     await app.stop();
     app = null;
@@ -378,21 +373,12 @@ async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer)
     sinkCpu = sink.cpuMicros() - sinkBefore;
     peak = rss.range();
     await sink.stop();
-    runs.push({
-      sender: 'Mailwright',
-      mode: 'enqueued while delivering',
-      seconds: (done - before.at) / 1000,
-      senderCpu: cpu.process / MESSAGES,
-      mainCpu: cpu.main / MESSAGES,
-      workerCpu: cpu.newThreads / MESSAGES,
-      machineCpu: cpu.machine / MESSAGES,
-      sinkCpu: sinkCpu / MESSAGES,
-      rss: peak,
-      notes: [
+    runs.push(
+      mailwrightRun('enqueued while delivering', (done - before.at) / 1000, cpu, sinkCpu, peak, [
         `POST /emails/batch (${BATCH} per request, ${BATCH_CLIENTS} at a time, from this process) had every message committed after ${fmt((enqueued - before.at) / 1000, 1)} s; ${batchesNote(dns.queries.length - queries2)}`,
         await checkDump(sink, dns),
-      ],
-    });
+      ]),
+    );
     rmSync(sink.dumpFile!, { force: true });
     if (app.problems.length) console.log(`\nMailwright logged ${app.problems.length} warnings or errors, the first: ${app.problems[0]}`);
   } finally {
