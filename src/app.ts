@@ -15,6 +15,7 @@ import { Idempotency } from './http/idempotency.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import type { Authenticator } from './http/auth.ts';
 import { createMxServer } from './smtp/mx.ts';
+import { tlsCredentials } from './smtp/certificate.ts';
 import { accountRoutes } from './account/routes.ts';
 import { domainRoutes } from './domains/routes.ts';
 import { recheckDueDomains } from './domains/verification.ts';
@@ -109,7 +110,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
       [accountRoutes(app, new LoginThrottle(clock)), domainRoutes(app), emailRoutes(app), inboxRoutes(app)],
     ),
   );
-  const mx = createMxServer(app);
+  const mx = createMxServer(app, await tlsCredentials(config));
 
   // Undone in reverse: jobs, HTTP, SMTP, the queue (each letting its work in flight finish), the signer's
   // workers and pooled connections, the last group commit, the db.

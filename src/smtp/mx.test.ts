@@ -4,6 +4,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestApp, tempDir, type TestApp } from '../testkit/app.ts';
 import { RawSmtp } from '../testkit/smtp-client.ts';
@@ -51,7 +53,7 @@ test('every recipient is refused with 554 5.7.1: the box relays for no one', asy
   c.close();
 });
 
-test('STARTTLS is offered with the certificate of MAILWRIGHT_TLS_CERT / _KEY, and not without one', async () => {
+test('STARTTLS is offered with the certificate of MAILWRIGHT_TLS_CERT / _KEY, or a self-signed one for the host name', async () => {
   const dir = tempDir();
   const cert = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
@@ -73,8 +75,15 @@ test('STARTTLS is offered with the certificate of MAILWRIGHT_TLS_CERT / _KEY, an
   }
   const c = await RawSmtp.open(t.smtpPort);
   await c.read();
-  assert.not.ok((await c.command('EHLO client.example')).lines.some((l) => l.includes('STARTTLS')), 'no certificate configured: no STARTTLS yet');
+  assert.ok((await c.command('EHLO client.example')).lines.some((l) => l.slice(4) === 'STARTTLS'), 'without a configured certificate STARTTLS is still offered');
+  assert.is((await c.command('STARTTLS')).code, 220);
+  const tls = await c.startTls('mx.mailwright.test');
+  const peer = tls.getPeerCertificate();
+  assert.is(peer.subject.CN, 'mx.mailwright.test', 'a self-signed certificate for MAILWRIGHT_HOSTNAME');
+  assert.match(peer.subjectaltname ?? '', /DNS:mx\.mailwright\.test/);
   c.close();
+  const pem = readFileSync(join(t.dataDir, 'tls', 'self-signed.crt'));
+  assert.ok(new X509Certificate(pem).checkHost('mx.mailwright.test'), 'kept in the data directory');
 });
 
 test.run();
