@@ -8,10 +8,9 @@ import { principalOf, requireAuth } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
 import { getDomain } from '../domains/domains.ts';
+import { LOCAL_PART } from '../mail/addresses.ts';
 import { createInbox, deleteInbox, getInbox, InboxExists, listInboxes, presentInbox, updateInbox } from './inboxes.ts';
 
-// RFC 5321 4.1.2 dot-atom, plain ASCII (SMTPUTF8 is not offered), at most 64 octets.
-const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 const name = z.string().trim().max(200).regex(/^[^\p{Cc}]*$/u, 'must not contain control characters');
 
 const CreateBody = z

@@ -13,7 +13,7 @@ export interface Mailbox {
 type Parsed = { ok: true; mailbox: Mailbox } | { ok: false; reason: string };
 
 // RFC 5321 4.1.2 dot-atom local part (quoted local parts are legal but a trap for every peer; refuse them).
-const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
+export const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export function parseMailbox(input: string): Parsed {
