@@ -1,0 +1,14 @@
+// A message's header fields as plain data: lower-case name -> unfolded values in order of appearance. Built
+// from mailparser's `headerLines` (mailparser does the MIME work); classification and threading read it.
+
+export type HeaderFields = Record<string, string[]>;
+
+export function headerFields(lines: ReadonlyArray<{ key: string; line: string }>): HeaderFields {
+  const fields: HeaderFields = Object.create(null);
+  for (const { key, line } of lines) {
+    const colon = line.indexOf(':');
+    const value = (colon >= 0 ? line.slice(colon + 1) : '').replace(/\r?\n[ \t]+/g, ' ').trim();
+    (fields[key.toLowerCase()] ??= []).push(value);
+  }
+  return fields;
+}
