@@ -39,6 +39,14 @@ export interface Config {
   queueLifetime: number;
   /** Concurrent connections to one MX host. */
   maxConnectionsPerMx: number;
+  /** Concurrent SMTP clients of the MX listener; more get 421. */
+  smtpMaxClients: number;
+  /** Messages one SMTP session may send before it must reconnect. */
+  smtpMaxMessages: number;
+  /** Absolute limit on an SMTP session (ms), however busy it is. */
+  smtpSessionTimeout: number;
+  /** An SMTP session that sends nothing for this long is closed (ms). */
+  smtpIdleTimeout: number;
 }
 
 export class ConfigError extends Error {
@@ -196,6 +204,10 @@ export const KEYS = [
   spec('retry_schedule', 'retrySchedule', durations, () => durations('5m,10m,20m,40m,1h,2h,4h')),
   spec('queue_lifetime', 'queueLifetime', duration, () => durationOf('5d')),
   spec('max_connections_per_mx', 'maxConnectionsPerMx', integer(1, 100), () => 10),
+  spec('smtp_max_clients', 'smtpMaxClients', integer(1, 100_000), () => 200),
+  spec('smtp_max_messages', 'smtpMaxMessages', integer(1, 1_000_000), () => 1000),
+  spec('smtp_session_timeout', 'smtpSessionTimeout', duration, () => durationOf('10m')),
+  spec('smtp_idle_timeout', 'smtpIdleTimeout', duration, () => durationOf('5m')),
 ] as const;
 
 export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;

@@ -12,3 +12,11 @@ export function headerFields(lines: ReadonlyArray<{ key: string; line: string }>
   }
   return fields;
 }
+
+/** Where the header block of a raw message ends (the empty line), or its length when it has none. */
+export function headerEnd(raw: Buffer): number {
+  const crlf = raw.indexOf('\r\n\r\n');
+  const lf = raw.indexOf('\n\n');
+  if (crlf < 0) return lf < 0 ? raw.length : lf;
+  return lf < 0 ? crlf : Math.min(crlf, lf);
+}

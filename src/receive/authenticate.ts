@@ -41,7 +41,10 @@ export async function authenticate(raw: Buffer, ctx: AuthContext): Promise<Authe
 
   const signatures = result.dkim?.results ?? [];
   const passed = signatures.filter((r) => r.status?.result === 'pass');
-  const dkim = { result: passed.length ? 'pass' : (signatures[0]?.status?.result ?? 'none'), domains: passed.map((r) => r.signingDomain).filter((d): d is string => !!d) };
+  // mailauth reports a body that no longer matches its signed hash as `neutral`; RFC 6376 6.1.3 makes that a
+  // verification failure (PERMFAIL), and for the owner it is one: the content was changed after signing.
+  const resultOf = (r: (typeof signatures)[number]) => (r.status?.comment === 'body hash did not verify' ? 'fail' : (r.status?.result ?? 'none'));
+  const dkim = { result: passed.length ? 'pass' : signatures[0] ? resultOf(signatures[0]) : 'none', domains: passed.map((r) => r.signingDomain).filter((d): d is string => !!d) };
 
   const spf = result.spf ? { result: result.spf.status?.result ?? 'none', domain: result.spf.domain ?? null } : { result: 'none', domain: null };
 

@@ -1,0 +1,132 @@
+// Turns the raw bytes of a received message into the fields the mailbox stores, with mailparser doing all of
+// the MIME work. A message mailparser cannot parse (catalogue F8: over 1,000 MIME nodes, a header block
+// over 1 MiB) is still stored: what its header block gives, or failing that only the envelope, and the raw
+// bytes are kept either way. It must never throw.
+import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
+import { headerEnd, headerFields, type HeaderFields } from '../mail/headers.ts';
+import { safeFilename } from '../mail/filenames.ts';
+
+export interface Mailbox {
+  name: string;
+  address: string;
+}
+
+export interface ParsedAttachment {
+  filename: string;
+  contentType: string;
+  contentId?: string;
+  content: Buffer;
+}
+
+export interface ParsedMessage {
+  /** Every From mailbox: classification and DMARC need to know when there are none or several. */
+  fromAll: Mailbox[];
+  to: Mailbox[];
+  cc: Mailbox[];
+  replyTo: Mailbox[];
+  subject: string;
+  text: string | null;
+  html: string | null;
+  attachments: ParsedAttachment[];
+  /** Without angle brackets; null when the message has none. */
+  messageId: string | null;
+  inReplyTo: string | null;
+  references: string[];
+  headers: HeaderFields;
+  /** What could not be read, when mailparser gave up on part of the message. */
+  problem: string | null;
+}
+
+const MAX_HTML_TO_TEXT = 2 * 1024 * 1024;
+const MAX_REFERENCES = 50;
+
+export async function parseMessage(raw: Buffer): Promise<ParsedMessage> {
+  try {
+    return fromParsed(await simpleParser(raw, OPTIONS), null);
+  } catch (err) {
+    const problem = `the message could not be parsed in full (${err instanceof Error ? err.message : String(err)})`;
+    try {
+      // The header block alone usually still parses: addresses, subject and threading survive.
+      return fromParsed(await simpleParser(Buffer.concat([headerBlock(raw), Buffer.from('\r\n\r\n')]), OPTIONS), problem);
+    } catch {
+      return { ...EMPTY, problem };
+    }
+  }
+}
+
+// The text-to-HTML conversion and link rewriting are for display, which the mailbox does itself; skipping
+// them keeps the parse cheap. HTML-only mail still gets a text version, for search and previews.
+const OPTIONS = { skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true, maxHtmlLengthToParse: MAX_HTML_TO_TEXT };
+
+const EMPTY: ParsedMessage = {
+  fromAll: [],
+  to: [],
+  cc: [],
+  replyTo: [],
+  subject: '',
+  text: null,
+  html: null,
+  attachments: [],
+  messageId: null,
+  inReplyTo: null,
+  references: [],
+  headers: {},
+  problem: null,
+};
+
+function fromParsed(m: ParsedMail, problem: string | null): ParsedMessage {
+  const references = (Array.isArray(m.references) ? m.references : m.references ? [m.references] : []).flatMap(messageIds);
+  return {
+    fromAll: fromHeaders(m),
+    to: mailboxes(m.to),
+    cc: mailboxes(m.cc),
+    replyTo: mailboxes(m.replyTo),
+    subject: m.subject ?? '',
+    text: m.text ?? null,
+    html: typeof m.html === 'string' ? m.html : null,
+    attachments: m.attachments.map((a) => ({
+      filename: safeFilename(a.filename),
+      contentType: a.contentType || 'application/octet-stream',
+      contentId: a.cid,
+      content: a.content,
+    })),
+    messageId: messageIds(m.messageId ?? '')[0] ?? null,
+    inReplyTo: messageIds(m.inReplyTo ?? '')[0] ?? null,
+    references: references.slice(-MAX_REFERENCES),
+    headers: headerFields(m.headerLines),
+    problem,
+  };
+}
+
+// mailparser keeps only the last From field (catalogue F5), so each one is read from the header lines.
+function fromHeaders(m: ParsedMail): Mailbox[] {
+  const lines = m.headerLines.filter((h) => h.key === 'from');
+  if (lines.length <= 1) return mailboxes(m.from);
+  return lines.flatMap((h) => addressesIn(h.line.slice(h.line.indexOf(':') + 1)));
+}
+
+function addressesIn(value: string): Mailbox[] {
+  return [...value.matchAll(/[^\s<>,;:"()]+@[^\s<>,;:"()]+/g)].map((match) => ({ name: '', address: match[0].toLowerCase() }));
+}
+
+function mailboxes(header: AddressObject | AddressObject[] | undefined): Mailbox[] {
+  const objects = Array.isArray(header) ? header : header ? [header] : [];
+  const out: Mailbox[] = [];
+  const visit = (entries: AddressObject['value']) => {
+    for (const e of entries) {
+      if (e.group) visit(e.group);
+      else if (e.address) out.push({ name: e.name ?? '', address: e.address.toLowerCase() });
+    }
+  };
+  for (const o of objects) visit(o.value);
+  return out;
+}
+
+function messageIds(value: string): string[] {
+  const ids = [...value.matchAll(/<([^<>\s]+)>/g)].map((m) => m[1]);
+  if (ids.length === 0 && /^[^<>\s]+@[^<>\s]+$/.test(value.trim())) ids.push(value.trim());
+  return ids;
+}
+
+/** The header block of a raw message, at most 1 MiB of it. */
+const headerBlock = (raw: Buffer) => raw.subarray(0, Math.min(headerEnd(raw), 1024 * 1024));

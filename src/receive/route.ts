@@ -1,0 +1,43 @@
+// Where a recipient of an incoming SMTP transaction goes, decided at RCPT time: an active inbox on a domain
+// whose inbound setup is `ready`, or a VERP bounce address of mail the box sent. Anything else is refused
+// with the reply a user expects; a domain that is not ours is relaying and always refused (never an open
+// relay: `%`, `!`, quoted and source-routed forms never name an inbox, whose local parts are dot-atoms).
+import type { Db } from '../db/open.ts';
+import { boxSecret } from '../db/box-secret.ts';
+import { SmtpError } from '../errors.ts';
+import { parseVerp } from '../send/verp.ts';
+import type { InboxRow } from '../inboxes/inboxes.ts';
+
+export type Target =
+  | { kind: 'inbox'; inbox: InboxRow & { domain_name: string } }
+  | { kind: 'report'; emailId: string; workspaceId: string };
+
+/** The target of `address`, or an SmtpError with the RCPT reply. */
+export function routeRecipient(db: Db, address: string): Target {
+  const lower = address.toLowerCase();
+  const at = lower.lastIndexOf('@');
+  const domain = at > 0 ? lower.slice(at + 1) : '';
+
+  const inbox = db
+    .prepare(
+      `SELECT i.*, d.name AS domain_name, d.inbound_status AS inbound_status FROM inboxes i JOIN domains d ON d.id = i.domain_id
+       WHERE i.address = ?`,
+    )
+    .get(lower) as (InboxRow & { domain_name: string; inbound_status: string }) | undefined;
+  if (inbox && inbox.inbound_status === 'ready') {
+    if (inbox.status !== 'active') throw new SmtpError(550, `5.2.1 <${address}>: Mailbox disabled, not accepting messages`);
+    return { kind: 'inbox', inbox };
+  }
+
+  if (db.prepare('SELECT 1 FROM domains WHERE return_path = ? LIMIT 1').get(domain)) {
+    const emailId = parseVerp(boxSecret(db), lower);
+    const sent = emailId && (db.prepare("SELECT workspace_id FROM emails WHERE id = ? AND direction = 'out'").get(emailId) as { workspace_id: string } | undefined);
+    if (emailId && sent) return { kind: 'report', emailId, workspaceId: sent.workspace_id };
+    throw new SmtpError(550, `5.1.1 <${address}>: No such bounce address`);
+  }
+
+  if (db.prepare("SELECT 1 FROM domains WHERE name = ? AND inbound_status = 'ready' LIMIT 1").get(domain)) {
+    throw new SmtpError(550, `5.1.1 <${address}>: Recipient address rejected: no such mailbox`);
+  }
+  throw new SmtpError(554, `5.7.1 <${address}>: Relay access denied`);
+}
