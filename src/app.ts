@@ -20,7 +20,7 @@ import { accountRoutes } from './account/routes.ts';
 import { domainRoutes } from './domains/routes.ts';
 import { recheckDueDomains } from './domains/verification.ts';
 import { emailRoutes } from './emails/routes.ts';
-import { inboxRoutes } from './inboxes/routes.ts';
+import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
 import { Signer } from './send/signer.ts';
 import { Deliverer } from './send/deliver.ts';
 import { Queue } from './send/queue.ts';
@@ -108,6 +108,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
         ],
       },
       [accountRoutes(app, new LoginThrottle(clock)), domainRoutes(app), emailRoutes(app), inboxRoutes(app)],
+      [forwardingPages(app)],
     ),
   );
   const mx = createMxServer(app, await tlsCredentials(config));

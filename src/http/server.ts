@@ -1,6 +1,6 @@
 // The Koa application and its HTTP listener: security headers and the error envelope around everything,
-// `/healthz` outside the API, and under /api/v1 the body parser, credential resolution and rate limit that
-// every resource's routes (mounted by app.ts) rely on.
+// `/healthz` and the pages that links in mail open outside the API, and under /api/v1 the body parser,
+// credential resolution and rate limit that every resource's routes (mounted by app.ts) rely on.
 import { createServer, type Server } from 'node:http';
 import Koa from 'koa';
 import { Router } from '@koa/router';
@@ -30,7 +30,14 @@ export interface HttpDeps {
 /** A router for one resource's API routes, mounted under /api/v1 by `createHttpApp`. */
 export const apiRouter = () => new Router();
 
-export function createHttpApp(deps: HttpDeps, routers: Router[]): Koa {
+/**
+ * A router for pages that links in mail open (forwarding confirmation, unsubscribe), mounted at the root.
+ * They get no body parser and no credentials: such a page is authorised by the signed token in its path
+ * alone (GET shows, a form POST to the same URL acts), and a page that needs a form field must parse it itself.
+ */
+export const pageRouter = () => new Router();
+
+export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[] = []): Koa {
   const app = new Koa();
   app.proxy = false; // X-Forwarded-* are not trusted: the client address feeds login throttling.
   app.silent = true; // errors are answered and logged by errorEnvelope
@@ -62,6 +69,7 @@ export function createHttpApp(deps: HttpDeps, routers: Router[]): Koa {
   for (const r of routers) api.use(r.routes());
 
   app.use(root.routes());
+  for (const p of pages) app.use(p.routes());
   app.use(api.routes());
   app.use(api.allowedMethods({ throw: true }));
   return app;

@@ -1,15 +1,32 @@
 // Inbox endpoints of API-SPEC.md 4.4: create an address on a domain of the workspace, list, show, rename or
-// disable (a disabled inbox refuses mail at RCPT), delete (its messages are kept).
+// disable (a disabled inbox refuses mail at RCPT), delete (its messages are kept), set forwarding; and the
+// page behind the forwarding confirmation link (outside /api/v1, no login: the token is the capability).
 import { z } from 'zod';
+import type { Context } from 'koa';
 import type { App } from '../context.ts';
-import { ApiError, notFound } from '../errors.ts';
-import { apiRouter } from '../http/server.ts';
+import { ApiError, notFound, validationError } from '../errors.ts';
+import { apiRouter, pageRouter } from '../http/server.ts';
 import { principalOf, requireAuth } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
 import { getDomain } from '../domains/domains.ts';
-import { LOCAL_PART } from '../mail/addresses.ts';
-import { createInbox, deleteInbox, getInbox, InboxExists, listInboxes, presentInbox, updateInbox } from './inboxes.ts';
+import { LOCAL_PART, parseMailbox } from '../mail/addresses.ts';
+import { prepareSubmit } from '../send/submit.ts';
+import { createInbox, deleteInbox, getInbox, InboxExists, listInboxes, presentInbox, updateInbox, type InboxRow } from './inboxes.ts';
+import {
+  activate,
+  checkToken,
+  confirm,
+  CONFIRM_PATH,
+  confirmationLink,
+  confirmationMail,
+  confirmationPage,
+  isInboxAddress,
+  isOwnerAddress,
+  newConfirmation,
+  turnOff,
+  type TokenState,
+} from './forwarding.ts';
 
 const name = z.string().trim().max(200).regex(/^[^\p{Cc}]*$/u, 'must not contain control characters');
 
@@ -25,6 +42,21 @@ const PatchBody = z
   .strict()
   .refine((b) => b.name !== undefined || b.status !== undefined, { message: 'give name or status' });
 const ListQuery = z.object({ domain_id: z.string().min(1).optional() }).passthrough();
+const ForwardingBody = z
+  .object({
+    forward_to: z
+      .string({ error: (issue) => (issue.input === undefined ? 'is required: an address, or null to turn forwarding off' : 'must be an address or null') })
+      .transform((s, ctx) => {
+        const parsed = parseMailbox(s);
+        if (parsed.ok) return parsed.mailbox.address;
+        ctx.addIssue({ code: 'custom', message: parsed.reason });
+        return z.NEVER;
+      })
+      .nullable(),
+  })
+  .strict();
+
+const presentForwarding = (row: InboxRow) => ({ id: row.id, address: row.address, forwardTo: row.forward_to, forwardStatus: row.forward_status });
 
 export function inboxRoutes(app: App) {
   const { db, clock } = app;
@@ -70,5 +102,97 @@ export function inboxRoutes(app: App) {
     ctx.body = { ok: true };
   });
 
+  // null: off. The workspace owner's own address: active at once. Any other address: pending, and a
+  // confirmation mail with the link goes to it through the send path (so it is one metered recipient, and
+  // the inbox's domain must be verified: else 403 and nothing changes). The inbox change and the mail are
+  // committed together: the inbox is never pending without its mail queued, nor the mail queued for nothing.
+  r.put('/inboxes/:id/forwarding', auth, async (ctx) => {
+    const { forward_to: address } = parseInput(ForwardingBody, ctx.request.body);
+    const workspaceId = principalOf(ctx).workspaceId;
+    const inbox = getInbox(db, workspaceId, ctx.params.id);
+    if (!inbox) throw notFound('Inbox');
+    if (address === null) {
+      await app.commit.run(() => turnOff(db, inbox));
+    } else if (isInboxAddress(db, address)) {
+      throw validationError('forward_to', `${address} is an inbox on this box: its mail already arrives here, and forwarding to it would loop`);
+    } else if (isOwnerAddress(db, workspaceId, address)) {
+      await app.commit.run(() => activate(db, inbox, address));
+    } else if (inbox.forward_status === 'active' && inbox.forward_to?.toLowerCase() === address.toLowerCase()) {
+      // Already confirmed for this address: nothing to do, no second mail.
+    } else {
+      const confirmation = newConfirmation(db, clock, inbox, address);
+      const mail = confirmationMail(inbox, address, confirmationLink(app.config.publicUrl, confirmation.token));
+      const prepared = prepareConfirmation(inbox, address, mail, workspaceId);
+      await app.commit.run(() => {
+        confirmation.write();
+        prepared.write();
+      });
+      app.queue.wake();
+    }
+    const row = getInbox(db, workspaceId, inbox.id);
+    if (!row) throw notFound('Inbox');
+    ctx.body = presentForwarding(row);
+  });
+
+  function prepareConfirmation(inbox: InboxRow, address: string, mail: ReturnType<typeof confirmationMail>, workspaceId: string) {
+    try {
+      return prepareSubmit(app, workspaceId, {
+        from: { ...(inbox.name ? { name: inbox.name } : {}), address: inbox.address },
+        to: [{ address }],
+        cc: [],
+        bcc: [],
+        replyTo: [],
+        subject: mail.subject,
+        text: mail.text,
+        html: mail.html,
+        // RFC 3834 5: made by the box, not a person; auto-responders must not answer it.
+        headers: { 'Auto-Submitted': 'auto-generated' },
+        attachments: [],
+        tags: [],
+        labels: [],
+        messageClass: 'transactional',
+      });
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'domain_not_verified') {
+        const domain = inbox.address.slice(inbox.address.lastIndexOf('@') + 1);
+        throw new ApiError(
+          403,
+          'domain_not_verified',
+          `Forwarding to ${address} needs a confirmation mail from ${inbox.address}, and ${domain} is not verified for sending: publish its DNS records and POST /domains/${inbox.domain_id}/verify`,
+        );
+      }
+      throw err;
+    }
+  }
+
   return r;
+}
+
+/**
+ * The page behind a forwarding confirmation link, at the root (not /api/v1). GET only shows what the link
+ * would do (link scanners and previews open links; they must not confirm anything); the page's button POSTs
+ * to the same URL, which confirms. No cookie or login is involved and none is needed: the signed token in the
+ * path is the capability, known only to whoever received the mail, so a cross-site form POST (CSRF) cannot
+ * forge one, and the POST body is never read.
+ */
+export function forwardingPages(app: App) {
+  const { db, clock } = app;
+  const r = pageRouter();
+  r.get(`${CONFIRM_PATH}/:token`, (ctx) => showPage(ctx, checkToken(db, clock, ctx.params.token)));
+  r.post(`${CONFIRM_PATH}/:token`, async (ctx) => {
+    const found = await app.commit.run(() => confirm(db, clock, ctx.params.token));
+    if (found.state === 'confirmed' && found.justNow) app.log.info('forwarding confirmed', { inboxId: found.inbox.id, forwardTo: found.address });
+    showPage(ctx, found);
+  });
+  return r;
+}
+
+function showPage(ctx: Context, found: TokenState) {
+  const { status, html } = confirmationPage(found);
+  // The API's policy forbids everything; this page needs its inline style and a form posting to itself.
+  ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+  ctx.set('X-Robots-Tag', 'noindex');
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = html;
 }

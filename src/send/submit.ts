@@ -20,15 +20,21 @@ export interface Submitted {
   threadId: string;
 }
 
-interface Prepared {
+export interface Prepared {
   answer: Submitted;
+  /** Writes the email, its queue rows and `sent` events: call it inside a transaction (the group commit). */
   write: () => void;
 }
 
 const MAX_REFERENCES = 20;
 
-/** Checks and builds everything synchronously; throws ApiError for what the caller must fix. */
-function prepare(app: App, workspaceId: string, req: SendRequest): Prepared {
+/**
+ * Checks and builds everything synchronously; throws ApiError for what the caller must fix. Exported for
+ * callers that must write the message inside their own transaction (forwarded copies, written in the receive
+ * pipeline's commit; the forwarding confirmation, written with the inbox change): they call `write()` in it
+ * and `app.queue.wake()` after the commit.
+ */
+export function prepareSubmit(app: App, workspaceId: string, req: SendRequest): Prepared {
   const { db, clock } = app;
   const fromDomain = domainOf(req.from.address);
   const domain = findDomainByName(db, workspaceId, fromDomain);
@@ -87,7 +93,7 @@ function prepare(app: App, workspaceId: string, req: SendRequest): Prepared {
 }
 
 export async function submit(app: App, workspaceId: string, req: SendRequest, claim?: IdempotencyClaim): Promise<Submitted> {
-  const prepared = prepare(app, workspaceId, req);
+  const prepared = prepareSubmit(app, workspaceId, req);
   await app.commit.run(() => {
     prepared.write();
     claim?.complete(200, prepared.answer);
@@ -106,7 +112,7 @@ export async function submitBatch(app: App, workspaceId: string, items: Array<Se
   const prepared = items.map((item) => {
     if (item instanceof ApiError) return item;
     try {
-      return prepare(app, workspaceId, item);
+      return prepareSubmit(app, workspaceId, item);
     } catch (err) {
       if (err instanceof ApiError) return err;
       throw err;

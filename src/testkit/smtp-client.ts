@@ -56,9 +56,9 @@ export class RawSmtp {
   }
 
   /** Sends one command line (CRLF added) and reads its reply. */
-  async command(line: string): Promise<SmtpReply> {
+  async command(line: string, timeoutMs?: number): Promise<SmtpReply> {
     this.write(line + '\r\n');
-    return this.read();
+    return this.read(timeoutMs);
   }
 
   /** After a 220 to STARTTLS: the TLS handshake (any certificate accepted); the dialogue goes on over TLS. */

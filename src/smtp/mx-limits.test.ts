@@ -1,0 +1,82 @@
+// The MX listener's limits, with small values so they can be reached: messages per session, the absolute
+// session deadline, the idle timeout, concurrent clients.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
+import { RawSmtp } from '../testkit/smtp-client.ts';
+
+let s: InboundScene;
+test.before(async () => {
+  s = await startInboundScene({
+    env: { MAILWRIGHT_SMTP_MAX_MESSAGES: '2', MAILWRIGHT_SMTP_SESSION_TIMEOUT: '3s', MAILWRIGHT_SMTP_IDLE_TIMEOUT: '1s', MAILWRIGHT_SMTP_MAX_CLIENTS: '3' },
+  });
+});
+test.after(() => s.stop());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const WAIT = 5_000;
+
+async function session(): Promise<RawSmtp> {
+  const c = await RawSmtp.open(s.t.smtpPort);
+  await c.read(WAIT);
+  await c.command('EHLO client.example', WAIT);
+  return c;
+}
+
+async function sendOne(c: RawSmtp, subject: string) {
+  const mail = await c.command('MAIL FROM:<a@sender.example>', WAIT);
+  if (mail.code !== 250) return mail;
+  await c.command(`RCPT TO:<${s.inbox.address}>`, WAIT);
+  await c.command('DATA', WAIT);
+  c.write(`From: a@sender.example\r\nSubject: ${subject}\r\n\r\nhi\r\n.\r\n`);
+  return c.read(WAIT);
+}
+
+test('a session may send smtp_max_messages messages, then gets 452 4.4.5 until it reconnects', async () => {
+  const c = await session();
+  assert.is((await sendOne(c, 'one')).code, 250);
+  assert.is((await sendOne(c, 'two')).code, 250);
+  const third = await sendOne(c, 'three');
+  assert.is(third.code, 452);
+  assert.match(third.text, /^4\.4\.5 /);
+  c.close();
+  const again = await session();
+  assert.is((await sendOne(again, 'three')).code, 250);
+  again.close();
+});
+
+test('a busy session is closed with 421 4.4.2 at the session deadline', async () => {
+  const c = await session();
+  const started = Date.now();
+  let last = await c.command('NOOP');
+  while (last.code === 250 && Date.now() - started < 6000) {
+    await sleep(300);
+    last = await c.command('NOOP');
+  }
+  assert.is(last.code, 421, last.text);
+  assert.match(last.text, /^4\.4\.2 /);
+  assert.ok(Date.now() - started >= 2500, 'not before the deadline');
+  await sleep(100);
+  assert.ok(c.closed, 'and the connection is closed');
+});
+
+test('a silent session is closed after the idle timeout', async () => {
+  const c = await session();
+  await sleep(1600);
+  const reply = await c.read(2000);
+  assert.is(reply.code, 421);
+  await sleep(100);
+  assert.ok(c.closed);
+});
+
+test('more concurrent clients than smtp_max_clients get 421', async () => {
+  const open = [await session(), await session(), await session()];
+  const extra = await RawSmtp.open(s.t.smtpPort);
+  const greeting = await extra.read();
+  assert.is(greeting.code, 421);
+  extra.close();
+  for (const c of open) c.close();
+});
+
+test.run();
