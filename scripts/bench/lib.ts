@@ -62,6 +62,17 @@ export function procCpuMicros(statPath: string): number {
   }
 }
 
+/** Resident memory of another process from /proc/<pid>/status: now (VmRSS) and its peak so far (VmHWM), MiB. */
+export function procMemoryMiB(pid: number): { rss: number; peak: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
+  } catch {
+    return { rss: NaN, peak: NaN }; // the process is gone
+  }
+}
+
 /** Busy CPU time of the whole machine (all cores, everything but idle and iowait), in microseconds. */
 export function machineBusyMicros(): number {
   const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);

@@ -19,3 +19,4 @@ console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.ro
 await benchGroupCommit();
 inOwnProcess('./outbound.ts'); // benchOutbound()
 inOwnProcess('./api-send.ts'); // benchApiSend()
+inOwnProcess('./inbound.ts'); // benchInbound()

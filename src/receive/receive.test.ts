@@ -308,15 +308,17 @@ test('PTR of the client comes from the configured resolvers and appears in our R
   assert.match(byMessageId(m.id)[0].raw.toString('latin1'), /^Received: from client\.sender\.example \(client\.ptr\.example \[127\.0\.0\.1\]\)/);
 });
 
-test('our own fault (the database locked past its busy timeout) answers 451 4.3.0 and stores nothing', async () => {
-  const lock = new Database(join(s.t.dataDir, 'mailwright.db'));
-  lock.exec('BEGIN IMMEDIATE');
+test('our own fault (the store refuses the write) answers 451 4.3.0 and stores nothing, not even in part', async () => {
+  // A trigger added from outside makes the receive transaction fail at its last write, after the email row
+  // and the rest were written: the whole message must roll back.
+  const admin = new Database(join(s.t.dataDir, 'mailwright.db'));
+  admin.exec("CREATE TRIGGER injected_fault BEFORE INSERT ON events WHEN NEW.type = 'received' BEGIN SELECT RAISE(ABORT, 'injected fault'); END");
   let reply;
   try {
     reply = await s.deliver(message({ subject: 'during the fault' }).raw, {});
   } finally {
-    lock.exec('ROLLBACK');
-    lock.close();
+    admin.exec('DROP TRIGGER injected_fault');
+    admin.close();
   }
   assert.is(reply.code, 451, reply.text);
   assert.match(reply.text, /^4\.3\.0 /);

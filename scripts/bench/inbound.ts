@@ -1,0 +1,738 @@
+// Benchmark: inbound SMTP, messages accepted per second. smtp-source (Postfix's load generator) sends 10 KB
+// messages (`-l 10240`, one recipient each) over 20 and then 100 concurrent sessions that reuse their connection
+// (`-d`), a fixed count per run, to three servers in the same run, one after the other:
+//   * smtp-sink: Postfix's C sink, which reads and discards: the transport limit of this machine;
+//   * Postfix 3.7 (Debian's package) in a directory of its own: smtpd on a free loopback port, the recipient's
+//     domain a relay domain with one listed recipient, delivered to discard:, every queue file fsynced by cleanup
+//     before the 250 (Postfix's default);
+//   * Mailwright in a process of its own (scripts/mailwright serve, fresh data directory per run), its inbox
+//     domain set up for inbound mail through the HTTP API, every message authenticated (SPF and DMARC records
+//     published in a test DNS server this process runs), parsed, classified, indexed and fsynced before its 250.
+// The clock runs from smtp-source's start to its exit (exit 0: every message got its 250). Beside the load a
+// probe client of this process sends the same kind of message on one more session, 10 ms apart, and times each
+// final dot to its 250 (p50, p99); its messages acknowledged inside the window count towards msgs/s. Server CPU is read from /proc; Mailwright's RSS at the end of the load and its peak
+// (VmHWM) too. Afterwards every accepted message must be there: smtp-sink's counter, Postfix's cleanup log lines,
+// Mailwright's received emails in its SQLite file (opened read-only once the app has stopped).
+import { spawn } from 'node:child_process';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
+import { databasePath } from '../../src/db/open.ts';
+import { CLI, ROOT, request, runCli, testEnv } from '../../src/testkit/app.ts';
+import { startDnsServer, type DnsServer } from '../../src/testkit/dns-server.ts';
+import { BOX } from '../../src/testkit/outbound.ts';
+import { SENDER_DOMAIN, Sink, benchDir, canConnect, ensurePostfixInstalled, fmt, freePort, machineBusyMicros, percentile, procCpuMicros, procMemoryMiB, table } from './lib.ts';
+
+const MESSAGES = Number(process.env.BENCH_INBOUND_MESSAGES ?? 20_000);
+/** Sent (same shape, unmeasured) before each measured run: start-up, JIT and caches out of the figures. */
+const WARMUP = Number(process.env.BENCH_INBOUND_WARMUP ?? 500);
+const SHAPES = (process.env.BENCH_INBOUND_SESSIONS ?? '20,100').split(',').map(Number);
+/** Which servers to run (all three by default); the ratios need Postfix and smtp-sink in the same run. */
+const SERVERS = (process.env.BENCH_INBOUND_SERVERS ?? 'smtp-sink,Postfix,Mailwright').split(',').map((s) => s.trim().toLowerCase());
+/** A directory: Mailwright runs under node --cpu-prof and leaves one .cpuprofile per run there. */
+const PROFILE_DIR = process.env.BENCH_INBOUND_PROFILE;
+const BODY_BYTES = 10 * 1024;
+const SOURCE_BIN = '/usr/sbin/smtp-source';
+const INBOX_DOMAIN = 'inbound.bench.test';
+const INBOX = `bench@${INBOX_DOMAIN}`;
+const SENDER = `sender@${SENDER_DOMAIN}`;
+/** The HELO name of smtp-source (-M) and of the probe; it has an A record, and 127.0.0.1's PTR names it. */
+const CLIENT_HOST = `mail.${SENDER_DOMAIN}`;
+const SUBJECT = 'Inbound benchmark';
+const RUN_TIMEOUT_MS = 15 * 60_000;
+const REPLY_TIMEOUT_MS = 60_000;
+/** The probe's pause between messages: it samples latency and adds at most about 100 messages/s of load. */
+const PROBE_PAUSE_MS = 10;
+/** Cores busy on an idle machine above which a run's figures are flagged as skewed by other processes. */
+const BUSY_LIMIT = 0.1;
+/** Postfix's smtpd process limit: 100 by default, which would leave the probe's 101st session waiting. */
+const POSTFIX_SMTPD_LIMIT = 150;
+
+type Server = 'smtp-sink' | 'Postfix' | 'Mailwright';
+
+interface Row {
+  sessions: number;
+  server: Server;
+  /** Messages that got their 250 inside the window: smtp-source's and the probe's. */
+  accepted: number;
+  seconds: number;
+  /** CPU of the server per accepted message, µs (Postfix: the machine less this process and smtp-source). */
+  serverCpu: number;
+  machineCpu: number;
+  rss?: { rss: number; peak: number };
+  p50: number;
+  p99: number;
+  notes: string[];
+  /** Cores busy on the machine just before the run, with the server idle (other people's work). */
+  busyBefore: number;
+  error?: string;
+}
+
+const rate = (r: Row) => r.accepted / r.seconds;
+
+// ---------------------------------------------------------------------------------------------------------
+// smtp-source, and a probe session beside it
+
+const sourceArgs = (sessions: number, count: number, port: number) => [
+  '-s', String(sessions), '-m', String(count), '-d', '-l', String(BODY_BYTES), '-S', SUBJECT, '-M', CLIENT_HOST, '-f', SENDER, '-t', INBOX, `127.0.0.1:${port}`,
+];
+
+const sourceCommand = (sessions: number, count: number) => `smtp-source ${sourceArgs(sessions, count, 0).slice(0, -1).map((a) => (/\s/.test(a) ? `'${a}'` : a)).join(' ')} 127.0.0.1:PORT`;
+
+interface SourceResult {
+  code: number | null;
+  /** smtp-source's own CPU (user + system), µs. */
+  cpu: number;
+  output: string;
+}
+
+/** Runs smtp-source to the end; bash's `times` reports the CPU of the child it waited for. */
+function smtpSource(sessions: number, count: number, port: number): Promise<SourceResult> {
+  return new Promise((resolve) => {
+    let out = '';
+    let err = '';
+    // In a process group of its own, so that a run that hangs can be ended with smtp-source and all.
+    const child = spawn('bash', ['-c', '"$@"; rc=$?; times; exit $rc', 'bash', SOURCE_BIN, ...sourceArgs(sessions, count, port)], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const timer = setTimeout(() => {
+      err += `killed after ${RUN_TIMEOUT_MS / 1000} s\n`;
+      process.kill(-child.pid!, 'SIGKILL');
+    }, RUN_TIMEOUT_MS);
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const children = out.trim().split('\n').pop() ?? '';
+      const cpu = [...children.matchAll(/(\d+)m([\d.]+)s/g)].reduce((sum, m) => sum + (Number(m[1]) * 60 + Number(m[2])) * 1e6, 0);
+      resolve({ code, cpu, output: (err + out.split('\n').slice(0, -3).join('\n')).trim() });
+    });
+  });
+}
+
+async function mustSource(sessions: number, count: number, port: number): Promise<SourceResult> {
+  const result = await smtpSource(sessions, count, port);
+  if (result.code !== 0) throw new Error(`smtp-source exited with code ${result.code}: ${result.output.split('\n').slice(0, 3).join(' | ') || '(no output)'}`);
+  return result;
+}
+
+/** The probe's message: what smtp-source -l sends (its headers, then lines of 78 characters), with a unique Message-Id. */
+function probeMessage(n: number): string {
+  const head = `From: <${SENDER}>\r\nTo: <${INBOX}>\r\nDate: ${new Date().toUTCString()}\r\nMessage-Id: <probe.${process.pid}.${n}@${CLIENT_HOST}>\r\nSubject: ${SUBJECT} (probe)\r\n\r\n`;
+  let body = '';
+  for (let i = 1; body.length < BODY_BYTES; i++) body += `${i % 10}${'X'.repeat(77)}\r\n`;
+  return head + body;
+}
+
+/** A minimal SMTP client on one connection: whole replies (multi-line included) in order. */
+class Session {
+  private buffer = '';
+  private readonly replies: string[] = [];
+  private waiter: { resolve: (reply: string) => void; reject: (err: Error) => void } | null = null;
+  private closed: Error | null = null;
+
+  private constructor(private readonly socket: Socket) {
+    socket.setNoDelay(true);
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      this.buffer += chunk;
+      for (;;) {
+        let at = 0;
+        let end = -1;
+        for (;;) {
+          const eol = this.buffer.indexOf('\r\n', at);
+          if (eol < 0) break;
+          const line = this.buffer.slice(at, eol);
+          at = eol + 2;
+          if (line.length < 4 || line[3] !== '-') {
+            end = at;
+            break;
+          }
+        }
+        if (end < 0) return;
+        const reply = this.buffer.slice(0, end - 2);
+        this.buffer = this.buffer.slice(end);
+        if (this.waiter) {
+          const w = this.waiter;
+          this.waiter = null;
+          w.resolve(reply);
+        } else this.replies.push(reply);
+      }
+    });
+    const gone = (err?: Error) => {
+      this.closed ??= err ?? new Error('connection closed');
+      this.waiter?.reject(this.closed);
+      this.waiter = null;
+    };
+    socket.on('error', gone);
+    socket.on('close', () => gone());
+  }
+
+  static open(port: number): Promise<Session> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.off('error', reject);
+        resolve(new Session(socket));
+      });
+      socket.once('error', reject);
+    });
+  }
+
+  read(): Promise<string> {
+    const ready = this.replies.shift();
+    if (ready !== undefined) return Promise.resolve(ready);
+    if (this.closed) return Promise.reject(this.closed);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no reply in ${REPLY_TIMEOUT_MS / 1000} s`)), REPLY_TIMEOUT_MS);
+      this.waiter = {
+        resolve: (reply) => {
+          clearTimeout(timer);
+          resolve(reply);
+        },
+        reject: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      };
+    });
+  }
+
+  write(data: string): void {
+    this.socket.write(data, 'latin1');
+  }
+
+  /** Sends a command and expects a reply with this code. */
+  async expect(line: string | null, code: number): Promise<string> {
+    if (line !== null) this.write(`${line}\r\n`);
+    const reply = await this.read();
+    if (!reply.startsWith(String(code))) throw new Error(`${line ?? 'greeting'}: ${reply.replace(/\r\n/g, ' | ')}`);
+    return reply;
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+interface ProbeResult {
+  /** dot → 250, ms, sorted. */
+  latencies: number[];
+  /** performance.now() of each 250 to a dot. */
+  acceptedAt: number[];
+  error: string | null;
+}
+
+/**
+ * One more session beside the load: the same kind of message again and again until stop(), PROBE_PAUSE_MS apart,
+ * timing each dot → 250. Unpaced, it would take a large share of a fast server (a third of smtp-sink's messages in
+ * a trial) and measure itself more than the server.
+ */
+class Probe {
+  private stopping = false;
+  private readonly latencies: number[] = [];
+  private readonly acceptedAt: number[] = [];
+  private error: string | null = null;
+  private loop: Promise<void> = Promise.resolve();
+
+  private constructor(private readonly session: Session) {}
+
+  static async open(port: number): Promise<Probe> {
+    const session = await Session.open(port);
+    await session.expect(null, 220);
+    await session.expect(`EHLO ${CLIENT_HOST}`, 250);
+    return new Probe(session);
+  }
+
+  run(): void {
+    this.loop = (async () => {
+      try {
+        for (let n = 0; !this.stopping; n++) {
+          await this.session.expect(`MAIL FROM:<${SENDER}>`, 250);
+          await this.session.expect(`RCPT TO:<${INBOX}>`, 250);
+          await this.session.expect('DATA', 354);
+          this.session.write(probeMessage(n));
+          const sent = performance.now();
+          this.session.write('.\r\n');
+          await this.session.expect(null, 250);
+          const now = performance.now();
+          this.latencies.push(now - sent);
+          this.acceptedAt.push(now);
+          await new Promise((r) => setTimeout(r, PROBE_PAUSE_MS));
+        }
+        await this.session.expect('QUIT', 221);
+      } catch (err) {
+        this.error = `probe: ${(err as Error).message}`;
+      } finally {
+        this.session.close();
+      }
+    })();
+  }
+
+  async stop(): Promise<ProbeResult> {
+    this.stopping = true;
+    await this.loop;
+    return { latencies: [...this.latencies].sort((a, b) => a - b), acceptedAt: this.acceptedAt, error: this.error };
+  }
+}
+
+interface Measured {
+  accepted: number;
+  seconds: number;
+  serverCpu: number;
+  machineCpu: number;
+  /** This process (the probe and the DNS server), µs per accepted message. */
+  selfCpu: number;
+  sourceCpu: number;
+  probe: ProbeResult;
+  /** Messages the server acknowledged in all: warm-up, smtp-source and every probe message. */
+  total: number;
+  /** Cores the machine kept busy while the server sat idle just before the run: other people's work. */
+  busyBefore: number;
+}
+
+/** Cores busy on the whole machine over the next `ms`. */
+async function machineBusyCores(ms = 500): Promise<number> {
+  const before = machineBusyMicros();
+  const at = performance.now();
+  await new Promise((r) => setTimeout(r, ms));
+  return (machineBusyMicros() - before) / ((performance.now() - at) * 1000);
+}
+
+/**
+ * A warm-up run, then the measured one with the probe beside it. `serverCpu` reads the server's CPU so far (µs);
+ * null for Postfix, whose CPU is the machine's less this process and smtp-source.
+ */
+async function measure(sessions: number, port: number, serverCpu: (() => number) | null): Promise<Measured> {
+  const busyBefore = await machineBusyCores();
+  if (WARMUP > 0) await mustSource(sessions, WARMUP, port);
+  const probe = await Probe.open(port);
+  const cpu0 = serverCpu?.() ?? 0;
+  const machine0 = machineBusyMicros();
+  const self0 = process.cpuUsage();
+  const started = performance.now();
+  const source = smtpSource(sessions, MESSAGES, port);
+  probe.run();
+  const result = await source;
+  const ended = performance.now();
+  const cpu = (serverCpu?.() ?? 0) - cpu0;
+  const machine = machineBusyMicros() - machine0;
+  const selfUsage = process.cpuUsage(self0);
+  const self = selfUsage.user + selfUsage.system;
+  const probed = await probe.stop();
+  if (result.code !== 0) throw new Error(`smtp-source exited with code ${result.code}: ${result.output.split('\n').slice(0, 3).join(' | ') || '(no output)'}${probed.error ? `; ${probed.error}` : ''}`);
+  if (probed.error) throw new Error(probed.error);
+  const accepted = MESSAGES + probed.acceptedAt.filter((t) => t <= ended).length;
+  return {
+    accepted,
+    seconds: (ended - started) / 1000,
+    serverCpu: (serverCpu ? cpu : machine - self - result.cpu) / accepted,
+    machineCpu: machine / accepted,
+    selfCpu: self / accepted,
+    sourceCpu: result.cpu / accepted,
+    probe: probed,
+    total: WARMUP + MESSAGES + probed.latencies.length,
+    busyBefore,
+  };
+}
+
+function row(sessions: number, server: Server, m: Measured, notes: string[], rss?: Row['rss']): Row {
+  return {
+    sessions,
+    server,
+    accepted: m.accepted,
+    seconds: m.seconds,
+    serverCpu: m.serverCpu,
+    machineCpu: m.machineCpu,
+    rss,
+    p50: percentile(m.probe.latencies, 50),
+    p99: percentile(m.probe.latencies, 99),
+    busyBefore: m.busyBefore,
+    notes: [
+      `${fmt(m.accepted)} messages in ${fmt(m.seconds, 2)} s (${fmt(m.probe.latencies.length)} of them the probe's); smtp-source ${fmt(m.sourceCpu)} µs/msg, this process (probe, DNS server) ${fmt(m.selfCpu)} µs/msg`,
+      ...notes,
+      ...(m.busyBefore > BUSY_LIMIT ? [`**the machine was already ${fmt(m.busyBefore * 100)} % of a core busy before this run with the server idle: other processes, which skew these figures**`] : []),
+    ],
+  };
+}
+
+async function until<T>(what: string, check: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs: number): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 1. smtp-sink
+
+async function sinkRun(sessions: number): Promise<Row> {
+  const sink = await Sink.start(await freePort());
+  try {
+    const m = await measure(sessions, sink.port, () => sink.cpuMicros());
+    const rss = procMemoryMiB(sink.pid);
+    await sink.reached(m.total, 10_000);
+    return row(sessions, 'smtp-sink', m, [`the sink counted ${fmt(sink.messages)} messages (warm-up ${fmt(WARMUP)} + ${fmt(MESSAGES)} + the probe's ${fmt(m.probe.latencies.length)})`], rss);
+  } finally {
+    await sink.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 2. Postfix in a directory of its own (postfix -c): smtpd on one loopback port only, never on 25
+
+function exec(cmd: string, args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+class Postfix {
+  private constructor(
+    readonly dir: string,
+    readonly port: number,
+  ) {}
+
+  get conf() {
+    return join(this.dir, 'conf');
+  }
+
+  get maillog() {
+    return join(this.dir, 'maillog');
+  }
+
+  static async create(): Promise<Postfix> {
+    const dir = benchDir('mw-bench-inbound-postfix-');
+    chmodSync(dir, 0o755); // its daemons run as the postfix user and must reach the queue
+    const pf = new Postfix(dir, await freePort());
+    mkdirSync(pf.conf, { mode: 0o755 });
+    mkdirSync(join(dir, 'queue'), { mode: 0o755 });
+    writeFileSync(
+      join(pf.conf, 'main.cf'),
+      [
+        'compatibility_level = 3.6',
+        `queue_directory = ${dir}/queue`,
+        `data_directory = ${dir}/data`,
+        'inet_interfaces = loopback-only',
+        'inet_protocols = ipv4',
+        'myhostname = postfix.bench.test',
+        'mydestination =',
+        // smtp-source connects from 127.0.0.1: in mynetworks, so anvil's per-client limits (50 connections) do
+        // not refuse the 100-session run; the recipient is still checked against relay_recipient_maps.
+        'mynetworks = 127.0.0.0/8',
+        `relay_domains = ${INBOX_DOMAIN}`,
+        `relay_recipient_maps = inline:{ ${INBOX}=ok }`,
+        `transport_maps = inline:{ ${INBOX_DOMAIN}=discard: }`,
+        'smtpd_relay_restrictions = permit_mynetworks, reject_unauth_destination',
+        'alias_maps =',
+        'alias_database =',
+        'local_recipient_maps =',
+        'smtpd_tls_security_level = none',
+        'biff = no',
+        // Logs to a file, as in performance-baseline.md (there is no syslog here).
+        `maillog_file = ${dir}/maillog`,
+        `maillog_file_prefixes = ${dir}`,
+        '',
+      ].join('\n'),
+    );
+    // Debian's stock master.cf with its smtpd on a high loopback port instead of *:25, nothing chrooted (a chroot
+    // would need copies of /etc files in the queue directory), and room for the probe's session beside 100.
+    const master = readFileSync('/usr/share/postfix/master.cf.dist', 'utf8').replace(/^smtp\s+inet\s.*$/m, `127.0.0.1:${pf.port} inet n - n - ${POSTFIX_SMTPD_LIMIT} smtpd`);
+    if (!master.includes(`127.0.0.1:${pf.port}`)) throw new Error('could not find the smtpd line in master.cf.dist');
+    writeFileSync(join(pf.conf, 'master.cf'), master);
+    await pf.must('postconf', ['-c', pf.conf, '-F', '*/*/chroot = n']);
+    await pf.must('postfix', ['-c', pf.conf, 'check']);
+    return pf;
+  }
+
+  async must(cmd: string, args: string[]): Promise<string> {
+    const { code, out } = await exec(cmd, args);
+    if (code !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${code}): ${out}\n${this.logTail()}`);
+    return out;
+  }
+
+  logTail(lines = 10): string {
+    try {
+      return readFileSync(this.maillog, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    } catch {
+      return '';
+    }
+  }
+
+  async start(): Promise<void> {
+    await this.must('postfix', ['-c', this.conf, 'start']);
+    await until('Postfix to listen', () => canConnect(this.port), 20_000);
+  }
+
+  /** Messages cleanup has written to the queue (one `message-id=` line each). */
+  accepted(): number {
+    try {
+      return readFileSync(this.maillog, 'utf8').match(/ postfix\/cleanup\[\d+\]: \w+: message-id=/g)?.length ?? 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Stops Postfix, waits until its smtpd port is closed, and removes its directory. */
+  async destroy(): Promise<void> {
+    await exec('postfix', ['-c', this.conf, 'stop']);
+    for (let i = 0; i < 100; i++) {
+      const { code } = await exec('postfix', ['-c', this.conf, 'status']);
+      if (code !== 0 && !(await canConnect(this.port))) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    if (await canConnect(this.port)) throw new Error(`Postfix still listens on 127.0.0.1:${this.port} after postfix stop`);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+async function postfixRun(sessions: number): Promise<Row> {
+  const pf = await Postfix.create();
+  try {
+    await pf.start();
+    const m = await measure(sessions, pf.port, null);
+    // postlogd writes the log a little after the fact.
+    const logged = await until('Postfix to log every accepted message', () => pf.accepted() >= m.total && pf.accepted(), 30_000).catch(() => pf.accepted());
+    const notes = [`cleanup logged ${fmt(logged)} queued messages (warm-up ${fmt(WARMUP)} + ${fmt(MESSAGES)} + the probe's ${fmt(m.probe.latencies.length)})`];
+    if (logged !== m.total) notes.push(`**expected ${fmt(m.total)} queued messages in Postfix's log, found ${fmt(logged)}**`);
+    return row(sessions, 'Postfix', m, notes);
+  } finally {
+    await pf.destroy();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 3. Mailwright in a process of its own
+
+/** The test DNS server: the box, and a sender domain with SPF for 127.0.0.1, DMARC p=none, its client's A and PTR. */
+async function startInboundDns(): Promise<DnsServer> {
+  const dns = await startDnsServer();
+  dns.addZone('bench.test');
+  dns.add(BOX, 'A', '127.0.0.1');
+  dns.set(SENDER_DOMAIN, 'TXT', ['v=spf1 ip4:127.0.0.1 -all']);
+  dns.set(`_dmarc.${SENDER_DOMAIN}`, 'TXT', ['v=DMARC1; p=none']);
+  dns.set(CLIENT_HOST, 'A', ['127.0.0.1']);
+  dns.set('1.0.0.127.in-addr.arpa', 'PTR', [CLIENT_HOST]);
+  return dns;
+}
+
+interface AppProcess {
+  pid: number;
+  smtpPort: number;
+  api: string;
+  key: string;
+  dataDir: string;
+  logFile: string;
+  /** SIGTERM, then the exit code (SIGKILL after 60 s). */
+  stop(): Promise<number | null>;
+}
+
+/** `scripts/mailwright serve` on a fresh data directory, its output to a file (as journald would take it). */
+async function startMailwright(dns: DnsServer): Promise<AppProcess> {
+  const dataDir = benchDir('mw-bench-inbound-app-');
+  const [smtpPort, httpPort] = [await freePort(), await freePort()];
+  const env = testEnv(dataDir, {
+    MAILWRIGHT_DNS_SERVERS: dns.address,
+    MAILWRIGHT_SMTP_HOST: '127.0.0.1',
+    MAILWRIGHT_SMTP_PORT: String(smtpPort),
+    MAILWRIGHT_HTTP_PORT: String(httpPort),
+    MAILWRIGHT_HOSTNAME: BOX,
+    MAILWRIGHT_RATE_LIMIT: '0',
+    MAILWRIGHT_LOG_LEVEL: 'info',
+  });
+  const created = await runCli(['key', 'create', '--name', 'bench'], env);
+  const key = created.stdout.trim();
+  if (created.code !== 0 || !key.startsWith('re_')) throw new Error(`mailwright key create failed (${created.code}): ${created.stderr}`);
+  const logFile = join(dataDir, 'serve.log');
+  const fd = openSync(logFile, 'a');
+  // scripts/mailwright execs node with tsx's loader; node refuses --cpu-prof in NODE_OPTIONS, so when profiling
+  // the same command is spelled out with the flag.
+  const [cmd, args] = PROFILE_DIR
+    ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(ROOT, 'src/main.ts'), 'serve']]
+    : [CLI, ['serve']];
+  const child = spawn(cmd, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env }, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let exitCode: number | null | undefined;
+  void exited.then((code) => (exitCode = code));
+  const stop = async () => {
+    if (exitCode !== undefined) return exitCode;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const code = await exited;
+    clearTimeout(timer);
+    return code;
+  };
+  try {
+    await until(
+      'Mailwright to log "ready"',
+      () => {
+        if (exitCode !== undefined) throw new Error(`mailwright serve exited with code ${exitCode} before it was ready:\n${logTail(logFile)}`);
+        return readFileSync(logFile, 'utf8').includes('"msg":"ready"');
+      },
+      30_000,
+    );
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { pid: child.pid!, smtpPort, api: `http://127.0.0.1:${httpPort}/api/v1`, key, dataDir, logFile, stop };
+}
+
+function logTail(file: string, lines = 10): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/** Through the API: the inbox domain, its records and MX published, inbound verified `ready`, the inbox. */
+async function setUpInbox(app: AppProcess, dns: DnsServer): Promise<string> {
+  const must = async (what: string, reply: Promise<{ status: number; body: any }>, ok = [200, 201]) => {
+    const r = await reply;
+    if (!ok.includes(r.status)) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body).slice(0, 400)}`);
+    return r.body;
+  };
+  const { api, key } = app;
+  const domain = await must('POST /domains', request(`${api}/domains`, { body: { name: INBOX_DOMAIN }, key }));
+  dns.publish(domain.records);
+  const setup = await must('POST /domains/:id/inbound/setup', request(`${api}/domains/${domain.id}/inbound/setup`, { method: 'POST', key }));
+  // The record it asks for: MX "10 mx.mailwright.test" on the domain.
+  const [preference, exchange] = String(setup.record.value).split(/\s+/);
+  dns.set(setup.record.name, 'MX', [{ preference: Number(preference), exchange }]);
+  dns.set(exchange, 'A', ['127.0.0.1']);
+  await until(
+    `inbound status ready for ${INBOX_DOMAIN}`,
+    async () => (await must('POST /domains/:id/inbound/verify', request(`${api}/domains/${domain.id}/inbound/verify`, { method: 'POST', key }))).status === 'ready',
+    10_000,
+  );
+  const inbox = await must('POST /inboxes', request(`${api}/inboxes`, { body: { domain_id: domain.id, local_part: 'bench', name: 'Bench' }, key }));
+  return inbox.id as string;
+}
+
+/** Opened read-only after the app stopped: received emails, by category, and the database's size. */
+function countReceived(dataDir: string): { received: number; categories: string; dbMiB: number } {
+  const file = databasePath(dataDir);
+  const dbMiB = ['', '-wal'].reduce((sum, suffix) => sum + (existsSync(file + suffix) ? statSync(file + suffix).size : 0), 0) / 2 ** 20;
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const received = db.prepare("SELECT count(*) FROM emails WHERE direction = 'in'").pluck().get() as number;
+    let categories = '';
+    try {
+      const rows = db.prepare("SELECT coalesce(category, 'none') AS category, count(*) AS n FROM emails WHERE direction = 'in' GROUP BY 1 ORDER BY 2 DESC").all() as Array<{ category: string; n: number }>;
+      categories = rows.map((r) => `${r.category} ${fmt(r.n)}`).join(', ');
+    } catch {}
+    return { received, categories, dbMiB };
+  } finally {
+    db.close();
+  }
+}
+
+async function mailwrightRun(sessions: number, dns: DnsServer): Promise<Row> {
+  const app = await startMailwright(dns);
+  let stopped = false;
+  try {
+    await setUpInbox(app, dns);
+    dns.resetQueries();
+    const m = await measure(sessions, app.smtpPort, () => procCpuMicros(`/proc/${app.pid}/stat`));
+    const rss = procMemoryMiB(app.pid);
+    const queries = dns.queries.length;
+    const code = await app.stop();
+    stopped = true;
+    const notes = [`${fmt(queries / m.total, 2)} DNS queries per message; serve exited with code ${code} after SIGTERM`];
+    const { received, categories, dbMiB } = countReceived(app.dataDir);
+    notes.push(`${fmt(received)} received emails in the database (${categories || 'no category column'}), ${fmt(dbMiB)} MiB on disk`);
+    if (received !== m.total) notes.push(`**expected ${fmt(m.total)} received emails (warm-up ${fmt(WARMUP)} + ${fmt(MESSAGES)} + the probe's ${fmt(m.probe.latencies.length)}), found ${fmt(received)}**`);
+    const log = readFileSync(app.logFile, 'utf8').trimEnd().split('\n');
+    const problems = log.filter((line) => /"level":"(warn|error)"/.test(line));
+    notes.push(`logged ${fmt(log.length)} lines${problems.length ? `, ${fmt(problems.length)} warnings or errors, the first: ${problems[0].slice(0, 300)}` : ''}`);
+    return row(sessions, 'Mailwright', m, notes, rss);
+  } catch (err) {
+    const tail = logTail(app.logFile, 3);
+    throw new Error(`${(err as Error).message}${tail ? `\nlast lines of its log:\n${tail}` : ''}`);
+  } finally {
+    if (!stopped) await app.stop();
+    rmSync(app.dataDir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+async function attempt(sessions: number, server: Server, run: () => Promise<Row>): Promise<Row> {
+  try {
+    return await run();
+  } catch (err) {
+    process.exitCode = 1;
+    return { sessions, server, accepted: 0, seconds: NaN, serverCpu: NaN, machineCpu: NaN, p50: NaN, p99: NaN, notes: [], busyBefore: 0, error: (err as Error).message };
+  }
+}
+
+export async function benchInbound(): Promise<Row[]> {
+  ensurePostfixInstalled();
+  console.log(
+    `\ninbound: ${fmt(MESSAGES)} messages of 10 KB per run (after ${fmt(WARMUP)} unmeasured), one recipient each, over reused sessions: ${SHAPES.map((s) => `\`${sourceCommand(s, MESSAGES)}\``).join(', ')}. ` +
+      `Postfix 3.7: default queue (cleanup fsyncs each queue file before the 250), relay domain with one listed recipient, delivered to discard:. ` +
+      `Mailwright: \`scripts/mailwright serve\` in its own process, fresh data directory per run; SPF and DMARC published for the sender. ` +
+      `A probe session beside the load times each final dot to its 250.`,
+  );
+  const dns = await startInboundDns();
+  const rows: Row[] = [];
+  try {
+    for (const sessions of SHAPES) {
+      if (SERVERS.includes('smtp-sink')) rows.push(await attempt(sessions, 'smtp-sink', () => sinkRun(sessions)));
+      if (SERVERS.includes('postfix')) rows.push(await attempt(sessions, 'Postfix', () => postfixRun(sessions)));
+      if (SERVERS.includes('mailwright')) rows.push(await attempt(sessions, 'Mailwright', () => mailwrightRun(sessions, dns)));
+    }
+  } finally {
+    await Sink.stopAll();
+    await dns.close();
+  }
+
+  const find = (sessions: number, server: Server) => rows.find((r) => r.sessions === sessions && r.server === server && !r.error);
+  const ratio = (r: Row, to: Server) => {
+    const base = find(r.sessions, to);
+    return r.error || !base ? '–' : `${(rate(r) / rate(base)).toFixed(2)}x`;
+  };
+  table(
+    ['sessions', 'server', 'msgs/s', '÷ Postfix', '÷ smtp-sink', 'server CPU µs/msg', 'machine CPU µs/msg', 'RSS MiB end / peak', 'dot → 250 ms p50 / p99'],
+    rows.map((r) =>
+      r.error
+        ? [`${r.sessions}, reuse`, r.server, 'failed', '–', '–', '–', '–', '–', '–']
+        : [
+            `${r.sessions}, reuse`,
+            r.server,
+            fmt(rate(r)),
+            ratio(r, 'Postfix'),
+            ratio(r, 'smtp-sink'),
+            fmt(r.serverCpu),
+            fmt(r.machineCpu),
+            r.rss ? `${fmt(r.rss.rss)} / ${fmt(r.rss.peak)}` : 'many processes',
+            `${fmt(r.p50, 2)} / ${fmt(r.p99, 2)}`,
+          ],
+    ),
+  );
+  const skewed = rows.filter((r) => r.busyBefore > BUSY_LIMIT).length;
+  if (skewed) console.log(`\n**${skewed} of ${rows.length} runs started on a machine other processes kept busy (see the notes): their figures, and the ratios between them, are not those of a quiet machine.**`);
+  console.log(`\nserver CPU: smtp-sink's and Mailwright's own process; for Postfix the whole machine less this process (probe, DNS server) and smtp-source. Notes:`);
+  for (const r of rows) {
+    if (r.error) console.log(`- ${r.sessions} sessions, ${r.server}: **failed**: ${r.error.replace(/\n/g, '\n  ')}`);
+    for (const note of r.notes) console.log(`- ${r.sessions} sessions, ${r.server}: ${note}`);
+  }
+  return rows;
+}
+
+// Run by scripts/bench/run.ts in a process of its own; also runnable alone: node --import tsx scripts/bench/inbound.ts
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  // run.ts prints the machine before it starts this file.
+  const parent = existsSync(`/proc/${process.ppid}/cmdline`) ? readFileSync(`/proc/${process.ppid}/cmdline`, 'utf8') : '';
+  if (!parent.includes('bench/run.ts')) console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+  await benchInbound();
+}
