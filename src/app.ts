@@ -22,6 +22,7 @@ import { recheckDueDomains } from './domains/verification.ts';
 import { emailRoutes } from './emails/routes.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
 import { Signer } from './send/signer.ts';
+import { Analyzer } from './receive/analyzer.ts';
 import { Deliverer } from './send/deliver.ts';
 import { Queue } from './send/queue.ts';
 import { ensureDefaultWorkspace } from './account/workspaces.ts';
@@ -72,6 +73,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     fetchCa: opts.fetchCa,
   };
   const signer = new Signer();
+  const analyzer = new Analyzer(config);
   const deliverer = new Deliverer({
     resolver: app.dns,
     heloName: config.hostname,
@@ -111,16 +113,17 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
       [forwardingPages(app)],
     ),
   );
-  const mx = createMxServer(app, await tlsCredentials(config));
+  const mx = createMxServer(app, await tlsCredentials(config), analyzer);
 
   // Undone in reverse: jobs, HTTP, SMTP, the queue (each letting its work in flight finish), the signer's
-  // workers and pooled connections, the last group commit, the db.
+  // and analyzer's workers and pooled connections, the last group commit, the db.
   const opened: Array<() => Promise<void>> = [
     async () => void db.close(),
     async () => app.commit.flush(),
     async () => {
       await deliverer.close();
       await signer.close();
+      await analyzer.close();
     },
   ];
   const closeAll = async () => {

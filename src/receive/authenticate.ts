@@ -1,8 +1,8 @@
 // Authenticates a received message with mailauth (SPF for the client IP, HELO and MAIL FROM; DKIM; DMARC;
 // ARC) through the box's configured resolvers, and reduces the outcome to verdicts that classification reads
 // and the email record shows. It makes the Authentication-Results header; it does no parsing of its own.
-import type { Resolver } from 'node:dns/promises';
 import { authenticate as mailauth } from 'mailauth';
+import type { DnsLookup } from '../dns/cache.ts';
 
 export interface AuthVerdicts {
   /** pass, fail, softfail, neutral, none, temperror or permerror, for the MAIL FROM (or HELO) domain. */
@@ -25,11 +25,11 @@ export interface AuthContext {
   helo: string;
   mailFrom: string;
   hostname: string;
-  dns: Resolver;
+  dns: DnsLookup;
 }
 
 export async function authenticate(raw: Buffer, ctx: AuthContext): Promise<Authenticated> {
-  const resolver = (name: string, type: string) => ctx.dns.resolve(name, type as 'TXT') as Promise<string[][]>;
+  const resolver = (name: string, type: string) => ctx.dns.resolve(name, type) as Promise<string[][]>;
   const result = await mailauth(raw, {
     ip: ctx.ip,
     helo: ctx.helo,

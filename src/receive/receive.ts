@@ -6,10 +6,10 @@ import type { App } from '../context.ts';
 import { SmtpError } from '../errors.ts';
 import { hasSmugglingLookAlike } from '../mail/smuggling.ts';
 import { countReceived, withoutAuthResultsOf } from '../mail/trace.ts';
-import { authenticate } from './authenticate.ts';
+import type { Analyzer } from './analyzer.ts';
 import { classify, type Category } from './classify.ts';
 import { forwardInTransaction } from './forward.ts';
-import { parseMessage, type ParsedMessage } from './parse.ts';
+import type { ParsedMessage } from './parse.ts';
 import type { Target } from './route.ts';
 import { storeReceived, storeReport } from './store.ts';
 import { findThread } from './threads.ts';
@@ -29,7 +29,7 @@ export interface Envelope {
 }
 
 /** Checks, authenticates, parses and stores a message; returns the ids it was stored as. */
-export async function receive(app: App, envelope: Envelope, data: Buffer): Promise<string[]> {
+export async function receive(app: App, analyzer: Analyzer, envelope: Envelope, data: Buffer): Promise<string[]> {
   if (hasSmugglingLookAlike(data)) {
     throw new SmtpError(554, '5.5.2 Message refused: a bare CR or LF around a "." line looks like SMTP smuggling');
   }
@@ -38,10 +38,9 @@ export async function receive(app: App, envelope: Envelope, data: Buffer): Promi
   }
 
   const { config, log } = app;
-  const auth = await authenticate(data, { ip: envelope.ip, helo: envelope.helo, mailFrom: envelope.mailFrom, hostname: config.hostname, dns: app.dns });
-  const parsed = await parseMessage(data);
+  const { verdicts, authHeaders, parsed } = await analyzer.analyze(data, { ip: envelope.ip, helo: envelope.helo, mailFrom: envelope.mailFrom, hostname: config.hostname });
   if (parsed.problem) log.warn('received message stored unparsed in part', { session: envelope.sessionId, problem: parsed.problem });
-  const raw = Buffer.concat([Buffer.from(traceFields(app, envelope) + auth.headers, 'latin1'), withoutAuthResultsOf(data, config.hostname)]);
+  const raw = Buffer.concat([Buffer.from(traceFields(app, envelope) + authHeaders, 'latin1'), withoutAuthResultsOf(data, config.hostname)]);
 
   let forwarded = false;
   const ids = await app.commit.run(() => {
@@ -55,7 +54,7 @@ export async function receive(app: App, envelope: Envelope, data: Buffer): Promi
       const { inbox } = target;
       if (inboxes.has(inbox.id)) continue;
       inboxes.add(inbox.id);
-      stored.push(fileForInbox(app, { inbox, parsed, raw, envelopeFrom: envelope.mailFrom, auth: auth.verdicts }, () => (forwarded = true)));
+      stored.push(fileForInbox(app, { inbox, parsed, raw, envelopeFrom: envelope.mailFrom, auth: verdicts }, () => (forwarded = true)));
     }
     return stored;
   });

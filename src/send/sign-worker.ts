@@ -2,7 +2,7 @@
 // the signed bytes or the error's name and message. It must hold no state between jobs and never let one
 // job's failure end the thread.
 import crypto, { type KeyObject } from 'node:crypto';
-import { parentPort } from 'node:worker_threads';
+import { serveJobs, transferable } from '../worker-pool.ts';
 import { compose, type ComposeInput } from '../mail/compose.ts';
 import { sign, type DkimKey } from '../mail/sign.ts';
 
@@ -12,15 +12,9 @@ export type PostedInput = Omit<ComposeInput, 'attachments'> & {
 };
 
 export interface SignJob {
-  id: number;
   input: PostedInput;
   key: DkimKey;
 }
-
-export type SignReply = { id: number; raw: Uint8Array } | { id: number; error: { name: string; message: string } };
-
-const port = parentPort;
-if (!port) throw new Error('sign-worker.ts runs only inside a worker thread (see signer.ts)');
 
 // mailauth has no way to take a parsed key: it calls crypto.createPrivateKey on the PEM for every message,
 // about 0.6 ms of this thread's CPU each time (npm run bench profile). A KeyObject is immutable, so this
@@ -41,26 +35,9 @@ crypto.createPrivateKey = ((input: Parameters<typeof parseKey>[0]) => {
   return key;
 }) as typeof parseKey;
 
-port.on('message', (job: SignJob) => {
-  run(job).then(
-    (raw) => port.postMessage({ id: job.id, raw } satisfies SignReply, [raw.buffer]),
-    (err: unknown) => {
-      const error = err instanceof Error ? { name: err.name, message: err.message } : { name: 'Error', message: String(err) };
-      port.postMessage({ id: job.id, error } satisfies SignReply);
-    },
-  );
-});
-
-async function run(job: SignJob): Promise<Uint8Array<ArrayBuffer>> {
+serveJobs(async (job: SignJob) => {
   // nodemailer wants Buffers; this view shares the received memory.
   const attachments = job.input.attachments.map((a) => ({ ...a, content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength) }));
-  return transferable(await sign(await compose({ ...job.input, attachments }), job.key));
-}
-
-// Only a buffer that owns its whole ArrayBuffer may be transferred: a small one can be a slice of Node's
-// shared allocation pool, whose transfer would detach every other buffer in it. Anything else is copied.
-function transferable(buf: Buffer): Uint8Array<ArrayBuffer> {
-  const { buffer } = buf;
-  if (buffer instanceof ArrayBuffer && buf.byteOffset === 0 && buf.byteLength === buffer.byteLength) return new Uint8Array(buffer);
-  return new Uint8Array(buf);
-}
+  const raw = transferable(await sign(await compose({ ...job.input, attachments }), job.key));
+  return { result: raw, transfer: [raw.buffer] };
+});

@@ -6,6 +6,7 @@ import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 's
 import type { App } from '../context.ts';
 import { SmtpError } from '../errors.ts';
 import { reverseLookup } from '../dns/resolver.ts';
+import type { Analyzer } from '../receive/analyzer.ts';
 import { receive, type Envelope } from '../receive/receive.ts';
 import { routeRecipient, type Target } from '../receive/route.ts';
 import type { TlsCredentials } from './certificate.ts';
@@ -26,7 +27,7 @@ interface Connection {
   close(): void;
 }
 
-export function createMxServer(app: App, tls: TlsCredentials): SMTPServer {
+export function createMxServer(app: App, tls: TlsCredentials, analyzer: Analyzer): SMTPServer {
   const { config, log } = app;
   const sessions = new Map<string, SessionState>();
 
@@ -90,7 +91,7 @@ export function createMxServer(app: App, tls: TlsCredentials): SMTPServer {
       collect(stream).then(
         async (data) => {
           if (!data) return callback(new SmtpError(552, `5.3.4 Message too big: the limit is ${config.maxMessageBytes} bytes`));
-          const ids = await receive(app, envelopeOf(session, state), data);
+          const ids = await receive(app, analyzer, envelopeOf(session, state), data);
           callback(null, `2.0.0 Ok: queued as ${ids.join(' ')}`);
         },
         () => {

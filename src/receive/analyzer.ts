@@ -1,0 +1,27 @@
+// The worker threads that authenticate and parse received mail (analyze.ts), so the event loop that answers
+// every SMTP session spends its time on the protocol and the store. Each worker has a heap limit: a message
+// built to blow up when decoded (catalogue RES-08) ends that worker and fails its message with a 451,
+// never the process.
+import type { Config } from '../config.ts';
+import { WorkerPool } from '../worker-pool.ts';
+import type { Analysis } from './analyze.ts';
+import type { AnalyzeJob } from './analyze-worker.ts';
+
+export class Analyzer extends WorkerPool<AnalyzeJob, Analysis> {
+  constructor(config: Pick<Config, 'dnsServers'>, opts: { size?: number } = {}) {
+    super({
+      name: 'analyze',
+      module: new URL('./analyze-worker.ts', import.meta.url),
+      size: opts.size,
+      workerData: { dnsServers: config.dnsServers },
+      resourceLimits: { maxOldGenerationSizeMb: 512 },
+    });
+  }
+
+  async analyze(raw: Buffer, ctx: Omit<AnalyzeJob, 'raw'>): Promise<Analysis> {
+    const analysis = await this.run({ ...ctx, raw: new Uint8Array(raw) });
+    // Structured clone hands Buffers over as plain Uint8Arrays.
+    for (const a of analysis.parsed.attachments) a.content = Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength);
+    return analysis;
+  }
+}
