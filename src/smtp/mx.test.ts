@@ -1,6 +1,6 @@
-// The MX listener as it stands before any domain is set up for inbound mail: it greets and answers EHLO as
-// MAILWRIGHT_HOSTNAME, advertises SIZE, offers no AUTH, and refuses every recipient: nothing is local yet,
-// so accepting one would make the box an open relay (catalogue PROTO-07).
+// The MX listener of a box with no domain set up for inbound mail: it greets and answers EHLO as
+// MAILWRIGHT_HOSTNAME, advertises SIZE, offers no AUTH, and refuses every recipient: nothing is local, so
+// accepting one would make the box an open relay (catalogue PROTO-07). Receiving: src/receive/*.test.ts.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
