@@ -309,6 +309,29 @@ test('PTR of the client comes from the configured resolvers and appears in our R
   assert.match(byMessageId(m.id)[0].raw.toString('latin1'), /^Received: from client\.sender\.example \(client\.ptr\.example \[127\.0\.0\.1\]\)/);
 });
 
+test('the VERP bounce address of a sent email receives (the report is kept); a forged one is refused', async () => {
+  s.routeTo('sender.example');
+  const sent = await s.send({ from: 'hello@in.example', to: ['bob@sender.example'], subject: 'Will bounce', text: 'x' });
+  assert.is(sent.status, 200);
+  const db = new Database(join(s.t.dataDir, 'mailwright.db'), { readonly: true });
+  try {
+    const verp = db.prepare('SELECT envelope_from FROM emails WHERE id = ?').pluck().get(sent.body.id) as string;
+    assert.match(verp, /^b-em_[0-9a-z]{26}-[0-9a-f]{12}@bounces\.in\.example$/);
+    const dsn = message({ from: 'MAILER-DAEMON@sender.example', subject: 'Undelivered Mail Returned to Sender' });
+    assert.is((await s.deliver(dsn.raw, { from: '', to: [verp] })).code, 250);
+    const reports = db.prepare('SELECT email_id, raw FROM inbound_reports WHERE email_id = ?').all(sent.body.id) as Array<{ email_id: string; raw: Buffer }>;
+    assert.is(reports.length, 1);
+    assert.ok(reports[0].raw.toString('latin1').endsWith(dsn.raw));
+    assert.is(byMessageId(dsn.id).length, 0, 'a report is not mail for an inbox');
+    const forged = verp.replace(/-[0-9a-f]{12}@/, '-000000000000@');
+    const refused = await s.deliver(message().raw, { from: '', to: [forged] });
+    assert.is(refused.code, 550);
+    assert.match(refused.text, /^5\.1\.1 /);
+  } finally {
+    db.close();
+  }
+});
+
 test('our own fault (the store refuses the write) answers 451 4.3.0 and stores nothing, not even in part', async () => {
   // A trigger added from outside makes the receive transaction fail at its last write, after the email row
   // and the rest were written: the whole message must roll back.
