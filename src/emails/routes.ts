@@ -1,15 +1,34 @@
-// Email endpoints of this stage (API-SPEC.md 4.2): send one, send a batch, read an email's events.
-// Sending goes through send/submit; Idempotency-Key covers a single send or a whole batch.
+// Email endpoints (API-SPEC.md 4.2, 4.6): send one, send a batch; one email of the mailbox (read, change,
+// delete, its raw bytes, its events), a thread, and the download of an email's attachment. Sending goes
+// through send/submit; Idempotency-Key covers a single send or a whole batch. The list (GET /emails) is
+// mounted by its own router.
+import { z } from 'zod';
 import type { App } from '../context.ts';
 import { ApiError, notFound, validationError } from '../errors.ts';
 import { apiRouter } from '../http/server.ts';
 import { principalOf, requireAuth } from '../http/auth.ts';
 import { claimOf } from '../http/idempotency.ts';
+import { parseInput } from '../http/validate.ts';
+import { attachmentDisposition, downloadType } from '../http/content-disposition.ts';
 import { parseSendRequest } from '../send/request.ts';
 import { submit, submitBatch } from '../send/submit.ts';
 import { listEvents } from './events.ts';
+import { deleteEmail, emailRaw, getAttachment, getEmail, getThread, patchEmail } from './mailbox.ts';
 
 export const MAX_BATCH = 100;
+
+const PatchBody = z
+  .object({
+    read: z.boolean().optional(),
+    archived: z.boolean().optional(),
+    category: z.enum(['primary', 'updates', 'spam']).optional(),
+    important: z.boolean().optional(),
+    learn: z.boolean().optional(),
+  })
+  .strict()
+  .refine((b) => b.read !== undefined || b.archived !== undefined || b.category !== undefined || b.important !== undefined, {
+    message: 'give at least one of read, archived, category, important',
+  });
 
 export function emailRoutes(app: App) {
   const r = apiRouter();
@@ -47,6 +66,55 @@ export function emailRoutes(app: App) {
     if (!app.db.prepare('SELECT 1 FROM emails WHERE workspace_id = ? AND id = ?').get(workspaceId, ctx.params.id)) throw notFound('Email');
     const data = listEvents(app.db, workspaceId, ctx.params.id);
     ctx.body = { data, count: data.length };
+  });
+
+  r.get('/emails/:id', auth, (ctx) => {
+    const email = getEmail(app.db, principalOf(ctx).workspaceId, ctx.params.id);
+    if (!email) throw notFound('Email');
+    ctx.body = email;
+  });
+
+  // Beyond the spec: the message as RFC 5322 bytes. Sent mail has them once the queue has composed and
+  // signed it (just before its first delivery attempt); until then, 409.
+  r.get('/emails/:id/raw', auth, (ctx) => {
+    const found = emailRaw(app.db, principalOf(ctx).workspaceId, ctx.params.id);
+    if (!found) throw notFound('Email');
+    if (!found.raw) throw new ApiError(409, 'raw_not_ready', 'This sent email has not been composed and signed yet: its raw message exists from its first delivery attempt on');
+    ctx.body = found.raw;
+    ctx.set('Content-Type', 'message/rfc822');
+    ctx.set('Content-Disposition', attachmentDisposition(`${ctx.params.id}.eml`));
+    ctx.set('X-Content-Type-Options', 'nosniff');
+  });
+
+  r.patch('/emails/:id', auth, async (ctx) => {
+    const patch = parseInput(PatchBody, ctx.request.body);
+    const workspaceId = principalOf(ctx).workspaceId;
+    const answer = await app.commit.run(() => patchEmail(app.db, app.clock.now(), workspaceId, ctx.params.id, patch));
+    if (!answer) throw notFound('Email');
+    ctx.body = answer;
+  });
+
+  r.delete('/emails/:id', auth, async (ctx) => {
+    const workspaceId = principalOf(ctx).workspaceId;
+    if (!(await app.commit.run(() => deleteEmail(app.db, workspaceId, ctx.params.id)))) throw notFound('Email');
+    ctx.body = { ok: true };
+  });
+
+  r.get('/threads/:id', auth, (ctx) => {
+    const data = getThread(app.db, principalOf(ctx).workspaceId, ctx.params.id);
+    if (!data.length) throw notFound('Thread');
+    ctx.body = { id: ctx.params.id, data, count: data.length };
+  });
+
+  // DESIGN.md "attachment download": the original bytes, the stored type, always a download, never sniffed.
+  // Serves the attachments of sent and received mail; composer drafts' files join when drafts exist.
+  r.get('/attachments/:id', auth, (ctx) => {
+    const a = getAttachment(app.db, principalOf(ctx).workspaceId, ctx.params.id);
+    if (!a) throw notFound('Attachment');
+    ctx.body = a.content;
+    ctx.set('Content-Type', downloadType(a.content_type));
+    ctx.set('Content-Disposition', attachmentDisposition(a.filename));
+    ctx.set('X-Content-Type-Options', 'nosniff');
   });
 
   return r;

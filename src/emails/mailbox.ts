@@ -1,0 +1,242 @@
+// One email of the mailbox, sent or received: its SQL and its record (DESIGN.md "email record"), the owner's
+// changes to it (read, archived, category, important, and what that teaches about the sender), deleting it
+// with every row that belongs to it, its raw bytes, its attachments and its thread. Synchronous SQL only: the
+// routes run the writes inside the group commit. It must not call a flow (send/, receive/).
+import type { Db } from '../db/open.ts';
+import { iso, isoOrNull } from '../clock.ts';
+import { ApiError, validationError } from '../errors.ts';
+
+export type Category = 'primary' | 'updates' | 'spam';
+
+interface EmailRow {
+  id: string;
+  direction: 'in' | 'out';
+  status: string;
+  domain: string | null;
+  message_id: string;
+  thread_id: string;
+  in_reply_to: string | null;
+  from_address: string;
+  from_name: string | null;
+  to_json: string;
+  cc_json: string;
+  bcc_json: string;
+  reply_to_json: string;
+  subject: string;
+  tags_json: string;
+  message_class: string;
+  template_id: string | null;
+  is_test: number;
+  created_at: number;
+  inbox_id: string | null;
+  category: Category | null;
+  important: number;
+  classification: string | null;
+  read_at: number | null;
+  archived_at: number | null;
+  authentication: string | null;
+  preview: string | null;
+  text_body: string | null;
+  html_body: string | null;
+}
+
+interface AttachmentRow {
+  id: string;
+  email_id: string;
+  filename: string;
+  content_type: string;
+  content_id: string | null;
+  size: number;
+}
+
+const EMAIL_COLUMNS = `e.id, e.direction, e.status, e.domain, e.message_id, e.thread_id, e.in_reply_to, e.from_address, e.from_name,
+  e.to_json, e.cc_json, e.bcc_json, e.reply_to_json, e.subject, e.tags_json, e.message_class, e.template_id, e.is_test, e.created_at,
+  e.inbox_id, e.category, e.important, e.classification, e.read_at, e.archived_at, e.authentication, e.preview, c.text_body, c.html_body`;
+
+const ATTACHMENT_COLUMNS = 'a.id, a.email_id, a.filename, a.content_type, a.content_id, a.size';
+
+const SNIPPET_CHARS = 200;
+
+/** The email with its attachments, or null when the workspace has no such email. */
+export function getEmail(db: Db, workspaceId: string, id: string) {
+  const row = db.prepare(`SELECT ${EMAIL_COLUMNS} FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.id = ?`).get(workspaceId, id) as
+    | EmailRow
+    | undefined;
+  if (!row) return null;
+  const attachments = db.prepare(`SELECT ${ATTACHMENT_COLUMNS} FROM email_attachments a WHERE a.email_id = ? ORDER BY a.position`).all(id) as AttachmentRow[];
+  return presentEmail(row, attachments);
+}
+
+/**
+ * The messages of a thread (sent and received), oldest first; empty when the workspace has none. Ids are
+ * time-ordered (DESIGN.md), so id order is arrival order, and the thread index serves it.
+ */
+export function getThread(db: Db, workspaceId: string, threadId: string) {
+  const rows = db
+    .prepare(`SELECT ${EMAIL_COLUMNS} FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.thread_id = ? ORDER BY e.id`)
+    .all(workspaceId, threadId) as EmailRow[];
+  if (!rows.length) return [];
+  const attachments = db
+    .prepare(`SELECT ${ATTACHMENT_COLUMNS} FROM email_attachments a JOIN emails e ON e.id = a.email_id WHERE e.workspace_id = ? AND e.thread_id = ? ORDER BY a.email_id, a.position`)
+    .all(workspaceId, threadId) as AttachmentRow[];
+  const byEmail = new Map<string, AttachmentRow[]>();
+  for (const a of attachments) byEmail.set(a.email_id, [...(byEmail.get(a.email_id) ?? []), a]);
+  return rows.map((row) => presentEmail(row, byEmail.get(row.id) ?? []));
+}
+
+function presentEmail(row: EmailRow, attachments: AttachmentRow[]) {
+  return {
+    id: row.id,
+    providerMessageId: `<${row.message_id}>`,
+    threadId: row.thread_id,
+    direction: row.direction,
+    status: row.status,
+    from: { name: row.from_name || null, address: row.from_address },
+    to: mailboxes(row.to_json),
+    cc: mailboxes(row.cc_json),
+    bcc: mailboxes(row.bcc_json),
+    replyTo: mailboxes(row.reply_to_json),
+    subject: row.subject,
+    text: row.text_body,
+    html: row.html_body,
+    snippet: row.preview ?? snippet(row.text_body ?? ''),
+    createdAt: iso(row.created_at),
+    messageId: row.message_id,
+    inReplyTo: row.in_reply_to,
+    inboxId: row.inbox_id,
+    domain: row.domain,
+    messageClass: row.message_class,
+    tags: JSON.parse(row.tags_json) as Array<{ name: string; value: string }>,
+    templateId: row.template_id,
+    isTest: row.is_test === 1,
+    readAt: isoOrNull(row.read_at),
+    archivedAt: isoOrNull(row.archived_at),
+    category: row.category,
+    important: row.important === 1,
+    classification: row.classification,
+    // Labels ({id, name, color}) arrive with the labels issue; until then no email has one. (Sent mail's
+    // labels_json holds only the names the send asked for, to be resolved into labels then.)
+    labels: [] as Array<{ id: string; name: string; color: string }>,
+    authentication: row.authentication ? (JSON.parse(row.authentication) as Record<string, unknown>) : null,
+    attachments: attachments.map((a) => ({ id: a.id, filename: a.filename, contentType: a.content_type, contentId: a.content_id, sizeBytes: a.size })),
+  };
+}
+
+export type EmailRecord = ReturnType<typeof presentEmail>;
+
+const mailboxes = (json: string) => (JSON.parse(json) as Array<{ name?: string; address: string }>).map((m) => ({ name: m.name || null, address: m.address }));
+
+const snippet = (text: string) => text.slice(0, SNIPPET_CHARS * 8).replace(/\s+/g, ' ').trim().slice(0, SNIPPET_CHARS);
+
+/** The stored RFC 5322 bytes: received mail as received (with our trace fields), sent mail as signed. */
+export function emailRaw(db: Db, workspaceId: string, id: string): { direction: 'in' | 'out'; raw: Buffer | null } | null {
+  const row = db.prepare('SELECT e.direction, c.raw FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.id = ?').get(workspaceId, id) as
+    | { direction: 'in' | 'out'; raw: Buffer | null }
+    | undefined;
+  return row ?? null;
+}
+
+/** An attachment of one of the workspace's emails, with its bytes. */
+export function getAttachment(db: Db, workspaceId: string, id: string) {
+  return (
+    (db.prepare('SELECT id, filename, content_type, content FROM email_attachments WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as
+      | { id: string; filename: string; content_type: string; content: Buffer }
+      | undefined) ?? null
+  );
+}
+
+export interface EmailPatch {
+  read?: boolean;
+  archived?: boolean;
+  category?: Category;
+  important?: boolean;
+  /** false: change this message only; otherwise a category or importance is also learned for the sender. */
+  learn?: boolean;
+}
+
+interface FlagsRow {
+  id: string;
+  direction: 'in' | 'out';
+  from_address: string;
+  category: Category | null;
+  important: number;
+  classification: string | null;
+  read_at: number | null;
+  archived_at: number | null;
+}
+
+/**
+ * API-SPEC.md 4.2 PATCH rules. `read` / `archived` set the time once (true again keeps the first time) or
+ * clear it. `category` is for received mail only. Spam is never important: moving to spam clears it, and
+ * asking for both is a 400. A given `category` or `important` on received mail is also written to the
+ * sender's row of sender_rules (address in lower case, the other column kept), which classification reads
+ * for every later message from that address, unless `learn` is false; a message with no sender address
+ * changes alone. `classification` is rewritten to say what the owner did. Null: no such email.
+ */
+export function patchEmail(db: Db, now: number, workspaceId: string, id: string, patch: EmailPatch) {
+  const row = db
+    .prepare('SELECT id, direction, from_address, category, important, classification, read_at, archived_at FROM emails WHERE workspace_id = ? AND id = ?')
+    .get(workspaceId, id) as FlagsRow | undefined;
+  if (!row) return null;
+  if (patch.category !== undefined && row.direction !== 'in') throw validationError('category', 'applies to received mail only; this email was sent');
+  const category = patch.category ?? row.category;
+  if (patch.important === true && category === 'spam') throw validationError('important', 'a message in spam cannot be important: move it out of spam with category');
+  const important = category === 'spam' ? false : (patch.important ?? row.important === 1);
+
+  const sender = row.from_address.trim().toLowerCase();
+  const learned = patch.learn !== false && row.direction === 'in' && sender !== '';
+  if (learned && (patch.category !== undefined || patch.important !== undefined)) {
+    db.prepare(
+      `INSERT INTO sender_rules (workspace_id, address, category, important, updated_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (workspace_id, address) DO UPDATE SET category = coalesce(excluded.category, sender_rules.category),
+         important = coalesce(excluded.important, sender_rules.important), updated_at = excluded.updated_at`,
+    ).run(workspaceId, sender, patch.category ?? null, patch.important === undefined ? null : patch.important ? 1 : 0, now);
+  }
+
+  const readAt = patch.read === undefined ? row.read_at : patch.read ? (row.read_at ?? now) : null;
+  const archivedAt = patch.archived === undefined ? row.archived_at : patch.archived ? (row.archived_at ?? now) : null;
+  const classification = row.direction === 'in' ? explain(row, patch, learned, category!) : row.classification;
+  db.prepare('UPDATE emails SET read_at = ?, archived_at = ?, category = ?, important = ?, classification = ? WHERE id = ?').run(
+    readAt, archivedAt, category, important ? 1 : 0, classification, id,
+  );
+  return { id, readAt: isoOrNull(readAt), archivedAt: isoOrNull(archivedAt), category, important, classification };
+}
+
+// The importance part that classification (receive/classify.ts) or an earlier PATCH appended: "<reason>; <why>".
+const WHY = /; (you marked this (?:sender|message) as (?:not )?important|important because [^;]*)$/;
+
+/** The reason for the category after the change, and why it is (not) important when that was decided. */
+function explain(row: FlagsRow, patch: EmailPatch, learned: boolean, category: Category): string {
+  const old = row.classification ?? '';
+  const oldWhy = WHY.exec(old)?.[1] ?? null;
+  const reason = patch.category !== undefined ? categoryReason(patch.category, learned, row.category) : oldWhy ? old.slice(0, -oldWhy.length - 2) : old;
+  if (category === 'spam') return reason;
+  const why = patch.important !== undefined ? `you marked this ${learned ? 'sender' : 'message'} as ${patch.important ? '' : 'not '}important` : oldWhy;
+  return why ? `${reason}; ${why}` : reason;
+}
+
+// The learned wording matches what classification says of the sender's next message.
+function categoryReason(category: Category, learned: boolean, previous: Category | null): string {
+  const who = learned ? 'sender' : 'message';
+  if (category === 'spam') return learned ? 'You marked this sender as spam' : 'You moved this message to Spam';
+  if (previous === 'spam') return category === 'primary' ? `You marked this ${who} as not spam` : `You marked this ${who} as not spam and moved it to Updates`;
+  return `You moved this ${who} to ${category === 'primary' ? 'Primary' : 'Updates'}`;
+}
+
+/**
+ * Deletes the email and everything that belongs to it: its full-text row here, and by foreign-key cascade
+ * its bodies and raw bytes, attachments, events, queue rows and bounce reports. Deliveries of sent mail that
+ * are still queued or deferred are cancelled with it; while one is being attempted the delete is refused
+ * (409), since the attempt would then record its outcome for an email that no longer exists.
+ * False: no such email.
+ */
+export function deleteEmail(db: Db, workspaceId: string, id: string): boolean {
+  const row = db.prepare('SELECT id, search_rowid FROM emails WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as { id: string; search_rowid: number | null } | undefined;
+  if (!row) return false;
+  if (db.prepare("SELECT 1 FROM deliveries WHERE email_id = ? AND state = 'sending' LIMIT 1").get(id)) {
+    throw new ApiError(409, 'delivery_in_progress', 'This email is being delivered right now; delete it again in a moment');
+  }
+  if (row.search_rowid !== null) db.prepare('DELETE FROM email_search WHERE rowid = ?').run(row.search_rowid);
+  db.prepare('DELETE FROM emails WHERE id = ?').run(id);
+  return true;
+}
