@@ -14,7 +14,7 @@
 // (VmHWM) too. Afterwards every accepted message must be there: smtp-sink's counter, Postfix's cleanup log lines,
 // Mailwright's received emails in its SQLite file (opened read-only once the app has stopped).
 import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +24,8 @@ import { databasePath } from '../../src/db/open.ts';
 import { CLI, ROOT, request, runCli, testEnv } from '../../src/testkit/app.ts';
 import { startDnsServer, type DnsServer } from '../../src/testkit/dns-server.ts';
 import { BOX } from '../../src/testkit/outbound.ts';
-import { SENDER_DOMAIN, Sink, benchDir, canConnect, ensurePostfixInstalled, fmt, freePort, machineBusyMicros, percentile, procCpuMicros, procMemoryMiB, table } from './lib.ts';
+import { SENDER_DOMAIN, Sink, benchDir, ensurePostfixInstalled, fmt, freePort, logTail, machineBusyMicros, percentile, procCpuMicros, procMemoryMiB, table, until } from './lib.ts';
+import { Postfix } from './postfix.ts';
 
 const MESSAGES = Number(process.env.BENCH_INBOUND_MESSAGES ?? 20_000);
 /** Sent (same shape, unmeasured) before each measured run: start-up, JIT and caches out of the figures. */
@@ -356,16 +357,6 @@ function row(sessions: number, server: Server, m: Measured, notes: string[], rss
   };
 }
 
-async function until<T>(what: string, check: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs: number): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // 1. smtp-sink
 
@@ -384,122 +375,37 @@ async function sinkRun(sessions: number): Promise<Row> {
 // ---------------------------------------------------------------------------------------------------------
 // 2. Postfix in a directory of its own (postfix -c): smtpd on one loopback port only, never on 25
 
-function exec(cmd: string, args: string[]): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('close', (code) => resolve({ code, out }));
+/** A relay domain with one listed recipient, delivered to discard: (every queue file still fsynced by cleanup). */
+const createPostfix = () =>
+  Postfix.create({
+    label: 'mw-bench-inbound-postfix-',
+    main: [
+      // smtp-source connects from 127.0.0.1, in mynetworks (127.0.0.0/8), so anvil's per-client limits (50
+      // connections) do not refuse the 100-session run; the recipient is still checked against relay_recipient_maps.
+      `relay_domains = ${INBOX_DOMAIN}`,
+      `relay_recipient_maps = inline:{ ${INBOX}=ok }`,
+      `transport_maps = inline:{ ${INBOX_DOMAIN}=discard: }`,
+      'smtpd_relay_restrictions = permit_mynetworks, reject_unauth_destination',
+    ],
+    smtpdProcessLimit: POSTFIX_SMTPD_LIMIT,
   });
-}
 
-class Postfix {
-  private constructor(
-    readonly dir: string,
-    readonly port: number,
-  ) {}
-
-  get conf() {
-    return join(this.dir, 'conf');
-  }
-
-  get maillog() {
-    return join(this.dir, 'maillog');
-  }
-
-  static async create(): Promise<Postfix> {
-    const dir = benchDir('mw-bench-inbound-postfix-');
-    chmodSync(dir, 0o755); // its daemons run as the postfix user and must reach the queue
-    const pf = new Postfix(dir, await freePort());
-    mkdirSync(pf.conf, { mode: 0o755 });
-    mkdirSync(join(dir, 'queue'), { mode: 0o755 });
-    writeFileSync(
-      join(pf.conf, 'main.cf'),
-      [
-        'compatibility_level = 3.6',
-        `queue_directory = ${dir}/queue`,
-        `data_directory = ${dir}/data`,
-        'inet_interfaces = loopback-only',
-        'inet_protocols = ipv4',
-        'myhostname = postfix.bench.test',
-        'mydestination =',
-        // smtp-source connects from 127.0.0.1: in mynetworks, so anvil's per-client limits (50 connections) do
-        // not refuse the 100-session run; the recipient is still checked against relay_recipient_maps.
-        'mynetworks = 127.0.0.0/8',
-        `relay_domains = ${INBOX_DOMAIN}`,
-        `relay_recipient_maps = inline:{ ${INBOX}=ok }`,
-        `transport_maps = inline:{ ${INBOX_DOMAIN}=discard: }`,
-        'smtpd_relay_restrictions = permit_mynetworks, reject_unauth_destination',
-        'alias_maps =',
-        'alias_database =',
-        'local_recipient_maps =',
-        'smtpd_tls_security_level = none',
-        'biff = no',
-        // Logs to a file, as in performance-baseline.md (there is no syslog here).
-        `maillog_file = ${dir}/maillog`,
-        `maillog_file_prefixes = ${dir}`,
-        '',
-      ].join('\n'),
-    );
-    // Debian's stock master.cf with its smtpd on a high loopback port instead of *:25, nothing chrooted (a chroot
-    // would need copies of /etc files in the queue directory), and room for the probe's session beside 100.
-    const master = readFileSync('/usr/share/postfix/master.cf.dist', 'utf8').replace(/^smtp\s+inet\s.*$/m, `127.0.0.1:${pf.port} inet n - n - ${POSTFIX_SMTPD_LIMIT} smtpd`);
-    if (!master.includes(`127.0.0.1:${pf.port}`)) throw new Error('could not find the smtpd line in master.cf.dist');
-    writeFileSync(join(pf.conf, 'master.cf'), master);
-    await pf.must('postconf', ['-c', pf.conf, '-F', '*/*/chroot = n']);
-    await pf.must('postfix', ['-c', pf.conf, 'check']);
-    return pf;
-  }
-
-  async must(cmd: string, args: string[]): Promise<string> {
-    const { code, out } = await exec(cmd, args);
-    if (code !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${code}): ${out}\n${this.logTail()}`);
-    return out;
-  }
-
-  logTail(lines = 10): string {
-    try {
-      return readFileSync(this.maillog, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-    } catch {
-      return '';
-    }
-  }
-
-  async start(): Promise<void> {
-    await this.must('postfix', ['-c', this.conf, 'start']);
-    await until('Postfix to listen', () => canConnect(this.port), 20_000);
-  }
-
-  /** Messages cleanup has written to the queue (one `message-id=` line each). */
-  accepted(): number {
-    try {
-      return readFileSync(this.maillog, 'utf8').match(/ postfix\/cleanup\[\d+\]: \w+: message-id=/g)?.length ?? 0;
-    } catch {
-      return 0;
-    }
-  }
-
-  /** Stops Postfix, waits until its smtpd port is closed, and removes its directory. */
-  async destroy(): Promise<void> {
-    await exec('postfix', ['-c', this.conf, 'stop']);
-    for (let i = 0; i < 100; i++) {
-      const { code } = await exec('postfix', ['-c', this.conf, 'status']);
-      if (code !== 0 && !(await canConnect(this.port))) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    if (await canConnect(this.port)) throw new Error(`Postfix still listens on 127.0.0.1:${this.port} after postfix stop`);
-    rmSync(this.dir, { recursive: true, force: true });
+/** Messages cleanup has written to the queue (one `message-id=` line each). */
+function cleanupLogged(pf: Postfix): number {
+  try {
+    return readFileSync(pf.maillog, 'utf8').match(/ postfix\/cleanup\[\d+\]: \w+: message-id=/g)?.length ?? 0;
+  } catch {
+    return 0;
   }
 }
 
 async function postfixRun(sessions: number): Promise<Row> {
-  const pf = await Postfix.create();
+  const pf = await createPostfix();
   try {
     await pf.start();
     const m = await measure(sessions, pf.port, null);
     // postlogd writes the log a little after the fact.
-    const logged = await until('Postfix to log every accepted message', () => pf.accepted() >= m.total && pf.accepted(), 30_000).catch(() => pf.accepted());
+    const logged = await until('Postfix to log every accepted message', () => cleanupLogged(pf) >= m.total && cleanupLogged(pf), 30_000).catch(() => cleanupLogged(pf));
     const notes = [`cleanup logged ${fmt(logged)} queued messages (warm-up ${fmt(WARMUP)} + ${fmt(MESSAGES)} + the probe's ${fmt(m.probe.latencies.length)})`];
     if (logged !== m.total) notes.push(`**expected ${fmt(m.total)} queued messages in Postfix's log, found ${fmt(logged)}**`);
     return row(sessions, 'Postfix', m, notes);
@@ -584,14 +490,6 @@ async function startMailwright(dns: DnsServer): Promise<AppProcess> {
     throw err;
   }
   return { pid: child.pid!, smtpPort, api: `http://127.0.0.1:${httpPort}/api/v1`, key, dataDir, logFile, stop };
-}
-
-function logTail(file: string, lines = 10): string {
-  try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-  } catch {
-    return '';
-  }
 }
 
 /** Through the API: the inbox domain, its records and MX published, inbound verified `ready`, the inbox. */

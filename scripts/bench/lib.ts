@@ -267,6 +267,26 @@ export function canConnect(port: number): Promise<boolean> {
   });
 }
 
+/** The last lines of a log file, or '' when there is none. */
+export function logTail(file: string, lines = 10): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/** Polls `check` every `everyMs` until it returns something truthy, and returns that; throws after `timeoutMs`. */
+export async function until<T>(what: string, check: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs: number, everyMs = 100): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
 /** One message of an smtp-sink dump (-D): its envelope recipients and the message bytes (LF line ends). */
 export interface Dumped {
   rcpts: string[];

@@ -10,9 +10,8 @@
 // A fresh smtp-sink process (same binary and options) receives each run and appends every message to a dump file;
 // the dump proves the count and the distinct recipients, that every Mailwright message carries a DKIM-Signature,
 // and a sample of them verifies with mailauth against the published key.
-import { spawn } from 'node:child_process';
 import { createPrivateKey, generateKeyPairSync, sign as rsaSign } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { dkimVerify } from 'mailauth';
@@ -23,11 +22,14 @@ import { Queue } from '../../src/send/queue.ts';
 import { createResolver } from '../../src/dns/resolver.ts';
 import type { DnsServer } from '../../src/testkit/dns-server.ts';
 import {
-  RECIPIENT_DOMAIN, SENDER_DOMAIN, Sink, benchDir, canConnect, cpuSince, cpuSnapshot, ensurePostfixInstalled, fmt, freePort, readDump, rssSampler, startBenchApp,
-  startBenchDns, table, textOfSize, type BenchApp,
+  RECIPIENT_DOMAIN, SENDER_DOMAIN, Sink, benchDir, cpuSince, cpuSnapshot, ensurePostfixInstalled, fmt, freePort, readDump, rssSampler, startBenchApp,
+  startBenchDns, table, textOfSize, until, type BenchApp,
 } from './lib.ts';
+import { Postfix, exec } from './postfix.ts';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 10_000);
+/** Which senders to run (both by default); the ratios need Postfix in the same run. */
+const SERVERS = (process.env.BENCH_OUTBOUND_SERVERS ?? 'Postfix,Mailwright').split(',').map((s) => s.trim().toLowerCase());
 const BODY_BYTES = 10 * 1024;
 const INJECT_SESSIONS = 20;
 const BATCH = 100;
@@ -64,125 +66,36 @@ const sendBody = (i: number) => ({ from: `Bench <bench@${SENDER_DOMAIN}>`, to: `
 // ---------------------------------------------------------------------------------------------------------
 // Postfix in a directory of its own (postfix -c): it listens on one loopback port only, never on 25.
 
-function exec(cmd: string, args: string[]): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('close', (code) => resolve({ code, out }));
+/** Relays everything to the sink, with the smtp transport deferred until postfixRuns releases it. */
+const createPostfix = (sinkPort: number) =>
+  Postfix.create({
+    label: 'mw-bench-postfix-',
+    main: [
+      'smtpd_relay_restrictions = permit_mynetworks, reject',
+      `relayhost = [127.0.0.1]:${sinkPort}`,
+      'smtp_tls_security_level = none',
+      // Concurrency and connection caching stay at their defaults (destination concurrency 20, starting at 5).
+      'defer_transports = smtp',
+    ],
   });
+
+/** Messages in each of Postfix's queues. */
+async function queues(pf: Postfix): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const q of ['maildrop', 'incoming', 'active', 'deferred', 'hold']) {
+    const { out: listing } = await exec('find', [join(pf.dir, 'queue', q), '-type', 'f']);
+    out[q] = listing.split('\n').filter(Boolean).length;
+  }
+  return out;
 }
 
-class Postfix {
-  private constructor(
-    readonly dir: string,
-    readonly port: number,
-  ) {}
-
-  get conf() {
-    return join(this.dir, 'conf');
-  }
-
-  static async create(sinkPort: number): Promise<Postfix> {
-    const dir = benchDir('mw-bench-postfix-');
-    chmodSync(dir, 0o755); // its daemons run as the postfix user and must reach the queue
-    const port = await freePort();
-    const pf = new Postfix(dir, port);
-    mkdirSync(pf.conf, { mode: 0o755 });
-    mkdirSync(join(dir, 'queue'), { mode: 0o755 });
-    writeFileSync(
-      join(pf.conf, 'main.cf'),
-      [
-        'compatibility_level = 3.6',
-        `queue_directory = ${dir}/queue`,
-        `data_directory = ${dir}/data`,
-        'inet_interfaces = loopback-only',
-        'inet_protocols = ipv4',
-        'myhostname = postfix.bench.test',
-        'mydestination =',
-        'mynetworks = 127.0.0.0/8',
-        'smtpd_relay_restrictions = permit_mynetworks, reject',
-        `relayhost = [127.0.0.1]:${sinkPort}`,
-        'alias_maps =',
-        'alias_database =',
-        'local_recipient_maps =',
-        'smtp_tls_security_level = none',
-        'smtpd_tls_security_level = none',
-        'biff = no',
-        // Logs to a file, as in performance-baseline.md (there is no syslog here).
-        `maillog_file = ${dir}/maillog`,
-        `maillog_file_prefixes = ${dir}`,
-        // Concurrency and connection caching stay at their defaults (destination concurrency 20, starting at 5).
-        'defer_transports = smtp',
-        '',
-      ].join('\n'),
-    );
-    // Debian's stock master.cf, with its smtpd on a high loopback port instead of *:25, and nothing chrooted
-    // (a chroot would need copies of /etc files in the queue directory).
-    const master = readFileSync('/usr/share/postfix/master.cf.dist', 'utf8').replace(/^smtp(\s+)inet(\s)/m, `127.0.0.1:${port}$1inet$2`);
-    if (!master.includes(`127.0.0.1:${port}`)) throw new Error('could not find the smtpd line in master.cf.dist');
-    writeFileSync(join(pf.conf, 'master.cf'), master);
-    await pf.must('postconf', ['-c', pf.conf, '-F', '*/*/chroot = n']);
-    await pf.must('postfix', ['-c', pf.conf, 'check']);
-    return pf;
-  }
-
-  async must(cmd: string, args: string[]): Promise<string> {
-    const { code, out } = await exec(cmd, args);
-    if (code !== 0) {
-      let log = '';
-      try {
-        log = readFileSync(join(this.dir, 'maillog'), 'utf8').split('\n').slice(-10).join('\n');
-      } catch {}
-      throw new Error(`${cmd} ${args.join(' ')} failed (${code}): ${out}\n${log}`);
-    }
-    return out;
-  }
-
-  start = () => this.must('postfix', ['-c', this.conf, 'start']);
-  set = (setting: string) => this.must('postconf', ['-c', this.conf, '-e', setting]);
-  reload = () => this.must('postfix', ['-c', this.conf, 'reload']);
-  flush = () => this.must('postqueue', ['-c', this.conf, '-f']);
-
-  /** Messages in each queue. */
-  async queues(): Promise<Record<string, number>> {
-    const out: Record<string, number> = {};
-    for (const q of ['maildrop', 'incoming', 'active', 'deferred', 'hold']) {
-      const { out: listing } = await exec('find', [join(this.dir, 'queue', q), '-type', 'f']);
-      out[q] = listing.split('\n').filter(Boolean).length;
-    }
-    return out;
-  }
-
-  /** Injects the message file MESSAGES times over 20 reused sessions; resolves with smtp-source's CPU (µs). */
-  async inject(messageFile: string): Promise<number> {
-    // bash's `times` reports the CPU of the children it waited for: smtp-source's own cost, to set apart.
-    const script = `/usr/sbin/smtp-source -s ${INJECT_SESSIONS} -m ${MESSAGES} -d -N -F '${messageFile}' -f bench@${SENDER_DOMAIN} -t r@${RECIPIENT_DOMAIN} 127.0.0.1:${this.port}; rc=$?; times; exit $rc`;
-    const out = await this.must('bash', ['-c', script]);
-    const children = out.trim().split('\n').pop() ?? '';
-    return [...children.matchAll(/(\d+)m([\d.]+)s/g)].reduce((sum, m) => sum + (Number(m[1]) * 60 + Number(m[2])) * 1e6, 0);
-  }
-
-  /** Stops Postfix, waits until its smtpd port is closed, and removes its directory. */
-  async destroy(): Promise<void> {
-    await exec('postfix', ['-c', this.conf, 'stop']);
-    for (let i = 0; i < 100; i++) {
-      const { code } = await exec('postfix', ['-c', this.conf, 'status']);
-      if (code !== 0 && !(await canConnect(this.port))) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    if (await canConnect(this.port)) throw new Error(`Postfix still listens on 127.0.0.1:${this.port} after postfix stop`);
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = RUN_TIMEOUT_MS): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+/** Injects the message file MESSAGES times over 20 reused sessions; resolves with smtp-source's CPU (µs). */
+async function inject(pf: Postfix, messageFile: string): Promise<number> {
+  // bash's `times` reports the CPU of the children it waited for: smtp-source's own cost, to set apart.
+  const script = `/usr/sbin/smtp-source -s ${INJECT_SESSIONS} -m ${MESSAGES} -d -N -F '${messageFile}' -f bench@${SENDER_DOMAIN} -t r@${RECIPIENT_DOMAIN} 127.0.0.1:${pf.port}; rc=$?; times; exit $rc`;
+  const out = await pf.must('bash', ['-c', script]);
+  const children = out.trim().split('\n').pop() ?? '';
+  return [...children.matchAll(/(\d+)m([\d.]+)s/g)].reduce((sum, m) => sum + (Number(m[1]) * 60 + Number(m[2])) * 1e6, 0);
 }
 
 /** The count and distinct recipients of what the sink got; for Mailwright, every message DKIM-signed and a sample verified. */
@@ -219,7 +132,7 @@ async function checkDump(sink: Sink, dns: DnsServer | null): Promise<string> {
 // ---------------------------------------------------------------------------------------------------------
 
 async function postfixRuns(sinkPort: number, dumpDir: string): Promise<Run[]> {
-  const pf = await Postfix.create(sinkPort);
+  const pf = await createPostfix(sinkPort);
   const runs: Run[] = [];
   try {
     // The same message Mailwright composes, unsigned (smtp-source -F wants LF line ends; it sends CRLF).
@@ -231,18 +144,23 @@ async function postfixRuns(sinkPort: number, dumpDir: string): Promise<Run[]> {
     // 1. Queued, then flushed.
     await pf.start();
     const injectStarted = performance.now();
-    await pf.inject(messageFile);
-    await until('Postfix to defer every message', async () => {
-      const q = await pf.queues();
-      return q.deferred === MESSAGES && q.maildrop + q.incoming + q.active === 0;
-    });
+    await inject(pf, messageFile);
+    await until(
+      'Postfix to defer every message',
+      async () => {
+        const q = await queues(pf);
+        return q.deferred === MESSAGES && q.maildrop + q.incoming + q.active === 0;
+      },
+      RUN_TIMEOUT_MS,
+      200,
+    );
     const injectSeconds = (performance.now() - injectStarted) / 1000;
     let sink = await Sink.start(sinkPort, dumpDir);
     let before = cpuSnapshot();
     let sinkBefore = sink.cpuMicros();
-    await pf.set('defer_transports =');
-    await pf.reload();
-    await pf.flush();
+    await pf.must('postconf', ['-c', pf.conf, '-e', 'defer_transports =']);
+    await pf.must('postfix', ['-c', pf.conf, 'reload']);
+    await pf.must('postqueue', ['-c', pf.conf, '-f']);
     let done = await sink.reached(MESSAGES, RUN_TIMEOUT_MS);
     let cpu = cpuSince(before);
     let sinkCpu = sink.cpuMicros() - sinkBefore;
@@ -262,7 +180,7 @@ async function postfixRuns(sinkPort: number, dumpDir: string): Promise<Run[]> {
     sink = await Sink.start(sinkPort, dumpDir);
     before = cpuSnapshot();
     sinkBefore = sink.cpuMicros();
-    const sourceCpu = await pf.inject(messageFile);
+    const sourceCpu = await inject(pf, messageFile);
     const injected = performance.now();
     done = await sink.reached(MESSAGES, RUN_TIMEOUT_MS);
     cpu = cpuSince(before);
@@ -332,7 +250,7 @@ async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer)
     let sinkCpu = sink.cpuMicros() - sinkBefore;
     let peak = rss.range();
     const delivered = () => running.app.db.prepare("SELECT count(*) FROM deliveries WHERE state = 'delivered'").pluck().get() as number;
-    await until('every delivery recorded', async () => delivered() === MESSAGES, 60_000);
+    await until('every delivery recorded', async () => delivered() === MESSAGES, 60_000, 200);
     const recorded = performance.now();
     await sink.stop();
     runs.push(
@@ -404,9 +322,10 @@ export async function benchOutbound(): Promise<Run[]> {
   const sinkPort = await freePort();
   const dumpDir = benchDir('mw-bench-sink-');
   const dns = await startBenchDns();
-  let runs: Run[] = [];
+  const runs: Run[] = [];
   try {
-    runs = [...(await postfixRuns(sinkPort, dumpDir)), ...(await mailwrightRuns(sinkPort, dumpDir, dns))];
+    if (SERVERS.includes('postfix')) runs.push(...(await postfixRuns(sinkPort, dumpDir)));
+    if (SERVERS.includes('mailwright')) runs.push(...(await mailwrightRuns(sinkPort, dumpDir, dns)));
   } finally {
     await Sink.stopAll();
     await dns.close();
@@ -418,7 +337,10 @@ export async function benchOutbound(): Promise<Run[]> {
       `Mailwright signs each with DKIM rsa-sha256 (2048-bit key) and delivers over pooled connections (max_connections_per_mx 10); ` +
       `Postfix 3.7 relays the same message unsigned (relayhost [127.0.0.1]:port, destination concurrency defaults: 20, starting at 5)`,
   );
-  const postfix = (mode: Mode) => runs.find((r) => r.sender === 'Postfix' && r.mode === mode)!;
+  const vsPostfix = (r: Run) => {
+    const base = runs.find((p) => p.sender === 'Postfix' && p.mode === r.mode);
+    return base ? `${(rate(r) / rate(base)).toFixed(2)}x` : '–';
+  };
   const us = (n: number | undefined) => (n === undefined ? '–' : fmt(n));
   table(
     ['sender', 'mode', 'msgs/s', 'vs Postfix, same mode', 'seconds', 'sender CPU µs/msg', 'main thread µs/msg', 'sign workers µs/msg', 'machine CPU µs/msg', 'sink µs/msg', 'RSS MiB, start → peak'],
@@ -426,7 +348,7 @@ export async function benchOutbound(): Promise<Run[]> {
       r.sender === 'Mailwright' ? 'Mailwright (DKIM)' : 'Postfix (no DKIM)',
       r.mode,
       fmt(rate(r)),
-      `${(rate(r) / rate(postfix(r.mode))).toFixed(2)}x`,
+      vsPostfix(r),
       fmt(r.seconds, 1),
       us(r.senderCpu),
       us(r.mainCpu),
