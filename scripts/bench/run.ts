@@ -20,3 +20,4 @@ await benchGroupCommit();
 inOwnProcess('./outbound.ts'); // benchOutbound()
 inOwnProcess('./api-send.ts'); // benchApiSend()
 inOwnProcess('./inbound.ts'); // benchInbound()
+if (Number(process.env.BENCH_SEARCH_MESSAGES ?? 1_000_000) > 0) inOwnProcess('./search.ts'); // benchSearch(): BENCH_SEARCH_MESSAGES emails (default 1,000,000; 0 skips it)

@@ -5,9 +5,10 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
 import { addEvent } from '../emails/events.ts';
+import { indexEmail, nextSearchRowid, previewOf } from '../emails/search-index.ts';
 import type { AuthVerdicts } from './authenticate.ts';
 import type { Classification } from './classify.ts';
-import type { Mailbox, ParsedMessage } from './parse.ts';
+import type { ParsedMessage } from './parse.ts';
 
 export interface ReceivedCopyRow {
   workspaceId: string;
@@ -23,11 +24,6 @@ export interface ReceivedCopyRow {
   verdict: Classification;
   threadId: string | null;
 }
-
-// Past this much text a body is stored whole but indexed only in part: tokenizing costs CPU in the
-// transaction every concurrent session waits on.
-const MAX_INDEXED_BODY = 1024 * 1024;
-const PREVIEW_CHARS = 200;
 
 export function storeReceived(db: Db, clock: Clock, m: ReceivedCopyRow): { id: string; threadId: string } {
   const now = clock.now();
@@ -47,33 +43,25 @@ export function storeReceived(db: Db, clock: Clock, m: ReceivedCopyRow): { id: s
     id, m.workspaceId, m.domainId, m.domain, m.inboxId, p.messageId ?? `${id.slice(3).toLowerCase()}@received.invalid`, threadId, p.inReplyTo,
     JSON.stringify(p.references), from.address, from.name || null, JSON.stringify(p.to), JSON.stringify(p.cc), JSON.stringify(p.replyTo),
     p.subject, m.envelopeFrom, m.raw.length, m.verdict.category, m.verdict.important ? 1 : 0, m.verdict.classification,
-    JSON.stringify(m.auth), preview(text), searchRowid, now,
+    JSON.stringify(m.auth), previewOf(text), searchRowid, now,
   );
   db.prepare('INSERT INTO email_contents (email_id, text_body, html_body, raw) VALUES (?, ?, ?, ?)').run(id, p.text, p.html, m.raw);
   const attachment = db.prepare(
     'INSERT INTO email_attachments (id, email_id, workspace_id, position, filename, content_type, content_id, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
   p.attachments.forEach((a, i) => attachment.run(newId('att', now), id, m.workspaceId, i, a.filename, a.contentType, a.contentId ?? null, a.content.length, a.content));
-  db.prepare('INSERT INTO email_search (rowid, subject, body, participants, attachments) VALUES (?, ?, ?, ?, ?)').run(
-    searchRowid,
-    p.subject,
-    text.length > MAX_INDEXED_BODY ? text.slice(0, MAX_INDEXED_BODY) : text,
-    participants([...p.fromAll, ...p.to, ...p.cc, ...p.replyTo]),
-    p.attachments.map((a) => a.filename).join('\n'),
-  );
+  indexEmail(db, searchRowid, {
+    workspaceId: m.workspaceId,
+    subject: p.subject,
+    body: text,
+    from,
+    recipients: [...p.to, ...p.cc],
+    others: [...p.fromAll.slice(1), ...p.replyTo],
+    attachments: p.attachments.map((a) => a.filename),
+  });
   addEvent(db, clock, { workspaceId: m.workspaceId, emailId: id, type: 'received', recipient: m.inboxAddress, data: { from: from.address, size: m.raw.length } });
   return { id, threadId };
 }
-
-/** A time-ordered FTS rowid: arrival milliseconds * 1024, or one past the newest when that is later. */
-function nextSearchRowid(db: Db, now: number): number {
-  const newest = (db.prepare('SELECT max(search_rowid) FROM emails').pluck().get() as number | null) ?? 0;
-  return Math.max(now * 1024, newest + 1);
-}
-
-const participants = (boxes: Mailbox[]) => [...new Set(boxes.map((b) => (b.name ? `${b.name} ${b.address}` : b.address)))].join('\n');
-
-const preview = (text: string) => text.slice(0, PREVIEW_CHARS * 8).replace(/\s+/g, ' ').trim().slice(0, PREVIEW_CHARS);
 
 /** Mail to a VERP bounce address: kept as received for the bounce processing to read. */
 export function storeReport(db: Db, clock: Clock, r: { workspaceId: string; emailId: string; mailFrom: string; raw: Buffer }): string {

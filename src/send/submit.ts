@@ -1,8 +1,8 @@
 // The one way mail enters the outbound queue (ARCHITECTURE.md: API send, batch, and later templates,
 // drafts, SMTP submission, forwarding). It checks the sender, threads the message, and commits the email,
-// its attachments, one queue row and one `sent` event per recipient (and the idempotency record) in one
-// group-committed transaction: the caller is answered only after that is on disk. Composition and DKIM
-// signing happen later, once, in the queue.
+// its attachments, its full-text row, one queue row and one `sent` event per recipient (and the idempotency
+// record) in one group-committed transaction: the caller is answered only after that is on disk. Composition
+// and DKIM signing happen later, once, in the queue.
 import type { App } from '../context.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { isId, newId } from '../db/ids.ts';
@@ -10,6 +10,7 @@ import { boxSecret } from '../db/box-secret.ts';
 import { domainOf } from '../mail/addresses.ts';
 import { findDomainByName } from '../domains/domains.ts';
 import { addEvent } from '../emails/events.ts';
+import { htmlText, indexEmail, nextSearchRowid, previewOf } from '../emails/search-index.ts';
 import type { IdempotencyClaim } from '../http/idempotency.ts';
 import type { SendRequest } from './request.ts';
 import { verpAddress } from './verp.ts';
@@ -69,17 +70,29 @@ export function prepareSubmit(app: App, workspaceId: string, req: SendRequest): 
   const answer = { id, providerMessageId: `<${messageId}>`, threadId };
 
   const write = () => {
+    // Its full-text row, under a rowid taken in commit order (the list's newest-first key).
+    const searchRowid = nextSearchRowid(db, now);
+    const text = req.text ?? (req.html !== undefined ? htmlText(req.html) : '');
     db.prepare(
       `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, message_id, thread_id, in_reply_to, refs,
          from_address, from_name, to_json, cc_json, bcc_json, reply_to_json, subject, headers_json,
-         tags_json, labels_json, message_class, envelope_from, created_at)
-       VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         tags_json, labels_json, message_class, envelope_from, preview, search_rowid, created_at)
+       VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       id, workspaceId, domain.id, fromDomain, messageId, threadId, inReplyTo, JSON.stringify(refs),
       req.from.address, req.from.name ?? null, JSON.stringify(req.to), JSON.stringify(req.cc), JSON.stringify(req.bcc), JSON.stringify(req.replyTo),
       req.subject, JSON.stringify(req.headers), JSON.stringify(req.tags), JSON.stringify(req.labels),
-      req.messageClass, envelopeFrom, now,
+      req.messageClass, envelopeFrom, previewOf(text), searchRowid, now,
     );
+    indexEmail(db, searchRowid, {
+      workspaceId,
+      subject: req.subject,
+      body: text,
+      from: req.from,
+      recipients: [...req.to, ...req.cc, ...req.bcc],
+      others: req.replyTo,
+      attachments: req.attachments.map((a) => a.filename),
+    });
     db.prepare('INSERT INTO email_contents (email_id, text_body, html_body) VALUES (?, ?, ?)').run(id, req.text ?? null, req.html ?? null);
     const attachment = db.prepare('INSERT INTO email_attachments (id, email_id, workspace_id, position, filename, content_type, content_id, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
     req.attachments.forEach((a, i) => attachment.run(newId('att', now), id, workspaceId, i, a.filename, a.contentType, a.contentId ?? null, a.content.length, a.content));

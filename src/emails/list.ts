@@ -1,0 +1,408 @@
+// GET /emails: the workspace's sent and received mail, newest first, filtered and searched; its SQL and its
+// summary records. Newest first is emails.search_rowid descending (a time-ordered key that is also the email's
+// FTS rowid), so every plan walks an index backwards and stops after one page; none sorts its matches:
+//   * search, or `from`/`to`: walk email_search's rowids down (MATCH ... ORDER BY rowid DESC), join each to
+//     its email and check the other filters on it. `from` and `to` (substrings) become the role tokens of the
+//     addresses they can mean (found in the correspondents table) ANDed into the MATCH, and are then checked
+//     exactly on the email. A prefix longer than the prefix index's 3 letters is walked cut to 3 letters and
+//     checked on each email's words (checkedWalk);
+//   * otherwise: walk an index of emails (0007_mailbox_indexes.sql) down and check the filters on each row.
+// Read-only; it must not call a flow or a front door.
+import type { Db } from '../db/open.ts';
+import { iso, isoOrNull } from '../clock.ts';
+import { fold, ftsPhrase, wordsOf, type SearchQuery, type SearchToken } from './search-query.ts';
+import { PREVIEW_CHARS, htmlText, previewOf, roleToken } from './search-index.ts';
+
+export type Category = 'primary' | 'updates' | 'spam';
+export const CATEGORIES: readonly Category[] = ['primary', 'updates', 'spam'];
+export const STATUSES = ['sent', 'delivered', 'delivery_delayed', 'bounced', 'blocked', 'failed', 'received'] as const;
+export type Status = (typeof STATUSES)[number];
+
+/** The validated parameters of GET /emails (search-routes.ts parses them). */
+export interface ListParams {
+  direction?: 'in' | 'out';
+  status?: Status;
+  /** Domain names (ASCII, lower case) and dom_ ids: an email matches either. */
+  domainNames?: string[];
+  domainIds?: string[];
+  inboxId?: string;
+  /** Label names (matched without regard to ASCII case) and lbl_ ids. */
+  labelNames?: string[];
+  labelIds?: string[];
+  archived?: boolean;
+  categories?: Category[];
+  important?: boolean;
+  includeSpam?: boolean;
+  from?: string;
+  to?: string;
+  unread?: boolean;
+  /** Creation time bounds, ms: after inclusive, before exclusive. */
+  after?: number;
+  before?: number;
+  search?: SearchQuery;
+  limit: number;
+  offset: number;
+}
+
+export interface ListPlan {
+  /** `search`: walks email_search by rowid; `index`: walks an index of emails. */
+  kind: 'search' | 'index';
+  sql: string;
+  args: unknown[];
+}
+
+// Past this many addresses a `from` or `to` value is too vague to narrow the walk by: the rows are checked one
+// by one instead (a vague value matches often, so the walk meets a page of matches soon).
+const MAX_CANDIDATE_ADDRESSES = 50;
+// `before` bounds the walk at rowid (before + this) * 1024: an email's rowid exceeds created_at * 1024 only when
+// writes outran the clock (or it stepped back), and then by far less than this.
+const BEFORE_SLACK_MS = 60_000;
+// checkedWalk looks at up to this many emails, this many at a time.
+const CHECK_BUDGET = 250;
+const CHECK_CHUNK = 50;
+const SNIPPET_CHARS = 160;
+const SNIPPET_LEAD = 50;
+const SNIPPET_SCAN_CHARS = 64 * 1024;
+
+const COLUMNS = `e.id, e.direction, e.status, e.from_address, e.from_name, e.to_json, e.subject, e.preview, e.created_at, e.inbox_id,
+  e.thread_id, e.domain, e.category, e.important, e.read_at, e.archived_at,
+  (SELECT count(*) FROM email_attachments a WHERE a.email_id = e.id) AS attachment_count`;
+
+interface SummaryRow {
+  id: string;
+  direction: 'in' | 'out';
+  status: string;
+  from_address: string;
+  from_name: string | null;
+  to_json: string;
+  subject: string;
+  preview: string | null;
+  created_at: number;
+  inbox_id: string | null;
+  thread_id: string;
+  domain: string | null;
+  category: Category | null;
+  important: number;
+  read_at: number | null;
+  archived_at: number | null;
+  attachment_count: number;
+}
+
+/** One page of the list: `{data, count, hasMore}` (DESIGN.md lists). */
+export function listEmails(db: Db, workspaceId: string, p: ListParams) {
+  const rows = (p.search?.broad && p.offset + p.limit < CHECK_BUDGET ? checkedWalk(db, workspaceId, p) : null) ?? fetchRows(db, planList(db, workspaceId, p));
+  const page = rows.slice(0, p.limit);
+  const snippets = p.search?.match ? searchSnippets(db, page, p.search.tokens) : fallbackSnippets(db, page);
+  const data = page.map((row) => presentSummary(row, snippets.get(row.id) ?? row.preview ?? ''));
+  return { data, count: data.length, hasMore: rows.length > p.limit };
+}
+
+const fetchRows = (db: Db, plan: ListPlan | null) => (plan ? (db.prepare(plan.sql).all(...plan.args) as SummaryRow[]) : []);
+
+/**
+ * A search with a prefix longer than the prefix index's 3 letters, which FTS5 would answer by reading and
+ * merging the list of every word the prefix starts: walk the index lazily with the prefix cut to 3 letters,
+ * newest first, and check the whole prefix on each email's words (subject, participants, attachment names,
+ * then body), a chunk at a time. When the emails checked so far say the page would take more than
+ * CHECK_BUDGET of them, null: FTS5 then answers exactly (a prefix that few of its 3-letter cousins share has
+ * short lists to merge).
+ */
+function checkedWalk(db: Db, workspaceId: string, p: ListParams): SummaryRow[] | null {
+  const plan = planList(db, workspaceId, p, { broad: true, rows: CHECK_BUDGET + 1 });
+  if (!plan) return [];
+  const checks = p.search!.broad!.check;
+  const want = p.offset + p.limit + 1;
+  const found: SummaryRow[] = [];
+  let seen = 0;
+  let chunk: SummaryRow[] = [];
+  for (const row of db.prepare(plan.sql).iterate(...plan.args) as IterableIterator<SummaryRow>) {
+    seen++;
+    chunk.push(row);
+    if (chunk.length < CHECK_CHUNK) continue;
+    found.push(...withWords(db, chunk, checks));
+    chunk = [];
+    if (found.length >= want) return found.slice(p.offset);
+    // At the rate so far, would the page take more emails than the budget?
+    if ((want - found.length) * (seen / Math.max(found.length, 0.5)) > CHECK_BUDGET - seen) return null;
+  }
+  found.push(...withWords(db, chunk, checks));
+  if (found.length < want && seen > CHECK_BUDGET) return null;
+  return found.slice(p.offset);
+}
+
+/** The rows whose indexed text has every checked term: its words in a row, the last one as a prefix. */
+function withWords(db: Db, rows: SummaryRow[], checks: string[][]): SummaryRow[] {
+  if (!rows.length) return [];
+  const extra = new Map(
+    (
+      db
+        .prepare(
+          `SELECT e.id, e.cc_json, e.bcc_json, e.reply_to_json, (SELECT group_concat(a.filename, char(10)) FROM email_attachments a WHERE a.email_id = e.id) AS files
+           FROM emails e WHERE e.id IN (SELECT value FROM json_each(?))`,
+        )
+        .all(JSON.stringify(rows.map((r) => r.id))) as Array<{ id: string; cc_json: string; bcc_json: string; reply_to_json: string; files: string | null }>
+    ).map((r) => [r.id, r]),
+  );
+  // The fields without the body first; the body is read only for emails they do not settle.
+  const fields = new Map(
+    rows.map((row) => {
+      const x = extra.get(row.id);
+      const people = [row.to_json, x?.cc_json ?? '[]', x?.bcc_json ?? '[]', x?.reply_to_json ?? '[]'].flatMap((json) => JSON.parse(json) as Array<{ name?: string; address: string }>);
+      return [row.id, [row.subject, [row.from_name ?? '', row.from_address, ...people.map((m) => `${m.name ?? ''} ${m.address}`)].join('\n'), x?.files ?? '']];
+    }),
+  );
+  const missing = (row: SummaryRow) => checks.filter((words) => !fields.get(row.id)!.some((field) => hasRun(field, words)));
+  const unsettled = rows.filter((row) => missing(row).length > 0);
+  const texts = bodies(db, unsettled.map((r) => r.id));
+  return rows.filter((row) => {
+    const left = missing(row);
+    return left.length === 0 || left.every((words) => hasRun(texts.get(row.id) ?? '', words));
+  });
+}
+
+/** The text has `words` one after the other, the last one as a prefix (as FTS5 would match `"w1 w2 w3"*`). */
+function hasRun(text: string, words: string[]): boolean {
+  if (words.length === 1) return wordAt(foldWithOrigin(text).folded, { token: words[0], prefix: true }) >= 0;
+  const field = wordsOf(text);
+  const n = words.length;
+  for (let i = 0; i + n <= field.length; i++) {
+    let k = 0;
+    while (k < n - 1 && field[i + k] === words[k]) k++;
+    if (k === n - 1 && field[i + k].startsWith(words[k])) return true;
+  }
+  return false;
+}
+
+/**
+ * The statement that fetches one page (limit + 1 rows, to know whether more exist), or null when nothing can
+ * match (a query without a searchable word, a `from` or `to` that names no correspondent of the workspace).
+ * `broad`: the search with long prefixes cut to 3 letters, `rows` of them from the first (checkedWalk).
+ */
+export function planList(db: Db, workspaceId: string, p: ListParams, opts: { broad?: boolean; rows?: number } = {}): ListPlan | null {
+  const where: string[] = ['e.workspace_id = ?'];
+  const args: unknown[] = [workspaceId];
+  const match: string[] = [];
+  const add = (sql: string, ...values: unknown[]) => {
+    where.push(sql);
+    args.push(...values);
+  };
+
+  if (p.search) {
+    if (!p.search.match) return null;
+    match.push(opts.broad && p.search.broad ? p.search.broad.match : p.search.match);
+  }
+  // Constants from closed sets are written into the SQL: a partial index applies only to literal terms.
+  if (p.direction) add(`e.direction = '${p.direction}'`);
+  if (p.status) add('e.status = ?', p.status);
+  if (p.domainNames?.length || p.domainIds?.length) {
+    const names = p.domainNames ?? [];
+    const ids = p.domainIds ?? [];
+    // Lists travel as one JSON parameter, so the SQL text (and the cached statement) does not vary with their length.
+    add('(e.domain IN (SELECT value FROM json_each(?)) OR e.domain_id IN (SELECT value FROM json_each(?)))', JSON.stringify(names), JSON.stringify(ids));
+  }
+  if (p.inboxId) add('e.inbox_id = ?', p.inboxId);
+  if (p.labelNames?.length || p.labelIds?.length) {
+    // Labels are the names a send asked for (labels_json) until the labels resource exists; lbl_ ids then
+    // match labels by id. No label has an id yet, so ids alone match nothing.
+    const names = p.labelNames ?? [];
+    if (!names.length) return null;
+    add(`e.labels_json <> '[]'`);
+    add('EXISTS (SELECT 1 FROM json_each(e.labels_json) l WHERE lower(l.value) IN (SELECT lower(value) FROM json_each(?)))', JSON.stringify(names));
+  }
+  if (p.archived === true) add('e.archived_at IS NOT NULL');
+  if (p.archived === false) {
+    // The Inbox view. Written as the WHERE of emails_inbox_view (with the spam term below).
+    add(`e.direction = 'in'`);
+    add('e.archived_at IS NULL');
+  }
+  if (p.categories?.length) add(`e.category IN (${p.categories.map((c) => `'${c}'`).join(', ')})`);
+  if (!p.includeSpam && !p.categories?.includes('spam')) add(`e.category IS NOT 'spam'`);
+  if (p.important !== undefined) add(`e.important = ${p.important ? 1 : 0}`);
+  if (p.unread === true) {
+    add(`e.direction = 'in'`);
+    add('e.read_at IS NULL');
+  }
+  if (p.unread === false) add(`(e.read_at IS NOT NULL OR e.direction = 'out')`);
+  if (p.after !== undefined) add('e.created_at >= ?', p.after);
+  if (p.before !== undefined) add('e.created_at < ?', p.before);
+
+  for (const [role, value] of [['from', p.from], ['to', p.to]] as const) {
+    if (value === undefined) continue;
+    const pattern = `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    if (role === 'from') add(`(e.from_address LIKE ? ESCAPE '\\' OR e.from_name LIKE ? ESCAPE '\\')`, pattern, pattern);
+    else add(`EXISTS (SELECT 1 FROM ${RECIPIENTS} WHERE r.value ->> 'address' LIKE ? ESCAPE '\\' OR r.value ->> 'name' LIKE ? ESCAPE '\\')`, pattern, pattern);
+    const addresses = candidateAddresses(db, workspaceId, value, pattern);
+    if (addresses.length === 0) return null;
+    // Every email carries a role token for its sender and for each recipient (search-index.ts), so an email
+    // that matches carries one of these: they narrow the walk, the term above decides.
+    if (addresses.length <= MAX_CANDIDATE_ADDRESSES) match.push(`participants : (${addresses.map((a) => ftsPhrase(roleToken(role, a))).join(' OR ')})`);
+  }
+
+  // rowid >= created_at * 1024 always holds (search-index.ts), so `after` bounds the walk exactly.
+  const low = p.after !== undefined ? rowidAt(p.after) : null;
+  const high = p.before !== undefined ? rowidAt(p.before + BEFORE_SLACK_MS) : null;
+  const page = opts.rows ? [opts.rows, 0] : [p.limit + 1, p.offset];
+
+  if (match.length) {
+    const bounds = [...(low !== null ? ['email_search.rowid >= ?'] : []), ...(high !== null ? ['email_search.rowid < ?'] : [])];
+    return {
+      kind: 'search',
+      // CROSS JOIN keeps email_search the outer loop: its rowid order is the page order.
+      sql: `SELECT ${COLUMNS} FROM email_search CROSS JOIN emails e ON e.search_rowid = email_search.rowid
+        WHERE email_search MATCH ?${bounds.map((b) => ` AND ${b}`).join('')} AND ${where.join(' AND ')}
+        ORDER BY email_search.rowid DESC LIMIT ? OFFSET ?`,
+      args: [match.map((m) => `(${m})`).join(' AND '), ...(low !== null ? [low] : []), ...(high !== null ? [high] : []), ...args, ...page],
+    };
+  }
+  if (low !== null) add('e.search_rowid >= ?', low);
+  if (high !== null) add('e.search_rowid < ?', high);
+  return {
+    kind: 'index',
+    sql: `SELECT ${COLUMNS} FROM emails e WHERE ${where.join(' AND ')} ORDER BY e.search_rowid DESC LIMIT ? OFFSET ?`,
+    args: [...args, ...page],
+  };
+}
+
+const RECIPIENTS = `(SELECT value FROM json_each(e.to_json) UNION ALL SELECT value FROM json_each(e.cc_json) UNION ALL SELECT value FROM json_each(e.bcc_json)) r`;
+
+// Times far outside any email's are clamped where rowids stay exact integers (ms * 1024 < 2^53).
+const rowidAt = (ms: number) => Math.max(0, Math.min(ms, 8e12)) * 1024;
+
+/**
+ * The workspace's addresses whose address or a display name contains the value (the LIKE pattern says so
+ * exactly; the trigram index finds the candidates when the value has the 3 characters a trigram needs), at
+ * most one more than the cap.
+ */
+function candidateAddresses(db: Db, workspaceId: string, value: string, pattern: string): string[] {
+  const like = `(c.address LIKE ? ESCAPE '\\' OR c.name LIKE ? ESCAPE '\\')`;
+  const rows =
+    [...value].length >= 3
+      ? db
+          .prepare(`SELECT DISTINCT c.address FROM correspondents_search s JOIN correspondents c ON c.id = s.rowid WHERE correspondents_search MATCH ? AND c.workspace_id = ? AND ${like} LIMIT ?`)
+          .pluck()
+          .all(ftsPhrase(value), workspaceId, pattern, pattern, MAX_CANDIDATE_ADDRESSES + 1)
+      : db.prepare(`SELECT DISTINCT c.address FROM correspondents c WHERE c.workspace_id = ? AND ${like} LIMIT ?`).pluck().all(workspaceId, pattern, pattern, MAX_CANDIDATE_ADDRESSES + 1);
+  return rows as string[];
+}
+
+function presentSummary(row: SummaryRow, snippet: string) {
+  return {
+    id: row.id,
+    threadId: row.thread_id,
+    direction: row.direction,
+    status: row.status,
+    from: { name: row.from_name || null, address: row.from_address },
+    to: (JSON.parse(row.to_json) as Array<{ name?: string; address: string }>).map((m) => ({ name: m.name || null, address: m.address })),
+    subject: row.subject,
+    snippet,
+    createdAt: iso(row.created_at),
+    inboxId: row.inbox_id,
+    domain: row.domain,
+    category: row.category,
+    important: row.important === 1,
+    readAt: isoOrNull(row.read_at),
+    archivedAt: isoOrNull(row.archived_at),
+    // Labels ({id, name, color}) arrive with the labels resource, as in GET /emails/:id.
+    labels: [] as Array<{ id: string; name: string; color: string }>,
+    attachmentCount: row.attachment_count,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Snippets. The index is contentless, so a search's snippet is cut here from the page's bodies.
+
+function bodies(db: Db, ids: string[]): Map<string, string> {
+  if (!ids.length) return new Map();
+  const rows = db
+    .prepare('SELECT email_id, text_body, CASE WHEN text_body IS NULL THEN html_body END AS html_body FROM email_contents WHERE email_id IN (SELECT value FROM json_each(?))')
+    .all(JSON.stringify(ids)) as Array<{ email_id: string; text_body: string | null; html_body: string | null }>;
+  return new Map(rows.map((r) => [r.email_id, r.text_body ?? (r.html_body !== null ? htmlText(r.html_body) : '')]));
+}
+
+/** Cut from the preview when a searched word is in it (no body to read), else from the body. */
+function searchSnippets(db: Db, page: SummaryRow[], tokens: SearchToken[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const r of page) {
+    const early = r.preview ? snippetAround(r.preview, tokens, r.preview.length >= PREVIEW_CHARS) : null;
+    if (early !== null) out.set(r.id, early);
+  }
+  const rest = page.filter((r) => !out.has(r.id));
+  const texts = bodies(db, rest.map((r) => r.id));
+  for (const r of rest) out.set(r.id, snippetAround(texts.get(r.id) ?? '', tokens) ?? r.preview ?? previewOf(texts.get(r.id) ?? ''));
+  return out;
+}
+
+/** Rows written without a preview (none are, today) get one from their text. */
+function fallbackSnippets(db: Db, page: SummaryRow[]): Map<string, string> {
+  const missing = page.filter((r) => r.preview === null).map((r) => r.id);
+  const texts = bodies(db, missing);
+  return new Map(missing.map((id) => [id, previewOf(texts.get(id) ?? '')]));
+}
+
+/**
+ * About SNIPPET_CHARS characters of the text around the first place a searched token starts a word (and, unless
+ * it is a prefix, ends one), whitespace collapsed, with … where it was cut (or where the text `continues`
+ * beyond what was given); null when no token is in the text.
+ */
+export function snippetAround(text: string, tokens: SearchToken[], continues = false): string | null {
+  if (!tokens.length || !text) return null;
+  const scanned = text.length > SNIPPET_SCAN_CHARS ? text.slice(0, SNIPPET_SCAN_CHARS) : text;
+  const { folded, origin } = foldWithOrigin(scanned);
+  let at = -1;
+  for (const t of tokens) {
+    const found = wordAt(folded, t);
+    if (found >= 0 && (at < 0 || found < at)) at = found;
+  }
+  if (at < 0) return null;
+  const hit = origin ? origin[at] : at;
+  let start = Math.max(0, hit - SNIPPET_LEAD);
+  if (start > 0) {
+    const space = scanned.slice(start, hit).search(/\s/);
+    if (space >= 0) start += space + 1;
+  }
+  let end = Math.min(scanned.length, start + SNIPPET_CHARS);
+  if (end < scanned.length) {
+    const lastSpace = scanned.slice(hit, end).search(/\s\S*$/);
+    if (lastSpace > 0) end = hit + lastSpace;
+  }
+  const body = scanned.slice(start, end).replace(/\s+/g, ' ').trim();
+  return `${start > 0 ? '…' : ''}${body}${end < text.length || continues ? '…' : ''}`;
+}
+
+const TOKEN_CHAR = /[\p{L}\p{N}\p{Co}]/u;
+
+/**
+ * The text folded as the index folds it, and where each folded character came from (null: the same place,
+ * as for ASCII text, the common case, where lower-casing is all there is to do).
+ */
+function foldWithOrigin(text: string): { folded: string; origin: number[] | null } {
+  if (!/[^\u0000-\u007f]/.test(text)) return { folded: text.toLowerCase(), origin: null };
+  let folded = '';
+  const origin: number[] = [];
+  for (let i = 0; i < text.length; ) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) {
+      folded += code >= 65 && code <= 90 ? String.fromCharCode(code + 32) : text[i];
+      origin.push(i);
+      i++;
+      continue;
+    }
+    const ch = String.fromCodePoint(text.codePointAt(i)!);
+    const f = fold(ch);
+    for (let k = 0; k < f.length; k++) origin.push(i);
+    folded += f;
+    i += ch.length;
+  }
+  return { folded, origin };
+}
+
+function wordAt(folded: string, t: SearchToken): number {
+  for (let from = 0; ; ) {
+    const i = folded.indexOf(t.token, from);
+    if (i < 0) return -1;
+    const before = i === 0 ? '' : folded[i - 1];
+    const after = folded[i + t.token.length] ?? '';
+    if (!TOKEN_CHAR.test(before) && (t.prefix || !TOKEN_CHAR.test(after))) return i;
+    from = i + 1;
+  }
+}

@@ -1,0 +1,121 @@
+// The search box's input -> FTS5 expression, run against the real email_search table (the migrations in an
+// in-memory database): every hostile input of the catalogue (API-12, F9) is either a 400 naming `query` or a
+// well-formed expression that SQLite accepts, with literal results; quoting, phrases and prefixes as promised.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import Database from 'better-sqlite3';
+import { migrate } from '../db/migrate.ts';
+import { ApiError } from '../errors.ts';
+import { MAX_QUERY_CHARS, MAX_QUERY_TERMS, parseSearchQuery } from './search-query.ts';
+
+const db = new Database(':memory:');
+migrate(db);
+const docs: Array<[string, string, string, string]> = [
+  ['Quarterly report', 'The multi-agent systems paper, who\'s reading it? Or not.', 'Alice Liddell alice@example.com', 'q3-report.pdf'],
+  ['Lunch', 'Shall we meet at the café? NEAR the station, subject to rain. a:b', 'Bob bob@example.org', ''],
+  ['Reporting', 'Reports are due; see subject x and the 🎉 party', 'Carol carol@example.net', 'notes.txt'],
+];
+docs.forEach(([subject, body, participants, attachments], i) =>
+  db.prepare('INSERT INTO email_search (rowid, subject, body, participants, attachments) VALUES (?, ?, ?, ?, ?)').run(i + 1, subject, body, participants, attachments),
+);
+
+/** Rowids (ascending) the query finds, or the 400's message; any other failure fails the test. */
+function search(input: string): number[] | string {
+  let q;
+  try {
+    q = parseSearchQuery(input);
+  } catch (err) {
+    assert.instance(err, ApiError);
+    assert.is((err as ApiError).status, 400);
+    assert.equal((err as ApiError).errors?.[0].path, 'query');
+    return (err as ApiError).message;
+  }
+  if (q.match === null) return [];
+  return db.prepare('SELECT rowid FROM email_search WHERE email_search MATCH ? ORDER BY rowid').pluck().all(q.match) as number[];
+}
+
+const HOSTILE = [
+  '"foo', 'foo"', 'NEAR(', 'NEAR(a b, -1)', 'a AND', 'OR', 'NOT x', '*', 'a*', '^a', 'subject:x', 'nosuchcol:x', '{subject body}:x',
+  'multi-agent', "who's", '(', ')', 'a:b', '', ' ', '"', '""', '"*"', '* * *', '-', '--x', 'x -y', ':', 'AND OR NOT', 'report)', '(report',
+  'col:"x" OR y', 'rowid:1', 'rank:1', 'x\u0000y', '\u0000', '🎉', '🎉🎉 report', 'café', 'CAFE', 'ǅ', '\\', "'", '`', ';--', 'email_search',
+  'NEAR("a" "b", 1)', '"a" + "b"', 'a + b', '^', 'x^y', 'report*"', '"report"*', '"unclosed*', '((((report))))',
+  '(' .repeat(2000) + 'x' + ')'.repeat(2000), 'x '.repeat(MAX_QUERY_TERMS + 1), Array.from({ length: 5000 }, (_, i) => `w${i}`).join(' OR '),
+  'a'.repeat(100 * 1024), `${'('.repeat(400)}report`, 'OR '.repeat(30) + 'report',
+];
+
+test('every hostile input is a 400 naming query or a well-formed expression; never an SQLite error', () => {
+  for (const input of HOSTILE) {
+    const result = search(input);
+    if (typeof result === 'string') assert.match(result, /^query: must (be at most|have at most)/, JSON.stringify(input.slice(0, 40)));
+    else assert.ok(Array.isArray(result), JSON.stringify(input.slice(0, 40)));
+  }
+});
+
+test('over-long and over-many inputs are refused before SQLite sees them', () => {
+  assert.is(search('a'.repeat(MAX_QUERY_CHARS + 1)), `query: must be at most ${MAX_QUERY_CHARS} characters`);
+  assert.is(search('(' .repeat(2000) + 'x' + ')'.repeat(2000)), `query: must be at most ${MAX_QUERY_CHARS} characters`);
+  assert.is(search('x '.repeat(MAX_QUERY_TERMS + 1)), `query: must have at most ${MAX_QUERY_TERMS} terms`);
+  assert.equal(search('report '.repeat(MAX_QUERY_TERMS)), [1]);
+  assert.equal(search('a'.repeat(MAX_QUERY_CHARS)), []);
+});
+
+test('operators, column names and punctuation are plain words', () => {
+  assert.equal(search('OR'), [1], 'the word "or"');
+  assert.equal(search('NOT'), [1], 'the word "not"');
+  assert.equal(search('NEAR('), [2], 'the word "near"');
+  assert.equal(search('subject:x'), [3], 'the adjacent words "subject x", not a column filter');
+  assert.equal(search('nosuchcol:x'), []);
+  assert.equal(search('a:b'), [2]);
+  assert.equal(search('multi-agent'), [1]);
+  assert.equal(search("who's"), [1]);
+  assert.equal(search('-report'), [1], 'a leading minus is not NOT: the word "report"');
+  assert.equal(search('(report'), [1]);
+  assert.equal(search('"foo'), []);
+  assert.equal(search('🎉 report'), [1], 'a word with no letters or digits is dropped');
+});
+
+test('input with no searchable word matches nothing', () => {
+  for (const input of ['*', '(', ')', ':', '"', '""', '-', '🎉', '\u0000', '* * *', '^']) {
+    const q = parseSearchQuery(input);
+    assert.is(q.match, null, JSON.stringify(input));
+    assert.equal(search(input), []);
+  }
+});
+
+test('terms are ANDed; quoted phrases stay phrases; diacritics and case are ignored', () => {
+  assert.equal(search('report alice'), [1]);
+  assert.equal(search('report bob'), []);
+  assert.equal(search('"meet at the"'), [2]);
+  assert.equal(search('"the meet"'), []);
+  assert.equal(search('CAFE'), [2]);
+  assert.equal(search('Café'), [2]);
+  assert.equal(search('q3-report.pdf'), [1], 'an attachment name');
+  assert.equal(search('carol@example.net'), [3], 'a participant address');
+  assert.is(parseSearchQuery('report alice').match, '"report" AND "alice"');
+  assert.is(parseSearchQuery('say "hi ""there"" x"').match, '"say" AND "hi " AND "there" AND " x"');
+});
+
+test('a trailing * is a prefix search when its last token has 3 characters or more', () => {
+  assert.equal(search('rep*'), [1, 3], 'report, reporting, reports');
+  assert.equal(search('repo*'), [1, 3]);
+  assert.equal(search('"quarterly rep"*'), [1], 'a phrase whose last word is a prefix');
+  assert.equal(search('re*'), [], 're* is the word "re": a 2-letter prefix would read every word it starts');
+  assert.is(parseSearchQuery('re*').match, '"re"');
+  assert.is(parseSearchQuery('rep**').match, '"rep" *');
+  assert.is(parseSearchQuery('*rep').match, '"*rep"');
+  assert.equal(search('*rep'), []);
+  assert.equal(parseSearchQuery('Repo*').tokens, [{ token: 'repo', prefix: true }]);
+  assert.is(parseSearchQuery('rep*').broad, null, '3 letters: the prefix index answers');
+  assert.equal(parseSearchQuery('Repor* alice "multi agen"*').broad, {
+    match: '"rep" * AND "alice" AND "multi age" *',
+    check: [['repor'], ['multi', 'agen']],
+  });
+  const broad = parseSearchQuery('repor*').broad!.match;
+  assert.equal(db.prepare('SELECT rowid FROM email_search WHERE email_search MATCH ? ORDER BY rowid').pluck().all(broad), [1, 3], 'the broad expression finds a superset');
+  assert.equal(parseSearchQuery('multi-ag*').tokens, [
+    { token: 'multi', prefix: false },
+    { token: 'ag', prefix: false },
+  ]);
+});
+
+test.run();
