@@ -21,12 +21,9 @@ test.before(async () => {
   signer = s.senderDomain('sender.example');
   s.routeTo('dest.example');
   other = (await seedWorkspace(s.t, { workspace: 'other' })).key;
-  db = new Database(join(s.t.dataDir, 'mailwright.db'), { readonly: true });
+  db = s.readDb();
 });
-test.after(async () => {
-  db.close();
-  await s.stop();
-});
+test.after(() => s.stop());
 
 const api = (path: string, opts: { method?: string; body?: unknown; key?: string } = {}) => request(`${s.t.api}${path}`, { key: s.key, ...opts });
 const bytes = async (path: string, key = s.key) => {

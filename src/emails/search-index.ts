@@ -4,16 +4,15 @@
 // trigger: a statement that fires one opens a savepoint, and FTS5 then flushes its pending rows, one tiny
 // segment per email of a group commit, which cost 35-70 µs per email more.)
 import type { Db } from '../db/open.ts';
+import type { Mailbox } from '../mail/addresses.ts';
 
 // Past this much text a body is stored whole but indexed only in part: tokenizing costs CPU in the
 // transaction every concurrent writer waits on.
 export const MAX_INDEXED_BODY = 1024 * 1024;
 export const PREVIEW_CHARS = 200;
 
-export interface Mailbox {
-  name?: string | null;
-  address: string;
-}
+/** A mailbox as the writers have it: a stored row's name may be null. */
+export type IndexedMailbox = Omit<Mailbox, 'name'> & { name?: string | null };
 
 export interface SearchDocument {
   workspaceId: string;
@@ -21,11 +20,11 @@ export interface SearchDocument {
   /** The text of the message (for HTML-only mail: htmlText(html)). */
   body: string;
   /** The stored sender: emails.from_address and from_name (the envelope sender when the message has no From). */
-  from: Mailbox;
+  from: IndexedMailbox;
   /** Every mailbox of to_json, cc_json and bcc_json. */
-  recipients: Mailbox[];
+  recipients: IndexedMailbox[];
   /** Others the message names whom a search should find: Reply-To, further From mailboxes. */
-  others?: Mailbox[];
+  others?: IndexedMailbox[];
   /** Attachment file names. */
   attachments: string[];
 }
@@ -75,7 +74,7 @@ export function indexEmail(db: Db, rowid: number, doc: SearchDocument): void {
 export const roleToken = (role: 'from' | 'to', address: string) => `${role === 'from' ? 'f' : 't'}${Buffer.from(address.toLowerCase(), 'utf8').toString('hex')}`;
 
 /** The participants column: everyone by name and address, the sender first, then a line of role tokens. */
-export function participantsText(from: Mailbox, recipients: Mailbox[], others: Mailbox[] = []): string {
+export function participantsText(from: IndexedMailbox, recipients: IndexedMailbox[], others: IndexedMailbox[] = []): string {
   const people = [...new Set([from, ...recipients, ...others].map((b) => (b.name ? `${b.name} ${b.address}` : b.address)))];
   const tokens = [...new Set([...(from.address ? [roleToken('from', from.address)] : []), ...recipients.filter((r) => r.address).map((r) => roleToken('to', r.address))])];
   return [...people, tokens.join(' ')].join('\n');

@@ -9,6 +9,7 @@ import type { InboxRow } from '../inboxes/inboxes.ts';
 import { isInboxAddress } from '../inboxes/forwarding.ts';
 import { checkAddress, type Mailbox } from '../mail/addresses.ts';
 import type { HeaderFields } from '../mail/headers.ts';
+import type { ParsedAttachment, ReceivedMailbox } from './parse.ts';
 import type { SendRequest } from '../send/request.ts';
 import { prepareSubmit } from '../send/submit.ts';
 
@@ -21,11 +22,11 @@ export interface ReceivedCopy {
   workspaceId: string;
   inbox: InboxRow;
   /** The original sender (null when the message has none or several). */
-  from: { address: string; name: string } | null;
+  from: ReceivedMailbox | null;
   subject: string;
   text: string | null;
   html: string | null;
-  attachments: Array<{ filename: string; contentType: string; content: Buffer; contentId?: string }>;
+  attachments: ParsedAttachment[];
   /** The received message's header fields (lower-case names), for loop detection. */
   headers: HeaderFields;
 }

@@ -5,11 +5,10 @@
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { headerEnd, headerFields, type HeaderFields } from '../mail/headers.ts';
 import { safeFilename } from '../mail/filenames.ts';
+import type { Mailbox } from '../mail/addresses.ts';
 
-export interface Mailbox {
-  name: string;
-  address: string;
-}
+/** A mailbox of received mail: the name is '' when the header gave none. */
+export type ReceivedMailbox = Required<Mailbox>;
 
 export interface ParsedAttachment {
   filename: string;
@@ -20,10 +19,10 @@ export interface ParsedAttachment {
 
 export interface ParsedMessage {
   /** Every From mailbox: classification and DMARC need to know when there are none or several. */
-  fromAll: Mailbox[];
-  to: Mailbox[];
-  cc: Mailbox[];
-  replyTo: Mailbox[];
+  fromAll: ReceivedMailbox[];
+  to: ReceivedMailbox[];
+  cc: ReceivedMailbox[];
+  replyTo: ReceivedMailbox[];
   subject: string;
   text: string | null;
   html: string | null;
@@ -99,19 +98,19 @@ function fromParsed(m: ParsedMail, problem: string | null): ParsedMessage {
 }
 
 // mailparser keeps only the last From field (catalogue F5), so each one is read from the header lines.
-function fromHeaders(m: ParsedMail): Mailbox[] {
+function fromHeaders(m: ParsedMail): ReceivedMailbox[] {
   const lines = m.headerLines.filter((h) => h.key === 'from');
   if (lines.length <= 1) return mailboxes(m.from);
   return lines.flatMap((h) => addressesIn(h.line.slice(h.line.indexOf(':') + 1)));
 }
 
-function addressesIn(value: string): Mailbox[] {
+function addressesIn(value: string): ReceivedMailbox[] {
   return [...value.matchAll(/[^\s<>,;:"()]+@[^\s<>,;:"()]+/g)].map((match) => ({ name: '', address: match[0].toLowerCase() }));
 }
 
-function mailboxes(header: AddressObject | AddressObject[] | undefined): Mailbox[] {
+function mailboxes(header: AddressObject | AddressObject[] | undefined): ReceivedMailbox[] {
   const objects = Array.isArray(header) ? header : header ? [header] : [];
-  const out: Mailbox[] = [];
+  const out: ReceivedMailbox[] = [];
   const visit = (entries: AddressObject['value']) => {
     for (const e of entries) {
       if (e.group) visit(e.group);

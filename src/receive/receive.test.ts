@@ -265,10 +265,7 @@ test('attachment file names are sanitised: ../../x.pdf is stored as x.pdf', asyn
     `${Buffer.from('%PDF-1.4 test').toString('base64')}\r\n--b1--\r\n`;
   assert.is((await s.deliver(raw, {})).code, 250);
   const [row] = byMessageId(id);
-  const db = (await import('better-sqlite3')).default;
-  const conn = new db(`${s.t.dataDir}/mailwright.db`, { readonly: true });
-  const atts = conn.prepare('SELECT filename, content_type, content FROM email_attachments WHERE email_id = ?').all(row.id) as Array<{ filename: string; content_type: string; content: Buffer }>;
-  conn.close();
+  const atts = s.readDb().prepare('SELECT filename, content_type, content FROM email_attachments WHERE email_id = ?').all(row.id) as Array<{ filename: string; content_type: string; content: Buffer }>;
   assert.is(atts.length, 1);
   assert.is(atts[0].filename, 'x.pdf');
   assert.is(atts[0].content_type, 'application/pdf');
@@ -294,10 +291,7 @@ test('the received event and full-text row are written with the message', async 
   const [row] = byMessageId(m.id);
   const events = await s.events(row.id);
   assert.equal(events.map((e) => [e.type, e.recipient]), [['received', 'hello@in.example']]);
-  const db = (await import('better-sqlite3')).default;
-  const conn = new db(`${s.t.dataDir}/mailwright.db`, { readonly: true });
-  const hit = conn.prepare("SELECT e.id FROM email_search JOIN emails e ON e.search_rowid = email_search.rowid WHERE email_search MATCH 'zeppelin'").pluck().all();
-  conn.close();
+  const hit = s.readDb().prepare("SELECT e.id FROM email_search JOIN emails e ON e.search_rowid = email_search.rowid WHERE email_search MATCH 'zeppelin'").pluck().all();
   assert.equal(hit, [row.id]);
 });
 
@@ -313,23 +307,19 @@ test('the VERP bounce address of a sent email receives (the report is kept); a f
   s.routeTo('sender.example');
   const sent = await s.send({ from: 'hello@in.example', to: ['bob@sender.example'], subject: 'Will bounce', text: 'x' });
   assert.is(sent.status, 200);
-  const db = new Database(join(s.t.dataDir, 'mailwright.db'), { readonly: true });
-  try {
-    const verp = db.prepare('SELECT envelope_from FROM emails WHERE id = ?').pluck().get(sent.body.id) as string;
-    assert.match(verp, /^b-em_[0-9a-z]{26}-[0-9a-f]{12}@bounces\.in\.example$/);
-    const dsn = message({ from: 'MAILER-DAEMON@sender.example', subject: 'Undelivered Mail Returned to Sender' });
-    assert.is((await s.deliver(dsn.raw, { from: '', to: [verp] })).code, 250);
-    const reports = db.prepare('SELECT email_id, raw FROM inbound_reports WHERE email_id = ?').all(sent.body.id) as Array<{ email_id: string; raw: Buffer }>;
-    assert.is(reports.length, 1);
-    assert.ok(reports[0].raw.toString('latin1').endsWith(dsn.raw));
-    assert.is(byMessageId(dsn.id).length, 0, 'a report is not mail for an inbox');
-    const forged = verp.replace(/-[0-9a-f]{12}@/, '-000000000000@');
-    const refused = await s.deliver(message().raw, { from: '', to: [forged] });
-    assert.is(refused.code, 550);
-    assert.match(refused.text, /^5\.1\.1 /);
-  } finally {
-    db.close();
-  }
+  const db = s.readDb();
+  const verp = db.prepare('SELECT envelope_from FROM emails WHERE id = ?').pluck().get(sent.body.id) as string;
+  assert.match(verp, /^b-em_[0-9a-z]{26}-[0-9a-f]{12}@bounces\.in\.example$/);
+  const dsn = message({ from: 'MAILER-DAEMON@sender.example', subject: 'Undelivered Mail Returned to Sender' });
+  assert.is((await s.deliver(dsn.raw, { from: '', to: [verp] })).code, 250);
+  const reports = db.prepare('SELECT email_id, raw FROM inbound_reports WHERE email_id = ?').all(sent.body.id) as Array<{ email_id: string; raw: Buffer }>;
+  assert.is(reports.length, 1);
+  assert.ok(reports[0].raw.toString('latin1').endsWith(dsn.raw));
+  assert.is(byMessageId(dsn.id).length, 0, 'a report is not mail for an inbox');
+  const forged = verp.replace(/-[0-9a-f]{12}@/, '-000000000000@');
+  const refused = await s.deliver(message().raw, { from: '', to: [forged] });
+  assert.is(refused.code, 550);
+  assert.match(refused.text, /^5\.1\.1 /);
 });
 
 test('our own fault (the store refuses the write) answers 451 4.3.0 and stores nothing, not even in part', async () => {

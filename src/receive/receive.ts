@@ -7,6 +7,7 @@ import { SmtpError } from '../errors.ts';
 import { hasSmugglingLookAlike } from '../mail/smuggling.ts';
 import { countReceived, withoutAuthResultsOf } from '../mail/trace.ts';
 import type { Analyzer } from './analyzer.ts';
+import type { AuthVerdicts } from './authenticate.ts';
 import { classify, type Category } from './classify.ts';
 import { forwardInTransaction } from './forward.ts';
 import type { ParsedMessage } from './parse.ts';
@@ -67,7 +68,7 @@ type InboxTarget = Extract<Target, { kind: 'inbox' }>['inbox'];
 /** One inbox's copy: classified by what the workspace knows, threaded, stored and perhaps forwarded. */
 function fileForInbox(
   app: App,
-  m: { inbox: InboxTarget; parsed: ParsedMessage; raw: Buffer; envelopeFrom: string; auth: Parameters<typeof classify>[0]['auth'] },
+  m: { inbox: InboxTarget; parsed: ParsedMessage; raw: Buffer; envelopeFrom: string; auth: AuthVerdicts },
   onForward: () => void,
 ): string {
   const { db, clock } = app;

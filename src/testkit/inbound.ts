@@ -19,7 +19,9 @@ export interface InboundScene extends OutboundScene {
   deliver(raw: string | Buffer, opts: { from?: string; to?: string[]; helo?: string }): Promise<SmtpReply>;
   /** Publishes SPF (127.0.0.1 allowed), a DKIM key and a DMARC policy for a sending domain; returns a signer. */
   senderDomain(name: string, dmarc?: string): { sign(raw: string): Promise<Buffer> };
-  /** Received emails in the app's database (read-only connection): the rows a test checks. */
+  /** A read-only connection to the app's database, for checking what was written. */
+  readDb(): Database.Database;
+  /** Received emails in the app's database: the rows a test checks. */
   stored(where?: string, ...params: unknown[]): ReceivedRow[];
 }
 
@@ -60,6 +62,7 @@ export async function startInboundScene(opts: Parameters<typeof startOutboundSce
   const domain = await inboundDomain('in.example');
   const inbox = await createInbox(domain.id, 'hello');
   let db: Database.Database | null = null;
+  const readDb = () => (db ??= new Database(join(t.dataDir, 'mailwright.db'), { readonly: true }));
 
   return {
     ...scene,
@@ -107,9 +110,9 @@ export async function startInboundScene(opts: Parameters<typeof startOutboundSce
         },
       };
     },
+    readDb,
     stored(where = '1', ...params) {
-      db ??= new Database(join(t.dataDir, 'mailwright.db'), { readonly: true });
-      return db
+      return readDb()
         .prepare(`SELECT e.*, c.raw, c.text_body FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.direction = 'in' AND (${where}) ORDER BY e.id`)
         .all(...params) as ReceivedRow[];
     },
