@@ -452,6 +452,9 @@ async function startMailwright(dns: DnsServer): Promise<AppProcess> {
     MAILWRIGHT_HOSTNAME: BOX,
     MAILWRIGHT_RATE_LIMIT: '0',
     MAILWRIGHT_LOG_LEVEL: 'info',
+    // smtp-source -d sends every message of a session over one connection (1,000 each at 20 sessions), and
+    // neither peer caps messages per session: the default cap of 1,000 would end the run, not measure it.
+    MAILWRIGHT_SMTP_MAX_MESSAGES: '1000000',
   });
   const created = await runCli(['key', 'create', '--name', 'bench'], env);
   const key = created.stdout.trim();
