@@ -9,10 +9,11 @@ import { isId, newId } from '../db/ids.ts';
 import { boxSecret } from '../db/box-secret.ts';
 import { domainOf } from '../mail/addresses.ts';
 import { findDomainByName } from '../domains/domains.ts';
-import { addEvent } from '../emails/events.ts';
+import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import { htmlText, indexEmail, nextSearchRowid, previewOf } from '../emails/search-index.ts';
 import type { IdempotencyClaim } from '../http/idempotency.ts';
 import type { SendRequest } from './request.ts';
+import { suppressionFor } from './suppressions.ts';
 import { verpAddress } from './verp.ts';
 
 export interface Submitted {
@@ -96,11 +97,21 @@ export function prepareSubmit(app: App, workspaceId: string, req: SendRequest): 
     db.prepare('INSERT INTO email_contents (email_id, text_body, html_body) VALUES (?, ?, ?)').run(id, req.text ?? null, req.html ?? null);
     const attachment = db.prepare('INSERT INTO email_attachments (id, email_id, workspace_id, position, filename, content_type, content_id, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
     req.attachments.forEach((a, i) => attachment.run(newId('att', now), id, workspaceId, i, a.filename, a.contentType, a.contentId ?? null, a.content.length, a.content));
-    const delivery = db.prepare("INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)");
+    const delivery = db.prepare('INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    let blocked = 0;
     for (const recipient of recipients) {
-      delivery.run(id, workspaceId, recipient, domainOf(recipient), now, now, now);
-      addEvent(db, clock, { workspaceId, emailId: id, type: 'sent', recipient, data: {} });
+      // Checked in the transaction that queues, so an address suppressed a moment ago is never queued.
+      const suppression = suppressionFor(db, workspaceId, recipient, req.messageClass);
+      if (suppression) {
+        blocked++;
+        delivery.run(id, workspaceId, recipient, domainOf(recipient), 'blocked', null, now, now);
+        addEvent(db, clock, { workspaceId, emailId: id, type: 'blocked', recipient, data: { reason: suppression.reason, scope: suppression.scope, suppressedAt: suppression.createdAt } });
+      } else {
+        delivery.run(id, workspaceId, recipient, domainOf(recipient), 'queued', now, now, now);
+        addEvent(db, clock, { workspaceId, emailId: id, type: 'sent', recipient, data: {} });
+      }
     }
+    if (blocked) refreshEmailStatus(db, id);
   };
   return { answer, write };
 }

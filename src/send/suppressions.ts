@@ -1,0 +1,91 @@
+// The per-workspace suppression list (DESIGN.md "suppressed recipient"): hard bounces, complaints and
+// unsubscribes put an address on it, the owner can add and remove entries, and every send checks it, so a
+// suppressed recipient gets a `blocked` event instead of a delivery. Synchronous SQL: callers run it inside
+// their own transaction (the group commit) next to the change that caused it.
+import type { Clock } from '../clock.ts';
+import { iso } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import type { Page } from '../http/pagination.ts';
+
+export type SuppressionScope = 'all' | 'marketing';
+export type SuppressionReason = 'hard_bounce' | 'complaint' | 'unsubscribe' | 'manual';
+export type SuppressionOrigin = 'recipient' | 'api';
+
+export interface NewSuppression {
+  workspaceId: string;
+  email: string;
+  scope: SuppressionScope;
+  reason: SuppressionReason;
+  origin: SuppressionOrigin;
+  emailId?: string | null;
+  /** What the evidence said: a DSN's status and diagnostic, a complaint's feedback type. */
+  detail?: string | null;
+}
+
+interface SuppressionRow {
+  email: string;
+  scope: SuppressionScope;
+  reason: SuppressionReason;
+  origin: SuppressionOrigin;
+  email_id: string | null;
+  detail: string | null;
+  created_at: number;
+}
+
+export interface Suppression {
+  email: string;
+  scope: SuppressionScope;
+  reason: SuppressionReason;
+  origin: SuppressionOrigin;
+  emailId: string | null;
+  detail: string | null;
+  createdAt: string;
+}
+
+const view = (r: SuppressionRow): Suppression => ({
+  email: r.email,
+  scope: r.scope,
+  reason: r.reason,
+  origin: r.origin,
+  emailId: r.email_id,
+  detail: r.detail,
+  createdAt: iso(r.created_at),
+});
+
+/**
+ * Adds an address, or widens its entry: a marketing-only entry becomes 'all' when a bounce or complaint
+ * arrives, but an existing 'all' entry keeps its first reason (the one that stopped the mail).
+ */
+export function suppress(db: Db, clock: Clock, s: NewSuppression): void {
+  db.prepare(
+    `INSERT INTO suppressions (workspace_id, email, scope, reason, origin, email_id, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (workspace_id, email) DO UPDATE SET scope = excluded.scope, reason = excluded.reason, origin = excluded.origin,
+       email_id = excluded.email_id, detail = excluded.detail, created_at = excluded.created_at
+     WHERE suppressions.scope = 'marketing' AND excluded.scope = 'all'`,
+  ).run(s.workspaceId, s.email.toLowerCase(), s.scope, s.reason, s.origin, s.emailId ?? null, s.detail ?? null, clock.now());
+}
+
+/** Removes the entry of an address; false when there was none. */
+export function unsuppress(db: Db, workspaceId: string, email: string): boolean {
+  return db.prepare('DELETE FROM suppressions WHERE workspace_id = ? AND email = ?').run(workspaceId, email.toLowerCase()).changes > 0;
+}
+
+/** The entry that stops mail of this class to `email`, if any. */
+export function suppressionFor(db: Db, workspaceId: string, email: string, messageClass: 'transactional' | 'marketing'): Suppression | null {
+  const row = db.prepare('SELECT * FROM suppressions WHERE workspace_id = ? AND email = ?').get(workspaceId, email.toLowerCase()) as SuppressionRow | undefined;
+  if (!row || (row.scope === 'marketing' && messageClass !== 'marketing')) return null;
+  return view(row);
+}
+
+export function getSuppression(db: Db, workspaceId: string, email: string): Suppression | null {
+  const row = db.prepare('SELECT * FROM suppressions WHERE workspace_id = ? AND email = ?').get(workspaceId, email.toLowerCase()) as SuppressionRow | undefined;
+  return row ? view(row) : null;
+}
+
+/** Newest first, one page (DESIGN.md lists: the caller fetches limit + 1 and pages with pageOf). */
+export function listSuppressions(db: Db, workspaceId: string, page: Page, reason?: SuppressionReason): Suppression[] {
+  const rows = db
+    .prepare(`SELECT * FROM suppressions WHERE workspace_id = ? ${reason ? 'AND reason = ?' : ''} ORDER BY created_at DESC, email LIMIT ? OFFSET ?`)
+    .all(...(reason ? [workspaceId, reason] : [workspaceId]), page.limit + 1, page.offset) as SuppressionRow[];
+  return rows.map(view);
+}
