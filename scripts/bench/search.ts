@@ -31,6 +31,7 @@ import { ensureDefaultWorkspace, createWorkspace } from '../../src/account/works
 import { createKey } from '../../src/account/keys.ts';
 import { indexEmail, previewOf } from '../../src/emails/search-index.ts';
 import { planList } from '../../src/emails/list.ts';
+import { ensureLabels } from '../../src/labels/labels.ts';
 import { parseListParams } from '../../src/emails/search-routes.ts';
 import { startAppProcess, testEnv } from '../../src/testkit/app.ts';
 import { benchDir, fmt, machineBusyMicros, percentile, table } from './lib.ts';
@@ -155,6 +156,8 @@ function build(dataDir: string): Meta {
       db.prepare('INSERT INTO inboxes (id, workspace_id, domain_id, local_part, address, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(id, workspaceId, domain.id, local, `${local}@${domain.name}`, local, now);
       return { id, address: `${local}@${domain.name}`, domain };
     });
+  // Each workspace's labels, by name; emails carry their ids.
+  const labelIds = new Map([ws.id, other.id].map((id) => [id, new Map(ensureLabels(db, clock, id, LABELS).map((l) => [l.name, l.id]))]));
   const own = domainOf(ws.id, OWN_DOMAIN);
   const otherDomain = domainOf(other.id, 'other.example');
   const spaces = [
@@ -266,7 +269,7 @@ function build(dataDir: string): Meta {
     const inboxId = out ? null : space.inboxes.find((b) => b.address === to[0].address)!.id;
     insertEmail.run(
       id, space.id, out ? 'out' : 'in', out ? (rand() < 0.93 ? 'delivered' : rand() < 0.5 ? 'bounced' : 'sent') : 'received', space.domain.id, space.domain.name, inboxId, messageId, id,
-      from.address, from.name, JSON.stringify(to.map((t) => (t.name ? t : { address: t.address }))), JSON.stringify(cc), subject, JSON.stringify(labels),
+      from.address, from.name, JSON.stringify(to.map((t) => (t.name ? t : { address: t.address }))), JSON.stringify(cc), subject, JSON.stringify(labels.map((name) => labelIds.get(space.id)!.get(name))),
       out ? `bounces+${id.slice(3).toLowerCase()}@bounces.${space.domain.name}` : from.address, raw.length, category,
       !out && !spam && rand() < 0.05 ? 1 : 0, out ? null : spam ? 'Spam: DMARC failed' : 'Primary', !out && rand() < 0.85 ? created + 60_000 : null,
       !out && rand() < 0.7 ? created + 3_600_000 : null, out ? null : authentication, previewOf(body), rowid, created,

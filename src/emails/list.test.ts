@@ -184,13 +184,17 @@ test('inbox_id', async () => {
   await invalid('inbox_id=hello', 'inbox_id');
 });
 
-test('label: names without regard to case, comma lists (any matches); lbl_ ids match no label yet', async () => {
+test('label: names without regard to case, ids, comma lists (any matches)', async () => {
   assert.equal(await names({ label: 'invoices' }), ['invoice']);
   assert.equal(await names({ label: 'TRAVEL' }), ['receipt']);
   assert.equal(await names({ label: 'Invoices,receipts' }), ['receipt', 'invoice']);
   assert.equal(await names({ label: 'invoices,nosuchlabel' }), ['invoice']);
   assert.equal(await names({ label: 'nosuchlabel' }), []);
-  assert.equal(await names({ label: 'lbl_01ARZ3NDEKTSV4RRFFQ69G5FAV' }), []);
+  const travel = (await api(`/emails/${E.receipt}`)).body.labels.find((l: { name: string }) => l.name === 'Travel');
+  assert.match(travel.id, /^lbl_[0-9A-Z]{26}$/);
+  assert.equal(await names({ label: travel.id }), ['receipt']);
+  assert.equal(await names({ label: `${travel.id},invoices` }), ['receipt', 'invoice']);
+  assert.equal(await names({ label: 'lbl_01ARZ3NDEKTSV4RRFFQ69G5FAV' }), [], 'an id of no label');
   assert.equal(await names({ label: 'lbl_01ARZ3NDEKTSV4RRFFQ69G5FAV,invoices' }), ['invoice']);
   assert.equal(await names('label=invoices&label=travel'), ['receipt', 'invoice'], 'a repeated parameter is a list too');
   await invalid(`label=${'x'.repeat(101)}`, 'label');

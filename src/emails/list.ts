@@ -11,6 +11,7 @@
 import type { Db } from '../db/open.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import { fold, ftsPhrase, wordsOf, type SearchQuery, type SearchToken } from './search-query.ts';
+import { findLabels, labelsOf, type Label } from '../labels/labels.ts';
 import { PREVIEW_CHARS, htmlText, previewOf, roleToken } from './search-index.ts';
 
 export type Category = 'primary' | 'updates' | 'spam';
@@ -26,7 +27,7 @@ export interface ListParams {
   domainNames?: string[];
   domainIds?: string[];
   inboxId?: string;
-  /** Label names (matched without regard to ASCII case) and lbl_ ids. */
+  /** Label names (matched without regard to ASCII case) and lbl_ ids: an email matches any. */
   labelNames?: string[];
   labelIds?: string[];
   archived?: boolean;
@@ -65,7 +66,7 @@ const SNIPPET_LEAD = 50;
 const SNIPPET_SCAN_CHARS = 64 * 1024;
 
 const COLUMNS = `e.id, e.direction, e.status, e.from_address, e.from_name, e.to_json, e.subject, e.preview, e.created_at, e.inbox_id,
-  e.thread_id, e.domain, e.category, e.important, e.read_at, e.archived_at,
+  e.thread_id, e.domain, e.category, e.important, e.read_at, e.archived_at, e.labels_json,
   (SELECT count(*) FROM email_attachments a WHERE a.email_id = e.id) AS attachment_count`;
 
 interface SummaryRow {
@@ -85,6 +86,7 @@ interface SummaryRow {
   important: number;
   read_at: number | null;
   archived_at: number | null;
+  labels_json: string;
   attachment_count: number;
 }
 
@@ -93,7 +95,7 @@ export function listEmails(db: Db, workspaceId: string, p: ListParams) {
   const rows = (p.search?.broad && p.offset + p.limit < CHECK_BUDGET ? checkedWalk(db, workspaceId, p) : null) ?? fetchRows(db, planList(db, workspaceId, p));
   const page = rows.slice(0, p.limit);
   const snippets = p.search?.match ? searchSnippets(db, page, p.search.tokens) : fallbackSnippets(db, page);
-  const data = page.map((row) => presentSummary(row, snippets.get(row.id) ?? row.preview ?? ''));
+  const data = page.map((row) => presentSummary(row, snippets.get(row.id) ?? row.preview ?? '', labelsOf(db, workspaceId, row.labels_json)));
   return { data, count: data.length, hasMore: rows.length > p.limit };
 }
 
@@ -202,12 +204,11 @@ export function planList(db: Db, workspaceId: string, p: ListParams, opts: { bro
   }
   if (p.inboxId) add('e.inbox_id = ?', p.inboxId);
   if (p.labelNames?.length || p.labelIds?.length) {
-    // Labels are the names a send asked for (labels_json) until the labels resource exists; lbl_ ids then
-    // match labels by id. No label has an id yet, so ids alone match nothing.
-    const names = p.labelNames ?? [];
-    if (!names.length) return null;
+    const ids = findLabels(db, workspaceId, [...(p.labelNames ?? []), ...(p.labelIds ?? [])]).labels.map((l) => l.id);
+    if (!ids.length) return null;
+    // Written as the WHERE of emails_labelled, so the walk visits labelled mail only.
     add(`e.labels_json <> '[]'`);
-    add('EXISTS (SELECT 1 FROM json_each(e.labels_json) l WHERE lower(l.value) IN (SELECT lower(value) FROM json_each(?)))', JSON.stringify(names));
+    add('EXISTS (SELECT 1 FROM json_each(e.labels_json) l WHERE l.value IN (SELECT value FROM json_each(?)))', JSON.stringify(ids));
   }
   if (p.archived === true) add('e.archived_at IS NOT NULL');
   if (p.archived === false) {
@@ -285,7 +286,7 @@ function candidateAddresses(db: Db, workspaceId: string, value: string, pattern:
   return rows as string[];
 }
 
-function presentSummary(row: SummaryRow, snippet: string) {
+function presentSummary(row: SummaryRow, snippet: string, labels: Label[]) {
   return {
     id: row.id,
     threadId: row.thread_id,
@@ -302,8 +303,7 @@ function presentSummary(row: SummaryRow, snippet: string) {
     important: row.important === 1,
     readAt: isoOrNull(row.read_at),
     archivedAt: isoOrNull(row.archived_at),
-    // Labels ({id, name, color}) arrive with the labels resource, as in GET /emails/:id.
-    labels: [] as Array<{ id: string; name: string; color: string }>,
+    labels,
     attachmentCount: row.attachment_count,
   };
 }

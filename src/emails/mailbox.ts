@@ -5,6 +5,7 @@
 import type { Db } from '../db/open.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import { ApiError, validationError } from '../errors.ts';
+import { labelsOf, type Label } from '../labels/labels.ts';
 
 export type Category = 'primary' | 'updates' | 'spam';
 
@@ -36,6 +37,7 @@ interface EmailRow {
   archived_at: number | null;
   authentication: string | null;
   preview: string | null;
+  labels_json: string;
   text_body: string | null;
   html_body: string | null;
 }
@@ -51,7 +53,7 @@ interface AttachmentRow {
 
 const EMAIL_COLUMNS = `e.id, e.direction, e.status, e.domain, e.message_id, e.thread_id, e.in_reply_to, e.from_address, e.from_name,
   e.to_json, e.cc_json, e.bcc_json, e.reply_to_json, e.subject, e.tags_json, e.message_class, e.template_id, e.is_test, e.created_at,
-  e.inbox_id, e.category, e.important, e.classification, e.read_at, e.archived_at, e.authentication, e.preview, c.text_body, c.html_body`;
+  e.inbox_id, e.category, e.important, e.classification, e.read_at, e.archived_at, e.authentication, e.preview, e.labels_json, c.text_body, c.html_body`;
 
 const ATTACHMENT_COLUMNS = 'a.id, a.email_id, a.filename, a.content_type, a.content_id, a.size';
 
@@ -64,7 +66,7 @@ export function getEmail(db: Db, workspaceId: string, id: string) {
     | undefined;
   if (!row) return null;
   const attachments = db.prepare(`SELECT ${ATTACHMENT_COLUMNS} FROM email_attachments a WHERE a.email_id = ? ORDER BY a.position`).all(id) as AttachmentRow[];
-  return presentEmail(row, attachments);
+  return presentEmail(row, attachments, labelsOf(db, workspaceId, row.labels_json));
 }
 
 /**
@@ -81,10 +83,10 @@ export function getThread(db: Db, workspaceId: string, threadId: string) {
     .all(workspaceId, threadId) as AttachmentRow[];
   const byEmail = new Map<string, AttachmentRow[]>();
   for (const a of attachments) byEmail.set(a.email_id, [...(byEmail.get(a.email_id) ?? []), a]);
-  return rows.map((row) => presentEmail(row, byEmail.get(row.id) ?? []));
+  return rows.map((row) => presentEmail(row, byEmail.get(row.id) ?? [], labelsOf(db, workspaceId, row.labels_json)));
 }
 
-function presentEmail(row: EmailRow, attachments: AttachmentRow[]) {
+function presentEmail(row: EmailRow, attachments: AttachmentRow[], labels: Label[]) {
   return {
     id: row.id,
     providerMessageId: `<${row.message_id}>`,
@@ -114,9 +116,7 @@ function presentEmail(row: EmailRow, attachments: AttachmentRow[]) {
     category: row.category,
     important: row.important === 1,
     classification: row.classification,
-    // Labels ({id, name, color}) arrive with the labels issue; until then no email has one. (Sent mail's
-    // labels_json holds only the names the send asked for, to be resolved into labels then.)
-    labels: [] as Array<{ id: string; name: string; color: string }>,
+    labels,
     authentication: row.authentication ? (JSON.parse(row.authentication) as Record<string, unknown>) : null,
     attachments: attachments.map((a) => ({ id: a.id, filename: a.filename, contentType: a.content_type, contentId: a.content_id, sizeBytes: a.size })),
   };

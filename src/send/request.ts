@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { ApiError, type FieldError } from '../errors.ts';
 import { parseMailbox, type Mailbox } from '../mail/addresses.ts';
+import { labelRef, MAX_LABELS_PER_EMAIL } from '../labels/labels.ts';
 
 export interface Attachment {
   filename: string;
@@ -28,22 +29,26 @@ export interface SendRequest {
   messageClass: 'transactional' | 'marketing';
   /** An em_ id of this workspace or a Message-ID (with or without angle brackets). */
   inReplyTo?: string;
+  /**
+   * Who gets the message, when that is not to + cc + bcc: SMTP submission delivers to exactly the RCPT TO
+   * addresses, whatever the headers say. The HTTP API never sets it.
+   */
+  envelopeTo?: string[];
 }
 
 export const MAX_RECIPIENTS_PER_FIELD = 50;
-const MAX_ATTACHMENTS = 10;
-const MAX_LABELS = 10;
+export const MAX_ATTACHMENTS = 10;
 export const MAX_ATTACHMENT_BYTES = 10 * 1000 * 1000;
 
 // Set by the box or derived from other fields; a caller may not supply them as custom headers.
-const RESERVED_HEADERS = new Set([
+export const RESERVED_HEADERS = new Set([
   'from', 'to', 'cc', 'bcc', 'subject', 'date', 'message-id', 'reply-to', 'in-reply-to', 'references', 'sender',
   'mime-version', 'content-type', 'content-transfer-encoding', 'content-disposition', 'content-id',
   'dkim-signature', 'arc-seal', 'arc-message-signature', 'arc-authentication-results', 'authentication-results',
   'received', 'return-path', 'delivered-to', 'x-mailer',
 ]);
-const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,76}$/;
-const NO_CONTROL = /^[^\u0000-\u0008\u000a-\u001f\u007f]*$/; // tab is allowed in header values, CR/LF/NUL never
+export const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,76}$/;
+export const NO_CONTROL = /^[^\u0000-\u0008\u000a-\u001f\u007f]*$/; // tab is allowed in header values, CR/LF/NUL never
 const headerSafe = (max: number) => z.string().max(max).regex(NO_CONTROL, 'must not contain CR, LF, NUL or other control characters');
 
 const mailbox = z.string().transform((s, ctx) => {
@@ -79,7 +84,7 @@ const Body = z
       )
       .optional(),
     tags: z.array(z.object({ name: tagPart, value: tagPart }).strict()).max(50).optional(),
-    labels: z.array(z.string().trim().min(1).max(100).regex(NO_CONTROL, 'must not contain control characters')).optional(),
+    labels: z.array(labelRef).optional(),
     message_class: z.enum(['transactional', 'marketing']).optional(),
     template: z.unknown().optional(),
     in_reply_to: headerSafe(998).min(1).optional(),
@@ -106,7 +111,7 @@ export function parseSendRequest(input: unknown): SendRequest {
     if (RESERVED_HEADERS.has(name.toLowerCase())) fail([{ path: `headers.${name}`, message: 'is set by the box; use the matching field instead' }]);
   }
   if ((b.attachments?.length ?? 0) > MAX_ATTACHMENTS) fail([{ path: 'attachments', message: `at most ${MAX_ATTACHMENTS} files per message` }], 'limit_exceeded');
-  if ((b.labels?.length ?? 0) > MAX_LABELS) fail([{ path: 'labels', message: `at most ${MAX_LABELS} labels per email` }], 'limit_exceeded');
+  if ((b.labels?.length ?? 0) > MAX_LABELS_PER_EMAIL) fail([{ path: 'labels', message: `at most ${MAX_LABELS_PER_EMAIL} labels per email` }], 'limit_exceeded');
   const attachments = (b.attachments ?? []).map((a) => ({
     filename: a.filename,
     content: Buffer.from(a.content.replace(/\s+/g, ''), 'base64'),

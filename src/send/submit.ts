@@ -9,6 +9,7 @@ import { isId, newId } from '../db/ids.ts';
 import { boxSecret } from '../db/box-secret.ts';
 import { domainOf } from '../mail/addresses.ts';
 import { findDomainByName } from '../domains/domains.ts';
+import { findLabels, resolveForAdding } from '../labels/labels.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import { htmlText, indexEmail, nextSearchRowid, previewOf } from '../emails/search-index.ts';
 import type { IdempotencyClaim } from '../http/idempotency.ts';
@@ -47,6 +48,9 @@ export function prepareSubmit(app: App, workspaceId: string, req: SendRequest): 
     throw new ApiError(403, 'marketing_not_enabled', `Marketing mail is not enabled for ${fromDomain}: PATCH /domains/${domain.id} with {"marketing": true}`);
   }
 
+  const unknownLabel = findLabels(db, workspaceId, req.labels).missing.find((ref) => isId('lbl', ref));
+  if (unknownLabel) throw validationError('labels', `no label ${unknownLabel} in this workspace`);
+
   const now = clock.now();
   const id = newId('em', now);
   const messageId = `${id.slice(3).toLowerCase()}@${fromDomain}`;
@@ -66,7 +70,8 @@ export function prepareSubmit(app: App, workspaceId: string, req: SendRequest): 
     if (parent) threadId = parent.thread_id;
   }
 
-  const recipients = [...new Map([...req.to, ...req.cc, ...req.bcc].map((m) => [m.address.toLowerCase(), m.address])).values()];
+  const addressed = req.envelopeTo ?? [...req.to, ...req.cc, ...req.bcc].map((m) => m.address);
+  const recipients = [...new Map(addressed.map((a) => [a.toLowerCase(), a])).values()];
   const envelopeFrom = verpAddress(boxSecret(db), id, domain.return_path);
   const answer = { id, providerMessageId: `<${messageId}>`, threadId };
 
@@ -74,6 +79,7 @@ export function prepareSubmit(app: App, workspaceId: string, req: SendRequest): 
     // Its full-text row, under a rowid taken in commit order (the list's newest-first key).
     const searchRowid = nextSearchRowid(db, now);
     const text = req.text ?? (req.html !== undefined ? htmlText(req.html) : '');
+    const labelIds = resolveForAdding(db, clock, workspaceId, req.labels, true, 'labels').map((l) => l.id);
     db.prepare(
       `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, message_id, thread_id, in_reply_to, refs,
          from_address, from_name, to_json, cc_json, bcc_json, reply_to_json, subject, headers_json,
@@ -82,7 +88,7 @@ export function prepareSubmit(app: App, workspaceId: string, req: SendRequest): 
     ).run(
       id, workspaceId, domain.id, fromDomain, messageId, threadId, inReplyTo, JSON.stringify(refs),
       req.from.address, req.from.name ?? null, JSON.stringify(req.to), JSON.stringify(req.cc), JSON.stringify(req.bcc), JSON.stringify(req.replyTo),
-      req.subject, JSON.stringify(req.headers), JSON.stringify(req.tags), JSON.stringify(req.labels),
+      req.subject, JSON.stringify(req.headers), JSON.stringify(req.tags), JSON.stringify(labelIds),
       req.messageClass, envelopeFrom, previewOf(text), searchRowid, now,
     );
     indexEmail(db, searchRowid, {
