@@ -21,6 +21,7 @@ import { domainRoutes } from './domains/routes.ts';
 import { recheckDueDomains } from './domains/verification.ts';
 import { emailRoutes } from './emails/routes.ts';
 import { emailListRoutes } from './emails/search-routes.ts';
+import { labelRoutes } from './labels/routes.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
 import { Signer } from './send/signer.ts';
 import { Analyzer } from './receive/analyzer.ts';
@@ -110,7 +111,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
           { path: /^\/api\/v1\/emails\/batch$/, limitBytes: 50 * MiB },
         ],
       },
-      [accountRoutes(app, new LoginThrottle(clock)), domainRoutes(app), emailRoutes(app), emailListRoutes(app), inboxRoutes(app)],
+      [accountRoutes(app, new LoginThrottle(clock)), domainRoutes(app), emailRoutes(app), emailListRoutes(app), labelRoutes(app), inboxRoutes(app)],
       [forwardingPages(app)],
     ),
   );
