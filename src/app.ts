@@ -15,6 +15,7 @@ import { Idempotency } from './http/idempotency.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import type { Authenticator } from './http/auth.ts';
 import { createMxServer } from './smtp/mx.ts';
+import { createSubmissionServer } from './smtp/submission.ts';
 import { tlsCredentials } from './smtp/certificate.ts';
 import { accountRoutes } from './account/routes.ts';
 import { domainRoutes } from './domains/routes.ts';
@@ -27,6 +28,8 @@ import { Signer } from './send/signer.ts';
 import { Analyzer } from './receive/analyzer.ts';
 import { Deliverer } from './send/deliver.ts';
 import { Queue } from './send/queue.ts';
+import { linkPages } from './send/link-pages.ts';
+import { suppressionRoutes } from './send/suppression-routes.ts';
 import { ensureDefaultWorkspace } from './account/workspaces.ts';
 import { findKeyBySecret } from './account/keys.ts';
 import { findSession, purgeSessions } from './account/sessions.ts';
@@ -36,6 +39,8 @@ export interface RunningApp {
   app: App;
   http: AddressInfo;
   smtp: AddressInfo;
+  /** The SMTP submission listener; null when MAILWRIGHT_SUBMISSION_PORT is 0 (off). */
+  submission: AddressInfo | null;
   /** Stops accepting, lets work in flight finish, commits, closes the database. */
   stop(): Promise<void>;
 }
@@ -111,11 +116,13 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
           { path: /^\/api\/v1\/emails\/batch$/, limitBytes: 50 * MiB },
         ],
       },
-      [accountRoutes(app, new LoginThrottle(clock)), domainRoutes(app), emailRoutes(app), emailListRoutes(app), labelRoutes(app), inboxRoutes(app)],
-      [forwardingPages(app)],
+      [accountRoutes(app, new LoginThrottle(clock)), domainRoutes(app), emailRoutes(app), emailListRoutes(app), labelRoutes(app), inboxRoutes(app), suppressionRoutes(app)],
+      [forwardingPages(app), linkPages(app)],
     ),
   );
-  const mx = createMxServer(app, await tlsCredentials(config), analyzer);
+  const tls = await tlsCredentials(config);
+  const mx = createMxServer(app, tls, analyzer);
+  const submission = config.submissionPort === 0 ? null : createSubmissionServer(app, tls);
 
   // Undone in reverse: jobs, HTTP, SMTP, the queue (each letting its work in flight finish), the signer's
   // and analyzer's workers and pooled connections, the last group commit, the db.
@@ -132,12 +139,18 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     for (const close of opened.reverse()) await close().catch((err) => log.error('shutdown step failed', { err }));
   };
   let smtpAddress: AddressInfo;
+  let submissionAddress: AddressInfo | null = null;
   let httpAddress: AddressInfo;
   try {
     queue.start();
     opened.push(() => queue.stop());
     smtpAddress = await listen(mx.server, config.smtpHost, config.smtpPort, 'SMTP', 'MAILWRIGHT_SMTP_PORT');
     opened.push(() => new Promise<void>((resolve) => mx.close(() => resolve())));
+    if (submission) {
+      // On the MX listener's address: one SMTP host setting for both (DESIGN.md names no other).
+      submissionAddress = await listen(submission.server, config.smtpHost, config.submissionPort, 'SMTP submission', 'MAILWRIGHT_SUBMISSION_PORT', 'MAILWRIGHT_SMTP_HOST');
+      opened.push(() => new Promise<void>((resolve) => submission.close(() => resolve())));
+    }
     httpAddress = await listen(httpServer, config.httpHost, config.httpPort, 'HTTP', 'MAILWRIGHT_HTTP_PORT');
     opened.push(() => closeHttp(httpServer));
   } catch (err) {
@@ -159,13 +172,14 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
   });
 
   healthy = true;
-  log.info('ready', { http: `${httpAddress.address}:${httpAddress.port}`, smtp: `${smtpAddress.address}:${smtpAddress.port}`, hostname: config.hostname, dataDir: config.dataDir });
+  log.info('ready', { http: `${httpAddress.address}:${httpAddress.port}`, smtp: `${smtpAddress.address}:${smtpAddress.port}`, submission: submissionAddress && `${submissionAddress.address}:${submissionAddress.port}`, hostname: config.hostname, dataDir: config.dataDir });
 
   let stopping: Promise<void> | null = null;
   return {
     app,
     http: httpAddress,
     smtp: smtpAddress,
+    submission: submissionAddress,
     stop: () => {
       healthy = false;
       stopping ??= closeAll().then(() => log.info('stopped'));
@@ -174,7 +188,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
   };
 }
 
-function listen(server: Server, host: string, port: number, what: string, variable: string): Promise<AddressInfo> {
+function listen(server: Server, host: string, port: number, what: string, variable: string, hostVariable = variable.replace('PORT', 'HOST')): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
       const where = `${host}:${port}`;
@@ -188,7 +202,7 @@ function listen(server: Server, host: string, port: number, what: string, variab
       } else if (err.code === 'EADDRINUSE') {
         reject(new StartupError(`cannot listen for ${what} on ${where}: the address is already in use by another program; stop it or set ${variable}.`));
       } else if (err.code === 'EADDRNOTAVAIL') {
-        reject(new StartupError(`cannot listen for ${what} on ${where}: this machine has no such address; check the ${variable.replace('PORT', 'HOST')} setting.`));
+        reject(new StartupError(`cannot listen for ${what} on ${where}: this machine has no such address; check the ${hostVariable} setting.`));
       } else {
         reject(err);
       }

@@ -14,6 +14,7 @@ export interface Config {
   httpPort: number;
   smtpHost: string;
   smtpPort: number;
+  /** SMTP submission (smtp/submission.ts) on smtpHost; 0 means no listener at all, not "any free port". */
   submissionPort: number;
   hostname: string;
   publicUrl: string;

@@ -4,7 +4,7 @@
 // the sink), but logging at the production level instead of the tests' debug.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config.ts';
@@ -22,17 +22,7 @@ export const benchDir = (label: string) => mkdtempSync(join(process.env.BENCH_DI
 
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
-/** A TCP port on 127.0.0.1 that nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../src/testkit/app.ts';
 
 /** Installs Debian's postfix (for smtp-sink, smtp-source and Postfix itself) when it is missing. */
 export function ensurePostfixInstalled(): void {

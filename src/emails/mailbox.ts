@@ -128,12 +128,28 @@ const mailboxes = (json: string) => (JSON.parse(json) as Array<{ name?: string; 
 
 const snippet = (text: string) => text.slice(0, SNIPPET_CHARS * 8).replace(/\s+/g, ' ').trim().slice(0, SNIPPET_CHARS);
 
-/** The stored RFC 5322 bytes: received mail as received (with our trace fields), sent mail as signed. */
-export function emailRaw(db: Db, workspaceId: string, id: string): { direction: 'in' | 'out'; raw: Buffer | null } | null {
-  const row = db.prepare('SELECT e.direction, c.raw FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.id = ?').get(workspaceId, id) as
-    | { direction: 'in' | 'out'; raw: Buffer | null }
-    | undefined;
-  return row ?? null;
+/**
+ * The stored RFC 5322 bytes: received mail as received (with our trace fields), sent mail as signed. Mail that
+ * went out as one copy per recipient (its links name the recipient) has no single message: `perRecipient` says
+ * so, and `recipient` picks that recipient's copy.
+ */
+export function emailRaw(db: Db, workspaceId: string, id: string, recipient?: string): { raw: Buffer | null; perRecipient: boolean } | null {
+  const row = db
+    .prepare(
+      `SELECT c.raw, EXISTS (SELECT 1 FROM personalised_emails p WHERE p.email_id = e.id) AS per_recipient
+       FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.id = ?`,
+    )
+    .get(workspaceId, id) as { raw: Buffer | null; per_recipient: number } | undefined;
+  if (!row) return null;
+  if (!row.per_recipient) return { raw: row.raw, perRecipient: false };
+  const copy =
+    recipient === undefined
+      ? null
+      : (db
+          .prepare('SELECT dc.raw FROM deliveries d JOIN delivery_contents dc ON dc.delivery_id = d.id WHERE d.email_id = ? AND lower(d.recipient) = lower(?)')
+          .pluck()
+          .get(id, recipient) as Buffer | undefined);
+  return { raw: copy ?? null, perRecipient: true };
 }
 
 /** An attachment of one of the workspace's emails, with its bytes. */

@@ -75,11 +75,20 @@ export function emailRoutes(app: App) {
   });
 
   // Beyond the spec: the message as RFC 5322 bytes. Sent mail has them once the queue has composed and
-  // signed it (just before its first delivery attempt); until then, 409.
+  // signed it (just before its first delivery attempt); until then, 409. Mail sent as one copy per recipient
+  // (unsubscribe links, tracking) answers with the copy `?recipient=` names.
   r.get('/emails/:id/raw', auth, (ctx) => {
-    const found = emailRaw(app.db, principalOf(ctx).workspaceId, ctx.params.id);
+    const recipient = typeof ctx.query.recipient === 'string' && ctx.query.recipient !== '' ? ctx.query.recipient : undefined;
+    const found = emailRaw(app.db, principalOf(ctx).workspaceId, ctx.params.id, recipient);
     if (!found) throw notFound('Email');
-    if (!found.raw) throw new ApiError(409, 'raw_not_ready', 'This sent email has not been composed and signed yet: its raw message exists from its first delivery attempt on');
+    if (found.perRecipient && recipient === undefined) {
+      throw new ApiError(409, 'per_recipient_copies', 'This email went out as one signed copy per recipient (unsubscribe links or tracking): ask for one with ?recipient=<address>');
+    }
+    if (!found.raw) {
+      throw found.perRecipient
+        ? new ApiError(409, 'raw_not_ready', `No signed copy for ${recipient} yet: it is not a recipient of this email, or its copy is made just before its first delivery attempt`)
+        : new ApiError(409, 'raw_not_ready', 'This sent email has not been composed and signed yet: its raw message exists from its first delivery attempt on');
+    }
     ctx.body = found.raw;
     ctx.set('Content-Type', 'message/rfc822');
     ctx.set('Content-Disposition', attachmentDisposition(`${ctx.params.id}.eml`));

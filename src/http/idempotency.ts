@@ -1,4 +1,4 @@
-// Idempotency-Key for the send endpoints (DESIGN.md): scoped to workspace + endpoint, kept 24 h across
+// Idempotency-Key for the send endpoints and SMTP submission (DESIGN.md): scoped to workspace + endpoint, kept 24 h across
 // restarts. Same key and same body replays the first 2xx answer; another body is 409
 // invalid_idempotent_request; the same key still running is 409 concurrent_idempotent_requests.
 // A handler that changes state records its answer with `claim.complete()` inside its own transaction, so
@@ -16,6 +16,10 @@ export interface IdempotencyClaim {
   /** Stores the answer; call inside the transaction that makes the request's effect. */
   complete(status: number, body: unknown): void;
 }
+
+export type IdempotencyStart =
+  | { replay: { status: number; body: unknown } }
+  | { claim: IdempotencyClaim; completed(): boolean; release(): void };
 
 interface StoredRow {
   request_hash: string;
@@ -36,42 +40,56 @@ export class Idempotency {
   middleware(endpoint: string): Middleware {
     return async (ctx, next) => {
       if (ctx.headers['idempotency-key'] === undefined) return next();
-      const key = ctx.get('Idempotency-Key');
-      if (key.length < 1 || key.length > 256) {
-        throw new ApiError(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 256 characters');
-      }
-      const workspaceId = principalOf(ctx).workspaceId;
-      const hash = requestHash(ctx.request.body);
-      const slot = `${workspaceId}\n${endpoint}\n${key}`;
-
-      const running = this.inFlight.get(slot);
-      if (running !== undefined) throw running === hash ? concurrent() : mismatch();
-      const stored = this.find(workspaceId, endpoint, key);
-      if (stored) {
-        if (stored.request_hash !== hash) throw mismatch();
-        ctx.status = stored.status;
-        ctx.body = JSON.parse(stored.response);
+      const started = this.begin(principalOf(ctx).workspaceId, endpoint, ctx.get('Idempotency-Key'), ctx.request.body);
+      if ('replay' in started) {
+        ctx.status = started.replay.status;
+        ctx.body = started.replay.body;
         ctx.set('Idempotent-Replayed', 'true');
         return;
       }
-
-      let completed = false;
-      const claim: IdempotencyClaim = {
-        complete: (status, body) => {
-          this.store(workspaceId, endpoint, key, hash, status, body);
-          completed = true;
-        },
-      };
-      ctx.state.idempotency = claim;
-      this.inFlight.set(slot, hash);
+      ctx.state.idempotency = started.claim;
       try {
         await next();
         // Handlers without state of their own may leave recording to us; 4xx and 5xx are not kept, so a
         // corrected retry with the same key works.
-        if (!completed && ctx.status >= 200 && ctx.status < 300) claim.complete(ctx.status, ctx.body);
+        if (!started.completed() && ctx.status >= 200 && ctx.status < 300) started.claim.complete(ctx.status, ctx.body);
       } finally {
-        this.inFlight.delete(slot);
+        started.release();
       }
+    };
+  }
+
+  /**
+   * The middleware's rules for any front door (SMTP submission too): throws the 400 and 409 ApiErrors,
+   * returns the stored answer to replay, or a claim that the caller must release() once it has answered.
+   * `request` is what "the same request" means for the endpoint; it is compared by hash.
+   */
+  begin(workspaceId: string, endpoint: string, key: string, request: unknown): IdempotencyStart {
+    if (key.length < 1 || key.length > 256) {
+      throw new ApiError(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 256 characters');
+    }
+    const hash = requestHash(request);
+    const slot = `${workspaceId}\n${endpoint}\n${key}`;
+
+    const running = this.inFlight.get(slot);
+    if (running !== undefined) throw running === hash ? concurrent() : mismatch();
+    const stored = this.find(workspaceId, endpoint, key);
+    if (stored) {
+      if (stored.request_hash !== hash) throw mismatch();
+      return { replay: { status: stored.status, body: JSON.parse(stored.response) } };
+    }
+
+    let completed = false;
+    this.inFlight.set(slot, hash);
+    return {
+      claim: {
+        complete: (status, body) => {
+          this.store(workspaceId, endpoint, key, hash, status, body);
+          completed = true;
+        },
+      },
+      completed: () => completed,
+      release: () => this.inFlight.delete(slot),
     };
   }
 

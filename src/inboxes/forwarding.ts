@@ -6,6 +6,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { boxSecret } from '../db/box-secret.ts';
+import { escapeHtml, renderPage } from '../http/pages.ts';
 import type { InboxRow } from './inboxes.ts';
 
 /** A confirmation link works for 7 days; after that the owner sets the address again for a fresh one. */
@@ -125,8 +126,6 @@ function equal(a: string, b: string): boolean {
 
 // ---- What people read: the confirmation mail and the page behind its link ----
 
-export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-
 export function confirmationLink(publicUrl: string, token: string): string {
   return `${publicUrl.replace(/\/+$/, '')}${CONFIRM_PATH}/${token}`;
 }
@@ -161,12 +160,12 @@ export function confirmationPage(found: TokenState): { status: number; html: str
     case 'invalid':
       return {
         status: 404,
-        html: page('Link not valid', '<p>This forwarding confirmation link is not valid any more. The forwarding address may have been changed or turned off since it was sent.</p>'),
+        html: renderPage('Link not valid', '<p>This forwarding confirmation link is not valid any more. The forwarding address may have been changed or turned off since it was sent.</p>'),
       };
     case 'expired':
       return {
         status: 410,
-        html: page(
+        html: renderPage(
           'Link expired',
           `<p>This link to confirm forwarding of mail from <b>${escapeHtml(found.inbox.address)}</b> to <b>${escapeHtml(found.address)}</b> has expired. Ask the owner of the inbox to set the forwarding address again for a new link.</p>`,
         ),
@@ -174,7 +173,7 @@ export function confirmationPage(found: TokenState): { status: number; html: str
     case 'confirmed':
       return {
         status: 200,
-        html: page(
+        html: renderPage(
           found.justNow ? 'Forwarding confirmed' : 'Forwarding is on',
           `<p>Mail sent to <b>${escapeHtml(found.inbox.address)}</b> is forwarded to <b>${escapeHtml(found.address)}</b>.</p>`,
         ),
@@ -182,7 +181,7 @@ export function confirmationPage(found: TokenState): { status: number; html: str
     case 'pending':
       return {
         status: 200,
-        html: page(
+        html: renderPage(
           'Confirm forwarding',
           `<p>Forward mail sent to <b>${escapeHtml(found.inbox.address)}</b> to <b>${escapeHtml(found.address)}</b>?</p>
 <p>Copies will come from ${escapeHtml(found.inbox.address)}; replying to one answers its original sender.</p>
@@ -191,24 +190,4 @@ export function confirmationPage(found: TokenState): { status: number; html: str
         ),
       };
   }
-}
-
-function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${escapeHtml(title)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;line-height:1.5;color:#222}
-button{font:inherit;padding:.5rem 1.25rem;border:0;border-radius:4px;background:#1a5fb4;color:#fff;cursor:pointer}
-.small{font-size:.875rem;color:#555}</style>
-</head>
-<body>
-<h1>${escapeHtml(title)}</h1>
-${body}
-</body>
-</html>
-`;
 }

@@ -6,6 +6,7 @@ import type { Context } from 'koa';
 import type { App } from '../context.ts';
 import { ApiError, notFound, validationError } from '../errors.ts';
 import { apiRouter, pageRouter } from '../http/server.ts';
+import { sendPage } from '../http/pages.ts';
 import { principalOf, requireAuth } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
@@ -188,11 +189,5 @@ export function forwardingPages(app: App) {
 }
 
 function showPage(ctx: Context, found: TokenState) {
-  const { status, html } = confirmationPage(found);
-  // The API's policy forbids everything; this page needs its inline style and a form posting to itself.
-  ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
-  ctx.set('X-Robots-Tag', 'noindex');
-  ctx.status = status;
-  ctx.type = 'text/html; charset=utf-8';
-  ctx.body = html;
+  sendPage(ctx, confirmationPage(found));
 }

@@ -111,7 +111,7 @@ function toMailOptions(input: ComposeInput): MailComposerOptions {
   };
 }
 
-function htmlToText(html: string): string {
+export function htmlToText(html: string): string {
   return convert(html, {
     wordwrap: 78,
     selectors: [

@@ -6,6 +6,7 @@ import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { headerEnd, headerFields, type HeaderFields } from '../mail/headers.ts';
 import { safeFilename } from '../mail/filenames.ts';
 import type { Mailbox } from '../mail/addresses.ts';
+import { readReport, type Report } from '../send/reports.ts';
 
 /** A mailbox of received mail: the name is '' when the header gave none. */
 export type ReceivedMailbox = Required<Mailbox>;
@@ -34,6 +35,8 @@ export interface ParsedMessage {
   headers: HeaderFields;
   /** What could not be read, when mailparser gave up on part of the message. */
   problem: string | null;
+  /** The DSN or complaint a multipart/report carries (read here, off the event loop, for mail to a VERP address). */
+  report: Report | null;
 }
 
 const MAX_HTML_TO_TEXT = 2 * 1024 * 1024;
@@ -41,7 +44,8 @@ const MAX_REFERENCES = 50;
 
 export async function parseMessage(raw: Buffer): Promise<ParsedMessage> {
   try {
-    return fromParsed(await simpleParser(raw, OPTIONS), null);
+    const m = await simpleParser(raw, OPTIONS);
+    return { ...fromParsed(m, null), report: await readReport(m) };
   } catch (err) {
     const problem = `the message could not be parsed in full (${err instanceof Error ? err.message : String(err)})`;
     try {
@@ -54,8 +58,19 @@ export async function parseMessage(raw: Buffer): Promise<ParsedMessage> {
 }
 
 // The text-to-HTML conversion and link rewriting are for display, which the mailbox does itself; skipping
-// them keeps the parse cheap. HTML-only mail still gets a text version, for search and previews.
-const OPTIONS = { skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true, maxHtmlLengthToParse: MAX_HTML_TO_TEXT };
+// them keeps the parse cheap. HTML-only mail still gets a text version, for search and previews. A DSN's
+// message/delivery-status part stays a part of its own (an attachment) instead of text, for readReport.
+const OPTIONS = { skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true, maxHtmlLengthToParse: MAX_HTML_TO_TEXT, keepDeliveryStatus: true };
+
+// Names for the parts of a report that come without one (a DSN's status part is kept apart, see OPTIONS).
+const UNNAMED: Record<string, string> = {
+  'message/delivery-status': 'delivery-status.txt',
+  'message/global-delivery-status': 'delivery-status.txt',
+  'message/feedback-report': 'feedback-report.txt',
+  'message/rfc822': 'message.eml',
+  'message/global': 'message.eml',
+  'text/rfc822-headers': 'headers.txt',
+};
 
 const EMPTY: ParsedMessage = {
   fromAll: [],
@@ -71,6 +86,7 @@ const EMPTY: ParsedMessage = {
   references: [],
   headers: {},
   problem: null,
+  report: null,
 };
 
 function fromParsed(m: ParsedMail, problem: string | null): ParsedMessage {
@@ -84,7 +100,7 @@ function fromParsed(m: ParsedMail, problem: string | null): ParsedMessage {
     text: m.text ?? null,
     html: typeof m.html === 'string' ? m.html : null,
     attachments: m.attachments.map((a) => ({
-      filename: safeFilename(a.filename),
+      filename: safeFilename(a.filename, UNNAMED[a.contentType?.toLowerCase()] ?? 'attachment'),
       contentType: a.contentType || 'application/octet-stream',
       contentId: a.cid,
       content: a.content,
@@ -94,6 +110,7 @@ function fromParsed(m: ParsedMail, problem: string | null): ParsedMessage {
     references: references.slice(-MAX_REFERENCES),
     headers: headerFields(m.headerLines),
     problem,
+    report: null,
   };
 }
 

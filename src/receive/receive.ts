@@ -6,6 +6,8 @@ import type { App } from '../context.ts';
 import { SmtpError } from '../errors.ts';
 import { hasSmugglingLookAlike } from '../mail/smuggling.ts';
 import { countReceived, withoutAuthResultsOf } from '../mail/trace.ts';
+import { applyReport } from '../send/bounces.ts';
+import { unsubscribe } from '../send/unsubscribe.ts';
 import type { Analyzer } from './analyzer.ts';
 import type { AuthVerdicts } from './authenticate.ts';
 import { classify, type Category } from './classify.ts';
@@ -49,7 +51,15 @@ export async function receive(app: App, analyzer: Analyzer, envelope: Envelope, 
     const inboxes = new Set<string>();
     for (const { target } of envelope.recipients) {
       if (target.kind === 'report') {
-        stored.push(storeReport(app.db, app.clock, { workspaceId: target.workspaceId, emailId: target.emailId, mailFrom: envelope.mailFrom, raw }));
+        const reportId = storeReport(app.db, app.clock, { workspaceId: target.workspaceId, emailId: target.emailId, mailFrom: envelope.mailFrom, raw });
+        // Acted on in the transaction that keeps it: the 250 says both are on disk, and our own fault is a 451.
+        applyReport(app, { reportId, workspaceId: target.workspaceId, emailId: target.emailId, report: parsed.report });
+        stored.push(reportId);
+        continue;
+      }
+      if (target.kind === 'unsubscribe') {
+        // RFC 2369 mailto: the signed address is the whole request; the message itself is not kept.
+        unsubscribe(app.db, app.clock, target.token, 'mailto');
         continue;
       }
       const { inbox } = target;

@@ -1,16 +1,19 @@
 // Where a recipient of an incoming SMTP transaction goes, decided at RCPT time: an active inbox on a domain
-// whose inbound setup is `ready`, or a VERP bounce address of mail the box sent. Anything else is refused
-// with the reply a user expects; a domain that is not ours is relaying and always refused (never an open
-// relay: `%`, `!`, quoted and source-routed forms never name an inbox, whose local parts are dot-atoms).
+// whose inbound setup is `ready`, a VERP bounce address of mail the box sent, or the mailto unsubscribe address
+// in such mail. Anything else is refused with the reply a user expects; a domain that is not ours is relaying
+// and always refused (never an open relay: `%`, `!`, quoted and source-routed forms never name an inbox,
+// whose local parts are dot-atoms).
 import type { Db } from '../db/open.ts';
 import { boxSecret } from '../db/box-secret.ts';
 import { SmtpError } from '../errors.ts';
 import { parseVerp } from '../send/verp.ts';
+import { unsubscribeAddressToken } from '../send/unsubscribe.ts';
 import type { InboxRow } from '../inboxes/inboxes.ts';
 
 export type Target =
   | { kind: 'inbox'; inbox: InboxRow & { domain_name: string } }
-  | { kind: 'report'; emailId: string; workspaceId: string };
+  | { kind: 'report'; emailId: string; workspaceId: string }
+  | { kind: 'unsubscribe'; token: string };
 
 /** The target of `address`, or an SmtpError with the RCPT reply. */
 export function routeRecipient(db: Db, address: string): Target {
@@ -33,6 +36,8 @@ export function routeRecipient(db: Db, address: string): Target {
     const emailId = parseVerp(boxSecret(db), lower);
     const sent = emailId && (db.prepare("SELECT workspace_id FROM emails WHERE id = ? AND direction = 'out'").get(emailId) as { workspace_id: string } | undefined);
     if (emailId && sent) return { kind: 'report', emailId, workspaceId: sent.workspace_id };
+    const token = unsubscribeAddressToken(db, lower);
+    if (token) return { kind: 'unsubscribe', token };
     throw new SmtpError(550, `5.1.1 <${address}>: No such bounce address`);
   }
 

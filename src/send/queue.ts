@@ -1,16 +1,20 @@
 // The outbound queue: the only place that retries (ARCHITECTURE.md). It claims due recipients with one
 // atomic UPDATE (so concurrent workers never take the same one), makes sure each email is composed and
-// DKIM-signed exactly once (in the Signer's worker threads) before its first attempt, hands recipients
-// to the Deliverer grouped by destination domain, and records every outcome as data: queue row, event,
-// email status, in one group commit. A crash leaves claimed rows in 'sending'; start-up puts them back.
+// DKIM-signed exactly once (in the Signer's worker threads) before its first attempt (personalised mail:
+// each recipient's own copy, personalise.ts), hands recipients to the Deliverer grouped by destination
+// domain, and records every outcome as data: queue row, event, email status, in one group commit. A crash
+// leaves claimed rows in 'sending'; start-up puts them back.
 import type { App } from '../context.ts';
 import type { Signer } from './signer.ts';
 import type { Deliverer, OutboundMessage, RecipientOutcome } from './deliver.ts';
 import type { ComposeInput } from '../mail/compose.ts';
+import type { DkimKey } from '../mail/sign.ts';
 import type { Mailbox } from '../mail/addresses.ts';
 import { activeDkimKey } from '../domains/dkim-keys.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import { expired, retryDelay, type RetryPolicy } from './policy.ts';
+import { personalisation, planFor, storedPlan, type Plan } from './personalise.ts';
+import { suppressIfHard } from './bounces.ts';
 
 interface Claimed {
   id: number;
@@ -40,6 +44,7 @@ interface EmailRow {
   text_body: string | null;
   html_body: string | null;
   headers_json: string;
+  message_class: string;
   envelope_from: string;
   raw: Buffer | null;
   created_at: number;
@@ -61,6 +66,21 @@ export interface QueueOptions {
 
 const RELEASE_EVERY_MS = 60_000;
 
+/** An email whose recipients each get their own copy (personalise.ts), and what those copies are made from. */
+interface PersonalEmail {
+  id: string;
+  key: DkimKey;
+  plan: Plan;
+  input: () => ComposeInput;
+  /** Delivery id -> the recipient's position among the email's deliveries (what its link tokens carry). */
+  index: Map<number, number>;
+  /** The bounce subdomain, where the mailto unsubscribe address is. */
+  returnPath: string;
+}
+
+/** An email's one signed copy for all its recipients, or its personal copies to make. */
+type Signed = { envelopeFrom: string; raw: Buffer } | { envelopeFrom: string; personal: PersonalEmail };
+
 /** A failure that retrying cannot fix (the sending domain and its key are gone). */
 class Permanent extends Error {}
 
@@ -76,7 +96,7 @@ export class Queue {
   private releasedAt = 0;
   private timer: NodeJS.Timeout | null = null;
   private readonly running = new Set<Promise<void>>();
-  private readonly signing = new Map<string, Promise<{ raw: Buffer; envelopeFrom: string }>>();
+  private readonly signing = new Map<string, Promise<Signed>>();
   private readonly maxInFlight: number;
   private readonly batchSize: number;
   private readonly leaseMs: number;
@@ -187,27 +207,53 @@ export class Queue {
   }
 
   private async process(rows: Claimed[]): Promise<void> {
-    const emails = new Map<string, { raw: Buffer; envelopeFrom: string }>();
-    const unsigned = new Map<string, { permanent: boolean; reason: string }>();
+    // Each recipient's bytes: its email's one shared copy, or its own copy when the email is personalised.
+    const copies = new Map<number, { raw: Buffer; envelopeFrom: string; shared: boolean }>();
+    const unsigned = new Map<number, { permanent: boolean; reason: string }>();
+    const failed = (recipients: Claimed[], err: unknown) => {
+      // Errors from the signer's workers arrive by name: bad content or a bad key will not get better by waiting.
+      const permanent = err instanceof Permanent || ['ComposeError', 'SignError'].includes((err as Error).name);
+      this.app.log[permanent ? 'warn' : 'error']('queue: could not compose and sign', { emailId: recipients[0].email_id, err });
+      const reason = permanent ? (err as Error).message : `composing or signing failed: ${(err as Error).message}`;
+      for (const r of recipients) unsigned.set(r.id, { permanent, reason });
+    };
+    const byEmail = new Map<string, Claimed[]>();
+    for (const r of rows) {
+      const recipients = byEmail.get(r.email_id);
+      if (recipients) recipients.push(r);
+      else byEmail.set(r.email_id, [r]);
+    }
     await Promise.all(
-      [...new Set(rows.map((r) => r.email_id))].map(async (emailId) => {
+      [...byEmail].map(async ([emailId, recipients]) => {
+        let signed: Signed;
         try {
-          emails.set(emailId, await this.signedMessage(emailId));
+          signed = await this.signedMessage(emailId);
         } catch (err) {
-          // Errors from the signer's workers arrive by name: bad content or a bad key will not get better by waiting.
-          const permanent = err instanceof Permanent || ['ComposeError', 'SignError'].includes((err as Error).name);
-          this.app.log[permanent ? 'warn' : 'error']('queue: could not compose and sign', { emailId, err });
-          unsigned.set(emailId, { permanent, reason: permanent ? (err as Error).message : `composing or signing failed: ${(err as Error).message}` });
+          return failed(recipients, err);
         }
+        const { envelopeFrom } = signed;
+        if ('raw' in signed) {
+          for (const r of recipients) copies.set(r.id, { raw: signed.raw, envelopeFrom, shared: true });
+          return;
+        }
+        const email = signed.personal;
+        await Promise.all(
+          recipients.map((r) =>
+            this.signedCopy(email, r).then(
+              (raw) => void copies.set(r.id, { raw, envelopeFrom, shared: false }),
+              (err) => failed([r], err),
+            ),
+          ),
+        );
       }),
     );
-    const notSent = rows.filter((r) => unsigned.has(r.email_id));
+    const notSent = rows.filter((r) => unsigned.has(r.id));
     if (notSent.length) {
       // A permanent local failure ends the recipient ('failed'); anything else is retried like a deferral.
       await this.record(
         notSent,
         notSent.map((r) => {
-          const { permanent, reason } = unsigned.get(r.email_id)!;
+          const { permanent, reason } = unsigned.get(r.id)!;
           return { messageId: r.email_id, recipient: r.recipient, result: permanent ? 'failed' : 'deferred', code: null, enhanced: null, response: reason, mx: null, tls: false, tlsVerified: false, tlsError: null };
         }),
       );
@@ -215,17 +261,20 @@ export class Queue {
 
     const byDestination = new Map<string, Claimed[]>();
     for (const r of rows) {
-      if (!emails.has(r.email_id)) continue;
+      if (!copies.has(r.id)) continue;
       const key = this.opts.relay ? 'relay' : r.domain;
       byDestination.set(key, [...(byDestination.get(key) ?? []), r]);
     }
     await Promise.all(
       [...byDestination].map(async ([domain, group]) => {
+        // One transaction per shared copy (all its recipients at this destination), one per personal copy.
         const messages = new Map<string, OutboundMessage>();
         for (const r of group) {
-          const m = messages.get(r.email_id) ?? { id: r.email_id, envelopeFrom: emails.get(r.email_id)!.envelopeFrom, recipients: [], raw: emails.get(r.email_id)!.raw };
+          const copy = copies.get(r.id)!;
+          const key = copy.shared ? r.email_id : `${r.email_id}/${r.id}`;
+          const m = messages.get(key) ?? { id: r.email_id, envelopeFrom: copy.envelopeFrom, recipients: [], raw: copy.raw };
           m.recipients.push(r.recipient);
-          messages.set(r.email_id, m);
+          messages.set(key, m);
         }
         const outcomes = await this.deliverer.deliver(domain, [...messages.values()]);
         await this.record(group, outcomes);
@@ -233,29 +282,69 @@ export class Queue {
     );
   }
 
-  /** The email's signed bytes: made once (in a worker thread), stored, and reused by every attempt. */
-  private signedMessage(emailId: string): Promise<{ raw: Buffer; envelopeFrom: string }> {
+  /**
+   * The email's signed bytes, made once (in a worker thread), stored, and reused by every attempt; or, for an
+   * email whose links name the recipient (personalise.ts), what its per-recipient copies are made from.
+   */
+  private signedMessage(emailId: string): Promise<Signed> {
     const pending = this.signing.get(emailId);
     if (pending) return pending;
-    const work = (async () => {
+    const work = (async (): Promise<Signed> => {
       const { db } = this.app;
       const row = db.prepare('SELECT e.*, c.text_body, c.html_body, c.raw FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.id = ?').get(emailId) as EmailRow;
       if (row.raw) return { raw: row.raw, envelopeFrom: row.envelope_from };
       const key = row.domain_id ? activeDkimKey(db, row.workspace_id, row.domain_id) : null;
       if (!key) throw new Permanent(`the sending domain ${row.domain} was deleted before this message was sent`);
-      const raw = await this.signer.composeAndSign(composeInput(db, row), { domain: row.domain, selector: key.selector, privateKey: key.privateKey });
+      const dkim = { domain: row.domain, selector: key.selector, privateKey: key.privateKey };
+      const plan = await planFor(this.app, row);
+      if (plan) return { envelopeFrom: row.envelope_from, personal: this.personalEmail(row, dkim, plan) };
+      const raw = await this.signer.composeAndSign(composeInput(db, row), dkim);
       await this.app.commit.run(() => {
-        if (db.prepare('UPDATE email_contents SET raw = ? WHERE email_id = ? AND raw IS NULL').run(raw, emailId).changes) {
+        // Not beside a plan another process stored meanwhile: one shared copy or per-recipient copies, never both.
+        if (db.prepare('UPDATE email_contents SET raw = ? WHERE email_id = ? AND raw IS NULL AND NOT EXISTS (SELECT 1 FROM personalised_emails WHERE email_id = ?)').run(raw, emailId, emailId).changes) {
           db.prepare('UPDATE emails SET size = ?, signed_at = ? WHERE id = ?').run(raw.length, this.app.clock.now(), emailId);
         }
       });
       // Another process may have signed it first; what is stored is what goes out.
-      const stored = db.prepare('SELECT raw FROM email_contents WHERE email_id = ?').pluck().get(emailId) as Buffer;
-      return { raw: stored, envelopeFrom: row.envelope_from };
+      const stored = db.prepare('SELECT raw FROM email_contents WHERE email_id = ?').pluck().get(emailId) as Buffer | null;
+      if (stored) return { raw: stored, envelopeFrom: row.envelope_from };
+      return { envelopeFrom: row.envelope_from, personal: this.personalEmail(row, dkim, storedPlan(db, emailId)!) };
     })();
     this.signing.set(emailId, work);
     work.finally(() => this.signing.delete(emailId)).catch(() => {});
     return work;
+  }
+
+  private personalEmail(row: EmailRow, key: DkimKey, plan: Plan): PersonalEmail {
+    const { db } = this.app;
+    let input: ComposeInput | null = null;
+    const ids = db.prepare('SELECT id FROM deliveries WHERE email_id = ? ORDER BY id').pluck().all(row.id) as number[];
+    return {
+      id: row.id,
+      key,
+      plan,
+      // Only a copy not yet signed needs the input (and the attachments read for it).
+      input: () => (input ??= composeInput(db, row)),
+      index: new Map(ids.map((id, i) => [id, i])),
+      returnPath: row.envelope_from.slice(row.envelope_from.lastIndexOf('@') + 1),
+    };
+  }
+
+  /** A recipient's own copy of a personalised email: signed once, stored before its first attempt, reused by every attempt. */
+  private async signedCopy(email: PersonalEmail, r: Claimed): Promise<Buffer> {
+    const { db } = this.app;
+    const stored = () => db.prepare('SELECT raw FROM delivery_contents WHERE delivery_id = ?').pluck().get(r.id) as Buffer | undefined;
+    const done = stored();
+    if (done) return done;
+    const personal = personalisation(this.app, email.plan, { emailId: email.id, recipient: r.recipient, index: email.index.get(r.id)!, returnPath: email.returnPath });
+    const raw = await this.signer.composeAndSign(email.input(), email.key, personal);
+    await this.app.commit.run(() => {
+      if (db.prepare('INSERT INTO delivery_contents (delivery_id, raw) VALUES (?, ?) ON CONFLICT DO NOTHING').run(r.id, raw).changes) {
+        db.prepare('UPDATE emails SET size = ?, signed_at = ? WHERE id = ? AND signed_at IS NULL').run(raw.length, this.app.clock.now(), email.id);
+      }
+    });
+    // A worker whose claim on this recipient had expired may have stored one first; what is stored goes out.
+    return stored()!;
   }
 
   private async record(rows: Claimed[], outcomes: Array<RecipientOutcome | LocalFailure>): Promise<void> {
@@ -277,9 +366,13 @@ export class Queue {
           db
             .prepare('UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = NULL, claimed_at = NULL, claimed_by = NULL, last_code = ?, last_response = ?, last_mx = ?, updated_at = ? WHERE id = ?')
             .run(state, attempts, o.code, o.response, o.mx, now, row.id);
-        if (o.result === 'delivered' || o.result === 'bounced') {
-          finish(o.result);
-          event(o.result);
+        if (o.result === 'delivered') {
+          finish('delivered');
+          event('delivered');
+        } else if (o.result === 'bounced') {
+          finish('bounced');
+          // A refusal saying the address is bad suppresses it for the workspace, in this same commit.
+          event('bounced', { hardBounce: suppressIfHard(this.app, { workspaceId: row.workspace_id, emailId: row.email_id, recipient: row.recipient, code: o.code, enhanced: o.enhanced, response: o.response }) });
         } else if (o.result === 'failed') {
           finish('failed');
           event('failed', { reason: o.response });

@@ -5,6 +5,8 @@ import crypto, { type KeyObject } from 'node:crypto';
 import { serveJobs, transferable } from '../worker-pool.ts';
 import { compose, type ComposeInput } from '../mail/compose.ts';
 import { sign, type DkimKey } from '../mail/sign.ts';
+import type { Personalisation } from './personalise.ts';
+import { personalCopy } from './personal-copy.ts';
 
 /** A ComposeInput as it crosses the thread boundary: structured clone delivers Buffers as plain Uint8Arrays. */
 export type PostedInput = Omit<ComposeInput, 'attachments'> & {
@@ -14,6 +16,7 @@ export type PostedInput = Omit<ComposeInput, 'attachments'> & {
 export interface SignJob {
   input: PostedInput;
   key: DkimKey;
+  personal?: Personalisation;
 }
 
 // mailauth has no way to take a parsed key: it calls crypto.createPrivateKey on the PEM for every message,
@@ -38,6 +41,7 @@ crypto.createPrivateKey = ((input: Parameters<typeof parseKey>[0]) => {
 serveJobs(async (job: SignJob) => {
   // nodemailer wants Buffers; this view shares the received memory.
   const attachments = job.input.attachments.map((a) => ({ ...a, content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength) }));
-  const raw = transferable(await sign(await compose({ ...job.input, attachments }), job.key));
+  const input = { ...job.input, attachments };
+  const raw = transferable(await sign(await compose(job.personal ? personalCopy(input, job.personal) : input), job.key));
   return { result: raw, transfer: [raw.buffer] };
 });

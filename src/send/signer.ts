@@ -5,6 +5,7 @@ import type { ComposeInput } from '../mail/compose.ts';
 import type { DkimKey } from '../mail/sign.ts';
 import { WorkerPool } from '../worker-pool.ts';
 import type { SignJob } from './sign-worker.ts';
+import type { Personalisation } from './personalise.ts';
 
 export type { WorkerStats } from '../worker-pool.ts';
 
@@ -13,8 +14,8 @@ export class Signer extends WorkerPool<SignJob, Uint8Array> {
     super({ name: 'sign', module: new URL('./sign-worker.ts', import.meta.url), size: opts.size });
   }
 
-  /** sign(await compose(input), key), on a worker thread. */
-  async composeAndSign(input: ComposeInput, key: DkimKey): Promise<Buffer> {
+  /** sign(await compose(input), key), on a worker thread; `personal` makes it one recipient's copy (personal-copy.ts). */
+  async composeAndSign(input: ComposeInput, key: DkimKey, personal?: Personalisation): Promise<Buffer> {
     // A Buffer is often a view into a larger allocation (Node's pool, a whole request body), and structured
     // clone copies the entire allocation. Copy just the attachment's bytes once and hand that copy over.
     const transfer: ArrayBuffer[] = [];
@@ -23,7 +24,7 @@ export class Signer extends WorkerPool<SignJob, Uint8Array> {
       transfer.push(content.buffer);
       return { ...a, content };
     });
-    const raw = await this.run({ input: { ...input, attachments }, key }, transfer);
+    const raw = await this.run({ input: { ...input, attachments }, key, personal }, transfer);
     return Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   }
 }

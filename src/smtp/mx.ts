@@ -2,7 +2,7 @@
 // receive/. It answers as MAILWRIGHT_HOSTNAME, offers STARTTLS, advertises and enforces SIZE, looks up the
 // client's PTR through the configured resolvers, caps clients, recipients, messages and session time, and
 // decides every recipient at RCPT (receive/route.ts). It replies 250 only when receive() has committed.
-import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { App } from '../context.ts';
 import { SmtpError } from '../errors.ts';
 import { reverseLookup } from '../dns/resolver.ts';
@@ -10,21 +10,12 @@ import type { Analyzer } from '../receive/analyzer.ts';
 import { receive, type Envelope } from '../receive/receive.ts';
 import { routeRecipient, type Target } from '../receive/route.ts';
 import type { TlsCredentials } from './certificate.ts';
-
-/** RFC 5321 4.5.3.1.8: a server must take at least 100 recipients; more get 452 (smtp-server's maxRecipients). */
-export const MAX_RECIPIENTS = 100;
+import { collect, sessionDeadline, sessionLimits } from './session.ts';
 
 interface SessionState {
   messages: number;
   targets: Map<string, Target>;
   deadline: NodeJS.Timeout;
-}
-
-// What smtp-server exposes of a connection, for closing a session that ran out of time.
-interface Connection {
-  id: string;
-  send(code: number, message: string): void;
-  close(): void;
 }
 
 export function createMxServer(app: App, tls: TlsCredentials, analyzer: Analyzer): SMTPServer {
@@ -34,10 +25,9 @@ export function createMxServer(app: App, tls: TlsCredentials, analyzer: Analyzer
   const server: SMTPServer = new SMTPServer({
     name: config.hostname,
     banner: 'Mailwright ESMTP',
-    size: config.maxMessageBytes,
-    // Oversize is enforced in onData (stream.sizeExceeded -> 552 5.3.4): smtp-server's own rejectOversized
-    // reply carries no enhanced status code, and onData is the only way to a 250 anyway.
-    maxRecipients: MAX_RECIPIENTS,
+    // SIZE is advertised; oversize is enforced in onData (stream.sizeExceeded -> 552 5.3.4): smtp-server's own
+    // rejectOversized reply carries no enhanced status code, and onData is the only way to a 250 anyway.
+    ...sessionLimits(config),
     disabledCommands: ['AUTH'],
     key: tls.key,
     cert: tls.cert,
@@ -48,14 +38,9 @@ export function createMxServer(app: App, tls: TlsCredentials, analyzer: Analyzer
         reverseLookup(app.dns, ip).then((names) => callback(null, names), (err: Error) => callback(err));
       },
     },
-    maxClients: config.smtpMaxClients,
-    socketTimeout: config.smtpIdleTimeout,
-    closeTimeout: 30_000,
 
     onConnect(session, callback) {
-      const deadline = setTimeout(() => expire(session.id), config.smtpSessionTimeout);
-      deadline.unref();
-      sessions.set(session.id, { messages: 0, targets: new Map(), deadline });
+      sessions.set(session.id, { messages: 0, targets: new Map(), deadline: sessionDeadline(server, session.id, config.smtpSessionTimeout, config.hostname) });
       callback();
     },
 
@@ -111,16 +96,6 @@ export function createMxServer(app: App, tls: TlsCredentials, analyzer: Analyzer
     return state;
   };
 
-  // RES-05: an absolute limit, so a client dripping a byte at a time cannot hold a session for ever.
-  function expire(id: string): void {
-    const connections = (server as unknown as { connections: Set<Connection> }).connections;
-    for (const connection of connections) {
-      if (connection.id !== id) continue;
-      connection.send(421, `4.4.2 ${config.hostname} Session time limit exceeded, closing connection`);
-      connection.close();
-    }
-  }
-
   server.on('error', (err) => log.warn('smtp connection error', { err }));
   return server;
 }
@@ -139,16 +114,4 @@ function envelopeOf(session: SMTPServerSession, state: SessionState): Envelope {
       return target ? [{ address: r.address, target }] : [];
     }),
   };
-}
-
-/** The whole message, or null when it went over the size limit (the bytes are drained, not kept). */
-function collect(stream: SMTPServerDataStream): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => {
-      if (!stream.sizeExceeded) chunks.push(chunk);
-    });
-    stream.once('end', () => resolve(stream.sizeExceeded ? null : Buffer.concat(chunks)));
-    stream.once('error', reject);
-  });
 }

@@ -2,6 +2,7 @@
 // process (fast; the test can reach app.db) or as a child process through scripts/mailwright (for what
 // only a real process shows: signals, exit codes, start-up messages, the CLI beside a running server).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +33,7 @@ export function testEnv(dataDir: string, overrides: Record<string, string> = {})
     MAILWRIGHT_HTTP_PORT: '0',
     MAILWRIGHT_SMTP_HOST: '127.0.0.1',
     MAILWRIGHT_SMTP_PORT: '0',
+    // 0 is "off" for submission (DESIGN.md), not "a free port": a test that wants it passes freePort().
     MAILWRIGHT_SUBMISSION_PORT: '0',
     MAILWRIGHT_HOSTNAME: 'mx.mailwright.test',
     MAILWRIGHT_DNS_SERVERS: '127.0.0.1:53',
@@ -46,6 +48,8 @@ export interface TestApp {
   url: string;
   api: string;
   smtpPort: number;
+  /** The SMTP submission port, or null when the test left it off. */
+  submissionPort: number | null;
   dataDir: string;
   app: App;
   running: RunningApp;
@@ -66,6 +70,7 @@ export async function startTestApp(opts: { env?: Record<string, string>; clock?:
     url,
     api: `${url}/api/v1`,
     smtpPort: running.smtp.port,
+    submissionPort: running.submission?.port ?? null,
     dataDir,
     app: running.app,
     running,
@@ -75,6 +80,18 @@ export async function startTestApp(opts: { env?: Record<string, string>; clock?:
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A loopback port that is free now, for a listener where 0 means "off" rather than "any port". */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
 }
 
 export interface AppProcess {

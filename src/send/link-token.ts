@@ -1,0 +1,64 @@
+// The signed tokens in links that name one recipient of one sent email: unsubscribe (URL and mailto address),
+// open pixel and click redirect. A token carries the email, the recipient's position among the email's
+// recipients and, for a click, the link's position; an HMAC with the box secret covers those, the purpose and
+// the recipient's address, so a token can be neither made up nor moved to another recipient, email or purpose.
+// It names no workspace: the workspace is the email's, so it cannot be moved to another workspace either.
+// Lower-case letters, digits and '-' only: it also travels as an email local part, which relays may fold.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Db } from '../db/open.ts';
+import { boxSecret } from '../db/box-secret.ts';
+
+export type LinkPurpose = 'unsubscribe' | 'open' | 'click';
+
+export interface LinkSubject {
+  emailId: string;
+  /** The recipient's address as queued. */
+  recipient: string;
+  /** Its position among the email's deliveries (in queueing order, from 0). */
+  index: number;
+  /** Click only: the link's position among the tracked links of the HTML. */
+  link?: number;
+}
+
+/** What a valid token names, with what the pages need to say about it. */
+export interface LinkHolder extends LinkSubject {
+  workspaceId: string;
+  deliveryId: number;
+  /** The sending domain. */
+  domain: string;
+}
+
+// 80 bits: every guess costs a request to the box, and a token is checked against one stored recipient.
+const MAC_HEX = 20;
+// Numbers without leading zeros, so each token has one spelling.
+const TOKEN = /^([0-9a-hjkmnp-tv-z]{26})-(0|[1-9]\d{0,3})(?:-(0|[1-9]\d{0,3}))?-([0-9a-f]{20})$/;
+
+function mac(secret: Buffer, purpose: LinkPurpose, s: LinkSubject): string {
+  return createHmac('sha256', secret)
+    .update(`mailwright ${purpose}\n${s.emailId}\n${s.recipient.toLowerCase()}\n${s.index}\n${s.link ?? ''}`)
+    .digest('hex')
+    .slice(0, MAC_HEX);
+}
+
+export function linkToken(secret: Buffer, purpose: LinkPurpose, s: LinkSubject): string {
+  const link = purpose === 'click' ? [String(s.link)] : [];
+  return [s.emailId.slice(3).toLowerCase(), String(s.index), ...link, mac(secret, purpose, s)].join('-');
+}
+
+/** An absolute link under the public URL (MAILWRIGHT_PUBLIC_URL, the base of every link in mail). */
+export const publicLink = (publicUrl: string, path: string, token: string) => `${publicUrl.replace(/\/+$/, '')}${path}/${token}`;
+
+/** The recipient a token names, or null for anything the box did not make for this purpose. Reads only. */
+export function resolveLinkToken(db: Db, purpose: LinkPurpose, token: string): LinkHolder | null {
+  const m = TOKEN.exec(token.toLowerCase());
+  if (!m || (m[3] !== undefined) !== (purpose === 'click')) return null;
+  const emailId = `em_${m[1].toUpperCase()}`;
+  const index = Number(m[2]);
+  const row = db
+    .prepare('SELECT d.id, d.recipient, e.workspace_id, e.domain FROM deliveries d JOIN emails e ON e.id = d.email_id WHERE d.email_id = ? ORDER BY d.id LIMIT 1 OFFSET ?')
+    .get(emailId, index) as { id: number; recipient: string; workspace_id: string; domain: string } | undefined;
+  if (!row) return null;
+  const subject: LinkSubject = { emailId, recipient: row.recipient, index, ...(m[3] !== undefined ? { link: Number(m[3]) } : {}) };
+  if (!timingSafeEqual(Buffer.from(mac(boxSecret(db), purpose, subject)), Buffer.from(m[4]))) return null;
+  return { ...subject, workspaceId: row.workspace_id, deliveryId: row.id, domain: row.domain };
+}

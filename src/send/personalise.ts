@@ -1,0 +1,101 @@
+// Which sent emails go out as one copy per recipient, and what each copy gets. Links that name their
+// recipient (the box's unsubscribe on marketing mail; open and click tracking, per sending domain) cannot be
+// in one signed copy for all. The plan is decided when the email's first copy is about to be signed and is
+// stored with it, so later copies, retries and clicks agree with the first even if the domain's switches
+// change meanwhile. Untracked transactional mail gets no plan and keeps the one shared copy.
+import type { App } from '../context.ts';
+import type { Db } from '../db/open.ts';
+import { boxSecret } from '../db/box-secret.ts';
+import { linkToken, publicLink, type LinkPurpose, type LinkSubject } from './link-token.ts';
+import { CLICK_PATH, OPEN_PATH, findLinks, storeLinks } from './tracking.ts';
+import { hasOwnOneClick, unsubscribeAddress, unsubscribeHeaders, UNSUBSCRIBE_PATH } from './unsubscribe.ts';
+
+export interface Plan {
+  /** The box's List-Unsubscribe pair (marketing mail without a one-click pair of its own). */
+  unsubscribe: boolean;
+  open: boolean;
+  click: boolean;
+  /** How many links the HTML has that clicks are tracked for (email_links). */
+  links: number;
+}
+
+/** What one recipient's copy gets (personal-copy.ts applies it in a sign worker). */
+export interface Personalisation {
+  /** Replace any List-Unsubscribe pair of the caller's. */
+  headers: Record<string, string> | null;
+  /** The n-th tracked link of the HTML becomes links[n]. */
+  links: string[] | null;
+  /** The open pixel's URL. */
+  pixel: string | null;
+}
+
+/** The facts of an email a plan is decided from (its emails and email_contents columns). */
+export interface PlannedEmail {
+  id: string;
+  domain_id: string | null;
+  message_class: string;
+  headers_json: string;
+  html_body: string | null;
+}
+
+// Forwarded copies (receive/forward.ts marks them so) are someone else's mail passed on: never tracked.
+const FORWARDED = 'x-mailwright-forwarded';
+
+export function storedPlan(db: Db, emailId: string): Plan | null {
+  const row = db.prepare('SELECT unsubscribe, open_tracking, click_tracking, links FROM personalised_emails WHERE email_id = ?').get(emailId) as
+    | { unsubscribe: number; open_tracking: number; click_tracking: number; links: number }
+    | undefined;
+  return row ? { unsubscribe: row.unsubscribe === 1, open: row.open_tracking === 1, click: row.click_tracking === 1, links: row.links } : null;
+}
+
+function decide(db: Db, email: PlannedEmail): { plan: Plan; links: string[] } | null {
+  const headers = JSON.parse(email.headers_json) as Record<string, string>;
+  const unsubscribe = email.message_class === 'marketing' && !hasOwnOneClick(headers);
+  const domain = email.domain_id
+    ? (db.prepare('SELECT open_tracking, click_tracking FROM domains WHERE id = ?').get(email.domain_id) as { open_tracking: number; click_tracking: number } | undefined)
+    : undefined;
+  const html = domain && !Object.keys(headers).some((k) => k.toLowerCase() === FORWARDED) ? email.html_body : null;
+  const open = html !== null && domain!.open_tracking === 1;
+  const links = html !== null && domain!.click_tracking === 1 ? findLinks(html) : [];
+  if (!unsubscribe && !open && links.length === 0) return null;
+  return { plan: { unsubscribe, open, click: links.length > 0, links: links.length }, links };
+}
+
+/**
+ * The email's plan: the stored one, or one decided now and made durable before any copy is signed. Null when
+ * the email needs none, or when another process has already stored its shared copy (which then stands).
+ */
+export async function planFor(app: App, email: PlannedEmail): Promise<Plan | null> {
+  const { db, clock } = app;
+  const stored = storedPlan(db, email.id);
+  if (stored) return stored;
+  const made = decide(db, email);
+  if (!made) return null;
+  const { plan, links } = made;
+  await app.commit.run(() => {
+    // An email has one shared copy or a plan, never both: whichever was stored first stands (queue.ts checks the same).
+    const inserted = db
+      .prepare(
+        `INSERT INTO personalised_emails (email_id, unsubscribe, open_tracking, click_tracking, links, created_at)
+         SELECT ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM email_contents WHERE email_id = ? AND raw IS NOT NULL)
+         ON CONFLICT DO NOTHING`,
+      )
+      .run(email.id, Number(plan.unsubscribe), Number(plan.open), Number(plan.click), plan.links, clock.now(), email.id).changes;
+    if (inserted) storeLinks(db, email.id, links);
+  });
+  return storedPlan(db, email.id);
+}
+
+/** The links and headers of one recipient's copy; `returnPath` is the domain its mailto address is on. */
+export function personalisation(app: App, plan: Plan, copy: LinkSubject & { returnPath: string }): Personalisation {
+  const secret = boxSecret(app.db);
+  const subject: LinkSubject = { emailId: copy.emailId, recipient: copy.recipient, index: copy.index };
+  const token = (purpose: LinkPurpose, link?: number) => linkToken(secret, purpose, link === undefined ? subject : { ...subject, link });
+  const url = (path: string, t: string) => publicLink(app.config.publicUrl, path, t);
+  const unsubscribe = token('unsubscribe');
+  return {
+    headers: plan.unsubscribe ? unsubscribeHeaders(url(UNSUBSCRIBE_PATH, unsubscribe), unsubscribeAddress(unsubscribe, copy.returnPath)) : null,
+    links: plan.click ? Array.from({ length: plan.links }, (_, n) => url(CLICK_PATH, token('click', n))) : null,
+    pixel: plan.open ? url(OPEN_PATH, token('open')) : null,
+  };
+}

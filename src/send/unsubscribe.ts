@@ -1,0 +1,77 @@
+// Managed unsubscribe for marketing mail (API-SPEC.md 4.2 rule 3; RFC 8058, RFC 2369): the List-Unsubscribe
+// and List-Unsubscribe-Post headers of a recipient's copy, its mailto address, and what unsubscribing does:
+// the recipient goes on the workspace's suppression list for marketing mail, with one `unsubscribed` event on
+// the email. Synchronous SQL for the caller's transaction; the pages people see are link-pages.ts.
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { addEvent } from '../emails/events.ts';
+import { resolveLinkToken } from './link-token.ts';
+import { suppress, suppressionFor } from './suppressions.ts';
+
+export const UNSUBSCRIBE_PATH = '/unsubscribe';
+
+/** RFC 8058 3.1: the List-Unsubscribe-Post value, and the body a one-click POST carries. */
+export const ONE_CLICK = 'List-Unsubscribe=One-Click';
+
+const header = (headers: Record<string, string>, name: string) => Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
+
+/**
+ * Does the sender's own header pair already offer one-click unsubscribe (RFC 8058: an HTTPS URI in
+ * List-Unsubscribe and exactly the one-click pair in List-Unsubscribe-Post)? Then its list manager handles
+ * unsubscribes and the box adds nothing.
+ */
+export function hasOwnOneClick(headers: Record<string, string>): boolean {
+  const list = header(headers, 'list-unsubscribe');
+  const post = header(headers, 'list-unsubscribe-post');
+  return list !== undefined && /<https:\/\/[^>\s]+>/i.test(list) && post?.trim() === ONE_CLICK;
+}
+
+/** The caller's headers with any List-Unsubscribe pair of its own removed: the box's replaces it. */
+export function withoutListUnsubscribe(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => !['list-unsubscribe', 'list-unsubscribe-post'].includes(k.toLowerCase())));
+}
+
+/** The two headers of a recipient's copy: the HTTPS link first (what RFC 8058 receivers POST to), then mailto. */
+export function unsubscribeHeaders(url: string, mailto: string): Record<string, string> {
+  return { 'List-Unsubscribe': `<${url}>, <mailto:${mailto}?subject=unsubscribe>`, 'List-Unsubscribe-Post': ONE_CLICK };
+}
+
+// The mailto form lives on the sending domain's bounce subdomain, whose MX is already the box (it takes the
+// VERP bounces there); receive/route.ts tells the two apart by their prefix.
+const ADDRESS = /^u-([0-9a-z-]+)@/;
+
+export const unsubscribeAddress = (token: string, returnPath: string) => `u-${token}@${returnPath}`;
+
+/** The token of an unsubscribe address of the box, if `address` is one and the token is valid. */
+export function unsubscribeAddressToken(db: Db, address: string): string | null {
+  const token = ADDRESS.exec(address.toLowerCase())?.[1];
+  return token && resolveLinkToken(db, 'unsubscribe', token) ? token : null;
+}
+
+export type UnsubscribeState =
+  | { state: 'invalid' }
+  | { state: 'subscribed' | 'unsubscribed'; recipient: string; domain: string; workspaceId: string; emailId: string; justNow?: boolean };
+
+/** What an unsubscribe token stands for now. Reads only: a GET of the link changes nothing. */
+export function checkUnsubscribe(db: Db, token: string): UnsubscribeState {
+  const holder = resolveLinkToken(db, 'unsubscribe', token);
+  if (!holder) return { state: 'invalid' };
+  const { recipient, domain, workspaceId, emailId } = holder;
+  const blocked = suppressionFor(db, workspaceId, recipient, 'marketing') !== null;
+  return { state: blocked ? 'unsubscribed' : 'subscribed', recipient, domain, workspaceId, emailId };
+}
+
+/**
+ * Unsubscribes the recipient a token names from the workspace's marketing mail. Repeating it changes nothing:
+ * one suppression entry, one `unsubscribed` event per email and recipient. Run it in a transaction.
+ */
+export function unsubscribe(db: Db, clock: Clock, token: string, via: 'https' | 'mailto'): UnsubscribeState {
+  const found = checkUnsubscribe(db, token);
+  if (found.state === 'invalid') return found;
+  const { workspaceId, recipient, emailId } = found;
+  // suppress() keeps an existing entry (a marketing one, or a wider 'all' after a bounce) as it is.
+  suppress(db, clock, { workspaceId, email: recipient, scope: 'marketing', reason: 'unsubscribe', origin: 'recipient', emailId });
+  const recorded = db.prepare("SELECT 1 FROM events WHERE email_id = ? AND type = 'unsubscribed' AND recipient = ?").get(emailId, recipient) !== undefined;
+  if (!recorded) addEvent(db, clock, { workspaceId, emailId, type: 'unsubscribed', recipient, data: { via } });
+  return { ...found, state: 'unsubscribed', justNow: found.state === 'subscribed' };
+}

@@ -1,0 +1,51 @@
+// What the SMTP listeners share about a session beyond smtp-server's own options: reading DATA within the
+// size limit, and ending a session that ran past its absolute time limit (smtp-server has only an idle
+// timeout).
+import type { SMTPServer, SMTPServerDataStream, SMTPServerOptions } from 'smtp-server';
+import type { Config } from '../config.ts';
+
+/** RFC 5321 4.5.3.1.8: a server must take at least 100 recipients; more get 452 (smtp-server's maxRecipients). */
+export const MAX_RECIPIENTS = 100;
+
+/** The limits both listeners apply through smtp-server's options (catalogue RES-01/02/04). */
+export const sessionLimits = (config: Config): SMTPServerOptions => ({
+  size: config.maxMessageBytes,
+  maxRecipients: MAX_RECIPIENTS,
+  maxClients: config.smtpMaxClients,
+  socketTimeout: config.smtpIdleTimeout,
+  closeTimeout: 30_000,
+});
+
+// What smtp-server exposes of a connection, for closing a session that ran out of time.
+interface Connection {
+  id: string;
+  send(code: number, message: string): void;
+  close(): void;
+}
+
+/** The whole message, or null when it went over the size limit (the bytes are drained, not kept). */
+export function collect(stream: SMTPServerDataStream): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => {
+      if (!stream.sizeExceeded) chunks.push(chunk);
+    });
+    stream.once('end', () => resolve(stream.sizeExceeded ? null : Buffer.concat(chunks)));
+    // smtp-server 3.21 errors the stream when the client leaves mid-DATA (catalogue F4): nothing is kept.
+    stream.once('error', reject);
+  });
+}
+
+/** RES-05: a timer that closes session `id` with 421 after `ms`, however busy it is; clear it on close. */
+export function sessionDeadline(server: SMTPServer, id: string, ms: number, hostname: string): NodeJS.Timeout {
+  const timer = setTimeout(() => {
+    const connections = (server as unknown as { connections: Set<Connection> }).connections;
+    for (const connection of connections) {
+      if (connection.id !== id) continue;
+      connection.send(421, `4.4.2 ${hostname} Session time limit exceeded, closing connection`);
+      connection.close();
+    }
+  }, ms);
+  timer.unref();
+  return timer;
+}
