@@ -283,6 +283,17 @@ const copiesOf = (subject: string) => s.t.app.db.prepare("SELECT id FROM emails 
   await settle();
   assert.not.ok(messagesTo(OWNER).some((x) => /Marked copy|Undeliverable|From the target itself/.test(x.raw.toString('latin1'))));
 
+  // Forwarded copies respect the suppression list (API-SPEC 4.4): the copy is made, blocked, never sent.
+  assert.is((await api('/suppressions', { body: { email: OWNER } })).status, 201);
+  assert.is((await smtpSend('desk@fwd.test', message('While suppressed'))).code, 250);
+  const [blocked] = copiesOf('While suppressed');
+  assert.ok(blocked, 'the copy is recorded');
+  assert.is((await api(`/emails/${blocked}`)).body.status, 'blocked');
+  assert.equal((await s.events(blocked)).map((e) => [e.type, e.recipient]), [['blocked', OWNER]]);
+  await settle();
+  assert.not.ok(messagesTo(OWNER).some((x) => x.raw.toString('latin1').includes('While suppressed')), 'nothing went out');
+  assert.is((await api(`/suppressions/${OWNER}`, { method: 'DELETE' })).status, 200);
+
   // Forwarding turned off: stored, not forwarded.
   await setForwarding(desk, null);
   assert.is((await smtpSend('desk@fwd.test', message('After turning it off'))).code, 250);
