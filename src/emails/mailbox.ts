@@ -253,6 +253,14 @@ export function deleteEmail(db: Db, workspaceId: string, id: string): boolean {
     throw new ApiError(409, 'delivery_in_progress', 'This email is being delivered right now; delete it again in a moment');
   }
   if (row.search_rowid !== null) db.prepare('DELETE FROM email_search WHERE rowid = ?').run(row.search_rowid);
+  // Unsubscribe links in copies already delivered keep working (0012_unsubscribe_after_delete.sql). The
+  // position is the recipient's among the email's deliveries, as its token says (send/link-token.ts).
+  db.prepare(
+    `INSERT OR IGNORE INTO unsubscribe_links (email_id, position, workspace_id, recipient, domain)
+     SELECT d.email_id, row_number() OVER (ORDER BY d.id) - 1, e.workspace_id, d.recipient, e.domain
+     FROM deliveries d JOIN emails e ON e.id = d.email_id
+     WHERE d.email_id = ? AND EXISTS (SELECT 1 FROM personalised_emails p WHERE p.email_id = d.email_id AND p.unsubscribe = 1)`,
+  ).run(id);
   db.prepare('DELETE FROM emails WHERE id = ?').run(id);
   return true;
 }

@@ -23,7 +23,6 @@ export interface LinkSubject {
 /** What a valid token names, with what the pages need to say about it. */
 export interface LinkHolder extends LinkSubject {
   workspaceId: string;
-  deliveryId: number;
   /** The sending domain. */
   domain: string;
 }
@@ -54,11 +53,15 @@ export function resolveLinkToken(db: Db, purpose: LinkPurpose, token: string): L
   if (!m || (m[3] !== undefined) !== (purpose === 'click')) return null;
   const emailId = `em_${m[1].toUpperCase()}`;
   const index = Number(m[2]);
-  const row = db
-    .prepare('SELECT d.id, d.recipient, e.workspace_id, e.domain FROM deliveries d JOIN emails e ON e.id = d.email_id WHERE d.email_id = ? ORDER BY d.id LIMIT 1 OFFSET ?')
-    .get(emailId, index) as { id: number; recipient: string; workspace_id: string; domain: string } | undefined;
+  const row = (db
+    .prepare('SELECT d.recipient, e.workspace_id, e.domain FROM deliveries d JOIN emails e ON e.id = d.email_id WHERE d.email_id = ? ORDER BY d.id LIMIT 1 OFFSET ?')
+    .get(emailId, index) ??
+    // A deleted email's unsubscribe links keep working (0012_unsubscribe_after_delete.sql).
+    (purpose === 'unsubscribe'
+      ? db.prepare('SELECT recipient, workspace_id, domain FROM unsubscribe_links WHERE email_id = ? AND position = ?').get(emailId, index)
+      : undefined)) as { recipient: string; workspace_id: string; domain: string } | undefined;
   if (!row) return null;
   const subject: LinkSubject = { emailId, recipient: row.recipient, index, ...(m[3] !== undefined ? { link: Number(m[3]) } : {}) };
   if (!timingSafeEqual(Buffer.from(mac(boxSecret(db), purpose, subject)), Buffer.from(m[4]))) return null;
-  return { ...subject, workspaceId: row.workspace_id, deliveryId: row.id, domain: row.domain };
+  return { ...subject, workspaceId: row.workspace_id, domain: row.domain };
 }

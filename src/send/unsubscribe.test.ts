@@ -196,6 +196,18 @@ test('forged, altered and cross-workspace tokens get a 404 page and change nothi
   assert.ok(await eventually(async () => (await events(blocked.body.id, otherKey)).some((e) => e.type === 'blocked')));
 });
 
+test('deleting the sent email leaves its delivered unsubscribe links working', async () => {
+  const sent = await marketing('Deleted later', ['dora@dest.test']);
+  const token = sent.of('dora@dest.test').token;
+  await eventually(async () => (await events(sent.id)).some((e) => e.type === 'delivered'));
+  assert.is((await request(`${s.t.api}/emails/${sent.id}`, { method: 'DELETE', key: s.key })).status, 200);
+  assert.is((await page(token)).status, 200, 'the page still shows');
+  assert.is(suppression('default', 'dora@dest.test'), undefined, 'a GET changed nothing');
+  assert.is((await oneClick(token)).status, 200);
+  assert.equal(suppression('default', 'dora@dest.test'), { scope: 'marketing', reason: 'unsubscribe', origin: 'recipient', emailId: sent.id });
+  assert.is((await oneClick(token.replace(/.$/, (c) => (c === '0' ? '1' : '0')))).status, 404, 'an altered token is still refused');
+});
+
 test('mail to the mailto address unsubscribes that recipient; a forged address is refused at RCPT', async () => {
   const sale = await marketing('Mailto sale', ['dave@dest.test']);
   const address = /<mailto:([^?>]+)\?subject=unsubscribe>/.exec(sale.of('dave@dest.test').list)![1];
