@@ -10,7 +10,7 @@ import type { Analyzer } from '../receive/analyzer.ts';
 import { receive, type Envelope } from '../receive/receive.ts';
 import { routeRecipient, type Target } from '../receive/route.ts';
 import type { TlsCredentials } from './certificate.ts';
-import { collect, sessionDeadline, sessionLimits } from './session.ts';
+import { clientIp, collect, OUR_FAULT, SessionTable, sessionDeadline, sessionLimits } from './session.ts';
 
 interface SessionState {
   messages: number;
@@ -20,7 +20,7 @@ interface SessionState {
 
 export function createMxServer(app: App, tls: TlsCredentials, analyzer: Analyzer): SMTPServer {
   const { config, log } = app;
-  const sessions = new Map<string, SessionState>();
+  const sessions = new SessionTable<SessionState>();
 
   const server: SMTPServer = new SMTPServer({
     name: config.hostname,
@@ -40,18 +40,16 @@ export function createMxServer(app: App, tls: TlsCredentials, analyzer: Analyzer
     },
 
     onConnect(session, callback) {
-      sessions.set(session.id, { messages: 0, targets: new Map(), deadline: sessionDeadline(server, session.id, config.smtpSessionTimeout, config.hostname) });
+      sessions.open(session.id, { messages: 0, targets: new Map(), deadline: sessionDeadline(server, session.id, config.smtpSessionTimeout, config.hostname) });
       callback();
     },
 
     onClose(session) {
-      const state = sessions.get(session.id);
-      if (state) clearTimeout(state.deadline);
-      sessions.delete(session.id);
+      sessions.close(session.id);
     },
 
     onMailFrom(_address, session, callback) {
-      const state = stateOf(session);
+      const state = sessions.of(session);
       state.targets.clear();
       if (state.messages >= config.smtpMaxMessages) {
         return callback(new SmtpError(452, `4.4.5 Too many messages in this session (${config.smtpMaxMessages}), reconnect to send more`));
@@ -61,7 +59,7 @@ export function createMxServer(app: App, tls: TlsCredentials, analyzer: Analyzer
 
     onRcptTo(address, session, callback) {
       try {
-        stateOf(session).targets.set(address.address.toLowerCase(), routeRecipient(app.db, address.address));
+        sessions.of(session).targets.set(address.address.toLowerCase(), routeRecipient(app.db, address.address));
         callback();
       } catch (err) {
         if (err instanceof SmtpError) return callback(err);
@@ -71,7 +69,7 @@ export function createMxServer(app: App, tls: TlsCredentials, analyzer: Analyzer
     },
 
     onData(stream, session, callback) {
-      const state = stateOf(session);
+      const state = sessions.of(session);
       state.messages++;
       collect(stream).then(
         async (data) => {
@@ -85,16 +83,10 @@ export function createMxServer(app: App, tls: TlsCredentials, analyzer: Analyzer
       ).catch((err: unknown) => {
         if (err instanceof SmtpError) return callback(err);
         log.error('receiving a message failed', { err, session: session.id });
-        callback(new SmtpError(451, '4.3.0 Temporary local problem, message not accepted: try again later'));
+        callback(new SmtpError(451, OUR_FAULT));
       });
     },
   });
-
-  const stateOf = (session: SMTPServerSession): SessionState => {
-    const state = sessions.get(session.id);
-    if (!state) throw new Error(`no state for SMTP session ${session.id}`);
-    return state;
-  };
 
   server.on('error', (err) => log.warn('smtp connection error', { err }));
   return server;
@@ -104,7 +96,7 @@ function envelopeOf(session: SMTPServerSession, state: SessionState): Envelope {
   const mailFrom = session.envelope.mailFrom;
   return {
     sessionId: session.id,
-    ip: session.remoteAddress.replace(/^::ffff:/, ''),
+    ip: clientIp(session),
     helo: session.hostNameAppearsAs ?? '',
     ptr: session.clientHostname && !session.clientHostname.startsWith('[') ? session.clientHostname : null,
     tls: session.secure,

@@ -1,7 +1,7 @@
 // What the SMTP listeners share about a session beyond smtp-server's own options: reading DATA within the
 // size limit, and ending a session that ran past its absolute time limit (smtp-server has only an idle
 // timeout).
-import type { SMTPServer, SMTPServerDataStream, SMTPServerOptions } from 'smtp-server';
+import type { SMTPServer, SMTPServerDataStream, SMTPServerOptions, SMTPServerSession } from 'smtp-server';
 import type { Config } from '../config.ts';
 
 /** RFC 5321 4.5.3.1.8: a server must take at least 100 recipients; more get 452 (smtp-server's maxRecipients). */
@@ -49,3 +49,36 @@ export function sessionDeadline(server: SMTPServer, id: string, ms: number, host
   timer.unref();
   return timer;
 }
+
+/** What a listener answers for its own fault: never 250, never 5xx (DESIGN.md). */
+export const OUR_FAULT = '4.3.0 Temporary local problem, message not accepted: try again later';
+
+/** A listener's state per open session, each with its deadline timer, which closing the session clears. */
+export class SessionTable<S extends { deadline: NodeJS.Timeout }> {
+  private readonly states = new Map<string, S>();
+
+  open(id: string, state: S): void {
+    this.states.set(id, state);
+  }
+
+  close(id: string): void {
+    const state = this.states.get(id);
+    if (state) clearTimeout(state.deadline);
+    this.states.delete(id);
+  }
+
+  /** The session's state, or undefined once it has closed (a client that left while we waited). */
+  find(id: string): S | undefined {
+    return this.states.get(id);
+  }
+
+  /** The state of a session smtp-server is still calling us about: it always has one. */
+  of(session: { id: string }): S {
+    const state = this.states.get(session.id);
+    if (!state) throw new Error(`no state for SMTP session ${session.id}`);
+    return state;
+  }
+}
+
+/** The client's address, IPv4-mapped IPv6 written as plain IPv4. */
+export const clientIp = (session: SMTPServerSession) => session.remoteAddress.replace(/^::ffff:/, '');

@@ -17,7 +17,7 @@ import type { SendRequest } from '../send/request.ts';
 import { submit, type Submitted } from '../send/submit.ts';
 import type { TlsCredentials } from './certificate.ts';
 import { requestFromMessage } from './request-from-message.ts';
-import { collect, sessionDeadline, sessionLimits } from './session.ts';
+import { clientIp, collect, OUR_FAULT, SessionTable, sessionDeadline, sessionLimits } from './session.ts';
 
 /** The idempotency scope of submitted mail: its keys never replay an HTTP send, nor the reverse. */
 export const IDEMPOTENCY_ENDPOINT = 'SMTP submission';
@@ -37,11 +37,10 @@ interface SessionState {
 
 // As keys.ts shows them: `re_` and 8 characters.
 const KEY_PREFIX_LENGTH = 're_'.length + 8;
-const OUR_FAULT = '4.3.0 Temporary local problem, message not accepted: try again later';
 
 export function createSubmissionServer(app: App, tls: TlsCredentials): SMTPServer {
   const { config, db, clock, log } = app;
-  const sessions = new Map<string, SessionState>();
+  const sessions = new SessionTable<SessionState>();
   const throttle = new LoginThrottle(clock);
 
   const server: SMTPServer = new SMTPServer({
@@ -61,7 +60,7 @@ export function createSubmissionServer(app: App, tls: TlsCredentials): SMTPServe
     onConnect(session, callback) {
       // Until STARTTLS, AUTH is not advertised and is answered like an unknown command; onSecure lifts this.
       session.disabledCommands = ['AUTH'];
-      sessions.set(session.id, { messages: 0, deadline: sessionDeadline(server, session.id, config.smtpSessionTimeout, config.hostname), secret: null });
+      sessions.open(session.id, { messages: 0, deadline: sessionDeadline(server, session.id, config.smtpSessionTimeout, config.hostname), secret: null });
       callback();
     },
 
@@ -71,9 +70,7 @@ export function createSubmissionServer(app: App, tls: TlsCredentials): SMTPServe
     },
 
     onClose(session) {
-      const state = sessions.get(session.id);
-      if (state) clearTimeout(state.deadline);
-      sessions.delete(session.id);
+      sessions.close(session.id);
     },
 
     onAuth(auth, session, callback) {
@@ -95,7 +92,7 @@ export function createSubmissionServer(app: App, tls: TlsCredentials): SMTPServe
             log.info('submission authentication failed', { session: session.id, ip, method: auth.method });
             return callback(new SmtpError(535, '5.7.8 Authentication credentials invalid: the password must be an API key (re_...) of this box'));
           }
-          const state = sessions.get(session.id);
+          const state = sessions.find(session.id);
           if (!state) return; // the client left while we waited
           throttle.succeed(ip);
           state.secret = password;
@@ -112,7 +109,7 @@ export function createSubmissionServer(app: App, tls: TlsCredentials): SMTPServe
       // The envelope sender is ignored: bounces must come back to the box, so the queue uses its own VERP
       // return path on the From domain, as for an API send.
       if (!session.secure) return callback(new SmtpError(530, '5.7.0 Must issue a STARTTLS command first'));
-      const state = stateOf(session);
+      const state = sessions.of(session);
       if (!state.secret || !findKeyBySecret(db, clock, state.secret)) {
         return callback(new SmtpError(530, '5.7.0 Authentication required: the API key of this session is no longer valid, reconnect with a valid one'));
       }
@@ -129,7 +126,7 @@ export function createSubmissionServer(app: App, tls: TlsCredentials): SMTPServe
     },
 
     onData(stream, session, callback) {
-      const state = stateOf(session);
+      const state = sessions.of(session);
       state.messages++;
       collect(stream)
         .then(
@@ -151,12 +148,6 @@ export function createSubmissionServer(app: App, tls: TlsCredentials): SMTPServe
         });
     },
   });
-
-  const stateOf = (session: SMTPServerSession): SessionState => {
-    const state = sessions.get(session.id);
-    if (!state) throw new Error(`no state for SMTP session ${session.id}`);
-    return state;
-  };
 
   server.on('error', (err) => log.warn('smtp submission connection error', { err }));
   return server;
@@ -212,5 +203,3 @@ function refusal(err: ApiError): SmtpError {
   if (err.status >= 500) return new SmtpError(451, OUR_FAULT);
   return new SmtpError(554, `5.6.0 ${text}`);
 }
-
-const clientIp = (session: SMTPServerSession) => session.remoteAddress.replace(/^::ffff:/, '');
