@@ -121,4 +121,24 @@ test('group commit: a batch that cannot commit rejects every writer in it', asyn
   assert.is(db.prepare('SELECT count(*) FROM t').pluck().get(), 0);
 });
 
+test('group commit: a batch of only unacknowledged writes commits at NORMAL; any acknowledged writer makes it FULL; FULL comes back', async () => {
+  const db = openDatabase(freshDir());
+  db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY)');
+  const gc = new GroupCommit(db);
+  const level = () => db.pragma('synchronous', { simple: true });
+  // Both ride one batch (same turn of the event loop): each sees the level its batch commits at.
+  assert.equal(await Promise.all([gc.runUnacknowledged(level), gc.runUnacknowledged(level)]), [1, 1]);
+  assert.is(level(), 2, 'FULL again after the relaxed commit');
+  assert.equal(await Promise.all([gc.runUnacknowledged(level), gc.run(level)]), [2, 2], 'an acknowledged writer in the batch: FULL for all');
+  const failed = await Promise.allSettled([
+    gc.runUnacknowledged(() => db.prepare('INSERT INTO t VALUES (1)').run()),
+    gc.runUnacknowledged(() => {
+      throw new Error('this writer fails alone');
+    }),
+  ]);
+  assert.equal(failed.map((r) => r.status), ['fulfilled', 'rejected']);
+  assert.is(level(), 2);
+  assert.is(db.prepare('SELECT count(*) FROM t').pluck().get(), 1);
+});
+
 test.run();

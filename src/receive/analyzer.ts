@@ -15,6 +15,8 @@ export class Analyzer extends WorkerPool<AnalyzeJob, Analysis> {
       size: opts.size,
       workerData: { dnsServers: config.dnsServers },
       resourceLimits: { maxOldGenerationSizeMb: 512 },
+      // Authentication waits on DNS: a few more messages per worker keep it busy while one waits.
+      jobsPerWorker: 8,
     });
   }
 

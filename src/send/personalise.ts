@@ -29,13 +29,13 @@ export interface Personalisation {
   pixel: string | null;
 }
 
-/** The facts of an email a plan is decided from (its emails and email_contents columns). */
+/** The facts of an email a plan is decided from (its emails columns; the HTML body read only when tracking needs it). */
 export interface PlannedEmail {
   id: string;
   domain_id: string | null;
   message_class: string;
   headers_json: string;
-  html_body: string | null;
+  html: () => string | null;
 }
 
 // Forwarded copies (receive/forward.ts marks them so) are someone else's mail passed on: never tracked.
@@ -54,7 +54,8 @@ function decide(db: Db, email: PlannedEmail): { plan: Plan; links: string[] } | 
   const domain = email.domain_id
     ? (db.prepare('SELECT open_tracking, click_tracking FROM domains WHERE id = ?').get(email.domain_id) as { open_tracking: number; click_tracking: number } | undefined)
     : undefined;
-  const html = domain && !Object.keys(headers).some((k) => k.toLowerCase() === FORWARDED) ? email.html_body : null;
+  const tracked = domain && (domain.open_tracking === 1 || domain.click_tracking === 1) && !Object.keys(headers).some((k) => k.toLowerCase() === FORWARDED);
+  const html = tracked ? email.html() : null;
   const open = html !== null && domain!.open_tracking === 1;
   const links = html !== null && domain!.click_tracking === 1 ? findLinks(html) : [];
   if (!unsubscribe && !open && links.length === 0) return null;

@@ -41,8 +41,6 @@ interface EmailRow {
   cc_json: string;
   reply_to_json: string;
   subject: string;
-  text_body: string | null;
-  html_body: string | null;
   headers_json: string;
   message_class: string;
   envelope_from: string;
@@ -158,7 +156,7 @@ export class Queue {
         while (!this.stopping && this.inFlight < this.maxInFlight) {
           const limit = Math.min(this.batchSize, this.maxInFlight - this.inFlight);
           // The claim is a write: it rides the group commit instead of paying an fsync of its own.
-          const rows = await this.app.commit.run(() => this.claim(limit));
+          const rows = await this.app.commit.runUnacknowledged(() => this.claim(limit));
           if (rows.length === 0) break;
           this.inFlight += rows.length;
           const work: Promise<void> = this.process(rows)
@@ -291,21 +289,23 @@ export class Queue {
     if (pending) return pending;
     const work = (async (): Promise<Signed> => {
       const { db } = this.app;
-      const row = db.prepare('SELECT e.*, c.text_body, c.html_body, c.raw FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.id = ?').get(emailId) as EmailRow;
+      // Not the bodies: composeInput reads them when a signing worker takes the message.
+      const row = db.prepare('SELECT e.*, c.raw FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.id = ?').get(emailId) as EmailRow;
       if (row.raw) return { raw: row.raw, envelopeFrom: row.envelope_from };
       const key = row.domain_id ? activeDkimKey(db, row.workspace_id, row.domain_id) : null;
       if (!key) throw new Permanent(`the sending domain ${row.domain} was deleted before this message was sent`);
       const dkim = { domain: row.domain, selector: key.selector, privateKey: key.privateKey };
-      const plan = await planFor(this.app, row);
+      const plan = await planFor(this.app, { ...row, html: () => db.prepare('SELECT html_body FROM email_contents WHERE email_id = ?').pluck().get(emailId) as string | null });
       if (plan) return { envelopeFrom: row.envelope_from, personal: this.personalEmail(row, dkim, plan) };
-      const raw = await this.signer.composeAndSign(composeInput(db, row), dkim);
-      await this.app.commit.run(() => {
+      const raw = await this.signer.composeAndSign(() => composeInput(db, row), dkim);
+      const ours = await this.app.commit.runUnacknowledged(() => {
         // Not beside a plan another process stored meanwhile: one shared copy or per-recipient copies, never both.
-        if (db.prepare('UPDATE email_contents SET raw = ? WHERE email_id = ? AND raw IS NULL AND NOT EXISTS (SELECT 1 FROM personalised_emails WHERE email_id = ?)').run(raw, emailId, emailId).changes) {
-          db.prepare('UPDATE emails SET size = ?, signed_at = ? WHERE id = ?').run(raw.length, this.app.clock.now(), emailId);
-        }
+        if (!db.prepare('UPDATE email_contents SET raw = ? WHERE email_id = ? AND raw IS NULL AND NOT EXISTS (SELECT 1 FROM personalised_emails WHERE email_id = ?)').run(raw, emailId, emailId).changes) return false;
+        db.prepare('UPDATE emails SET size = ?, signed_at = ? WHERE id = ?').run(raw.length, this.app.clock.now(), emailId);
+        return true;
       });
-      // Another process may have signed it first; what is stored is what goes out.
+      if (ours) return { raw, envelopeFrom: row.envelope_from };
+      // Another process signed it first; what is stored is what goes out.
       const stored = db.prepare('SELECT raw FROM email_contents WHERE email_id = ?').pluck().get(emailId) as Buffer | null;
       if (stored) return { raw: stored, envelopeFrom: row.envelope_from };
       return { envelopeFrom: row.envelope_from, personal: this.personalEmail(row, dkim, storedPlan(db, emailId)!) };
@@ -337,20 +337,20 @@ export class Queue {
     const done = stored();
     if (done) return done;
     const personal = personalisation(this.app, email.plan, { emailId: email.id, recipient: r.recipient, index: email.index.get(r.id)!, returnPath: email.returnPath });
-    const raw = await this.signer.composeAndSign(email.input(), email.key, personal);
-    await this.app.commit.run(() => {
-      if (db.prepare('INSERT INTO delivery_contents (delivery_id, raw) VALUES (?, ?) ON CONFLICT DO NOTHING').run(r.id, raw).changes) {
-        db.prepare('UPDATE emails SET size = ?, signed_at = ? WHERE id = ? AND signed_at IS NULL').run(raw.length, this.app.clock.now(), email.id);
-      }
+    const raw = await this.signer.composeAndSign(email.input, email.key, personal);
+    const ours = await this.app.commit.runUnacknowledged(() => {
+      if (!db.prepare('INSERT INTO delivery_contents (delivery_id, raw) VALUES (?, ?) ON CONFLICT DO NOTHING').run(r.id, raw).changes) return false;
+      db.prepare('UPDATE emails SET size = ?, signed_at = ? WHERE id = ? AND signed_at IS NULL').run(raw.length, this.app.clock.now(), email.id);
+      return true;
     });
     // A worker whose claim on this recipient had expired may have stored one first; what is stored goes out.
-    return stored()!;
+    return ours ? raw : stored()!;
   }
 
   private async record(rows: Claimed[], outcomes: Array<RecipientOutcome | LocalFailure>): Promise<void> {
     const { db, clock } = this.app;
     const policy = this.opts.policy;
-    await this.app.commit.run(() => {
+    await this.app.commit.runUnacknowledged(() => {
       const now = clock.now();
       const touched = new Set<string>();
       const byRecipient = new Map(outcomes.map((o) => [`${o.messageId}\n${o.recipient}`, o]));
@@ -406,6 +406,7 @@ function alive(pid: number): boolean {
 }
 
 function composeInput(db: App['db'], row: EmailRow): ComposeInput {
+  const body = db.prepare('SELECT text_body, html_body FROM email_contents WHERE email_id = ?').get(row.id) as { text_body: string | null; html_body: string | null };
   const attachments = db
     .prepare('SELECT filename, content_type, content_id, content FROM email_attachments WHERE email_id = ? ORDER BY position')
     .all(row.id) as Array<{ filename: string; content_type: string; content_id: string | null; content: Buffer }>;
@@ -417,8 +418,8 @@ function composeInput(db: App['db'], row: EmailRow): ComposeInput {
     cc: mailboxes(row.cc_json),
     replyTo: mailboxes(row.reply_to_json),
     subject: row.subject,
-    ...(row.text_body !== null ? { text: row.text_body } : {}),
-    ...(row.html_body !== null ? { html: row.html_body } : {}),
+    ...(body.text_body !== null ? { text: body.text_body } : {}),
+    ...(body.html_body !== null ? { html: body.html_body } : {}),
     headers: JSON.parse(row.headers_json) as Record<string, string>,
     attachments: attachments.map((a) => ({ filename: a.filename, content: a.content, contentType: a.content_type, ...(a.content_id ? { contentId: a.content_id } : {}) })),
     ...(row.in_reply_to ? { inReplyTo: row.in_reply_to, references: JSON.parse(row.refs) as string[] } : {}),

@@ -142,6 +142,27 @@ test('a worker that dies rejects its jobs with the reason, and a new worker take
   }
 });
 
+test('a worker holds at most two jobs; the rest wait, and a job given as a function is made only when a worker takes it', async () => {
+  const pool = new Signer({ size: 1 });
+  try {
+    let made = 0;
+    const jobs = Array.from({ length: 6 }, (_, i) =>
+      pool.composeAndSign(() => {
+        made++;
+        return input(i);
+      }, KEY),
+    );
+    assert.is(made, 2, 'only what the worker took was made');
+    assert.is(pool.queued, 4);
+    const signed = await Promise.all(jobs);
+    assert.is(made, 6);
+    assert.equal(await Promise.all(signed.map(verdict)), Array(6).fill('pass'));
+    signed.forEach((message, i) => assert.match(message.toString('latin1'), `\r\nSubject: Job ${i}\r\n`));
+  } finally {
+    await pool.close();
+  }
+});
+
 test('close() rejects the jobs in flight, then every call', async () => {
   const pool = new Signer({ size: 2 });
   const jobs = Promise.allSettled(Array.from({ length: 5 }, (_, i) => pool.composeAndSign(input(i), KEY)));

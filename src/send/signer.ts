@@ -14,17 +14,24 @@ export class Signer extends WorkerPool<SignJob, Uint8Array> {
     super({ name: 'sign', module: new URL('./sign-worker.ts', import.meta.url), size: opts.size });
   }
 
-  /** sign(await compose(input), key), on a worker thread; `personal` makes it one recipient's copy (personal-copy.ts). */
-  async composeAndSign(input: ComposeInput, key: DkimKey, personal?: Personalisation): Promise<Buffer> {
-    // A Buffer is often a view into a larger allocation (Node's pool, a whole request body), and structured
-    // clone copies the entire allocation. Copy just the attachment's bytes once and hand that copy over.
-    const transfer: ArrayBuffer[] = [];
-    const attachments = input.attachments.map((a) => {
-      const content = new Uint8Array(a.content);
-      transfer.push(content.buffer);
-      return { ...a, content };
+  /**
+   * sign(await compose(input), key), on a worker thread; `personal` makes it one recipient's copy
+   * (personal-copy.ts). A function as `input` is called only when a worker takes the job, so a long queue
+   * keeps message bodies in SQLite rather than in this thread's heap.
+   */
+  async composeAndSign(input: ComposeInput | (() => ComposeInput), key: DkimKey, personal?: Personalisation): Promise<Buffer> {
+    const raw = await this.runFrom(() => {
+      const given = typeof input === 'function' ? input() : input;
+      // A Buffer is often a view into a larger allocation (Node's pool, a whole request body), and structured
+      // clone copies the entire allocation. Copy just the attachment's bytes once and hand that copy over.
+      const transfer: ArrayBuffer[] = [];
+      const attachments = given.attachments.map((a) => {
+        const content = new Uint8Array(a.content);
+        transfer.push(content.buffer);
+        return { ...a, content };
+      });
+      return { job: { input: { ...given, attachments }, key, personal }, transfer };
     });
-    const raw = await this.run({ input: { ...input, attachments }, key, personal }, transfer);
     return Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   }
 }
