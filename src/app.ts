@@ -26,6 +26,7 @@ import { labelRoutes } from './labels/routes.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
 import { Signer } from './send/signer.ts';
 import { Analyzer } from './receive/analyzer.ts';
+import { Storer } from './receive/storer.ts';
 import { Deliverer } from './send/deliver.ts';
 import { Queue } from './send/queue.ts';
 import { linkPages } from './send/link-pages.ts';
@@ -81,6 +82,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
   };
   const signer = new Signer();
   const analyzer = new Analyzer(config);
+  const storer = new Storer(config);
   const deliverer = new Deliverer({
     resolver: app.dns,
     heloName: config.hostname,
@@ -121,11 +123,11 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     ),
   );
   const tls = await tlsCredentials(config);
-  const mx = createMxServer(app, tls, analyzer);
+  const mx = createMxServer(app, tls, { analyzer, storer });
   const submission = config.submissionPort === 0 ? null : createSubmissionServer(app, tls);
 
-  // Undone in reverse: jobs, HTTP, SMTP, the queue (each letting its work in flight finish), the signer's
-  // and analyzer's workers and pooled connections, the last group commit, the db.
+  // Undone in reverse: jobs, HTTP, SMTP, the queue (each letting its work in flight finish), the signer's,
+  // analyzer's and writer's workers and pooled connections, the last group commit, the db.
   const opened: Array<() => Promise<void>> = [
     async () => void db.close(),
     async () => app.commit.flush(),
@@ -133,6 +135,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
       await deliverer.close();
       await signer.close();
       await analyzer.close();
+      await storer.close();
     },
   ];
   const closeAll = async () => {

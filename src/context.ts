@@ -22,3 +22,9 @@ export interface App {
   /** Extra CA certificates (PEM) that outgoing HTTPS fetches trust: the local providers of tests. */
   fetchCa?: string;
 }
+
+/**
+ * What code that only reads and writes the database needs; all that a thread with its own connection has
+ * (the receive pipeline's writer, receive/store-worker.ts).
+ */
+export type DbContext = Pick<App, 'db' | 'clock' | 'log'>;

@@ -2,7 +2,7 @@
 // to the forward address through the one send path, in the receive transaction itself, so the stored message,
 // the copy and its queue rows commit together. It decides whether a message may be forwarded (never a loop)
 // and builds the copy; it never sends anything itself, and "cannot forward" is never an error of the receive.
-import type { App } from '../context.ts';
+import type { DbContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { addEvent } from '../emails/events.ts';
 import type { InboxRow } from '../inboxes/inboxes.ts';
@@ -40,7 +40,7 @@ export interface ReceivedCopy {
  * The copy goes through the send path's prepare step like any send: the sender-domain check applies now, and
  * suppressions and plan limits will apply to copies as they do to sends once they are part of that step.
  */
-export function forwardInTransaction(app: App, copy: ReceivedCopy): string | null {
+export function forwardInTransaction(app: DbContext, copy: ReceivedCopy): string | null {
   const { db, clock, log } = app;
   // Read again inside the transaction: forwarding may have been changed since the recipient was routed.
   const inbox = db.prepare('SELECT * FROM inboxes WHERE id = ?').get(copy.inbox.id) as InboxRow | undefined;
@@ -89,7 +89,7 @@ export function forwardInTransaction(app: App, copy: ReceivedCopy): string | nul
  * Other automatic mail (notifications, out-of-office replies) is forwarded, and the copy keeps its
  * Auto-Submitted value so that responders at the target do not answer it (RFC 3834 2).
  */
-function reasonNotToForward(app: App, copy: ReceivedCopy, forwardTo: string): string | null {
+function reasonNotToForward(app: DbContext, copy: ReceivedCopy, forwardTo: string): string | null {
   const h = copy.headers;
   const target = forwardTo.toLowerCase();
   if (h[FORWARDED_HEADER.toLowerCase()]) return 'it is itself a forwarded copy';

@@ -3,7 +3,7 @@
 // its attachments, its full-text row, one queue row and one `sent` event per recipient (and the idempotency
 // record) in one group-committed transaction: the caller is answered only after that is on disk. Composition
 // and DKIM signing happen later, once, in the queue.
-import type { App } from '../context.ts';
+import type { App, DbContext } from '../context.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { isId, newId } from '../db/ids.ts';
 import { boxSecret } from '../db/box-secret.ts';
@@ -37,7 +37,7 @@ const MAX_REFERENCES = 20;
  * pipeline's commit; the forwarding confirmation, written with the inbox change): they call `write()` in it
  * and `app.queue.wake()` after the commit.
  */
-export function prepareSubmit(app: App, workspaceId: string, req: SendRequest): Prepared {
+export function prepareSubmit(app: DbContext, workspaceId: string, req: SendRequest): Prepared {
   const { db, clock } = app;
   const fromDomain = domainOf(req.from.address);
   const domain = findDomainByName(db, workspaceId, fromDomain);

@@ -6,8 +6,7 @@ import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { App } from '../context.ts';
 import { SmtpError } from '../errors.ts';
 import { reverseLookup } from '../dns/resolver.ts';
-import type { Analyzer } from '../receive/analyzer.ts';
-import { receive, type Envelope } from '../receive/receive.ts';
+import { receive, type Envelope, type ReceiveWorkers } from '../receive/receive.ts';
 import { routeRecipient, type Target } from '../receive/route.ts';
 import type { TlsCredentials } from './certificate.ts';
 import { clientIp, collect, OUR_FAULT, SessionTable, sessionDeadline, sessionLimits } from './session.ts';
@@ -18,7 +17,7 @@ interface SessionState {
   deadline: NodeJS.Timeout;
 }
 
-export function createMxServer(app: App, tls: TlsCredentials, analyzer: Analyzer): SMTPServer {
+export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWorkers): SMTPServer {
   const { config, log } = app;
   const sessions = new SessionTable<SessionState>();
 
@@ -74,7 +73,7 @@ export function createMxServer(app: App, tls: TlsCredentials, analyzer: Analyzer
       collect(stream).then(
         async (data) => {
           if (!data) return callback(new SmtpError(552, `5.3.4 Message too big: the limit is ${config.maxMessageBytes} bytes`));
-          const ids = await receive(app, analyzer, envelopeOf(session, state), data);
+          const ids = await receive(app, workers, envelopeOf(session, state), data);
           callback(null, `2.0.0 Ok: queued as ${ids.join(' ')}`);
         },
         () => {

@@ -1,0 +1,101 @@
+// Files one analysed message in the caller's transaction: for every inbox it was addressed to it is
+// classified, threaded, stored with its index rows and forwarded if asked; a bounce report is kept and acted
+// on; a mailto unsubscribe takes effect. Synchronous SQL that decides nothing about the SMTP reply: it runs on
+// the writer thread (store-worker.ts) inside a group commit, and the 250 waits for that commit.
+import type { DbContext } from '../context.ts';
+import { applyReport } from '../send/bounces.ts';
+import { unsubscribe } from '../send/unsubscribe.ts';
+import type { AuthVerdicts } from './authenticate.ts';
+import { classify, type Category } from './classify.ts';
+import { forwardInTransaction } from './forward.ts';
+import type { ParsedMessage } from './parse.ts';
+import type { Target } from './route.ts';
+import { storeReceived, storeReport } from './store.ts';
+import { findThread } from './threads.ts';
+
+export interface Analysed {
+  mailFrom: string;
+  targets: Target[];
+  parsed: ParsedMessage;
+  verdicts: AuthVerdicts;
+  /** The message as stored: our trace fields, then the bytes as received. */
+  raw: Buffer;
+}
+
+export interface Filed {
+  /** The em_ and rpt_ ids it was stored as. */
+  ids: string[];
+  /** A forwarded copy was queued: the queue should look for work after the commit. */
+  forwarded: boolean;
+}
+
+export function fileMessage(ctx: DbContext, m: Analysed): Filed {
+  const filed: Filed = { ids: [], forwarded: false };
+  const inboxes = new Set<string>();
+  for (const target of m.targets) {
+    if (target.kind === 'report') {
+      const reportId = storeReport(ctx.db, ctx.clock, { workspaceId: target.workspaceId, emailId: target.emailId, mailFrom: m.mailFrom, raw: m.raw });
+      // Acted on in the transaction that keeps it: the 250 says both are on disk, and our own fault is a 451.
+      applyReport(ctx, { reportId, workspaceId: target.workspaceId, emailId: target.emailId, report: m.parsed.report });
+      filed.ids.push(reportId);
+      continue;
+    }
+    if (target.kind === 'unsubscribe') {
+      // RFC 2369 mailto: the signed address is the whole request; the message itself is not kept.
+      unsubscribe(ctx.db, ctx.clock, target.token, 'mailto');
+      continue;
+    }
+    const { inbox } = target;
+    if (inboxes.has(inbox.id)) continue;
+    inboxes.add(inbox.id);
+    filed.ids.push(fileForInbox(ctx, inbox, m, filed));
+  }
+  return filed;
+}
+
+type InboxTarget = Extract<Target, { kind: 'inbox' }>['inbox'];
+
+/** One inbox's copy: classified by what the workspace knows, threaded, stored and perhaps forwarded. */
+function fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Filed): string {
+  const { db, clock } = ctx;
+  const { parsed } = m;
+  const workspaceId = inbox.workspace_id;
+  const from = parsed.fromAll.length === 1 ? parsed.fromAll[0] : null;
+  const thread = findThread(db, workspaceId, parsed.inReplyTo, parsed.references);
+  const verdict = classify({ from, headers: parsed.headers, auth: m.verdicts, learned: from ? learnedAbout(ctx, workspaceId, from.address) : null, replyToSent: thread.replyToSent });
+  const { id } = storeReceived(db, clock, {
+    workspaceId,
+    inboxId: inbox.id,
+    inboxAddress: inbox.address,
+    domainId: inbox.domain_id,
+    domain: inbox.domain_name,
+    parsed,
+    raw: m.raw,
+    envelopeFrom: m.mailFrom,
+    auth: m.verdicts,
+    verdict,
+    threadId: thread.threadId,
+  });
+  if (verdict.category !== 'spam' && inbox.forward_status === 'active') {
+    const copy = forwardInTransaction(ctx, {
+      emailId: id,
+      workspaceId,
+      inbox,
+      from,
+      subject: parsed.subject,
+      text: parsed.text,
+      html: parsed.html,
+      attachments: parsed.attachments,
+      headers: parsed.headers,
+    });
+    if (copy) filed.forwarded = true;
+  }
+  return id;
+}
+
+function learnedAbout(ctx: DbContext, workspaceId: string, address: string): { category: Category | null; important: boolean | null } | null {
+  const row = ctx.db.prepare('SELECT category, important FROM sender_rules WHERE workspace_id = ? AND address = ?').get(workspaceId, address.toLowerCase()) as
+    | { category: Category | null; important: number | null }
+    | undefined;
+  return row ? { category: row.category, important: row.important === null ? null : row.important === 1 } : null;
+}
