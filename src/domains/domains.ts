@@ -66,8 +66,11 @@ export function createDomain(db: Db, clock: Clock, workspaceId: string, name: st
   return getDomain(db, workspaceId, id)!;
 }
 
-export const findDomainByName = (db: Db, workspaceId: string, name: string) =>
-  db.prepare('SELECT * FROM domains WHERE workspace_id = ? AND name = ?').get(workspaceId, name) as DomainRow | undefined;
+/** What every send checks of its From domain: only these columns, since the row also holds its DNS records. */
+export const findSendingDomain = (db: Db, workspaceId: string, name: string) =>
+  db.prepare('SELECT id, status, marketing, return_path FROM domains WHERE workspace_id = ? AND name = ?').get(workspaceId, name) as
+    | Pick<DomainRow, 'id' | 'status' | 'marketing' | 'return_path'>
+    | undefined;
 
 export const getDomain = (db: Db, workspaceId: string, id: string) =>
   (db.prepare('SELECT * FROM domains WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as DomainRow | undefined) ?? null;

@@ -8,7 +8,7 @@ import { ApiError, validationError } from '../errors.ts';
 import { isId, newId } from '../db/ids.ts';
 import { boxSecret } from '../db/box-secret.ts';
 import { domainOf } from '../mail/addresses.ts';
-import { findDomainByName } from '../domains/domains.ts';
+import { findSendingDomain } from '../domains/domains.ts';
 import { findLabels, resolveForAdding } from '../labels/labels.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import { htmlText, indexEmail, nextSearchRowid, previewOf } from '../emails/search-index.ts';
@@ -40,7 +40,7 @@ const MAX_REFERENCES = 20;
 export function prepareSubmit(app: DbContext, workspaceId: string, req: SendRequest): Prepared {
   const { db, clock } = app;
   const fromDomain = domainOf(req.from.address);
-  const domain = findDomainByName(db, workspaceId, fromDomain);
+  const domain = findSendingDomain(db, workspaceId, fromDomain);
   if (!domain || domain.status !== 'verified') {
     throw new ApiError(403, 'domain_not_verified', `The domain ${fromDomain} is not verified in this workspace: add it with POST /domains and verify its DNS records`);
   }
