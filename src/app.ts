@@ -26,7 +26,6 @@ import { labelRoutes } from './labels/routes.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
 import { Signer } from './send/signer.ts';
 import { Analyzer } from './receive/analyzer.ts';
-import { Storer } from './receive/storer.ts';
 import { Deliverer } from './send/deliver.ts';
 import { Queue } from './send/queue.ts';
 import { linkPages } from './send/link-pages.ts';
@@ -35,6 +34,7 @@ import { ensureDefaultWorkspace } from './account/workspaces.ts';
 import { findKeyBySecret } from './account/keys.ts';
 import { findSession, purgeSessions } from './account/sessions.ts';
 import { LoginThrottle } from './account/login-throttle.ts';
+import { Writer } from './writer.ts';
 
 export interface RunningApp {
   app: App;
@@ -76,13 +76,13 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     clock,
     dns: createResolver(config.dnsServers),
     commit: new GroupCommit(db),
+    writer: new Writer(config),
     idempotency: new Idempotency(db, clock),
     queue: { wake: () => {} },
     fetchCa: opts.fetchCa,
   };
   const signer = new Signer();
   const analyzer = new Analyzer(config);
-  const storer = new Storer(config);
   const deliverer = new Deliverer({
     resolver: app.dns,
     heloName: config.hostname,
@@ -123,7 +123,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     ),
   );
   const tls = await tlsCredentials(config);
-  const mx = createMxServer(app, tls, { analyzer, storer });
+  const mx = createMxServer(app, tls, { analyzer, writer: app.writer });
   const submission = config.submissionPort === 0 ? null : createSubmissionServer(app, tls);
 
   // Undone in reverse: jobs, HTTP, SMTP, the queue (each letting its work in flight finish), the signer's,
@@ -135,7 +135,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
       await deliverer.close();
       await signer.close();
       await analyzer.close();
-      await storer.close();
+      await app.writer.close();
     },
   ];
   const closeAll = async () => {

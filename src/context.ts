@@ -7,6 +7,7 @@ import type { Db } from './db/open.ts';
 import type { GroupCommit } from './db/group-commit.ts';
 import type { Idempotency } from './http/idempotency.ts';
 import type { Log } from './log.ts';
+import type { Writer } from './writer.ts';
 
 export interface App {
   config: Config;
@@ -14,8 +15,10 @@ export interface App {
   log: Log;
   clock: Clock;
   dns: Resolver;
-  /** Shared-fsync writes for the SMTP and send paths. */
+  /** Shared-fsync writes on this thread's connection (the queue's bookkeeping, the API's other changes). */
   commit: GroupCommit;
+  /** The writer thread, which commits received mail and sends on a connection of its own. */
+  writer: Writer;
   idempotency: Idempotency;
   /** The outbound queue; wake() makes it look for due work now (after a submit). */
   queue: { wake(): void };
@@ -25,6 +28,6 @@ export interface App {
 
 /**
  * What code that only reads and writes the database needs; all that a thread with its own connection has
- * (the receive pipeline's writer, receive/store-worker.ts).
+ * (the writer thread, writer-worker.ts).
  */
 export type DbContext = Pick<App, 'db' | 'clock' | 'log'>;

@@ -141,4 +141,26 @@ test('group commit: a batch of only unacknowledged writes commits at NORMAL; any
   assert.is(db.prepare('SELECT count(*) FROM t').pluck().get(), 1);
 });
 
+test('group commit: while another connection holds the write lock, the event loop keeps running and the batch commits after it', async () => {
+  const dir = freshDir();
+  const db = openDatabase(dir);
+  db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY)');
+  const other = openDatabase(dir); // the writer thread's connection, say
+  const gc = new GroupCommit(db);
+  other.exec('BEGIN IMMEDIATE');
+  other.exec('INSERT INTO t VALUES (1)');
+  let committed = false;
+  const write = gc.run(() => db.prepare('INSERT INTO t VALUES (2)').run()).then(() => (committed = true));
+  // SQLite's own busy handler would have slept inside the event loop until the lock came free.
+  const started = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.ok(performance.now() - started < 500, 'a timer ran while the batch waited for the lock');
+  assert.is(committed, false, 'nothing commits while the other connection holds the lock');
+  assert.is(db.pragma('busy_timeout', { simple: true }), 5000, 'the connection keeps its busy timeout for other writes');
+  other.exec('COMMIT');
+  await write;
+  assert.is(db.prepare('SELECT count(*) FROM t').pluck().get(), 2);
+  assert.is(gc.stats.commits, 1);
+});
+
 test.run();

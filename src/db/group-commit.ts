@@ -26,6 +26,9 @@ export class GroupCommit {
   private timer: NodeJS.Timeout | NodeJS.Immediate | null = null;
   private readonly windowMs: number;
   private readonly maxBatch: number;
+  private readonly busyTimeoutMs: number;
+  /** When the current batch first found the write lock taken. */
+  private busySince: number | null = null;
   /** Commits made and jobs carried, for tests and benchmarks. */
   readonly stats = { commits: 0, jobs: 0 };
 
@@ -35,6 +38,7 @@ export class GroupCommit {
   ) {
     this.windowMs = opts.windowMs ?? 0;
     this.maxBatch = opts.maxBatch ?? 256;
+    this.busyTimeoutMs = Number(db.pragma('busy_timeout', { simple: true }));
   }
 
   /** Runs `work` (synchronous SQL) in the next shared transaction; resolves after it is durable. */
@@ -57,44 +61,78 @@ export class GroupCommit {
   private enqueue<T>(work: () => T, acknowledged: boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ work, acknowledged, resolve: resolve as (v: unknown) => void, reject });
-      if (this.pending.length >= this.maxBatch) this.flush();
-      else if (!this.timer) this.timer = this.windowMs > 0 ? setTimeout(() => this.flush(), this.windowMs) : setImmediate(() => this.flush());
+      if (this.pending.length >= this.maxBatch) this.commitPending(false);
+      else if (!this.timer) this.timer = this.windowMs > 0 ? setTimeout(() => this.commitPending(false), this.windowMs) : setImmediate(() => this.commitPending(false));
     });
   }
 
-  /** Commits what is waiting now (also used at shutdown). */
+  /** Commits what is waiting now, waiting for the write lock if another connection holds it (shutdown). */
   flush(): void {
+    this.commitPending(true);
+  }
+
+  private commitPending(patient: boolean): void {
     if (this.timer) {
       clearTimeout(this.timer as NodeJS.Timeout);
       clearImmediate(this.timer as NodeJS.Immediate);
       this.timer = null;
     }
-    const jobs = this.pending;
-    this.pending = [];
-    if (jobs.length === 0) return;
-
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-    const relaxed = !jobs.some((job) => job.acknowledged);
+    if (this.pending.length === 0) return;
+    const relaxed = !this.pending.some((job) => job.acknowledged);
     if (relaxed) this.db.pragma('synchronous = NORMAL');
     try {
-      this.db
-        .transaction(() => {
-          for (const job of jobs) {
-            try {
-              outcomes.push({ ok: true, value: this.db.transaction(job.work)() });
-            } catch (error) {
-              outcomes.push({ ok: false, error });
-              // SQLITE_FULL, IOERR and the like roll back the whole transaction; nothing after may commit alone.
-              if (!this.db.inTransaction) throw error;
-            }
-          }
-        })
-        .immediate();
-    } catch (error) {
-      for (const job of jobs) job.reject(error);
-      return;
+      if (!this.begin(patient)) {
+        // Another connection is committing: try again in a moment, with what arrives meanwhile in the batch.
+        this.timer = setTimeout(() => this.commitPending(false), 1);
+        return;
+      }
+      const jobs = this.pending;
+      this.pending = [];
+      this.commitJobs(jobs);
     } finally {
       if (relaxed) this.db.pragma('synchronous = FULL');
+    }
+  }
+
+  /**
+   * BEGIN IMMEDIATE without waiting while another connection (the writer thread, or the event loop's) holds
+   * SQLite's write lock: SQLite's busy handler waits by sleeping, and a sleeping event loop serves nobody.
+   * Returns false when the lock is taken. After a second of that, or when `patient`, it waits as usual.
+   */
+  private begin(patient: boolean): boolean {
+    const wait = patient || (this.busySince !== null && performance.now() - this.busySince > MAX_LOCK_POLLING_MS);
+    if (!wait) this.db.pragma('busy_timeout = 0');
+    try {
+      this.db.prepare('BEGIN IMMEDIATE').run();
+      this.busySince = null;
+      return true;
+    } catch (error) {
+      if (wait || (error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+      this.busySince ??= performance.now();
+      return false;
+    } finally {
+      if (!wait) this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+    }
+  }
+
+  private commitJobs(jobs: Job[]): void {
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      for (const job of jobs) {
+        try {
+          // A savepoint per job (better-sqlite3 nests transactions as savepoints): a failing one undoes only itself.
+          outcomes.push({ ok: true, value: this.db.transaction(job.work)() });
+        } catch (error) {
+          outcomes.push({ ok: false, error });
+          // SQLITE_FULL, IOERR and the like roll back the whole transaction; nothing after may commit alone.
+          if (!this.db.inTransaction) throw error;
+        }
+      }
+      this.db.prepare('COMMIT').run();
+    } catch (error) {
+      if (this.db.inTransaction) this.db.prepare('ROLLBACK').run();
+      for (const job of jobs) job.reject(error);
+      return;
     }
     this.stats.commits++;
     this.stats.jobs += jobs.length;
@@ -105,3 +143,6 @@ export class GroupCommit {
     });
   }
 }
+
+/** How long a batch keeps retrying without blocking before it waits for the lock like any other writer. */
+const MAX_LOCK_POLLING_MS = 1000;

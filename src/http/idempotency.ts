@@ -12,9 +12,21 @@ import { principalOf } from './auth.ts';
 
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
+/** Where a request's answer is kept: plain data, so a writer on another thread can store it (storeAnswer). */
+export interface IdempotencyRecord {
+  workspaceId: string;
+  endpoint: string;
+  key: string;
+  /** requestHash() of the request. */
+  hash: string;
+}
+
 export interface IdempotencyClaim {
+  readonly record: IdempotencyRecord;
   /** Stores the answer; call inside the transaction that makes the request's effect. */
   complete(status: number, body: unknown): void;
+  /** Says the answer was stored with storeAnswer() in a transaction that has committed. */
+  stored(): void;
 }
 
 export type IdempotencyStart =
@@ -81,12 +93,15 @@ export class Idempotency {
 
     let completed = false;
     this.inFlight.set(slot, hash);
+    const record = { workspaceId, endpoint, key, hash };
     return {
       claim: {
+        record,
         complete: (status, body) => {
-          this.store(workspaceId, endpoint, key, hash, status, body);
+          storeAnswer(this.db, this.clock.now(), record, status, body);
           completed = true;
         },
+        stored: () => void (completed = true),
       },
       completed: () => completed,
       release: () => this.inFlight.delete(slot),
@@ -103,17 +118,15 @@ export class Idempotency {
       .prepare('SELECT request_hash, status, response FROM idempotency_keys WHERE workspace_id = ? AND endpoint = ? AND key = ? AND expires_at > ?')
       .get(workspaceId, endpoint, key, this.clock.now()) as StoredRow | undefined;
   }
+}
 
-  private store(workspaceId: string, endpoint: string, key: string, hash: string, status: number, body: unknown): void {
-    const now = this.clock.now();
-    // REPLACE overwrites only an expired record: a live one was answered above and never reaches here.
-    this.db
-      .prepare(
-        `INSERT OR REPLACE INTO idempotency_keys (workspace_id, endpoint, key, request_hash, status, response, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(workspaceId, endpoint, key, hash, status, JSON.stringify(body ?? null), now, now + IDEMPOTENCY_TTL_MS);
-  }
+/** Records the answer to replay: inside the transaction that makes the request's effect, on any connection. */
+export function storeAnswer(db: Db, now: number, r: IdempotencyRecord, status: number, body: unknown): void {
+  // REPLACE overwrites only an expired record: a live one was answered by begin() and never reaches here.
+  db.prepare(
+    `INSERT OR REPLACE INTO idempotency_keys (workspace_id, endpoint, key, request_hash, status, response, created_at, expires_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(r.workspaceId, r.endpoint, r.key, r.hash, status, JSON.stringify(body ?? null), now, now + IDEMPOTENCY_TTL_MS);
 }
 
 export const claimOf = (ctx: Context) => ctx.state.idempotency as IdempotencyClaim | undefined;

@@ -1,7 +1,7 @@
 // Files one analysed message in the caller's transaction: for every inbox it was addressed to it is
 // classified, threaded, stored with its index rows and forwarded if asked; a bounce report is kept and acted
 // on; a mailto unsubscribe takes effect. Synchronous SQL that decides nothing about the SMTP reply: it runs on
-// the writer thread (store-worker.ts) inside a group commit, and the 250 waits for that commit.
+// the writer thread (writer-worker.ts) inside a group commit, and the 250 waits for that commit.
 import type { DbContext } from '../context.ts';
 import { applyReport } from '../send/bounces.ts';
 import { unsubscribe } from '../send/unsubscribe.ts';

@@ -7,6 +7,10 @@ import { simpleParser } from 'mailparser';
 import { startOutboundScene, eventually, type OutboundScene } from '../testkit/outbound.ts';
 import { request, runCli } from '../testkit/app.ts';
 import { startSmtpSink } from '../testkit/smtp-sink.ts';
+import { ApiError } from '../errors.ts';
+import { planSend } from './submit.ts';
+import { ensureLabels } from '../labels/labels.ts';
+import { parseSendRequest } from './request.ts';
 
 let s: OutboundScene;
 
@@ -269,6 +273,20 @@ test('sending identities list the addresses mail went out from and their local p
 test('events of another workspace email are 404', async () => {
   const other = (await request(`${s.t.api}/emails/em_01ARZ3NDEKTSV4RRFFQ69G5FAV/events`, { key: s.key })).status;
   assert.is(other, 404);
+});
+
+test('a check the writer thread makes in its transaction refuses the send with the API error, and nothing is written', async () => {
+  const app = s.t.app;
+  const workspaceId = app.db.prepare("SELECT workspace_id FROM domains WHERE name = 'sender.test'").pluck().get() as string;
+  const [label] = ensureLabels(app.db, app.clock, workspaceId, ['short-lived']);
+  // Checked on the event loop, then the label goes before the writer runs: the writer must refuse, not store a dangling id.
+  const plan = planSend(app, workspaceId, parseSendRequest({ from: 'a@sender.test', to: ['gone@dest.test'], subject: 'late label', text: 'x', labels: [label.id] }));
+  app.db.prepare('DELETE FROM labels WHERE id = ?').run(label.id);
+  const refused = await app.writer.send([plan], plan.now).then(() => null, (err: unknown) => err);
+  assert.instance(refused, ApiError);
+  assert.equal([(refused as ApiError).status, (refused as ApiError).code, (refused as ApiError).errors?.[0]?.path], [400, 'validation_error', 'labels']);
+  assert.is(app.db.prepare('SELECT count(*) FROM emails WHERE id = ?').pluck().get(plan.answer.id), 0);
+  assert.is(app.db.prepare('SELECT count(*) FROM deliveries WHERE email_id = ?').pluck().get(plan.answer.id), 0);
 });
 
 test.run();

@@ -1,8 +1,9 @@
 // The one way mail enters the outbound queue (ARCHITECTURE.md: API send, batch, and later templates,
-// drafts, SMTP submission, forwarding). It checks the sender, threads the message, and commits the email,
-// its attachments, its full-text row, one queue row and one `sent` event per recipient (and the idempotency
-// record) in one group-committed transaction: the caller is answered only after that is on disk. Composition
-// and DKIM signing happen later, once, in the queue.
+// drafts, SMTP submission, forwarding). planSend checks the sender and threads the message with reads only;
+// writeSend commits the email, its attachments, its full-text row, one queue row and one `sent` event per
+// recipient. A front door's send is written by the writer thread with its idempotency record in one group
+// commit, and the caller is answered only after that is on disk. Composition and DKIM signing happen later,
+// once, in the queue.
 import type { App, DbContext } from '../context.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { isId, newId } from '../db/ids.ts';
@@ -23,6 +24,27 @@ export interface Submitted {
   threadId: string;
 }
 
+/**
+ * A send that passed every check, as plain data: what writeSend stores. It crosses to the writer thread by
+ * structured clone, so it holds no functions and no connection.
+ */
+export interface PlannedSend {
+  answer: Submitted;
+  workspaceId: string;
+  req: SendRequest;
+  domainId: string;
+  fromDomain: string;
+  /** Without angle brackets. */
+  messageId: string;
+  inReplyTo: string | null;
+  refs: string[];
+  /** Envelope recipients, each address once. */
+  recipients: string[];
+  envelopeFrom: string;
+  /** The email's creation time (ms). */
+  now: number;
+}
+
 export interface Prepared {
   answer: Submitted;
   /** Writes the email, its queue rows and `sent` events: call it inside a transaction (the group commit). */
@@ -32,12 +54,10 @@ export interface Prepared {
 const MAX_REFERENCES = 20;
 
 /**
- * Checks and builds everything synchronously; throws ApiError for what the caller must fix. Exported for
- * callers that must write the message inside their own transaction (forwarded copies, written in the receive
- * pipeline's commit; the forwarding confirmation, written with the inbox change): they call `write()` in it
- * and `app.queue.wake()` after the commit.
+ * Checks a send and works out its ids, thread and envelope with reads only; throws ApiError for what the
+ * caller must fix. Nothing is written: writeSend does that, in the writer's transaction.
  */
-export function prepareSubmit(app: DbContext, workspaceId: string, req: SendRequest): Prepared {
+export function planSend(app: DbContext, workspaceId: string, req: SendRequest): PlannedSend {
   const { db, clock } = app;
   const fromDomain = domainOf(req.from.address);
   const domain = findSendingDomain(db, workspaceId, fromDomain);
@@ -72,64 +92,93 @@ export function prepareSubmit(app: DbContext, workspaceId: string, req: SendRequ
 
   const addressed = req.envelopeTo ?? [...req.to, ...req.cc, ...req.bcc].map((m) => m.address);
   const recipients = [...new Map(addressed.map((a) => [a.toLowerCase(), a])).values()];
-  const envelopeFrom = verpAddress(boxSecret(db), id, domain.return_path);
-  const answer = { id, providerMessageId: `<${messageId}>`, threadId };
-
-  const write = () => {
-    // Its full-text row, under a rowid taken in commit order (the list's newest-first key).
-    const searchRowid = nextSearchRowid(db, now);
-    const text = req.text ?? (req.html !== undefined ? htmlText(req.html) : '');
-    const labelIds = resolveForAdding(db, clock, workspaceId, req.labels, true, 'labels').map((l) => l.id);
-    db.prepare(
-      `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, message_id, thread_id, in_reply_to, refs,
-         from_address, from_name, to_json, cc_json, bcc_json, reply_to_json, subject, headers_json,
-         tags_json, labels_json, message_class, envelope_from, preview, search_rowid, created_at)
-       VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      id, workspaceId, domain.id, fromDomain, messageId, threadId, inReplyTo, JSON.stringify(refs),
-      req.from.address, req.from.name ?? null, JSON.stringify(req.to), JSON.stringify(req.cc), JSON.stringify(req.bcc), JSON.stringify(req.replyTo),
-      req.subject, JSON.stringify(req.headers), JSON.stringify(req.tags), JSON.stringify(labelIds),
-      req.messageClass, envelopeFrom, previewOf(text), searchRowid, now,
-    );
-    indexEmail(db, searchRowid, {
-      workspaceId,
-      subject: req.subject,
-      body: text,
-      from: req.from,
-      recipients: [...req.to, ...req.cc, ...req.bcc],
-      others: req.replyTo,
-      attachments: req.attachments.map((a) => a.filename),
-    });
-    db.prepare('INSERT INTO email_contents (email_id, text_body, html_body) VALUES (?, ?, ?)').run(id, req.text ?? null, req.html ?? null);
-    const attachment = db.prepare('INSERT INTO email_attachments (id, email_id, workspace_id, position, filename, content_type, content_id, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
-    req.attachments.forEach((a, i) => attachment.run(newId('att', now), id, workspaceId, i, a.filename, a.contentType, a.contentId ?? null, a.content.length, a.content));
-    const delivery = db.prepare('INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
-    let blocked = 0;
-    for (const recipient of recipients) {
-      // Checked in the transaction that queues, so an address suppressed a moment ago is never queued.
-      const suppression = suppressionFor(db, workspaceId, recipient, req.messageClass);
-      if (suppression) {
-        blocked++;
-        delivery.run(id, workspaceId, recipient, domainOf(recipient), 'blocked', null, now, now);
-        addEvent(db, clock, { workspaceId, emailId: id, type: 'blocked', recipient, data: { reason: suppression.reason, scope: suppression.scope, suppressedAt: suppression.createdAt } });
-      } else {
-        delivery.run(id, workspaceId, recipient, domainOf(recipient), 'queued', now, now, now);
-        addEvent(db, clock, { workspaceId, emailId: id, type: 'sent', recipient, data: {} });
-      }
-    }
-    if (blocked) refreshEmailStatus(db, id);
+  return {
+    answer: { id, providerMessageId: `<${messageId}>`, threadId },
+    workspaceId,
+    req,
+    domainId: domain.id,
+    fromDomain,
+    messageId,
+    inReplyTo,
+    refs,
+    recipients,
+    envelopeFrom: verpAddress(boxSecret(db), id, domain.return_path),
+    now,
   };
-  return { answer, write };
 }
 
-export async function submit(app: App, workspaceId: string, req: SendRequest, claim?: IdempotencyClaim): Promise<Submitted> {
-  const prepared = prepareSubmit(app, workspaceId, req);
-  await app.commit.run(() => {
-    prepared.write();
-    claim?.complete(200, prepared.answer);
+/**
+ * Writes a planned send: the email, its full-text row, contents and attachments, and per recipient a queue
+ * row and a `sent` event (or, for a suppressed address, a `blocked` row and event). Synchronous SQL for the
+ * caller's transaction.
+ */
+export function writeSend(app: DbContext, plan: PlannedSend): void {
+  const { db, clock } = app;
+  const { req, workspaceId, now } = plan;
+  const { id, threadId } = plan.answer;
+  // Its full-text row, under a rowid taken in commit order (the list's newest-first key).
+  const searchRowid = nextSearchRowid(db, now);
+  const text = req.text ?? (req.html !== undefined ? htmlText(req.html) : '');
+  const labelIds = resolveForAdding(db, clock, workspaceId, req.labels, true, 'labels').map((l) => l.id);
+  db.prepare(
+    `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, message_id, thread_id, in_reply_to, refs,
+       from_address, from_name, to_json, cc_json, bcc_json, reply_to_json, subject, headers_json,
+       tags_json, labels_json, message_class, envelope_from, preview, search_rowid, created_at)
+     VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    id, workspaceId, plan.domainId, plan.fromDomain, plan.messageId, threadId, plan.inReplyTo, JSON.stringify(plan.refs),
+    req.from.address, req.from.name ?? null, JSON.stringify(req.to), JSON.stringify(req.cc), JSON.stringify(req.bcc), JSON.stringify(req.replyTo),
+    req.subject, JSON.stringify(req.headers), JSON.stringify(req.tags), JSON.stringify(labelIds),
+    req.messageClass, plan.envelopeFrom, previewOf(text), searchRowid, now,
+  );
+  indexEmail(db, searchRowid, {
+    workspaceId,
+    subject: req.subject,
+    body: text,
+    from: req.from,
+    recipients: [...req.to, ...req.cc, ...req.bcc],
+    others: req.replyTo,
+    attachments: req.attachments.map((a) => a.filename),
   });
+  db.prepare('INSERT INTO email_contents (email_id, text_body, html_body) VALUES (?, ?, ?)').run(id, req.text ?? null, req.html ?? null);
+  const attachment = db.prepare('INSERT INTO email_attachments (id, email_id, workspace_id, position, filename, content_type, content_id, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  req.attachments.forEach((a, i) => attachment.run(newId('att', now), id, workspaceId, i, a.filename, a.contentType, a.contentId ?? null, a.content.length, a.content));
+  const delivery = db.prepare('INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  let blocked = 0;
+  for (const recipient of plan.recipients) {
+    // Checked in the transaction that queues, so an address suppressed a moment ago is never queued.
+    const suppression = suppressionFor(db, workspaceId, recipient, req.messageClass);
+    if (suppression) {
+      blocked++;
+      delivery.run(id, workspaceId, recipient, domainOf(recipient), 'blocked', null, now, now);
+      addEvent(db, clock, { workspaceId, emailId: id, type: 'blocked', recipient, data: { reason: suppression.reason, scope: suppression.scope, suppressedAt: suppression.createdAt } });
+    } else {
+      delivery.run(id, workspaceId, recipient, domainOf(recipient), 'queued', now, now, now);
+      addEvent(db, clock, { workspaceId, emailId: id, type: 'sent', recipient, data: {} });
+    }
+  }
+  if (blocked) refreshEmailStatus(db, id);
+}
+
+/**
+ * planSend and writeSend for callers that must write the message inside their own transaction on this
+ * thread (forwarded copies, written in the receive pipeline's commit; the forwarding confirmation, written
+ * with the inbox change): they call `write()` in it and `app.queue.wake()` after the commit.
+ */
+export function prepareSubmit(app: DbContext, workspaceId: string, req: SendRequest): Prepared {
+  const plan = planSend(app, workspaceId, req);
+  return { answer: plan.answer, write: () => writeSend(app, plan) };
+}
+
+/**
+ * A send from a front door (API, SMTP submission): checked here, then written by the writer thread with its
+ * idempotency record in one group commit; resolves after that commit is on disk.
+ */
+export async function submit(app: App, workspaceId: string, req: SendRequest, claim?: IdempotencyClaim): Promise<Submitted> {
+  const plan = planSend(app, workspaceId, req);
+  await app.writer.send([plan], plan.now, claim && { claim, status: 200, body: plan.answer });
   app.queue.wake();
-  return prepared.answer;
+  return plan.answer;
 }
 
 export type BatchItem = { index: number; ok: true; id: string } | { index: number; ok: false; error: { message: string; code: string } };
@@ -139,22 +188,19 @@ export type BatchItem = { index: number; ok: true; id: string } | { index: numbe
  * one transaction (with the batch's idempotency record), so a batch is accepted whole or not at all.
  */
 export async function submitBatch(app: App, workspaceId: string, items: Array<SendRequest | ApiError>, claim?: IdempotencyClaim) {
-  const prepared = items.map((item) => {
+  const planned = items.map((item) => {
     if (item instanceof ApiError) return item;
     try {
-      return prepareSubmit(app, workspaceId, item);
+      return planSend(app, workspaceId, item);
     } catch (err) {
       if (err instanceof ApiError) return err;
       throw err;
     }
   });
-  const data: BatchItem[] = prepared.map((p, index) => (p instanceof ApiError ? { index, ok: false, error: { message: p.message, code: p.code } } : { index, ok: true, id: p.answer.id }));
+  const data: BatchItem[] = planned.map((p, index) => (p instanceof ApiError ? { index, ok: false, error: { message: p.message, code: p.code } } : { index, ok: true, id: p.answer.id }));
   const successful = data.filter((d) => d.ok).length;
   const answer = { data, count: data.length, successful, failed: data.length - successful };
-  await app.commit.run(() => {
-    for (const p of prepared) if (!(p instanceof ApiError)) p.write();
-    claim?.complete(200, answer);
-  });
+  await app.writer.send(planned.filter((p): p is PlannedSend => !(p instanceof ApiError)), app.clock.now(), claim && { claim, status: 200, body: answer });
   if (successful) app.queue.wake();
   return answer;
 }
