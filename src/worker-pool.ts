@@ -135,7 +135,7 @@ export class WorkerPool<J, R> {
     // No inherited execArgv: the boot file registers tsx itself, and flags of the parent's command line such as
     // --input-type (or a second --import tsx) break or slow a worker's start.
     const worker = new Worker(BOOT, {
-      workerData: { ...this.opts.workerData, module: this.opts.module.href },
+      workerData: { ...this.opts.workerData, module: this.opts.module.href, name: this.opts.name },
       execArgv: [],
       resourceLimits: this.opts.resourceLimits,
     });

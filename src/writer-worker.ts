@@ -16,7 +16,8 @@ import { serveJobs } from './worker-pool.ts';
 import type { ApiErrorData, FileJob, LogEntry, SendJob, WriterJob, WriterResult } from './writer.ts';
 
 const db = openDatabase(workerData.dataDir as string);
-const commit = new GroupCommit(db);
+// Jobs here are data in, rows out, so a batch runs without a savepoint per job (see GroupCommit).
+const commit = new GroupCommit(db, { rerunnable: true });
 
 // Jobs run one at a time inside the commit, so the entries of the job running now are the ones being written.
 let entries: LogEntry[] | null = null;
@@ -37,6 +38,7 @@ async function file(job: FileJob): Promise<WriterResult> {
   for (const a of job.parsed.attachments) a.content = asBuffer(a.content);
   const logs: LogEntry[] = [];
   const filed = await commit.run(() => {
+    logs.length = 0; // a batch that is run again must not log twice
     entries = logs;
     try {
       return fileMessage(contextAt(job.now), { ...job, raw });

@@ -63,6 +63,30 @@ export function procMemoryMiB(pid: number): { rss: number; peak: number } {
   }
 }
 
+/**
+ * CPU of a process's threads summed by what they are: `event loop` (the main thread), the thread names our
+ * worker pools give themselves (mw-writer, mw-sign, mw-analyze), and the rest under their own names (V8's
+ * GC and compiler helpers are "node", libuv's pool "libuv-worker").
+ */
+export function threadCpuByName(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out; // the process is gone
+  }
+  for (const tid of tids) {
+    let comm = '?';
+    try {
+      comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+    } catch {}
+    const name = Number(tid) === pid ? 'event loop' : comm === 'node' ? 'V8 helpers (GC, compiler)' : comm;
+    out.set(name, (out.get(name) ?? 0) + procCpuMicros(`/proc/${pid}/task/${tid}/stat`));
+  }
+  return out;
+}
+
 /** Busy CPU time of the whole machine (all cores, everything but idle and iowait), in microseconds. */
 export function machineBusyMicros(): number {
   const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);

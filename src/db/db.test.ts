@@ -163,4 +163,24 @@ test('group commit: while another connection holds the write lock, the event loo
   assert.is(gc.stats.commits, 1);
 });
 
+test('group commit, rerunnable work: a batch runs each job once; when one fails, the batch is undone and run again, and only that one fails', async () => {
+  const db = openDatabase(freshDir());
+  db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY)');
+  const gc = new GroupCommit(db, { rerunnable: true });
+  const runs = new Map<number, number>();
+  const insert = (n: number) => () => {
+    runs.set(n, (runs.get(n) ?? 0) + 1);
+    db.prepare('INSERT INTO t VALUES (?)').run(n);
+    return n;
+  };
+  assert.equal(await Promise.all([gc.run(insert(1)), gc.run(insert(2))]), [1, 2]);
+  assert.equal([...runs.values()], [1, 1], 'no failure: every job ran once');
+  runs.clear();
+  const outcomes = await Promise.allSettled([gc.run(insert(3)), gc.run(insert(1)), gc.run(insert(4))]);
+  assert.equal(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled'], 'the duplicate key fails alone');
+  assert.equal(db.prepare('SELECT n FROM t ORDER BY n').pluck().all(), [1, 2, 3, 4]);
+  assert.is(runs.get(3), 2, 'the batch ran again after the failure');
+  assert.is(gc.stats.commits, 2);
+});
+
 test.run();

@@ -1,6 +1,7 @@
 // Group commit: writers that arrive within a short window share one transaction and so one fsync.
-// Each writer's work runs inside its own savepoint, so one failing writer rolls back only itself; every
-// promise settles only after the shared COMMIT returned, which is what lets SMTP say 250 and the API 200.
+// One failing writer rolls back only itself (its own savepoint, or for rerunnable work a rerun of the batch
+// with savepoints); every promise settles only after the shared COMMIT returned, which is what lets SMTP
+// say 250 and the API 200.
 import type { Db } from './open.ts';
 
 interface Job {
@@ -19,6 +20,13 @@ export interface GroupCommitOptions {
   windowMs?: number;
   /** A batch this large commits at once. */
   maxBatch?: number;
+  /**
+   * The jobs only read and write the database (no other effects), so running one again after a rollback is
+   * safe: a batch then runs without a savepoint per job, and only when a job fails is it rolled back and run
+   * again with one. FTS5 flushes its pending rows into a new segment at every savepoint, so a savepoint per
+   * job cost about 500 µs per 10 KB message indexed (scratch measurement, 10 messages per commit).
+   */
+  rerunnable?: boolean;
 }
 
 export class GroupCommit {
@@ -27,6 +35,7 @@ export class GroupCommit {
   private readonly windowMs: number;
   private readonly maxBatch: number;
   private readonly busyTimeoutMs: number;
+  private readonly rerunnable: boolean;
   /** When the current batch first found the write lock taken. */
   private busySince: number | null = null;
   /** Commits made and jobs carried, for tests and benchmarks. */
@@ -39,6 +48,7 @@ export class GroupCommit {
     this.windowMs = opts.windowMs ?? 0;
     this.maxBatch = opts.maxBatch ?? 256;
     this.busyTimeoutMs = Number(db.pragma('busy_timeout', { simple: true }));
+    this.rerunnable = opts.rerunnable ?? false;
   }
 
   /** Runs `work` (synchronous SQL) in the next shared transaction; resolves after it is durable. */
@@ -116,18 +126,9 @@ export class GroupCommit {
   }
 
   private commitJobs(jobs: Job[]): void {
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    let outcomes: Outcome[];
     try {
-      for (const job of jobs) {
-        try {
-          // A savepoint per job (better-sqlite3 nests transactions as savepoints): a failing one undoes only itself.
-          outcomes.push({ ok: true, value: this.db.transaction(job.work)() });
-        } catch (error) {
-          outcomes.push({ ok: false, error });
-          // SQLITE_FULL, IOERR and the like roll back the whole transaction; nothing after may commit alone.
-          if (!this.db.inTransaction) throw error;
-        }
-      }
+      outcomes = (this.rerunnable && this.runTogether(jobs)) || this.runEach(jobs);
       this.db.prepare('COMMIT').run();
     } catch (error) {
       if (this.db.inTransaction) this.db.prepare('ROLLBACK').run();
@@ -142,7 +143,39 @@ export class GroupCommit {
       else job.reject(outcome.error);
     });
   }
+
+  /** Each job in a savepoint of its own (better-sqlite3 nests transactions as savepoints): a failing one undoes only itself. */
+  private runEach(jobs: Job[]): Outcome[] {
+    const outcomes: Outcome[] = [];
+    for (const job of jobs) {
+      try {
+        outcomes.push({ ok: true, value: this.db.transaction(job.work)() });
+      } catch (error) {
+        outcomes.push({ ok: false, error });
+        // SQLITE_FULL, IOERR and the like roll back the whole transaction; nothing after may commit alone.
+        if (!this.db.inTransaction) throw error;
+      }
+    }
+    return outcomes;
+  }
+
+  /** Every job straight in the transaction; null, with all of it undone, when one fails. */
+  private runTogether(jobs: Job[]): Outcome[] | null {
+    this.db.prepare('SAVEPOINT batch').run();
+    try {
+      const outcomes = jobs.map((job): Outcome => ({ ok: true, value: job.work() }));
+      this.db.prepare('RELEASE batch').run();
+      return outcomes;
+    } catch (error) {
+      if (!this.db.inTransaction) throw error;
+      this.db.prepare('ROLLBACK TO batch').run();
+      this.db.prepare('RELEASE batch').run();
+      return null;
+    }
+  }
 }
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /** How long a batch keeps retrying without blocking before it waits for the lock like any other writer. */
 const MAX_LOCK_POLLING_MS = 1000;
