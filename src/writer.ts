@@ -53,11 +53,7 @@ export class Writer extends WorkerPool<WriterJob, WriterResult> {
   async file(m: Analysed, now: number, log: Log): Promise<Filed> {
     const raw = transferable(m.raw);
     const transfer: ArrayBuffer[] = [raw.buffer];
-    const attachments = m.parsed.attachments.map((a) => {
-      const content = transferable(a.content);
-      transfer.push(content.buffer);
-      return { ...a, content: content as Buffer };
-    });
+    const attachments = moving(m.parsed.attachments, transfer);
     const result = await this.run({ kind: 'file', ...m, raw, parsed: { ...m.parsed, attachments }, now }, [...new Set(transfer)]);
     if (result.kind !== 'filed') throw new Error(`the writer answered a file job with ${result.kind}`);
     const { kind: _, logs, ...filed } = result;
@@ -72,18 +68,19 @@ export class Writer extends WorkerPool<WriterJob, WriterResult> {
    */
   async send(plans: PlannedSend[], now: number, answer?: { claim: IdempotencyClaim; status: number; body: unknown }): Promise<void> {
     const transfer: ArrayBuffer[] = [];
-    const moved = plans.map((plan) => {
-      if (plan.req.attachments.length === 0) return plan;
-      const attachments = plan.req.attachments.map((a) => {
-        const content = transferable(a.content);
-        transfer.push(content.buffer);
-        return { ...a, content: content as Buffer };
-      });
-      return { ...plan, req: { ...plan.req, attachments } };
-    });
+    const moved = plans.map((plan) => (plan.req.attachments.length ? { ...plan, req: { ...plan.req, attachments: moving(plan.req.attachments, transfer) } } : plan));
     const result = await this.run({ kind: 'send', plans: moved, answer: answer && { record: answer.claim.record, status: answer.status, body: answer.body }, now }, [...new Set(transfer)]);
     if (result.kind === 'refused') throw new ApiError(result.error.status, result.error.code, result.error.message, { errors: result.error.errors });
     if (result.kind !== 'sent') throw new Error(`the writer answered a send job with ${result.kind}`);
     answer?.claim.stored();
   }
+}
+
+/** The attachments with contents the writer can take over without a copy; their buffers are added to `transfer`. */
+function moving<A extends { content: Buffer }>(attachments: A[], transfer: ArrayBuffer[]): A[] {
+  return attachments.map((a) => {
+    const content = transferable(a.content);
+    transfer.push(content.buffer);
+    return { ...a, content: content as Buffer };
+  });
 }
