@@ -124,7 +124,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
   );
   const tls = await tlsCredentials(config);
   const mx = createMxServer(app, tls, { analyzer, writer: app.writer });
-  const submission = config.submissionPort === 0 ? null : createSubmissionServer(app, tls);
+  const submission = config.submissionPort === 0 ? null : createSubmissionServer(app, tls, analyzer);
 
   // Undone in reverse: jobs, HTTP, SMTP, the queue (each letting its work in flight finish), the signer's,
   // analyzer's and writer's workers and pooled connections, the last group commit, the db.

@@ -1,12 +1,15 @@
 // Runs inside an analyze worker thread (analyzer.ts): authenticates and parses the messages the MX listener
-// posts. Its DNS lookups go to the configured resolvers through a short answer cache of its own.
+// posts, and parses those SMTP submission posts. Its DNS lookups go to the configured resolvers through a
+// short answer cache of its own.
 import { workerData } from 'node:worker_threads';
 import { cachingLookup } from '../dns/cache.ts';
 import { createResolver } from '../dns/resolver.ts';
 import { serveJobs, transferable } from '../worker-pool.ts';
 import { analyze, type Analysis } from './analyze.ts';
+import { parseMessage, type ParsedMessage } from './parse.ts';
 
 export interface AnalyzeJob {
+  kind: 'analyze';
   raw: Uint8Array;
   ip: string;
   helo: string;
@@ -14,17 +17,24 @@ export interface AnalyzeJob {
   hostname: string;
 }
 
+/** A submitted message, which needs no authentication: only mailparser's reading. */
+export interface ParseJob {
+  kind: 'parse';
+  raw: Uint8Array;
+}
+
 const dns = cachingLookup(createResolver(workerData.dnsServers as string[]));
 
-serveJobs(async (job: AnalyzeJob) => {
+serveJobs(async (job: AnalyzeJob | ParseJob) => {
   const raw = Buffer.from(job.raw.buffer, job.raw.byteOffset, job.raw.byteLength);
-  const analysis: Analysis = await analyze(raw, { ip: job.ip, helo: job.helo, mailFrom: job.mailFrom, hostname: job.hostname, dns });
+  const result: Analysis | ParsedMessage =
+    job.kind === 'parse' ? await parseMessage(raw) : await analyze(raw, { ip: job.ip, helo: job.helo, mailFrom: job.mailFrom, hostname: job.hostname, dns });
   // Attachments move to the main thread instead of being copied.
   const transfer: ArrayBuffer[] = [];
-  for (const a of analysis.parsed.attachments) {
+  for (const a of 'parsed' in result ? result.parsed.attachments : result.attachments) {
     const content = transferable(a.content);
     transfer.push(content.buffer);
     a.content = content as Buffer;
   }
-  return { result: analysis, transfer };
+  return { result, transfer };
 });

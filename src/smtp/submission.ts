@@ -2,9 +2,10 @@
 // relayhosts hand mail to the box over SMTP instead of POST /emails. TLS first: before STARTTLS, AUTH is
 // neither advertised nor accepted (RFC 4954 4, catalogue AUTH-16), so a password never crosses in clear by
 // our invitation. Then AUTH PLAIN or LOGIN, any user name, an API key as the password, with failures
-// throttled per client address and per key (API-06). Each message is read by mailparser, becomes a
-// SendRequest, and goes through send/submit like an API send (sender checks, queue, signing, events),
-// Idempotency-Key included. It replies 250 only when submit() has committed.
+// throttled per client address and per key (API-06). Each message is read by mailparser on the analyze
+// workers (as received mail is: a message built to blow up when decoded ends a worker, not the box),
+// becomes a SendRequest, and goes through send/submit like an API send (sender checks, queue, signing,
+// events), Idempotency-Key included. It replies 250 only when submit() has committed.
 import { createHash } from 'node:crypto';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { App } from '../context.ts';
@@ -12,7 +13,7 @@ import { ApiError, SmtpError } from '../errors.ts';
 import { findKeyBySecret } from '../account/keys.ts';
 import { LoginThrottle } from '../account/login-throttle.ts';
 import { checkAddress, type Mailbox } from '../mail/addresses.ts';
-import { parseMessage } from '../receive/parse.ts';
+import type { Analyzer } from '../receive/analyzer.ts';
 import type { SendRequest } from '../send/request.ts';
 import { submit, type Submitted } from '../send/submit.ts';
 import type { TlsCredentials } from './certificate.ts';
@@ -38,7 +39,7 @@ interface SessionState {
 // As keys.ts shows them: `re_` and 8 characters.
 const KEY_PREFIX_LENGTH = 're_'.length + 8;
 
-export function createSubmissionServer(app: App, tls: TlsCredentials): SMTPServer {
+export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: Pick<Analyzer, 'parse'>): SMTPServer {
   const { config, db, clock, log } = app;
   const sessions = new SessionTable<SessionState>();
   const throttle = new LoginThrottle(clock);
@@ -133,7 +134,7 @@ export function createSubmissionServer(app: App, tls: TlsCredentials): SMTPServe
           async (data) => {
             if (!data) return callback(new SmtpError(552, `5.3.4 Message too big: the limit is ${config.maxMessageBytes} bytes`));
             const sender = session.user as Sender;
-            const answer = await submitMessage(app, sender.workspaceId, data, envelopeOf(session));
+            const answer = await submitMessage(app, analyzer, sender.workspaceId, data, envelopeOf(session));
             log.info('submitted over SMTP', { session: session.id, emailId: answer.id, keyId: sender.keyId });
             callback(null, `2.0.0 Ok: queued as ${answer.id}`);
           },
@@ -154,8 +155,8 @@ export function createSubmissionServer(app: App, tls: TlsCredentials): SMTPServe
 }
 
 /** Parse, build the request, honour Idempotency-Key, submit: resolves once the message is committed. */
-async function submitMessage(app: App, workspaceId: string, data: Buffer, envelopeTo: Mailbox[]): Promise<Submitted> {
-  const parsed = await parseMessage(data);
+async function submitMessage(app: App, analyzer: Pick<Analyzer, 'parse'>, workspaceId: string, data: Buffer, envelopeTo: Mailbox[]): Promise<Submitted> {
+  const parsed = await analyzer.parse(data);
   const req = requestFromMessage(parsed, envelopeTo);
   const key = parsed.headers['idempotency-key']?.[0];
   if (key === undefined) return submit(app, workspaceId, req);
