@@ -183,4 +183,20 @@ test('group commit, rerunnable work: a batch runs each job once; when one fails,
   assert.is(gc.stats.commits, 2);
 });
 
+test('group commit: when no transaction can begin, every waiting writer is rejected and nothing is thrown', async () => {
+  const dir = freshDir();
+  const db = openDatabase(dir);
+  db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY)');
+  db.pragma('busy_timeout = 100');
+  const other = openDatabase(dir);
+  other.exec('BEGIN IMMEDIATE');
+  const gc = new GroupCommit(db);
+  const writes = Promise.allSettled([gc.run(() => 1), gc.run(() => 2)]);
+  gc.flush(); // shutdown's flush waits for the lock, here past the busy timeout
+  const outcomes = await writes;
+  assert.equal(outcomes.map((o) => o.status), ['rejected', 'rejected']);
+  assert.is(((outcomes[0] as PromiseRejectedResult).reason as { code?: string }).code, 'SQLITE_BUSY');
+  other.exec('ROLLBACK');
+});
+
 test.run();

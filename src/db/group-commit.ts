@@ -91,7 +91,15 @@ export class GroupCommit {
     const relaxed = !this.pending.some((job) => job.acknowledged);
     if (relaxed) this.db.pragma('synchronous = NORMAL');
     try {
-      if (!this.begin(patient)) {
+      let began: boolean;
+      try {
+        began = this.begin(patient);
+      } catch (error) {
+        // No transaction at all (the disk, or a lock held past the busy timeout): every waiting writer fails.
+        for (const job of this.pending.splice(0)) job.reject(error);
+        return;
+      }
+      if (!began) {
         // Another connection is committing: try again in a moment, with what arrives meanwhile in the batch.
         this.timer = setTimeout(() => this.commitPending(false), 1);
         return;
