@@ -208,3 +208,15 @@ export function transferable(buf: Uint8Array): Uint8Array<ArrayBuffer> {
   if (buffer instanceof ArrayBuffer && buf.byteOffset === 0 && buf.byteLength === buffer.byteLength) return new Uint8Array(buffer);
   return new Uint8Array(buf);
 }
+
+/** A Buffer over a Uint8Array that crossed a thread boundary: structured clone delivers Buffers as plain Uint8Arrays. */
+export const asBuffer = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+
+/** The items with contents another thread can take over without a copy; their buffers are added to `transfer`. */
+export function movingContents<A extends { content: Buffer }>(items: A[], transfer: ArrayBuffer[]): A[] {
+  return items.map((item) => {
+    const content = transferable(item.content);
+    transfer.push(content.buffer);
+    return { ...item, content: content as Buffer };
+  });
+}

@@ -12,7 +12,7 @@ import { storeAnswer } from './http/idempotency.ts';
 import type { Level, Log } from './log.ts';
 import { fileMessage } from './receive/file.ts';
 import { writeSend } from './send/submit.ts';
-import { serveJobs } from './worker-pool.ts';
+import { asBuffer, serveJobs } from './worker-pool.ts';
 import type { ApiErrorData, FileJob, LogEntry, SendJob, WriterJob, WriterResult } from './writer.ts';
 
 const db = openDatabase(workerData.dataDir as string);
@@ -29,9 +29,6 @@ const log = collectingLog({});
 
 /** The connection, with the main thread's time of the hand-over as every timestamp the job writes. */
 const contextAt = (now: number): DbContext => ({ db, clock: { now: () => now }, log });
-
-// Structured clone delivers Buffers as plain Uint8Arrays; these views share the received memory.
-const asBuffer = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 
 async function file(job: FileJob): Promise<WriterResult> {
   const raw = asBuffer(job.raw);

@@ -9,7 +9,7 @@ import type { IdempotencyClaim, IdempotencyRecord } from './http/idempotency.ts'
 import type { Level, Log } from './log.ts';
 import type { Analysed, Filed } from './receive/file.ts';
 import type { PlannedSend } from './send/submit.ts';
-import { transferable, WorkerPool } from './worker-pool.ts';
+import { movingContents, transferable, WorkerPool } from './worker-pool.ts';
 
 /** An Analysed message as it crosses the thread boundary (Buffers arrive as plain Uint8Arrays). */
 export interface FileJob extends Omit<Analysed, 'raw'> {
@@ -53,7 +53,7 @@ export class Writer extends WorkerPool<WriterJob, WriterResult> {
   async file(m: Analysed, now: number, log: Log): Promise<Filed> {
     const raw = transferable(m.raw);
     const transfer: ArrayBuffer[] = [raw.buffer];
-    const attachments = moving(m.parsed.attachments, transfer);
+    const attachments = movingContents(m.parsed.attachments, transfer);
     const result = await this.run({ kind: 'file', ...m, raw, parsed: { ...m.parsed, attachments }, now }, [...new Set(transfer)]);
     if (result.kind !== 'filed') throw new Error(`the writer answered a file job with ${result.kind}`);
     const { kind: _, logs, ...filed } = result;
@@ -68,7 +68,7 @@ export class Writer extends WorkerPool<WriterJob, WriterResult> {
    */
   async send(plans: PlannedSend[], now: number, answer?: { claim: IdempotencyClaim; status: number; body: unknown }): Promise<void> {
     const transfer: ArrayBuffer[] = [];
-    const moved = plans.map((plan) => (plan.req.attachments.length ? { ...plan, req: { ...plan.req, attachments: moving(plan.req.attachments, transfer) } } : plan));
+    const moved = plans.map((plan) => (plan.req.attachments.length ? { ...plan, req: { ...plan.req, attachments: movingContents(plan.req.attachments, transfer) } } : plan));
     const result = await this.run({ kind: 'send', plans: moved, answer: answer && { record: answer.claim.record, status: answer.status, body: answer.body }, now }, [...new Set(transfer)]);
     if (result.kind === 'refused') throw new ApiError(result.error.status, result.error.code, result.error.message, { errors: result.error.errors });
     if (result.kind !== 'sent') throw new Error(`the writer answered a send job with ${result.kind}`);
@@ -76,11 +76,3 @@ export class Writer extends WorkerPool<WriterJob, WriterResult> {
   }
 }
 
-/** The attachments with contents the writer can take over without a copy; their buffers are added to `transfer`. */
-function moving<A extends { content: Buffer }>(attachments: A[], transfer: ArrayBuffer[]): A[] {
-  return attachments.map((a) => {
-    const content = transferable(a.content);
-    transfer.push(content.buffer);
-    return { ...a, content: content as Buffer };
-  });
-}

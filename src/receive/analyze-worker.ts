@@ -4,7 +4,7 @@
 import { workerData } from 'node:worker_threads';
 import { cachingLookup } from '../dns/cache.ts';
 import { createResolver } from '../dns/resolver.ts';
-import { serveJobs, transferable } from '../worker-pool.ts';
+import { asBuffer, movingContents, serveJobs } from '../worker-pool.ts';
 import { analyze, type Analysis } from './analyze.ts';
 import { parseMessage, type ParsedMessage } from './parse.ts';
 
@@ -26,15 +26,12 @@ export interface ParseJob {
 const dns = cachingLookup(createResolver(workerData.dnsServers as string[]));
 
 serveJobs(async (job: AnalyzeJob | ParseJob) => {
-  const raw = Buffer.from(job.raw.buffer, job.raw.byteOffset, job.raw.byteLength);
+  const raw = asBuffer(job.raw);
   const result: Analysis | ParsedMessage =
     job.kind === 'parse' ? await parseMessage(raw) : await analyze(raw, { ip: job.ip, helo: job.helo, mailFrom: job.mailFrom, hostname: job.hostname, dns });
   // Attachments move to the main thread instead of being copied.
   const transfer: ArrayBuffer[] = [];
-  for (const a of 'parsed' in result ? result.parsed.attachments : result.attachments) {
-    const content = transferable(a.content);
-    transfer.push(content.buffer);
-    a.content = content as Buffer;
-  }
+  const parsed = 'parsed' in result ? result.parsed : result;
+  parsed.attachments = movingContents(parsed.attachments, transfer);
   return { result, transfer };
 });

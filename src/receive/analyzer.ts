@@ -3,7 +3,7 @@
 // built to blow up when decoded (catalogue RES-08) ends that worker and fails its message with a 451,
 // never the process.
 import type { Config } from '../config.ts';
-import { WorkerPool } from '../worker-pool.ts';
+import { asBuffer, WorkerPool } from '../worker-pool.ts';
 import type { Analysis } from './analyze.ts';
 import type { AnalyzeJob, ParseJob } from './analyze-worker.ts';
 import type { ParsedMessage } from './parse.ts';
@@ -33,8 +33,7 @@ export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, Analysis | Parse
   }
 }
 
-// Structured clone hands Buffers over as plain Uint8Arrays.
 function withBuffers(parsed: ParsedMessage): ParsedMessage {
-  for (const a of parsed.attachments) a.content = Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength);
+  for (const a of parsed.attachments) a.content = asBuffer(a.content);
   return parsed;
 }

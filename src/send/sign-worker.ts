@@ -2,7 +2,7 @@
 // the signed bytes or the error's name and message. It must hold no state between jobs and never let one
 // job's failure end the thread.
 import crypto, { type KeyObject } from 'node:crypto';
-import { serveJobs, transferable } from '../worker-pool.ts';
+import { asBuffer, serveJobs, transferable } from '../worker-pool.ts';
 import { compose, type ComposeInput } from '../mail/compose.ts';
 import { sign, type DkimKey } from '../mail/sign.ts';
 import type { Personalisation } from './personalise.ts';
@@ -40,7 +40,7 @@ crypto.createPrivateKey = ((input: Parameters<typeof parseKey>[0]) => {
 
 serveJobs(async (job: SignJob) => {
   // nodemailer wants Buffers; this view shares the received memory.
-  const attachments = job.input.attachments.map((a) => ({ ...a, content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength) }));
+  const attachments = job.input.attachments.map((a) => ({ ...a, content: asBuffer(a.content) }));
   const input = { ...job.input, attachments };
   const raw = transferable(await sign(await compose(job.personal ? personalCopy(input, job.personal) : input), job.key));
   return { result: raw, transfer: [raw.buffer] };

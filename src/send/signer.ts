@@ -3,7 +3,7 @@
 // leaves a caller's promise unsettled (worker-pool.ts).
 import type { ComposeInput } from '../mail/compose.ts';
 import type { DkimKey } from '../mail/sign.ts';
-import { WorkerPool } from '../worker-pool.ts';
+import { asBuffer, WorkerPool } from '../worker-pool.ts';
 import type { SignJob } from './sign-worker.ts';
 import type { Personalisation } from './personalise.ts';
 
@@ -32,6 +32,6 @@ export class Signer extends WorkerPool<SignJob, Uint8Array> {
       });
       return { job: { input: { ...given, attachments }, key, personal }, transfer };
     });
-    return Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+    return asBuffer(raw);
   }
 }
