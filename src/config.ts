@@ -48,6 +48,14 @@ export interface Config {
   smtpSessionTimeout: number;
   /** An SMTP session that sends nothing for this long is closed (ms). */
   smtpIdleTimeout: number;
+  /** SMTP connections open at once from one client address, per listener; more get 421. */
+  smtpMaxClientsPerIp: number;
+  /** SMTP connections one client address may open per minute, per listener; 0 = no limit. */
+  smtpConnectionRatePerIp: number;
+  /** Wall-clock budget of one analysis of a received or submitted message (ms); past it, 451 4.3.0. */
+  analyzeTimeout: number;
+  /** Host names the HTTP listener answers to besides the public URL's host, localhost and IP literals. */
+  httpAllowedHosts: string[];
 }
 
 export class ConfigError extends Error {
@@ -125,6 +133,9 @@ const dnsServers: Parser<string[]> = (raw) => {
   }
   return servers;
 };
+
+// A list (TOML) or one comma-separated string (environment) of host names; may be empty.
+const hostnames: Parser<string[]> = (raw) => (Array.isArray(raw) ? raw.map(text) : text(raw).split(',')).map((s) => s.trim()).filter(Boolean).map(hostname);
 
 const optionalUrl = (protocols: string[]): Parser<string | null> => (raw) => {
   const s = text(raw);
@@ -209,6 +220,10 @@ export const KEYS = [
   spec('smtp_max_messages', 'smtpMaxMessages', integer(1, 1_000_000), () => 1000),
   spec('smtp_session_timeout', 'smtpSessionTimeout', duration, () => durationOf('10m')),
   spec('smtp_idle_timeout', 'smtpIdleTimeout', duration, () => durationOf('5m')),
+  spec('smtp_max_clients_per_ip', 'smtpMaxClientsPerIp', integer(1, 100_000), () => 20),
+  spec('smtp_connection_rate_per_ip', 'smtpConnectionRatePerIp', integer(0, 1_000_000), () => 60),
+  spec('analyze_timeout', 'analyzeTimeout', duration, () => durationOf('10s')),
+  spec('http_allowed_hosts', 'httpAllowedHosts', hostnames, () => []),
 ] as const;
 
 export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;
