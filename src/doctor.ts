@@ -12,6 +12,7 @@ import { createResolver, reverseLookup } from './dns/resolver.ts';
 import { boxAddresses, checkDomain, checkInboundMx, type RecordCheck } from './dns/verify.ts';
 import { inboundRecord, requiredRecords } from './dns/records.ts';
 import { allDomains } from './domains/domains.ts';
+import { overlappingClaims } from './domains/claims.ts';
 import { domainDns } from './domains/verification.ts';
 import { getWorkspace } from './account/workspaces.ts';
 import { loadOrCreateSigningKey, publicKeyFromRecords, publicKeyRecord, SIGNING_KEY_FILE } from './dns/domain-connect.ts';
@@ -93,6 +94,22 @@ async function checkDomainConnectKey(config: Config, resolver: Resolver, r: Repo
   else bad(r, `${name} TXT does not publish this box's signing key: providers will refuse its consent links`, `publish ${name} TXT "${want}"`);
 }
 
+// A database from before domains were claimed box-wide may hold one name (or a name and its subdomain) in
+// two workspaces; routing follows the older claim, and the younger row should go.
+function checkClaims(db: Db, r: Report): void {
+  const overlaps = overlappingClaims(db);
+  if (overlaps.length === 0) return;
+  r.lines.push('', 'Domains claimed by two workspaces');
+  for (const { domain, holder } of overlaps) {
+    const workspace = (id: string) => getWorkspace(db, id)?.name ?? id;
+    bad(
+      r,
+      `${domain.name} (${domain.id}) in workspace ${workspace(domain.workspace_id)} overlaps ${holder.name} (${holder.id}) of workspace ${workspace(holder.workspace_id)}, which added it first: mail for it goes to ${workspace(holder.workspace_id)} only`,
+      `delete ${domain.id} with a key of workspace ${workspace(domain.workspace_id)}: DELETE /api/v1/domains/${domain.id}`,
+    );
+  }
+}
+
 export async function doctor(config: Config, db: Db, write: (line: string) => void = console.log): Promise<number> {
   const resolver = createResolver(config.dnsServers, { timeoutMs: 3000, tries: 2 });
   const r: Report = { problems: 0, lines: [] };
@@ -111,6 +128,7 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
       else bad(r, `MX    ${row.name}: ${inbound.issue?.message}`, `publish ${want.name} MX ${want.value}`);
     }
   }
+  checkClaims(db, r);
   await checkDomainConnectKey(config, resolver, r);
   r.lines.push('', r.problems === 0 ? 'No problems found.' : `${r.problems} problem${r.problems === 1 ? '' : 's'} found.`);
   for (const line of r.lines) write(line);

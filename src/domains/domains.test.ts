@@ -71,7 +71,9 @@ test('names: IDN becomes punycode; IP literals, junk and single labels are 400 n
   assert.is((await api('/domains', { body: {} })).status, 400);
   const dup = await api('/domains', { body: { name: 'BÜCHER.example' } });
   assert.equal([dup.status, dup.body.error.code], [409, 'domain_exists']);
-  const elsewhere = await create('xn--bcher-kva.example', b.key);
+  const taken = await api('/domains', { body: { name: 'xn--bcher-kva.example' }, key: b.key });
+  assert.equal([taken.status, taken.body.error.code], [409, 'domain_exists'], 'the name belongs to the first workspace on the box');
+  const elsewhere = await create('bücher-b.example', b.key);
   assert.is.not(record(elsewhere, 'DKIM').name, record(mine, 'DKIM').name, 'another workspace gets its own selector');
   assert.is.not(record(elsewhere, 'DKIM').value, record(mine, 'DKIM').value, 'and its own key');
 });

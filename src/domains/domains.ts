@@ -8,6 +8,7 @@ import { newId } from '../db/ids.ts';
 import { inboundRecord, requiredRecords, RETURN_PATH_PREFIX, type RecordKind } from '../dns/records.ts';
 import type { CheckState, DnsIssue, InboundCheck, RecordCheck } from '../dns/verify.ts';
 import { activeDkimKey, storeDkimKey, type KeyMaterial } from './dkim-keys.ts';
+import { claimedElsewhere } from './claims.ts';
 
 export type DomainStatus = 'pending' | 'verified' | 'failed';
 export type InboundStatus = 'not_configured' | 'dns_pending' | 'ready';
@@ -50,12 +51,21 @@ const REQUIRED: RecordKind[] = ['DKIM', 'SPF', 'MX'];
 // How many consecutive periodic checks must find a verified domain broken before it is un-verified.
 const UNVERIFY_AFTER = 2;
 
-export class DomainExists extends Error {}
+/** The name is in this workspace already (`elsewhere` false), or overlaps another workspace's claim (true). */
+export class DomainExists extends Error {
+  constructor(
+    name: string,
+    readonly elsewhere = false,
+  ) {
+    super(name);
+  }
+}
 
 export function createDomain(db: Db, clock: Clock, workspaceId: string, name: string, key: KeyMaterial): DomainRow {
   const id = newId('dom', clock.now());
   try {
     db.transaction(() => {
+      if (claimedElsewhere(db, workspaceId, name)) throw new DomainExists(name, true);
       db.prepare('INSERT INTO domains (id, workspace_id, name, return_path, created_at) VALUES (?, ?, ?, ?, ?)').run(id, workspaceId, name, `${RETURN_PATH_PREFIX}.${name}`, clock.now());
       storeDkimKey(db, clock, workspaceId, id, key);
     })();

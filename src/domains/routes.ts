@@ -63,7 +63,10 @@ export function domainRoutes(app: App) {
     try {
       row = createDomain(db, clock, workspaceId, name.name, key);
     } catch (err) {
-      if (err instanceof DomainExists) throw new ApiError(409, 'domain_exists', `The domain ${name.name} is already in this workspace`);
+      if (err instanceof DomainExists) {
+        // Never who holds it: a workspace must not learn another's domains from this answer.
+        throw new ApiError(409, 'domain_exists', err.elsewhere ? `The domain ${name.name}, a domain it belongs to or one of its subdomains is already in use on this box` : `The domain ${name.name} is already in this workspace`);
+      }
       throw err;
     }
     const shown = presentDomain(db, row, config.hostname);

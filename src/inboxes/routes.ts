@@ -11,6 +11,7 @@ import { principalOf, requireAuth } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
 import { getDomain } from '../domains/domains.ts';
+import { holderOf } from '../domains/claims.ts';
 import { LOCAL_PART, parseMailbox } from '../mail/addresses.ts';
 import { prepareSubmit } from '../send/submit.ts';
 import { createInbox, deleteInbox, getInbox, InboxExists, listInboxes, presentInbox, updateInbox, type InboxRow } from './inboxes.ts';
@@ -69,6 +70,9 @@ export function inboxRoutes(app: App) {
     const workspaceId = principalOf(ctx).workspaceId;
     const domain = getDomain(db, workspaceId, body.domain_id);
     if (!domain) throw notFound('Domain');
+    if (holderOf(db, domain.name)?.workspace_id !== workspaceId) {
+      throw new ApiError(409, 'domain_exists', `The domain ${domain.name} overlaps a domain another workspace added first; it cannot receive mail here (see mailwright doctor)`);
+    }
     try {
       const row = createInbox(db, clock, { workspaceId, domainId: domain.id, domain: domain.name, localPart: body.local_part, name: body.name ?? '' });
       ctx.status = 201;

@@ -9,6 +9,7 @@ import { SmtpError } from '../errors.ts';
 import { parseVerp } from '../send/verp.ts';
 import { unsubscribeAddressToken } from '../send/unsubscribe.ts';
 import type { InboxRow } from '../inboxes/inboxes.ts';
+import { holderOf } from '../domains/claims.ts';
 
 export type Target =
   | { kind: 'inbox'; inbox: InboxRow & { domain_name: string } }
@@ -27,7 +28,9 @@ export function routeRecipient(db: Db, address: string): Target {
        WHERE i.address = ?`,
     )
     .get(lower) as (InboxRow & { domain_name: string; inbound_status: string }) | undefined;
-  if (inbox && inbox.inbound_status === 'ready') {
+  // Only the workspace holding the domain receives for it (domains/claims.ts): an inbox on an overlapping
+  // domain row that predates the rule is passed over, as if it did not exist.
+  if (inbox && inbox.inbound_status === 'ready' && holderOf(db, domain)?.workspace_id === inbox.workspace_id) {
     if (inbox.status !== 'active') throw new SmtpError(550, `5.2.1 <${address}>: Mailbox disabled, not accepting messages`);
     return { kind: 'inbox', inbox };
   }
