@@ -6,7 +6,9 @@ import type { Config } from './config.ts';
 import type { App } from './context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createLog, type Log } from './log.ts';
-import { openDatabase } from './db/open.ts';
+import { DataDirRefused, databasePath, openDatabase, secureDataDir, type Db } from './db/open.ts';
+import { damagedAdvice, errorCode, storageFault, StoreHealth } from './db/health.ts';
+import { checkAtStart, START_CHECK_WAIT_MS } from './db/integrity.ts';
 import { migrate } from './db/migrate.ts';
 import { GroupCommit } from './db/group-commit.ts';
 import { createResolver } from './dns/resolver.ts';
@@ -31,9 +33,10 @@ import { Queue } from './send/queue.ts';
 import { linkPages } from './send/link-pages.ts';
 import { suppressionRoutes } from './send/suppression-routes.ts';
 import { ensureDefaultWorkspace } from './account/workspaces.ts';
+import { boxSecret } from './db/box-secret.ts';
 import { findKeyBySecret } from './account/keys.ts';
 import { findSession, purgeSessions } from './account/sessions.ts';
-import { LoginThrottle } from './account/login-throttle.ts';
+import { LoginThrottle, purgeAuthFailures } from './account/login-throttle.ts';
 import { Writer } from './writer.ts';
 
 export interface RunningApp {
@@ -52,31 +55,52 @@ export class StartupError extends Error {
   override name = 'StartupError';
 }
 
-/** Opens the data directory's database with every migration applied: for `serve` and the CLI alike. */
+/**
+ * Opens the data directory's database with every migration applied: for `serve` and the CLI alike. A data
+ * directory others can write, and a database SQLite finds damaged, are StartupErrors (exit 78).
+ */
 export function openStore(config: Config, clock: Clock = systemClock) {
-  const db = openDatabase(config.dataDir);
+  let db: Db;
+  try {
+    secureDataDir(config.dataDir);
+    db = openDatabase(config.dataDir);
+  } catch (err) {
+    throw refusal(err, config.dataDir);
+  }
   try {
     migrate(db, clock.now());
     ensureDefaultWorkspace(db, clock);
+    boxSecret(db); // made at the first start, not by whichever request first needs it
   } catch (err) {
     db.close();
-    throw err;
+    throw refusal(err, config.dataDir);
   }
   return db;
 }
 
-export async function startApp(config: Config, opts: { log?: Log; clock?: Clock; fetchCa?: string } = {}): Promise<RunningApp> {
+function refusal(err: unknown, dataDir: string): unknown {
+  if (err instanceof DataDirRefused) return new StartupError(err.message);
+  if (storageFault(err) !== 'damaged') return err;
+  const file = databasePath(dataDir);
+  return new StartupError(`the database ${file} is damaged (${errorCode(err)}: ${(err as Error).message}). ${damagedAdvice(file)}`);
+}
+
+export async function startApp(config: Config, opts: { log?: Log; clock?: Clock; fetchCa?: string; checkWaitMs?: number } = {}): Promise<RunningApp> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLog({ level: config.logLevel });
   const db = openStore(config, clock);
+  const health = new StoreHealth(databasePath(config.dataDir), log);
+  // Runs while the rest is built; nothing listens before it answered (or its wait ran out).
+  const checking = checkAtStart(databasePath(config.dataDir), { waitMs: opts.checkWaitMs ?? START_CHECK_WAIT_MS, health, log });
   const app: App = {
     config,
     db,
     log,
     clock,
     dns: createResolver(config.dnsServers),
-    commit: new GroupCommit(db),
-    writer: new Writer(config),
+    health,
+    commit: new GroupCommit(db, { observe: (err) => health.observe(err) }),
+    writer: new Writer(config, health),
     idempotency: new Idempotency(db, clock),
     queue: { wake: () => {} },
     fetchCa: opts.fetchCa,
@@ -105,23 +129,24 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     },
   };
   let healthy = false;
-  const httpServer = createHttpServer(
-    createHttpApp(
-      {
-        config,
-        log,
-        authenticator,
-        rateLimiter: config.rateLimit > 0 ? new RateLimiter(config.rateLimit, clock) : null,
-        healthy: () => healthy,
-        largerBodies: [
-          { path: /^\/api\/v1\/emails$/, limitBytes: 20 * MiB },
-          { path: /^\/api\/v1\/emails\/batch$/, limitBytes: 50 * MiB },
-        ],
-      },
-      [accountRoutes(app, new LoginThrottle(clock)), domainRoutes(app), emailRoutes(app), emailListRoutes(app), labelRoutes(app), inboxRoutes(app), suppressionRoutes(app)],
-      [forwardingPages(app), linkPages(app)],
-    ),
+  const httpApp = createHttpApp(
+    {
+      config,
+      log,
+      authenticator,
+      rateLimiter: config.rateLimit > 0 ? new RateLimiter(config.rateLimit, clock) : null,
+      healthy: () => healthy && health.corrupt === null,
+      largerBodies: [
+        { path: /^\/api\/v1\/emails$/, limitBytes: 20 * MiB },
+        { path: /^\/api\/v1\/emails\/batch$/, limitBytes: 50 * MiB },
+      ],
+    },
+    [accountRoutes(app, new LoginThrottle(db, clock, 'login')), domainRoutes(app), emailRoutes(app), emailListRoutes(app), labelRoutes(app), inboxRoutes(app), suppressionRoutes(app)],
+    [forwardingPages(app), linkPages(app)],
   );
+  // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.
+  httpApp.on('error', (err) => health.observe(err));
+  const httpServer = createHttpServer(httpApp);
   const tls = await tlsCredentials(config);
   const mx = createMxServer(app, tls, { analyzer, writer: app.writer });
   const submission = config.submissionPort === 0 ? null : createSubmissionServer(app, tls, analyzer);
@@ -145,6 +170,9 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
   let submissionAddress: AddressInfo | null = null;
   let httpAddress: AddressInfo;
   try {
+    const check = await checking;
+    opened.push(async () => check.stop());
+    if (check.damaged) throw new StartupError(check.damaged);
     queue.start();
     opened.push(() => queue.stop());
     smtpAddress = await listen(mx.server, config.smtpHost, config.smtpPort, 'SMTP', 'MAILWRIGHT_SMTP_PORT');
@@ -167,7 +195,8 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     cron.schedule('17 * * * *', () => {
       const sessions = purgeSessions(db, clock);
       const idempotency = app.idempotency.purgeExpired();
-      log.info('housekeeping', { sessionsPurged: sessions, idempotencyKeysPurged: idempotency });
+      const authFailures = purgeAuthFailures(db, clock);
+      log.info('housekeeping', { sessionsPurged: sessions, idempotencyKeysPurged: idempotency, authFailuresPurged: authFailures });
     }),
   ];
   opened.push(async () => {

@@ -5,6 +5,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Db } from './db/open.ts';
 import type { GroupCommit } from './db/group-commit.ts';
+import type { StoreHealth } from './db/health.ts';
 import type { Idempotency } from './http/idempotency.ts';
 import type { Log } from './log.ts';
 import type { Writer } from './writer.ts';
@@ -15,6 +16,8 @@ export interface App {
   log: Log;
   clock: Clock;
   dns: Resolver;
+  /** Whether the database can be trusted: the first corruption SQLite reports anywhere turns /healthz to 503. */
+  health: StoreHealth;
   /** Shared-fsync writes on this thread's connection (the queue's bookkeeping, the API's other changes). */
   commit: GroupCommit;
   /** The writer thread, which commits received mail and sends on a connection of its own. */

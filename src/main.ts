@@ -6,12 +6,17 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openStore, startApp, StartupError } from './app.ts';
 import { createLog } from './log.ts';
 import { systemClock } from './clock.ts';
-import type { Db } from './db/open.ts';
+import { databasePath, type Db } from './db/open.ts';
+import { databaseProblems } from './db/integrity.ts';
 import { createWorkspace, findWorkspace, DEFAULT_WORKSPACE } from './account/workspaces.ts';
-import { createUser } from './account/users.ts';
+import { createUser, findUserByEmail } from './account/users.ts';
+import { unlockLogin } from './account/login-throttle.ts';
 import { createKey } from './account/keys.ts';
 import { doctor } from './doctor.ts';
 import { flushQueue, listQueue } from './send/queue-admin.ts';
+
+// Everything this process creates (database, WAL, keys, backups) is its owner's alone (DESIGN.md 3, SEC-01).
+process.umask(0o077);
 
 const EX_USAGE = 2;
 const EX_CONFIG = 78; // sysexits.h; the systemd unit does not restart on it, since retrying cannot help
@@ -24,7 +29,7 @@ const HELP: Record<string, string> = {
 Commands:
   serve                  run the appliance (SMTP, HTTP API, queue) until SIGTERM
   workspace create NAME  create a workspace; prints its id
-  user add               create the user who signs in to a workspace's dashboard; prints the user id
+  user add | unlock      create the user who signs in to a workspace's dashboard; clear its failed sign-ins
   key create             create an API key; prints only the key (re_...)
   doctor                 check the box's DNS, ports and every domain's records; prints what to fix
   queue list | flush     show queued and deferred mail; attempt every deferred delivery now
@@ -40,10 +45,13 @@ connections, lets work in flight finish, commits and exits 0. /healthz answers 2
 Creates a workspace named NAME (1-64 printable characters, unique) and prints its id (ws_...).
 A workspace named "${DEFAULT_WORKSPACE}" exists from the first start.`,
   user: `Usage: mailwright user add --email ADDRESS [--workspace ID|NAME] --password-stdin
+       mailwright user unlock EMAIL
 
 Creates the user who signs in to the dashboard of a workspace (default: "${DEFAULT_WORKSPACE}") and prints
 the user id. The password (at least 10 characters) is read from standard input, e.g.
-  printf '%s' "$PASSWORD" | mailwright user add --email owner@example.com --password-stdin`,
+  printf '%s' "$PASSWORD" | mailwright user add --email owner@example.com --password-stdin
+unlock clears the failed sign-ins recorded against that user, and those of every address that failed
+against it, so a locked-out owner can sign in again at once.`,
   key: `Usage: mailwright key create --name NAME [--workspace ID|NAME]
 
 Creates an API key in a workspace (default: "${DEFAULT_WORKSPACE}") and prints only the key (re_...) on
@@ -79,6 +87,11 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   if (command === 'doctor') {
     if (sub !== undefined) throw new UsageError(`doctor takes no arguments, got "${sub}"`);
+    const damage = await databaseProblems(databasePath(config.dataDir));
+    if (damage) {
+      console.log(damage.join('\n'));
+      return 1;
+    }
     const db = openStore(config);
     try {
       return await doctor(config, db);
@@ -106,8 +119,16 @@ async function main(argv: string[]): Promise<number> {
     if (positionals.length !== 1) throw new UsageError('workspace create takes exactly one NAME');
     return withStore(config, (db) => console.log(createWorkspace(db, systemClock, positionals[0]).id));
   }
+  if (command === 'user' && sub === 'unlock') {
+    const { positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true });
+    if (positionals.length !== 1) throw new UsageError('user unlock takes exactly one EMAIL');
+    return withStore(config, (db) => {
+      if (!findUserByEmail(db, positionals[0].trim().toLowerCase())) throw new Error(`no user ${positionals[0]}`);
+      console.log(`cleared ${unlockLogin(db, positionals[0])} failed login attempts of ${positionals[0]}`);
+    });
+  }
   if (command === 'user') {
-    if (sub !== 'add') throw new UsageError(`unknown command "user ${sub ?? ''}"; did you mean "user add"?`);
+    if (sub !== 'add') throw new UsageError(`unknown command "user ${sub ?? ''}"; did you mean "user add" or "user unlock"?`);
     const { values } = parseArgs({ args: rest, strict: true, options: { email: { type: 'string' }, workspace: { type: 'string' }, 'password-stdin': { type: 'boolean' } } });
     if (!values.email) throw new UsageError('user add needs --email ADDRESS');
     if (!values['password-stdin']) throw new UsageError('user add needs --password-stdin (the password is never taken from the command line)');

@@ -3,8 +3,8 @@
 // the same data directory while `serve` runs.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chmodSync, rmSync } from 'node:fs';
-import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
 import { CLI, ROOT, request, runCli, startAppProcess, tempDir, testEnv, type AppProcess } from './testkit/app.ts';
 
 const dataDir = tempDir();
@@ -95,12 +95,14 @@ test('a bad config value stops start-up with exit 78 and a message naming the ke
 
 test('port 25 without the right to bind it names CAP_NET_BIND_SERVICE and MAILWRIGHT_SMTP_PORT', async () => {
   const dir = tempDir();
-  chmodSync(dir, 0o777);
+  const dirEnv = testEnv(dir, { MAILWRIGHT_SMTP_PORT: '25' });
+  // The data directory must be nobody's own: one that others can write is refused before any port is tried.
+  if (process.getuid?.() === 0) execFileSync('chown', ['-R', 'nobody:nogroup', dir]);
   const unprivileged = process.getuid?.() === 0 ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', CLI] : [CLI];
   const res = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
     const child = spawn(unprivileged[0], [...unprivileged.slice(1), 'serve'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH!, HOME: '/tmp', ...testEnv(dir, { MAILWRIGHT_SMTP_PORT: '25' }) },
+      env: { PATH: process.env.PATH!, HOME: '/tmp', ...dirEnv },
     });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));

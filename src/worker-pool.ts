@@ -1,7 +1,8 @@
 // A pool of worker threads for CPU-heavy work kept off the event loop (composing and signing outgoing mail,
 // authenticating and parsing received mail). It owns the workers and the jobs in flight: a job is answered
-// once, with its result or its error, never retried here; a worker that dies fails only its own jobs and is
-// replaced by the next job. The worker side is `serveJobs` in the module the pool names.
+// once, with its result or its error. A worker that dies fails its own jobs and is replaced by the next job.
+// With a job budget (jobTimeoutMs), a job past it fails and its worker is replaced, and the other jobs that
+// worker held are handed again. The worker side is `serveJobs` in the module the pool names.
 import { availableParallelism } from 'node:os';
 import { parentPort, Worker, type ResourceLimits, type Transferable } from 'node:worker_threads';
 
@@ -11,18 +12,27 @@ interface Posted<J> {
   id: number;
   job: J;
 }
-type Reply<R> = { id: number; result: R } | { id: number; error: { name: string; message: string } };
+/** An error as it crosses the thread boundary: `code` is a string such as SQLITE_FULL when the error had one. */
+interface ErrorData {
+  name: string;
+  message: string;
+  code?: string;
+}
+// `ready` is sent once, when the worker's module has loaded and serves jobs.
+type Reply<R> = { id: number; result: R } | { id: number; error: ErrorData } | { ready: true };
 
 interface Pending<R> {
   resolve: (result: R) => void;
   reject: (err: Error) => void;
 }
 
-interface Slot<R> {
+interface Slot<J, R> {
   worker: Worker;
   threadId: number;
-  jobs: Map<number, Pending<R>>;
+  jobs: Map<number, InFlight<J, R>>;
   done: number;
+  /** The worker has loaded its module: the budget of its jobs runs from now on. */
+  ready: boolean;
 }
 
 export interface WorkerStats {
@@ -47,20 +57,49 @@ export interface PoolOptions {
    * benchmark that garbage collection cost more CPU than the signing itself. Default 2.
    */
   jobsPerWorker?: number;
+  /**
+   * Wall-clock budget of one job (ms), from when a started worker has it. Past it the job fails with
+   * JobTimeout and its worker is terminated and replaced; the other jobs that worker held are handed again,
+   * first in line and each with a fresh budget, when they can be made again (see InFlight.again). Set it only
+   * for pools whose jobs can run twice without harm (parsing, signing), never for one that writes. Default: none.
+   */
+  jobTimeoutMs?: number;
 }
+
+/** A job that ran past its pool's budget (PoolOptions.jobTimeoutMs); its worker was replaced. */
+export class JobTimeout extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'JobTimeout';
+  }
+}
+
+/** How often one job may be handed again after the worker it was on was stopped for another job's budget. */
+export const MAX_REQUEUES = 3;
 
 /** A job, or what makes it when a worker has room (so its data is read only then). */
 export type JobSource<J> = { job: J; transfer?: Transferable[] } | (() => { job: J; transfer?: Transferable[] });
 
 interface Waiting<J, R> extends Pending<R> {
   source: JobSource<J>;
+  /** Times it was handed again after its worker was stopped for another job's budget. */
+  requeues: number;
+}
+
+interface InFlight<J, R> extends Waiting<J, R> {
+  /**
+   * It can be handed to another worker: it was posted with nothing transferred (the worker got a copy), or it
+   * is made by a function, which can make it again. Data transferred to a terminated worker is gone.
+   */
+  again: boolean;
+  timer?: NodeJS.Timeout;
 }
 
 /** Workers start with the first jobs and keep the process alive until close(). */
 export class WorkerPool<J, R> {
   private readonly size: number;
   private readonly jobsPerWorker: number;
-  private readonly slots = new Set<Slot<R>>();
+  private readonly slots = new Set<Slot<J, R>>();
   private readonly waiting: Array<Waiting<J, R>> = [];
   private nextId = 1;
   private closed = false;
@@ -78,7 +117,7 @@ export class WorkerPool<J, R> {
   runFrom(source: JobSource<J>): Promise<R> {
     if (this.closed) return Promise.reject(new Error(`${this.opts.name} pool is closed`));
     return new Promise<R>((resolve, reject) => {
-      this.waiting.push({ source, resolve, reject });
+      this.waiting.push({ source, resolve, reject, requeues: 0 });
       this.dispatch();
     });
   }
@@ -108,30 +147,34 @@ export class WorkerPool<J, R> {
     while (this.waiting.length > 0 && !this.closed) {
       const slot = this.pick();
       if (!slot) return;
-      const { source, resolve, reject } = this.waiting.shift()!;
+      const waiting = this.waiting.shift()!;
+      const { source } = waiting;
       const id = this.nextId++;
-      slot.jobs.set(id, { resolve, reject });
+      const entry: InFlight<J, R> = { ...waiting, again: typeof source === 'function' };
+      slot.jobs.set(id, entry);
       try {
         const { job, transfer = [] } = typeof source === 'function' ? source() : source;
+        entry.again ||= transfer.length === 0;
         slot.worker.postMessage({ id, job } satisfies Posted<J>, transfer);
+        if (slot.ready) this.startClock(slot, id, entry);
       } catch (err) {
         // The job could not be made or cloned (not plain data); the worker never saw it.
         slot.jobs.delete(id);
-        reject(err instanceof Error ? err : new Error(String(err)));
+        entry.reject(err instanceof Error ? err : new Error(String(err)));
       }
     }
   }
 
   // The least busy worker with room; a new one while the pool is short and every worker has work. Workers
   // start on demand, so a process that never needs one never starts one, and a dead worker is replaced here.
-  private pick(): Slot<R> | null {
-    let best: Slot<R> | undefined;
+  private pick(): Slot<J, R> | null {
+    let best: Slot<J, R> | undefined;
     for (const slot of this.slots) if (!best || slot.jobs.size < best.jobs.size) best = slot;
     if (best && (best.jobs.size === 0 || this.slots.size >= this.size)) return best.jobs.size < this.jobsPerWorker ? best : null;
     return this.spawn();
   }
 
-  private spawn(): Slot<R> {
+  private spawn(): Slot<J, R> {
     // No inherited execArgv: the boot file registers tsx itself, and flags of the parent's command line such as
     // --input-type (or a second --import tsx) break or slow a worker's start.
     const worker = new Worker(BOOT, {
@@ -139,12 +182,20 @@ export class WorkerPool<J, R> {
       execArgv: [],
       resourceLimits: this.opts.resourceLimits,
     });
-    const slot: Slot<R> = { worker, threadId: worker.threadId, jobs: new Map(), done: 0 };
+    const slot: Slot<J, R> = { worker, threadId: worker.threadId, jobs: new Map(), done: 0, ready: false };
     this.slots.add(slot);
     worker.on('message', (reply: Reply<R>) => {
+      if ('ready' in reply) {
+        // Loading the module (tsx, mailauth, mailparser) is not the jobs' time: their budgets start now.
+        slot.ready = true;
+        for (const [id, entry] of slot.jobs) this.startClock(slot, id, entry);
+        return;
+      }
       const pending = slot.jobs.get(reply.id);
+      // A job this worker no longer holds: failed for its budget, or handed again, while the answer was on its way.
       if (!pending) return;
       slot.jobs.delete(reply.id);
+      clearTimeout(pending.timer);
       slot.done++;
       if ('result' in reply) pending.resolve(reply.result);
       else pending.reject(revive(reply.error));
@@ -158,31 +209,80 @@ export class WorkerPool<J, R> {
     return slot;
   }
 
-  private retire(slot: Slot<R>, err: Error): void {
+  // A worker that died by itself (an uncaught error, its heap limit) fails all its jobs: any of them may be
+  // what killed it, so none is run again.
+  private retire(slot: Slot<J, R>, err: Error): void {
     this.slots.delete(slot);
     failAll(slot, err);
     // What was waiting for this worker goes to its replacement.
     this.dispatch();
   }
+
+  private startClock(slot: Slot<J, R>, id: number, entry: InFlight<J, R>): void {
+    const ms = this.opts.jobTimeoutMs;
+    if (!ms || entry.timer) return;
+    entry.timer = setTimeout(() => this.expire(slot, id), ms);
+    // The worker keeps the process alive while it has jobs; the clock alone must not.
+    entry.timer.unref();
+  }
+
+  /**
+   * Job `id` ran past its budget: it fails, and its worker, which may be stuck in it for good, is terminated.
+   * The worker's other jobs are innocent as far as anyone can tell: they go back to the front of the line in
+   * the order they were posted, for a new worker, unless their data went to the dead one or they were handed
+   * again too often already. A job that blocks its worker's event loop also stops the jobs beside it, so the
+   * oldest of those may run out first and take the blame (451, tried again later by the sender); the blocker
+   * is then handed again with a fresh budget, at most MAX_REQUEUES times.
+   */
+  private expire(slot: Slot<J, R>, id: number): void {
+    const late = slot.jobs.get(id);
+    if (!late || !this.slots.has(slot)) return;
+    this.slots.delete(slot);
+    const others = [...slot.jobs.entries()].filter(([other]) => other !== id).map(([, entry]) => entry);
+    for (const entry of slot.jobs.values()) clearTimeout(entry.timer);
+    slot.jobs.clear();
+    // 'exit' follows and retires a slot that holds nothing by then.
+    void slot.worker.terminate();
+    const { name, jobTimeoutMs: ms } = this.opts;
+    late.reject(new JobTimeout(`${name} job ran past its ${ms} ms budget; its worker was replaced`));
+    const again: Array<Waiting<J, R>> = [];
+    for (const entry of others) {
+      if (!entry.again) entry.reject(new Error(`${name} worker was stopped: another of its jobs ran past the ${ms} ms budget`));
+      else if (entry.requeues >= MAX_REQUEUES) entry.reject(new JobTimeout(`${name} job was on ${MAX_REQUEUES + 1} workers stopped for running past the ${ms} ms budget`));
+      else again.push({ source: entry.source, resolve: entry.resolve, reject: entry.reject, requeues: entry.requeues + 1 });
+    }
+    this.waiting.unshift(...again);
+    this.dispatch();
+  }
 }
 
-function failAll<R>(slot: Slot<R>, err: Error): void {
+function failAll<J, R>(slot: Slot<J, R>, err: Error): void {
   const jobs = [...slot.jobs.values()];
   slot.jobs.clear();
-  for (const job of jobs) job.reject(err);
+  for (const job of jobs) {
+    clearTimeout(job.timer);
+    job.reject(err);
+  }
 }
 
-// Errors cross the thread boundary as name and message only; the class is not rebuilt, so callers tell
-// them apart by name (ComposeError, SignError).
-function revive(e: { name: string; message: string }): Error {
-  const err = new Error(e.message);
+// Errors cross the thread boundary as name, message and string code only; the class is not rebuilt, so
+// callers tell them apart by name (ComposeError, SignError) or code (SQLITE_FULL, SQLITE_CORRUPT).
+function revive(e: ErrorData): Error {
+  const err: Error & { code?: string } = new Error(e.message);
   err.name = e.name;
+  if (typeof e.code === 'string') err.code = e.code;
   return err;
 }
 
+function errorData(err: unknown): ErrorData {
+  if (!(err instanceof Error)) return { name: 'Error', message: String(err) };
+  const { code } = err as { code?: unknown };
+  return typeof code === 'string' ? { name: err.name, message: err.message, code } : { name: err.name, message: err.message };
+}
+
 /**
- * The worker side: answers each job the pool posts with `handle`'s result (moving the buffers it lists) or
- * its error's name and message. One job's failure never ends the thread.
+ * The worker side: says it is ready, then answers each job the pool posts with `handle`'s result (moving the
+ * buffers it lists) or its error's name, message and code. One job's failure never ends the thread.
  */
 export function serveJobs<J, R>(handle: (job: J) => Promise<{ result: R; transfer?: Transferable[] }>): void {
   const port = parentPort;
@@ -190,12 +290,10 @@ export function serveJobs<J, R>(handle: (job: J) => Promise<{ result: R; transfe
   port.on('message', ({ id, job }: Posted<J>) => {
     handle(job).then(
       ({ result, transfer }) => port.postMessage({ id, result } satisfies Reply<R>, transfer ?? []),
-      (err: unknown) => {
-        const error = err instanceof Error ? { name: err.name, message: err.message } : { name: 'Error', message: String(err) };
-        port.postMessage({ id, error } satisfies Reply<R>);
-      },
+      (err: unknown) => port.postMessage({ id, error: errorData(err) } satisfies Reply<R>),
     );
   });
+  port.postMessage({ ready: true } satisfies Reply<R>);
 }
 
 /**

@@ -135,7 +135,15 @@ test('workspaces are isolated: B cannot see or delete A keys', async () => {
 test('a cookie-authenticated write from a foreign Origin is refused and changes nothing', async () => {
   const count = async () => (await request(`${t.api}/keys`, { cookie: cookieA })).body.count;
   const before = await count();
-  for (const headers of [{ origin: 'https://evil.example' }, { origin: 'null' }, { referer: 'https://evil.example/page' }, {} as Record<string, string>]) {
+  const refused: Array<Record<string, string>> = [
+    { origin: 'https://evil.example' },
+    { origin: 'null' },
+    { 'sec-fetch-site': 'cross-site' },
+    { 'sec-fetch-site': 'same-site', origin: t.url },
+    // Sec-Fetch-Site decides when present: a same-origin Origin does not outvote it.
+    { 'sec-fetch-site': 'cross-site', origin: t.url },
+  ];
+  for (const headers of refused) {
     const res = await request(`${t.api}/keys`, { body: { name: 'csrf' }, cookie: cookieA, headers });
     assert.is(res.status, 403, JSON.stringify(headers));
     assert.is(res.body.error.code, 'invalid_origin');
@@ -145,6 +153,13 @@ test('a cookie-authenticated write from a foreign Origin is refused and changes 
   assert.is(ok.status, 201);
   const viaPublicUrl = await request(`${t.api}/keys`, { body: { name: 'public-url' }, cookie: cookieA, headers: { origin: 'http://localhost:8080' } });
   assert.is(viaPublicUrl.status, 201, 'the configured public URL is our origin too');
+  const fetchMetadata = await request(`${t.api}/keys`, { body: { name: 'sec-fetch' }, cookie: cookieA, headers: { 'sec-fetch-site': 'same-origin' } });
+  assert.is(fetchMetadata.status, 201, 'a browser saying same-origin is our page');
+  // DESIGN.md: neither header means no browser (curl with the cookie); Referer alone is no browser's signal.
+  for (const headers of [{}, { referer: 'https://evil.example/page' }] as Array<Record<string, string>>) {
+    const res = await request(`${t.api}/keys`, { body: { name: 'not-a-browser' }, cookie: cookieA, headers });
+    assert.is(res.status, 201, JSON.stringify(headers));
+  }
   // A bearer key is not a browser credential: no Origin rule applies.
   assert.is((await request(`${t.api}/keys`, { key: a.key, headers: { origin: 'https://evil.example' } })).status, 200);
 });

@@ -40,22 +40,27 @@ export function accountRoutes(app: App, throttle: LoginThrottle) {
 
   r.post('/auth/login', async (ctx) => {
     // Login CSRF: a foreign page must not sign a browser into an attacker's account.
-    if (ctx.get('Origin')) checkOrigin(ctx, config.publicUrl);
+    checkOrigin(ctx, config.publicUrl);
     const body = parseInput(LoginBody, ctx.request.body);
     const email = body.email.trim().toLowerCase();
-    const verdict = throttle.check(ctx.ip, email);
-    if (verdict.refuse) {
-      throw new ApiError(429, 'too_many_login_attempts', 'Too many failed logins; try again later', { headers: { 'retry-after': String(verdict.retryAfterSeconds) } });
+    const attempt = throttle.begin(ctx.ip, email);
+    if (attempt.refuse) {
+      throw new ApiError(429, 'too_many_login_attempts', 'Too many failed logins; try again later', { headers: { 'retry-after': String(attempt.retryAfterSeconds) } });
     }
-    if (verdict.delayMs) await new Promise((resolve) => setTimeout(resolve, verdict.delayMs));
-
-    const user = findUserByEmail(db, email);
-    const ok = (await verifyPassword(body.password, user?.passwordHash ?? (await decoyHash()))) && user !== null;
-    if (!ok || !user) {
-      throttle.fail(ctx.ip, email);
+    let user: ReturnType<typeof findUserByEmail>;
+    try {
+      if (attempt.delayMs) await new Promise((resolve) => setTimeout(resolve, attempt.delayMs));
+      user = findUserByEmail(db, email);
+      if (!(await verifyPassword(body.password, user?.passwordHash ?? (await decoyHash()))) || !user) user = null;
+    } catch (err) {
+      attempt.fail();
+      throw err;
+    }
+    if (!user) {
+      attempt.fail();
       throw new ApiError(401, 'invalid_credentials', 'Invalid email or password');
     }
-    throttle.succeed(ctx.ip);
+    attempt.succeed();
 
     // A session id is never reused across logins (fixation): whatever this browser held is revoked.
     const previous = ctx.cookies.get(SESSION_COOKIE);

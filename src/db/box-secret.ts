@@ -1,4 +1,4 @@
-// The box's own secret (32 random bytes in box_settings), created on first use, so every backup carries
+// The box's own secret (32 random bytes in box_settings), created at the first start, so every backup carries
 // it: it authenticates the VERP return paths (and signed links) the box puts in mail.
 import { randomBytes } from 'node:crypto';
 import type { Db } from './open.ts';

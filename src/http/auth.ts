@@ -38,6 +38,17 @@ function identify(ctx: Context, auth: Authenticator): Principal | null {
   return token ? auth.bySession(token) : null;
 }
 
+/**
+ * DESIGN.md "authentication before routing": without a valid credential every request but the listed ones
+ * is 401, whether or not its route exists, and before its body is read.
+ */
+export function requireCredential(opts: { except: Array<{ method: string; path: string }> }): Middleware {
+  return async (ctx, next) => {
+    if (!ctx.state.principal && !opts.except.some((e) => e.method === ctx.method && e.path === ctx.path)) throw unauthorized();
+    await next();
+  };
+}
+
 export function principalOf(ctx: Context): Principal {
   const p = ctx.state.principal as Principal | null | undefined;
   if (!p) throw unauthorized();
@@ -66,22 +77,17 @@ export function requireSession(publicUrl: string): Middleware {
 }
 
 /**
- * CSRF guard for cookie-authenticated writes (catalogue API-05): the browser's Origin (or, failing that,
- * Referer) must be the box's public origin or the origin the request was addressed to.
+ * CSRF guard for cookie-authenticated writes (DESIGN.md section 2; catalogue API-05). A browser says where a
+ * request comes from: Sec-Fetch-Site when it supports it, else Origin. A request with neither header is not
+ * from a browser (curl with the cookie, a script), and a cross-site page cannot make a browser drop them, so
+ * it is allowed. Referer is not consulted: browsers send Origin on every cross-origin write.
  */
 export function checkOrigin(ctx: Context, publicUrl: string): void {
   if (SAFE_METHODS.has(ctx.method)) return;
-  const claimed = ctx.get('Origin') || originOf(ctx.get('Referer'));
-  const allowed = [new URL(publicUrl).origin, `${ctx.protocol}://${ctx.host}`];
-  if (!claimed || !allowed.includes(claimed)) {
+  const site = ctx.get('Sec-Fetch-Site').toLowerCase();
+  const origin = ctx.get('Origin');
+  const foreign = site ? site !== 'same-origin' && site !== 'none' : origin !== '' && ![new URL(publicUrl).origin, `${ctx.protocol}://${ctx.host}`].includes(origin);
+  if (foreign) {
     throw new ApiError(403, 'invalid_origin', 'Cross-origin request refused: a cookie-authenticated write must come from the dashboard origin');
-  }
-}
-
-function originOf(url: string): string {
-  try {
-    return url ? new URL(url).origin : '';
-  } catch {
-    return '';
   }
 }

@@ -1,9 +1,11 @@
 // The error envelope of DESIGN.md on every failed response: {error: {message, status, code, errors?}}.
 // Bad input maps to a 4xx with a stable code; anything unexpected is logged with the request id and
-// answered 500 without a stack trace or any internal text.
+// answered 500 without a stack trace or any internal text. A full disk is 507 with retry-after (one warn
+// line, no stack); our other faults are also handed to the Koa app's 'error' listeners (app.ts: health).
 import type { Middleware } from 'koa';
 import { ApiError } from '../errors.ts';
 import type { Log } from '../log.ts';
+import { errorCode, storageFault } from '../db/health.ts';
 
 // co-body / raw-body tag their errors with `type`; these are the client's fault, not ours.
 const BODY_ERRORS: Record<string, [number, string, string]> = {
@@ -24,7 +26,12 @@ export function errorEnvelope(log: Log): Middleware {
       if (ctx.status === 404 && ctx.body === undefined) throw new ApiError(404, 'not_found', 'Not found');
     } catch (err) {
       const { status, code, message, errors, headers } = describe(err);
-      if (status >= 500) log.error('request failed', { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, err });
+      // An ApiError is an answer we chose (a 501, an unreachable DNS provider); only the unexpected is logged.
+      if (status === 507) log.warn('request refused: the disk is full', { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, cause: errorCode(err) });
+      else if (status >= 500 && !(err instanceof ApiError)) {
+        log.error('request failed', { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, err });
+        if (err instanceof Error) ctx.app.emit('error', err, ctx);
+      }
       for (const [name, value] of Object.entries(headers ?? {})) ctx.set(name, value);
       ctx.status = status;
       ctx.body = { error: errors ? { message, status, code, errors } : { message, status, code } };
@@ -32,8 +39,15 @@ export function errorEnvelope(log: Log): Middleware {
   };
 }
 
+/** How long a client should wait after a 507 before it tries again. */
+const DISK_FULL_RETRY_AFTER_S = 60;
+
 function describe(err: unknown): Pick<ApiError, 'status' | 'code' | 'message' | 'errors' | 'headers'> {
   if (err instanceof ApiError) return err;
+  // SQLITE_FULL (from this thread's commit or the writer thread's) or ENOSPC: nothing was stored.
+  if (storageFault(err) === 'full') {
+    return { status: 507, code: 'insufficient_storage', message: 'The server is out of disk space; nothing was stored. Try again later.', headers: { 'retry-after': String(DISK_FULL_RETRY_AFTER_S) } };
+  }
   const e = err as { type?: string; status?: number; expose?: boolean; message?: string };
   if (e?.type && BODY_ERRORS[e.type]) {
     const [status, code, message] = BODY_ERRORS[e.type];

@@ -1,6 +1,8 @@
-// The Koa application and its HTTP listener: security headers and the error envelope around everything,
-// `/healthz` and the pages that links in mail open outside the API, and under /api/v1 the body parser,
-// credential resolution and rate limit that every resource's routes (mounted by app.ts) rely on.
+// The Koa application and its HTTP listener: security headers, the error envelope and the Host and method
+// checks around everything, `/healthz` and the pages that links in mail open outside the API, and under
+// /api/v1 credentials first (from the headers alone), then the rate limit, then the body parser, which every
+// resource's routes (mounted by app.ts) rely on. A request without a valid credential is answered before a
+// byte of its body is read.
 import { createServer, type Server } from 'node:http';
 import Koa from 'koa';
 import { Router } from '@koa/router';
@@ -10,11 +12,15 @@ import { newId } from '../db/ids.ts';
 import { errorEnvelope } from './errors.ts';
 import { securityHeaders } from './security-headers.ts';
 import { jsonBody } from './body.ts';
-import { resolveAuth, type Authenticator } from './auth.ts';
+import { requireCredential, resolveAuth, type Authenticator } from './auth.ts';
+import { hostCheck } from './host-check.ts';
+import { ApiError } from '../errors.ts';
 import { rateLimit, type RateLimiter } from './rate-limit.ts';
 
 const API_PREFIX = '/api/v1';
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
+// What any route here serves; WebDAV's PROPFIND, MKCOL, LOCK, COPY and the like are 501 on every path.
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 export interface HttpDeps {
   config: Config;
@@ -23,7 +29,7 @@ export interface HttpDeps {
   rateLimiter: RateLimiter | null;
   /** Answers /healthz: true once SMTP, HTTP and the queue are all up. */
   healthy: () => boolean;
-  /** Paths that take bodies over the default 1 MiB (sends with attachments). */
+  /** Paths that take bodies over the default 1 MiB (sends with attachments), once the caller is authenticated. */
   largerBodies?: Array<{ path: RegExp; limitBytes: number }>;
 }
 
@@ -48,12 +54,19 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
     const started = performance.now();
     try {
       await next();
+      // Answered without reading the body (401, 413, 429...): closing is cheaper than draining megabytes.
+      if (!ctx.req.complete && hasBody(ctx.req.headers)) ctx.set('Connection', 'close');
     } finally {
       deps.log.debug('http', { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) });
     }
   });
   app.use(securityHeaders({ https: deps.config.publicUrl.startsWith('https:') }));
   app.use(errorEnvelope(deps.log));
+  app.use(hostCheck({ publicUrl: deps.config.publicUrl, allowed: deps.config.httpAllowedHosts }));
+  app.use(async (ctx, next) => {
+    if (!KNOWN_METHODS.has(ctx.method)) throw new ApiError(501, 'not_implemented', `The method ${ctx.method} is not implemented by this server`);
+    await next();
+  });
 
   const root = new Router();
   root.get('/healthz', (ctx) => {
@@ -62,21 +75,37 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
     ctx.body = { ok };
   });
 
+  // Outside the router, whose middleware runs only for paths that have a route: an unknown path is 401 too.
+  const identify = resolveAuth(deps.authenticator);
+  const limit = rateLimit(deps.rateLimiter);
+  const admit = requireCredential({ except: [{ method: 'POST', path: `${API_PREFIX}/auth/login` }] });
+  const gate: Koa.Middleware = (ctx, next) => identify(ctx, () => limit(ctx, () => admit(ctx, next)));
   const api = new Router({ prefix: API_PREFIX });
   api.use(jsonBody({ limitBytes: DEFAULT_BODY_LIMIT, larger: deps.largerBodies }));
-  api.use(resolveAuth(deps.authenticator));
-  api.use(rateLimit(deps.rateLimiter));
   for (const r of routers) api.use(r.routes());
 
   app.use(root.routes());
   for (const p of pages) app.use(p.routes());
+  app.use((ctx, next) => (ctx.path === API_PREFIX || ctx.path.startsWith(`${API_PREFIX}/`) ? gate(ctx, next) : next()));
   app.use(api.routes());
-  app.use(api.allowedMethods({ throw: true }));
+  // The router answers a path served under other methods with 405 and its Allow header; the envelope is ours.
+  const allowedMethods = api.allowedMethods();
+  app.use(async (ctx, next) => {
+    await allowedMethods(ctx as Parameters<typeof allowedMethods>[0], next);
+    if (ctx.status === 405 && ctx.body === undefined) throw new ApiError(405, 'method_not_allowed', `Method ${ctx.method} is not allowed here; allowed: ${ctx.response.get('Allow')}`);
+  });
   return app;
 }
 
 export function createHttpServer(app: Koa): Server {
-  const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 120_000, headersTimeout: 30_000 }, app.callback());
+  const handle = app.callback();
+  const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 120_000, headersTimeout: 30_000 }, handle);
+  // Node would answer `Expect: 100-continue` with 100 before any middleware runs, inviting the body of a
+  // request that is about to get a 401; the body parser sends the 100 once the caller is authenticated.
+  server.on('checkContinue', handle);
   server.keepAliveTimeout = 5_000;
   return server;
 }
+
+const hasBody = (headers: { 'content-length'?: string; 'transfer-encoding'?: string }) =>
+  headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;

@@ -58,6 +58,9 @@ const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
 const HEADER_BREAKERS = /[\r\n\0]/;
 // A msg-id is one token: whitespace would split it (References is space-separated), brackets are ours to add.
 const MSG_ID = /^[^\s<>\0]+$/;
+// RFC 5322 2.1.1: a msg-id cannot be folded, and nodemailer puts a long one alone on a folded line " <id>",
+// which must stay within 998 octets.
+export const MAX_MSG_ID = MAX_LINE - 3;
 
 export async function compose(input: ComposeInput): Promise<Buffer> {
   const mail = toMailOptions(input);
@@ -154,9 +157,21 @@ function checkHeaderText(field: string, value: string): void {
   if (HEADER_BREAKERS.test(value)) throw new ComposeError(field, 'contains CR, LF or NUL');
 }
 
+/**
+ * Why compose would refuse this message id (given without angle brackets), or null when it would take it.
+ * The API edge (send/request.ts) asks the same question, so such a value is a 400 there, not a failed send.
+ */
+export function msgIdProblem(value: string): string | null {
+  if (!value) return 'is empty';
+  if (!MSG_ID.test(value)) return 'has spaces, NUL or angle brackets inside it (one message id only)';
+  if (value.length > MAX_MSG_ID) return `is longer than ${MAX_MSG_ID} characters`;
+  return null;
+}
+
 function checkMsgId(field: string, value: string): void {
   checkHeaderText(field, value);
-  if (!MSG_ID.test(value)) throw new ComposeError(field, 'must be one message id without angle brackets or spaces');
+  const problem = msgIdProblem(value);
+  if (problem) throw new ComposeError(field, problem);
 }
 
 const crlf = (s: string) => s.replace(/\r\n|\r|\n/g, '\r\n');

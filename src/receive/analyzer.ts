@@ -1,15 +1,29 @@
 // The worker threads that authenticate and parse received mail (analyze.ts) and parse submitted mail, so the
-// event loop that answers every SMTP session spends its time on the protocol and the store. Each worker has a heap limit: a message
-// built to blow up when decoded (catalogue RES-08) ends that worker and fails its message with a 451,
-// never the process.
+// event loop that answers every SMTP session spends its time on the protocol and the store. No message can
+// hold a worker: its header section is bounded before it is posted (mail/header-limits.ts: 552 5.3.4 or
+// 554 5.6.0), and each analysis has a wall-clock budget (config analyze_timeout) past which the worker is
+// replaced and the message gets 451 4.3.0 (catalogue RES-06b). Each worker has a heap limit: a message built
+// to blow up when decoded (catalogue RES-08) ends that worker and fails its message with a 451, never the process.
 import type { Config } from '../config.ts';
-import { asBuffer, WorkerPool } from '../worker-pool.ts';
+import { SmtpError } from '../errors.ts';
+import { headerOverLimit } from '../mail/header-limits.ts';
+import { asBuffer, JobTimeout, WorkerPool } from '../worker-pool.ts';
 import type { Analysis } from './analyze.ts';
 import type { AnalyzeJob, ParseJob } from './analyze-worker.ts';
 import type { ParsedMessage } from './parse.ts';
 
+/** An analysis that ran past its budget: a temporary failure, and no fault of ours worth an error log. */
+export class AnalysisTimeout extends SmtpError {
+  constructor(budgetMs: number) {
+    super(451, `4.3.0 Message analysis ran past its ${budgetMs / 1000} s budget, try again later`);
+    this.name = 'AnalysisTimeout';
+  }
+}
+
 export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, Analysis | ParsedMessage> {
-  constructor(config: Pick<Config, 'dnsServers'>, opts: { size?: number } = {}) {
+  private readonly budgetMs: number;
+
+  constructor(config: Pick<Config, 'dnsServers' | 'analyzeTimeout'>, opts: { size?: number } = {}) {
     super({
       name: 'analyze',
       module: new URL('./analyze-worker.ts', import.meta.url),
@@ -18,19 +32,37 @@ export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, Analysis | Parse
       resourceLimits: { maxOldGenerationSizeMb: 512 },
       // Authentication waits on DNS: a few more messages per worker keep it busy while one waits.
       jobsPerWorker: 8,
+      // Analysis is pure (no store), so the jobs beside one past its budget can run again on a new worker.
+      jobTimeoutMs: config.analyzeTimeout,
     });
+    this.budgetMs = config.analyzeTimeout;
   }
 
+  /** Authentication and mailparser's reading of a received message (the MX listener). */
   async analyze(raw: Buffer, ctx: Omit<AnalyzeJob, 'raw' | 'kind'>): Promise<Analysis> {
-    const analysis = (await this.run({ kind: 'analyze', ...ctx, raw: new Uint8Array(raw) })) as Analysis;
+    refuseOversizedHeader(raw);
+    const analysis = (await this.run({ kind: 'analyze', ...ctx, raw: new Uint8Array(raw) }).catch(this.overBudget)) as Analysis;
     withBuffers(analysis.parsed);
     return analysis;
   }
 
   /** mailparser's reading of a message, without authentication (SMTP submission). */
   async parse(raw: Buffer): Promise<ParsedMessage> {
-    return withBuffers((await this.run({ kind: 'parse', raw: new Uint8Array(raw) })) as ParsedMessage);
+    refuseOversizedHeader(raw);
+    return withBuffers((await this.run({ kind: 'parse', raw: new Uint8Array(raw) }).catch(this.overBudget)) as ParsedMessage);
   }
+
+  private readonly overBudget = (err: unknown): never => {
+    throw err instanceof JobTimeout ? new AnalysisTimeout(this.budgetMs) : err;
+  };
+}
+
+/** Header sections, fields and folded lines are bounded before any parsing (DESIGN.md section 3). */
+function refuseOversizedHeader(raw: Buffer): void {
+  const over = headerOverLimit(raw);
+  if (!over) return;
+  if (over.limit === 'header-bytes' || over.limit === 'header-lines') throw new SmtpError(552, `5.3.4 Message header too big: ${over.text}`);
+  throw new SmtpError(554, `5.6.0 Message refused: ${over.text}`);
 }
 
 function withBuffers(parsed: ParsedMessage): ParsedMessage {

@@ -1,12 +1,13 @@
 // The receive pipeline (ARCHITECTURE.md): what the MX listener hands over after DATA is refused if it is a
 // smuggling attempt or a loop, then authenticated (mailauth) and parsed (mailparser) on the analyze workers,
+// which refuse an oversized header section and answer 451 past their time budget (analyzer.ts),
 // and filed (file.ts: classified, threaded, stored with its index rows, forwarded if asked) by the writer
 // thread in one group-committed transaction. It resolves only after that commit, so the 250 is never early.
 import type { App } from '../context.ts';
 import { SmtpError } from '../errors.ts';
 import { hasSmugglingLookAlike } from '../mail/smuggling.ts';
 import { countReceived, withoutAuthResultsOf } from '../mail/trace.ts';
-import type { Analyzer } from './analyzer.ts';
+import { AnalysisTimeout, type Analyzer } from './analyzer.ts';
 import type { Target } from './route.ts';
 import type { Writer } from '../writer.ts';
 
@@ -40,7 +41,13 @@ export async function receive(app: App, workers: ReceiveWorkers, envelope: Envel
   }
 
   const { config, log } = app;
-  const { verdicts, authHeaders, parsed } = await workers.analyzer.analyze(data, { ip: envelope.ip, helo: envelope.helo, mailFrom: envelope.mailFrom, hostname: config.hostname });
+  const { verdicts, authHeaders, parsed } = await workers.analyzer
+    .analyze(data, { ip: envelope.ip, helo: envelope.helo, mailFrom: envelope.mailFrom, hostname: config.hostname })
+    .catch((err: unknown) => {
+      // The sender gets 451 4.3.0 and tries again later; a warning, not an error of ours.
+      if (err instanceof AnalysisTimeout) log.warn('message analysis ran past its budget: worker replaced, answered 451', { session: envelope.sessionId, bytes: data.length, budgetMs: config.analyzeTimeout });
+      throw err;
+    });
   if (parsed.problem) log.warn('received message stored unparsed in part', { session: envelope.sessionId, problem: parsed.problem });
   const raw = Buffer.concat([Buffer.from(traceFields(app, envelope) + authHeaders, 'latin1'), withoutAuthResultsOf(data, config.hostname)]);
   const targets = envelope.recipients.map((r) => r.target);

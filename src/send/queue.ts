@@ -15,6 +15,7 @@ import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import { expired, retryDelay, type RetryPolicy } from './policy.ts';
 import { personalisation, planFor, storedPlan, type Plan } from './personalise.ts';
 import { suppressIfHard } from './bounces.ts';
+import { storageFault } from '../db/health.ts';
 
 interface Claimed {
   id: number;
@@ -63,6 +64,9 @@ export interface QueueOptions {
 }
 
 const RELEASE_EVERY_MS = 60_000;
+const CLAIM_BACKOFF_MAX_MS = 30_000;
+/** How long to wait after the n-th claim in a row failed: 1 s, 2 s, 4 s ... up to CLAIM_BACKOFF_MAX_MS. */
+const claimBackoff = (n: number) => Math.min(CLAIM_BACKOFF_MAX_MS, 1000 * 2 ** Math.min(n - 1, 15));
 
 /** An email whose recipients each get their own copy (personalise.ts), and what those copies are made from. */
 interface PersonalEmail {
@@ -89,6 +93,8 @@ export class Queue {
   private inFlight = 0;
   private stopping = false;
   private wakeQueued = false;
+  /** Claims that failed in a row (the store could not commit): the next pump waits longer each time. */
+  private failedClaims = 0;
   private pumping = false;
   private pumpAgain = false;
   private releasedAt = 0;
@@ -169,18 +175,25 @@ export class Queue {
           this.running.add(work);
         }
       } while (this.pumpAgain && !this.stopping);
+      this.failedClaims = 0;
     } catch (err) {
-      this.app.log.error('queue: could not claim work; trying again shortly', { err });
+      // Due work would make the next pump at once: a store that cannot commit (a full disk) must not be retried
+      // in a tight loop. The wait doubles to CLAIM_BACKOFF_MAX_MS; a full disk is a warning, not our fault.
+      this.failedClaims++;
+      this.app.health.observe(err);
+      const retryMs = claimBackoff(this.failedClaims);
+      if (storageFault(err) === 'full') this.app.log.warn('queue: the disk is full; claiming no work until it has room', { retryMs, failures: this.failedClaims });
+      else this.app.log.error('queue: could not claim work; trying again shortly', { err, retryMs });
     } finally {
       this.pumping = false;
     }
-    if (!this.stopping) this.schedule();
+    if (!this.stopping) this.schedule(this.failedClaims ? claimBackoff(this.failedClaims) : undefined);
   }
 
-  private schedule(): void {
+  private schedule(minDelayMs = 0): void {
     if (this.timer) clearTimeout(this.timer);
     const next = this.app.db.prepare("SELECT min(next_attempt_at) FROM deliveries WHERE state IN ('queued', 'deferred')").pluck().get() as number | null;
-    const delay = next === null ? this.pollMs : Math.min(this.pollMs, Math.max(0, next - this.app.clock.now()));
+    const delay = Math.max(minDelayMs, next === null ? this.pollMs : Math.min(this.pollMs, Math.max(0, next - this.app.clock.now())));
     this.timer = setTimeout(() => void this.pump(), delay);
     this.timer.unref();
   }

@@ -1,9 +1,12 @@
 // The send request (POST /emails and each batch item) validated once, at the edge, into a typed value:
 // every error names its field, and no value that would become a header may carry CR, LF or NUL (a 400,
-// never an injected header). Limits of API-SPEC.md section 8 use DESIGN.md's codes.
+// never an injected header). What compose would refuse later (a Message-ID, a media type) is refused here.
+// Limits of API-SPEC.md section 8 use DESIGN.md's codes; the box's own caps are validation errors.
+import contentType from 'content-type';
 import { z } from 'zod';
 import { ApiError, type FieldError } from '../errors.ts';
 import { parseMailbox, type Mailbox } from '../mail/addresses.ts';
+import { msgIdProblem } from '../mail/compose.ts';
 import { labelRef, MAX_LABELS_PER_EMAIL } from '../labels/labels.ts';
 
 export interface Attachment {
@@ -27,7 +30,7 @@ export interface SendRequest {
   tags: Array<{ name: string; value: string }>;
   labels: string[];
   messageClass: 'transactional' | 'marketing';
-  /** An em_ id of this workspace or a Message-ID (with or without angle brackets). */
+  /** An em_ id of this workspace or a Message-ID (with or without angle brackets; the API edge strips them). */
   inReplyTo?: string;
   /**
    * Who gets the message, when that is not to + cc + bcc: SMTP submission delivers to exactly the RCPT TO
@@ -39,6 +42,7 @@ export interface SendRequest {
 export const MAX_RECIPIENTS_PER_FIELD = 50;
 export const MAX_ATTACHMENTS = 10;
 export const MAX_ATTACHMENT_BYTES = 10 * 1000 * 1000;
+export const MAX_CUSTOM_HEADERS = 100;
 
 // Set by the box or derived from other fields; a caller may not supply them as custom headers.
 export const RESERVED_HEADERS = new Set([
@@ -51,14 +55,56 @@ export const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,76}$/;
 export const NO_CONTROL = /^[^\u0000-\u0008\u000a-\u001f\u007f]*$/; // tab is allowed in header values, CR/LF/NUL never
 const headerSafe = (max: number) => z.string().max(max).regex(NO_CONTROL, 'must not contain CR, LF, NUL or other control characters');
 
-const mailbox = z.string().transform((s, ctx) => {
+const mailbox = z.string({ error: 'must be an address, as a@example.com or Name <a@example.com>' }).transform((s, ctx) => {
   const parsed = parseMailbox(s);
   if (parsed.ok) return parsed.mailbox;
   ctx.addIssue({ code: 'custom', message: parsed.reason });
   return z.NEVER;
 });
-const mailboxes = z.union([mailbox.transform((m) => [m]), z.array(mailbox)]);
+// One address or an array of them; each failure names its place (`to.1`), a lone string its field (`to`).
+const mailboxes = z
+  .union([z.string(), z.array(z.string())], { error: 'must be an address or an array of addresses' })
+  .transform((value, ctx) => {
+    const list = typeof value === 'string' ? [value] : value;
+    const parsed = list.map((s, i) => {
+      const one = parseMailbox(s);
+      if (!one.ok) ctx.addIssue({ code: 'custom', message: one.reason, path: typeof value === 'string' ? [] : [i] });
+      return one;
+    });
+    return parsed.every((p) => p.ok) ? parsed.map((p) => p.mailbox) : z.NEVER;
+  });
 const tagPart = z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, 'must be 1 to 256 ASCII letters, digits, underscores or dashes');
+
+// RFC 7231 3.1.1.1 media type with parameters, written back in one canonical form (type and parameter names
+// in lower case, values quoted only where they must be); nodemailer adds name= from the file name.
+const mediaType = z.string().max(255, 'is longer than 255 characters').transform((s, ctx) => {
+  const refuse = (message: string) => {
+    ctx.addIssue({ code: 'custom', message });
+    return z.NEVER;
+  };
+  if (!/^[\x20-\x7e]*$/.test(s)) return refuse('must be printable ASCII, without CR, LF or other control characters');
+  let parsed: { type: string; parameters: Record<string, string> };
+  try {
+    parsed = contentType.parse(s);
+  } catch {
+    return refuse('must be a media type such as application/pdf or text/plain; charset=utf-8 (parameters as name=value or name="quoted value")');
+  }
+  // Each ; outside a quoted string starts one parameter: fewer names than that means one was given twice.
+  const separators = s.replace(/"(?:[^"\\]|\\.)*"/g, '').split(';').length - 1;
+  if (Object.keys(parsed.parameters).length !== separators) return refuse('names a parameter twice');
+  // A multipart type would make the file's bytes a MIME structure of the caller's making.
+  if (parsed.type.startsWith('multipart/')) return refuse('must be the type of a file, not multipart/*');
+  return contentType.format(parsed);
+});
+
+// in_reply_to: an em_ id or one Message-ID, bare or in one pair of angle brackets, that compose will take.
+const inReplyTo = headerSafe(998).transform((s, ctx) => {
+  const id = /^<(.*)>$/s.exec(s)?.[1] ?? s;
+  const problem = msgIdProblem(id);
+  if (!problem) return id;
+  ctx.addIssue({ code: 'custom', message: `give an em_ id of this workspace or one Message-ID (<id@example.com> or id@example.com); this one ${problem}` });
+  return z.NEVER;
+});
 
 const Body = z
   .object({
@@ -77,7 +123,7 @@ const Body = z
           .object({
             filename: headerSafe(255).min(1).regex(/^[^/\\]*$/, 'must be a file name, without / or \\'),
             content: z.string().regex(/^[A-Za-z0-9+/\s]*={0,2}\s*$/, 'must be base64'),
-            content_type: z.string().regex(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i, 'must be a media type such as application/pdf').optional(),
+            content_type: mediaType.optional(),
             content_id: headerSafe(255).regex(/^[^<>\s]+$/, 'must be a plain content id, without <> or spaces').optional(),
           })
           .strict(),
@@ -87,7 +133,7 @@ const Body = z
     labels: z.array(labelRef).optional(),
     message_class: z.enum(['transactional', 'marketing']).optional(),
     template: z.unknown().optional(),
-    in_reply_to: headerSafe(998).min(1).optional(),
+    in_reply_to: inReplyTo.optional(),
   })
   .strict();
 
@@ -107,6 +153,11 @@ export function parseSendRequest(input: unknown): SendRequest {
   for (const field of ['to', 'cc', 'bcc'] as const) {
     if ((b[field]?.length ?? 0) > MAX_RECIPIENTS_PER_FIELD) fail([{ path: field, message: `at most ${MAX_RECIPIENTS_PER_FIELD} addresses` }]);
   }
+  // A JSON "__proto__" key would vanish from the parsed record instead of being judged: name it here.
+  const rawHeaders = (input as { headers?: unknown } | null | undefined)?.headers;
+  if (rawHeaders && typeof rawHeaders === 'object' && Object.hasOwn(rawHeaders, '__proto__')) fail([{ path: 'headers.__proto__', message: 'is not a header name' }]);
+  const headerCount = Object.keys(b.headers ?? {}).length;
+  if (headerCount > MAX_CUSTOM_HEADERS) fail([{ path: 'headers', message: `at most ${MAX_CUSTOM_HEADERS} custom headers, got ${headerCount}` }]);
   for (const name of Object.keys(b.headers ?? {})) {
     if (RESERVED_HEADERS.has(name.toLowerCase())) fail([{ path: `headers.${name}`, message: 'is set by the box; use the matching field instead' }]);
   }
@@ -115,7 +166,7 @@ export function parseSendRequest(input: unknown): SendRequest {
   const attachments = (b.attachments ?? []).map((a) => ({
     filename: a.filename,
     content: Buffer.from(a.content.replace(/\s+/g, ''), 'base64'),
-    contentType: a.content_type?.toLowerCase() ?? 'application/octet-stream',
+    contentType: a.content_type ?? 'application/octet-stream',
     ...(a.content_id ? { contentId: a.content_id } : {}),
   }));
   const total = attachments.reduce((n, a) => n + a.content.length, 0);

@@ -1,6 +1,7 @@
 // Signer: the worker pool gives back what sign(compose()) gives, for many jobs at once, on several threads;
-// a failing job fails alone; close() ends everything. Signatures are checked by mailauth's verifier
-// against the key published in the test DNS server.
+// a failing job fails alone; close() ends everything. Signatures are checked by mailauth's verifier against
+// the key published in the test DNS server. Then the pool's job budget, on a probe job module: a job past it
+// fails and its worker is replaced, and the jobs beside it run again.
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import type { Worker } from 'node:worker_threads';
@@ -13,6 +14,7 @@ import { createResolver } from '../dns/resolver.ts';
 import type { ComposeInput } from '../mail/compose.ts';
 import type { DkimKey } from '../mail/sign.ts';
 import { startDnsServer } from '../testkit/dns-server.ts';
+import { JobTimeout, WorkerPool } from '../worker-pool.ts';
 import { Signer } from './signer.ts';
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', {
@@ -200,6 +202,134 @@ test('after close() a process that used the pool exits by itself', async () => {
   clearTimeout(timer);
   assert.is(code, 0, `the child did not exit by itself:\n${output}`);
   assert.match(output, 'signed 4 workers 2');
+});
+
+// The pool's job budget (worker-pool.ts), with a job module of its own: a job can spin (blocking its worker's
+// event loop, as a pathological message would), sleep, fail with a code, or end its thread.
+interface ProbeJob {
+  echo?: number;
+  spin?: number;
+  sleep?: number;
+  fail?: string;
+  exit?: number;
+  bytes?: Uint8Array;
+}
+interface ProbeResult {
+  echo?: number;
+  thread: number;
+}
+const PROBE = new URL(
+  'data:text/javascript,' +
+    encodeURIComponent(`
+      import { threadId } from 'node:worker_threads';
+      import { serveJobs } from ${JSON.stringify(new URL('../worker-pool.ts', import.meta.url).href)};
+      serveJobs(async (job) => {
+        if (job.sleep) await new Promise((resolve) => setTimeout(resolve, job.sleep));
+        if (job.spin) for (const end = Date.now() + job.spin; Date.now() < end; );
+        if (job.exit) process.exit(job.exit);
+        if (job.fail) throw Object.assign(new Error(job.fail), { name: 'StoreError', code: 'SQLITE_FULL' });
+        return { result: { echo: job.echo, thread: threadId } };
+      });`),
+);
+const probePool = (opts: { jobsPerWorker?: number; jobTimeoutMs?: number } = {}) => new WorkerPool<ProbeJob, ProbeResult>({ name: 'probe', module: PROBE, size: 1, ...opts });
+function reason(outcome: PromiseSettledResult<unknown>): Error {
+  if (outcome.status === 'rejected') return outcome.reason as Error;
+  throw new Error(`expected a rejection, got ${JSON.stringify(outcome.value)}`);
+}
+
+test('a job past its budget fails with JobTimeout; its worker is replaced and the jobs beside it run again there', async () => {
+  const pool = probePool({ jobsPerWorker: 4, jobTimeoutMs: 400 });
+  try {
+    const { thread: first } = await pool.run({ echo: 0 });
+    const [stuck, ...innocent] = await Promise.allSettled([pool.run({ spin: 60_000 }), pool.run({ echo: 1 }), pool.run({ echo: 2 }), pool.run({ echo: 3 })]);
+    assert.instance(reason(stuck), JobTimeout);
+    assert.is(reason(stuck).name, 'JobTimeout');
+    assert.match(reason(stuck).message, 'probe job ran past its 400 ms budget');
+    assert.equal(
+      innocent.map((o) => (o.status === 'fulfilled' ? o.value.echo : String(o.reason))),
+      [1, 2, 3],
+      'the jobs stuck behind it were answered',
+    );
+    for (const o of innocent) assert.is.not((o as PromiseFulfilledResult<ProbeResult>).value.thread, first, 'by a new worker');
+    const later = await pool.run({ echo: 4 });
+    assert.is.not(later.thread, first);
+    assert.equal(pool.stats().map((w) => w.threadId), [later.thread], 'one worker, the replacement');
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a job whose data was transferred to the stopped worker fails; one made by a function is made again', async () => {
+  const pool = probePool({ jobsPerWorker: 4, jobTimeoutMs: 400 });
+  try {
+    let made = 0;
+    const moved = new Uint8Array(8);
+    const outcomes = await Promise.allSettled([
+      pool.run({ spin: 60_000 }),
+      pool.run({ echo: 1, bytes: moved }, [moved.buffer]),
+      pool.runFrom(() => {
+        made++;
+        const bytes = new Uint8Array(8);
+        return { job: { echo: 2, bytes }, transfer: [bytes.buffer] };
+      }),
+    ]);
+    assert.is(reason(outcomes[0]).name, 'JobTimeout');
+    assert.match(reason(outcomes[1]).message, 'probe worker was stopped: another of its jobs ran past the 400 ms budget');
+    assert.is((outcomes[2] as PromiseFulfilledResult<ProbeResult>).value.echo, 2);
+    assert.is(made, 2, 'made once for each worker');
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a job is handed again at most three times', async () => {
+  const pool = probePool({ jobsPerWorker: 5, jobTimeoutMs: 300 });
+  try {
+    // Each stuck job in turn takes its worker down; the echo behind them is handed again each time.
+    const outcomes = await Promise.allSettled([1, 2, 3, 4].map(() => pool.run({ spin: 60_000 })).concat(pool.run({ echo: 1 })));
+    for (const o of outcomes.slice(0, 4)) assert.match(reason(o).message, 'probe job ran past its 300 ms budget');
+    assert.is(reason(outcomes[4]).name, 'JobTimeout');
+    assert.match(reason(outcomes[4]).message, 'probe job was on 4 workers stopped for running past the 300 ms budget');
+    assert.is((await pool.run({ echo: 2 })).echo, 2);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('the budget runs from when the worker has loaded its module, and a job within it is answered', async () => {
+  const pool = probePool({ jobTimeoutMs: 1000 });
+  try {
+    assert.is((await pool.run({ sleep: 300, echo: 1 })).echo, 1);
+    assert.is((await pool.run({ sleep: 300, echo: 2 })).echo, 2);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('with a budget, a worker that dies by itself still fails all its jobs, none run again', async () => {
+  const pool = probePool({ jobsPerWorker: 3, jobTimeoutMs: 5000 });
+  try {
+    const { thread: first } = await pool.run({ echo: 0 });
+    const outcomes = await Promise.allSettled([pool.run({ sleep: 100, exit: 3 }), pool.run({ sleep: 2000, echo: 1 }), pool.run({ sleep: 2000, echo: 2 })]);
+    for (const o of outcomes) assert.match(reason(o).message, 'probe worker exited with code 3');
+    const next = await pool.run({ echo: 3 });
+    assert.is.not(next.thread, first, 'a new worker serves the next job');
+  } finally {
+    await pool.close();
+  }
+});
+
+test("an error's string code crosses the thread boundary with its name and message", async () => {
+  const pool = probePool();
+  try {
+    const [outcome] = await Promise.allSettled([pool.run({ fail: 'database or disk is full' })]);
+    const err: Error & { code?: string } = reason(outcome);
+    assert.is(err.name, 'StoreError');
+    assert.is(err.message, 'database or disk is full');
+    assert.is(err.code, 'SQLITE_FULL');
+  } finally {
+    await pool.close();
+  }
 });
 
 test.run();

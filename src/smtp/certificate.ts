@@ -43,7 +43,7 @@ export async function tlsCredentials(config: Pick<Config, 'tlsCert' | 'tlsKey' |
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   // Written aside and renamed, so a crash never leaves a key without its certificate (or half of either).
   writeFileSync(`${keyFile}.tmp`, made.private, { mode: 0o600 });
-  writeFileSync(`${certFile}.tmp`, made.cert, { mode: 0o644 });
+  writeFileSync(`${certFile}.tmp`, made.cert, { mode: 0o600 });
   renameSync(`${keyFile}.tmp`, keyFile);
   renameSync(`${certFile}.tmp`, certFile);
   return { key: Buffer.from(made.private), cert: Buffer.from(made.cert), selfSigned: true };

@@ -1,5 +1,6 @@
 // The MX listener's limits, with small values so they can be reached: messages per session, the absolute
-// session deadline, the idle timeout, concurrent clients.
+// session deadline, the idle timeout, concurrent clients. The limits per client address and the error limit
+// of a session are in client-limits.test.ts.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';

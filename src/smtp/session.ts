@@ -1,8 +1,14 @@
 // What the SMTP listeners share about a session beyond smtp-server's own options: reading DATA within the
-// size limit, and ending a session that ran past its absolute time limit (smtp-server has only an idle
-// timeout).
+// size limit, ending a session that ran past its absolute time limit (smtp-server has only an idle timeout),
+// and the per-client limits of client-limits.ts applied to smtp-server's connections.
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { SMTPServer, SMTPServerDataStream, SMTPServerOptions, SMTPServerSession } from 'smtp-server';
 import type { Config } from '../config.ts';
+import type { Log } from '../log.ts';
+import { storageFault } from '../db/health.ts';
+import { ClientTable, clientAddress, ReplyCount } from './client-limits.ts';
 
 /** RFC 5321 4.5.3.1.8: a server must take at least 100 recipients; more get 452 (smtp-server's maxRecipients). */
 export const MAX_RECIPIENTS = 100;
@@ -16,12 +22,8 @@ export const sessionLimits = (config: Config): SMTPServerOptions => ({
   closeTimeout: 30_000,
 });
 
-// What smtp-server exposes of a connection, for closing a session that ran out of time.
-interface Connection {
-  id: string;
-  send(code: number, message: string): void;
-  close(): void;
-}
+// smtp-server's SMTPConnection (not exported by name): the one write site of every reply, send(), and close().
+type Connection = SMTPServer['connections'] extends Set<infer C> ? C : never;
 
 /** The whole message, or null when it went over the size limit (the bytes are drained, not kept). */
 export function collect(stream: SMTPServerDataStream): Promise<Buffer | null> {
@@ -39,8 +41,7 @@ export function collect(stream: SMTPServerDataStream): Promise<Buffer | null> {
 /** RES-05: a timer that closes session `id` with 421 after `ms`, however busy it is; clear it on close. */
 export function sessionDeadline(server: SMTPServer, id: string, ms: number, hostname: string): NodeJS.Timeout {
   const timer = setTimeout(() => {
-    const connections = (server as unknown as { connections: Set<Connection> }).connections;
-    for (const connection of connections) {
+    for (const connection of server.connections) {
       if (connection.id !== id) continue;
       connection.send(421, `4.4.2 ${hostname} Session time limit exceeded, closing connection`);
       connection.close();
@@ -52,6 +53,12 @@ export function sessionDeadline(server: SMTPServer, id: string, ms: number, host
 
 /** What a listener answers for its own fault: never 250, never 5xx (DESIGN.md). */
 export const OUR_FAULT = '4.3.0 Temporary local problem, message not accepted: try again later';
+
+/** Logs the failure behind an OUR_FAULT reply: a full disk is a warning without a stack, anything else an error. */
+export function ourFault(log: Log, what: string, err: unknown, session: string): void {
+  if (storageFault(err) === 'full') log.warn(`${what}: the disk is full`, { session });
+  else log.error(what, { err, session });
+}
 
 /** A listener's state per open session, each with its deadline timer, which closing the session clears. */
 export class SessionTable<S extends { deadline: NodeJS.Timeout }> {
@@ -81,4 +88,128 @@ export class SessionTable<S extends { deadline: NodeJS.Timeout }> {
 }
 
 /** The client's address, IPv4-mapped IPv6 written as plain IPv4. */
-export const clientIp = (session: SMTPServerSession) => session.remoteAddress.replace(/^::ffff:/, '');
+export const clientIp = (session: SMTPServerSession) => clientAddress(session.remoteAddress);
+
+/** How long a refused client may keep its half-closed socket before it is destroyed (smtp-server's own 5 s). */
+const REFUSED_LINGER_MS = 5_000;
+
+/**
+ * RES-04b, RES-15 on one listener: at most smtp_max_clients_per_ip connections open and smtp_connection_rate_per_ip
+ * opened a minute from one client address (each listener has its own table), and the error limit of every
+ * session, with the limit on replies before AUTH where `beforeAuth` is set (submission).
+ *
+ * A connection is counted in server.connect(), as smtp-server hands it the accepted socket: before its 100 ms
+ * early-talker wait, its PTR lookup (up to 1.5 s) and onConnect. So a flood from one address never holds the
+ * smtp_max_clients slots while it waits to be refused, and a refused connection costs no DNS query: it never
+ * becomes a session, it gets its 421 and is closed here. An admitted connection is released in onClose, which
+ * smtp-server (3.21) calls exactly once for every connection that reached connect(), however it ends: init()
+ * registers the socket's close listener before anything can refuse it (smtp-server's maxClients 421, onConnect,
+ * a client talking before the greeting, QUIT, idle timeout, reset, shutdown), upgrade() gives the TLS socket of
+ * STARTTLS one too, and _onClose calls onClose only the first time (_closed).
+ */
+export function limitClients(server: SMTPServer, config: Config, log: Log, opts: { listener: string; beforeAuth: number | null }): ClientTable {
+  const clients = new ClientTable({ maxOpen: config.smtpMaxClientsPerIp, ratePerMinute: config.smtpConnectionRatePerIp });
+  const connect = server.connect.bind(server);
+  server.connect = (socket, socketOptions) => {
+    const id = socketOptions?.id ?? randomUUID();
+    const raw = socketOptions?.remoteAddress ?? socket.remoteAddress;
+    // A socket already gone has nothing to count, and its close may have been emitted already.
+    if (!raw || socket.destroyed) return connect(socket, { ...socketOptions, id });
+    const ip = clientAddress(raw);
+    const admission = clients.admit(id, ip, performance.now());
+    if (!admission.ok) {
+      if (admission.report) log.info('smtp client refused', { listener: opts.listener, ip, reason: admission.reason });
+      return refuse(socket, `421 4.7.0 ${config.hostname} ${admission.reason}`);
+    }
+    connect(socket, { ...socketOptions, id });
+    for (const connection of server.connections) {
+      if (connection.id !== id) continue;
+      const ended = (reason: string) => log.info('smtp session ended by its limits', { listener: opts.listener, session: id, ip, reason });
+      paceReplies(connection, config.hostname, opts.beforeAuth, ended);
+    }
+  };
+  const onClose = server.onClose.bind(server);
+  server.onClose = (session, callback) => {
+    clients.release(session.id);
+    onClose(session, callback);
+  };
+  return clients;
+}
+
+/** One reply and the end of a socket that never becomes a session; what the client sends is read and dropped. */
+function refuse(socket: Socket, reply: string): void {
+  socket.on('error', () => undefined);
+  const linger = setTimeout(() => socket.destroy(), REFUSED_LINGER_MS);
+  linger.unref();
+  socket.once('close', () => clearTimeout(linger));
+  socket.end(`${reply}\r\n`);
+  socket.resume(); // a paused socket would never see the client's FIN
+}
+
+/**
+ * The error limit (and the limit before AUTH) of one connection, at smtp-server's single write site, send(): a
+ * reply of smtp-server's own (500, 501, 503...) counts as one of ours. A delayed reply must not be overtaken by
+ * the ones after it (a pipelining client matches replies to commands by order), so later replies queue behind
+ * it; and the connection's next command is held until the queue is empty (_onCommand: smtp-server's parser
+ * dispatches every line through it and waits for its callback before the next). Like Postfix's smtpd sleeping
+ * before it reads on, the delay holds the client, and nothing piles up in memory while it runs. A 421, the 220
+ * to STARTTLS (the TLS handshake follows at once) and close() write whatever is queued first, at once.
+ */
+function paceReplies(connection: Connection, hostname: string, beforeAuth: number | null, ended: (reason: string) => void): void {
+  const count = new ReplyCount(beforeAuth);
+  const send = connection.send.bind(connection);
+  const close = connection.close.bind(connection);
+  const dispatch = connection._onCommand.bind(connection);
+  const queue: Array<{ reply: Parameters<Connection['send']>; delay: number }> = [];
+  let timer: NodeJS.Timeout | undefined;
+  let held: (() => void) | undefined;
+
+  const pump = (): void => {
+    while (queue.length) {
+      const head = queue[0];
+      if (head.delay > 0) {
+        timer = setTimeout(() => {
+          timer = undefined;
+          head.delay = 0;
+          pump();
+        }, head.delay);
+        return;
+      }
+      queue.shift();
+      send(...head.reply);
+    }
+    const next = held;
+    held = undefined;
+    if (next && !connection._closing && !connection._closed) next();
+  };
+  const flush = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
+    for (const { reply } of queue.splice(0)) send(...reply);
+  };
+
+  connection.send = (code, data, context) => {
+    if (code === 421 || code === 220) {
+      flush();
+      return send(code, data, context);
+    }
+    const verdict = count.judge({ code, delivered: code === 250 && context === 'DATA_OK', authenticated: Boolean(connection.session.user) });
+    if ('end' in verdict) {
+      ended(verdict.end);
+      flush();
+      held = undefined;
+      return send(421, `4.7.0 ${hostname} ${verdict.end}`); // smtp-server closes after any 421
+    }
+    queue.push({ reply: [code, data, context], delay: verdict.delay });
+    if (!timer) pump();
+  };
+  connection.close = () => {
+    flush();
+    held = undefined;
+    close();
+  };
+  connection._onCommand = (command, callback) => {
+    if (!timer && !queue.length) return dispatch(command, callback);
+    held = () => dispatch(command, callback);
+  };
+}

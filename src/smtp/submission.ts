@@ -18,7 +18,8 @@ import type { SendRequest } from '../send/request.ts';
 import { submit, type Submitted } from '../send/submit.ts';
 import type { TlsCredentials } from './certificate.ts';
 import { requestFromMessage } from './request-from-message.ts';
-import { clientIp, collect, OUR_FAULT, SessionTable, sessionDeadline, sessionLimits } from './session.ts';
+import { MAX_UNAUTHENTICATED_COMMANDS } from './client-limits.ts';
+import { clientIp, collect, limitClients, OUR_FAULT, ourFault, SessionTable, sessionDeadline, sessionLimits } from './session.ts';
 
 /** The idempotency scope of submitted mail: its keys never replay an HTTP send, nor the reverse. */
 export const IDEMPOTENCY_ENDPOINT = 'SMTP submission';
@@ -42,7 +43,7 @@ const KEY_PREFIX_LENGTH = 're_'.length + 8;
 export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: Pick<Analyzer, 'parse'>): SMTPServer {
   const { config, db, clock, log } = app;
   const sessions = new SessionTable<SessionState>();
-  const throttle = new LoginThrottle(clock);
+  const throttle = new LoginThrottle(db, clock, 'smtp');
 
   const server: SMTPServer = new SMTPServer({
     name: config.hostname,
@@ -80,27 +81,28 @@ export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: 
       const ip = clientIp(session);
       const password = auth.password ?? '';
       const account = `key:${password.slice(0, KEY_PREFIX_LENGTH)}`;
-      const verdict = throttle.check(ip, account);
-      if (verdict.refuse) {
-        return callback(new SmtpError(454, `4.7.0 Too many failed authentications: try again in ${verdict.retryAfterSeconds} seconds`));
+      const attempt = throttle.begin(ip, account);
+      if (attempt.refuse) {
+        return callback(new SmtpError(454, `4.7.0 Too many failed authentications: try again in ${attempt.retryAfterSeconds} seconds`));
       }
-      const wait = new Promise((resolve) => setTimeout(resolve, verdict.delayMs));
+      const wait = new Promise((resolve) => setTimeout(resolve, attempt.delayMs));
       wait
         .then(() => {
           const key = findKeyBySecret(db, clock, password);
           if (!key) {
-            throttle.fail(ip, account);
+            attempt.fail();
             log.info('submission authentication failed', { session: session.id, ip, method: auth.method });
             return callback(new SmtpError(535, '5.7.8 Authentication credentials invalid: the password must be an API key (re_...) of this box'));
           }
+          attempt.succeed();
           const state = sessions.find(session.id);
           if (!state) return; // the client left while we waited
-          throttle.succeed(ip);
           state.secret = password;
           const sender: Sender = { workspaceId: key.workspaceId, keyId: key.keyId };
           callback(null, { user: sender });
         })
         .catch((err: unknown) => {
+          attempt.fail();
           log.error('submission authentication failed on our side', { err, session: session.id });
           callback(new SmtpError(454, '4.7.0 Temporary authentication failure, try again later'));
         });
@@ -144,12 +146,18 @@ export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: 
         )
         .catch((err: unknown) => {
           if (err instanceof ApiError) return callback(refusal(err));
-          log.error('submitting a message over SMTP failed', { err, session: session.id });
+          // The analyzer's own refusals (a header over its bounds, an analysis past its budget) are replies already.
+          if (err instanceof SmtpError) return callback(err);
+          ourFault(log, 'submitting a message over SMTP failed', err, session.id);
           callback(new SmtpError(451, OUR_FAULT));
         });
     },
   });
 
+  // Connections per client address and the error limit, as on MX; and the whole phase before AUTH is bounded:
+  // smtp-server's maxAllowedUnauthenticatedCommands only counts while AUTH is offered, which here is only after
+  // STARTTLS, so a client could NOOP in clear until the session deadline.
+  limitClients(server, config, log, { listener: 'submission', beforeAuth: MAX_UNAUTHENTICATED_COMMANDS });
   server.on('error', (err) => log.warn('smtp submission connection error', { err }));
   return server;
 }

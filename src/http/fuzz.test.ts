@@ -1,0 +1,169 @@
+// Property-based fuzzing of everything a stranger or a careless client controls over HTTP (issue 24, DESIGN.md
+// "bad input gets a clear 4xx and changes nothing"): JSON bodies of every write route, path ids, search and
+// list queries, Idempotency-Key headers and raw non-JSON bodies. For every input: never a 5xx, always the
+// error envelope, and a refusal leaves the database as it was. Runs are bounded (about 20 s here);
+// FUZZ_RUNS=N runs N cases per property, and a failure prints the seed that replays it.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
+import { request, seedWorkspace, startTestApp, login, type Reply, type TestApp } from '../testkit/app.ts';
+
+const RUNS = Number(process.env.FUZZ_RUNS) || 120;
+const TIME_LIMIT_MS = 6_000;
+
+let t: TestApp;
+let owner: Awaited<ReturnType<typeof seedWorkspace>>;
+let cookie: string;
+const ids: Record<string, string> = {};
+
+test.before(async () => {
+  t = await startTestApp({ env: { MAILWRIGHT_RATE_LIMIT: '0' } });
+  owner = await seedWorkspace(t);
+  cookie = await login(t, owner.email);
+  // Real ids for the routes to find: a pending domain (so no send can pass the sender check and start the
+  // queue, whose own writes would muddle the "nothing changed" check), an inbox, a suppression.
+  ids.domain = (await request(`${t.api}/domains`, { key: owner.key, body: { name: 'fuzz.example' } })).body.id;
+  ids.inbox = (await request(`${t.api}/inboxes`, { key: owner.key, body: { domain_id: ids.domain, local_part: 'fuzz' } })).body.id;
+  await request(`${t.api}/suppressions`, { key: owner.key, body: { email: 'kept@fuzz.example' } });
+});
+test.after(() => t.stop());
+
+/**
+ * Everything the box keeps, hashed: a refusal must not change it. Left out: what every request may touch by
+ * design (a key's lastUsedAt, sessions, failed-login counts).
+ */
+function digest(): Record<string, string> {
+  const db = t.app.db;
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' AND name NOT IN ('api_keys', 'sessions', 'auth_failures') ORDER BY name").pluck().all() as string[];
+  const sums: Record<string, string> = {};
+  for (const table of tables) {
+    const hash = createHash('sha256');
+    for (const row of db.prepare(`SELECT * FROM "${table}"`).raw().iterate()) hash.update(JSON.stringify(row, (_k, v) => (Buffer.isBuffer(v) ? v.toString('hex') : typeof v === 'bigint' ? String(v) : v)));
+    sums[table] = hash.digest('hex');
+  }
+  return sums;
+}
+
+/** The tables whose rows differ between two digests. */
+const changed = (before: Record<string, string>, after: Record<string, string>) => Object.keys({ ...before, ...after }).filter((k) => before[k] !== after[k]);
+
+// Plain Errors, not uvu's: fast-check prints their message with the counterexample.
+function assertClean(res: Reply, label: string): void {
+  if (res.status < 200 || res.status >= 500) throw new Error(`${label}: ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status >= 400 && (res.body?.error?.status !== res.status || typeof res.body.error.code !== 'string')) throw new Error(`${label}: not the envelope: ${JSON.stringify(res.body)}`);
+}
+
+// Values a client might send where any field is expected: JSON of every shape, and strings that break naive code.
+const nasty = fc.constantFrom('', ' ', '\u0000', '\r\nBcc: x@evil.test', '<>', '"', "'", '\\', 'a@b', 'a@b.', '@', '__proto__', 'constructor', '%', '../../etc/passwd', '\u202e', '😀', 'NEAR(', '"foo', '*', 'x'.repeat(5000));
+const scalar = fc.oneof(fc.string({ maxLength: 80 }), fc.string({ unit: 'binary', maxLength: 40 }), nasty, fc.integer(), fc.double(), fc.boolean(), fc.constant(null));
+const junk = fc.oneof({ weight: 3, arbitrary: scalar }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) }, { weight: 1, arbitrary: fc.array(scalar, { maxLength: 12 }) });
+const address = fc.oneof(fc.emailAddress(), fc.string({ maxLength: 40 }), nasty, fc.tuple(fc.string({ maxLength: 12 }), fc.emailAddress()).map(([n, a]) => `${n} <${a}>`));
+
+/** A body with the route's own field names (some valid-looking, some junk) and stray keys. */
+const bodyOf = (fields: Record<string, fc.Arbitrary<unknown>>) =>
+  fc.oneof(
+    { weight: 4, arbitrary: fc.record(Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, fc.oneof(v, junk)])), { requiredKeys: [] }) },
+    { weight: 1, arbitrary: fc.dictionary(fc.oneof(fc.constantFrom(...Object.keys(fields)), fc.string({ maxLength: 10 })), junk, { maxKeys: 6 }) },
+    { weight: 1, arbitrary: junk },
+  );
+
+const sendBody = {
+  from: address,
+  to: fc.oneof(address, fc.array(address, { maxLength: 4 })),
+  cc: fc.array(address, { maxLength: 3 }),
+  subject: fc.string({ maxLength: 100 }),
+  text: fc.string({ maxLength: 200 }),
+  html: fc.string({ maxLength: 200 }),
+  headers: fc.dictionary(fc.string({ maxLength: 20 }), fc.string({ maxLength: 40 }), { maxKeys: 4 }),
+  attachments: fc.array(fc.record({ filename: fc.string({ maxLength: 20 }), content: fc.base64String({ maxLength: 40 }), content_type: fc.string({ maxLength: 30 }) }), { maxLength: 2 }),
+  tags: fc.array(fc.record({ name: fc.string({ maxLength: 10 }), value: fc.string({ maxLength: 10 }) }), { maxLength: 2 }),
+  labels: fc.array(fc.string({ maxLength: 12 }), { maxLength: 3 }),
+  message_class: fc.constantFrom('transactional', 'marketing', 'bulk'),
+  in_reply_to: fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('<a@b>', 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV', '<>', 'a b@c')),
+};
+
+interface Route {
+  method: string;
+  path: (id: string) => string;
+  body: fc.Arbitrary<unknown>;
+  session?: boolean;
+}
+
+const id = (real: () => string) => fc.oneof(fc.constant(null), fc.string({ maxLength: 30 }), nasty).map((s) => (s === null ? real() : encodeURIComponent(String(s))));
+
+const ROUTES: Route[] = [
+  { method: 'POST', path: () => '/emails', body: bodyOf(sendBody) },
+  { method: 'POST', path: () => '/emails/batch', body: fc.oneof(bodyOf({ emails: fc.array(bodyOf(sendBody), { maxLength: 3 }) }), fc.array(bodyOf(sendBody), { maxLength: 3 })) },
+  { method: 'PATCH', path: (i) => `/emails/${i}`, body: bodyOf({ read: fc.boolean(), archived: fc.boolean(), category: fc.constantFrom('primary', 'updates', 'spam', 'x'), important: fc.boolean(), learn: fc.boolean() }) },
+  { method: 'DELETE', path: (i) => `/emails/${i}`, body: fc.constant(undefined) },
+  { method: 'POST', path: (i) => `/emails/${i}/labels`, body: bodyOf({ add: fc.array(fc.string({ maxLength: 20 }), { maxLength: 12 }), remove: fc.array(fc.string(), { maxLength: 3 }), create: fc.boolean() }) },
+  { method: 'POST', path: () => '/domains', body: bodyOf({ name: fc.oneof(fc.domain(), fc.string({ maxLength: 30 })) }) },
+  { method: 'PATCH', path: (i) => `/domains/${i}`, body: bodyOf({ marketing: fc.boolean(), open_tracking: fc.boolean(), click_tracking: fc.boolean() }) },
+  { method: 'POST', path: (i) => `/domains/${i}/inbound/setup`, body: fc.constant(undefined) },
+  { method: 'POST', path: () => '/inboxes', body: bodyOf({ domain_id: fc.constantFrom('dom_x', ''), local_part: fc.string({ maxLength: 70 }), name: fc.string({ maxLength: 210 }) }) },
+  { method: 'PATCH', path: (i) => `/inboxes/${i}`, body: bodyOf({ name: fc.string({ maxLength: 210 }), status: fc.constantFrom('active', 'disabled', 'gone') }) },
+  { method: 'PUT', path: (i) => `/inboxes/${i}/forwarding`, body: bodyOf({ forward_to: fc.oneof(address, fc.constant(null)) }) },
+  { method: 'POST', path: () => '/suppressions', body: bodyOf({ email: address, scope: fc.constantFrom('all', 'marketing', 'x'), reason: fc.constantFrom('manual', 'complaint') }) },
+  { method: 'DELETE', path: (i) => `/suppressions/${i}`, body: fc.constant(undefined) },
+  { method: 'POST', path: () => '/keys', body: bodyOf({ name: fc.string({ maxLength: 120 }) }), session: true },
+  { method: 'DELETE', path: (i) => `/keys/${i}`, body: fc.constant(undefined), session: true },
+  { method: 'POST', path: () => '/auth/login', body: bodyOf({ email: address, password: fc.string({ maxLength: 40 }) }) },
+];
+
+const realId: Record<string, () => string> = { emails: () => 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV', domains: () => ids.domain, inboxes: () => ids.inbox, suppressions: () => 'kept%40fuzz.example', keys: () => 'key_x' };
+
+test('every write route: no 5xx, the envelope on every refusal, and a refusal changes nothing', async () => {
+  const idempotencyKey = fc.oneof(fc.constant(undefined), fc.string({ maxLength: 300 }));
+  await fc.assert(
+    fc.asyncProperty(fc.nat(ROUTES.length - 1), idempotencyKey, fc.gen(), async (n, key, gen) => {
+      const route = ROUTES[n];
+      const resource = route.path('').split('/')[1];
+      const path = route.path(gen(() => id(realId[resource] ?? (() => 'x'))));
+      const body = gen(() => route.body);
+      const headers: Record<string, string> = key === undefined ? {} : { 'idempotency-key': encodeURIComponent(key).slice(0, 300) };
+      const before = digest();
+      const res = await request(`${t.api}${path}`, { method: route.method, body: body === undefined ? undefined : JSON.stringify(body), headers, ...(route.session ? { cookie } : { key: owner.key }) });
+      const label = `${route.method} ${path} ${JSON.stringify(body)?.slice(0, 300)}`;
+      assertClean(res, label);
+      const tables = res.status >= 400 ? changed(before, digest()) : [];
+      if (tables.length) throw new Error(`${label} refused with ${res.status} ${res.body.error.code} but changed ${tables.join(', ')}`);
+    }),
+    { numRuns: RUNS * 4, interruptAfterTimeLimit: TIME_LIMIT_MS * 2, includeErrorInReport: true },
+  );
+});
+
+test('raw bodies that are not JSON, or not what they claim: 4xx, never 5xx, nothing changed', async () => {
+  const contentType = fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/json; charset=utf-16', '', 'application/problem+json');
+  const raw = fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 200 }), fc.constantFrom('{', '[]', '[' .repeat(40), '{"__proto__":{"x":1}}', 'null', '1e999', '"\\ud800"', '{"a":1,"a":2}'));
+  await fc.assert(
+    fc.asyncProperty(fc.constantFrom(...ROUTES.filter((r) => !r.path('x').includes('x')).map((r) => ROUTES.indexOf(r))), contentType, raw, async (n, type, text) => {
+      const route = ROUTES[n];
+      const before = digest();
+      const res = await request(`${t.api}${route.path('')}`, { method: route.method, body: text, headers: type ? { 'content-type': type } : {}, ...(route.session ? { cookie } : { key: owner.key }) });
+      assertClean(res, `${route.method} ${type} ${JSON.stringify(text).slice(0, 200)}`);
+      const tables = res.status >= 400 ? changed(before, digest()) : [];
+      if (tables.length) throw new Error(`${route.method} ${type} refused with ${res.status} but changed ${tables.join(', ')}`);
+    }),
+    { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS, includeErrorInReport: true },
+  );
+});
+
+test('search and list queries: any text in any parameter is 200 or a 400, never a 5xx', async () => {
+  const params = fc.dictionary(
+    fc.constantFrom('query', 'direction', 'status', 'domain', 'inbox_id', 'label', 'archived', 'category', 'important', 'include_spam', 'from', 'to', 'unread', 'after', 'before', 'limit', 'offset', 'reason'),
+    fc.oneof(fc.string({ maxLength: 60 }), nasty, fc.constantFrom('"', '(', ')', 'a OR', 'NOT x', 'x*', '*', '^a', 'subject:x', '{a b}:c', '(('.repeat(500), 'a '.repeat(600), '-1', '1e3', '2026-13-45')),
+    { maxKeys: 5 },
+  );
+  await fc.assert(
+    fc.asyncProperty(fc.constantFrom('/emails', '/domains', '/inboxes', '/suppressions', '/keys'), params, async (path, query) => {
+      const res = await request(`${t.api}${path}?${new URLSearchParams(query as Record<string, string>)}`, { key: owner.key });
+      assertClean(res, `${path} ${JSON.stringify(query).slice(0, 300)}`);
+      if (res.status === 200) assert.ok(Array.isArray(res.body.data) && res.body.count === res.body.data.length);
+    }),
+    { numRuns: RUNS * 2, interruptAfterTimeLimit: TIME_LIMIT_MS, includeErrorInReport: true },
+  );
+  assert.is((await request(`${t.url}/healthz`)).status, 200, 'still up and healthy');
+});
+
+test.run();
