@@ -13,7 +13,7 @@ import { migrate } from './db/migrate.ts';
 import { GroupCommit } from './db/group-commit.ts';
 import { createResolver } from './dns/resolver.ts';
 import { createHttpApp, createHttpServer } from './http/server.ts';
-import { Idempotency } from './http/idempotency.ts';
+import { Idempotency } from './db/idempotency.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import type { Authenticator } from './http/auth.ts';
 import { createMxServer } from './smtp/mx.ts';
@@ -30,14 +30,14 @@ import { Signer } from './send/signer.ts';
 import { Analyzer } from './receive/analyzer.ts';
 import { Deliverer } from './send/deliver.ts';
 import { Queue } from './send/queue.ts';
-import { linkPages } from './send/link-pages.ts';
-import { suppressionRoutes } from './send/suppression-routes.ts';
+import { linkPages } from './feedback/link-routes.ts';
+import { suppressionRoutes } from './feedback/routes.ts';
 import { ensureDefaultWorkspace } from './account/workspaces.ts';
 import { boxSecret } from './db/box-secret.ts';
 import { findKeyBySecret } from './account/keys.ts';
 import { findSession, purgeSessions } from './account/sessions.ts';
 import { LoginThrottle, purgeAuthFailures } from './account/login-throttle.ts';
-import { Writer } from './writer.ts';
+import { Writer } from './db/writer.ts';
 
 export interface RunningApp {
   app: App;
@@ -100,7 +100,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     dns: createResolver(config.dnsServers),
     health,
     commit: new GroupCommit(db, { observe: (err) => health.observe(err) }),
-    writer: new Writer(config, health),
+    writer: new Writer(config, new URL('./writer-jobs.ts', import.meta.url), health),
     idempotency: new Idempotency(db, clock),
     queue: { wake: () => {} },
     fetchCa: opts.fetchCa,

@@ -6,9 +6,9 @@ import type { Config } from './config.ts';
 import type { Db } from './db/open.ts';
 import type { GroupCommit } from './db/group-commit.ts';
 import type { StoreHealth } from './db/health.ts';
-import type { Idempotency } from './http/idempotency.ts';
+import type { Idempotency } from './db/idempotency.ts';
 import type { Log } from './log.ts';
-import type { Writer } from './writer.ts';
+import type { DbContext, Writer } from './db/writer.ts';
 
 export interface App {
   config: Config;
@@ -29,8 +29,5 @@ export interface App {
   fetchCa?: string;
 }
 
-/**
- * What code that only reads and writes the database needs; all that a thread with its own connection has
- * (the writer thread, writer-worker.ts).
- */
-export type DbContext = Pick<App, 'db' | 'clock' | 'log'>;
+/** What code that only reads and writes the database needs: all a writer job gets (db/writer.ts). */
+export type { DbContext };

@@ -8,13 +8,13 @@
 //     checked on each email's words (checkedWalk);
 //   * otherwise: walk an index of emails (0007_mailbox_indexes.sql) down and check the filters on each row.
 // Read-only; it must not call a flow or a front door.
+import type { Category, EmailRow } from './rows.ts';
 import type { Db } from '../db/open.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import { fold, ftsPhrase, wordsOf, type SearchQuery, type SearchToken } from './search-query.ts';
 import { findLabels, labelsOf, type Label } from '../labels/labels.ts';
 import { PREVIEW_CHARS, htmlText, previewOf, roleToken } from './search-index.ts';
 
-export type Category = 'primary' | 'updates' | 'spam';
 export const CATEGORIES: readonly Category[] = ['primary', 'updates', 'spam'];
 export const STATUSES = ['sent', 'delivered', 'delivery_delayed', 'bounced', 'blocked', 'failed', 'received'] as const;
 export type Status = (typeof STATUSES)[number];
@@ -69,26 +69,11 @@ const COLUMNS = `e.id, e.direction, e.status, e.from_address, e.from_name, e.to_
   e.thread_id, e.domain, e.category, e.important, e.read_at, e.archived_at, e.labels_json,
   (SELECT count(*) FROM email_attachments a WHERE a.email_id = e.id) AS attachment_count`;
 
-interface SummaryRow {
-  id: string;
-  direction: 'in' | 'out';
-  status: string;
-  from_address: string;
-  from_name: string | null;
-  to_json: string;
-  subject: string;
-  preview: string | null;
-  created_at: number;
-  inbox_id: string | null;
-  thread_id: string;
-  domain: string | null;
-  category: Category | null;
-  important: number;
-  read_at: number | null;
-  archived_at: number | null;
-  labels_json: string;
-  attachment_count: number;
-}
+type SummaryRow = Pick<
+  EmailRow,
+  | 'id' | 'direction' | 'status' | 'from_address' | 'from_name' | 'to_json' | 'subject' | 'preview' | 'created_at' | 'inbox_id' | 'thread_id'
+  | 'domain' | 'category' | 'important' | 'read_at' | 'archived_at' | 'labels_json'
+> & { attachment_count: number };
 
 /** One page of the list: `{data, count, hasMore}` (DESIGN.md lists). */
 export function listEmails(db: Db, workspaceId: string, p: ListParams) {

@@ -2,45 +2,19 @@
 // changes to it (read, archived, category, important, and what that teaches about the sender), deleting it
 // with every row that belongs to it, its raw bytes, its attachments and its thread. Synchronous SQL only: the
 // routes run the writes inside the group commit. It must not call a flow (send/, receive/).
+import type { Category, EmailContentsRow, EmailRow } from './rows.ts';
 import type { Db } from '../db/open.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { labelsOf, type Label } from '../labels/labels.ts';
 
-export type Category = 'primary' | 'updates' | 'spam';
-
-interface EmailRow {
-  id: string;
-  direction: 'in' | 'out';
-  status: string;
-  domain: string | null;
-  message_id: string;
-  thread_id: string;
-  in_reply_to: string | null;
-  from_address: string;
-  from_name: string | null;
-  to_json: string;
-  cc_json: string;
-  bcc_json: string;
-  reply_to_json: string;
-  subject: string;
-  tags_json: string;
-  message_class: string;
-  template_id: string | null;
-  is_test: number;
-  created_at: number;
-  inbox_id: string | null;
-  category: Category | null;
-  important: number;
-  classification: string | null;
-  read_at: number | null;
-  archived_at: number | null;
-  authentication: string | null;
-  preview: string | null;
-  labels_json: string;
-  text_body: string | null;
-  html_body: string | null;
-}
+type MailboxRow = Pick<
+  EmailRow,
+  | 'id' | 'direction' | 'status' | 'domain' | 'message_id' | 'thread_id' | 'in_reply_to' | 'from_address' | 'from_name' | 'to_json' | 'cc_json'
+  | 'bcc_json' | 'reply_to_json' | 'subject' | 'tags_json' | 'message_class' | 'template_id' | 'is_test' | 'created_at' | 'inbox_id' | 'category'
+  | 'important' | 'classification' | 'read_at' | 'archived_at' | 'authentication' | 'preview' | 'labels_json'
+> &
+  Pick<EmailContentsRow, 'text_body' | 'html_body'>;
 
 interface AttachmentRow {
   id: string;
@@ -62,7 +36,7 @@ const SNIPPET_CHARS = 200;
 /** The email with its attachments, or null when the workspace has no such email. */
 export function getEmail(db: Db, workspaceId: string, id: string) {
   const row = db.prepare(`SELECT ${EMAIL_COLUMNS} FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.id = ?`).get(workspaceId, id) as
-    | EmailRow
+    | MailboxRow
     | undefined;
   if (!row) return null;
   const attachments = db.prepare(`SELECT ${ATTACHMENT_COLUMNS} FROM email_attachments a WHERE a.email_id = ? ORDER BY a.position`).all(id) as AttachmentRow[];
@@ -76,7 +50,7 @@ export function getEmail(db: Db, workspaceId: string, id: string) {
 export function getThread(db: Db, workspaceId: string, threadId: string) {
   const rows = db
     .prepare(`SELECT ${EMAIL_COLUMNS} FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.thread_id = ? ORDER BY e.id`)
-    .all(workspaceId, threadId) as EmailRow[];
+    .all(workspaceId, threadId) as MailboxRow[];
   if (!rows.length) return [];
   const attachments = db
     .prepare(`SELECT ${ATTACHMENT_COLUMNS} FROM email_attachments a JOIN emails e ON e.id = a.email_id WHERE e.workspace_id = ? AND e.thread_id = ? ORDER BY a.email_id, a.position`)
@@ -86,7 +60,7 @@ export function getThread(db: Db, workspaceId: string, threadId: string) {
   return rows.map((row) => presentEmail(row, byEmail.get(row.id) ?? [], labelsOf(db, workspaceId, row.labels_json)));
 }
 
-function presentEmail(row: EmailRow, attachments: AttachmentRow[], labels: Label[]) {
+function presentEmail(row: MailboxRow, attachments: AttachmentRow[], labels: Label[]) {
   return {
     id: row.id,
     providerMessageId: `<${row.message_id}>`,
@@ -254,7 +228,7 @@ export function deleteEmail(db: Db, workspaceId: string, id: string): boolean {
   }
   if (row.search_rowid !== null) db.prepare('DELETE FROM email_search WHERE rowid = ?').run(row.search_rowid);
   // Unsubscribe links in copies already delivered keep working (0012_unsubscribe_after_delete.sql). The
-  // position is the recipient's among the email's deliveries, as its token says (send/link-token.ts).
+  // position is the recipient's among the email's deliveries, as its token says (feedback/link-token.ts).
   db.prepare(
     `INSERT OR IGNORE INTO unsubscribe_links (email_id, position, workspace_id, recipient, domain)
      SELECT d.email_id, row_number() OVER (ORDER BY d.id) - 1, e.workspace_id, d.recipient, e.domain

@@ -7,7 +7,7 @@ import type { App } from '../context.ts';
 import { ApiError, notFound, validationError } from '../errors.ts';
 import { apiRouter } from '../http/server.ts';
 import { principalOf, requireAuth } from '../http/auth.ts';
-import { claimOf } from '../http/idempotency.ts';
+import { claimOf, idempotent } from '../http/idempotency.ts';
 import { parseInput } from '../http/validate.ts';
 import { attachmentDisposition, downloadType } from '../http/content-disposition.ts';
 import { parseSendRequest } from '../send/request.ts';
@@ -34,12 +34,12 @@ export function emailRoutes(app: App) {
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
 
-  r.post('/emails', auth, app.idempotency.middleware('POST /emails'), async (ctx) => {
+  r.post('/emails', auth, idempotent(app.idempotency, 'POST /emails'), async (ctx) => {
     const req = parseSendRequest(ctx.request.body);
     ctx.body = await submit(app, principalOf(ctx).workspaceId, req, claimOf(ctx));
   });
 
-  r.post('/emails/batch', auth, app.idempotency.middleware('POST /emails/batch'), async (ctx) => {
+  r.post('/emails/batch', auth, idempotent(app.idempotency, 'POST /emails/batch'), async (ctx) => {
     const body = ctx.request.body as unknown;
     // API-SPEC: {emails: [...]}; Resend's SDK posts a bare array.
     const items = Array.isArray(body) ? body : (body as { emails?: unknown } | undefined)?.emails;

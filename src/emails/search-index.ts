@@ -1,4 +1,4 @@
-// Writes what GET /emails searches by for every writer of emails (receive/store, send/submit): the email's row
+// Writes what GET /emails searches by for every writer of emails (emails/store.ts): the email's row
 // in the full-text index (email_search, contentless FTS5) under its time-ordered rowid, and its senders and
 // recipients in `correspondents`. Synchronous single-row statements for the writer's own transaction. (Not a
 // trigger: a statement that fires one opens a savepoint, and FTS5 then flushes its pending rows, one tiny

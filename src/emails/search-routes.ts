@@ -7,7 +7,8 @@ import { apiRouter } from '../http/server.ts';
 import { principalOf, requireAuth } from '../http/auth.ts';
 import { parsePage } from '../http/pagination.ts';
 import { normaliseDomain } from '../mail/domain-name.ts';
-import { CATEGORIES, STATUSES, listEmails, type Category, type ListParams, type Status } from './list.ts';
+import { CATEGORIES, STATUSES, listEmails, type ListParams, type Status } from './list.ts';
+import type { Category } from './rows.ts';
 import { parseSearchQuery } from './search-query.ts';
 
 const MAX_LIST_VALUES = 20;

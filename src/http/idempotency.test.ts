@@ -16,7 +16,8 @@ import { createWorkspace, findWorkspace } from '../account/workspaces.ts';
 import { tempDir, testEnv, request } from '../testkit/app.ts';
 import { apiRouter, createHttpApp, createHttpServer } from './server.ts';
 import { principalOf, requireAuth } from './auth.ts';
-import { claimOf, Idempotency } from './idempotency.ts';
+import { Idempotency } from '../db/idempotency.ts';
+import { claimOf, idempotent } from './idempotency.ts';
 
 const clock = { at: Date.now(), now() { return this.at; } };
 const dataDir = tempDir();
@@ -33,7 +34,7 @@ function start() {
   const commit = new GroupCommit(db);
   const idempotency = new Idempotency(db, clock);
   const router = apiRouter();
-  router.post('/things', requireAuth(config.publicUrl), idempotency.middleware('POST /things'), async (ctx) => {
+  router.post('/things', requireAuth(config.publicUrl), idempotent(idempotency, 'POST /things'), async (ctx) => {
     const body = ctx.request.body as { name?: string; delayMs?: number; failAfterRecording?: boolean };
     if (typeof body.name !== 'string') throw new ApiError(400, 'validation_error', 'name: is required');
     if (body.delayMs) await new Promise((r) => setTimeout(r, body.delayMs));

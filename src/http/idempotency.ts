@@ -1,152 +1,31 @@
-// Idempotency-Key for the send endpoints and SMTP submission (DESIGN.md): scoped to workspace + endpoint, kept 24 h across
-// restarts. Same key and same body replays the first 2xx answer; another body is 409
-// invalid_idempotent_request; the same key still running is 409 concurrent_idempotent_requests.
-// A handler that changes state records its answer with `claim.complete()` inside its own transaction, so
-// the effect and the record commit together: a crash can never leave one without the other.
-import { createHash } from 'node:crypto';
+// Idempotency-Key on HTTP send endpoints (DESIGN.md): the Koa side of db/idempotency.ts. A replay answers with
+// the stored response and `Idempotent-Replayed: true`; a handler that changes state records its answer in its
+// own transaction through the claim (claimOf); one that does not is recorded here after a 2xx.
 import type { Context, Middleware } from 'koa';
-import type { Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
-import { ApiError } from '../errors.ts';
+import type { Idempotency, IdempotencyClaim } from '../db/idempotency.ts';
 import { principalOf } from './auth.ts';
 
-const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-
-/** Where a request's answer is kept: plain data, so a writer on another thread can store it (storeAnswer). */
-export interface IdempotencyRecord {
-  workspaceId: string;
-  endpoint: string;
-  key: string;
-  /** requestHash() of the request. */
-  hash: string;
-}
-
-export interface IdempotencyClaim {
-  readonly record: IdempotencyRecord;
-  /** Stores the answer; call inside the transaction that makes the request's effect. */
-  complete(status: number, body: unknown): void;
-  /** Says the answer was stored with storeAnswer() in a transaction that has committed. */
-  stored(): void;
-}
-
-export type IdempotencyStart =
-  | { replay: { status: number; body: unknown } }
-  | { claim: IdempotencyClaim; completed(): boolean; release(): void };
-
-interface StoredRow {
-  request_hash: string;
-  status: number;
-  response: string;
-}
-
-export class Idempotency {
-  // Requests under way in this process. One `serve` owns a data directory, so memory is the truth here.
-  private readonly inFlight = new Map<string, string>();
-
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-  ) {}
-
-  /** Route middleware for `endpoint` (e.g. "POST /emails"); runs after the auth guard. */
-  middleware(endpoint: string): Middleware {
-    return async (ctx, next) => {
-      if (ctx.headers['idempotency-key'] === undefined) return next();
-      const started = this.begin(principalOf(ctx).workspaceId, endpoint, ctx.get('Idempotency-Key'), ctx.request.body);
-      if ('replay' in started) {
-        ctx.status = started.replay.status;
-        ctx.body = started.replay.body;
-        ctx.set('Idempotent-Replayed', 'true');
-        return;
-      }
-      ctx.state.idempotency = started.claim;
-      try {
-        await next();
-        // Handlers without state of their own may leave recording to us; 4xx and 5xx are not kept, so a
-        // corrected retry with the same key works.
-        if (!started.completed() && ctx.status >= 200 && ctx.status < 300) started.claim.complete(ctx.status, ctx.body);
-      } finally {
-        started.release();
-      }
-    };
-  }
-
-  /**
-   * The middleware's rules for any front door (SMTP submission too): throws the 400 and 409 ApiErrors,
-   * returns the stored answer to replay, or a claim that the caller must release() once it has answered.
-   * `request` is what "the same request" means for the endpoint; it is compared by hash.
-   */
-  begin(workspaceId: string, endpoint: string, key: string, request: unknown): IdempotencyStart {
-    if (key.length < 1 || key.length > 256) {
-      throw new ApiError(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 256 characters');
+/** Route middleware for `endpoint` (e.g. "POST /emails"); runs after the auth guard. */
+export function idempotent(idempotency: Idempotency, endpoint: string): Middleware {
+  return async (ctx, next) => {
+    if (ctx.headers['idempotency-key'] === undefined) return next();
+    const started = idempotency.begin(principalOf(ctx).workspaceId, endpoint, ctx.get('Idempotency-Key'), ctx.request.body);
+    if ('replay' in started) {
+      ctx.status = started.replay.status;
+      ctx.body = started.replay.body;
+      ctx.set('Idempotent-Replayed', 'true');
+      return;
     }
-    const hash = requestHash(request);
-    const slot = `${workspaceId}\n${endpoint}\n${key}`;
-
-    const running = this.inFlight.get(slot);
-    if (running !== undefined) throw running === hash ? concurrent() : mismatch();
-    const stored = this.find(workspaceId, endpoint, key);
-    if (stored) {
-      if (stored.request_hash !== hash) throw mismatch();
-      return { replay: { status: stored.status, body: JSON.parse(stored.response) } };
+    ctx.state.idempotency = started.claim;
+    try {
+      await next();
+      // Handlers without state of their own may leave recording to us; 4xx and 5xx are not kept, so a
+      // corrected retry with the same key works.
+      if (!started.completed() && ctx.status >= 200 && ctx.status < 300) started.claim.complete(ctx.status, ctx.body);
+    } finally {
+      started.release();
     }
-
-    let completed = false;
-    this.inFlight.set(slot, hash);
-    const record = { workspaceId, endpoint, key, hash };
-    return {
-      claim: {
-        record,
-        complete: (status, body) => {
-          storeAnswer(this.db, this.clock.now(), record, status, body);
-          completed = true;
-        },
-        stored: () => void (completed = true),
-      },
-      completed: () => completed,
-      release: () => this.inFlight.delete(slot),
-    };
-  }
-
-  /** Deletes records past their 24 h; run periodically. */
-  purgeExpired(): number {
-    return this.db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?').run(this.clock.now()).changes;
-  }
-
-  private find(workspaceId: string, endpoint: string, key: string): StoredRow | undefined {
-    return this.db
-      .prepare('SELECT request_hash, status, response FROM idempotency_keys WHERE workspace_id = ? AND endpoint = ? AND key = ? AND expires_at > ?')
-      .get(workspaceId, endpoint, key, this.clock.now()) as StoredRow | undefined;
-  }
-}
-
-/** Records the answer to replay: inside the transaction that makes the request's effect, on any connection. */
-export function storeAnswer(db: Db, now: number, r: IdempotencyRecord, status: number, body: unknown): void {
-  // REPLACE overwrites only an expired record: a live one was answered by begin() and never reaches here.
-  db.prepare(
-    `INSERT OR REPLACE INTO idempotency_keys (workspace_id, endpoint, key, request_hash, status, response, created_at, expires_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(r.workspaceId, r.endpoint, r.key, r.hash, status, JSON.stringify(body ?? null), now, now + IDEMPOTENCY_TTL_MS);
+  };
 }
 
 export const claimOf = (ctx: Context) => ctx.state.idempotency as IdempotencyClaim | undefined;
-
-const mismatch = () => new ApiError(409, 'invalid_idempotent_request', 'This Idempotency-Key was already used with a different request body');
-const concurrent = () =>
-  new ApiError(409, 'concurrent_idempotent_requests', 'A request with this Idempotency-Key is still being processed; retry when it has finished');
-
-/** SHA-256 of the body as canonical JSON (object keys sorted), so key order does not matter. */
-export function requestHash(body: unknown): string {
-  return createHash('sha256').update(canonicalJson(body ?? null)).digest('hex');
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}

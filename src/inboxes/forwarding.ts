@@ -6,7 +6,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { boxSecret } from '../db/box-secret.ts';
-import { escapeHtml, renderPage } from '../http/pages.ts';
+import { escapeHtml, renderPage } from '../pages/html.ts';
 import type { InboxRow } from './inboxes.ts';
 
 /** A confirmation link works for 7 days; after that the owner sets the address again for a fresh one. */
@@ -69,21 +69,29 @@ export function activate(db: Db, inbox: InboxRow, address: string): void {
   dropConfirmation(db, inbox.id);
 }
 
-/**
- * A new confirmation for `address`: the token for the link now, and `write` to run in the same transaction as
- * the confirmation mail, which makes the inbox pending for that address and replaces any earlier token.
- */
-export function newConfirmation(db: Db, clock: Clock, inbox: InboxRow, address: string): { token: string; write: () => void } {
+/** A confirmation about to be sent: what the writer job `forwarding.pending` records with its mail. */
+export interface PendingConfirmation {
+  inboxId: string;
+  address: string;
+  nonce: string;
+  issuedAt: number;
+}
+
+/** A new confirmation for `address`: the token for the link now, and what markPending writes with the mail. */
+export function newConfirmation(db: Db, clock: Clock, inbox: InboxRow, address: string): { token: string; pending: PendingConfirmation } {
   const nonce = randomBytes(16).toString('base64url');
   const issuedAt = clock.now();
   const token = `${inbox.id}.${nonce}.${mac(db, inbox.id, address, nonce, issuedAt).toString('base64url')}`;
-  return {
-    token,
-    write: () => {
-      db.prepare("UPDATE inboxes SET forward_to = ?, forward_status = 'pending' WHERE id = ?").run(address, inbox.id);
-      writeConfirmation(db, inbox.id, { nonce, address, issuedAt, confirmedAt: null });
-    },
-  };
+  return { token, pending: { inboxId: inbox.id, address, nonce, issuedAt } };
+}
+
+/**
+ * The writer job `forwarding.pending`, in the transaction that queues the confirmation mail: the inbox becomes
+ * pending for that address, and any earlier token stops working.
+ */
+export function markPending(ctx: { db: Db }, p: PendingConfirmation): void {
+  ctx.db.prepare("UPDATE inboxes SET forward_to = ?, forward_status = 'pending' WHERE id = ?").run(p.address, p.inboxId);
+  writeConfirmation(ctx.db, p.inboxId, { nonce: p.nonce, address: p.address, issuedAt: p.issuedAt, confirmedAt: null });
 }
 
 export type TokenState =

@@ -6,14 +6,14 @@ import type { Context } from 'koa';
 import type { App } from '../context.ts';
 import { ApiError, notFound, validationError } from '../errors.ts';
 import { apiRouter, pageRouter } from '../http/server.ts';
-import { sendPage } from '../http/pages.ts';
+import { sendPage } from '../pages/html.ts';
 import { principalOf, requireAuth } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
 import { getDomain } from '../domains/domains.ts';
 import { holderOf } from '../domains/claims.ts';
 import { LOCAL_PART, parseMailbox } from '../mail/addresses.ts';
-import { prepareSubmit } from '../send/submit.ts';
+import { planSend, sendStep } from '../send/submit.ts';
 import { createInbox, deleteInbox, getInbox, InboxExists, listInboxes, presentInbox, updateInbox, type InboxRow } from './inboxes.ts';
 import {
   activate,
@@ -127,11 +127,8 @@ export function inboxRoutes(app: App) {
     } else {
       const confirmation = newConfirmation(db, clock, inbox, address);
       const mail = confirmationMail(inbox, address, confirmationLink(app.config.publicUrl, confirmation.token));
-      const prepared = prepareConfirmation(inbox, address, mail, workspaceId);
-      await app.commit.run(() => {
-        confirmation.write();
-        prepared.write();
-      });
+      const { step, transfer } = sendStep([planConfirmation(inbox, address, mail, workspaceId)]);
+      await app.writer.commit([step, { kind: 'forwarding.pending', payload: confirmation.pending }], { now: clock.now(), log: app.log, transfer });
       app.queue.wake();
     }
     const row = getInbox(db, workspaceId, inbox.id);
@@ -139,9 +136,9 @@ export function inboxRoutes(app: App) {
     ctx.body = presentForwarding(row);
   });
 
-  function prepareConfirmation(inbox: InboxRow, address: string, mail: ReturnType<typeof confirmationMail>, workspaceId: string) {
+  function planConfirmation(inbox: InboxRow, address: string, mail: ReturnType<typeof confirmationMail>, workspaceId: string) {
     try {
-      return prepareSubmit(app, workspaceId, {
+      return planSend(app, workspaceId, {
         from: { ...(inbox.name ? { name: inbox.name } : {}), address: inbox.address },
         to: [{ address }],
         cc: [],

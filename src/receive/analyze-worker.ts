@@ -4,9 +4,9 @@
 import { workerData } from 'node:worker_threads';
 import { cachingLookup } from '../dns/cache.ts';
 import { createResolver } from '../dns/resolver.ts';
-import { asBuffer, movingContents, serveJobs } from '../worker-pool.ts';
+import { asBuffer, movingContents, serveJobs } from '../threads/worker-pool.ts';
 import { analyze, type Analysis } from './analyze.ts';
-import { parseMessage, type ParsedMessage } from './parse.ts';
+import { parseMessage, type ParsedMessage } from '../mail/parse.ts';
 
 export interface AnalyzeJob {
   kind: 'analyze';

@@ -2,7 +2,7 @@
 // verdicts (mailauth, through the given DNS lookup) and the parsed fields (mailparser). CPU-heavy and free of
 // the database, so the MX listener runs it on worker threads (analyze-worker.ts, analyzer.ts).
 import { authenticate, type AuthContext, type AuthVerdicts } from './authenticate.ts';
-import { parseMessage, type ParsedMessage } from './parse.ts';
+import { parseMessage, type ParsedMessage } from '../mail/parse.ts';
 
 export interface Analysis {
   verdicts: AuthVerdicts;

@@ -7,10 +7,10 @@
 import type { Config } from '../config.ts';
 import { SmtpError } from '../errors.ts';
 import { headerOverLimit } from '../mail/header-limits.ts';
-import { asBuffer, JobTimeout, WorkerPool } from '../worker-pool.ts';
+import { asBuffer, JobTimeout, WorkerPool } from '../threads/worker-pool.ts';
 import type { Analysis } from './analyze.ts';
 import type { AnalyzeJob, ParseJob } from './analyze-worker.ts';
-import type { ParsedMessage } from './parse.ts';
+import type { ParsedMessage } from '../mail/parse.ts';
 
 /** An analysis that ran past its budget: a temporary failure, and no fault of ours worth an error log. */
 export class AnalysisTimeout extends SmtpError {

@@ -15,8 +15,9 @@
 // A spam message is never important.
 import type { HeaderFields } from '../mail/headers.ts';
 import type { AuthVerdicts } from './authenticate.ts';
+import type { Category } from '../emails/rows.ts';
 
-export type Category = 'primary' | 'updates' | 'spam';
+export type { Category };
 
 export interface ClassifyInput {
   /** The single From mailbox (address lower-cased), or null when the message has none or several. */

@@ -1,16 +1,19 @@
 // Files one analysed message in the caller's transaction: for every inbox it was addressed to it is
 // classified, threaded, stored with its index rows and forwarded if asked; a bounce report is kept and acted
-// on; a mailto unsubscribe takes effect. Synchronous SQL that decides nothing about the SMTP reply: it runs on
-// the writer thread (writer-worker.ts) inside a group commit, and the 250 waits for that commit.
-import type { DbContext } from '../context.ts';
-import { applyReport } from '../send/bounces.ts';
-import { unsubscribe } from '../send/unsubscribe.ts';
+// on; a mailto unsubscribe takes effect. Synchronous SQL that decides nothing about the SMTP reply: it is the
+// writer job `file` (db/writer.ts), run in a group commit, and the 250 waits for that commit (fileInWriter).
+import type { DbContext, Writer } from '../db/writer.ts';
+import type { Log } from '../log.ts';
+import { movingContents, transferable } from '../threads/worker-pool.ts';
+import { applyReport } from '../feedback/bounces.ts';
+import { unsubscribe } from '../feedback/unsubscribe.ts';
 import type { AuthVerdicts } from './authenticate.ts';
 import { classify, type Category } from './classify.ts';
 import { forwardInTransaction } from './forward.ts';
-import type { ParsedMessage } from './parse.ts';
+import type { ParsedMessage } from '../mail/parse.ts';
 import type { Target } from './route.ts';
-import { storeReceived, storeReport } from './store.ts';
+import { storeReceivedEmail } from '../emails/store.ts';
+import { storeReport } from '../feedback/bounces.ts';
 import { findThread } from './threads.ts';
 
 export interface Analysed {
@@ -29,6 +32,16 @@ export interface Filed {
   forwarded: boolean;
 }
 
+/** Hands `m` to the writer as the job `file`; resolves after its commit is on disk. Its buffers move to the writer. */
+export async function fileInWriter(writer: Pick<Writer, 'commit'>, m: Analysed, now: number, log: Log): Promise<Filed> {
+  const raw = transferable(m.raw);
+  const transfer: ArrayBuffer[] = [raw.buffer];
+  const attachments = movingContents(m.parsed.attachments, transfer);
+  const [filed] = await writer.commit([{ kind: 'file', payload: { ...m, raw, parsed: { ...m.parsed, attachments } } }], { now, log, transfer });
+  return filed as Filed;
+}
+
+/** The writer job `file`. */
 export function fileMessage(ctx: DbContext, m: Analysed): Filed {
   const filed: Filed = { ids: [], forwarded: false };
   const inboxes = new Set<string>();
@@ -63,7 +76,7 @@ function fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Fi
   const from = parsed.fromAll.length === 1 ? parsed.fromAll[0] : null;
   const thread = findThread(db, workspaceId, parsed.inReplyTo, parsed.references);
   const verdict = classify({ from, headers: parsed.headers, auth: m.verdicts, learned: from ? learnedAbout(ctx, workspaceId, from.address) : null, replyToSent: thread.replyToSent });
-  const { id } = storeReceived(db, clock, {
+  const { id } = storeReceivedEmail(db, clock, {
     workspaceId,
     inboxId: inbox.id,
     inboxAddress: inbox.address,
@@ -72,7 +85,7 @@ function fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Fi
     parsed,
     raw: m.raw,
     envelopeFrom: m.mailFrom,
-    auth: m.verdicts,
+    authentication: m.verdicts,
     verdict,
     threadId: thread.threadId,
   });

@@ -2,16 +2,16 @@
 // to the forward address through the one send path, in the receive transaction itself, so the stored message,
 // the copy and its queue rows commit together. It decides whether a message may be forwarded (never a loop)
 // and builds the copy; it never sends anything itself, and "cannot forward" is never an error of the receive.
-import type { DbContext } from '../context.ts';
+import type { DbContext } from '../db/writer.ts';
 import { ApiError } from '../errors.ts';
 import { addEvent } from '../emails/events.ts';
 import type { InboxRow } from '../inboxes/inboxes.ts';
 import { isInboxAddress } from '../inboxes/forwarding.ts';
 import { checkAddress, type Mailbox } from '../mail/addresses.ts';
 import type { HeaderFields } from '../mail/headers.ts';
-import type { ParsedAttachment, ReceivedMailbox } from './parse.ts';
+import type { ParsedAttachment, ReceivedMailbox } from '../mail/parse.ts';
 import type { SendRequest } from '../send/request.ts';
-import { prepareSubmit } from '../send/submit.ts';
+import { planSend, writeSends, type PlannedSend } from '../send/submit.ts';
 
 /** Every forwarded copy carries it (value: the inbox that forwarded); a message that has it is never forwarded. */
 export const FORWARDED_HEADER = 'X-Mailwright-Forwarded';
@@ -37,8 +37,8 @@ export interface ReceivedCopy {
  * Never throws for "cannot forward" (unverified domain, loop, forwarding off): it logs and returns null. The
  * caller wakes the queue after its commit.
  *
- * The copy goes through the send path's prepare step like any send: the sender-domain check applies now, and
- * suppressions and plan limits will apply to copies as they do to sends once they are part of that step.
+ * The copy goes through the send path like any send: planSend's checks (the sender domain; later plan
+ * limits), then the writer job `send` (suppressions are decided there).
  */
 export function forwardInTransaction(app: DbContext, copy: ReceivedCopy): string | null {
   const { db, clock, log } = app;
@@ -57,9 +57,9 @@ export function forwardInTransaction(app: DbContext, copy: ReceivedCopy): string
     return null;
   }
 
-  let prepared: ReturnType<typeof prepareSubmit>;
+  let plan: PlannedSend;
   try {
-    prepared = prepareSubmit(app, inbox.workspace_id, forwardedCopy(inbox, forwardTo, copy));
+    plan = planSend(app, inbox.workspace_id, forwardedCopy(inbox, forwardTo, copy));
   } catch (err) {
     // The send path refused the copy (the inbox's domain is not verified for sending, and later a suppressed
     // address or an exhausted plan): the message stays stored in the inbox, nothing goes out.
@@ -69,8 +69,9 @@ export function forwardInTransaction(app: DbContext, copy: ReceivedCopy): string
     }
     throw err;
   }
-  prepared.write();
-  const copyId = prepared.answer.id;
+  // The writer job `send` itself, inside this receive's job: one transaction for the message and its copy.
+  writeSends(app, [plan]);
+  const copyId = plan.answer.id;
   addEvent(db, clock, { workspaceId: inbox.workspace_id, emailId: copy.emailId, type: 'forwarded', recipient: forwardTo, data: { copyId } });
   log.info('forwarded', { ...ids, copyId });
   return copyId;

@@ -9,7 +9,8 @@ import { hasSmugglingLookAlike } from '../mail/smuggling.ts';
 import { countReceived, withoutAuthResultsOf } from '../mail/trace.ts';
 import { AnalysisTimeout, type Analyzer } from './analyzer.ts';
 import type { Target } from './route.ts';
-import type { Writer } from '../writer.ts';
+import type { Writer } from '../db/writer.ts';
+import { fileInWriter } from './file.ts';
 
 /** RFC 5321 6.3 leaves the hop limit to the receiver; Postfix and Stalwart use 50. */
 export const MAX_RECEIVED = 50;
@@ -28,7 +29,7 @@ export interface Envelope {
 /** The worker threads a message passes through. */
 export interface ReceiveWorkers {
   analyzer: Analyzer;
-  writer: Pick<Writer, 'file'>;
+  writer: Pick<Writer, 'commit'>;
 }
 
 /** Checks, authenticates, parses and stores a message; returns the ids it was stored as. */
@@ -51,7 +52,7 @@ export async function receive(app: App, workers: ReceiveWorkers, envelope: Envel
   if (parsed.problem) log.warn('received message stored unparsed in part', { session: envelope.sessionId, problem: parsed.problem });
   const raw = Buffer.concat([Buffer.from(traceFields(app, envelope) + authHeaders, 'latin1'), withoutAuthResultsOf(data, config.hostname)]);
   const targets = envelope.recipients.map((r) => r.target);
-  const filed = await workers.writer.file({ mailFrom: envelope.mailFrom, targets, parsed, verdicts, raw }, app.clock.now(), log);
+  const filed = await fileInWriter(workers.writer, { mailFrom: envelope.mailFrom, targets, parsed, verdicts, raw }, app.clock.now(), log);
   if (filed.forwarded) app.queue.wake();
   return filed.ids;
 }

@@ -6,10 +6,11 @@
 import type { Db } from '../db/open.ts';
 import { boxSecret } from '../db/box-secret.ts';
 import { SmtpError } from '../errors.ts';
-import { parseVerp } from '../send/verp.ts';
-import { unsubscribeAddressToken } from '../send/unsubscribe.ts';
+import { parseVerp } from '../feedback/verp.ts';
+import { unsubscribeAddressToken } from '../feedback/unsubscribe.ts';
 import type { InboxRow } from '../inboxes/inboxes.ts';
 import { holderOf } from '../domains/claims.ts';
+import { sentEmailWorkspace } from '../emails/lookup.ts';
 
 export type Target =
   | { kind: 'inbox'; inbox: InboxRow & { domain_name: string } }
@@ -37,8 +38,8 @@ export function routeRecipient(db: Db, address: string): Target {
 
   if (db.prepare('SELECT 1 FROM domains WHERE return_path = ? LIMIT 1').get(domain)) {
     const emailId = parseVerp(boxSecret(db), lower);
-    const sent = emailId && (db.prepare("SELECT workspace_id FROM emails WHERE id = ? AND direction = 'out'").get(emailId) as { workspace_id: string } | undefined);
-    if (emailId && sent) return { kind: 'report', emailId, workspaceId: sent.workspace_id };
+    const workspaceId = emailId && sentEmailWorkspace(db, emailId);
+    if (emailId && workspaceId) return { kind: 'report', emailId, workspaceId };
     const token = unsubscribeAddressToken(db, lower);
     if (token) return { kind: 'unsubscribe', token };
     throw new SmtpError(550, `5.1.1 <${address}>: No such bounce address`);

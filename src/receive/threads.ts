@@ -2,6 +2,7 @@
 // this workspace has (sent or received) gives the thread, whose id is the em_ id of its first message. It
 // also tells whether the message answers mail the workspace sent, which makes it important.
 import type { Db } from '../db/open.ts';
+import { emailByMessageId } from '../emails/lookup.ts';
 
 export interface ThreadLink {
   /** The thread to join, or null to start a new one. */
@@ -12,11 +13,10 @@ export interface ThreadLink {
 export function findThread(db: Db, workspaceId: string, inReplyTo: string | null, references: string[]): ThreadLink {
   // The direct parent first, then the references from the newest back.
   const ids = [...new Set([inReplyTo, ...[...references].reverse()].filter((id): id is string => !!id))];
-  const lookup = db.prepare('SELECT thread_id, direction FROM emails WHERE workspace_id = ? AND message_id = ? ORDER BY id LIMIT 1');
   let threadId: string | null = null;
   let replyToSent = false;
   for (const id of ids) {
-    const row = lookup.get(workspaceId, id) as { thread_id: string; direction: 'in' | 'out' } | undefined;
+    const row = emailByMessageId(db, workspaceId, id);
     if (!row) continue;
     threadId ??= row.thread_id;
     if (row.direction === 'out') replyToSent = true;

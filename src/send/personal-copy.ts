@@ -4,8 +4,8 @@
 // tracking never changes what the text says.
 import { htmlToText, type ComposeInput } from '../mail/compose.ts';
 import type { Personalisation } from './personalise.ts';
-import { rewriteHtml } from './tracking.ts';
-import { withoutListUnsubscribe } from './unsubscribe.ts';
+import { rewriteHtml } from '../feedback/tracking.ts';
+import { withoutListUnsubscribe } from '../feedback/unsubscribe.ts';
 
 export function personalCopy<T extends Pick<ComposeInput, 'headers' | 'html' | 'text'>>(input: T, p: Personalisation): T {
   const headers = p.headers ? { ...withoutListUnsubscribe(input.headers), ...p.headers } : input.headers;

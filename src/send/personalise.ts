@@ -6,9 +6,9 @@
 import type { App } from '../context.ts';
 import type { Db } from '../db/open.ts';
 import { boxSecret } from '../db/box-secret.ts';
-import { linkToken, publicLink, type LinkPurpose, type LinkSubject } from './link-token.ts';
-import { CLICK_PATH, OPEN_PATH, findLinks, storeLinks } from './tracking.ts';
-import { hasOwnOneClick, unsubscribeAddress, unsubscribeHeaders, UNSUBSCRIBE_PATH } from './unsubscribe.ts';
+import { linkToken, publicLink, type LinkPurpose, type LinkSubject } from '../feedback/link-token.ts';
+import { CLICK_PATH, OPEN_PATH, findLinks, storeLinks } from '../feedback/tracking.ts';
+import { hasOwnOneClick, unsubscribeAddress, unsubscribeHeaders, UNSUBSCRIBE_PATH } from '../feedback/unsubscribe.ts';
 
 export interface Plan {
   /** The box's List-Unsubscribe pair (marketing mail without a one-click pair of its own). */

@@ -14,7 +14,7 @@ import { activeDkimKey } from '../domains/dkim-keys.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import { expired, retryDelay, type RetryPolicy } from './policy.ts';
 import { personalisation, planFor, storedPlan, type Plan } from './personalise.ts';
-import { suppressIfHard } from './bounces.ts';
+import { suppressIfHard } from '../feedback/bounces.ts';
 import { storageFault } from '../db/health.ts';
 
 interface Claimed {

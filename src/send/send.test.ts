@@ -8,7 +8,7 @@ import { startOutboundScene, eventually, type OutboundScene } from '../testkit/o
 import { request, runCli } from '../testkit/app.ts';
 import { startSmtpSink } from '../testkit/smtp-sink.ts';
 import { ApiError } from '../errors.ts';
-import { planSend } from './submit.ts';
+import { planSend, sendStep } from './submit.ts';
 import { ensureLabels } from '../labels/labels.ts';
 import { parseSendRequest } from './request.ts';
 
@@ -282,7 +282,7 @@ test('a check the writer thread makes in its transaction refuses the send with t
   // Checked on the event loop, then the label goes before the writer runs: the writer must refuse, not store a dangling id.
   const plan = planSend(app, workspaceId, parseSendRequest({ from: 'a@sender.test', to: ['gone@dest.test'], subject: 'late label', text: 'x', labels: [label.id] }));
   app.db.prepare('DELETE FROM labels WHERE id = ?').run(label.id);
-  const refused = await app.writer.send([plan], plan.now).then(() => null, (err: unknown) => err);
+  const refused = await app.writer.commit([sendStep([plan]).step], { now: plan.now, log: app.log }).then(() => null, (err: unknown) => err);
   assert.instance(refused, ApiError);
   assert.equal([(refused as ApiError).status, (refused as ApiError).code, (refused as ApiError).errors?.[0]?.path], [400, 'validation_error', 'labels']);
   assert.is(app.db.prepare('SELECT count(*) FROM emails WHERE id = ?').pluck().get(plan.answer.id), 0);

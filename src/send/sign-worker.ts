@@ -2,7 +2,7 @@
 // the signed bytes or the error's name and message. It must hold no state between jobs and never let one
 // job's failure end the thread.
 import crypto, { type KeyObject } from 'node:crypto';
-import { asBuffer, serveJobs, transferable } from '../worker-pool.ts';
+import { asBuffer, serveJobs, transferable } from '../threads/worker-pool.ts';
 import { compose, type ComposeInput } from '../mail/compose.ts';
 import { sign, type DkimKey } from '../mail/sign.ts';
 import type { Personalisation } from './personalise.ts';

@@ -14,7 +14,7 @@ import { createResolver } from '../dns/resolver.ts';
 import type { ComposeInput } from '../mail/compose.ts';
 import type { DkimKey } from '../mail/sign.ts';
 import { startDnsServer } from '../testkit/dns-server.ts';
-import { JobTimeout, WorkerPool } from '../worker-pool.ts';
+import { JobTimeout, WorkerPool } from '../threads/worker-pool.ts';
 import { Signer } from './signer.ts';
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', {
@@ -222,7 +222,7 @@ const PROBE = new URL(
   'data:text/javascript,' +
     encodeURIComponent(`
       import { threadId } from 'node:worker_threads';
-      import { serveJobs } from ${JSON.stringify(new URL('../worker-pool.ts', import.meta.url).href)};
+      import { serveJobs } from ${JSON.stringify(new URL('../threads/worker-pool.ts', import.meta.url).href)};
       serveJobs(async (job) => {
         if (job.sleep) await new Promise((resolve) => setTimeout(resolve, job.sleep));
         if (job.spin) for (const end = Date.now() + job.spin; Date.now() < end; );

@@ -3,11 +3,11 @@
 // leaves a caller's promise unsettled (worker-pool.ts).
 import type { ComposeInput } from '../mail/compose.ts';
 import type { DkimKey } from '../mail/sign.ts';
-import { asBuffer, WorkerPool } from '../worker-pool.ts';
+import { asBuffer, WorkerPool } from '../threads/worker-pool.ts';
 import type { SignJob } from './sign-worker.ts';
 import type { Personalisation } from './personalise.ts';
 
-export type { WorkerStats } from '../worker-pool.ts';
+export type { WorkerStats } from '../threads/worker-pool.ts';
 
 export class Signer extends WorkerPool<SignJob, Uint8Array> {
   constructor(opts: { size?: number } = {}) {

@@ -12,11 +12,14 @@ import { domainOf } from '../mail/addresses.ts';
 import { findSendingDomain } from '../domains/domains.ts';
 import { findLabels, resolveForAdding } from '../labels/labels.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
-import { htmlText, indexEmail, nextSearchRowid, previewOf } from '../emails/search-index.ts';
-import type { IdempotencyClaim } from '../http/idempotency.ts';
+import { storeSentEmail } from '../emails/store.ts';
+import { emailById, emailByMessageId } from '../emails/lookup.ts';
+import { answerStep, type IdempotencyClaim } from '../db/idempotency.ts';
+import type { Step } from '../db/writer.ts';
+import { movingContents } from '../threads/worker-pool.ts';
 import type { SendRequest } from './request.ts';
-import { suppressionFor } from './suppressions.ts';
-import { verpAddress } from './verp.ts';
+import { suppressionFor } from '../feedback/suppressions.ts';
+import { verpAddress } from '../feedback/verp.ts';
 
 export interface Submitted {
   id: string;
@@ -43,12 +46,6 @@ export interface PlannedSend {
   envelopeFrom: string;
   /** The email's creation time (ms). */
   now: number;
-}
-
-export interface Prepared {
-  answer: Submitted;
-  /** Writes the email, its queue rows and `sent` events: call it inside a transaction (the group commit). */
-  write: () => void;
 }
 
 const MAX_REFERENCES = 20;
@@ -79,11 +76,7 @@ export function planSend(app: DbContext, workspaceId: string, req: SendRequest):
   let refs: string[] = [];
   if (req.inReplyTo) {
     const key = req.inReplyTo.replace(/^<|>$/g, '');
-    const parent = (
-      isId('em', key)
-        ? db.prepare('SELECT id, message_id, thread_id, refs FROM emails WHERE workspace_id = ? AND id = ?').get(workspaceId, key)
-        : db.prepare('SELECT id, message_id, thread_id, refs FROM emails WHERE workspace_id = ? AND message_id = ? ORDER BY id LIMIT 1').get(workspaceId, key)
-    ) as { id: string; message_id: string; thread_id: string; refs: string } | undefined;
+    const parent = isId('em', key) ? emailById(db, workspaceId, key) : emailByMessageId(db, workspaceId, key);
     if (!parent && isId('em', key)) throw validationError('in_reply_to', `no email ${key} in this workspace`);
     inReplyTo = parent?.message_id ?? key;
     refs = [...(parent ? (JSON.parse(parent.refs) as string[]) : []), inReplyTo].slice(-MAX_REFERENCES);
@@ -116,33 +109,20 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
   const { db, clock } = app;
   const { req, workspaceId, now } = plan;
   const { id, threadId } = plan.answer;
-  // Its full-text row, under a rowid taken in commit order (the list's newest-first key).
-  const searchRowid = nextSearchRowid(db, now);
-  const text = req.text ?? (req.html !== undefined ? htmlText(req.html) : '');
   const labelIds = resolveForAdding(db, clock, workspaceId, req.labels, true, 'labels').map((l) => l.id);
-  db.prepare(
-    `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, message_id, thread_id, in_reply_to, refs,
-       from_address, from_name, to_json, cc_json, bcc_json, reply_to_json, subject, headers_json,
-       tags_json, labels_json, message_class, envelope_from, preview, search_rowid, created_at)
-     VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    id, workspaceId, plan.domainId, plan.fromDomain, plan.messageId, threadId, plan.inReplyTo, JSON.stringify(plan.refs),
-    req.from.address, req.from.name ?? null, JSON.stringify(req.to), JSON.stringify(req.cc), JSON.stringify(req.bcc), JSON.stringify(req.replyTo),
-    req.subject, JSON.stringify(req.headers), JSON.stringify(req.tags), JSON.stringify(labelIds),
-    req.messageClass, plan.envelopeFrom, previewOf(text), searchRowid, now,
-  );
-  indexEmail(db, searchRowid, {
+  storeSentEmail(db, clock, {
+    id,
     workspaceId,
-    subject: req.subject,
-    body: text,
-    from: req.from,
-    recipients: [...req.to, ...req.cc, ...req.bcc],
-    others: req.replyTo,
-    attachments: req.attachments.map((a) => a.filename),
+    threadId,
+    domainId: plan.domainId,
+    domain: plan.fromDomain,
+    messageId: plan.messageId,
+    inReplyTo: plan.inReplyTo,
+    refs: plan.refs,
+    envelopeFrom: plan.envelopeFrom,
+    labelIds,
+    content: req,
   });
-  db.prepare('INSERT INTO email_contents (email_id, text_body, html_body) VALUES (?, ?, ?)').run(id, req.text ?? null, req.html ?? null);
-  const attachment = db.prepare('INSERT INTO email_attachments (id, email_id, workspace_id, position, filename, content_type, content_id, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
-  req.attachments.forEach((a, i) => attachment.run(newId('att', now), id, workspaceId, i, a.filename, a.contentType, a.contentId ?? null, a.content.length, a.content));
   const delivery = db.prepare('INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
   let blocked = 0;
   for (const recipient of plan.recipients) {
@@ -161,13 +141,30 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
 }
 
 /**
- * planSend and writeSend for callers that must write the message inside their own transaction on this
- * thread (forwarded copies, written in the receive pipeline's commit; the forwarding confirmation, written
- * with the inbox change): they call `write()` in it and `app.queue.wake()` after the commit.
+ * The writer job `send` (writer-jobs.ts): writes planned sends, each with the time it was planned. The forwarded
+ * copy of a received message runs it inside the receive's own job, so all three send paths (a front door's,
+ * a forwarded copy, a forwarding confirmation) write through it.
  */
-export function prepareSubmit(app: DbContext, workspaceId: string, req: SendRequest): Prepared {
-  const plan = planSend(app, workspaceId, req);
-  return { answer: plan.answer, write: () => writeSend(app, plan) };
+export function writeSends(ctx: DbContext, plans: PlannedSend[]): void {
+  for (const plan of plans) writeSend({ ...ctx, clock: { now: () => plan.now } }, plan);
+}
+
+/** The writer step that queues `plans`, and the attachment buffers that move to the writer with it. */
+export function sendStep(plans: PlannedSend[]): { step: Step; transfer: ArrayBuffer[] } {
+  const transfer: ArrayBuffer[] = [];
+  const moved = plans.map((plan) => (plan.req.attachments.length ? { ...plan, req: { ...plan.req, attachments: movingContents(plan.req.attachments, transfer) } } : plan));
+  return { step: { kind: 'send', payload: moved }, transfer };
+}
+
+/**
+ * Writes the sends, and the claim's answer with them, in one writer transaction; resolves after it is on disk,
+ * and throws the ApiError of a check that refused them (then nothing was written).
+ */
+async function commitSends(app: App, plans: PlannedSend[], now: number, answer?: { claim: IdempotencyClaim; status: number; body: unknown }): Promise<void> {
+  const { step, transfer } = sendStep(plans);
+  const steps = answer ? [step, answerStep(answer.claim, answer.status, answer.body)] : [step];
+  await app.writer.commit(steps, { now, log: app.log, transfer });
+  answer?.claim.stored();
 }
 
 /**
@@ -176,7 +173,7 @@ export function prepareSubmit(app: DbContext, workspaceId: string, req: SendRequ
  */
 export async function submit(app: App, workspaceId: string, req: SendRequest, claim?: IdempotencyClaim): Promise<Submitted> {
   const plan = planSend(app, workspaceId, req);
-  await app.writer.send([plan], plan.now, claim && { claim, status: 200, body: plan.answer });
+  await commitSends(app, [plan], plan.now, claim && { claim, status: 200, body: plan.answer });
   app.queue.wake();
   return plan.answer;
 }
@@ -200,7 +197,7 @@ export async function submitBatch(app: App, workspaceId: string, items: Array<Se
   const data: BatchItem[] = planned.map((p, index) => (p instanceof ApiError ? { index, ok: false, error: { message: p.message, code: p.code } } : { index, ok: true, id: p.answer.id }));
   const successful = data.filter((d) => d.ok).length;
   const answer = { data, count: data.length, successful, failed: data.length - successful };
-  await app.writer.send(planned.filter((p): p is PlannedSend => !(p instanceof ApiError)), app.clock.now(), claim && { claim, status: 200, body: answer });
+  await commitSends(app, planned.filter((p): p is PlannedSend => !(p instanceof ApiError)), app.clock.now(), claim && { claim, status: 200, body: answer });
   if (successful) app.queue.wake();
   return answer;
 }

@@ -1,4 +1,4 @@
-// A message submitted over SMTP, as receive/parse.ts read it (mailparser), turned into the SendRequest an API
+// A message submitted over SMTP, as mail/parse.ts read it (mailparser), turned into the SendRequest an API
 // send would make, under the same rules (send/request.ts): exactly one From, header-safe text, the API's
 // limits on recipients and attachments, and only the custom headers a sender sets on purpose. The box writes
 // Message-ID, Date, MIME structure and DKIM itself, as for an API send. The envelope, not the headers, says
@@ -6,7 +6,7 @@
 // addresses that were not in RCPT TO are only shown. Errors are ApiErrors naming the header at fault.
 import { ApiError, validationError } from '../errors.ts';
 import { checkAddress, type Mailbox } from '../mail/addresses.ts';
-import type { ParsedMessage, ReceivedMailbox } from '../receive/parse.ts';
+import type { ParsedMessage, ReceivedMailbox } from '../mail/parse.ts';
 import {
   HEADER_NAME,
   MAX_ATTACHMENT_BYTES,
@@ -96,7 +96,7 @@ function attachments(parts: ParsedMessage['attachments']): Attachment[] {
   const total = parts.reduce((n, a) => n + a.content.length, 0);
   if (total > MAX_ATTACHMENT_BYTES) throw new ApiError(413, 'payload_too_large', `attachments: total size ${total} bytes exceeds ${MAX_ATTACHMENT_BYTES}`);
   return parts.map((a, i) => {
-    // The file name is already safe (receive/parse.ts); a Content-ID becomes a header of ours again.
+    // The file name is already safe (mail/parse.ts); a Content-ID becomes a header of ours again.
     const cid = a.contentId;
     if (cid !== undefined && (cid.length > MAX_CONTENT_ID || !/^[^<>\s]+$/.test(cid) || !NO_CONTROL.test(cid))) {
       throw validationError(`attachment ${i + 1} (${a.filename}) Content-ID`, 'must be a plain content id, without <>, spaces or control characters');

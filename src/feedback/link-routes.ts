@@ -10,7 +10,7 @@
 import type { Context } from 'koa';
 import type { App } from '../context.ts';
 import { pageRouter } from '../http/server.ts';
-import { escapeHtml, renderPage, sendPage } from '../http/pages.ts';
+import { escapeHtml, renderPage, sendPage } from '../pages/html.ts';
 import { clickTarget, CLICK_PATH, OPEN_PATH, recordClick, recordOpen, type Visit } from './tracking.ts';
 import { checkUnsubscribe, ONE_CLICK, unsubscribe, UNSUBSCRIBE_PATH, type UnsubscribeState } from './unsubscribe.ts';
 

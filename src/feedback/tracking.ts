@@ -6,7 +6,7 @@
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { addEvent } from '../emails/events.ts';
-import { escapeHtml } from '../http/pages.ts';
+import { escapeHtml } from '../pages/html.ts';
 import { resolveLinkToken, type LinkHolder } from './link-token.ts';
 
 export const OPEN_PATH = '/open';

@@ -4,8 +4,11 @@
 // Synchronous SQL for the receive transaction, so the 250 to the reporting MTA follows the commit of both the
 // stored report and its effects. It changes only deliveries of the email the VERP address names.
 import type { App } from '../context.ts';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { newId } from '../db/ids.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
-import type { DsnRecipient, Report } from './reports.ts';
+import type { DsnRecipient, Report } from '../mail/reports.ts';
 import { suppress } from './suppressions.ts';
 
 /** A permanent refusal as a delivery attempt or a DSN reports it. */
@@ -151,3 +154,12 @@ const replyCode = (diagnostic: string | null) => {
   const m = /^([245]\d\d)\b/.exec(diagnostic ?? '');
   return m ? Number(m[1]) : null;
 };
+
+/** Mail to a VERP bounce address: kept as received, in the transaction that acts on it (receive/file.ts). */
+export function storeReport(db: Db, clock: Clock, r: { workspaceId: string; emailId: string; mailFrom: string; raw: Buffer }): string {
+  const id = newId('rpt', clock.now());
+  db.prepare('INSERT INTO inbound_reports (id, workspace_id, email_id, mail_from, raw, received_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+    id, r.workspaceId, r.emailId, r.mailFrom, r.raw, clock.now(),
+  );
+  return id;
+}

@@ -310,6 +310,14 @@ export function transferable(buf: Uint8Array): Uint8Array<ArrayBuffer> {
 /** A Buffer over a Uint8Array that crossed a thread boundary: structured clone delivers Buffers as plain Uint8Arrays. */
 export const asBuffer = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 
+/** `value` with every Uint8Array in it (in place, at any depth of plain objects and arrays) a Buffer over the same bytes. */
+export function withBuffers<T>(value: T): T {
+  if (value instanceof Uint8Array) return (Buffer.isBuffer(value) ? value : asBuffer(value)) as T;
+  if (Array.isArray(value)) value.forEach((v, i) => (value[i] = withBuffers(v)));
+  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) (value as Record<string, unknown>)[k] = withBuffers(v);
+  return value;
+}
+
 /** The items with contents another thread can take over without a copy; their buffers are added to `transfer`. */
 export function movingContents<A extends { content: Buffer }>(items: A[], transfer: ArrayBuffer[]): A[] {
   return items.map((item) => {

@@ -5,7 +5,7 @@
 // too. Hostile input yields null or fewer fields, never an exception.
 import { simpleParser, type ParsedMail } from 'mailparser';
 import addressparser from 'nodemailer/lib/addressparser';
-import { headerFields, type HeaderFields } from '../mail/headers.ts';
+import { headerFields, type HeaderFields } from './headers.ts';
 
 export interface DsnRecipient {
   /** Lower-case addresses of Original-Recipient and Final-Recipient (RFC 3464 2.3.1, 2.3.2), when given as addresses. */

@@ -3,10 +3,10 @@
 // over 1 MiB) is still stored: what its header block gives, or failing that only the envelope, and the raw
 // bytes are kept either way. It must never throw.
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
-import { headerEnd, headerFields, type HeaderFields } from '../mail/headers.ts';
-import { safeFilename } from '../mail/filenames.ts';
-import type { Mailbox } from '../mail/addresses.ts';
-import { readReport, type Report } from '../send/reports.ts';
+import { headerEnd, headerFields, type HeaderFields } from './headers.ts';
+import { safeFilename } from './filenames.ts';
+import type { Mailbox } from './addresses.ts';
+import { readReport, type Report } from './reports.ts';
 
 /** A mailbox of received mail: the name is '' when the header gave none. */
 export type ReceivedMailbox = Required<Mailbox>;

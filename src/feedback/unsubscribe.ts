@@ -5,6 +5,7 @@
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { addEvent } from '../emails/events.ts';
+import { emailExists } from '../emails/lookup.ts';
 import { resolveLinkToken } from './link-token.ts';
 import { suppress, suppressionFor } from './suppressions.ts';
 
@@ -72,8 +73,7 @@ export function unsubscribe(db: Db, clock: Clock, token: string, via: 'https' | 
   // suppress() keeps an existing entry (a marketing one, or a wider 'all' after a bounce) as it is.
   suppress(db, clock, { workspaceId, email: recipient, scope: 'marketing', reason: 'unsubscribe', origin: 'recipient', emailId });
   // A deleted email keeps its unsubscribe links but has no events any more.
-  const emailExists = db.prepare('SELECT 1 FROM emails WHERE id = ?').get(emailId) !== undefined;
   const recorded = db.prepare("SELECT 1 FROM events WHERE email_id = ? AND type = 'unsubscribed' AND recipient = ?").get(emailId, recipient) !== undefined;
-  if (emailExists && !recorded) addEvent(db, clock, { workspaceId, emailId, type: 'unsubscribed', recipient, data: { via } });
+  if (emailExists(db, emailId) && !recorded) addEvent(db, clock, { workspaceId, emailId, type: 'unsubscribed', recipient, data: { via } });
   return { ...found, state: 'unsubscribed', justNow: found.state === 'subscribed' };
 }

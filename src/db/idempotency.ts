@@ -1,0 +1,134 @@
+// Idempotency records for the send endpoints and SMTP submission (DESIGN.md): scoped to workspace + endpoint,
+// kept 24 h across restarts. Same key and same body replays the first 2xx answer; another body is 409
+// invalid_idempotent_request; the same key still running is 409 concurrent_idempotent_requests.
+// A handler that changes state records its answer with `claim.complete()` inside its own transaction (or the
+// writer's, storeAnswer), so the effect and the record commit together: a crash never leaves one without the
+// other. The Koa middleware over these rules is http/idempotency.ts.
+import { createHash } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import type { Db } from './open.ts';
+import type { DbContext, Step } from './writer.ts';
+import { ApiError } from '../errors.ts';
+
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** Where a request's answer is kept: plain data, so a writer on another thread can store it (storeAnswer). */
+export interface IdempotencyRecord {
+  workspaceId: string;
+  endpoint: string;
+  key: string;
+  /** requestHash() of the request. */
+  hash: string;
+}
+
+export interface IdempotencyClaim {
+  readonly record: IdempotencyRecord;
+  /** Stores the answer; call inside the transaction that makes the request's effect. */
+  complete(status: number, body: unknown): void;
+  /** Says the answer was stored with storeAnswer() in a transaction that has committed. */
+  stored(): void;
+}
+
+export type IdempotencyStart =
+  | { replay: { status: number; body: unknown } }
+  | { claim: IdempotencyClaim; completed(): boolean; release(): void };
+
+interface StoredRow {
+  request_hash: string;
+  status: number;
+  response: string;
+}
+
+export class Idempotency {
+  // Requests under way in this process. One `serve` owns a data directory, so memory is the truth here.
+  private readonly inFlight = new Map<string, string>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * The rules for any front door (the HTTP middleware, SMTP submission) (SMTP submission too): throws the 400 and 409 ApiErrors,
+   * returns the stored answer to replay, or a claim that the caller must release() once it has answered.
+   * `request` is what "the same request" means for the endpoint; it is compared by hash.
+   */
+  begin(workspaceId: string, endpoint: string, key: string, request: unknown): IdempotencyStart {
+    if (key.length < 1 || key.length > 256) {
+      throw new ApiError(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 256 characters');
+    }
+    const hash = requestHash(request);
+    const slot = `${workspaceId}\n${endpoint}\n${key}`;
+
+    const running = this.inFlight.get(slot);
+    if (running !== undefined) throw running === hash ? concurrent() : mismatch();
+    const stored = this.find(workspaceId, endpoint, key);
+    if (stored) {
+      if (stored.request_hash !== hash) throw mismatch();
+      return { replay: { status: stored.status, body: JSON.parse(stored.response) } };
+    }
+
+    let completed = false;
+    this.inFlight.set(slot, hash);
+    const record = { workspaceId, endpoint, key, hash };
+    return {
+      claim: {
+        record,
+        complete: (status, body) => {
+          storeAnswer(this.db, this.clock.now(), record, status, body);
+          completed = true;
+        },
+        stored: () => void (completed = true),
+      },
+      completed: () => completed,
+      release: () => this.inFlight.delete(slot),
+    };
+  }
+
+  /** Deletes records past their 24 h; run periodically. */
+  purgeExpired(): number {
+    return this.db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?').run(this.clock.now()).changes;
+  }
+
+  private find(workspaceId: string, endpoint: string, key: string): StoredRow | undefined {
+    return this.db
+      .prepare('SELECT request_hash, status, response FROM idempotency_keys WHERE workspace_id = ? AND endpoint = ? AND key = ? AND expires_at > ?')
+      .get(workspaceId, endpoint, key, this.clock.now()) as StoredRow | undefined;
+  }
+}
+
+/** The writer step (job `idempotency.answer`) that records a claim's answer with the request's effect. */
+export const answerStep = (claim: IdempotencyClaim, status: number, body: unknown): Step => ({ kind: 'idempotency.answer', payload: { record: claim.record, status, body } });
+
+/** The writer job `idempotency.answer`: storeAnswer at the call's time. */
+export const writeAnswer = (ctx: DbContext, a: { record: IdempotencyRecord; status: number; body: unknown }) => storeAnswer(ctx.db, ctx.clock.now(), a.record, a.status, a.body);
+
+/** Records the answer to replay: inside the transaction that makes the request's effect, on any connection. */
+export function storeAnswer(db: Db, now: number, r: IdempotencyRecord, status: number, body: unknown): void {
+  // REPLACE overwrites only an expired record: a live one was answered by begin() and never reaches here.
+  db.prepare(
+    `INSERT OR REPLACE INTO idempotency_keys (workspace_id, endpoint, key, request_hash, status, response, created_at, expires_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(r.workspaceId, r.endpoint, r.key, r.hash, status, JSON.stringify(body ?? null), now, now + IDEMPOTENCY_TTL_MS);
+}
+
+
+const mismatch = () => new ApiError(409, 'invalid_idempotent_request', 'This Idempotency-Key was already used with a different request body');
+const concurrent = () =>
+  new ApiError(409, 'concurrent_idempotent_requests', 'A request with this Idempotency-Key is still being processed; retry when it has finished');
+
+/** SHA-256 of the body as canonical JSON (object keys sorted), so key order does not matter. */
+export function requestHash(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body ?? null)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

@@ -1,0 +1,51 @@
+// The writer thread (writer.ts): one SQLite connection of its own that runs the steps of each call from the job
+// table it is given (writer-jobs.ts) inside a group commit, and answers only after that commit is on disk. The
+// event loop then never waits on their SQL, full-text indexing or fsync. Log lines written by a step travel
+// back with the answer; the main thread writes them.
+import { workerData } from 'node:worker_threads';
+import { GroupCommit } from './group-commit.ts';
+import { openDatabase } from './open.ts';
+import { ApiError } from '../errors.ts';
+import type { Level, Log } from '../log.ts';
+import { serveJobs, withBuffers } from '../threads/worker-pool.ts';
+import type { Answer, DbContext, JobTable, LogEntry, Step } from './writer.ts';
+
+const jobs = ((await import(workerData.jobs as string)) as { jobs: JobTable }).jobs;
+const db = openDatabase(workerData.dataDir as string);
+// Jobs here are data in, rows out, so a batch runs without a savepoint per job (see GroupCommit).
+const commit = new GroupCommit(db, { rerunnable: true });
+
+// Calls run one at a time inside the commit, so the entries of the call running now are the ones being written.
+let entries: LogEntry[] | null = null;
+const collectingLog = (base: Record<string, unknown>): Log => {
+  const at = (level: Level) => (msg: string, fields?: Record<string, unknown>) => void entries?.push({ level, msg, fields: { ...base, ...fields } });
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (fields) => collectingLog({ ...base, ...fields }) };
+};
+const log = collectingLog({});
+
+serveJobs(async ({ steps, now }: { steps: Step[]; now: number }) => {
+  for (const step of steps) if (!jobs[step.kind]) throw new Error(`the writer has no job "${step.kind}"`);
+  // Structured clone delivers Buffers as plain Uint8Arrays; the jobs get Buffers back, without a copy.
+  const payloads = steps.map((s) => withBuffers(s.payload));
+  const ctx: DbContext = { db, clock: { now: () => now }, log };
+  const logs: LogEntry[] = [];
+  let answer: Answer;
+  try {
+    const results = await commit.run(() => {
+      logs.length = 0; // a batch that is run again must not log twice
+      entries = logs;
+      try {
+        return steps.map((step, i) => jobs[step.kind](ctx, payloads[i]));
+      } finally {
+        entries = null;
+      }
+    });
+    answer = { results, logs };
+  } catch (err) {
+    // A check that can only be made in the transaction (a label the send would create) refused the call:
+    // the caller's 4xx, with nothing written.
+    if (!(err instanceof ApiError)) throw err;
+    answer = { refused: { status: err.status, code: err.code, message: err.message, errors: err.errors } };
+  }
+  return { result: answer };
+});

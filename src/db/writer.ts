@@ -1,0 +1,86 @@
+// The one write path of mail (ARCHITECTURE.md): a writer thread (writer-worker.ts) with its own SQLite
+// connection runs the steps the flows hand over, as data, in group commits, and answers each call only after
+// its commit is on disk. One thread, because SQLite has one writer at a time: a second would only wait on the
+// lock, and the event loop, which serves every SMTP session and API request, would wait with it.
+// db/ knows no flow: a step names a kind from the job table that app.ts's neighbour writer-jobs.ts assembles,
+// and each flow owns its jobs and its hand-off (receive posts `file`, send/submit posts `send`).
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { ApiError, type FieldError } from '../errors.ts';
+import type { Level, Log } from '../log.ts';
+import { WorkerPool } from '../threads/worker-pool.ts';
+import type { StoreHealth } from './health.ts';
+import type { Db } from './open.ts';
+
+/** What a job that only reads and writes the database gets: the writer's connection, time and log. */
+export interface DbContext {
+  db: Db;
+  clock: Clock;
+  log: Log;
+}
+
+/**
+ * A job: synchronous SQL in the writer's transaction, from plain data (structured clone: Buffers arrive as
+ * Buffers again, see writer-worker.ts) to plain data. An ApiError it throws refuses its call with nothing
+ * written; a batch may be run again after a rollback (GroupCommit rerunnable), so a job has no other effects.
+ */
+export type WriterJob = (ctx: DbContext, payload: any) => unknown;
+export type JobTable = Record<string, WriterJob>;
+
+/** One step of a call: the job `kind` of the table, with its payload. */
+export interface Step {
+  kind: string;
+  payload: unknown;
+}
+
+interface Call {
+  steps: Step[];
+  /** The caller's clock when it handed the work over: every timestamp the steps write. */
+  now: number;
+}
+
+export interface LogEntry {
+  level: Level;
+  msg: string;
+  fields?: Record<string, unknown>;
+}
+
+interface ApiErrorData {
+  status: number;
+  code: string;
+  message: string;
+  errors?: FieldError[];
+}
+
+export type Answer = { results: unknown[]; logs: LogEntry[] } | { refused: ApiErrorData };
+
+export class Writer extends WorkerPool<Call, Answer> {
+  constructor(
+    config: Pick<Config, 'dataDir'>,
+    /** The module whose `jobs` export is the JobTable (writer-jobs.ts). */
+    jobs: URL,
+    private readonly health?: StoreHealth,
+  ) {
+    super({ name: 'writer', module: new URL('./writer-worker.ts', import.meta.url), size: 1, jobsPerWorker: 1024, workerData: { dataDir: config.dataDir, jobs: jobs.href } });
+  }
+
+  /**
+   * Runs `steps` in order in one transaction of the writer's next group commit and resolves with each step's
+   * result once that commit is on disk; throws the ApiError a step refused with (then nothing was written).
+   * Buffers listed in `transfer` move to the writer. The steps' log lines are written to `log`.
+   */
+  async commit(steps: Step[], opts: { now: number; log: Log; transfer?: ArrayBuffer[] }): Promise<unknown[]> {
+    let answer: Answer;
+    try {
+      answer = await this.run({ steps, now: opts.now }, [...new Set(opts.transfer ?? [])]);
+    } catch (err) {
+      // SQLite's code crosses the thread boundary (worker-pool.ts): a full disk is answered 507 or 451, and
+      // corruption makes the box unhealthy.
+      this.health?.observe(err);
+      throw err;
+    }
+    if ('refused' in answer) throw new ApiError(answer.refused.status, answer.refused.code, answer.refused.message, { errors: answer.refused.errors });
+    for (const entry of answer.logs) opts.log[entry.level](entry.msg, entry.fields);
+    return answer.results;
+  }
+}

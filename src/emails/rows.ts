@@ -1,0 +1,58 @@
+// The rows of mail at rest, as SQLite returns them: one declaration of the emails table (migrations 0003,
+// 0005) and its contents, which every reader narrows with Pick to the columns it selects.
+
+export type Category = 'primary' | 'updates' | 'spam';
+
+export interface EmailRow {
+  id: string;
+  workspace_id: string;
+  direction: 'in' | 'out';
+  status: string;
+  domain_id: string | null;
+  /** The sending domain (out) or receiving domain (in). */
+  domain: string | null;
+  /** RFC 5322 Message-ID without angle brackets. */
+  message_id: string;
+  /** The em_ id of the thread's first message. */
+  thread_id: string;
+  in_reply_to: string | null;
+  /** JSON array of Message-IDs (References). */
+  refs: string;
+  from_address: string;
+  from_name: string | null;
+  /** JSON [{name, address}]. */
+  to_json: string;
+  cc_json: string;
+  bcc_json: string;
+  reply_to_json: string;
+  subject: string;
+  headers_json: string;
+  tags_json: string;
+  /** JSON array of lbl_ ids. */
+  labels_json: string;
+  message_class: 'transactional' | 'marketing';
+  template_id: string | null;
+  envelope_from: string | null;
+  size: number | null;
+  signed_at: number | null;
+  is_test: number;
+  created_at: number;
+  inbox_id: string | null;
+  category: Category | null;
+  important: number;
+  classification: string | null;
+  read_at: number | null;
+  archived_at: number | null;
+  /** JSON of the received message's authentication verdicts. */
+  authentication: string | null;
+  preview: string | null;
+  search_rowid: number | null;
+}
+
+export interface EmailContentsRow {
+  email_id: string;
+  text_body: string | null;
+  html_body: string | null;
+  /** out: the signed bytes as transmitted, set once before the first attempt; in: the message as received. */
+  raw: Buffer | null;
+}

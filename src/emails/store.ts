@@ -1,0 +1,136 @@
+// Mail at rest, written: a received message for one inbox, or a send, with its row, bodies, attachments,
+// full-text row and correspondents. Synchronous SQL for the caller's transaction (the writer's group commit), so
+// an email is stored whole or not at all. It decides nothing: the flows classify, thread and queue.
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { newId } from '../db/ids.ts';
+import type { Mailbox } from '../mail/addresses.ts';
+import type { ParsedMessage } from '../mail/parse.ts';
+import { addEvent } from './events.ts';
+import type { Category } from './rows.ts';
+import { htmlText, indexEmail, nextSearchRowid, previewOf } from './search-index.ts';
+
+export interface ReceivedEmail {
+  workspaceId: string;
+  inboxId: string;
+  inboxAddress: string;
+  domainId: string;
+  domain: string;
+  parsed: ParsedMessage;
+  /** The message as stored: our trace fields, then the bytes as received. */
+  raw: Buffer;
+  envelopeFrom: string;
+  /** The authentication verdicts, stored as JSON. */
+  authentication: unknown;
+  verdict: { category: Category; important: boolean; classification: string };
+  threadId: string | null;
+}
+
+/** Stores a received message for one inbox with its `received` event; returns its ids. */
+export function storeReceivedEmail(db: Db, clock: Clock, m: ReceivedEmail): { id: string; threadId: string } {
+  const now = clock.now();
+  const id = newId('em', now);
+  const threadId = m.threadId ?? id;
+  const p = m.parsed;
+  const from = p.fromAll[0] ?? { name: '', address: m.envelopeFrom || '' };
+  const text = p.text ?? '';
+  const searchRowid = nextSearchRowid(db, now);
+
+  db.prepare(
+    `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, inbox_id, message_id, thread_id, in_reply_to, refs,
+       from_address, from_name, to_json, cc_json, reply_to_json, subject, envelope_from, size,
+       category, important, classification, authentication, preview, search_rowid, created_at)
+     VALUES (?, ?, 'in', 'received', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    id, m.workspaceId, m.domainId, m.domain, m.inboxId, p.messageId ?? `${id.slice(3).toLowerCase()}@received.invalid`, threadId, p.inReplyTo,
+    JSON.stringify(p.references), from.address, from.name || null, JSON.stringify(p.to), JSON.stringify(p.cc), JSON.stringify(p.replyTo),
+    p.subject, m.envelopeFrom, m.raw.length, m.verdict.category, m.verdict.important ? 1 : 0, m.verdict.classification,
+    JSON.stringify(m.authentication), previewOf(text), searchRowid, now,
+  );
+  storeBodies(db, id, m.workspaceId, now, { text: p.text, html: p.html, raw: m.raw, attachments: p.attachments });
+  indexEmail(db, searchRowid, {
+    workspaceId: m.workspaceId,
+    subject: p.subject,
+    body: text,
+    from,
+    recipients: [...p.to, ...p.cc],
+    others: [...p.fromAll.slice(1), ...p.replyTo],
+    attachments: p.attachments.map((a) => a.filename),
+  });
+  addEvent(db, clock, { workspaceId: m.workspaceId, emailId: id, type: 'received', recipient: m.inboxAddress, data: { from: from.address, size: m.raw.length } });
+  return { id, threadId };
+}
+
+export interface StoredAttachment {
+  filename: string;
+  contentType: string;
+  contentId?: string;
+  content: Buffer;
+}
+
+/** What a send stores of itself (send/request.ts's SendRequest has these fields). */
+export interface OutgoingContent {
+  from: Mailbox;
+  to: Mailbox[];
+  cc: Mailbox[];
+  bcc: Mailbox[];
+  replyTo: Mailbox[];
+  subject: string;
+  text?: string;
+  html?: string;
+  headers: Record<string, string>;
+  attachments: StoredAttachment[];
+  tags: Array<{ name: string; value: string }>;
+  messageClass: 'transactional' | 'marketing';
+}
+
+export interface SentEmail {
+  id: string;
+  workspaceId: string;
+  threadId: string;
+  domainId: string;
+  domain: string;
+  /** Without angle brackets. */
+  messageId: string;
+  inReplyTo: string | null;
+  refs: string[];
+  envelopeFrom: string;
+  labelIds: string[];
+  content: OutgoingContent;
+}
+
+/** Stores a send (status `sent`) with its bodies, attachments and full-text row; its queue rows are the send flow's. */
+export function storeSentEmail(db: Db, clock: Clock, e: SentEmail): void {
+  const now = clock.now();
+  const c = e.content;
+  // Its full-text row, under a rowid taken in commit order (the list's newest-first key).
+  const searchRowid = nextSearchRowid(db, now);
+  const text = c.text ?? (c.html !== undefined ? htmlText(c.html) : '');
+  db.prepare(
+    `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, message_id, thread_id, in_reply_to, refs,
+       from_address, from_name, to_json, cc_json, bcc_json, reply_to_json, subject, headers_json,
+       tags_json, labels_json, message_class, envelope_from, preview, search_rowid, created_at)
+     VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    e.id, e.workspaceId, e.domainId, e.domain, e.messageId, e.threadId, e.inReplyTo, JSON.stringify(e.refs),
+    c.from.address, c.from.name ?? null, JSON.stringify(c.to), JSON.stringify(c.cc), JSON.stringify(c.bcc), JSON.stringify(c.replyTo),
+    c.subject, JSON.stringify(c.headers), JSON.stringify(c.tags), JSON.stringify(e.labelIds),
+    c.messageClass, e.envelopeFrom, previewOf(text), searchRowid, now,
+  );
+  indexEmail(db, searchRowid, {
+    workspaceId: e.workspaceId,
+    subject: c.subject,
+    body: text,
+    from: c.from,
+    recipients: [...c.to, ...c.cc, ...c.bcc],
+    others: c.replyTo,
+    attachments: c.attachments.map((a) => a.filename),
+  });
+  storeBodies(db, e.id, e.workspaceId, now, { text: c.text ?? null, html: c.html ?? null, raw: null, attachments: c.attachments });
+}
+
+function storeBodies(db: Db, emailId: string, workspaceId: string, now: number, b: { text: string | null; html: string | null; raw: Buffer | null; attachments: StoredAttachment[] }): void {
+  db.prepare('INSERT INTO email_contents (email_id, text_body, html_body, raw) VALUES (?, ?, ?, ?)').run(emailId, b.text, b.html, b.raw);
+  const attachment = db.prepare('INSERT INTO email_attachments (id, email_id, workspace_id, position, filename, content_type, content_id, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  b.attachments.forEach((a, i) => attachment.run(newId('att', now), emailId, workspaceId, i, a.filename, a.contentType, a.contentId ?? null, a.content.length, a.content));
+}

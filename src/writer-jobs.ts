@@ -1,0 +1,18 @@
+// The writer's job table (db/writer.ts), assembled beside app.ts so that db/ knows no flow: each kind a flow
+// or resource posts to the writer thread, and the function that runs it there. Loaded by the writer thread.
+import type { JobTable } from './db/writer.ts';
+import { writeAnswer } from './db/idempotency.ts';
+import { markPending } from './inboxes/forwarding.ts';
+import { fileMessage } from './receive/file.ts';
+import { writeSends } from './send/submit.ts';
+
+export const jobs = {
+  /** Received mail, filed for every inbox it reached (receive/). */
+  file: fileMessage,
+  /** Planned sends queued (send/submit: API, batch, SMTP submission, forwarded copies, confirmations). */
+  send: writeSends,
+  /** An Idempotency-Key's answer, with the request's effect. */
+  'idempotency.answer': writeAnswer,
+  /** An inbox pending its forwarding confirmation, with the confirmation mail. */
+  'forwarding.pending': markPending,
+} satisfies JobTable;
