@@ -1,5 +1,6 @@
-// `npm test`: type-checks the project, then runs every *.test.ts under src/ and scripts/ in its own node
-// process (uvu), a few at a time, and ends with the one line CI reads: `N passed, N failed`.
+// `npm test`: type-checks the project, checks the import rules, then runs every *.test.ts under src/ and
+// scripts/ in its own node process (uvu), a few at a time, and ends with the one line CI reads:
+// `N passed, N failed`.
 // `npm test -- keys auth` runs only the files whose path contains one of those words.
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -68,6 +69,15 @@ async function main() {
   else {
     failed++;
     failures.push('typecheck');
+  }
+
+  // ARCHITECTURE.md's import rules (.dependency-cruiser.cjs): a violation names the rule and the import.
+  const rules = await run(process.execPath, [join(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'), 'src', '--config', join(ROOT, '.dependency-cruiser.cjs'), '--output-type', 'err']);
+  process.stdout.write(`\n== import rules (dependency-cruiser): ${rules.code === 0 ? 'ok' : 'FAILED'}\n${rules.output}`);
+  if (rules.code === 0) passed++;
+  else {
+    failed++;
+    failures.push('import rules');
   }
 
   const files = [...findTests(join(ROOT, 'src')), ...findTests(join(ROOT, 'scripts'))]

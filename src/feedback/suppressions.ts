@@ -5,7 +5,6 @@
 import type { Clock } from '../clock.ts';
 import { iso } from '../clock.ts';
 import type { Db } from '../db/open.ts';
-import type { Page } from '../http/pagination.ts';
 
 export type SuppressionScope = 'all' | 'marketing';
 export type SuppressionReason = 'hard_bounce' | 'complaint' | 'unsubscribe' | 'manual';
@@ -83,7 +82,7 @@ export function getSuppression(db: Db, workspaceId: string, email: string): Supp
 }
 
 /** Newest first, one page (DESIGN.md lists: the caller fetches limit + 1 and pages with pageOf). */
-export function listSuppressions(db: Db, workspaceId: string, page: Page, reason?: SuppressionReason): Suppression[] {
+export function listSuppressions(db: Db, workspaceId: string, page: { limit: number; offset: number }, reason?: SuppressionReason): Suppression[] {
   const rows = db
     .prepare(`SELECT * FROM suppressions WHERE workspace_id = ? ${reason ? 'AND reason = ?' : ''} ORDER BY created_at DESC, email LIMIT ? OFFSET ?`)
     .all(...(reason ? [workspaceId, reason] : [workspaceId]), page.limit + 1, page.offset) as SuppressionRow[];
