@@ -1,9 +1,9 @@
-// Composition root: builds the App value (config, db, log, clock, dns, group commit), mounts every
+// Composition root: builds the App value (config, db, log, clock, dns, dial, group commit, writer), mounts every
 // resource's routes, starts the listeners and the periodic jobs, and stops them in order on shutdown.
 import type { AddressInfo, Server } from 'node:net';
 import cron from 'node-cron';
 import type { Config } from './config.ts';
-import type { App } from './context.ts';
+import type { App, Dial } from './context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createLog, type Log } from './log.ts';
 import { DataDirRefused, databasePath, openDatabase, secureDataDir, type Db } from './db/open.ts';
@@ -29,6 +29,7 @@ import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
 import { Signer } from './send/signer.ts';
 import { Analyzer } from './receive/analyzer.ts';
 import { Deliverer } from './send/deliver.ts';
+import { dialTcp } from './send/connect.ts';
 import { Queue } from './send/queue.ts';
 import { linkPages } from './feedback/link-routes.ts';
 import { suppressionRoutes } from './feedback/routes.ts';
@@ -85,7 +86,7 @@ function refusal(err: unknown, dataDir: string): unknown {
   return new StartupError(`the database ${file} is damaged (${errorCode(err)}: ${(err as Error).message}). ${damagedAdvice(file)}`);
 }
 
-export async function startApp(config: Config, opts: { log?: Log; clock?: Clock; fetchCa?: string; checkWaitMs?: number } = {}): Promise<RunningApp> {
+export async function startApp(config: Config, opts: { log?: Log; clock?: Clock; dial?: Dial; fetchCa?: string; checkWaitMs?: number } = {}): Promise<RunningApp> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLog({ level: config.logLevel });
   const db = openStore(config, clock);
@@ -98,6 +99,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     log,
     clock,
     dns: createResolver(config.dnsServers),
+    dial: opts.dial ?? dialTcp,
     health,
     commit: new GroupCommit(db, { observe: (err) => health.observe(err) }),
     writer: new Writer(config, new URL('./writer-jobs.ts', import.meta.url), health),
@@ -109,6 +111,8 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
   const analyzer = new Analyzer(config);
   const deliverer = new Deliverer({
     resolver: app.dns,
+    dial: app.dial,
+    clock,
     heloName: config.hostname,
     port: config.mtaPort,
     allowPrivate: config.allowPrivateDelivery,

@@ -1,6 +1,7 @@
 // The App value that app.ts builds once and hands to every front door and flow: configuration, the
-// database, logging, time and DNS are passed in, never reached for from a module (ARCHITECTURE.md).
+// database, logging, time, DNS and sockets are passed in, never reached for from a module (ARCHITECTURE.md).
 import type { Resolver } from 'node:dns/promises';
+import type { Socket } from 'node:net';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Db } from './db/open.ts';
@@ -10,12 +11,20 @@ import type { Idempotency } from './db/idempotency.ts';
 import type { Log } from './log.ts';
 import type { DbContext, Writer } from './db/writer.ts';
 
+/**
+ * Opens a connection to an address (never a name) and port, settling once it is connected; `signal` aborts
+ * it (the connect timeout). The socket is the caller's from then on.
+ */
+export type Dial = (to: { host: string; port: number }, signal: AbortSignal) => Promise<Socket>;
+
 export interface App {
   config: Config;
   db: Db;
   log: Log;
   clock: Clock;
   dns: Resolver;
+  /** Where outgoing SMTP connections come from (send/connect.ts dialTcp; a test or a proxy can put its own). */
+  dial: Dial;
   /** Whether the database can be trusted: the first corruption SQLite reports anywhere turns /healthz to 503. */
   health: StoreHealth;
   /** Shared-fsync writes on this thread's connection (the queue's bookkeeping, the API's other changes). */

@@ -2,6 +2,7 @@
 // its name (regardless of ASCII case); an email carries at most 10, kept as ids in emails.labels_json
 // (0011_labels.sql says why). Synchronous SQL for the caller's transaction; it never archives or files mail
 // by rules (that is the filing rules' work).
+import { labelIdsOf, setLabelIds } from '../emails/lookup.ts';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Clock } from '../clock.ts';
@@ -72,7 +73,7 @@ export function changeEmailLabels(
   emailId: string,
   change: { add: string[]; remove: string[]; create: boolean },
 ): Label[] | null {
-  const current = db.prepare('SELECT labels_json FROM emails WHERE workspace_id = ? AND id = ?').pluck().get(workspaceId, emailId) as string | undefined;
+  const current = labelIdsOf(db, workspaceId, emailId);
   if (current === undefined) return null;
   const add = resolveForAdding(db, clock, workspaceId, change.add, change.create, 'add');
   const removed = new Set(findLabels(db, workspaceId, change.remove).labels.map((l) => l.id));
@@ -81,7 +82,7 @@ export function changeEmailLabels(
     throw new ApiError(400, 'limit_exceeded', `an email carries at most ${MAX_LABELS_PER_EMAIL} labels; this change would give it ${ids.length}`);
   }
   const json = JSON.stringify(ids);
-  if (json !== current) db.prepare('UPDATE emails SET labels_json = ? WHERE id = ?').run(json, emailId);
+  if (json !== current) setLabelIds(db, emailId, json);
   return labelsOf(db, workspaceId, json);
 }
 

@@ -15,6 +15,8 @@ import type { SMTPServerOptions } from 'smtp-server';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
 import { startSmtpSink, type SmtpSink } from '../testkit/smtp-sink.ts';
 import { createResolver } from '../dns/resolver.ts';
+import { systemClock } from '../clock.ts';
+import { dialTcp } from './connect.ts';
 import { Deliverer, type DelivererOptions, type OutboundMessage, type RecipientOutcome } from './deliver.ts';
 
 // Every peer listens on the same port, each on its own loopback address, because the Deliverer has one MTA port.
@@ -296,7 +298,7 @@ test.before.each(() => {
 });
 
 function deliverer(extra: Partial<DelivererOptions> = {}): Deliverer {
-  return new Deliverer({ resolver, heloName: HELO, port, allowPrivate: true, connectTimeoutMs: 3000, socketTimeoutMs: 5000, ...extra });
+  return new Deliverer({ resolver, dial: dialTcp, clock: systemClock, heloName: HELO, port, allowPrivate: true, connectTimeoutMs: 3000, socketTimeoutMs: 5000, ...extra });
 }
 
 async function deliver(domain: string, messages: OutboundMessage[], extra: Partial<DelivererOptions> = {}): Promise<RecipientOutcome[]> {

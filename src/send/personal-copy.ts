@@ -1,7 +1,6 @@
-// Runs in a sign worker (sign-worker.ts): one recipient's message made from the email's, with the headers and
-// links personalise.ts made for that recipient. Kept apart from personalise.ts so the main thread never loads
-// the composer. The text part stays the email's own (derived from the original HTML when it has none), so
-// tracking never changes what the text says.
+// One recipient's message made from the email's, with what personalise.ts made for that recipient; runs in a sign
+// worker, apart from personalise.ts so the main thread never loads the composer. It must not change the text part
+// (the email's own, or derived from the original HTML), so tracking never changes what the text says.
 import { htmlToText, type ComposeInput } from '../mail/compose.ts';
 import type { Personalisation } from './personalise.ts';
 import { rewriteHtml } from '../feedback/tracking.ts';

@@ -1,11 +1,10 @@
-// Which sent emails go out as one copy per recipient, and what each copy gets. Links that name their
-// recipient (the box's unsubscribe on marketing mail; open and click tracking, per sending domain) cannot be
-// in one signed copy for all. The plan is decided when the email's first copy is about to be signed and is
-// stored with it, so later copies, retries and clicks agree with the first even if the domain's switches
-// change meanwhile. Untracked transactional mail gets no plan and keeps the one shared copy.
+// Which sent emails go out as one copy per recipient (links naming their recipient: the box's unsubscribe on
+// marketing mail, open and click tracking), decided and stored before the first copy is signed so every later
+// copy, retry and click agrees. Untracked transactional mail gets no plan; this must not compose or sign.
 import type { App } from '../context.ts';
 import type { Db } from '../db/open.ts';
 import { boxSecret } from '../db/box-secret.ts';
+import { hasSignedCopy } from '../emails/outgoing.ts';
 import { linkToken, publicLink, type LinkPurpose, type LinkSubject } from '../feedback/link-token.ts';
 import { CLICK_PATH, OPEN_PATH, findLinks, storeLinks } from '../feedback/tracking.ts';
 import { hasOwnOneClick, unsubscribeAddress, unsubscribeHeaders, UNSUBSCRIBE_PATH } from '../feedback/unsubscribe.ts';
@@ -74,14 +73,15 @@ export async function planFor(app: App, email: PlannedEmail): Promise<Plan | nul
   if (!made) return null;
   const { plan, links } = made;
   await app.commit.run(() => {
-    // An email has one shared copy or a plan, never both: whichever was stored first stands (queue.ts checks the same).
+    // An email has one shared copy or a plan, never both: whichever was stored first stands (signed-copies.ts
+    // checks the same). The commit holds SQLite's write lock (BEGIN IMMEDIATE) from the check to the insert.
+    if (hasSignedCopy(db, email.id)) return;
     const inserted = db
       .prepare(
         `INSERT INTO personalised_emails (email_id, unsubscribe, open_tracking, click_tracking, links, created_at)
-         SELECT ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM email_contents WHERE email_id = ? AND raw IS NOT NULL)
-         ON CONFLICT DO NOTHING`,
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
       )
-      .run(email.id, Number(plan.unsubscribe), Number(plan.open), Number(plan.click), plan.links, clock.now(), email.id).changes;
+      .run(email.id, Number(plan.unsubscribe), Number(plan.open), Number(plan.click), plan.links, clock.now()).changes;
     if (inserted) storeLinks(db, email.id, links);
   });
   return storedPlan(db, email.id);

@@ -2,22 +2,13 @@
 // handed to the next caller for the same host within idleMs, then QUIT. It opens nothing itself (the caller
 // passes `open`) and knows no SMTP beyond QUIT.
 import type SMTPConnection from 'nodemailer/lib/smtp-connection';
+import type { Failure, SessionFacts } from './outcome.ts';
 
 const QUIT_GRACE_MS = 1000;
 
-/** Why a host, a session or a transaction failed, in outcome terms. */
-export interface Failure {
-  response: string;
-  code: number | null;
-  enhanced: string | null;
-}
-
-export interface Session {
+/** An open SMTP session (connect.ts opens it) and what outcomes report about it (its host and TLS). */
+export interface Session extends SessionFacts {
   conn: SMTPConnection;
-  host: string;
-  tls: boolean;
-  tlsVerified: boolean;
-  tlsError: string | null;
   state: 'busy' | 'idle' | 'gone';
   /** SMTPConnection ended (QUIT, 421, drop, timeout). */
   dead: boolean;

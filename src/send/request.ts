@@ -5,31 +5,16 @@
 import contentType from 'content-type';
 import { z } from 'zod';
 import { ApiError, type FieldError } from '../errors.ts';
-import { parseMailbox, type Mailbox } from '../mail/addresses.ts';
+import { parseMailbox } from '../mail/addresses.ts';
 import { msgIdProblem } from '../mail/compose.ts';
 import { labelRef, MAX_LABELS_PER_EMAIL } from '../labels/labels.ts';
+import type { OutgoingContent, StoredAttachment } from '../emails/store.ts';
 
-export interface Attachment {
-  filename: string;
-  content: Buffer;
-  contentType: string;
-  contentId?: string;
-}
+export type Attachment = StoredAttachment;
 
-export interface SendRequest {
-  from: Mailbox;
-  to: Mailbox[];
-  cc: Mailbox[];
-  bcc: Mailbox[];
-  replyTo: Mailbox[];
-  subject: string;
-  text?: string;
-  html?: string;
-  headers: Record<string, string>;
-  attachments: Attachment[];
-  tags: Array<{ name: string; value: string }>;
+/** A send: what the email stores of itself (emails/store.ts), and how the send path files and addresses it. */
+export interface SendRequest extends OutgoingContent {
   labels: string[];
-  messageClass: 'transactional' | 'marketing';
   /** An em_ id of this workspace or a Message-ID (with or without angle brackets; the API edge strips them). */
   inReplyTo?: string;
   /**

@@ -1,0 +1,61 @@
+// Recording an attempt: each claimed recipient's outcome becomes its deliveries row (delivered, bounced, failed,
+// or deferred with the next attempt from policy.ts), its event and its email's status, and a hard bounce
+// suppresses the address (feedback/bounces.ts), all in one group commit. It must not deliver or decide outcomes.
+import type { App } from '../context.ts';
+import { addEvent, refreshEmailStatus } from '../emails/events.ts';
+import { suppressIfHard } from '../feedback/bounces.ts';
+import type { Claimed } from './claims.ts';
+import type { RecipientOutcome } from './outcome.ts';
+import { expired, retryDelay, type RetryPolicy } from './policy.ts';
+
+/** The outcome of a recipient that never left the box. */
+export type LocalFailure = Omit<RecipientOutcome, 'result'> & { result: 'failed' | 'deferred' };
+
+/** A recipient that was not sent: a permanent local failure ends it ('failed'); anything else waits like a deferral. */
+export function localFailure(row: Claimed, permanent: boolean, reason: string): LocalFailure {
+  return { messageId: row.email_id, recipient: row.recipient, result: permanent ? 'failed' : 'deferred', code: null, enhanced: null, response: reason, mx: null, tls: false, tlsVerified: false, tlsError: null };
+}
+
+/** Records one outcome per claimed row (matched by email and recipient); a row without one is deferred. */
+export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claimed[], outcomes: Array<RecipientOutcome | LocalFailure>): Promise<void> {
+  const { db, clock } = app;
+  await app.commit.runUnacknowledged(() => {
+    const now = clock.now();
+    const touched = new Set<string>();
+    const byRecipient = new Map(outcomes.map((o) => [`${o.messageId}\n${o.recipient}`, o]));
+    for (const row of rows) {
+      const o = byRecipient.get(`${row.email_id}\n${row.recipient}`) ?? localFailure(row, false, 'no outcome was reported for this recipient');
+      const attempts = row.attempts + 1;
+      const data = { code: o.code, enhancedCode: o.enhanced, response: o.response, mx: o.mx, tls: o.tls, tlsVerified: o.tlsVerified, ...(o.tlsError ? { tlsError: o.tlsError } : {}), attempt: attempts };
+      const event = (type: 'delivered' | 'bounced' | 'delivery_delayed' | 'failed', extra: Record<string, unknown> = {}) =>
+        addEvent(db, clock, { workspaceId: row.workspace_id, emailId: row.email_id, type, recipient: row.recipient, data: { ...data, ...extra } });
+      const finish = (state: string) =>
+        db
+          .prepare('UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = NULL, claimed_at = NULL, claimed_by = NULL, last_code = ?, last_response = ?, last_mx = ?, updated_at = ? WHERE id = ?')
+          .run(state, attempts, o.code, o.response, o.mx, now, row.id);
+      if (o.result === 'delivered') {
+        finish('delivered');
+        event('delivered');
+      } else if (o.result === 'bounced') {
+        finish('bounced');
+        // A refusal saying the address is bad suppresses it for the workspace, in this same commit.
+        event('bounced', { hardBounce: suppressIfHard(app, { workspaceId: row.workspace_id, emailId: row.email_id, recipient: row.recipient, code: o.code, enhanced: o.enhanced, response: o.response }) });
+      } else if (o.result === 'failed') {
+        finish('failed');
+        event('failed', { reason: o.response });
+      } else if (expired(policy, row.created_at, now)) {
+        // RFC 5321 4.5.4.1: give up after the configured lifetime (4-5 days by default).
+        finish('failed');
+        event('failed', { reason: `gave up after ${attempts} attempts over ${Math.round((now - row.created_at) / 3_600_000)} h` });
+      } else {
+        db.prepare(
+          "UPDATE deliveries SET state = 'deferred', attempts = ?, next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL, first_deferred_at = coalesce(first_deferred_at, ?), last_code = ?, last_response = ?, last_mx = ?, updated_at = ? WHERE id = ?",
+        ).run(attempts, now + retryDelay(policy, attempts), now, o.code, o.response, o.mx, now, row.id);
+        // One delivery_delayed per recipient: when it is first deferred, not at every attempt.
+        if (row.first_deferred_at === null) event('delivery_delayed', { nextAttemptAt: new Date(now + retryDelay(policy, attempts)).toISOString() });
+      }
+      touched.add(row.email_id);
+    }
+    for (const emailId of touched) refreshEmailStatus(db, emailId);
+  });
+}

@@ -1,0 +1,160 @@
+// Making the signed copies, once: each email is composed and DKIM-signed (in the Signer's worker threads) before
+// its first attempt, stored, and reused by every attempt; a personalised email gets one copy per recipient
+// (personalise.ts), each stored in delivery_contents. It must not deliver, record outcomes, or sign twice.
+import type { App } from '../context.ts';
+import type { ComposeInput } from '../mail/compose.ts';
+import type { DkimKey } from '../mail/sign.ts';
+import { activeDkimKey } from '../domains/dkim-keys.ts';
+import { composeInput, htmlBody, noteFirstCopySigned, outgoingEmail, signedCopy, storeSignedCopy, type OutgoingEmail } from '../emails/outgoing.ts';
+import type { Claimed } from './claims.ts';
+import { personalisation, planFor, storedPlan, type Plan } from './personalise.ts';
+import type { Signer } from './signer.ts';
+
+/** A recipient's bytes: its email's one shared copy, or its own copy when the email is personalised. */
+export interface Copy {
+  raw: Buffer;
+  envelopeFrom: string;
+  shared: boolean;
+}
+
+/** Why a recipient has no copy: `permanent` when retrying cannot help. */
+export interface Unsigned {
+  permanent: boolean;
+  reason: string;
+}
+
+/** An email whose recipients each get their own copy (personalise.ts), and what those copies are made from. */
+interface PersonalEmail {
+  id: string;
+  key: DkimKey;
+  plan: Plan;
+  input: () => ComposeInput;
+  /** Delivery id -> the recipient's position among the email's deliveries (what its link tokens carry). */
+  index: Map<number, number>;
+  /** The bounce subdomain, where the mailto unsubscribe address is. */
+  returnPath: string;
+}
+
+/** An email's one signed copy for all its recipients, or its personal copies to make. */
+type Signed = { envelopeFrom: string; raw: Buffer } | { envelopeFrom: string; personal: PersonalEmail };
+
+/** A failure that retrying cannot fix (the sending domain and its key are gone). */
+class Permanent extends Error {}
+
+export class SignedCopies {
+  /** Emails being signed now: concurrent batches with recipients of one email wait for the same signing. */
+  private readonly signing = new Map<string, Promise<Signed>>();
+
+  constructor(
+    private readonly app: App,
+    private readonly signer: Signer,
+  ) {}
+
+  /** A copy for each claimed recipient, or why it has none. */
+  async forRecipients(rows: Claimed[]): Promise<{ copies: Map<number, Copy>; unsigned: Map<number, Unsigned> }> {
+    const copies = new Map<number, Copy>();
+    const unsigned = new Map<number, Unsigned>();
+    const failed = (recipients: Claimed[], err: unknown) => {
+      // Errors from the signer's workers arrive by name: bad content or a bad key will not get better by waiting.
+      const permanent = err instanceof Permanent || ['ComposeError', 'SignError'].includes((err as Error).name);
+      this.app.log[permanent ? 'warn' : 'error']('queue: could not compose and sign', { emailId: recipients[0].email_id, err });
+      const reason = permanent ? (err as Error).message : `composing or signing failed: ${(err as Error).message}`;
+      for (const r of recipients) unsigned.set(r.id, { permanent, reason });
+    };
+    const byEmail = new Map<string, Claimed[]>();
+    for (const r of rows) {
+      const recipients = byEmail.get(r.email_id);
+      if (recipients) recipients.push(r);
+      else byEmail.set(r.email_id, [r]);
+    }
+    await Promise.all(
+      [...byEmail].map(async ([emailId, recipients]) => {
+        let signed: Signed;
+        try {
+          signed = await this.signedMessage(emailId);
+        } catch (err) {
+          return failed(recipients, err);
+        }
+        const { envelopeFrom } = signed;
+        if ('raw' in signed) {
+          for (const r of recipients) copies.set(r.id, { raw: signed.raw, envelopeFrom, shared: true });
+          return;
+        }
+        const email = signed.personal;
+        await Promise.all(
+          recipients.map((r) =>
+            this.personalCopy(email, r).then(
+              (raw) => void copies.set(r.id, { raw, envelopeFrom, shared: false }),
+              (err) => failed([r], err),
+            ),
+          ),
+        );
+      }),
+    );
+    return { copies, unsigned };
+  }
+
+  /**
+   * The email's signed bytes, made once (in a worker thread), stored, and reused by every attempt; or, for an
+   * email whose links name the recipient (personalise.ts), what its per-recipient copies are made from.
+   */
+  private signedMessage(emailId: string): Promise<Signed> {
+    const pending = this.signing.get(emailId);
+    if (pending) return pending;
+    const work = (async (): Promise<Signed> => {
+      const { db } = this.app;
+      // Not the bodies: composeInput reads them when a signing worker takes the message.
+      const row = outgoingEmail(db, emailId);
+      if (row.raw) return { raw: row.raw, envelopeFrom: row.envelope_from };
+      const key = row.domain_id ? activeDkimKey(db, row.workspace_id, row.domain_id) : null;
+      if (!key) throw new Permanent(`the sending domain ${row.domain} was deleted before this message was sent`);
+      const dkim = { domain: row.domain, selector: key.selector, privateKey: key.privateKey };
+      const plan = await planFor(this.app, { ...row, html: () => htmlBody(db, emailId) });
+      if (plan) return { envelopeFrom: row.envelope_from, personal: this.personalEmail(row, dkim, plan) };
+      const raw = await this.signer.composeAndSign(() => composeInput(db, row), dkim);
+      // Not beside a plan another process stored meanwhile: one shared copy or per-recipient copies, never both.
+      // The commit holds SQLite's write lock (BEGIN IMMEDIATE) from the check to the store.
+      const ours = await this.app.commit.runUnacknowledged(() => storedPlan(db, emailId) === null && storeSignedCopy(db, emailId, raw, this.app.clock.now()));
+      if (ours) return { raw, envelopeFrom: row.envelope_from };
+      // Another process signed it first; what is stored is what goes out.
+      const stored = signedCopy(db, emailId);
+      if (stored) return { raw: stored, envelopeFrom: row.envelope_from };
+      return { envelopeFrom: row.envelope_from, personal: this.personalEmail(row, dkim, storedPlan(db, emailId)!) };
+    })();
+    this.signing.set(emailId, work);
+    work.finally(() => this.signing.delete(emailId)).catch(() => {});
+    return work;
+  }
+
+  private personalEmail(row: OutgoingEmail, key: DkimKey, plan: Plan): PersonalEmail {
+    const { db } = this.app;
+    let input: ComposeInput | null = null;
+    const ids = db.prepare('SELECT id FROM deliveries WHERE email_id = ? ORDER BY id').pluck().all(row.id) as number[];
+    return {
+      id: row.id,
+      key,
+      plan,
+      // Only a copy not yet signed needs the input (and the attachments read for it).
+      input: () => (input ??= composeInput(db, row)),
+      index: new Map(ids.map((id, i) => [id, i])),
+      returnPath: row.envelope_from.slice(row.envelope_from.lastIndexOf('@') + 1),
+    };
+  }
+
+  /** A recipient's own copy of a personalised email: signed once, stored before its first attempt, reused by every attempt. */
+  private async personalCopy(email: PersonalEmail, r: Claimed): Promise<Buffer> {
+    const { db } = this.app;
+    const stored = () => db.prepare('SELECT raw FROM delivery_contents WHERE delivery_id = ?').pluck().get(r.id) as Buffer | undefined;
+    const done = stored();
+    if (done) return done;
+    const personal = personalisation(this.app, email.plan, { emailId: email.id, recipient: r.recipient, index: email.index.get(r.id)!, returnPath: email.returnPath });
+    const raw = await this.signer.composeAndSign(email.input, email.key, personal);
+    const ours = await this.app.commit.runUnacknowledged(() => {
+      if (!db.prepare('INSERT INTO delivery_contents (delivery_id, raw) VALUES (?, ?) ON CONFLICT DO NOTHING').run(r.id, raw).changes) return false;
+      noteFirstCopySigned(db, email.id, raw.length, this.app.clock.now());
+      return true;
+    });
+    // A worker whose claim on this recipient had expired may have stored one first; what is stored goes out.
+    return ours ? raw : stored()!;
+  }
+}
