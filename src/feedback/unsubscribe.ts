@@ -1,7 +1,7 @@
 // Managed unsubscribe for marketing mail (API-SPEC.md 4.2 rule 3; RFC 8058, RFC 2369): the List-Unsubscribe
 // and List-Unsubscribe-Post headers of a recipient's copy, its mailto address, and what unsubscribing does:
 // the recipient goes on the workspace's suppression list for marketing mail, with one `unsubscribed` event on
-// the email. Synchronous SQL for the caller's transaction; the pages people see are link-pages.ts.
+// the email. Synchronous SQL for the caller's transaction; the pages people see are link-routes.ts.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { addEvent } from '../emails/events.ts';
