@@ -78,9 +78,22 @@ test('config/mailwright.example.toml documents every key and loads once uncommen
   const documented = [...example.matchAll(/^#?\s*([a-z_]+)\s*=/gm)].map((m) => m[1]);
   assert.equal([...new Set(documented)].sort(), KEYS.map((k) => k.key).sort());
   for (const k of KEYS) assert.ok(example.includes(envName(k.key)), `example should name ${envName(k.key)}`);
-  const uncommented = example.replace(/^#\s?([a-z_]+\s*=)/gm, '$1').replace(/^(tls_cert|tls_key)\s*=.*$/gm, '');
+  // Keys, and the lines that continue a multi-line array value (`#   { ... },`, `# ]`).
+  const uncommented = example.replace(/^#\s?([a-z_]+\s*=|\s*\{|\])/gm, '$1').replace(/^(tls_cert|tls_key)\s*=.*$/gm, '');
   const c = loadConfig({ MAILWRIGHT_CONFIG: file('example.toml', uncommented) });
   assert.is(c.smtpPort, 25);
+  assert.equal(c.plans.map((p) => [p.key, p.limits.recipients]), [['selfhosted_transactional_monthly', null], ['pro_marketing_monthly', 50000]]);
+});
+
+test('plans: the key must name its tier, class and interval; the default plan must be a listed transactional one', () => {
+  const plan = { key: 'pro_marketing_monthly', tier: 'pro', message_class: 'marketing', interval: 'monthly', price: 100, currency: 'EUR', limits: { recipients: 10, attachment_bytes: null } };
+  const c = loadConfig({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_PLANS: JSON.stringify([plan, { ...plan, key: 'x_transactional_monthly', tier: 'x', message_class: 'transactional' }]), MAILWRIGHT_DEFAULT_PLAN: 'x_transactional_monthly' });
+  assert.equal(c.plans[0], { key: 'pro_marketing_monthly', tier: 'pro', messageClass: 'marketing', interval: 'monthly', price: 100, currency: 'EUR', limits: { recipients: 10, attachmentBytes: null } });
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_PLANS: JSON.stringify([{ ...plan, key: 'pro_transactional_monthly' }]) }, 'plans', 'key must be');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_PLANS: JSON.stringify([plan]), MAILWRIGHT_DEFAULT_PLAN: 'pro_marketing_monthly' }, 'default_plan', 'transactional');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_PLANS: 'not json' }, 'MAILWRIGHT_PLANS');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_BILLING_PROVIDER: 'stripe' }, 'stripe_secret_key');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_REPUTATION_BOUNCE_AT_RISK: '0.5', MAILWRIGHT_REPUTATION_BOUNCE_PAUSE: '0.1' }, 'reputation_bounce_at_risk');
 });
 
 test.run();

@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { hostname as osHostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
+import { z } from 'zod';
 
 export interface Config {
   dataDir: string;
@@ -56,6 +57,33 @@ export interface Config {
   analyzeTimeout: number;
   /** Host names the HTTP listener answers to besides the public URL's host, localhost and IP literals. */
   httpAllowedHosts: string[];
+  /** The plans a workspace can hold (DESIGN.md plans); the default plan is held by every workspace. */
+  plans: Plan[];
+  /** The transactional plan a workspace holds without subscribing. */
+  defaultPlan: string;
+  billingProvider: 'manual' | 'stripe';
+  stripeSecretKey: string | null;
+  stripeWebhookSecret: string | null;
+  /** Stripe's REST API base (a test points it at a local HTTPS server). */
+  stripeApiUrl: string;
+  /** Reputation (account.ts): sends in 30 days below which no rate is judged, and the rate thresholds. */
+  reputationMinSent: number;
+  reputationBounceAtRisk: number;
+  reputationBouncePause: number;
+  reputationComplaintAtRisk: number;
+  reputationComplaintPause: number;
+}
+
+/** A plan: `key` is `<tier>_<message_class>_<interval>`; a null limit is unlimited; limits are per calendar month. */
+export interface Plan {
+  key: string;
+  tier: string;
+  messageClass: 'transactional' | 'marketing';
+  interval: 'monthly' | 'yearly';
+  /** In minor units (cents). */
+  price: number;
+  currency: string;
+  limits: { recipients: number | null; attachmentBytes: number | null };
 }
 
 export class ConfigError extends Error {
@@ -136,6 +164,48 @@ const dnsServers: Parser<string[]> = (raw) => {
 
 // A list (TOML) or one comma-separated string (environment) of host names; may be empty.
 const hostnames: Parser<string[]> = (raw) => (Array.isArray(raw) ? raw.map(text) : text(raw).split(',')).map((s) => s.trim()).filter(Boolean).map(hostname);
+
+const PlanSchema = z
+  .object({
+    key: z.string(),
+    tier: z.string().regex(/^[a-z0-9]{1,32}$/, 'tier must be 1-32 lower-case letters or digits'),
+    message_class: z.enum(['transactional', 'marketing']),
+    interval: z.enum(['monthly', 'yearly']),
+    price: z.number().int().min(0),
+    currency: z.string().regex(/^[A-Z]{3}$/, 'currency must be an ISO 4217 code such as USD'),
+    // TOML has no null: a limit left out is unlimited, as null is in JSON.
+    limits: z.object({ recipients: z.number().int().min(0).nullish(), attachment_bytes: z.number().int().min(0).nullish() }).strict().default({}),
+  })
+  .strict()
+  .refine((p) => p.key === `${p.tier}_${p.message_class}_${p.interval}`, { message: 'key must be <tier>_<message_class>_<interval>' });
+
+// A list of tables in TOML ([[plans]]), or the same as JSON in MAILWRIGHT_PLANS.
+const plans: Parser<Plan[]> = (raw) => {
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      return fail('must be a JSON array of plans');
+    }
+  }
+  const parsed = z.array(PlanSchema).min(1).safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return fail(`${issue.path.join('.') || 'plans'}: ${issue.message}`);
+  }
+  const keys = parsed.data.map((p) => p.key);
+  if (new Set(keys).size !== keys.length) fail('lists a plan key twice');
+  return parsed.data.map((p) => ({ key: p.key, tier: p.tier, messageClass: p.message_class, interval: p.interval, price: p.price, currency: p.currency, limits: { recipients: p.limits.recipients ?? null, attachmentBytes: p.limits.attachment_bytes ?? null } }));
+};
+
+const rate: Parser<number> = (raw) => {
+  const n = typeof raw === 'number' ? raw : Number(text(raw));
+  if (!Number.isFinite(n) || n <= 0 || n > 1) fail('must be a fraction above 0 and at most 1, such as 0.05 for 5 %');
+  return n;
+};
+
+const SELFHOSTED: Plan = { key: 'selfhosted_transactional_monthly', tier: 'selfhosted', messageClass: 'transactional', interval: 'monthly', price: 0, currency: 'USD', limits: { recipients: null, attachmentBytes: null } };
 
 const optionalUrl = (protocols: string[]): Parser<string | null> => (raw) => {
   const s = text(raw);
@@ -224,6 +294,17 @@ export const KEYS = [
   spec('smtp_connection_rate_per_ip', 'smtpConnectionRatePerIp', integer(0, 1_000_000), () => 60),
   spec('analyze_timeout', 'analyzeTimeout', duration, () => durationOf('10s')),
   spec('http_allowed_hosts', 'httpAllowedHosts', hostnames, () => []),
+  spec('plans', 'plans', plans, () => [SELFHOSTED]),
+  spec('default_plan', 'defaultPlan', (raw) => text(raw), () => SELFHOSTED.key),
+  spec('billing_provider', 'billingProvider', (raw) => (text(raw) === 'manual' || text(raw) === 'stripe' ? (text(raw) as 'manual' | 'stripe') : fail('must be manual or stripe')), () => 'manual'),
+  spec('stripe_secret_key', 'stripeSecretKey', (raw) => text(raw) || null, () => null),
+  spec('stripe_webhook_secret', 'stripeWebhookSecret', (raw) => text(raw) || null, () => null),
+  spec('stripe_api_url', 'stripeApiUrl', (raw) => optionalUrl(['https:', 'http:'])(raw) ?? fail('must not be empty'), () => 'https://api.stripe.com'),
+  spec('reputation_min_sent', 'reputationMinSent', integer(1, 1_000_000_000), () => 100),
+  spec('reputation_bounce_at_risk', 'reputationBounceAtRisk', rate, () => 0.02),
+  spec('reputation_bounce_pause', 'reputationBouncePause', rate, () => 0.05),
+  spec('reputation_complaint_at_risk', 'reputationComplaintAtRisk', rate, () => 0.001),
+  spec('reputation_complaint_pause', 'reputationComplaintPause', rate, () => 0.003),
 ] as const;
 
 export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;
@@ -260,6 +341,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const result = config as Config;
   result.domainConnectProviderId ||= result.hostname;
+  const fallback = result.plans.find((p) => p.key === result.defaultPlan);
+  if (!fallback || fallback.messageClass !== 'transactional') {
+    throw new ConfigError(`config: default_plan (MAILWRIGHT_DEFAULT_PLAN) "${result.defaultPlan}" must be a transactional plan listed in plans`);
+  }
+  if (result.billingProvider === 'stripe' && (!result.stripeSecretKey || !result.stripeWebhookSecret)) {
+    throw new ConfigError('config: billing_provider "stripe" needs stripe_secret_key (MAILWRIGHT_STRIPE_SECRET_KEY) and stripe_webhook_secret (MAILWRIGHT_STRIPE_WEBHOOK_SECRET)');
+  }
+  for (const [atRisk, pause, what] of [[result.reputationBounceAtRisk, result.reputationBouncePause, 'bounce'], [result.reputationComplaintAtRisk, result.reputationComplaintPause, 'complaint']] as const) {
+    if (atRisk >= pause) throw new ConfigError(`config: reputation_${what}_at_risk must be below reputation_${what}_pause`);
+  }
   if ((result.tlsCert === null) !== (result.tlsKey === null)) {
     throw new ConfigError('config: tls_cert (MAILWRIGHT_TLS_CERT) and tls_key (MAILWRIGHT_TLS_KEY) must be set together');
   }

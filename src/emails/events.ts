@@ -36,17 +36,38 @@ interface EventRow {
   created_at: number;
 }
 
+// The event types daily_stats counts, each its own column (fixed names, never a client's text).
+const COUNTED: Partial<Record<EventType, string>> = {
+  sent: 'sent',
+  received: 'received',
+  delivered: 'delivered',
+  bounced: 'bounced',
+  blocked: 'blocked',
+  opened: 'opened',
+  clicked: 'clicked',
+  complained: 'complained',
+};
+
+/** Adds the event and counts it in its workspace's day (daily_stats), in the caller's transaction. */
 export function addEvent(db: Db, clock: Clock, e: NewEvent): void {
+  const now = clock.now();
   db.prepare('INSERT INTO events (id, workspace_id, email_id, type, recipient, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
-    newId('evt', clock.now()),
+    newId('evt', now),
     e.workspaceId,
     e.emailId,
     e.type,
     e.recipient,
     JSON.stringify(e.data ?? {}),
-    clock.now(),
+    now,
   );
+  const column = COUNTED[e.type];
+  if (column) {
+    db.prepare(`INSERT INTO daily_stats (workspace_id, day, ${column}) VALUES (?, ?, 1) ON CONFLICT (workspace_id, day) DO UPDATE SET ${column} = ${column} + 1`).run(e.workspaceId, utcDay(now));
+  }
 }
+
+/** YYYY-MM-DD of a time in UTC: the day analytics and reputation count it in. */
+export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** An email's events in the order they happened (ids are time-ordered). */
 export function listEvents(db: Db, workspaceId: string, emailId: string) {
