@@ -38,6 +38,7 @@ import { boxSecret } from './db/box-secret.ts';
 import { findKeyBySecret } from './account/keys.ts';
 import { findSession, purgeSessions } from './account/sessions.ts';
 import { LoginThrottle, purgeAuthFailures } from './account/login-throttle.ts';
+import { recordBoxDns } from './account/overview.ts';
 import { Writer } from './db/writer.ts';
 
 export interface RunningApp {
@@ -132,6 +133,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
       return s && { kind: 'session', workspaceId: s.workspaceId, userId: s.userId, sessionId: s.id };
     },
   };
+  const tls = await tlsCredentials(config);
   let healthy = false;
   const httpApp = createHttpApp(
     {
@@ -145,13 +147,12 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
         { path: /^\/api\/v1\/emails\/batch$/, limitBytes: 50 * MiB },
       ],
     },
-    [accountRoutes(app, new LoginThrottle(db, clock, 'login')), domainRoutes(app), emailRoutes(app), emailListRoutes(app), labelRoutes(app), inboxRoutes(app), suppressionRoutes(app)],
+    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), labelRoutes(app), inboxRoutes(app), suppressionRoutes(app)],
     [forwardingPages(app), linkPages(app)],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.
   httpApp.on('error', (err) => health.observe(err));
   const httpServer = createHttpServer(httpApp);
-  const tls = await tlsCredentials(config);
   const mx = createMxServer(app, tls, { analyzer, writer: app.writer });
   const submission = config.submissionPort === 0 ? null : createSubmissionServer(app, tls, analyzer);
 
@@ -193,9 +194,16 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     throw err;
   }
 
+  const checkBoxDns = () => recordBoxDns(db, app.dns, config.hostname, clock.now()).catch((err: unknown) => log.warn('could not record the box DNS', { err }));
+  // The first a minute after start, off the start-up path (a box's DNS can be slow or missing).
+  const firstBoxDns = setTimeout(() => void checkBoxDns(), 60_000);
+  firstBoxDns.unref();
+  opened.push(async () => clearTimeout(firstBoxDns));
   const jobs = [
     // Each minute picks the domains whose last DNS check is older than dns_recheck_minutes.
     cron.schedule('* * * * *', () => recheckDueDomains(app), { noOverlap: true }),
+    // The box's addresses and PTR names as GET /account shows them, looked up again every hour.
+    cron.schedule('41 * * * *', () => checkBoxDns()),
     cron.schedule('17 * * * *', () => {
       const sessions = purgeSessions(db, clock);
       const idempotency = app.idempotency.purgeExpired();

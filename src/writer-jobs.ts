@@ -4,13 +4,15 @@ import type { JobTable } from './db/writer.ts';
 import { writeAnswer } from './db/idempotency.ts';
 import { markPending } from './inboxes/forwarding.ts';
 import { fileMessage } from './receive/file.ts';
-import { writeSends } from './send/submit.ts';
+import { writeBatch, writeSends } from './send/submit.ts';
 
 export const jobs = {
   /** Received mail, filed for every inbox it reached (receive/). */
   file: fileMessage,
   /** Planned sends queued (send/submit: API, batch, SMTP submission, forwarded copies, confirmations). */
   send: writeSends,
+  /** A batch: its items queued, each over the plan failing alone, with the batch's Idempotency-Key answer. */
+  'send.batch': writeBatch,
   /** An Idempotency-Key's answer, with the request's effect. */
   'idempotency.answer': writeAnswer,
   /** An inbox pending its forwarding confirmation, with the confirmation mail. */

@@ -1,5 +1,6 @@
 // Account endpoints of API-SPEC.md 4.7 and DESIGN.md 1: login and logout for the dashboard's session
-// cookie, API keys (created and revoked only from a session, listed with a key too) and the profile.
+// cookie, API keys (created and revoked only from a session, listed with a key too), the account (read-only,
+// key or session), the profile, and resuming paused sending (session only).
 import { z } from 'zod';
 import type { Context } from 'koa';
 import type { App } from '../context.ts';
@@ -15,6 +16,8 @@ import { findUserByEmail, getUser } from './users.ts';
 import { getWorkspace } from './workspaces.ts';
 import { decoyHash, verifyPassword } from './passwords.ts';
 import type { LoginThrottle } from './login-throttle.ts';
+import { accountOf, accountState, type BoxFacts } from './overview.ts';
+import { resumeSending } from './reputation.ts';
 
 const LoginBody = z.object({
   email: z.string().min(1).max(254),
@@ -32,7 +35,7 @@ const KeyBody = z.object({
 
 const presentKey = (k: ApiKey) => ({ id: k.id, name: k.name, prefix: k.prefix, createdAt: iso(k.createdAt), lastUsedAt: isoOrNull(k.lastUsedAt) });
 
-export function accountRoutes(app: App, throttle: LoginThrottle) {
+export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) {
   const { db, clock, config } = app;
   const r = apiRouter();
   const secure = config.publicUrl.startsWith('https:');
@@ -98,6 +101,10 @@ export function accountRoutes(app: App, throttle: LoginThrottle) {
     ctx.body = { ok: true };
   });
 
+  r.get('/account', requireAuth(config.publicUrl), (ctx) => {
+    ctx.body = accountOf(db, config, box, principalOf(ctx).workspaceId, clock.now());
+  });
+
   r.get('/profile', requireSession(config.publicUrl), (ctx) => {
     const p = principalOf(ctx);
     if (p.kind !== 'session') throw notFound(); // unreachable past requireSession; narrows the type
@@ -105,8 +112,17 @@ export function accountRoutes(app: App, throttle: LoginThrottle) {
     const workspace = getWorkspace(db, p.workspaceId)!;
     ctx.body = {
       user: { id: user.id, email: user.email, createdAt: iso(user.createdAt) },
+      ...accountState(db, config, p.workspaceId, clock.now()),
       workspace: { id: workspace.id, name: workspace.name, createdAt: iso(workspace.createdAt) },
     };
+  });
+
+  // Reputation paused sending; the owner, having fixed the cause, turns it back on (API-SPEC.md 5.3: session only).
+  r.post('/account/sending/resume', requireSession(config.publicUrl), (ctx) => {
+    const workspaceId = principalOf(ctx).workspaceId;
+    const resumed = resumeSending(db, workspaceId, clock.now());
+    if (resumed) app.log.info('sending resumed by the owner', { workspaceId });
+    ctx.body = { ok: true, resumed };
   });
 
   return r;

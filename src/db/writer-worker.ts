@@ -6,12 +6,14 @@ import { workerData } from 'node:worker_threads';
 import { GroupCommit } from './group-commit.ts';
 import { openDatabase } from './open.ts';
 import { ApiError } from '../errors.ts';
+import type { Config } from '../config.ts';
 import type { Level, Log } from '../log.ts';
 import { serveJobs, withBuffers } from '../threads/worker-pool.ts';
 import type { Answer, DbContext, JobTable, LogEntry, Step } from './writer.ts';
 
 const jobs = ((await import(workerData.jobs as string)) as { jobs: JobTable }).jobs;
-const db = openDatabase(workerData.dataDir as string);
+const config = workerData.config as Config;
+const db = openDatabase(config.dataDir);
 // Jobs here are data in, rows out, so a batch runs without a savepoint per job (see GroupCommit).
 const commit = new GroupCommit(db, { rerunnable: true });
 
@@ -27,7 +29,7 @@ serveJobs(async ({ steps, now }: { steps: Step[]; now: number }) => {
   for (const step of steps) if (!jobs[step.kind]) throw new Error(`the writer has no job "${step.kind}"`);
   // Structured clone delivers Buffers as plain Uint8Arrays; the jobs get Buffers back, without a copy.
   const payloads = steps.map((s) => withBuffers(s.payload));
-  const ctx: DbContext = { db, clock: { now: () => now }, log };
+  const ctx: DbContext = { db, clock: { now: () => now }, log, config };
   const logs: LogEntry[] = [];
   let answer: Answer;
   try {

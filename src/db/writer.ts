@@ -12,11 +12,12 @@ import { WorkerPool } from '../threads/worker-pool.ts';
 import type { StoreHealth } from './health.ts';
 import type { Db } from './open.ts';
 
-/** What a job that only reads and writes the database gets: the writer's connection, time and log. */
+/** What a job that only reads and writes the database gets: the writer's connection, time, log and config. */
 export interface DbContext {
   db: Db;
   clock: Clock;
   log: Log;
+  config: Config;
 }
 
 /**
@@ -56,12 +57,12 @@ export type Answer = { results: unknown[]; logs: LogEntry[] } | { refused: ApiEr
 
 export class Writer extends WorkerPool<Call, Answer> {
   constructor(
-    config: Pick<Config, 'dataDir'>,
+    config: Config,
     /** The module whose `jobs` export is the JobTable (writer-jobs.ts). */
     jobs: URL,
     private readonly health?: StoreHealth,
   ) {
-    super({ name: 'writer', module: new URL('./writer-worker.ts', import.meta.url), size: 1, jobsPerWorker: 1024, workerData: { dataDir: config.dataDir, jobs: jobs.href } });
+    super({ name: 'writer', module: new URL('./writer-worker.ts', import.meta.url), size: 1, jobsPerWorker: 1024, workerData: { config, jobs: jobs.href } });
   }
 
   /**

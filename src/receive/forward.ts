@@ -70,7 +70,16 @@ export function forwardInTransaction(app: DbContext, copy: ReceivedCopy): string
     throw err;
   }
   // The writer job `send` itself, inside this receive's job: one transaction for the message and its copy.
-  writeSends(app, [plan]);
+  try {
+    writeSends(app, [plan]);
+  } catch (err) {
+    // Over the plan's limits (checked before anything of the copy is written): the message stays in the
+    // inbox, and the received email says why its copy did not go.
+    if (!(err instanceof ApiError) || err.code !== 'quota_exceeded') throw err;
+    addEvent(db, clock, { workspaceId: inbox.workspace_id, emailId: copy.emailId, type: 'blocked', recipient: forwardTo, data: { reason: 'quota_exceeded', message: err.message } });
+    log.warn('not forwarded: over the plan limit', { ...ids, reason: err.message });
+    return null;
+  }
   const copyId = plan.answer.id;
   addEvent(db, clock, { workspaceId: inbox.workspace_id, emailId: copy.emailId, type: 'forwarded', recipient: forwardTo, data: { copyId } });
   log.info('forwarded', { ...ids, copyId });

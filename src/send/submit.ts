@@ -14,7 +14,9 @@ import { findLabels, resolveForAdding } from '../labels/labels.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import { storeSentEmail } from '../emails/store.ts';
 import { emailById, emailByMessageId } from '../emails/lookup.ts';
-import { answerStep, type IdempotencyClaim } from '../db/idempotency.ts';
+import { answerStep, storeAnswer, type IdempotencyClaim, type IdempotencyRecord } from '../db/idempotency.ts';
+import { meter } from '../account/plans.ts';
+import { assertSendingAllowed } from '../account/reputation.ts';
 import type { Step } from '../db/writer.ts';
 import { movingContents } from '../threads/worker-pool.ts';
 import type { SendRequest } from './request.ts';
@@ -56,6 +58,7 @@ const MAX_REFERENCES = 20;
  */
 export function planSend(app: DbContext, workspaceId: string, req: SendRequest): PlannedSend {
   const { db, clock } = app;
+  assertSendingAllowed(db, app.config, workspaceId, clock.now());
   const fromDomain = domainOf(req.from.address);
   const domain = findSendingDomain(db, workspaceId, fromDomain);
   if (!domain || domain.status !== 'verified') {
@@ -109,6 +112,8 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
   const { db, clock } = app;
   const { req, workspaceId, now } = plan;
   const { id, threadId } = plan.answer;
+  // Checked and counted before anything is written, in the transaction that queues: 429 leaves nothing behind.
+  meter(db, app.config, workspaceId, now, { recipients: plan.recipients.length, attachmentBytes: req.attachments.reduce((n, a) => n + a.content.length, 0) });
   const labelIds = resolveForAdding(db, clock, workspaceId, req.labels, true, 'labels').map((l) => l.id);
   storeSentEmail(db, clock, {
     id,
@@ -195,9 +200,40 @@ export async function submitBatch(app: App, workspaceId: string, items: Array<Se
     }
   });
   const data: BatchItem[] = planned.map((p, index) => (p instanceof ApiError ? { index, ok: false, error: { message: p.message, code: p.code } } : { index, ok: true, id: p.answer.id }));
+  const { step, transfer } = sendStep(planned.filter((p): p is PlannedSend => !(p instanceof ApiError)));
+  const batch: BatchJob = { plans: step.payload as PlannedSend[], data, record: claim?.record };
+  const [answer] = (await app.writer.commit([{ kind: 'send.batch', payload: batch }], { now: app.clock.now(), log: app.log, transfer })) as BatchAnswer[];
+  claim?.stored();
+  if (answer.successful) app.queue.wake();
+  return answer;
+}
+
+interface BatchJob {
+  plans: PlannedSend[];
+  /** Every item, as judged before the writer: refused ones are final, accepted ones may still go over the plan. */
+  data: BatchItem[];
+  record?: IdempotencyRecord;
+}
+
+type BatchAnswer = { data: BatchItem[]; count: number; successful: number; failed: number };
+
+/**
+ * The writer job `send.batch`: writes each planned item, except one the plan's limits refuse, which fails
+ * alone with `quota_exceeded`; the answer, so decided in the transaction, is stored with the Idempotency-Key.
+ */
+export function writeBatch(ctx: DbContext, job: BatchJob): BatchAnswer {
+  const data = job.data.map((d) => ({ ...d }));
+  for (const plan of job.plans) {
+    const index = data.findIndex((d) => d.ok && d.id === plan.answer.id);
+    try {
+      writeSend({ ...ctx, clock: { now: () => plan.now } }, plan);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.code !== 'quota_exceeded') throw err;
+      data[index] = { index, ok: false, error: { message: err.message, code: err.code } };
+    }
+  }
   const successful = data.filter((d) => d.ok).length;
   const answer = { data, count: data.length, successful, failed: data.length - successful };
-  await commitSends(app, planned.filter((p): p is PlannedSend => !(p instanceof ApiError)), app.clock.now(), claim && { claim, status: 200, body: answer });
-  if (successful) app.queue.wake();
+  if (job.record) storeAnswer(ctx.db, ctx.clock.now(), job.record, 200, answer);
   return answer;
 }

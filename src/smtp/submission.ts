@@ -207,7 +207,8 @@ function refusal(err: ApiError): SmtpError {
     case 'concurrent_idempotent_requests':
       return new SmtpError(451, '4.3.0 Idempotency-Key: a message with this key is still being processed; retry when it has finished');
   }
-  if (err.status === 403) return new SmtpError(550, `5.7.1 ${text}`);
+  // A paused workspace (403 sending_paused) and an exhausted plan (429 quota_exceeded) are policy refusals.
+  if (err.status === 403 || err.code === 'quota_exceeded') return new SmtpError(550, `5.7.1 ${text}`);
   if (err.status === 413) return new SmtpError(552, `5.3.4 ${text}`);
   if (err.status >= 500) return new SmtpError(451, OUR_FAULT);
   return new SmtpError(554, `5.6.0 ${text}`);

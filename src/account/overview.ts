@@ -1,0 +1,130 @@
+// What GET /account and GET /profile show of a workspace (API-SPEC.md section 2): its owner, this period's
+// usage against the held plans, what it may do, its reputation, the box it runs on, its billing state, the
+// plans on offer and its counts. Read-only, and never a key, a hash or a password.
+import { createRequire } from 'node:module';
+import { X509Certificate } from 'node:crypto';
+import type { Resolver } from 'node:dns/promises';
+import type { Config } from '../config.ts';
+import { iso, isoOrNull } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { boxAddresses } from '../dns/verify.ts';
+import { reverseLookup } from '../dns/resolver.ts';
+import { heldPlans, limitsOf, periodOf, usageOf, type Holding } from './plans.ts';
+import { reputationOf, sendingPause } from './reputation.ts';
+
+const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+
+/** What the box tells about itself: fixed at start (app.ts), with its TLS certificate. */
+export interface BoxFacts {
+  tlsCert: string;
+}
+
+const presentPlan = (p: Config['plans'][number]) => ({ key: p.key, tier: p.tier, messageClass: p.messageClass, interval: p.interval, price: p.price, currency: p.currency, limits: p.limits });
+
+const presentHolding = (h: Holding) => ({
+  id: h.subscriptionId,
+  planKey: h.plan.key,
+  messageClass: h.plan.messageClass,
+  tier: h.plan.tier,
+  state: 'active',
+  provider: h.provider,
+  periodStart: isoOrNull(h.periodStart),
+  periodEnd: isoOrNull(h.periodEnd),
+});
+
+function owner(db: Db, workspaceId: string) {
+  const row = db.prepare('SELECT id, email, created_at FROM users WHERE workspace_id = ? ORDER BY created_at LIMIT 1').get(workspaceId) as { id: string; email: string; created_at: number } | undefined;
+  return row ? { id: row.id, email: row.email, createdAt: iso(row.created_at) } : null;
+}
+
+function tlsOf(pem: string) {
+  try {
+    const cert = new X509Certificate(pem);
+    return { subject: cert.subject, issuer: cert.issuer, expiresAt: new Date(cert.validTo).toISOString(), selfSigned: cert.subject === cert.issuer };
+  } catch {
+    return null;
+  }
+}
+
+/** Usage, access, reputation, billing and plans: what both GET /account and GET /profile show. */
+export function accountState(db: Db, config: Config, workspaceId: string, now: number) {
+  const held = heldPlans(db, config, workspaceId);
+  const limits = limitsOf(held);
+  const used = usageOf(db, workspaceId, now);
+  const period = periodOf(now);
+  const pause = sendingPause(db, workspaceId);
+  const byPrice = [...held].sort((a, b) => b.plan.price - a.plan.price);
+  return {
+    usage: {
+      periodStart: iso(period.start),
+      periodEnd: iso(period.end),
+      recipients: { used: used.recipients, limit: limits.recipients },
+      attachmentBytes: { used: used.attachmentBytes, limit: limits.attachmentBytes },
+    },
+    access: {
+      tier: byPrice[0].plan.tier,
+      messageClasses: [...new Set(held.map((h) => h.plan.messageClass))],
+      marketing: held.some((h) => h.plan.messageClass === 'marketing'),
+      sendingPaused: pause !== null,
+      pausedAt: isoOrNull(pause?.pausedAt),
+      pauseReason: pause?.reason ?? null,
+    },
+    reputation: reputationOf(db, config, workspaceId, now),
+    billing: { provider: config.billingProvider, subscriptions: held.map(presentHolding) },
+    plans: config.plans.map(presentPlan),
+  };
+}
+
+const count = (db: Db, table: string, workspaceId: string) =>
+  db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)
+    ? (db.prepare(`SELECT count(*) FROM "${table}" WHERE workspace_id = ?`).pluck().get(workspaceId) as number)
+    : 0;
+
+/** GET /account: the whole account object. */
+export function accountOf(db: Db, config: Config, box: BoxFacts, workspaceId: string, now: number) {
+  const state = accountState(db, config, workspaceId, now);
+  return {
+    user: owner(db, workspaceId),
+    ...state,
+    infrastructure: {
+      hostname: config.hostname,
+      publicUrl: config.publicUrl,
+      smtpPort: config.smtpPort,
+      submissionPort: config.submissionPort || null,
+      tls: tlsOf(box.tlsCert),
+      dns: boxDnsOf(db),
+    },
+    workspace: {
+      mailer: `Mailwright ${VERSION}`,
+      // Tables of resources still to come (templates) count 0 until they exist.
+      stats: Object.fromEntries((['domains', 'inboxes', 'emails', 'templates', 'labels', 'api_keys'] as const).map((t) => [t === 'api_keys' ? 'keys' : t, count(db, t, workspaceId)])),
+    },
+  };
+}
+
+interface BoxDns {
+  checkedAt: number;
+  addresses: Array<{ address: string; ptr: string[]; forwardConfirmed: boolean }>;
+  problem: string | null;
+}
+
+const boxDnsOf = (db: Db) => {
+  const raw = db.prepare("SELECT value FROM box_settings WHERE key = 'box_dns'").pluck().get() as string | Buffer | undefined;
+  if (!raw) return null;
+  const dns = JSON.parse(String(raw)) as BoxDns;
+  return { checkedAt: iso(dns.checkedAt), addresses: dns.addresses, problem: dns.problem };
+};
+
+/** Looks up the box's addresses and their PTR names (as doctor does) and keeps the answer for GET /account. */
+export async function recordBoxDns(db: Db, resolver: Resolver, hostname: string, now: number): Promise<void> {
+  const found = await boxAddresses(resolver, hostname);
+  const dns: BoxDns = { checkedAt: now, addresses: [], problem: null };
+  if (!found.ok) dns.problem = found.missing ? `${hostname} has no A or AAAA record` : `looking up ${hostname} failed (${found.code})`;
+  else {
+    for (const address of found.value) {
+      const ptr = await reverseLookup(resolver, address).catch(() => [] as string[]);
+      dns.addresses.push({ address, ptr, forwardConfirmed: ptr.includes(hostname) });
+    }
+  }
+  db.prepare("INSERT INTO box_settings (key, value) VALUES ('box_dns', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(JSON.stringify(dns));
+}
