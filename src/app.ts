@@ -24,6 +24,7 @@ import { domainRoutes } from './domains/routes.ts';
 import { recheckDueDomains } from './domains/verification.ts';
 import { emailRoutes } from './emails/routes.ts';
 import { emailListRoutes } from './emails/search-routes.ts';
+import { analyticsRoutes } from './emails/analytics-routes.ts';
 import { labelRoutes } from './labels/routes.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
 import { Signer } from './send/signer.ts';
@@ -33,6 +34,9 @@ import { dialTcp } from './send/connect.ts';
 import { Queue } from './send/queue.ts';
 import { linkPages } from './feedback/link-routes.ts';
 import { suppressionRoutes } from './feedback/routes.ts';
+import { billingRoutes } from './billing/routes.ts';
+import { billingPages } from './billing/page-routes.ts';
+import { createCheckoutProvider } from './billing/providers.ts';
 import { ensureDefaultWorkspace } from './account/workspaces.ts';
 import { boxSecret } from './db/box-secret.ts';
 import { findKeyBySecret } from './account/keys.ts';
@@ -94,18 +98,20 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
   const health = new StoreHealth(databasePath(config.dataDir), log);
   // Runs while the rest is built; nothing listens before it answered (or its wait ran out).
   const checking = checkAtStart(databasePath(config.dataDir), { waitMs: opts.checkWaitMs ?? START_CHECK_WAIT_MS, health, log });
+  const dns = createResolver(config.dnsServers);
   const app: App = {
     config,
     db,
     log,
     clock,
-    dns: createResolver(config.dnsServers),
+    dns,
     dial: opts.dial ?? dialTcp,
     health,
     commit: new GroupCommit(db, { observe: (err) => health.observe(err) }),
     writer: new Writer(config, new URL('./writer-jobs.ts', import.meta.url), health),
     idempotency: new Idempotency(db, clock),
     queue: { wake: () => {} },
+    billing: createCheckoutProvider(config, { resolver: dns, fetchCa: opts.fetchCa }),
     fetchCa: opts.fetchCa,
   };
   const signer = new Signer();
@@ -147,8 +153,8 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
         { path: /^\/api\/v1\/emails\/batch$/, limitBytes: 50 * MiB },
       ],
     },
-    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), labelRoutes(app), inboxRoutes(app), suppressionRoutes(app)],
-    [forwardingPages(app), linkPages(app)],
+    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app)],
+    [forwardingPages(app), linkPages(app), billingPages(app)],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.
   httpApp.on('error', (err) => health.observe(err));

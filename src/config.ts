@@ -299,7 +299,7 @@ export const KEYS = [
   spec('billing_provider', 'billingProvider', (raw) => (text(raw) === 'manual' || text(raw) === 'stripe' ? (text(raw) as 'manual' | 'stripe') : fail('must be manual or stripe')), () => 'manual'),
   spec('stripe_secret_key', 'stripeSecretKey', (raw) => text(raw) || null, () => null),
   spec('stripe_webhook_secret', 'stripeWebhookSecret', (raw) => text(raw) || null, () => null),
-  spec('stripe_api_url', 'stripeApiUrl', (raw) => optionalUrl(['https:', 'http:'])(raw) ?? fail('must not be empty'), () => 'https://api.stripe.com'),
+  spec('stripe_api_url', 'stripeApiUrl', (raw) => optionalUrl(['https:'])(raw) ?? fail('must not be empty'), () => 'https://api.stripe.com'),
   spec('reputation_min_sent', 'reputationMinSent', integer(1, 1_000_000_000), () => 100),
   spec('reputation_bounce_at_risk', 'reputationBounceAtRisk', rate, () => 0.02),
   spec('reputation_bounce_pause', 'reputationBouncePause', rate, () => 0.05),

@@ -3,7 +3,7 @@
 import type { Resolver } from 'node:dns/promises';
 import type { Socket } from 'node:net';
 import type { Clock } from './clock.ts';
-import type { Config } from './config.ts';
+import type { Config, Plan } from './config.ts';
 import type { Db } from './db/open.ts';
 import type { GroupCommit } from './db/group-commit.ts';
 import type { StoreHealth } from './db/health.ts';
@@ -16,6 +16,15 @@ import type { DbContext, Writer } from './db/writer.ts';
  * it (the connect timeout). The socket is the caller's from then on.
  */
 export type Dial = (to: { host: string; port: number }, signal: AbortSignal) => Promise<Socket>;
+
+/**
+ * Opens a hosted checkout for one plan (billing/: `manual`, a page of this box, or Stripe Checkout); app.ts
+ * builds the one `billing_provider` names. `checkoutId` is the box's own `chk_` id, recorded by the caller.
+ */
+export interface CheckoutProvider {
+  readonly name: 'manual' | 'stripe';
+  checkout(input: { checkoutId: string; workspaceId: string; plan: Plan }): Promise<{ url: string; providerSessionId: string | null }>;
+}
 
 export interface App {
   config: Config;
@@ -34,6 +43,8 @@ export interface App {
   idempotency: Idempotency;
   /** The outbound queue; wake() makes it look for due work now (after a submit). */
   queue: { wake(): void };
+  /** Where POST /billing/checkout sends the owner to pay (or confirm). */
+  billing: CheckoutProvider;
   /** Extra CA certificates (PEM) that outgoing HTTPS fetches trust: the local providers of tests. */
   fetchCa?: string;
 }

@@ -51,7 +51,7 @@ const FIRST_NAMES = ['Alice', 'Bob', 'Carol', 'Dave', 'Erin', 'Frank', 'Grace', 
 // The most frequent ranks get everyday words, so that the commonest terms look like mail.
 const COMMON = 'the of and to a in is you that it for on your with this be are as we at have not from by or will can our if all please more about new time any us here thanks order account meeting update report week today team next free offer'.split(' ');
 
-interface Meta {
+export interface Meta {
   messages: number;
   workspaceId: string;
   key: string;
@@ -356,7 +356,7 @@ function build(dataDir: string): Meta {
 const REQUIRED = ['inbox view (archived=false)', 'label filter', 'rare word', 'common word', 'two words', 'prefix, 3 letters', 'word + from filter'];
 
 /** Flushes what the build wrote and reads the database once, so the page cache is warm (as in the baseline). */
-async function warmUp(dataDir: string): Promise<number> {
+export async function warmUp(dataDir: string): Promise<number> {
   const started = performance.now();
   spawnSync('sync');
   for await (const chunk of createReadStream(databasePath(dataDir), { highWaterMark: 4 * 2 ** 20 })) void chunk;
@@ -465,9 +465,12 @@ async function measure(dataDir: string, meta: Meta) {
   }
 }
 
-export async function benchSearch() {
-  const parent = existsSync(`/proc/${process.ppid}/cmdline`) ? readFileSync(`/proc/${process.ppid}/cmdline`, 'utf8') : '';
-  if (!parent.includes('bench/run.ts')) console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+/**
+ * The built data directory: BENCH_SEARCH_MESSAGES emails, reused from BENCH_SEARCH_DIR when it holds a build of
+ * that size, else built (there, or in a temporary directory that `done` removes). The analytics benchmark
+ * measures on the same data.
+ */
+export function searchData(): { dataDir: string; meta: Meta; done(): void } {
   const dataDir = KEEP_DIR ?? benchDir('mw-bench-search-');
   const metaFile = join(dataDir, 'bench-search.json');
   let meta: Meta | null = null;
@@ -482,10 +485,17 @@ export async function benchSearch() {
     meta = build(dataDir);
     writeFileSync(metaFile, JSON.stringify(meta));
   }
+  return { dataDir, meta, done: () => void (KEEP_DIR || rmSync(dataDir, { recursive: true, force: true })) };
+}
+
+export async function benchSearch() {
+  const parent = existsSync(`/proc/${process.ppid}/cmdline`) ? readFileSync(`/proc/${process.ppid}/cmdline`, 'utf8') : '';
+  if (!parent.includes('bench/run.ts')) console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+  const data = searchData();
   try {
-    await measure(dataDir, meta);
+    await measure(data.dataDir, data.meta);
   } finally {
-    if (!KEEP_DIR) rmSync(dataDir, { recursive: true, force: true });
+    data.done();
   }
 }
 

@@ -59,6 +59,25 @@ test('GET /profile is session only and shows the same state', async () => {
   assert.ok(['user', 'usage', 'access', 'reputation', 'billing', 'plans'].every((k) => k in res.body), Object.keys(res.body).join());
 });
 
+test('section 4.7: a key reads account, analytics and keys; billing, key changes and the profile need the session', async () => {
+  for (const path of ['/account', '/analytics', '/keys']) assert.is((await api(path)).status, 200, path);
+  const sessionOnly: Array<[string, string, unknown]> = [
+    ['GET', '/profile', undefined],
+    ['POST', '/billing/checkout', { plan_key: 'pro_marketing_monthly' }],
+    ['POST', '/billing/cancel', {}],
+    ['POST', '/keys', { name: 'k' }],
+    ['DELETE', '/keys/key_01ARZ3NDEKTSV4RRFFQ69G5FAV', undefined],
+    ['POST', '/account/sending/resume', undefined],
+  ];
+  for (const [method, path, body] of sessionOnly) {
+    const res = await api(path, { method, body });
+    assert.equal([res.status, res.body.error?.code], [403, 'session_required'], `${method} ${path}`);
+    const withSession = await request(`${s.t.api}${path}`, { method, body, cookie });
+    assert.ok(withSession.status !== 403 && withSession.status !== 401 && withSession.status < 500, `${method} ${path} with the session: ${withSession.status}`);
+  }
+  for (const path of ['/account', '/analytics', '/keys']) assert.is((await request(`${s.t.api}${path}`, { cookie })).status, 200, `${path} with the session`);
+});
+
 test('50 concurrent sends against a limit of 10 recipients: exactly 10 accepted, the rest 429 quota_exceeded', async () => {
   const results = await Promise.all(Array.from({ length: 50 }, (_, i) => api('/emails', { body: mail(`r${i}@dest.test`) })));
   const accepted = results.filter((r) => r.status === 200);

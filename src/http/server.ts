@@ -21,6 +21,9 @@ const API_PREFIX = '/api/v1';
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
 // What any route here serves; WebDAV's PROPFIND, MKCOL, LOCK, COPY and the like are 501 on every path.
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+// Webhooks a provider signs over the exact bytes of their body instead of sending a credential (Stripe's,
+// billing/routes.ts): the gate lets them in, and the body parser leaves the body for the route to verify.
+const SIGNED_WEBHOOKS = [`${API_PREFIX}/billing/stripe/webhook`];
 
 export interface HttpDeps {
   config: Config;
@@ -78,10 +81,11 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
   // Outside the router, whose middleware runs only for paths that have a route: an unknown path is 401 too.
   const identify = resolveAuth(deps.authenticator);
   const limit = rateLimit(deps.rateLimiter);
-  const admit = requireCredential({ except: [{ method: 'POST', path: `${API_PREFIX}/auth/login` }] });
+  const admit = requireCredential({ except: [{ method: 'POST', path: `${API_PREFIX}/auth/login` }, ...SIGNED_WEBHOOKS.map((path) => ({ method: 'POST', path }))] });
   const gate: Koa.Middleware = (ctx, next) => identify(ctx, () => limit(ctx, () => admit(ctx, next)));
   const api = new Router({ prefix: API_PREFIX });
-  api.use(jsonBody({ limitBytes: DEFAULT_BODY_LIMIT, larger: deps.largerBodies }));
+  const parseJson = jsonBody({ limitBytes: DEFAULT_BODY_LIMIT, larger: deps.largerBodies });
+  api.use((ctx, next) => (SIGNED_WEBHOOKS.includes(ctx.path) ? next() : parseJson(ctx, next)));
   for (const r of routers) api.use(r.routes());
 
   app.use(root.routes());
