@@ -26,6 +26,7 @@ import { emailRoutes } from './emails/routes.ts';
 import { emailListRoutes } from './emails/search-routes.ts';
 import { analyticsRoutes } from './emails/analytics-routes.ts';
 import { labelRoutes } from './labels/routes.ts';
+import { Resorter } from './labels/resort.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
 import { Signer } from './send/signer.ts';
 import { Analyzer } from './receive/analyzer.ts';
@@ -140,6 +141,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     },
   };
   const tls = await tlsCredentials(config);
+  const resorter = new Resorter(db, app.writer, clock, log);
   let healthy = false;
   const httpApp = createHttpApp(
     {
@@ -153,7 +155,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
         { path: /^\/api\/v1\/emails\/batch$/, limitBytes: 50 * MiB },
       ],
     },
-    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app)],
+    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, resorter), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app)],
     [forwardingPages(app), linkPages(app), billingPages(app)],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.
@@ -186,6 +188,8 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     if (check.damaged) throw new StartupError(check.damaged);
     queue.start();
     opened.push(() => queue.stop());
+    resorter.start();
+    opened.push(() => resorter.stop());
     smtpAddress = await listen(mx.server, config.smtpHost, config.smtpPort, 'SMTP', 'MAILWRIGHT_SMTP_PORT');
     opened.push(() => new Promise<void>((resolve) => mx.close(() => resolve())));
     if (submission) {

@@ -3,6 +3,8 @@
 import type { JobTable } from './db/writer.ts';
 import { writeAnswer } from './db/idempotency.ts';
 import { markPending } from './inboxes/forwarding.ts';
+import { deleteLabel } from './labels/labels.ts';
+import { resortStep } from './labels/resort.ts';
 import { fileMessage } from './receive/file.ts';
 import { writeBatch, writeSends } from './send/submit.ts';
 
@@ -17,4 +19,8 @@ export const jobs = {
   'idempotency.answer': writeAnswer,
   /** An inbox pending its forwarding confirmation, with the confirmation mail. */
   'forwarding.pending': markPending,
+  /** A label deleted: every email carrying it loses it (one statement over the labelled mail). */
+  'labels.delete': (ctx, p: { workspaceId: string; labelId: string }) => deleteLabel(ctx.db, p.workspaceId, p.labelId),
+  /** One bounded batch of applying a label to stored mail. */
+  'labels.resort': (ctx) => resortStep(ctx),
 } satisfies JobTable;

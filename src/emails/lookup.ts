@@ -2,6 +2,7 @@
 // replies), or the workspace of a sent email a bounce names; and the label ids an email carries.
 import type { Db } from '../db/open.ts';
 import type { EmailRow } from './rows.ts';
+import { countedRow, recount } from './counts.ts';
 
 export type EmailLink = Pick<EmailRow, 'id' | 'message_id' | 'thread_id' | 'refs' | 'direction'>;
 
@@ -24,4 +25,29 @@ export const emailExists = (db: Db, id: string) => db.prepare('SELECT 1 FROM ema
 export const labelIdsOf = (db: Db, workspaceId: string, id: string) =>
   db.prepare('SELECT labels_json FROM emails WHERE workspace_id = ? AND id = ?').pluck().get(workspaceId, id) as string | undefined;
 
-export const setLabelIds = (db: Db, id: string, json: string) => db.prepare('UPDATE emails SET labels_json = ? WHERE id = ?').run(json, id);
+/** Replaces the email's label ids (a JSON array), keeping the labels' counts. */
+export function setLabelIds(db: Db, id: string, json: string): void {
+  const before = countedRow(db, id);
+  if (!before || before.labels_json === json) return;
+  db.prepare('UPDATE emails SET labels_json = ? WHERE id = ?').run(json, id);
+  recount(db, before, { ...before, labels_json: json });
+}
+
+/** Archives received mail (a bucket label's work), keeping the counts; sent or already archived mail stays. */
+export function archiveReceived(db: Db, id: string, now: number): boolean {
+  const before = countedRow(db, id);
+  if (!before || before.direction !== 'in' || before.archived_at !== null) return false;
+  db.prepare('UPDATE emails SET archived_at = ? WHERE id = ?').run(now, id);
+  recount(db, before, { ...before, archived_at: now });
+  return true;
+}
+
+/** Takes a label being deleted off every email of the workspace that carries it (walking the labelled ones). */
+export function removeLabelEverywhere(db: Db, workspaceId: string, labelId: string): number {
+  return db
+    .prepare(
+      `UPDATE emails SET labels_json = (SELECT json_group_array(j.value) FROM json_each(emails.labels_json) j WHERE j.value <> ?)
+       WHERE workspace_id = ? AND labels_json <> '[]' AND EXISTS (SELECT 1 FROM json_each(emails.labels_json) j WHERE j.value = ?)`,
+    )
+    .run(labelId, workspaceId, labelId).changes;
+}

@@ -3,6 +3,7 @@
 // with every row that belongs to it, its raw bytes, its attachments and its thread. Synchronous SQL only: the
 // routes run the writes inside the group commit. It must not call a flow (send/, receive/).
 import type { Category, EmailContentsRow, EmailRow } from './rows.ts';
+import { COUNTED_COLUMNS, countedRow, recount, type CountedRow } from './counts.ts';
 import type { Db } from '../db/open.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import { ApiError, validationError } from '../errors.ts';
@@ -165,8 +166,8 @@ interface FlagsRow {
  */
 export function patchEmail(db: Db, now: number, workspaceId: string, id: string, patch: EmailPatch) {
   const row = db
-    .prepare('SELECT id, direction, from_address, category, important, classification, read_at, archived_at FROM emails WHERE workspace_id = ? AND id = ?')
-    .get(workspaceId, id) as FlagsRow | undefined;
+    .prepare(`SELECT id, from_address, classification, ${COUNTED_COLUMNS} FROM emails WHERE workspace_id = ? AND id = ?`)
+    .get(workspaceId, id) as (FlagsRow & CountedRow) | undefined;
   if (!row) return null;
   if (patch.category !== undefined && row.direction !== 'in') throw validationError('category', 'applies to received mail only; this email was sent');
   const category = patch.category ?? row.category;
@@ -189,6 +190,7 @@ export function patchEmail(db: Db, now: number, workspaceId: string, id: string,
   db.prepare('UPDATE emails SET read_at = ?, archived_at = ?, category = ?, important = ?, classification = ? WHERE id = ?').run(
     readAt, archivedAt, category, important ? 1 : 0, classification, id,
   );
+  recount(db, row, { ...row, read_at: readAt, archived_at: archivedAt, category, important: important ? 1 : 0 });
   return { id, readAt: isoOrNull(readAt), archivedAt: isoOrNull(archivedAt), category, important, classification };
 }
 
@@ -235,6 +237,7 @@ export function deleteEmail(db: Db, workspaceId: string, id: string): boolean {
      FROM deliveries d JOIN emails e ON e.id = d.email_id
      WHERE d.email_id = ? AND EXISTS (SELECT 1 FROM personalised_emails p WHERE p.email_id = d.email_id AND p.unsubscribe = 1)`,
   ).run(id);
+  recount(db, countedRow(db, id) ?? null, null);
   db.prepare('DELETE FROM emails WHERE id = ?').run(id);
   return true;
 }

@@ -7,6 +7,7 @@ import { newId } from '../db/ids.ts';
 import type { Mailbox } from '../mail/addresses.ts';
 import type { ParsedMessage } from '../mail/parse.ts';
 import { addEvent } from './events.ts';
+import { countedRow, recount } from './counts.ts';
 import type { Category } from './rows.ts';
 import { htmlText, indexEmail, nextSearchRowid, previewOf } from './search-index.ts';
 
@@ -58,6 +59,7 @@ export function storeReceivedEmail(db: Db, clock: Clock, m: ReceivedEmail): { id
     attachments: p.attachments.map((a) => a.filename),
   });
   addEvent(db, clock, { workspaceId: m.workspaceId, emailId: id, type: 'received', recipient: m.inboxAddress, data: { from: from.address, size: m.raw.length } });
+  recount(db, null, countedRow(db, id)!);
   return { id, threadId };
 }
 
@@ -127,6 +129,7 @@ export function storeSentEmail(db: Db, clock: Clock, e: SentEmail): void {
     attachments: c.attachments.map((a) => a.filename),
   });
   storeBodies(db, e.id, e.workspaceId, now, { text: c.text ?? null, html: c.html ?? null, raw: null, attachments: c.attachments });
+  if (e.labelIds.length) recount(db, null, countedRow(db, e.id)!);
 }
 
 function storeBodies(db: Db, emailId: string, workspaceId: string, now: number, b: { text: string | null; html: string | null; raw: Buffer | null; attachments: StoredAttachment[] }): void {

@@ -2,7 +2,7 @@
 // its name (regardless of ASCII case); an email carries at most 10, kept as ids in emails.labels_json
 // (0011_labels.sql says why). Synchronous SQL for the caller's transaction; it never archives or files mail
 // by rules (that is the filing rules' work).
-import { labelIdsOf, setLabelIds } from '../emails/lookup.ts';
+import { archiveReceived, labelIdsOf, removeLabelEverywhere, setLabelIds } from '../emails/lookup.ts';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Clock } from '../clock.ts';
@@ -83,6 +83,8 @@ export function changeEmailLabels(
   }
   const json = JSON.stringify(ids);
   if (json !== current) setLabelIds(db, emailId, json);
+  // A bucket label put on by hand takes received mail out of the inbox (API-SPEC.md section 3).
+  if (add.some((l) => !removed.has(l.id) && db.prepare('SELECT skip_inbox FROM labels WHERE id = ?').pluck().get(l.id) === 1)) archiveReceived(db, emailId, clock.now());
   return labelsOf(db, workspaceId, json);
 }
 
@@ -100,3 +102,68 @@ export function resolveForAdding(db: Db, clock: Clock, workspaceId: string, refs
 }
 
 const dedupe = (labels: Label[]) => [...new Map(labels.map((l) => [l.id, l])).values()];
+
+/** A label as GET /labels shows it. */
+export interface LabelRow extends Label {
+  skip_inbox: number;
+  total_count: number;
+  unread_count: number;
+}
+
+/**
+ * A name for a new or renamed label: `/` makes a folder-style hierarchy, each segment trimmed and none empty;
+ * no commas (lists are comma-separated) and no control characters; at most 100 characters.
+ */
+export function labelName(input: string): { ok: true; name: string } | { ok: false; reason: string } {
+  if (/[\u0000-\u001f\u007f,]/.test(input)) return { ok: false, reason: 'must not contain control characters or commas' };
+  const segments = input.split('/').map((s) => s.trim());
+  if (segments.some((s) => s === '')) return { ok: false, reason: 'must not be empty nor have an empty segment around "/"' };
+  const name = segments.join('/');
+  if (name.length > 100) return { ok: false, reason: 'must be at most 100 characters' };
+  if (isId('lbl', name)) return { ok: false, reason: 'must not look like a label id' };
+  return { ok: true, name };
+}
+
+export const COLOR = /^#[0-9a-f]{6}$/i;
+
+export class LabelExists extends Error {}
+
+export function createLabel(db: Db, now: number, workspaceId: string, l: { name: string; color?: string; skipInbox: boolean }): LabelRow {
+  const id = newId('lbl', now);
+  try {
+    db.prepare('INSERT INTO labels (id, workspace_id, name, color, skip_inbox, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(id, workspaceId, l.name, (l.color ?? colorFor(l.name)).toLowerCase(), l.skipInbox ? 1 : 0, now);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new LabelExists(l.name);
+    throw err;
+  }
+  return labelByRef(db, workspaceId, id)!;
+}
+
+const LABEL_COLUMNS = 'id, name, color, skip_inbox, total_count, unread_count';
+
+/** A label by its lbl_ id or its name (regardless of ASCII case). */
+export const labelByRef = (db: Db, workspaceId: string, ref: string) =>
+  (isId('lbl', ref)
+    ? db.prepare(`SELECT ${LABEL_COLUMNS} FROM labels WHERE workspace_id = ? AND id = ?`).get(workspaceId, ref)
+    : db.prepare(`SELECT ${LABEL_COLUMNS} FROM labels WHERE workspace_id = ? AND name = ? COLLATE NOCASE`).get(workspaceId, ref)) as LabelRow | undefined;
+
+export const listLabelRows = (db: Db, workspaceId: string) => db.prepare(`SELECT ${LABEL_COLUMNS} FROM labels WHERE workspace_id = ? ORDER BY name COLLATE NOCASE`).all(workspaceId) as LabelRow[];
+
+export function updateLabel(db: Db, workspaceId: string, id: string, change: { name?: string; color?: string; skipInbox?: boolean }): void {
+  try {
+    if (change.name !== undefined) db.prepare('UPDATE labels SET name = ? WHERE workspace_id = ? AND id = ?').run(change.name, workspaceId, id);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new LabelExists(change.name!);
+    throw err;
+  }
+  if (change.color !== undefined) db.prepare('UPDATE labels SET color = ? WHERE workspace_id = ? AND id = ?').run(change.color.toLowerCase(), workspaceId, id);
+  if (change.skipInbox !== undefined) db.prepare('UPDATE labels SET skip_inbox = ? WHERE workspace_id = ? AND id = ?').run(change.skipInbox ? 1 : 0, workspaceId, id);
+}
+
+/** Deletes the label; its emails stay and no longer carry it (its rules and pending resorts go with it). */
+export function deleteLabel(db: Db, workspaceId: string, id: string): boolean {
+  if (!db.prepare('SELECT 1 FROM labels WHERE workspace_id = ? AND id = ?').get(workspaceId, id)) return false;
+  removeLabelEverywhere(db, workspaceId, id);
+  db.prepare('DELETE FROM labels WHERE workspace_id = ? AND id = ?').run(workspaceId, id);
+  return true;
+}

@@ -13,6 +13,7 @@ import { forwardInTransaction } from './forward.ts';
 import type { ParsedMessage } from '../mail/parse.ts';
 import type { Target } from './route.ts';
 import { storeReceivedEmail } from '../emails/store.ts';
+import { fileNewEmail } from '../labels/filing.ts';
 import { storeReport } from '../feedback/bounces.ts';
 import { findThread } from './threads.ts';
 
@@ -89,6 +90,8 @@ function fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Fi
     verdict,
     threadId: thread.threadId,
   });
+  // Filed by the workspace's rules and the conversation's bucket labels before anyone can see it unfiled.
+  fileNewEmail(db, clock.now(), workspaceId, id, thread.threadId ? { threadId: thread.threadId } : undefined);
   if (verdict.category !== 'spam' && inbox.forward_status === 'active') {
     const copy = forwardInTransaction(ctx, {
       emailId: id,

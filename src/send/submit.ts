@@ -13,6 +13,7 @@ import { findSendingDomain } from '../domains/domains.ts';
 import { findLabels, resolveForAdding } from '../labels/labels.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import { storeSentEmail } from '../emails/store.ts';
+import { fileNewEmail } from '../labels/filing.ts';
 import { emailById, emailByMessageId } from '../emails/lookup.ts';
 import { answerStep, storeAnswer, type IdempotencyClaim, type IdempotencyRecord } from '../db/idempotency.ts';
 import { meter } from '../account/plans.ts';
@@ -128,6 +129,7 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
     labelIds,
     content: req,
   });
+  fileNewEmail(db, now, workspaceId, id);
   const delivery = db.prepare('INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
   let blocked = 0;
   for (const recipient of plan.recipients) {

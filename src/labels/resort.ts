@@ -1,0 +1,124 @@
+// Applying a label to mail already stored (`apply_to_existing`): a rule files what it matches, a bucket label
+// archives what it holds. The work is a row in label_resorts walked newest first in bounded batches, each one
+// writer job of its own, so the write lock is never held for long, new mail keeps arriving (it is filed as it
+// is stored, above the walk's cursor) and a restart resumes at the cursor. resortPending counts what is left.
+import type { Db } from '../db/open.ts';
+import { newId } from '../db/ids.ts';
+import type { DbContext, Writer } from '../db/writer.ts';
+import type { Log } from '../log.ts';
+import { archiveReceived } from '../emails/lookup.ts';
+import { fileInto } from './filing.ts';
+import { getRule, matchClause } from './rules.ts';
+
+const BATCH = 500;
+const IDLE_POLL_MS = 1000;
+
+/** Starts applying `ruleId`'s rule (or, with null, the label's skip_inbox) to the workspace's stored mail. */
+export function startResort(db: Db, now: number, workspaceId: string, labelId: string, ruleId: string | null): void {
+  const top = db.prepare('SELECT coalesce(max(search_rowid), 0) + 1 FROM emails WHERE workspace_id = ?').pluck().get(workspaceId) as number;
+  const total = db.prepare('SELECT count(*) FROM emails WHERE workspace_id = ?').pluck().get(workspaceId) as number;
+  db.prepare('INSERT INTO label_resorts (id, workspace_id, label_id, rule_id, cursor, total, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+    newId('q', now),
+    workspaceId,
+    labelId,
+    ruleId,
+    top,
+    total,
+    now,
+  );
+}
+
+/** Emails of the workspace still to be walked by its resorts. */
+export const resortPending = (db: Db, workspaceId: string) =>
+  db.prepare('SELECT coalesce(sum(max(total - done, 0)), 0) FROM label_resorts WHERE workspace_id = ?').pluck().get(workspaceId) as number;
+
+interface ResortRow {
+  id: string;
+  workspace_id: string;
+  label_id: string;
+  rule_id: string | null;
+  cursor: number;
+}
+
+/** The writer job `labels.resort`: one batch of the oldest resort. Returns whether any work is left. */
+export function resortStep(ctx: DbContext, opts: { batch?: number } = {}): { more: boolean } {
+  const { db } = ctx;
+  const now = ctx.clock.now();
+  const job = db.prepare('SELECT id, workspace_id, label_id, rule_id, cursor FROM label_resorts ORDER BY created_at, id LIMIT 1').get() as ResortRow | undefined;
+  if (!job) return { more: false };
+  const limit = opts.batch ?? BATCH;
+  const rule = job.rule_id ? getRule(db, job.workspace_id, job.rule_id) : null;
+  // A rule's conditions, or for a bucket the mail already in the label.
+  const { sql, params } = rule ? matchClause(rule) : { sql: 'EXISTS (SELECT 1 FROM json_each(e.labels_json) j WHERE j.value = ?)', params: [job.label_id] };
+  const walked = db
+    .prepare(`SELECT e.search_rowid AS rowid, e.id, ${sql} AS hit FROM emails e WHERE e.workspace_id = ? AND e.search_rowid < ? ORDER BY e.search_rowid DESC LIMIT ?`)
+    .all(...params, job.workspace_id, job.cursor, limit) as Array<{ rowid: number; id: string; hit: number }>;
+  let filed = 0;
+  let skipped = 0;
+  for (const e of walked) {
+    if (!e.hit) continue;
+    if (rule) {
+      const result = fileInto(db, now, job.workspace_id, e.id, [{ labelId: job.label_id, skipInbox: rule.skipInbox }]);
+      filed += result.added.length;
+      skipped += result.capped.length;
+    } else if (archiveReceived(db, e.id, now)) filed++;
+  }
+  if (walked.length < limit) {
+    db.prepare('DELETE FROM label_resorts WHERE id = ?').run(job.id);
+    ctx.log.info('label applied to stored mail', { labelId: job.label_id, ruleId: job.rule_id, filed, skipped });
+  } else {
+    db.prepare('UPDATE label_resorts SET cursor = ?, done = done + ?, filed = filed + ?, skipped = skipped + ? WHERE id = ?').run(walked.at(-1)!.rowid, walked.length, filed, skipped, job.id);
+  }
+  return { more: db.prepare('SELECT 1 FROM label_resorts LIMIT 1').get() !== undefined };
+}
+
+/** Runs resort batches on the writer one after another while there is work, and looks for work every second. */
+export class Resorter {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly writer: Pick<Writer, 'commit'>,
+    private readonly clock: { now(): number },
+    private readonly log: Log,
+  ) {}
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** New work was recorded: start on it now instead of at the next poll. */
+  wake(): void {
+    if (!this.running && !this.stopped) this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.running = this.run().finally(() => (this.running = null));
+    }, ms);
+    this.timer.unref();
+  }
+
+  private async run(): Promise<void> {
+    // Looking costs a read; only work costs a writer transaction.
+    let more = this.db.prepare('SELECT 1 FROM label_resorts LIMIT 1').get() !== undefined;
+    try {
+      while (more && !this.stopped) {
+        const [result] = (await this.writer.commit([{ kind: 'labels.resort', payload: {} }], { now: this.clock.now(), log: this.log })) as Array<{ more: boolean }>;
+        more = result.more;
+      }
+    } catch (err) {
+      this.log.error('applying labels to stored mail failed; trying again shortly', { err });
+    }
+    if (!this.stopped) this.schedule(IDLE_POLL_MS);
+  }
+}
