@@ -92,7 +92,7 @@ function refusal(err: unknown, dataDir: string): unknown {
   return new StartupError(`the database ${file} is damaged (${errorCode(err)}: ${(err as Error).message}). ${damagedAdvice(file)}`);
 }
 
-export async function startApp(config: Config, opts: { log?: Log; clock?: Clock; dial?: Dial; fetchCa?: string; checkWaitMs?: number } = {}): Promise<RunningApp> {
+export async function startApp(config: Config, opts: { log?: Log; clock?: Clock; dial?: Dial; fetchCa?: string; checkWaitMs?: number; resortBatch?: number } = {}): Promise<RunningApp> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLog({ level: config.logLevel });
   const db = openStore(config, clock);
@@ -141,7 +141,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     },
   };
   const tls = await tlsCredentials(config);
-  const resorter = new Resorter(db, app.writer, clock, log);
+  const resorter = new Resorter(db, app.writer, clock, log, opts.resortBatch);
   let healthy = false;
   const httpApp = createHttpApp(
     {

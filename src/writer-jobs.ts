@@ -22,5 +22,5 @@ export const jobs = {
   /** A label deleted: every email carrying it loses it (one statement over the labelled mail). */
   'labels.delete': (ctx, p: { workspaceId: string; labelId: string }) => deleteLabel(ctx.db, p.workspaceId, p.labelId),
   /** One bounded batch of applying a label to stored mail. */
-  'labels.resort': (ctx) => resortStep(ctx),
+  'labels.resort': (ctx, p: { batch?: number }) => resortStep(ctx, p),
 } satisfies JobTable;

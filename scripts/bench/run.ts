@@ -23,11 +23,12 @@ inOwnProcess('./outbound.ts'); // benchOutbound()
 inOwnProcess('./api-send.ts'); // benchApiSend()
 inOwnProcess('./inbound.ts'); // benchInbound()
 if (Number(process.env.BENCH_SEARCH_MESSAGES ?? 1_000_000) > 0) {
-  // The search and analytics benchmarks measure the same emails, built once (kept where BENCH_SEARCH_DIR says).
+  // The search, analytics and labels benchmarks measure the same emails, built once (kept where BENCH_SEARCH_DIR says).
   const shared = process.env.BENCH_SEARCH_DIR ? null : (process.env.BENCH_SEARCH_DIR = benchDir('mw-bench-search-'));
   try {
     inOwnProcess('./search.ts'); // benchSearch(): BENCH_SEARCH_MESSAGES emails (default 1,000,000; 0 skips both)
     inOwnProcess('./analytics.ts'); // benchAnalytics(): GET /analytics on those emails
+    inOwnProcess('./labels.ts'); // benchLabels(): GET /labels with 200 labels on those emails
   } finally {
     if (shared) rmSync(shared, { recursive: true, force: true });
   }

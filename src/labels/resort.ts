@@ -83,6 +83,8 @@ export class Resorter {
     private readonly writer: Pick<Writer, 'commit'>,
     private readonly clock: { now(): number },
     private readonly log: Log,
+    /** Emails walked per writer job (tests make it small to stop mid-way). */
+    private readonly batch = BATCH,
   ) {}
 
   start(): void {
@@ -113,7 +115,7 @@ export class Resorter {
     let more = this.db.prepare('SELECT 1 FROM label_resorts LIMIT 1').get() !== undefined;
     try {
       while (more && !this.stopped) {
-        const [result] = (await this.writer.commit([{ kind: 'labels.resort', payload: {} }], { now: this.clock.now(), log: this.log })) as Array<{ more: boolean }>;
+        const [result] = (await this.writer.commit([{ kind: 'labels.resort', payload: { batch: this.batch } }], { now: this.clock.now(), log: this.log })) as Array<{ more: boolean }>;
         more = result.more;
       }
     } catch (err) {

@@ -68,8 +68,8 @@ export function labelRoutes(app: App, resorter: Pick<Resorter, 'wake'>) {
   /** A rule's conditions from a request, checked: at least one, and an inbox of this workspace. */
   const conditionsOf = (workspaceId: string, b: z.infer<typeof RuleBody>, path: string): RuleConditions & { skipInbox: boolean } => {
     const c = { direction: b.direction ?? null, inboxId: b.inbox_id ?? null, from: b.from ?? null, to: b.to ?? null, subject: b.subject ?? null, skipInbox: b.skip_inbox ?? false };
-    if (!c.direction && !c.inboxId && !c.from && !c.to && !c.subject) throw validationError(path, 'a rule needs at least one condition: direction, inbox_id, from, to or subject');
-    if (c.inboxId && !getInbox(db, workspaceId, c.inboxId)) throw validationError(`${path}.inbox_id`.replace(/^\./, ''), `no inbox ${c.inboxId} in this workspace`);
+    if (!c.direction && !c.inboxId && !c.from && !c.to && !c.subject) throw validationError(path || 'body', 'a rule needs at least one condition: direction, inbox_id, from, to or subject');
+    if (c.inboxId && !getInbox(db, workspaceId, c.inboxId)) throw validationError(path ? `${path}.inbox_id` : 'inbox_id', `no inbox ${c.inboxId} in this workspace`);
     return c;
   };
   const labelOf = (workspaceId: string, ref: string) => {
@@ -155,7 +155,7 @@ export function labelRoutes(app: App, resorter: Pick<Resorter, 'wake'>) {
     const body = parseInput(RuleRequest, ctx.request.body);
     const workspaceId = principalOf(ctx).workspaceId;
     const label = labelOf(workspaceId, ctx.params.id);
-    const conditions = conditionsOf(workspaceId, body, 'body');
+    const conditions = conditionsOf(workspaceId, body, '');
     if (body.dry_run) {
       ctx.body = presentDryRun(dryRun(db, workspaceId, conditions));
       return;

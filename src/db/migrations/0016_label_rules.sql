@@ -43,10 +43,12 @@ CREATE TABLE label_resorts (
   created_at   INTEGER NOT NULL
 );
 
-UPDATE labels SET
-  total_count = (SELECT count(*) FROM emails e, json_each(e.labels_json) j WHERE e.workspace_id = labels.workspace_id AND j.value = labels.id),
-  unread_count = (SELECT count(*) FROM emails e, json_each(e.labels_json) j
-                  WHERE e.workspace_id = labels.workspace_id AND j.value = labels.id AND e.direction = 'in' AND e.read_at IS NULL);
+-- One pass over the labelled mail, not one per label.
+CREATE TEMP TABLE label_counts AS
+  SELECT j.value AS id, count(*) AS total, sum(e.direction = 'in' AND e.read_at IS NULL) AS unread
+  FROM emails e, json_each(e.labels_json) j WHERE e.labels_json <> '[]' GROUP BY j.value;
+UPDATE labels SET total_count = c.total, unread_count = c.unread FROM temp.label_counts c WHERE c.id = labels.id;
+DROP TABLE temp.label_counts;
 
 INSERT INTO mailbox_counts (workspace_id, inbox_unread, updates_unread, spam_total, important_unread)
 SELECT w.id,
