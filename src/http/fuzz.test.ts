@@ -26,6 +26,7 @@ test.before(async () => {
   ids.domain = (await request(`${t.api}/domains`, { key: owner.key, body: { name: 'fuzz.example' } })).body.id;
   ids.inbox = (await request(`${t.api}/inboxes`, { key: owner.key, body: { domain_id: ids.domain, local_part: 'fuzz' } })).body.id;
   await request(`${t.api}/suppressions`, { key: owner.key, body: { email: 'kept@fuzz.example' } });
+  ids.label = (await request(`${t.api}/labels`, { key: owner.key, body: { name: 'Fuzzed' } })).body.id;
 });
 test.after(() => t.stop());
 
@@ -83,6 +84,15 @@ const sendBody = {
   in_reply_to: fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('<a@b>', 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV', '<>', 'a b@c')),
 };
 
+const ruleBody = {
+  direction: fc.constantFrom('in', 'out', null, 'both'),
+  inbox_id: fc.oneof(fc.constant(null), fc.string({ maxLength: 30 })),
+  from: fc.string({ maxLength: 40 }),
+  to: fc.string({ maxLength: 40 }),
+  subject: fc.string({ maxLength: 40 }),
+  skip_inbox: fc.boolean(),
+};
+
 interface Route {
   method: string;
   path: (id: string) => string;
@@ -109,9 +119,13 @@ const ROUTES: Route[] = [
   { method: 'POST', path: () => '/keys', body: bodyOf({ name: fc.string({ maxLength: 120 }) }), session: true },
   { method: 'DELETE', path: (i) => `/keys/${i}`, body: fc.constant(undefined), session: true },
   { method: 'POST', path: () => '/auth/login', body: bodyOf({ email: address, password: fc.string({ maxLength: 40 }) }) },
+  { method: 'POST', path: () => '/labels', body: bodyOf({ name: fc.string({ maxLength: 120 }), color: fc.string({ maxLength: 8 }), skip_inbox: fc.boolean(), rules: fc.array(bodyOf(ruleBody), { maxLength: 3 }), apply_to_existing: fc.boolean(), dry_run: fc.boolean() }) },
+  { method: 'PATCH', path: (i) => `/labels/${i}`, body: bodyOf({ name: fc.string({ maxLength: 120 }), color: fc.string({ maxLength: 8 }), skip_inbox: fc.boolean(), apply_to_existing: fc.boolean() }) },
+  { method: 'POST', path: (i) => `/labels/${i}/rules`, body: bodyOf({ ...ruleBody, apply_to_existing: fc.boolean(), dry_run: fc.boolean() }) },
+  { method: 'DELETE', path: (i) => `/labels/${i}/rules/${i}`, body: fc.constant(undefined) },
 ];
 
-const realId: Record<string, () => string> = { emails: () => 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV', domains: () => ids.domain, inboxes: () => ids.inbox, suppressions: () => 'kept%40fuzz.example', keys: () => 'key_x' };
+const realId: Record<string, () => string> = { emails: () => 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV', domains: () => ids.domain, inboxes: () => ids.inbox, suppressions: () => 'kept%40fuzz.example', keys: () => 'key_x', labels: () => ids.label };
 
 test('every write route: no 5xx, the envelope on every refusal, and a refusal changes nothing', async () => {
   const idempotencyKey = fc.oneof(fc.constant(undefined), fc.string({ maxLength: 300 }));
