@@ -49,6 +49,12 @@ function label(db: Database.Database, workspaceId: string): { labelled: number }
          FROM emails e, json_each(e.labels_json) j WHERE e.workspace_id = ? AND e.labels_json <> '[]' GROUP BY j.value) c
        WHERE c.id = labels.id`,
     ).run(workspaceId);
+    // The mailbox summary as migration 0016 computes it (the build inserts emails without the counters).
+    const count = (where: string) => Number(db.prepare(`SELECT count(*) FROM emails WHERE workspace_id = ? AND direction = 'in' AND ${where}`).pluck().get(workspaceId));
+    const inbox = "archived_at IS NULL AND category IS NOT 'spam' AND read_at IS NULL";
+    db.prepare('INSERT OR REPLACE INTO mailbox_counts (workspace_id, inbox_unread, updates_unread, spam_total, important_unread) VALUES (?, ?, ?, ?, ?)').run(
+      workspaceId, count(inbox), count(`${inbox} AND category = 'updates'`), count("category = 'spam'"), count(`${inbox} AND important = 1`),
+    );
   })();
   return { labelled: Number(db.prepare("SELECT count(*) FROM emails WHERE workspace_id = ? AND labels_json <> '[]'").pluck().get(workspaceId)) };
 }
