@@ -26,6 +26,7 @@ import { emailRoutes } from './emails/routes.ts';
 import { emailListRoutes } from './emails/search-routes.ts';
 import { analyticsRoutes } from './emails/analytics-routes.ts';
 import { labelRoutes } from './labels/routes.ts';
+import { templateRoutes } from './templates/routes.ts';
 import { Resorter } from './labels/resort.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
 import { Signer } from './send/signer.ts';
@@ -155,7 +156,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
         { path: /^\/api\/v1\/emails\/batch$/, limitBytes: 50 * MiB },
       ],
     },
-    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, resorter), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app)],
+    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, resorter), templateRoutes(app), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app)],
     [forwardingPages(app), linkPages(app), billingPages(app)],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.

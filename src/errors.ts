@@ -11,14 +11,17 @@ export class ApiError extends Error {
   readonly code: string;
   readonly errors?: FieldError[];
   readonly headers?: Record<string, string>;
+  /** A template's findings, when they are why a render or a send was refused. */
+  readonly findings?: unknown[];
 
-  constructor(status: number, code: string, message: string, extra: { errors?: FieldError[]; headers?: Record<string, string> } = {}) {
+  constructor(status: number, code: string, message: string, extra: { errors?: FieldError[]; headers?: Record<string, string>; findings?: unknown[] } = {}) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.code = code;
     this.errors = extra.errors;
     this.headers = extra.headers;
+    this.findings = extra.findings;
   }
 }
 

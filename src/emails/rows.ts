@@ -32,6 +32,7 @@ export interface EmailRow {
   labels_json: string;
   message_class: 'transactional' | 'marketing';
   template_id: string | null;
+  template_version_id: string | null;
   envelope_from: string | null;
   size: number | null;
   signed_at: number | null;

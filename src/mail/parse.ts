@@ -7,6 +7,7 @@ import { headerEnd, headerFields, type HeaderFields } from './headers.ts';
 import { safeFilename } from './filenames.ts';
 import type { Mailbox } from './addresses.ts';
 import { readReport, type Report } from './reports.ts';
+import libmime from 'libmime';
 
 /** A mailbox of received mail: the name is '' when the header gave none. */
 export type ReceivedMailbox = Required<Mailbox>;
@@ -33,6 +34,8 @@ export interface ParsedMessage {
   inReplyTo: string | null;
   references: string[];
   headers: HeaderFields;
+  /** The box's own X-Mailwright-* fields (lower-case names), RFC 2047 words decoded: what a submitter asks of the box. */
+  boxHeaders: Record<string, string>;
   /** What could not be read, when mailparser gave up on part of the message. */
   problem: string | null;
   /** The DSN or complaint a multipart/report carries (read here, off the event loop, for mail to a VERP address). */
@@ -85,6 +88,7 @@ const EMPTY: ParsedMessage = {
   inReplyTo: null,
   references: [],
   headers: {},
+  boxHeaders: {},
   problem: null,
   report: null,
 };
@@ -109,6 +113,10 @@ function fromParsed(m: ParsedMail, problem: string | null): ParsedMessage {
     inReplyTo: messageIds(m.inReplyTo ?? '')[0] ?? null,
     references: references.slice(-MAX_REFERENCES),
     headers: headerFields(m.headerLines),
+    // mailparser leaves unknown fields encoded; a client like nodemailer encodes any value with quotes in it.
+    boxHeaders: Object.fromEntries(
+      [...m.headers].filter(([k, v]) => k.startsWith('x-mailwright-') && typeof v === 'string').map(([k, v]) => [k, libmime.decodeWords(v as string)]),
+    ),
     problem,
     report: null,
   };

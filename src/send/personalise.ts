@@ -26,6 +26,8 @@ export interface Personalisation {
   links: string[] | null;
   /** The open pixel's URL. */
   pixel: string | null;
+  /** What {{unsubscribe_url}} in the body becomes: the same one-click link as the List-Unsubscribe header. */
+  unsubscribeUrl: string | null;
 }
 
 /** The facts of an email a plan is decided from (its emails columns; the HTML body read only when tracking needs it). */
@@ -98,5 +100,6 @@ export function personalisation(app: App, plan: Plan, copy: LinkSubject & { retu
     headers: plan.unsubscribe ? unsubscribeHeaders(url(UNSUBSCRIBE_PATH, unsubscribe), unsubscribeAddress(unsubscribe, copy.returnPath)) : null,
     links: plan.click ? Array.from({ length: plan.links }, (_, n) => url(CLICK_PATH, token('click', n))) : null,
     pixel: plan.open ? url(OPEN_PATH, token('open')) : null,
+    unsubscribeUrl: plan.unsubscribe ? url(UNSUBSCRIBE_PATH, unsubscribe) : null,
   };
 }

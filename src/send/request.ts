@@ -4,7 +4,7 @@
 // Limits of API-SPEC.md section 8 use DESIGN.md's codes; the box's own caps are validation errors.
 import contentType from 'content-type';
 import { z } from 'zod';
-import { ApiError, type FieldError } from '../errors.ts';
+import { ApiError, validationError, type FieldError } from '../errors.ts';
 import { parseMailbox } from '../mail/addresses.ts';
 import { msgIdProblem } from '../mail/compose.ts';
 import { labelRef, MAX_LABELS_PER_EMAIL } from '../labels/labels.ts';
@@ -22,7 +22,33 @@ export interface SendRequest extends OutgoingContent {
    * addresses, whatever the headers say. The HTTP API never sets it.
    */
   envelopeTo?: string[];
+  /** A send by hosted template: send/submit renders its active release into subject, html and text. */
+  template?: TemplateUse;
 }
+
+export interface TemplateUse {
+  /** A tmpl_ id or a template key. */
+  ref: string;
+  /** Own keys only (a null-prototype object), so `constructor` or `toString` are variable names like any other. */
+  data: Record<string, unknown>;
+  /** The caller's message_class; the template's own when absent. */
+  messageClass?: 'transactional' | 'marketing';
+  /** The caller's subject, in place of the template's. */
+  subject?: string;
+}
+
+/** A JSON object of template data as a null-prototype copy; a validation error naming `path` otherwise. */
+export function templateData(value: unknown, path: string): Record<string, unknown> {
+  if (value === undefined || value === null) return Object.create(null) as Record<string, unknown>;
+  if (typeof value !== 'object' || Array.isArray(value)) throw validationError(path, 'must be an object of variable values');
+  const keys = Object.keys(value);
+  if (keys.length > MAX_TEMPLATE_DATA_KEYS) throw validationError(path, `at most ${MAX_TEMPLATE_DATA_KEYS} values`);
+  const data = Object.create(null) as Record<string, unknown>;
+  for (const key of keys) data[key] = (value as Record<string, unknown>)[key];
+  return data;
+}
+
+const MAX_TEMPLATE_DATA_KEYS = 1000;
 
 export const MAX_RECIPIENTS_PER_FIELD = 50;
 export const MAX_ATTACHMENTS = 10;
@@ -98,7 +124,7 @@ const Body = z
     cc: mailboxes.optional(),
     bcc: mailboxes.optional(),
     reply_to: mailboxes.optional(),
-    subject: headerSafe(998),
+    subject: headerSafe(998).optional(),
     text: z.string().optional(),
     html: z.string().optional(),
     headers: z.record(z.string().regex(HEADER_NAME, 'must be a header name (letters, digits and -)'), headerSafe(2000)).optional(),
@@ -117,7 +143,11 @@ const Body = z
     tags: z.array(z.object({ name: tagPart, value: tagPart }).strict()).max(50).optional(),
     labels: z.array(labelRef).optional(),
     message_class: z.enum(['transactional', 'marketing']).optional(),
-    template: z.unknown().optional(),
+    template: z
+      .object({ id: z.string().trim().min(1).max(200).optional(), key: z.string().trim().min(1).max(200).optional(), data: z.unknown().optional() }, { error: 'must be {id or key, data}' })
+      .strict()
+      .refine((t) => (t.id === undefined) !== (t.key === undefined), 'give the template\'s id or its key, not both')
+      .optional(),
     in_reply_to: inReplyTo.optional(),
   })
   .strict();
@@ -133,8 +163,15 @@ export function parseSendRequest(input: unknown): SendRequest {
     fail(result.error.issues.map((i) => ({ path: i.path.length ? i.path.map(String).join('.') : 'body', message: i.message })));
   }
   const b = result.data!;
-  if (b.template !== undefined) fail([{ path: 'template', message: 'hosted templates are not available on this box yet; send html or text' }]);
-  if (b.text === undefined && b.html === undefined) fail([{ path: 'html', message: 'give html, text or both' }]);
+  let template: TemplateUse | undefined;
+  if (b.template) {
+    for (const field of ['html', 'text'] as const) if (b[field] !== undefined) fail([{ path: field, message: 'comes from the template; leave it out or send without one' }]);
+    const data = templateData((input as { template: { data?: unknown } }).template.data, 'template.data');
+    template = { ref: (b.template.id ?? b.template.key)!, data, ...(b.message_class ? { messageClass: b.message_class } : {}), ...(b.subject !== undefined ? { subject: b.subject } : {}) };
+  } else {
+    if (b.subject === undefined) fail([{ path: 'subject', message: 'is required (or send with a template)' }]);
+    if (b.text === undefined && b.html === undefined) fail([{ path: 'html', message: 'give html, text or both' }]);
+  }
   for (const field of ['to', 'cc', 'bcc'] as const) {
     if ((b[field]?.length ?? 0) > MAX_RECIPIENTS_PER_FIELD) fail([{ path: field, message: `at most ${MAX_RECIPIENTS_PER_FIELD} addresses` }]);
   }
@@ -162,7 +199,7 @@ export function parseSendRequest(input: unknown): SendRequest {
     cc: b.cc ?? [],
     bcc: b.bcc ?? [],
     replyTo: b.reply_to ?? [],
-    subject: b.subject,
+    subject: b.subject ?? '',
     ...(b.text !== undefined ? { text: b.text } : {}),
     ...(b.html !== undefined ? { html: b.html } : {}),
     headers: b.headers ?? {},
@@ -171,5 +208,6 @@ export function parseSendRequest(input: unknown): SendRequest {
     labels: [...new Set(b.labels ?? [])],
     messageClass: b.message_class ?? 'transactional',
     ...(b.in_reply_to ? { inReplyTo: b.in_reply_to } : {}),
+    ...(template ? { template } : {}),
   };
 }

@@ -23,6 +23,8 @@ import { movingContents } from '../threads/worker-pool.ts';
 import type { SendRequest } from './request.ts';
 import { suppressionFor } from '../feedback/suppressions.ts';
 import { verpAddress } from '../feedback/verp.ts';
+import { hasOwnOneClick } from '../feedback/unsubscribe.ts';
+import { renderForSend } from '../templates/use.ts';
 
 export interface Submitted {
   id: string;
@@ -57,9 +59,10 @@ const MAX_REFERENCES = 20;
  * Checks a send and works out its ids, thread and envelope with reads only; throws ApiError for what the
  * caller must fix. Nothing is written: writeSend does that, in the writer's transaction.
  */
-export function planSend(app: DbContext, workspaceId: string, req: SendRequest): PlannedSend {
+export function planSend(app: DbContext, workspaceId: string, request: SendRequest): PlannedSend {
   const { db, clock } = app;
   assertSendingAllowed(db, app.config, workspaceId, clock.now());
+  const req = request.template ? withTemplate(db, workspaceId, request) : request;
   const fromDomain = domainOf(req.from.address);
   const domain = findSendingDomain(db, workspaceId, fromDomain);
   if (!domain || domain.status !== 'verified') {
@@ -101,6 +104,22 @@ export function planSend(app: DbContext, workspaceId: string, req: SendRequest):
     recipients,
     envelopeFrom: verpAddress(boxSecret(db), id, domain.return_path),
     now,
+  };
+}
+
+/** A send by template with the active release rendered into it (400 with the findings when it cannot be). */
+function withTemplate(db: DbContext['db'], workspaceId: string, req: SendRequest): SendRequest {
+  const { template: use, ...rest } = req;
+  // The box fills {{unsubscribe_url}} per recipient only where it manages unsubscribe (send/personalise.ts).
+  const keep = (messageClass: string) => messageClass === 'marketing' && !hasOwnOneClick(req.headers);
+  const { rendered, messageClass, origin } = renderForSend(db, workspaceId, use!, keep, use!.messageClass);
+  return {
+    ...rest,
+    subject: use!.subject ?? rendered.subject,
+    ...(rendered.html ? { html: rendered.html } : {}),
+    ...(rendered.text ? { text: rendered.text } : {}),
+    messageClass,
+    origin,
   };
 }
 

@@ -14,8 +14,10 @@ import {
   MAX_RECIPIENTS_PER_FIELD,
   NO_CONTROL,
   RESERVED_HEADERS,
+  templateData,
   type Attachment,
   type SendRequest,
+  type TemplateUse,
 } from '../send/request.ts';
 
 const MAX_SUBJECT = 998;
@@ -26,6 +28,8 @@ const MAX_CONTENT_ID = 255;
 // What mail clients add on their own (User-Agent, Thread-Index, ...) and our Idempotency-Key stay behind.
 const CARRIED = /^(x-|list-)/;
 const CARRIED_NAMES = new Set(['auto-submitted', 'precedence', 'feedback-id']);
+const TEMPLATE_HEADER = 'x-mailwright-template';
+const TEMPLATE_DATA_HEADER = 'x-mailwright-template-data';
 
 /** `envelopeTo`: the RCPT TO addresses, already checked at RCPT. */
 export function requestFromMessage(m: ParsedMessage, envelopeTo: Mailbox[]): SendRequest {
@@ -43,6 +47,7 @@ export function requestFromMessage(m: ParsedMessage, envelopeTo: Mailbox[]): Sen
   if (!NO_CONTROL.test(m.subject)) throw validationError('Subject', 'must not contain CR, LF, NUL or other control characters');
   if (m.inReplyTo !== null && !NO_CONTROL.test(m.inReplyTo)) throw validationError('In-Reply-To', 'must not contain control characters');
 
+  const template = templateUse(m);
   return {
     from,
     to,
@@ -51,8 +56,8 @@ export function requestFromMessage(m: ParsedMessage, envelopeTo: Mailbox[]): Sen
     replyTo: mailboxes('Reply-To', m.replyTo),
     subject: m.subject,
     // SMTP has no "give html, text or both" rule: an empty body is a legitimate message.
-    ...(m.text !== null || m.html === null ? { text: m.text ?? '' } : {}),
-    ...(m.html !== null ? { html: m.html } : {}),
+    ...(template ? { template } : m.text !== null || m.html === null ? { text: m.text ?? '' } : {}),
+    ...(m.html !== null && !template ? { html: m.html } : {}),
     headers: customHeaders(m.headers),
     attachments: attachments(m.attachments),
     tags: [],
@@ -61,6 +66,24 @@ export function requestFromMessage(m: ParsedMessage, envelopeTo: Mailbox[]): Sen
     ...(m.inReplyTo !== null ? { inReplyTo: m.inReplyTo } : {}),
     envelopeTo: envelopeTo.map((r) => r.address),
   };
+}
+
+/**
+ * A send by hosted template: X-Mailwright-Template names its key (or id) and X-Mailwright-Template-Data holds
+ * the variables as one JSON object. The message's body is then ignored; a non-empty Subject replaces the template's.
+ */
+function templateUse(m: ParsedMessage): TemplateUse | undefined {
+  const ref = m.boxHeaders[TEMPLATE_HEADER]?.trim();
+  if (!ref) return undefined;
+  if (ref.length > 200 || !NO_CONTROL.test(ref)) throw validationError('X-Mailwright-Template', 'must be a template key or id');
+  const raw = m.boxHeaders[TEMPLATE_DATA_HEADER];
+  let data: unknown;
+  try {
+    data = raw === undefined ? undefined : JSON.parse(raw);
+  } catch {
+    throw validationError('X-Mailwright-Template-Data', 'must be one JSON object of variable values, such as {"user_name": "Ada"}');
+  }
+  return { ref, data: templateData(data, 'X-Mailwright-Template-Data'), ...(m.subject.trim() ? { subject: m.subject } : {}) };
 }
 
 function mailbox(field: string, m: ReceivedMailbox): Mailbox {
@@ -79,7 +102,7 @@ function mailboxes(field: string, list: ReceivedMailbox[]): Mailbox[] {
 function customHeaders(fields: ParsedMessage['headers']): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, values] of Object.entries(fields)) {
-    if (!(CARRIED.test(name) || CARRIED_NAMES.has(name)) || RESERVED_HEADERS.has(name)) continue;
+    if (!(CARRIED.test(name) || CARRIED_NAMES.has(name)) || RESERVED_HEADERS.has(name) || name.startsWith(TEMPLATE_HEADER)) continue;
     const value = values[0];
     if (!HEADER_NAME.test(name)) throw validationError(`header ${name}`, 'is not a header name this box passes on (letters, digits and -)');
     if (value.length > MAX_HEADER_VALUE) throw validationError(`header ${name}`, `is longer than ${MAX_HEADER_VALUE} characters`);
