@@ -75,10 +75,7 @@ export function accountState(db: Db, config: Config, workspaceId: string, now: n
   };
 }
 
-const count = (db: Db, table: string, workspaceId: string) =>
-  db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)
-    ? (db.prepare(`SELECT count(*) FROM "${table}" WHERE workspace_id = ?`).pluck().get(workspaceId) as number)
-    : 0;
+const count = (db: Db, table: string, workspaceId: string) => db.prepare(`SELECT count(*) FROM "${table}" WHERE workspace_id = ?`).pluck().get(workspaceId) as number;
 
 /** GET /account: the whole account object. */
 export function accountOf(db: Db, config: Config, box: BoxFacts, workspaceId: string, now: number) {
@@ -96,7 +93,6 @@ export function accountOf(db: Db, config: Config, box: BoxFacts, workspaceId: st
     },
     workspace: {
       mailer: `Mailwright ${VERSION}`,
-      // Tables of resources still to come (templates) count 0 until they exist.
       stats: Object.fromEntries((['domains', 'inboxes', 'emails', 'templates', 'labels', 'api_keys'] as const).map((t) => [t === 'api_keys' ? 'keys' : t, count(db, t, workspaceId)])),
     },
   };

@@ -27,6 +27,7 @@ test.before(async () => {
   ids.inbox = (await request(`${t.api}/inboxes`, { key: owner.key, body: { domain_id: ids.domain, local_part: 'fuzz' } })).body.id;
   await request(`${t.api}/suppressions`, { key: owner.key, body: { email: 'kept@fuzz.example' } });
   ids.label = (await request(`${t.api}/labels`, { key: owner.key, body: { name: 'Fuzzed' } })).body.id;
+  ids.template = (await request(`${t.api}/templates`, { key: owner.key, body: { name: 'Fuzzed', key: 'fuzzed', starter: 'welcome' } })).body.template.id;
 });
 test.after(() => t.stop());
 
@@ -69,6 +70,19 @@ const bodyOf = (fields: Record<string, fc.Arbitrary<unknown>>) =>
     { weight: 1, arbitrary: junk },
   );
 
+const templateData = fc.dictionary(fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('user_name', 'action_url', 'constructor', 'toString')), fc.oneof(fc.string({ maxLength: 40 }), fc.integer(), fc.boolean(), fc.constant(null), nasty), { maxKeys: 4 });
+const variable = bodyOf({ key: fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('name', 'unsubscribe_url', '__proto__')), type: fc.constantFrom('string', 'number', 'url', 'money'), required: fc.boolean() });
+const draftBody = {
+  revision: fc.oneof(fc.integer({ min: -1, max: 5 }), fc.string({ maxLength: 4 })),
+  name: fc.string({ maxLength: 40 }),
+  subjectTemplate: fc.oneof(fc.string({ maxLength: 60 }), fc.constantFrom('{{name}}', '{{ }}', '{{{x}}}', 'a\r\nb')),
+  htmlTemplate: fc.string({ maxLength: 120 }),
+  textTemplate: fc.string({ maxLength: 120 }),
+  variables: fc.array(variable, { maxLength: 3 }),
+  sampleData: templateData,
+  messageClass: fc.constantFrom('transactional', 'marketing', 'x'),
+};
+
 const sendBody = {
   from: address,
   to: fc.oneof(address, fc.array(address, { maxLength: 4 })),
@@ -82,6 +96,7 @@ const sendBody = {
   labels: fc.array(fc.string({ maxLength: 12 }), { maxLength: 3 }),
   message_class: fc.constantFrom('transactional', 'marketing', 'bulk'),
   in_reply_to: fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('<a@b>', 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV', '<>', 'a b@c')),
+  template: bodyOf({ key: fc.oneof(fc.string({ maxLength: 12 }), fc.constant('fuzzed')), id: fc.string({ maxLength: 30 }), data: templateData }),
 };
 
 const ruleBody = {
@@ -123,9 +138,17 @@ const ROUTES: Route[] = [
   { method: 'PATCH', path: (i) => `/labels/${i}`, body: bodyOf({ name: fc.string({ maxLength: 120 }), color: fc.string({ maxLength: 8 }), skip_inbox: fc.boolean(), apply_to_existing: fc.boolean() }) },
   { method: 'POST', path: (i) => `/labels/${i}/rules`, body: bodyOf({ ...ruleBody, apply_to_existing: fc.boolean(), dry_run: fc.boolean() }) },
   { method: 'DELETE', path: (i) => `/labels/${i}/rules/${i}`, body: fc.constant(undefined) },
+  { method: 'POST', path: () => '/templates', body: bodyOf({ name: fc.string({ maxLength: 210 }), key: fc.oneof(fc.string({ maxLength: 110 }), fc.constantFrom('fuzzed', 'FUZZED', 'tmpl_x')), starter: fc.constantFrom('blank', 'welcome', 'fancy') }) },
+  { method: 'PUT', path: (i) => `/templates/${i}/draft`, body: bodyOf(draftBody) },
+  { method: 'POST', path: (i) => `/templates/${i}/draft`, body: fc.constant(undefined) },
+  { method: 'POST', path: (i) => `/templates/${i}/render`, body: bodyOf({ data: templateData }) },
+  { method: 'POST', path: (i) => `/templates/${i}/test`, body: bodyOf({ to: fc.oneof(address, fc.array(address, { maxLength: 7 })), from: address, data: templateData }) },
+  { method: 'POST', path: (i) => `/templates/${i}/publish`, body: fc.constant(undefined) },
+  { method: 'POST', path: (i) => `/templates/${i}/archive`, body: fc.constant(undefined) },
+  { method: 'POST', path: (i) => `/templates/${i}/restore`, body: fc.constant(undefined) },
 ];
 
-const realId: Record<string, () => string> = { emails: () => 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV', domains: () => ids.domain, inboxes: () => ids.inbox, suppressions: () => 'kept%40fuzz.example', keys: () => 'key_x', labels: () => ids.label };
+const realId: Record<string, () => string> = { emails: () => 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV', domains: () => ids.domain, inboxes: () => ids.inbox, suppressions: () => 'kept%40fuzz.example', keys: () => 'key_x', labels: () => ids.label, templates: () => ids.template };
 
 test('every write route: no 5xx, the envelope on every refusal, and a refusal changes nothing', async () => {
   const idempotencyKey = fc.oneof(fc.constant(undefined), fc.string({ maxLength: 300 }));
@@ -165,12 +188,12 @@ test('raw bodies that are not JSON, or not what they claim: 4xx, never 5xx, noth
 
 test('search and list queries: any text in any parameter is 200 or a 400, never a 5xx', async () => {
   const params = fc.dictionary(
-    fc.constantFrom('query', 'direction', 'status', 'domain', 'inbox_id', 'label', 'archived', 'category', 'important', 'include_spam', 'from', 'to', 'unread', 'after', 'before', 'limit', 'offset', 'reason'),
+    fc.constantFrom('query', 'direction', 'status', 'domain', 'inbox_id', 'label', 'archived', 'category', 'important', 'include_spam', 'from', 'to', 'unread', 'after', 'before', 'limit', 'offset', 'reason', 'lifecycle'),
     fc.oneof(fc.string({ maxLength: 60 }), nasty, fc.constantFrom('"', '(', ')', 'a OR', 'NOT x', 'x*', '*', '^a', 'subject:x', '{a b}:c', '(('.repeat(500), 'a '.repeat(600), '-1', '1e3', '2026-13-45')),
     { maxKeys: 5 },
   );
   await fc.assert(
-    fc.asyncProperty(fc.constantFrom('/emails', '/domains', '/inboxes', '/suppressions', '/keys'), params, async (path, query) => {
+    fc.asyncProperty(fc.constantFrom('/emails', '/domains', '/inboxes', '/suppressions', '/keys', '/templates'), params, async (path, query) => {
       const res = await request(`${t.api}${path}?${new URLSearchParams(query as Record<string, string>)}`, { key: owner.key });
       assertClean(res, `${path} ${JSON.stringify(query).slice(0, 300)}`);
       if (res.status === 200) assert.ok(Array.isArray(res.body.data) && res.body.count === res.body.data.length);
