@@ -26,6 +26,8 @@ import { emailRoutes } from './emails/routes.ts';
 import { emailListRoutes } from './emails/search-routes.ts';
 import { analyticsRoutes } from './emails/analytics-routes.ts';
 import { labelRoutes } from './labels/routes.ts';
+import { Scheduler } from './send/schedule.ts';
+import { draftRoutes } from './drafts/routes.ts';
 import { templateRoutes } from './templates/routes.ts';
 import { Resorter } from './labels/resort.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
@@ -113,6 +115,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     writer: new Writer(config, new URL('./writer-jobs.ts', import.meta.url), health),
     idempotency: new Idempotency(db, clock),
     queue: { wake: () => {} },
+    scheduler: { wake: () => {} },
     billing: createCheckoutProvider(config, { resolver: dns, fetchCa: opts.fetchCa }),
     fetchCa: opts.fetchCa,
   };
@@ -130,6 +133,8 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
   });
   const queue = new Queue(app, signer, deliverer, { policy: { schedule: config.retrySchedule, lifetimeMs: config.queueLifetime }, relay: config.relayUrl !== null });
   app.queue = queue;
+  const scheduler = new Scheduler(app);
+  app.scheduler = scheduler;
 
   const authenticator: Authenticator = {
     byKey: (secret) => {
@@ -155,8 +160,10 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
         { path: /^\/api\/v1\/emails$/, limitBytes: 20 * MiB },
         { path: /^\/api\/v1\/emails\/batch$/, limitBytes: 50 * MiB },
       ],
+      // A draft's file is the request body itself, read by its route with its own caps.
+      rawBodies: [/^\/api\/v1\/drafts\/[^/]+\/attachments$/],
     },
-    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, resorter), templateRoutes(app), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app)],
+    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, resorter), templateRoutes(app), draftRoutes(app), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app)],
     [forwardingPages(app), linkPages(app), billingPages(app)],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.
@@ -191,6 +198,8 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     opened.push(() => queue.stop());
     resorter.start();
     opened.push(() => resorter.stop());
+    scheduler.start();
+    opened.push(() => scheduler.stop());
     smtpAddress = await listen(mx.server, config.smtpHost, config.smtpPort, 'SMTP', 'MAILWRIGHT_SMTP_PORT');
     opened.push(() => new Promise<void>((resolve) => mx.close(() => resolve())));
     if (submission) {

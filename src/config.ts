@@ -55,6 +55,8 @@ export interface Config {
   smtpConnectionRatePerIp: number;
   /** Wall-clock budget of one analysis of a received or submitted message (ms); past it, 451 4.3.0. */
   analyzeTimeout: number;
+  /** How long one upload of a draft's file may take to arrive (ms). */
+  uploadTimeout: number;
   /** Host names the HTTP listener answers to besides the public URL's host, localhost and IP literals. */
   httpAllowedHosts: string[];
   /** The plans a workspace can hold (DESIGN.md plans); the default plan is held by every workspace. */
@@ -293,6 +295,7 @@ export const KEYS = [
   spec('smtp_max_clients_per_ip', 'smtpMaxClientsPerIp', integer(1, 100_000), () => 20),
   spec('smtp_connection_rate_per_ip', 'smtpConnectionRatePerIp', integer(0, 1_000_000), () => 60),
   spec('analyze_timeout', 'analyzeTimeout', duration, () => durationOf('10s')),
+  spec('upload_timeout', 'uploadTimeout', duration, () => durationOf('2m')),
   spec('http_allowed_hosts', 'httpAllowedHosts', hostnames, () => []),
   spec('plans', 'plans', plans, () => [SELFHOSTED]),
   spec('default_plan', 'defaultPlan', (raw) => text(raw), () => SELFHOSTED.key),

@@ -43,6 +43,8 @@ export interface App {
   idempotency: Idempotency;
   /** The outbound queue; wake() makes it look for due work now (after a submit). */
   queue: { wake(): void };
+  /** Releases scheduled sends at their time; wake() after one is added or moved. */
+  scheduler: { wake(): void };
   /** Where POST /billing/checkout sends the owner to pay (or confirm). */
   billing: CheckoutProvider;
   /** Extra CA certificates (PEM) that outgoing HTTPS fetches trust: the local providers of tests. */

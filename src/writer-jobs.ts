@@ -4,9 +4,11 @@ import type { JobTable } from './db/writer.ts';
 import { writeAnswer } from './db/idempotency.ts';
 import { markPending } from './inboxes/forwarding.ts';
 import { deleteLabel } from './labels/labels.ts';
+import { draftSent } from './drafts/drafts.ts';
 import { resortStep } from './labels/resort.ts';
 import { fileMessage } from './receive/file.ts';
 import { writeBatch, writeSends } from './send/submit.ts';
+import { releaseDue } from './send/schedule.ts';
 
 export const jobs = {
   /** Received mail, filed for every inbox it reached (receive/). */
@@ -15,6 +17,10 @@ export const jobs = {
   send: writeSends,
   /** A batch: its items queued, each over the plan failing alone, with the batch's Idempotency-Key answer. */
   'send.batch': writeBatch,
+  /** Scheduled sends whose time has come, put on the queue. */
+  'send.release': (ctx) => releaseDue(ctx),
+  /** A sent draft deleted in the send's transaction (the send fails if the draft is gone). */
+  'drafts.sent': (ctx, p: { workspaceId: string; draftId: string }) => draftSent(ctx.db, p),
   /** An Idempotency-Key's answer, with the request's effect. */
   'idempotency.answer': writeAnswer,
   /** An inbox pending its forwarding confirmation, with the confirmation mail. */

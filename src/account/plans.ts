@@ -88,3 +88,13 @@ export function meter(db: Db, config: PlanConfig, workspaceId: string, now: numb
      ON CONFLICT (workspace_id, period) DO UPDATE SET recipients = recipients + excluded.recipients, attachment_bytes = attachment_bytes + excluded.attachment_bytes`,
   ).run(workspaceId, period.key, send.recipients, send.attachmentBytes);
 }
+
+/** What a canceled send had counted, given back to the period it was counted in (never below zero). */
+export function giveBack(db: Db, workspaceId: string, meteredAt: number, send: { recipients: number; attachmentBytes: number }): void {
+  db.prepare('UPDATE usage SET recipients = max(0, recipients - ?), attachment_bytes = max(0, attachment_bytes - ?) WHERE workspace_id = ? AND period = ?').run(
+    send.recipients,
+    send.attachmentBytes,
+    workspaceId,
+    periodOf(meteredAt).key,
+  );
+}

@@ -17,7 +17,9 @@ export type EventType =
   | 'complained'
   | 'unsubscribed'
   | 'received'
-  | 'forwarded';
+  | 'forwarded'
+  | 'scheduled'
+  | 'canceled';
 
 export interface NewEvent {
   workspaceId: string;

@@ -16,7 +16,7 @@ import { findLabels, labelsOf, type Label } from '../labels/labels.ts';
 import { PREVIEW_CHARS, htmlText, previewOf, roleToken } from './search-index.ts';
 
 export const CATEGORIES: readonly Category[] = ['primary', 'updates', 'spam'];
-export const STATUSES = ['sent', 'delivered', 'delivery_delayed', 'bounced', 'blocked', 'failed', 'received'] as const;
+export const STATUSES = ['scheduled', 'canceled', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'blocked', 'failed', 'received'] as const;
 export type Status = (typeof STATUSES)[number];
 
 /** The validated parameters of GET /emails (search-routes.ts parses them). */

@@ -12,7 +12,7 @@ import { labelsOf, type Label } from '../labels/labels.ts';
 type MailboxRow = Pick<
   EmailRow,
   | 'id' | 'direction' | 'status' | 'domain' | 'message_id' | 'thread_id' | 'in_reply_to' | 'from_address' | 'from_name' | 'to_json' | 'cc_json'
-  | 'bcc_json' | 'reply_to_json' | 'subject' | 'tags_json' | 'message_class' | 'template_id' | 'template_version_id' | 'is_test' | 'created_at' | 'inbox_id' | 'category'
+  | 'bcc_json' | 'reply_to_json' | 'subject' | 'tags_json' | 'message_class' | 'template_id' | 'template_version_id' | 'is_test' | 'scheduled_at' | 'created_at' | 'inbox_id' | 'category'
   | 'important' | 'classification' | 'read_at' | 'archived_at' | 'authentication' | 'preview' | 'labels_json'
 > &
   Pick<EmailContentsRow, 'text_body' | 'html_body'>;
@@ -27,7 +27,7 @@ interface AttachmentRow {
 }
 
 const EMAIL_COLUMNS = `e.id, e.direction, e.status, e.domain, e.message_id, e.thread_id, e.in_reply_to, e.from_address, e.from_name,
-  e.to_json, e.cc_json, e.bcc_json, e.reply_to_json, e.subject, e.tags_json, e.message_class, e.template_id, e.template_version_id, e.is_test, e.created_at,
+  e.to_json, e.cc_json, e.bcc_json, e.reply_to_json, e.subject, e.tags_json, e.message_class, e.template_id, e.template_version_id, e.is_test, e.scheduled_at, e.created_at,
   e.inbox_id, e.category, e.important, e.classification, e.read_at, e.archived_at, e.authentication, e.preview, e.labels_json, c.text_body, c.html_body`;
 
 const ATTACHMENT_COLUMNS = 'a.id, a.email_id, a.filename, a.content_type, a.content_id, a.size';
@@ -68,6 +68,7 @@ function presentEmail(row: MailboxRow, attachments: AttachmentRow[], labels: Lab
     threadId: row.thread_id,
     direction: row.direction,
     status: row.status,
+    scheduledAt: row.scheduled_at === null ? null : iso(row.scheduled_at),
     from: { name: row.from_name || null, address: row.from_address },
     to: mailboxes(row.to_json),
     cc: mailboxes(row.cc_json),

@@ -9,11 +9,12 @@ import { apiRouter } from '../http/server.ts';
 import { principalOf, requireAuth } from '../http/auth.ts';
 import { claimOf, idempotent } from '../http/idempotency.ts';
 import { parseInput } from '../http/validate.ts';
-import { attachmentDisposition, downloadType } from '../http/content-disposition.ts';
-import { parseSendRequest } from '../send/request.ts';
+import { attachmentDisposition } from '../http/content-disposition.ts';
+import { parseSendRequest, scheduledAt } from '../send/request.ts';
 import { submit, submitBatch } from '../send/submit.ts';
+import { cancelScheduled, reschedule, scheduleTime } from '../send/schedule.ts';
 import { listEvents } from './events.ts';
-import { deleteEmail, emailRaw, getAttachment, getEmail, getThread, patchEmail } from './mailbox.ts';
+import { deleteEmail, emailRaw, getEmail, getThread, patchEmail } from './mailbox.ts';
 
 export const MAX_BATCH = 100;
 
@@ -24,10 +25,11 @@ const PatchBody = z
     category: z.enum(['primary', 'updates', 'spam']).optional(),
     important: z.boolean().optional(),
     learn: z.boolean().optional(),
+    scheduled_at: scheduledAt.optional(),
   })
   .strict()
-  .refine((b) => b.read !== undefined || b.archived !== undefined || b.category !== undefined || b.important !== undefined, {
-    message: 'give at least one of read, archived, category, important',
+  .refine((b) => b.read !== undefined || b.archived !== undefined || b.category !== undefined || b.important !== undefined || b.scheduled_at !== undefined, {
+    message: 'give at least one of read, archived, category, important, scheduled_at',
   });
 
 export function emailRoutes(app: App) {
@@ -96,11 +98,25 @@ export function emailRoutes(app: App) {
   });
 
   r.patch('/emails/:id', auth, async (ctx) => {
-    const patch = parseInput(PatchBody, ctx.request.body);
+    const { scheduled_at, ...patch } = parseInput(PatchBody, ctx.request.body);
     const workspaceId = principalOf(ctx).workspaceId;
-    const answer = await app.commit.run(() => patchEmail(app.db, app.clock.now(), workspaceId, ctx.params.id, patch));
+    const id = ctx.params.id;
+    const at = scheduled_at === undefined ? undefined : scheduleTime(scheduled_at, app.clock.now());
+    const flags = Object.values(patch).some((v) => v !== undefined);
+    const answer = await app.commit.run(() => {
+      if (at !== undefined && !reschedule(app, workspaceId, id, at)) return null;
+      return flags ? patchEmail(app.db, app.clock.now(), workspaceId, id, patch) : getEmail(app.db, workspaceId, id);
+    });
     if (!answer) throw notFound('Email');
-    ctx.body = answer;
+    if (at !== undefined) app.scheduler.wake();
+    const e = flags ? null : (answer as NonNullable<ReturnType<typeof getEmail>>);
+    ctx.body = e ? { id: e.id, status: e.status, scheduledAt: e.scheduledAt, readAt: e.readAt, archivedAt: e.archivedAt, category: e.category, important: e.important, classification: e.classification } : answer;
+  });
+
+  r.post('/emails/:id/cancel', auth, async (ctx) => {
+    const workspaceId = principalOf(ctx).workspaceId;
+    if (!(await app.commit.run(() => cancelScheduled(app, workspaceId, ctx.params.id)))) throw notFound('Email');
+    ctx.body = { id: ctx.params.id, status: 'canceled' };
   });
 
   r.delete('/emails/:id', auth, async (ctx) => {
@@ -113,17 +129,6 @@ export function emailRoutes(app: App) {
     const data = getThread(app.db, principalOf(ctx).workspaceId, ctx.params.id);
     if (!data.length) throw notFound('Thread');
     ctx.body = { id: ctx.params.id, data, count: data.length };
-  });
-
-  // DESIGN.md "attachment download": the original bytes, the stored type, always a download, never sniffed.
-  // Serves the attachments of sent and received mail; composer drafts' files join when drafts exist.
-  r.get('/attachments/:id', auth, (ctx) => {
-    const a = getAttachment(app.db, principalOf(ctx).workspaceId, ctx.params.id);
-    if (!a) throw notFound('Attachment');
-    ctx.body = a.content;
-    ctx.set('Content-Type', downloadType(a.content_type));
-    ctx.set('Content-Disposition', attachmentDisposition(a.filename));
-    ctx.set('X-Content-Type-Options', 'nosniff');
   });
 
   return r;

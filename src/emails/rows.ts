@@ -33,6 +33,7 @@ export interface EmailRow {
   message_class: 'transactional' | 'marketing';
   template_id: string | null;
   template_version_id: string | null;
+  scheduled_at: number | null;
   envelope_from: string | null;
   size: number | null;
   signed_at: number | null;

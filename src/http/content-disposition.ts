@@ -1,6 +1,7 @@
 // The headers of a file download (DESIGN.md "attachment download", catalogue API-11 and API-15): always
 // `attachment`, never inline, with a file name that cannot inject a header, climb a path or spoof its
 // extension. Pure string work; it knows nothing of where the bytes come from.
+import contentTypes from 'content-type';
 
 // C0 and C1 controls (CR, LF, NUL among them) and DEL.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
@@ -31,10 +32,11 @@ export function attachmentDisposition(name: string, fallback?: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
-const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i;
-
-/** The stored media type when it is a plain `type/subtype`, else application/octet-stream. */
+/** The stored media type (with its parameters) when it is a well-formed one, else application/octet-stream. */
 export function downloadType(contentType: string): string {
-  const type = contentType.trim().toLowerCase();
-  return MEDIA_TYPE.test(type) && type.length <= 255 ? type : 'application/octet-stream';
+  try {
+    return contentType.length <= 255 ? contentTypes.format(contentTypes.parse(contentType.trim())) : 'application/octet-stream';
+  } catch {
+    return 'application/octet-stream';
+  }
 }

@@ -6,10 +6,12 @@ import type { Idempotency, IdempotencyClaim } from '../db/idempotency.ts';
 import { principalOf } from './auth.ts';
 
 /** Route middleware for `endpoint` (e.g. "POST /emails"); runs after the auth guard. */
-export function idempotent(idempotency: Idempotency, endpoint: string): Middleware {
+/** `endpoint` scopes the keys: a fixed name, or one made from the request (a resource's own id, say). */
+export function idempotent(idempotency: Idempotency, endpoint: string | ((ctx: Context) => string)): Middleware {
   return async (ctx, next) => {
     if (ctx.headers['idempotency-key'] === undefined) return next();
-    const started = idempotency.begin(principalOf(ctx).workspaceId, endpoint, ctx.get('Idempotency-Key'), ctx.request.body);
+    const scope = typeof endpoint === 'string' ? endpoint : endpoint(ctx);
+    const started = idempotency.begin(principalOf(ctx).workspaceId, scope, ctx.get('Idempotency-Key'), ctx.request.body);
     if ('replay' in started) {
       ctx.status = started.replay.status;
       ctx.body = started.replay.body;

@@ -34,6 +34,8 @@ export interface HttpDeps {
   healthy: () => boolean;
   /** Paths that take bodies over the default 1 MiB (sends with attachments), once the caller is authenticated. */
   largerBodies?: Array<{ path: RegExp; limitBytes: number }>;
+  /** Paths whose body is not JSON but read by the route itself (an upload), once the caller is authenticated. */
+  rawBodies?: RegExp[];
 }
 
 /** A router for one resource's API routes, mounted under /api/v1 by `createHttpApp`. */
@@ -85,7 +87,8 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
   const gate: Koa.Middleware = (ctx, next) => identify(ctx, () => limit(ctx, () => admit(ctx, next)));
   const api = new Router({ prefix: API_PREFIX });
   const parseJson = jsonBody({ limitBytes: DEFAULT_BODY_LIMIT, larger: deps.largerBodies });
-  api.use((ctx, next) => (SIGNED_WEBHOOKS.includes(ctx.path) ? next() : parseJson(ctx, next)));
+  const raw = deps.rawBodies ?? [];
+  api.use((ctx, next) => (SIGNED_WEBHOOKS.includes(ctx.path) || (ctx.method === 'POST' && raw.some((p) => p.test(ctx.path))) ? next() : parseJson(ctx, next)));
   for (const r of routers) api.use(r.routes());
 
   app.use(root.routes());

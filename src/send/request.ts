@@ -24,7 +24,17 @@ export interface SendRequest extends OutgoingContent {
   envelopeTo?: string[];
   /** A send by hosted template: send/submit renders its active release into subject, html and text. */
   template?: TemplateUse;
+  /** When to release it to the queue (ms); absent or past: now. */
+  scheduledAt?: number;
 }
+
+// DESIGN.md: ISO 8601 with an offset, so the caller's "9:00" is never read in the box's time zone.
+const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
+export const scheduledAt = z
+  .string()
+  .max(40)
+  .refine((s) => ISO_WITH_OFFSET.test(s) && !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 time with an offset, such as 2026-11-25T09:30:00Z or 2026-11-25T10:30:00+01:00')
+  .transform((s) => Date.parse(s));
 
 export interface TemplateUse {
   /** A tmpl_ id or a template key. */
@@ -149,8 +159,22 @@ const Body = z
       .refine((t) => (t.id === undefined) !== (t.key === undefined), 'give the template\'s id or its key, not both')
       .optional(),
     in_reply_to: inReplyTo.optional(),
+    scheduled_at: scheduledAt.optional(),
   })
   .strict();
+
+/**
+ * A composer draft's fields: a send body without files (a draft's are uploaded) or a time (given when it is
+ * sent), every field optional and `to` possibly empty, so a composer can save as the user types; each value
+ * is held to the rules of a send, so nothing a draft holds could inject a header when it is sent.
+ */
+export const DraftFields = Body.omit({ attachments: true, scheduled_at: true }).extend({ to: mailboxes.optional() }).partial();
+
+/** A media type in canonical form, or the reason it is not one. */
+export function canonicalMediaType(value: string): { ok: true; type: string } | { ok: false; reason: string } {
+  const parsed = mediaType.safeParse(value);
+  return parsed.success ? { ok: true, type: parsed.data } : { ok: false, reason: parsed.error.issues[0].message };
+}
 
 const fail = (errors: FieldError[], code = 'validation_error', status = 400): never => {
   throw new ApiError(status, code, `${errors[0].path}: ${errors[0].message}`, { errors });
@@ -209,5 +233,6 @@ export function parseSendRequest(input: unknown): SendRequest {
     messageClass: b.message_class ?? 'transactional',
     ...(b.in_reply_to ? { inReplyTo: b.in_reply_to } : {}),
     ...(template ? { template } : {}),
+    ...(b.scheduled_at !== undefined ? { scheduledAt: b.scheduled_at } : {}),
   };
 }

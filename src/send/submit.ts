@@ -11,7 +11,6 @@ import { boxSecret } from '../db/box-secret.ts';
 import { domainOf } from '../mail/addresses.ts';
 import { findSendingDomain } from '../domains/domains.ts';
 import { findLabels, resolveForAdding } from '../labels/labels.ts';
-import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import { storeSentEmail } from '../emails/store.ts';
 import { fileNewEmail } from '../labels/filing.ts';
 import { emailById, emailByMessageId } from '../emails/lookup.ts';
@@ -21,8 +20,9 @@ import { assertSendingAllowed } from '../account/reputation.ts';
 import type { Step } from '../db/writer.ts';
 import { movingContents } from '../threads/worker-pool.ts';
 import type { SendRequest } from './request.ts';
-import { suppressionFor } from '../feedback/suppressions.ts';
 import { verpAddress } from '../feedback/verp.ts';
+import { enqueue } from './enqueue.ts';
+import { holdSend, scheduleTime } from './schedule.ts';
 import { hasOwnOneClick } from '../feedback/unsubscribe.ts';
 import { renderForSend } from '../templates/use.ts';
 
@@ -51,6 +51,8 @@ export interface PlannedSend {
   envelopeFrom: string;
   /** The email's creation time (ms). */
   now: number;
+  /** When a scheduled send is released to the queue; null to queue it now. */
+  scheduledAt: number | null;
 }
 
 const MAX_REFERENCES = 20;
@@ -104,6 +106,7 @@ export function planSend(app: DbContext, workspaceId: string, request: SendReque
     recipients,
     envelopeFrom: verpAddress(boxSecret(db), id, domain.return_path),
     now,
+    scheduledAt: scheduleTime(req.scheduledAt, now),
   };
 }
 
@@ -149,21 +152,8 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
     content: req,
   });
   fileNewEmail(db, now, workspaceId, id);
-  const delivery = db.prepare('INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
-  let blocked = 0;
-  for (const recipient of plan.recipients) {
-    // Checked in the transaction that queues, so an address suppressed a moment ago is never queued.
-    const suppression = suppressionFor(db, workspaceId, recipient, req.messageClass);
-    if (suppression) {
-      blocked++;
-      delivery.run(id, workspaceId, recipient, domainOf(recipient), 'blocked', null, now, now);
-      addEvent(db, clock, { workspaceId, emailId: id, type: 'blocked', recipient, data: { reason: suppression.reason, scope: suppression.scope, suppressedAt: suppression.createdAt } });
-    } else {
-      delivery.run(id, workspaceId, recipient, domainOf(recipient), 'queued', now, now, now);
-      addEvent(db, clock, { workspaceId, emailId: id, type: 'sent', recipient, data: {} });
-    }
-  }
-  if (blocked) refreshEmailStatus(db, id);
+  if (plan.scheduledAt !== null) holdSend(app, { emailId: id, workspaceId, scheduledAt: plan.scheduledAt, recipients: plan.recipients });
+  else enqueue(app, { id, workspaceId, messageClass: req.messageClass }, plan.recipients);
 }
 
 /**
@@ -182,25 +172,32 @@ export function sendStep(plans: PlannedSend[]): { step: Step; transfer: ArrayBuf
   return { step: { kind: 'send', payload: moved }, transfer };
 }
 
+/** The queue for sends to go now, the scheduler for sends held until later. */
+function wakeFor(app: App, plans: PlannedSend[]): void {
+  if (plans.some((p) => p.scheduledAt === null)) app.queue.wake();
+  if (plans.some((p) => p.scheduledAt !== null)) app.scheduler.wake();
+}
+
 /**
  * Writes the sends, and the claim's answer with them, in one writer transaction; resolves after it is on disk,
  * and throws the ApiError of a check that refused them (then nothing was written).
  */
-async function commitSends(app: App, plans: PlannedSend[], now: number, answer?: { claim: IdempotencyClaim; status: number; body: unknown }): Promise<void> {
+async function commitSends(app: App, plans: PlannedSend[], now: number, answer?: { claim: IdempotencyClaim; status: number; body: unknown }, also: Step[] = []): Promise<void> {
   const { step, transfer } = sendStep(plans);
-  const steps = answer ? [step, answerStep(answer.claim, answer.status, answer.body)] : [step];
+  const steps = [step, ...also, ...(answer ? [answerStep(answer.claim, answer.status, answer.body)] : [])];
   await app.writer.commit(steps, { now, log: app.log, transfer });
   answer?.claim.stored();
 }
 
 /**
- * A send from a front door (API, SMTP submission): checked here, then written by the writer thread with its
- * idempotency record in one group commit; resolves after that commit is on disk.
+ * A send from a front door (API, SMTP submission, a composer draft): checked here, then written by the writer
+ * thread with its idempotency record and any `also` steps (a sent draft's deletion) in one transaction;
+ * resolves after that commit is on disk.
  */
-export async function submit(app: App, workspaceId: string, req: SendRequest, claim?: IdempotencyClaim): Promise<Submitted> {
+export async function submit(app: App, workspaceId: string, req: SendRequest, claim?: IdempotencyClaim, also: Step[] = []): Promise<Submitted> {
   const plan = planSend(app, workspaceId, req);
-  await commitSends(app, [plan], plan.now, claim && { claim, status: 200, body: plan.answer });
-  app.queue.wake();
+  await commitSends(app, [plan], plan.now, claim && { claim, status: 200, body: plan.answer }, also);
+  wakeFor(app, [plan]);
   return plan.answer;
 }
 
@@ -225,7 +222,7 @@ export async function submitBatch(app: App, workspaceId: string, items: Array<Se
   const batch: BatchJob = { plans: step.payload as PlannedSend[], data, record: claim?.record };
   const [answer] = (await app.writer.commit([{ kind: 'send.batch', payload: batch }], { now: app.clock.now(), log: app.log, transfer })) as BatchAnswer[];
   claim?.stored();
-  if (answer.successful) app.queue.wake();
+  if (answer.successful) wakeFor(app, step.payload as PlannedSend[]);
   return answer;
 }
 
