@@ -28,6 +28,7 @@ test.before(async () => {
   await request(`${t.api}/suppressions`, { key: owner.key, body: { email: 'kept@fuzz.example' } });
   ids.label = (await request(`${t.api}/labels`, { key: owner.key, body: { name: 'Fuzzed' } })).body.id;
   ids.template = (await request(`${t.api}/templates`, { key: owner.key, body: { name: 'Fuzzed', key: 'fuzzed', starter: 'welcome' } })).body.template.id;
+  ids.draft = (await request(`${t.api}/drafts`, { key: owner.key, body: { subject: 'Fuzzed' } })).body.id;
 });
 test.after(() => t.stop());
 
@@ -83,6 +84,7 @@ const draftBody = {
   messageClass: fc.constantFrom('transactional', 'marketing', 'x'),
 };
 
+const scheduledAt = fc.oneof(fc.string({ maxLength: 40 }), fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.constantFrom('2026-11-25T09:30:00', '2999-01-01T00:00:00Z', '2026-02-30T00:00:00Z'));
 const sendBody = {
   from: address,
   to: fc.oneof(address, fc.array(address, { maxLength: 4 })),
@@ -97,6 +99,7 @@ const sendBody = {
   message_class: fc.constantFrom('transactional', 'marketing', 'bulk'),
   in_reply_to: fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('<a@b>', 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV', '<>', 'a b@c')),
   template: bodyOf({ key: fc.oneof(fc.string({ maxLength: 12 }), fc.constant('fuzzed')), id: fc.string({ maxLength: 30 }), data: templateData }),
+  scheduled_at: scheduledAt,
 };
 
 const ruleBody = {
@@ -138,6 +141,13 @@ const ROUTES: Route[] = [
   { method: 'PATCH', path: (i) => `/labels/${i}`, body: bodyOf({ name: fc.string({ maxLength: 120 }), color: fc.string({ maxLength: 8 }), skip_inbox: fc.boolean(), apply_to_existing: fc.boolean() }) },
   { method: 'POST', path: (i) => `/labels/${i}/rules`, body: bodyOf({ ...ruleBody, apply_to_existing: fc.boolean(), dry_run: fc.boolean() }) },
   { method: 'DELETE', path: (i) => `/labels/${i}/rules/${i}`, body: fc.constant(undefined) },
+  { method: 'POST', path: (i) => `/emails/${i}/cancel`, body: fc.constant(undefined) },
+  { method: 'PATCH', path: (i) => `/emails/${i}`, body: bodyOf({ scheduled_at: scheduledAt, read: fc.boolean() }) },
+  { method: 'POST', path: () => '/drafts', body: bodyOf(sendBody) },
+  { method: 'PUT', path: (i) => `/drafts/${i}`, body: bodyOf(sendBody) },
+  { method: 'POST', path: (i) => `/drafts/${i}/send`, body: bodyOf({ scheduled_at: scheduledAt }) },
+  { method: 'DELETE', path: (i) => `/drafts/${i}`, body: fc.constant(undefined) },
+  { method: 'DELETE', path: (i) => `/attachments/${i}`, body: fc.constant(undefined) },
   { method: 'POST', path: () => '/templates', body: bodyOf({ name: fc.string({ maxLength: 210 }), key: fc.oneof(fc.string({ maxLength: 110 }), fc.constantFrom('fuzzed', 'FUZZED', 'tmpl_x')), starter: fc.constantFrom('blank', 'welcome', 'fancy') }) },
   { method: 'PUT', path: (i) => `/templates/${i}/draft`, body: bodyOf(draftBody) },
   { method: 'POST', path: (i) => `/templates/${i}/draft`, body: fc.constant(undefined) },
@@ -148,7 +158,7 @@ const ROUTES: Route[] = [
   { method: 'POST', path: (i) => `/templates/${i}/restore`, body: fc.constant(undefined) },
 ];
 
-const realId: Record<string, () => string> = { emails: () => 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV', domains: () => ids.domain, inboxes: () => ids.inbox, suppressions: () => 'kept%40fuzz.example', keys: () => 'key_x', labels: () => ids.label, templates: () => ids.template };
+const realId: Record<string, () => string> = { emails: () => 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV', domains: () => ids.domain, inboxes: () => ids.inbox, suppressions: () => 'kept%40fuzz.example', keys: () => 'key_x', labels: () => ids.label, templates: () => ids.template, drafts: () => ids.draft, attachments: () => 'att_01ARZ3NDEKTSV4RRFFQ69G5FAV' };
 
 test('every write route: no 5xx, the envelope on every refusal, and a refusal changes nothing', async () => {
   const idempotencyKey = fc.oneof(fc.constant(undefined), fc.string({ maxLength: 300 }));
@@ -193,7 +203,7 @@ test('search and list queries: any text in any parameter is 200 or a 400, never 
     { maxKeys: 5 },
   );
   await fc.assert(
-    fc.asyncProperty(fc.constantFrom('/emails', '/domains', '/inboxes', '/suppressions', '/keys', '/templates'), params, async (path, query) => {
+    fc.asyncProperty(fc.constantFrom('/emails', '/domains', '/inboxes', '/suppressions', '/keys', '/templates', '/drafts'), params, async (path, query) => {
       const res = await request(`${t.api}${path}?${new URLSearchParams(query as Record<string, string>)}`, { key: owner.key });
       assertClean(res, `${path} ${JSON.stringify(query).slice(0, 300)}`);
       if (res.status === 200) assert.ok(Array.isArray(res.body.data) && res.body.count === res.body.data.length);
