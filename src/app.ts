@@ -28,6 +28,9 @@ import { analyticsRoutes } from './emails/analytics-routes.ts';
 import { labelRoutes } from './labels/routes.ts';
 import { Scheduler } from './send/schedule.ts';
 import { draftRoutes } from './drafts/routes.ts';
+import { webhookRoutes } from './webhooks/routes.ts';
+import { WebhookDispatcher } from './webhooks/deliver.ts';
+import { EventStream } from './webhooks/stream.ts';
 import { templateRoutes } from './templates/routes.ts';
 import { Resorter } from './labels/resort.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
@@ -135,6 +138,8 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
   app.queue = queue;
   const scheduler = new Scheduler(app);
   app.scheduler = scheduler;
+  const dispatcher = new WebhookDispatcher(app, { timeoutMs: config.webhookTimeout });
+  const eventStream = new EventStream(app);
 
   const authenticator: Authenticator = {
     byKey: (secret) => {
@@ -163,7 +168,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
       // A draft's file is the request body itself, read by its route with its own caps.
       rawBodies: [/^\/api\/v1\/drafts\/[^/]+\/attachments$/],
     },
-    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, resorter), templateRoutes(app), draftRoutes(app), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app)],
+    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app)],
     [forwardingPages(app), linkPages(app), billingPages(app)],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.
@@ -200,6 +205,8 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     opened.push(() => resorter.stop());
     scheduler.start();
     opened.push(() => scheduler.stop());
+    dispatcher.start();
+    opened.push(() => dispatcher.stop());
     smtpAddress = await listen(mx.server, config.smtpHost, config.smtpPort, 'SMTP', 'MAILWRIGHT_SMTP_PORT');
     opened.push(() => new Promise<void>((resolve) => mx.close(() => resolve())));
     if (submission) {
@@ -207,8 +214,11 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
       submissionAddress = await listen(submission.server, config.smtpHost, config.submissionPort, 'SMTP submission', 'MAILWRIGHT_SUBMISSION_PORT', 'MAILWRIGHT_SMTP_HOST');
       opened.push(() => new Promise<void>((resolve) => submission.close(() => resolve())));
     }
+    eventStream.start();
     httpAddress = await listen(httpServer, config.httpHost, config.httpPort, 'HTTP', 'MAILWRIGHT_HTTP_PORT');
     opened.push(() => closeHttp(httpServer));
+    // Before the HTTP server closes: open event streams would hold it open.
+    opened.push(async () => eventStream.stop());
   } catch (err) {
     await closeAll();
     throw err;

@@ -57,6 +57,8 @@ export interface Config {
   analyzeTimeout: number;
   /** How long one upload of a draft's file may take to arrive (ms). */
   uploadTimeout: number;
+  /** How long a webhook endpoint has to answer 2xx (ms). */
+  webhookTimeout: number;
   /** Host names the HTTP listener answers to besides the public URL's host, localhost and IP literals. */
   httpAllowedHosts: string[];
   /** The plans a workspace can hold (DESIGN.md plans); the default plan is held by every workspace. */
@@ -296,6 +298,7 @@ export const KEYS = [
   spec('smtp_connection_rate_per_ip', 'smtpConnectionRatePerIp', integer(0, 1_000_000), () => 60),
   spec('analyze_timeout', 'analyzeTimeout', duration, () => durationOf('10s')),
   spec('upload_timeout', 'uploadTimeout', duration, () => durationOf('2m')),
+  spec('webhook_timeout', 'webhookTimeout', duration, () => durationOf('10s')),
   spec('http_allowed_hosts', 'httpAllowedHosts', hostnames, () => []),
   spec('plans', 'plans', plans, () => [SELFHOSTED]),
   spec('default_plan', 'defaultPlan', (raw) => text(raw), () => SELFHOSTED.key),

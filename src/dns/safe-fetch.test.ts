@@ -1,20 +1,36 @@
-// fetchJson against the test kit's real DNS server and a real HTTPS provider on loopback: catalogue API-10
-// (SSRF) refusals happen before any connection, and what is allowed goes to the vetted address only.
+// fetchJson and safeRequest against the test kit's real DNS server and real HTTPS (and, lab mode, plain HTTP)
+// servers on loopback: catalogue API-10 (SSRF) refusals happen before any connection, and what is allowed goes
+// to the vetted address only, carrying exactly the headers and body it was given.
+import http from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
 import { startDomainConnectProvider, type DomainConnectProvider } from '../testkit/domain-connect-provider.ts';
+import { startStripe, type LocalStripe } from '../testkit/stripe.ts';
 import { createResolver } from './resolver.ts';
-import { blockedReason, fetchJson, FetchFailed, FetchRefused, type FetchPolicy } from './safe-fetch.ts';
+import { blockedReason, fetchJson, FetchFailed, FetchRefused, safeRequest, type FetchPolicy } from './safe-fetch.ts';
 
 let dns: DnsServer;
 let provider: DomainConnectProvider;
+// The Stripe stand-in records raw request bodies, which the Domain Connect provider does not.
+let recorder: LocalStripe;
+let plain: http.Server;
+const plainSeen: Array<{ method: string; path: string; headers: IncomingHttpHeaders }> = [];
 let lab: FetchPolicy;
 let strict: FetchPolicy;
 
 test.before(async () => {
   dns = await startDnsServer();
   provider = await startDomainConnectProvider({ hostname: 'dc.provider.test' });
+  recorder = await startStripe({ hostname: 'hooks.receiver.test' });
+  plain = http.createServer((req, res) => {
+    plainSeen.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers });
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '5' });
+    res.end('plain');
+  });
+  await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
   const resolver = createResolver([dns.address], { timeoutMs: 500, tries: 1 });
   lab = { resolver, allowPrivate: true, ca: provider.ca, timeoutMs: 3000 };
   strict = { resolver, allowPrivate: false, ca: provider.ca, timeoutMs: 3000 };
@@ -27,15 +43,22 @@ test.before(async () => {
   dns.add('mixed.evil.test', 'A', '203.0.113.7');
   dns.add('mixed.evil.test', 'A', '192.168.1.1');
   dns.add('public.test', 'A', '203.0.113.10');
+  dns.add('hooks.receiver.test', 'A', '127.0.0.1');
+  dns.add('plain.lab.test', 'A', '127.0.0.1');
 });
 
 test.after(async () => {
+  plain.closeAllConnections();
+  await new Promise<void>((resolve) => plain.close(() => resolve()));
+  await recorder.close();
   await provider.close();
   await dns.close();
 });
 
 test.before.each(() => {
   provider.reset();
+  recorder.reset();
+  plainSeen.length = 0;
   dns.resetQueries();
 });
 
@@ -57,6 +80,16 @@ async function failure(url: string, policy: FetchPolicy): Promise<FetchFailed> {
     throw new Error(`expected FetchFailed for ${url}, got ${String(err)}`);
   }
   throw new Error(`expected FetchFailed for ${url}, got an answer`);
+}
+
+async function refusedBy(work: Promise<unknown>): Promise<FetchRefused> {
+  try {
+    await work;
+  } catch (err) {
+    if (err instanceof FetchRefused) return err;
+    throw new Error(`expected FetchRefused, got ${String(err)}`);
+  }
+  throw new Error('expected FetchRefused, got an answer');
 }
 
 test('fetches JSON by host name in lab mode, trusting the test CA', async () => {
@@ -214,6 +247,74 @@ test('an error status is returned with its body, HTML bodies as null', async () 
 test('a name with no addresses fails without a request', async () => {
   const err = await failure(`https://nowhere.test:${provider.port}/`, lab);
   assert.is(err.code, 'ENOTFOUND');
+});
+
+test('safeRequest: a POST arrives with exactly its body and headers, nothing of ours added', async () => {
+  const body = Buffer.from(JSON.stringify({ event: 'message.delivered', id: 'evt_1' }));
+  recorder.answerWith(202, { ok: true });
+  const res = await safeRequest(
+    `${recorder.namedUrl}/hooks/in?x=1`,
+    { method: 'POST', headers: { 'content-type': 'application/json', 'x-mailwright-signature': 't=1,v1=abc', 'user-agent': 'Mailwright-Webhooks/1' }, body },
+    { ...lab, ca: recorder.ca },
+  );
+  assert.is(res.status, 202);
+  assert.equal(JSON.parse(res.body.toString()), { ok: true });
+  assert.is(res.truncated, false);
+  assert.is(typeof res.durationMs, 'number');
+  assert.ok(res.durationMs >= 0);
+  assert.is(recorder.requests.length, 1);
+  const seen = recorder.requests[0]!;
+  assert.is(seen.method, 'POST');
+  assert.is(seen.path, '/hooks/in');
+  assert.is(seen.raw, body.toString());
+  assert.equal(Object.keys(seen.headers).sort(), ['connection', 'content-length', 'content-type', 'host', 'user-agent', 'x-mailwright-signature']);
+  assert.is(seen.headers['content-length'], String(body.length));
+  assert.is(seen.headers['content-type'], 'application/json');
+  assert.is(seen.headers['x-mailwright-signature'], 't=1,v1=abc');
+  assert.is(seen.headers['user-agent'], 'Mailwright-Webhooks/1');
+  assert.is(seen.headers.host, `hooks.receiver.test:${recorder.port}`);
+});
+
+test('safeRequest: http: is refused outside lab mode, before any lookup or connection', async () => {
+  const port = (plain.address() as AddressInfo).port;
+  const err = await refusedBy(safeRequest(`http://plain.lab.test:${port}/x`, { method: 'GET', headers: {} }, strict));
+  assert.is(err.reason, 'scheme');
+  assert.is(dns.queries.length, 0);
+  assert.is(plainSeen.length, 0);
+});
+
+test('safeRequest: http: works in lab mode over node:http, still through the pinned lookup', async () => {
+  const port = (plain.address() as AddressInfo).port;
+  const res = await safeRequest(`http://plain.lab.test:${port}/x?y=2`, { method: 'GET', headers: { accept: 'text/plain' } }, lab);
+  assert.equal([res.status, res.body.toString(), res.truncated], [200, 'plain', false]);
+  assert.ok(res.durationMs >= 0);
+  assert.is(plainSeen.length, 1);
+  assert.is(plainSeen[0]!.path, '/x?y=2');
+  assert.is(plainSeen[0]!.headers.host, `plain.lab.test:${port}`);
+  assert.ok(dns.queries.some((q) => q.name === 'plain.lab.test'));
+});
+
+test('safeRequest: truncate cuts an over-long body at maxBytes; without it the body is refused', async () => {
+  for (const declareLength of [false, true]) {
+    provider.sendHugeBody(1024 * 1024, declareLength);
+    const res = await safeRequest(`${provider.url}/x`, { method: 'GET', headers: {} }, { ...lab, maxBytes: 1000, truncate: true });
+    assert.is(res.status, 200);
+    assert.is(res.truncated, true, `declared: ${declareLength}`);
+    assert.is(res.body.length, 1000, `declared: ${declareLength}`);
+    const err = await refusedBy(safeRequest(`${provider.url}/x`, { method: 'GET', headers: {} }, { ...lab, maxBytes: 1000 }));
+    assert.is(err.reason, 'size');
+  }
+  provider.setStatus(200, 'x'.repeat(1000), 'text/plain');
+  const exact = await safeRequest(`${provider.url}/x`, { method: 'GET', headers: {} }, { ...lab, maxBytes: 1000, truncate: true });
+  assert.equal([exact.body.length, exact.truncated], [1000, false]);
+});
+
+test('safeRequest: a redirect is refused, for a POST too', async () => {
+  provider.redirectTo('https://169.254.169.254/latest/meta-data/', 307);
+  const err = await refusedBy(safeRequest(`${provider.url}/hook`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: Buffer.from('hi') }, lab));
+  assert.is(err.reason, 'redirect');
+  assert.match(err.message, /169\.254\.169\.254/);
+  assert.is(provider.requests.length, 1);
 });
 
 test('blockedReason: public addresses pass, the catalogue ranges do not', () => {

@@ -5,21 +5,11 @@ import { iso } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
 
-export type EventType =
-  | 'sent'
-  | 'delivered'
-  | 'delivery_delayed'
-  | 'bounced'
-  | 'blocked'
-  | 'failed'
-  | 'opened'
-  | 'clicked'
-  | 'complained'
-  | 'unsubscribed'
-  | 'received'
-  | 'forwarded'
-  | 'scheduled'
-  | 'canceled';
+export const EVENT_TYPES = [
+  'sent', 'delivered', 'delivery_delayed', 'bounced', 'blocked', 'failed', 'opened', 'clicked', 'complained', 'unsubscribed',
+  'received', 'forwarded', 'scheduled', 'canceled',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface NewEvent {
   workspaceId: string;
@@ -71,10 +61,19 @@ export function addEvent(db: Db, clock: Clock, e: NewEvent): void {
 /** YYYY-MM-DD of a time in UTC: the day analytics and reputation count it in. */
 export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
+const presentEvent = (r: EventRow) => ({ id: r.id, emailId: r.email_id, type: r.type, recipient: r.recipient, createdAt: iso(r.created_at), data: JSON.parse(r.data) as Record<string, unknown> });
+export type PresentedEvent = ReturnType<typeof presentEvent>;
+
 /** An email's events in the order they happened (ids are time-ordered). */
 export function listEvents(db: Db, workspaceId: string, emailId: string) {
   const rows = db.prepare('SELECT id, email_id, type, recipient, data, created_at FROM events WHERE workspace_id = ? AND email_id = ? ORDER BY id').all(workspaceId, emailId) as EventRow[];
-  return rows.map((r) => ({ id: r.id, emailId: r.email_id, type: r.type, recipient: r.recipient, createdAt: iso(r.created_at), data: JSON.parse(r.data) as Record<string, unknown> }));
+  return rows.map(presentEvent);
+}
+
+/** One event as the API shows it, with its workspace; undefined once its email is gone. */
+export function eventById(db: Db, id: string): (PresentedEvent & { workspaceId: string }) | undefined {
+  const row = db.prepare('SELECT id, workspace_id, email_id, type, recipient, data, created_at FROM events WHERE id = ?').get(id) as (EventRow & { workspace_id: string }) | undefined;
+  return row && { ...presentEvent(row), workspaceId: row.workspace_id };
 }
 
 /**

@@ -29,6 +29,7 @@ test.before(async () => {
   ids.label = (await request(`${t.api}/labels`, { key: owner.key, body: { name: 'Fuzzed' } })).body.id;
   ids.template = (await request(`${t.api}/templates`, { key: owner.key, body: { name: 'Fuzzed', key: 'fuzzed', starter: 'welcome' } })).body.template.id;
   ids.draft = (await request(`${t.api}/drafts`, { key: owner.key, body: { subject: 'Fuzzed' } })).body.id;
+  ids.webhook = (await request(`${t.api}/webhooks`, { key: owner.key, body: { url: 'https://hooks.example/in', events: ['email.received'] } })).body.id;
 });
 test.after(() => t.stop());
 
@@ -85,6 +86,13 @@ const draftBody = {
 };
 
 const scheduledAt = fc.oneof(fc.string({ maxLength: 40 }), fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.constantFrom('2026-11-25T09:30:00', '2999-01-01T00:00:00Z', '2026-02-30T00:00:00Z'));
+const webhookBody = {
+  url: fc.oneof(fc.webUrl(), fc.string({ maxLength: 40 }), fc.constantFrom('http://127.0.0.1/x', 'https://10.0.0.1/', 'https://a:b@x.example/', 'javascript:alert(1)')),
+  events: fc.array(fc.constantFrom('*', 'email.received', 'email.nope', ''), { maxLength: 3 }),
+  inbox_id: fc.oneof(fc.constant(null), fc.string({ maxLength: 30 })),
+  domain_id: fc.oneof(fc.constant(null), fc.string({ maxLength: 30 })),
+  description: fc.string({ maxLength: 60 }),
+};
 const sendBody = {
   from: address,
   to: fc.oneof(address, fc.array(address, { maxLength: 4 })),
@@ -148,6 +156,10 @@ const ROUTES: Route[] = [
   { method: 'POST', path: (i) => `/drafts/${i}/send`, body: bodyOf({ scheduled_at: scheduledAt }) },
   { method: 'DELETE', path: (i) => `/drafts/${i}`, body: fc.constant(undefined) },
   { method: 'DELETE', path: (i) => `/attachments/${i}`, body: fc.constant(undefined) },
+  { method: 'POST', path: () => '/webhooks', body: bodyOf(webhookBody) },
+  { method: 'PATCH', path: (i) => `/webhooks/${i}`, body: bodyOf({ ...webhookBody, enabled: fc.boolean() }) },
+  { method: 'POST', path: (i) => `/webhooks/${i}/replay`, body: bodyOf({ since: scheduledAt, until: scheduledAt, status: fc.constantFrom('pending', 'failed', 'x') }) },
+  { method: 'POST', path: (i) => `/webhooks/${i}/deliveries/${i}/replay`, body: fc.constant(undefined) },
   { method: 'POST', path: () => '/templates', body: bodyOf({ name: fc.string({ maxLength: 210 }), key: fc.oneof(fc.string({ maxLength: 110 }), fc.constantFrom('fuzzed', 'FUZZED', 'tmpl_x')), starter: fc.constantFrom('blank', 'welcome', 'fancy') }) },
   { method: 'PUT', path: (i) => `/templates/${i}/draft`, body: bodyOf(draftBody) },
   { method: 'POST', path: (i) => `/templates/${i}/draft`, body: fc.constant(undefined) },
@@ -158,7 +170,7 @@ const ROUTES: Route[] = [
   { method: 'POST', path: (i) => `/templates/${i}/restore`, body: fc.constant(undefined) },
 ];
 
-const realId: Record<string, () => string> = { emails: () => 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV', domains: () => ids.domain, inboxes: () => ids.inbox, suppressions: () => 'kept%40fuzz.example', keys: () => 'key_x', labels: () => ids.label, templates: () => ids.template, drafts: () => ids.draft, attachments: () => 'att_01ARZ3NDEKTSV4RRFFQ69G5FAV' };
+const realId: Record<string, () => string> = { emails: () => 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV', domains: () => ids.domain, inboxes: () => ids.inbox, suppressions: () => 'kept%40fuzz.example', keys: () => 'key_x', labels: () => ids.label, templates: () => ids.template, drafts: () => ids.draft, webhooks: () => ids.webhook, attachments: () => 'att_01ARZ3NDEKTSV4RRFFQ69G5FAV' };
 
 test('every write route: no 5xx, the envelope on every refusal, and a refusal changes nothing', async () => {
   const idempotencyKey = fc.oneof(fc.constant(undefined), fc.string({ maxLength: 300 }));
@@ -203,7 +215,7 @@ test('search and list queries: any text in any parameter is 200 or a 400, never 
     { maxKeys: 5 },
   );
   await fc.assert(
-    fc.asyncProperty(fc.constantFrom('/emails', '/domains', '/inboxes', '/suppressions', '/keys', '/templates', '/drafts'), params, async (path, query) => {
+    fc.asyncProperty(fc.constantFrom('/emails', '/domains', '/inboxes', '/suppressions', '/keys', '/templates', '/drafts', '/webhooks'), params, async (path, query) => {
       const res = await request(`${t.api}${path}?${new URLSearchParams(query as Record<string, string>)}`, { key: owner.key });
       assertClean(res, `${path} ${JSON.stringify(query).slice(0, 300)}`);
       if (res.status === 200) assert.ok(Array.isArray(res.body.data) && res.body.count === res.body.data.length);

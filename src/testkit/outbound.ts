@@ -6,6 +6,7 @@ import { startDnsServer, type DnsServer } from './dns-server.ts';
 import { startSmtpSink, type SmtpSink } from './smtp-sink.ts';
 import { request, seedWorkspace, startTestApp, type TestApp } from './app.ts';
 import { createResolver } from '../dns/resolver.ts';
+import type { Clock } from '../clock.ts';
 
 export const BOX = 'mx.mailwright.test';
 
@@ -25,7 +26,7 @@ export interface OutboundScene {
   stop(): Promise<void>;
 }
 
-export async function startOutboundScene(opts: { env?: Record<string, string>; sink?: { starttls?: boolean } } = {}): Promise<OutboundScene> {
+export async function startOutboundScene(opts: { env?: Record<string, string>; sink?: { starttls?: boolean }; clock?: Clock } = {}): Promise<OutboundScene> {
   const dns = await startDnsServer();
   dns.add(BOX, 'A', '127.0.0.1');
   const sink = await startSmtpSink({ host: '127.0.0.2', starttls: opts.sink?.starttls ?? false });
@@ -37,6 +38,7 @@ export async function startOutboundScene(opts: { env?: Record<string, string>; s
       MAILWRIGHT_RATE_LIMIT: '0',
       ...opts.env,
     },
+    clock: opts.clock,
   });
   const { key } = await seedWorkspace(t);
   const resolver = createResolver([dns.address]);

@@ -1,0 +1,147 @@
+// Delivering the outbox: due deliveries are claimed, signed with Standard Webhooks (the `standardwebhooks`
+// package: webhook-id, webhook-timestamp, webhook-signature) and POSTed through the SSRF-guarded request of
+// dns/safe-fetch.ts, with bounded concurrency per endpoint and overall, so slow endpoints only ever wait on
+// themselves: sending and receiving never wait on a webhook.
+import { Webhook } from 'standardwebhooks';
+import type { App } from '../context.ts';
+import { FetchFailed, FetchRefused, safeRequest } from '../dns/safe-fetch.ts';
+import { signingSecrets, type WebhookRow } from './endpoints.ts';
+import { claimDue, markFailed, recordAttempt, storePayload, unclaim, type Attempt, type DeliveryRow } from './outbox.ts';
+import { payloadOfEvent } from './payload.ts';
+
+export interface DispatchOptions {
+  maxInFlight?: number;
+  perEndpoint?: number;
+  pollMs?: number;
+  /** A 2xx must arrive within this. */
+  timeoutMs?: number;
+}
+
+/** The headers of one signed delivery; every secret in its overlap signs (space-separated, as the spec allows). */
+export function signedHeaders(secrets: string[], id: string, at: Date, body: string): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'Mailwright-Webhooks',
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': secrets.map((s) => new Webhook(s).sign(id, at, body)).join(' '),
+  };
+}
+
+export class WebhookDispatcher {
+  private readonly busy = new Map<string, number>();
+  private readonly running = new Set<Promise<void>>();
+  private inFlight = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private ticking = false;
+  private stopped = false;
+  private readonly maxInFlight: number;
+  private readonly perEndpoint: number;
+  private readonly pollMs: number;
+  private readonly timeoutMs: number;
+
+  constructor(
+    private readonly app: App,
+    opts: DispatchOptions = {},
+  ) {
+    this.maxInFlight = opts.maxInFlight ?? 16;
+    this.perEndpoint = opts.perEndpoint ?? 4;
+    this.pollMs = opts.pollMs ?? 250;
+    this.timeoutMs = opts.timeoutMs ?? 10_000;
+  }
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** Look now (a test delivery was added, a replay asked for, an attempt finished). */
+  wake(): void {
+    if (!this.stopped) this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await Promise.allSettled([...this.running]);
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped || this.ticking) return;
+    this.ticking = true;
+    try {
+      const room = this.maxInFlight - this.inFlight;
+      if (room > 0) for (const d of await this.claim(room)) this.attempt(d);
+    } catch (err) {
+      this.app.log.error('webhooks: claiming deliveries failed; trying again shortly', { err });
+    } finally {
+      this.ticking = false;
+      if (!this.stopped) this.schedule(this.pollMs);
+    }
+  }
+
+  /** Claims due deliveries and makes the body of each one tried for the first time (then kept for retries). */
+  private async claim(room: number): Promise<Array<DeliveryRow & { payload: string }>> {
+    const { db, clock, config } = this.app;
+    return this.app.commit.run(() => {
+      const out: Array<DeliveryRow & { payload: string }> = [];
+      for (const d of claimDue(db, clock.now(), room, this.perEndpoint, this.busy)) {
+        if (d.payload !== null) {
+          out.push(d as DeliveryRow & { payload: string });
+          continue;
+        }
+        const payload = d.event_id ? payloadOfEvent(db, config.publicUrl, d.event_id) : null;
+        if (!payload) {
+          markFailed(db, clock.now(), d.id, 'the event is gone: its email was deleted');
+          continue;
+        }
+        const body = JSON.stringify(payload);
+        storePayload(db, d.id, body);
+        out.push({ ...d, payload: body });
+      }
+      return out;
+    });
+  }
+
+  private attempt(d: DeliveryRow & { payload: string }): void {
+    this.inFlight++;
+    this.busy.set(d.webhook_id, (this.busy.get(d.webhook_id) ?? 0) + 1);
+    const run = this.post(d)
+      .then((outcome) => this.app.commit.run(() => (outcome ? recordAttempt(this.app.db, this.app.clock.now(), d, outcome) : unclaim(this.app.db, this.app.clock.now(), d.id))))
+      .catch((err) => this.app.log.error('webhooks: recording a delivery failed; it is tried again when its lease ends', { err, delivery: d.id }))
+      .finally(() => {
+        this.inFlight--;
+        const n = (this.busy.get(d.webhook_id) ?? 1) - 1;
+        if (n) this.busy.set(d.webhook_id, n);
+        else this.busy.delete(d.webhook_id);
+        this.running.delete(run);
+        this.wake();
+      });
+    this.running.add(run);
+  }
+
+  /** The attempt's outcome; null when the endpoint was disabled after the claim (nothing was sent). */
+  private async post(d: DeliveryRow & { payload: string }): Promise<Attempt | null> {
+    const { db, clock, config, dns, fetchCa } = this.app;
+    const w = db.prepare('SELECT * FROM webhooks WHERE id = ?').get(d.webhook_id) as WebhookRow | undefined;
+    if (!w || w.enabled !== 1) return null;
+    const started = performance.now();
+    const headers = signedHeaders(signingSecrets(db, w, clock.now()), d.id, new Date(clock.now()), d.payload);
+    try {
+      const res = await safeRequest(
+        w.url,
+        { method: 'POST', headers, body: Buffer.from(d.payload) },
+        { resolver: dns, allowPrivate: config.allowPrivateFetch, ca: fetchCa, timeoutMs: this.timeoutMs, maxBytes: 4096, truncate: true },
+      );
+      return { status: res.status, response: res.body.toString('utf8'), error: null, durationMs: res.durationMs };
+    } catch (err) {
+      const why = err instanceof FetchRefused || err instanceof FetchFailed ? err.message : `unexpected: ${(err as Error).message}`;
+      return { status: null, response: '', error: why, durationMs: performance.now() - started };
+    }
+  }
+}

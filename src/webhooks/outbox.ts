@@ -1,0 +1,159 @@
+// The outbox of webhook deliveries (rows made by the events trigger of 0019_webhooks.sql): claiming what is
+// due, recording each attempt's outcome with the retry schedule and the rules that disable an endpoint, the
+// deliveries list, and replays. Synchronous SQL for the caller's transaction.
+import type { Db } from '../db/open.ts';
+import { newId } from '../db/ids.ts';
+import { iso } from '../clock.ts';
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+/** When attempt n+1 is due after attempt n failed: 0 s, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+export const RETRY_SCHEDULE = [0, 5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR];
+/** An endpoint failing this long without a success is disabled. */
+export const FAILING_LIMIT_MS = 5 * 24 * HOUR;
+/** A claimed delivery is tried again after this if its process died mid-attempt (at least once). */
+const LEASE_MS = 2 * MINUTE;
+const SNIPPET = 500;
+
+export interface DeliveryRow {
+  id: string;
+  webhook_id: string;
+  workspace_id: string;
+  event_id: string | null;
+  email_id: string | null;
+  type: string;
+  payload: string | null;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: number | null;
+  last_status: number | null;
+  last_response: string | null;
+  last_error: string | null;
+  last_duration_ms: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/**
+ * Due deliveries of enabled endpoints, each the earliest pending one of its email for its endpoint (so an
+ * email's events arrive in order), at most `perEndpoint` per endpoint counting `busy`, `max` in all. Claimed
+ * by moving their next attempt a lease ahead, so another process leaves them alone.
+ */
+export function claimDue(db: Db, now: number, max: number, perEndpoint: number, busy: Map<string, number>): DeliveryRow[] {
+  const candidates = db
+    .prepare(
+      `SELECT d.* FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.enabled = 1
+       WHERE d.status = 'pending' AND d.next_attempt_at <= ?
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.webhook_id = d.webhook_id AND p.email_id = d.email_id AND p.status = 'pending' AND p.id < d.id)
+       ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+    )
+    .all(now, max * 4) as DeliveryRow[];
+  const taken: DeliveryRow[] = [];
+  const counts = new Map(busy);
+  for (const d of candidates) {
+    if (taken.length >= max) break;
+    const n = counts.get(d.webhook_id) ?? 0;
+    if (n >= perEndpoint) continue;
+    counts.set(d.webhook_id, n + 1);
+    taken.push(d);
+  }
+  const lease = db.prepare('UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ? WHERE id = ?');
+  for (const d of taken) lease.run(now + LEASE_MS, now, d.id);
+  return taken;
+}
+
+/** Gives up on a delivery that can never be made (its event is gone with its email). */
+export function markFailed(db: Db, now: number, id: string, error: string): void {
+  db.prepare("UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = ?, updated_at = ? WHERE id = ?").run(error, now, id);
+}
+
+/** Hands a claimed delivery back untried (its endpoint was disabled meanwhile): due again once it is enabled. */
+export function unclaim(db: Db, now: number, id: string): void {
+  db.prepare("UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'pending'").run(now, now, id);
+}
+
+export const storePayload = (db: Db, id: string, payload: string) => db.prepare('UPDATE webhook_deliveries SET payload = ? WHERE id = ?').run(payload, id);
+
+export interface Attempt {
+  status: number | null;
+  response: string;
+  error: string | null;
+  durationMs: number;
+}
+
+/** Records an attempt: delivered on a 2xx; 410 disables the endpoint; otherwise the next try, or failed. */
+export function recordAttempt(db: Db, now: number, d: DeliveryRow, a: Attempt): void {
+  const ok = a.status !== null && a.status >= 200 && a.status < 300;
+  const attempts = d.attempts + 1;
+  const gone = a.status === 410;
+  const last = ok || gone || attempts >= RETRY_SCHEDULE.length;
+  db.prepare(
+    `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_status = ?, last_response = ?, last_error = ?,
+       last_duration_ms = ?, updated_at = ? WHERE id = ?`,
+  ).run(ok ? 'delivered' : last ? 'failed' : 'pending', attempts, last ? null : now + RETRY_SCHEDULE[attempts], a.status, a.response.slice(0, SNIPPET), a.error, Math.round(a.durationMs), now, d.id);
+  if (ok) {
+    db.prepare('UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL').run(d.webhook_id);
+    return;
+  }
+  if (gone) {
+    disable(db, now, d.webhook_id, `the endpoint answered 410 Gone at ${iso(now)}`);
+    return;
+  }
+  db.prepare('UPDATE webhooks SET failing_since = coalesce(failing_since, ?) WHERE id = ?').run(now, d.webhook_id);
+  const since = db.prepare('SELECT failing_since FROM webhooks WHERE id = ?').pluck().get(d.webhook_id) as number | null;
+  if (since !== null && now - since >= FAILING_LIMIT_MS) disable(db, now, d.webhook_id, `every delivery failed for 5 days, since ${iso(since)}`);
+}
+
+function disable(db: Db, now: number, webhookId: string, reason: string): void {
+  db.prepare('UPDATE webhooks SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1').run(reason, now, webhookId);
+}
+
+/** A delivery that is not an event's: webhook.test, with its payload made now. */
+export function addTestDelivery(db: Db, now: number, webhookId: string, workspaceId: string, payload: string): string {
+  const id = newId('whmsg', now);
+  db.prepare(
+    `INSERT INTO webhook_deliveries (id, webhook_id, workspace_id, type, payload, next_attempt_at, created_at, updated_at)
+     VALUES (?, ?, ?, 'webhook.test', ?, ?, ?, ?)`,
+  ).run(id, webhookId, workspaceId, payload, now, now, now);
+  return id;
+}
+
+export function listDeliveries(db: Db, webhookId: string, f: { status?: string; limit: number; offset: number }): DeliveryRow[] {
+  const where = f.status ? 'AND status = ?' : '';
+  const args: unknown[] = f.status ? [webhookId, f.status] : [webhookId];
+  return db.prepare(`SELECT * FROM webhook_deliveries WHERE webhook_id = ? ${where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`).all(...args, f.limit, f.offset) as DeliveryRow[];
+}
+
+export const deliveryById = (db: Db, webhookId: string, id: string) =>
+  db.prepare('SELECT * FROM webhook_deliveries WHERE webhook_id = ? AND id = ?').get(webhookId, id) as DeliveryRow | undefined;
+
+/**
+ * Sends deliveries again, now, with the same id and body (a receiver dedupes on webhook-id): one, or every
+ * one of the endpoint created in [since, until) with the given status. Answers how many.
+ */
+export function replay(db: Db, now: number, webhookId: string, which: { id: string } | { since: number; until: number; status?: 'delivered' | 'failed' | 'pending' }): number {
+  const set = `status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ?`;
+  if ('id' in which) return db.prepare(`UPDATE webhook_deliveries SET ${set} WHERE webhook_id = ? AND id = ?`).run(now, now, webhookId, which.id).changes;
+  const status = which.status ? 'AND status = ?' : '';
+  const args: unknown[] = [now, now, webhookId, which.since, which.until, ...(which.status ? [which.status] : [])];
+  return db.prepare(`UPDATE webhook_deliveries SET ${set} WHERE webhook_id = ? AND created_at >= ? AND created_at < ? ${status}`).run(...args).changes;
+}
+
+export function presentDelivery(d: DeliveryRow) {
+  return {
+    id: d.id,
+    type: d.type,
+    eventId: d.event_id,
+    emailId: d.email_id,
+    status: d.status,
+    attempts: d.attempts,
+    lastStatusCode: d.last_status,
+    lastResponse: d.last_response,
+    lastError: d.last_error,
+    durationMs: d.last_duration_ms,
+    nextAttemptAt: d.status === 'pending' && d.next_attempt_at !== null ? iso(d.next_attempt_at) : null,
+    createdAt: iso(d.created_at),
+    updatedAt: iso(d.updated_at),
+  };
+}

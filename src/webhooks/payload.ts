@@ -1,0 +1,61 @@
+// The body of a webhook delivery and of a live-stream message, the same for both: `{type, created_at, data}`
+// (DESIGN.md) with `data.email`, the email's summary, and `data.event`, the event as GET /emails/:id/events
+// shows it. A received email also carries what an app needs to act without a second call.
+import type { Db } from '../db/open.ts';
+import { eventById, type PresentedEvent } from '../emails/events.ts';
+import { getEmail } from '../emails/mailbox.ts';
+
+export interface Payload {
+  type: string;
+  created_at: string;
+  data: Record<string, unknown>;
+}
+
+const apiLink = (publicUrl: string, path: string) => `${publicUrl.replace(/\/+$/, '')}/api/v1${path}`;
+
+export function emailSummary(db: Db, publicUrl: string, workspaceId: string, emailId: string, received: boolean): Record<string, unknown> | null {
+  const e = getEmail(db, workspaceId, emailId);
+  if (!e) return null;
+  const summary: Record<string, unknown> = {
+    id: e.id,
+    direction: e.direction,
+    from: e.from,
+    to: e.to,
+    subject: e.subject,
+    createdAt: e.createdAt,
+    status: e.status,
+    threadId: e.threadId,
+    inboxId: e.inboxId,
+    labels: e.labels,
+  };
+  if (!received) return summary;
+  return {
+    ...summary,
+    cc: e.cc,
+    replyTo: e.replyTo,
+    messageId: e.messageId,
+    inReplyTo: e.inReplyTo,
+    text: e.text,
+    snippet: e.snippet,
+    category: e.category,
+    important: e.important,
+    attachments: e.attachments,
+    authentication: e.authentication,
+    links: { self: apiLink(publicUrl, `/emails/${e.id}`), raw: apiLink(publicUrl, `/emails/${e.id}/raw`) },
+  };
+}
+
+export function eventPayload(db: Db, publicUrl: string, event: PresentedEvent & { workspaceId: string }): Payload {
+  const { workspaceId, ...shown } = event;
+  return {
+    type: `email.${event.type}`,
+    created_at: event.createdAt,
+    data: { email: emailSummary(db, publicUrl, workspaceId, event.emailId, event.type === 'received'), event: shown },
+  };
+}
+
+/** The payload of an event by id; null once the event (its email deleted) is gone. */
+export function payloadOfEvent(db: Db, publicUrl: string, eventId: string): Payload | null {
+  const event = eventById(db, eventId);
+  return event ? eventPayload(db, publicUrl, event) : null;
+}

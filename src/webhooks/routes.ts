@@ -1,0 +1,169 @@
+// Webhook endpoints (issue 19): register, list, show, change, delete, rotate the secret; the deliveries of an
+// endpoint with one replayed or a window replayed; a signed webhook.test; and the live event stream
+// (GET /events/stream, Server-Sent Events). The secret is shown once, at creation and at rotation.
+import { z } from 'zod';
+import type { App } from '../context.ts';
+import { notFound, validationError } from '../errors.ts';
+import { apiRouter } from '../http/server.ts';
+import { principalOf, requireAuth } from '../http/auth.ts';
+import { parseInput } from '../http/validate.ts';
+import { pageOf, parsePage } from '../http/pagination.ts';
+import { iso } from '../clock.ts';
+import { checkUrl, FetchRefused } from '../dns/safe-fetch.ts';
+import { EVENT_TYPES } from '../emails/events.ts';
+import { getInbox } from '../inboxes/inboxes.ts';
+import { createWebhook, deleteWebhook, listWebhooks, present, rotateSecret, ROTATION_OVERLAP_MS, updateWebhook, webhookById, type WebhookSettings } from './endpoints.ts';
+import { addTestDelivery, deliveryById, listDeliveries, presentDelivery, replay } from './outbox.ts';
+import type { WebhookDispatcher } from './deliver.ts';
+import type { EventStream } from './stream.ts';
+
+const TYPES = EVENT_TYPES.map((t) => `email.${t}`);
+const events = z
+  .array(z.string().refine((t) => t === '*' || TYPES.includes(t), `must be "*" or one of ${TYPES.join(', ')}`))
+  .min(1)
+  .max(TYPES.length + 1);
+const url = z.string().max(2000);
+const id = z.string().max(100).nullable();
+const description = z.string().max(500).regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
+const CreateBody = z.object({ url, events, inbox_id: id.optional(), domain_id: id.optional(), description: description.optional() }).strict();
+const PatchBody = z
+  .object({ url: url.optional(), events: events.optional(), inbox_id: id.optional(), domain_id: id.optional(), description: description.optional(), enabled: z.boolean().optional() })
+  .strict();
+const DeliveryQuery = z.object({ status: z.enum(['pending', 'delivered', 'failed']).optional(), limit: z.string().optional(), offset: z.string().optional() }).strict();
+const time = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 time').transform((s) => Date.parse(s));
+const ReplayBody = z.object({ since: time, until: time.optional(), status: z.enum(['pending', 'delivered', 'failed']).optional() }).strict();
+const StreamQuery = z.object({ types: z.string().max(2000).optional(), inbox_id: z.string().max(100).optional() }).strict();
+
+export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wake'>, stream: Pick<EventStream, 'open'>) {
+  const { db, clock } = app;
+  const r = apiRouter();
+  const auth = requireAuth(app.config.publicUrl);
+
+  const webhookOf = (workspaceId: string, id: string) => {
+    const w = webhookById(db, workspaceId, id);
+    if (!w) throw notFound('Webhook');
+    return w;
+  };
+  /** https (http only in lab mode), no user info, and no private address written as the host. */
+  const checkedUrl = (url: string) => {
+    try {
+      checkUrl(url, { allowPrivate: app.config.allowPrivateFetch, allowHttp: app.config.allowPrivateFetch });
+    } catch (err) {
+      if (err instanceof FetchRefused) throw validationError('url', err.message);
+      throw err;
+    }
+    return url;
+  };
+  const filters = (workspaceId: string, inboxId: string | null | undefined, domainId: string | null | undefined) => {
+    if (inboxId && !getInbox(db, workspaceId, inboxId)) throw validationError('inbox_id', `no inbox ${inboxId} in this workspace`);
+    if (domainId && !db.prepare('SELECT 1 FROM domains WHERE workspace_id = ? AND id = ?').get(workspaceId, domainId)) throw validationError('domain_id', `no domain ${domainId} in this workspace`);
+  };
+
+  r.post('/webhooks', auth, async (ctx) => {
+    const body = parseInput(CreateBody, ctx.request.body);
+    const workspaceId = principalOf(ctx).workspaceId;
+    filters(workspaceId, body.inbox_id, body.domain_id);
+    const settings: WebhookSettings = { url: checkedUrl(body.url), events: [...new Set(body.events)], inboxId: body.inbox_id ?? null, domainId: body.domain_id ?? null, description: body.description ?? '' };
+    const { webhook, secret } = await app.commit.run(() => createWebhook(db, clock.now(), workspaceId, settings));
+    ctx.status = 201;
+    ctx.body = { ...present(webhook), secret };
+  });
+
+  r.get('/webhooks', auth, (ctx) => {
+    const page = parsePage(ctx.query);
+    const { data, count, hasMore } = pageOf(listWebhooks(db, principalOf(ctx).workspaceId, page.limit + 1, page.offset), page);
+    ctx.body = { data: data.map(present), count, hasMore };
+  });
+
+  r.get('/webhooks/:id', auth, (ctx) => {
+    ctx.body = present(webhookOf(principalOf(ctx).workspaceId, ctx.params.id));
+  });
+
+  r.patch('/webhooks/:id', auth, async (ctx) => {
+    const body = parseInput(PatchBody, ctx.request.body);
+    const workspaceId = principalOf(ctx).workspaceId;
+    const w = webhookOf(workspaceId, ctx.params.id);
+    filters(workspaceId, body.inbox_id, body.domain_id);
+    await app.commit.run(() =>
+      updateWebhook(db, clock.now(), w, {
+        ...(body.url !== undefined ? { url: checkedUrl(body.url) } : {}),
+        ...(body.events !== undefined ? { events: [...new Set(body.events)] } : {}),
+        ...(body.inbox_id !== undefined ? { inboxId: body.inbox_id } : {}),
+        ...(body.domain_id !== undefined ? { domainId: body.domain_id } : {}),
+        ...(body.description !== undefined ? { description: body.description } : {}),
+        ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
+      }),
+    );
+    if (body.enabled) dispatcher.wake();
+    ctx.body = present(webhookOf(workspaceId, w.id));
+  });
+
+  r.delete('/webhooks/:id', auth, async (ctx) => {
+    const workspaceId = principalOf(ctx).workspaceId;
+    if (!(await app.commit.run(() => deleteWebhook(db, workspaceId, ctx.params.id)))) throw notFound('Webhook');
+    ctx.body = { ok: true };
+  });
+
+  r.post('/webhooks/:id/rotate-secret', auth, async (ctx) => {
+    const w = webhookOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const now = clock.now();
+    const secret = await app.commit.run(() => rotateSecret(db, now, w));
+    ctx.body = { id: w.id, secret, previousSecretExpiresAt: iso(now + ROTATION_OVERLAP_MS) };
+  });
+
+  r.post('/webhooks/:id/test', auth, async (ctx) => {
+    const w = webhookOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const now = clock.now();
+    const payload = JSON.stringify({ type: 'webhook.test', created_at: iso(now), data: { webhookId: w.id, message: 'A test event from Mailwright' } });
+    const id = await app.commit.run(() => addTestDelivery(db, now, w.id, w.workspace_id, payload));
+    dispatcher.wake();
+    ctx.status = 201;
+    ctx.body = { id, type: 'webhook.test' };
+  });
+
+  r.get('/webhooks/:id/deliveries', auth, (ctx) => {
+    const w = webhookOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const q = parseInput(DeliveryQuery, ctx.query, 'query');
+    const page = parsePage(ctx.query);
+    const { data, count, hasMore } = pageOf(listDeliveries(db, w.id, { status: q.status, limit: page.limit + 1, offset: page.offset }), page);
+    ctx.body = { data: data.map(presentDelivery), count, hasMore };
+  });
+
+  r.post('/webhooks/:id/deliveries/:delivery_id/replay', auth, async (ctx) => {
+    const w = webhookOf(principalOf(ctx).workspaceId, ctx.params.id);
+    if (!deliveryById(db, w.id, ctx.params.delivery_id)) throw notFound('Delivery');
+    await app.commit.run(() => replay(db, clock.now(), w.id, { id: ctx.params.delivery_id }));
+    dispatcher.wake();
+    ctx.body = presentDelivery(deliveryById(db, w.id, ctx.params.delivery_id)!);
+  });
+
+  // Beyond the anchors: the morning after an outage, everything in a window at once.
+  r.post('/webhooks/:id/replay', auth, async (ctx) => {
+    const w = webhookOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const body = parseInput(ReplayBody, ctx.request.body);
+    const until = body.until ?? clock.now();
+    if (until <= body.since) throw validationError('until', 'must be after since');
+    const replayed = await app.commit.run(() => replay(db, clock.now(), w.id, { since: body.since, until, ...(body.status ? { status: body.status } : {}) }));
+    dispatcher.wake();
+    ctx.body = { replayed };
+  });
+
+  r.get('/events/stream', auth, (ctx) => {
+    const q = parseInput(StreamQuery, ctx.query, 'query');
+    const workspaceId = principalOf(ctx).workspaceId;
+    const types = q.types ? new Set(q.types.split(',').map((t) => t.trim()).filter(Boolean)) : null;
+    for (const t of types ?? []) if (!TYPES.includes(t)) throw validationError('types', `${t} is not an event type; use ${TYPES.join(', ')}`);
+    const last = ctx.get('Last-Event-ID');
+    if (last && !/^\d{1,15}$/.test(last)) throw validationError('Last-Event-ID', 'must be the id of an event this stream sent');
+    // A stream stays open: no socket timeout, and nothing buffered on the way (proxies included).
+    ctx.req.socket.setTimeout(0);
+    ctx.req.socket.setNoDelay(true);
+    ctx.set('Content-Type', 'text/event-stream; charset=utf-8');
+    ctx.set('Cache-Control', 'no-cache, no-transform');
+    ctx.set('X-Accel-Buffering', 'no');
+    ctx.status = 200;
+    ctx.body = stream.open({ workspaceId, types, inboxId: q.inbox_id ?? null }, last ? Number(last) : null);
+  });
+
+  return r;
+}
