@@ -6,8 +6,10 @@ import { Webhook } from 'standardwebhooks';
 import type { App } from '../context.ts';
 import { FetchFailed, FetchRefused, safeRequest } from '../dns/safe-fetch.ts';
 import { signingSecrets, type WebhookRow } from './endpoints.ts';
-import { claimDue, markFailed, recordAttempt, storePayload, unclaim, type Attempt, type DeliveryRow } from './outbox.ts';
+import { claimDue, markFailed, pruneFinished, recordAttempt, storePayload, unclaim, type Attempt, type DeliveryRow } from './outbox.ts';
 import { payloadOfEvent } from './payload.ts';
+
+const PRUNE_EVERY_MS = 60 * 60_000;
 
 export interface DispatchOptions {
   maxInFlight?: number;
@@ -34,6 +36,7 @@ export class WebhookDispatcher {
   private inFlight = 0;
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
+  private prunedAt = 0;
   private stopped = false;
   private readonly maxInFlight: number;
   private readonly perEndpoint: number;
@@ -75,6 +78,11 @@ export class WebhookDispatcher {
     if (this.stopped || this.ticking) return;
     this.ticking = true;
     try {
+      const now = this.app.clock.now();
+      if (now - this.prunedAt >= PRUNE_EVERY_MS) {
+        this.prunedAt = now;
+        await this.app.commit.run(() => pruneFinished(this.app.db, now));
+      }
       const room = this.maxInFlight - this.inFlight;
       if (room > 0) for (const d of await this.claim(room)) this.attempt(d);
     } catch (err) {
