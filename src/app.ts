@@ -31,6 +31,8 @@ import { draftRoutes } from './drafts/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { WebhookDispatcher } from './webhooks/deliver.ts';
 import { EventStream } from './webhooks/stream.ts';
+import { issueSetupToken } from './account/setup.ts';
+import { dashboardPages } from './dashboard/routes.ts';
 import { templateRoutes } from './templates/routes.ts';
 import { Resorter } from './labels/resort.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
@@ -169,7 +171,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
       rawBodies: [/^\/api\/v1\/drafts\/[^/]+\/attachments$/],
     },
     [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app)],
-    [forwardingPages(app), linkPages(app), billingPages(app)],
+    [forwardingPages(app), linkPages(app), billingPages(app), dashboardPages()],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.
   httpApp.on('error', (err) => health.observe(err));
@@ -246,6 +248,9 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
   });
 
   healthy = true;
+  // First start: no owner yet, so print the one-time link that creates one (account/setup.ts).
+  const setupToken = issueSetupToken(db, clock);
+  if (setupToken) log.warn('first start: open this link to create the owner of this box (valid 24 hours, once)', { setupUrl: `${config.publicUrl.replace(/\/+$/, '')}/setup#${setupToken}` });
   log.info('ready', { http: `${httpAddress.address}:${httpAddress.port}`, smtp: `${smtpAddress.address}:${smtpAddress.port}`, submission: submissionAddress && `${submissionAddress.address}:${submissionAddress.port}`, hostname: config.hostname, dataDir: config.dataDir });
 
   let stopping: Promise<void> | null = null;

@@ -5,20 +5,22 @@ import { z } from 'zod';
 import type { Context } from 'koa';
 import type { App } from '../context.ts';
 import { iso, isoOrNull } from '../clock.ts';
-import { ApiError, notFound } from '../errors.ts';
+import { ApiError, notFound, validationError } from '../errors.ts';
 import { apiRouter } from '../http/server.ts';
 import { checkOrigin, principalOf, requireAuth, requireSession, SESSION_COOKIE } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
 import { createKey, listKeys, revokeKey, type ApiKey } from './keys.ts';
-import { createSession, revokeSession } from './sessions.ts';
-import { findUserByEmail, getUser } from './users.ts';
-import { getWorkspace } from './workspaces.ts';
-import { decoyHash, verifyPassword } from './passwords.ts';
+import { createSession, listSessions, revokeSession, revokeSessionById } from './sessions.ts';
+import { findUserByEmail, getUser, insertUser, userEmailProblem } from './users.ts';
+import { createWorkspace, DEFAULT_WORKSPACE, findWorkspace, getWorkspace } from './workspaces.ts';
+import { decoyHash, hashPassword, verifyPassword } from './passwords.ts';
+import { hasUsers, passphraseProblem, takeSetupToken } from './setup.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import { accountOf, accountState, type BoxFacts } from './overview.ts';
 import { resumeSending } from './reputation.ts';
 
+const SetupBody = z.object({ token: z.string().min(1).max(200), email: z.string().max(254), password: z.string().max(4096) }).strict();
 const LoginBody = z.object({
   email: z.string().min(1).max(254),
   password: z.string().min(1).max(1024),
@@ -72,6 +74,47 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
     setSessionCookie(ctx, session.token, Math.floor(ttlMs / 1000), secure);
     const workspace = getWorkspace(db, user.workspaceId)!;
     ctx.body = { user: { id: user.id, email: user.email }, workspace: { id: workspace.id, name: workspace.name }, expiresAt: iso(session.expiresAt) };
+  });
+
+  // First start (setup.ts): whether the box still needs its owner, and creating the owner with the token.
+  r.get('/setup', (ctx) => {
+    ctx.body = { needed: !hasUsers(db) };
+  });
+
+  r.post('/setup', async (ctx) => {
+    checkOrigin(ctx, config.publicUrl);
+    const body = parseInput(SetupBody, ctx.request.body);
+    const email = body.email.trim().toLowerCase();
+    const badEmail = userEmailProblem(email);
+    if (badEmail) throw validationError('email', badEmail);
+    const weak = passphraseProblem(body.password, email);
+    if (weak) throw validationError('password', weak);
+    // The hash is slow: made before the token is taken, so a refusal below costs the caller, not the box.
+    const passwordHash = await hashPassword(body.password);
+    const owner = await app.commit.run(() => {
+      if (!takeSetupToken(db, clock, body.token)) return null;
+      const workspace = findWorkspace(db, DEFAULT_WORKSPACE) ?? createWorkspace(db, clock, DEFAULT_WORKSPACE);
+      return { workspace, user: insertUser(db, clock, { workspaceId: workspace.id, email, passwordHash }) };
+    });
+    if (!owner) throw new ApiError(403, 'invalid_setup_token', 'This setup link is not valid: it was used already, it expired, or the box has an owner. Restart the box to print a new one while it has no owner.');
+    const session = createSession(db, clock, { workspaceId: owner.workspace.id, userId: owner.user.id, ttlMs });
+    setSessionCookie(ctx, session.token, Math.floor(ttlMs / 1000), secure);
+    app.log.info('first start: the owner was created', { email, workspace: owner.workspace.name });
+    ctx.status = 201;
+    ctx.body = { user: { id: owner.user.id, email: owner.user.email }, workspace: { id: owner.workspace.id, name: owner.workspace.name }, expiresAt: iso(session.expiresAt) };
+  });
+
+  r.get('/sessions', requireSession(config.publicUrl), (ctx) => {
+    const p = principalOf(ctx);
+    if (p.kind !== 'session') throw notFound();
+    const data = listSessions(db, clock, p.userId).map((s) => ({ id: s.id, createdAt: iso(s.createdAt), expiresAt: iso(s.expiresAt), current: s.id === p.sessionId }));
+    ctx.body = { data, count: data.length, hasMore: false };
+  });
+
+  r.delete('/sessions/:id', requireSession(config.publicUrl), (ctx) => {
+    const p = principalOf(ctx);
+    if (p.kind !== 'session' || !revokeSessionById(db, clock, p.userId, ctx.params.id)) throw notFound('Session');
+    ctx.body = { ok: true };
   });
 
   r.post('/auth/logout', (ctx) => {

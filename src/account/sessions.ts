@@ -51,3 +51,19 @@ export function purgeSessions(db: Db, clock: Clock): number {
   const cutoff = clock.now() - 24 * 60 * 60 * 1000;
   return db.prepare('DELETE FROM sessions WHERE expires_at < ? OR revoked_at < ?').run(cutoff, cutoff).changes;
 }
+
+/** A user's live sessions, newest first. */
+export function listSessions(db: Db, clock: Clock, userId: string): Array<{ id: string; createdAt: number; expiresAt: number }> {
+  return (
+    db.prepare('SELECT id, created_at, expires_at FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at DESC').all(userId, clock.now()) as Array<{
+      id: string;
+      created_at: number;
+      expires_at: number;
+    }>
+  ).map((r) => ({ id: r.id, createdAt: r.created_at, expiresAt: r.expires_at }));
+}
+
+/** Ends one of the user's sessions (signing out another browser). */
+export function revokeSessionById(db: Db, clock: Clock, userId: string, id: string): boolean {
+  return db.prepare('UPDATE sessions SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL').run(clock.now(), id, userId).changes > 0;
+}

@@ -27,23 +27,26 @@ const MIN_PASSWORD_LENGTH = 10;
 // Deliberately plain: a login name must be an ordinary address someone can type.
 const isEmailAddress = (s: string) => s.length <= 254 && /^[^\s@<>()[\]\\,;:"]+@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/i.test(s);
 
+/** Why `email` cannot be a login name, or null. */
+export const userEmailProblem = (email: string) => (isEmailAddress(email) ? null : `"${email}" is not an e-mail address`);
+
 export async function createUser(db: Db, clock: Clock, input: { workspaceId: string; email: string; password: string }): Promise<User> {
   const email = input.email.trim().toLowerCase();
-  if (!isEmailAddress(email)) throw new Error(`"${input.email}" is not an e-mail address`);
+  const problem = userEmailProblem(email);
+  if (problem) throw new Error(problem);
   if ([...input.password].length < MIN_PASSWORD_LENGTH) throw new Error(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
   if (findUserByEmail(db, email)) throw new Error(`a user with the address ${email} already exists`);
-  const row: Row = {
-    id: newId('usr', clock.now()),
-    workspace_id: input.workspaceId,
-    email,
-    password_hash: await hashPassword(input.password),
-    created_at: clock.now(),
-  };
+  return insertUser(db, clock, { workspaceId: input.workspaceId, email, passwordHash: await hashPassword(input.password) });
+}
+
+/** Stores a user whose address is checked and lower-cased and whose password is hashed. */
+export function insertUser(db: Db, clock: Clock, input: { workspaceId: string; email: string; passwordHash: string }): User {
+  const row: Row = { id: newId('usr', clock.now()), workspace_id: input.workspaceId, email: input.email, password_hash: input.passwordHash, created_at: clock.now() };
   try {
     db.prepare('INSERT INTO users (id, workspace_id, email, password_hash, created_at) VALUES (@id, @workspace_id, @email, @password_hash, @created_at)').run(row);
   } catch (err) {
     // Someone added the same address while the password was hashing.
-    if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new Error(`a user with the address ${email} already exists`);
+    if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new Error(`a user with the address ${input.email} already exists`);
     throw err;
   }
   return toUser(row);

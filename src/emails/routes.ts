@@ -15,6 +15,7 @@ import { submit, submitBatch } from '../send/submit.ts';
 import { cancelScheduled, reschedule, scheduleTime } from '../send/schedule.ts';
 import { listEvents } from './events.ts';
 import { deleteEmail, emailRaw, getEmail, getThread, patchEmail } from './mailbox.ts';
+import { displayHtml, displayPolicy } from './display.ts';
 
 export const MAX_BATCH = 100;
 
@@ -95,6 +96,20 @@ export function emailRoutes(app: App) {
     ctx.set('Content-Type', 'message/rfc822');
     ctx.set('Content-Disposition', attachmentDisposition(`${ctx.params.id}.eml`));
     ctx.set('X-Content-Type-Options', 'nosniff');
+  });
+
+  // Beyond the spec, for the dashboard's reading pane: the HTML to show, sandboxed by its own CSP, remote
+  // images blocked unless `?images=1`. Never cached: it is someone's mail.
+  r.get('/emails/:id/html', auth, (ctx) => {
+    const html = displayHtml(app.db, principalOf(ctx).workspaceId, ctx.params.id);
+    if (html === null) throw notFound('Email');
+    ctx.set('Content-Security-Policy', displayPolicy(ctx.query.images === '1'));
+    ctx.set('X-Frame-Options', 'SAMEORIGIN'); // shown in the dashboard's own frame, nowhere else
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.set('Cache-Control', 'private, no-store');
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = html;
   });
 
   r.patch('/emails/:id', auth, async (ctx) => {

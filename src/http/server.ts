@@ -83,7 +83,15 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
   // Outside the router, whose middleware runs only for paths that have a route: an unknown path is 401 too.
   const identify = resolveAuth(deps.authenticator);
   const limit = rateLimit(deps.rateLimiter);
-  const admit = requireCredential({ except: [{ method: 'POST', path: `${API_PREFIX}/auth/login` }, ...SIGNED_WEBHOOKS.map((path) => ({ method: 'POST', path }))] });
+  // Besides login and signed webhooks, the first start's setup is open: it asks for the one-time token instead.
+  const admit = requireCredential({
+    except: [
+      { method: 'POST', path: `${API_PREFIX}/auth/login` },
+      { method: 'GET', path: `${API_PREFIX}/setup` },
+      { method: 'POST', path: `${API_PREFIX}/setup` },
+      ...SIGNED_WEBHOOKS.map((path) => ({ method: 'POST', path })),
+    ],
+  });
   const gate: Koa.Middleware = (ctx, next) => identify(ctx, () => limit(ctx, () => admit(ctx, next)));
   const api = new Router({ prefix: API_PREFIX });
   const parseJson = jsonBody({ limitBytes: DEFAULT_BODY_LIMIT, larger: deps.largerBodies });

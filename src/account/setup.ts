@@ -1,0 +1,52 @@
+// The box's first start: while no user exists, `serve` issues a one-time setup token (its hash kept in
+// box_settings, valid 24 hours) and prints the URL that carries it; whoever opens it creates the owner. No one
+// without the token can claim the box, and once an owner exists no token is issued or accepted again.
+import { randomToken, secretHash } from './secrets.ts';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { timingSafeEqual } from 'node:crypto';
+
+export const SETUP_TTL_MS = 24 * 60 * 60_000;
+
+export const hasUsers = (db: Db) => db.prepare('SELECT 1 FROM users LIMIT 1').get() !== undefined;
+
+/** A fresh token when the box has no user yet (replacing any earlier one); null when it has one. */
+export function issueSetupToken(db: Db, clock: Clock): string | null {
+  if (hasUsers(db)) return null;
+  const token = randomToken(32);
+  const put = db.prepare('INSERT INTO box_settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+  db.transaction(() => {
+    put.run('setup_token_hash', secretHash(token));
+    put.run('setup_token_expires', Buffer.from(String(clock.now() + SETUP_TTL_MS)));
+  })();
+  return token;
+}
+
+/** Whether `token` is the live setup token; it is consumed (deleted) by the caller's transaction on success. */
+export function takeSetupToken(db: Db, clock: Clock, token: string): boolean {
+  if (hasUsers(db)) return false;
+  const stored = db.prepare("SELECT value FROM box_settings WHERE key = 'setup_token_hash'").pluck().get() as Buffer | undefined;
+  const expires = Number((db.prepare("SELECT value FROM box_settings WHERE key = 'setup_token_expires'").pluck().get() as Buffer | undefined)?.toString() ?? 0);
+  if (!stored || clock.now() >= expires) return false;
+  const given = secretHash(token);
+  if (given.length !== stored.length || !timingSafeEqual(given, stored)) return false;
+  db.prepare("DELETE FROM box_settings WHERE key IN ('setup_token_hash', 'setup_token_expires')").run();
+  return true;
+}
+
+// The most common passwords of the breach lists that pass a length rule, and words people reach for here.
+const COMMON = ['password', 'passphrase', 'qwerty', '123456', 'letmein', 'welcome', 'iloveyou', 'admin', 'mailwright', 'changeme', 'abc123'];
+
+/** Why a passphrase is too weak for the box's owner, or null: 12+ characters, not a repeat, a sequence or a common word. */
+export function passphraseProblem(passphrase: string, email: string): string | null {
+  const chars = [...passphrase];
+  if (chars.length < 12) return 'must be at least 12 characters (a few unrelated words make a good one)';
+  if (chars.length > 1024) return 'must be at most 1,024 characters';
+  if (new Set(chars).size < 6) return 'repeats too few different characters';
+  const lower = passphrase.toLowerCase();
+  if (COMMON.some((w) => lower.replace(/[^a-z0-9]/g, '').startsWith(w) && lower.length < w.length + 6)) return 'is a common password with little added';
+  if ('abcdefghijklmnopqrstuvwxyz0123456789'.includes(lower) || '0123456789876543210'.includes(lower)) return 'is a simple sequence';
+  const local = email.split('@')[0]?.toLowerCase() ?? '';
+  if (local.length >= 4 && lower.includes(local)) return 'must not contain your e-mail address';
+  return null;
+}

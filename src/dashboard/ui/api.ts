@@ -1,0 +1,64 @@
+// The dashboard's only way to the box: the public API under /api/v1 with the session cookie (same origin, so
+// the browser adds Sec-Fetch-Site and the CSRF rule lets writes through). Errors keep the API's envelope.
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly body: any = null,
+  ) {
+    super(message);
+  }
+}
+
+/** Set by the app: what to do when the session has ended (go to the login page). */
+export const session = { onExpired: () => {} };
+
+export async function api<T = any>(path: string, opts: { method?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<T> {
+  const res = await fetch(`/api/v1${path}`, {
+    method: opts.method ?? (opts.body === undefined ? 'GET' : 'POST'),
+    headers: { ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    credentials: 'same-origin',
+  });
+  const text = await res.text();
+  let body: any = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  if (!res.ok) {
+    if (res.status === 401 && !path.startsWith('/auth/') && !path.startsWith('/setup')) session.onExpired();
+    throw new ApiError(res.status, body?.error?.code ?? 'error', body?.error?.message ?? `The box answered ${res.status}`, body);
+  }
+  return body as T;
+}
+
+/** A file upload with progress (fetch has no upload progress): the raw bytes as the body, as the drafts API takes them. */
+export function upload(path: string, file: File, onProgress: (fraction: number) => void): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', `/api/v1${path}`);
+    xhr.setRequestHeader('content-type', file.type || 'application/octet-stream');
+    xhr.setRequestHeader('x-filename', `UTF-8''${encodeURIComponent(file.name)}`);
+    xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
+    xhr.onload = () => {
+      let body: any = null;
+      try {
+        body = JSON.parse(xhr.responseText);
+      } catch {}
+      if (xhr.status >= 200 && xhr.status < 300) resolve(body);
+      else reject(new ApiError(xhr.status, body?.error?.code ?? 'error', body?.error?.message ?? `The upload failed (${xhr.status})`, body));
+    };
+    xhr.onerror = () => reject(new ApiError(0, 'network', 'The upload did not reach the box'));
+    xhr.send(file);
+  });
+}
+
+export const qs = (params: Record<string, string | number | boolean | undefined | null>) =>
+  Object.entries(params)
+    .filter(([, v]) => v !== undefined && v !== null && v !== '')
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
+    .join('&');

@@ -1,0 +1,142 @@
+// The dashboard app: who is signed in, the sidebar of sections, the page the path names, and `?` for the
+// shortcuts. Every page talks to the box through api.ts only.
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import './styles.css';
+import 'uplot/dist/uPlot.min.css';
+import { api, session } from './api.ts';
+import { Loading, Modal, toast } from './components.tsx';
+import { navigate, onLinkClick, useLocation } from './router.ts';
+import { installShortcuts, shortcutList, useShortcuts } from './shortcuts.ts';
+import { Login, Setup } from './pages/signin.tsx';
+import { Mailbox } from './pages/mailbox.tsx';
+import { Overview } from './pages/overview.tsx';
+import { Domains } from './pages/domains.tsx';
+import { Inboxes } from './pages/inboxes.tsx';
+import { Labels } from './pages/labels.tsx';
+import { Templates } from './pages/templates.tsx';
+import { Developers } from './pages/developers.tsx';
+import { Billing } from './pages/billing.tsx';
+import { Settings } from './pages/settings.tsx';
+import { ComposeHost, openCompose } from './pages/compose.tsx';
+
+export interface Me {
+  user: { id: string; email: string };
+  workspace: { id: string; name: string };
+}
+
+const SECTIONS: Array<[string, string, (p: { me: Me }) => preact.JSX.Element]> = [
+  ['/overview', 'Overview', Overview],
+  ['/domains', 'Domains', Domains],
+  ['/inboxes', 'Inboxes', Inboxes],
+  ['/labels', 'Labels and rules', Labels],
+  ['/templates', 'Templates', Templates],
+  ['/developers', 'Developers', Developers],
+  ['/billing', 'Billing', Billing],
+  ['/settings', 'Settings', Settings],
+];
+
+function App() {
+  const { path } = useLocation();
+  const [me, setMe] = useState<Me | null | undefined>(undefined);
+  const [navOpen, setNavOpen] = useState(false);
+  const [help, setHelp] = useState(false);
+
+  const whoAmI = async () => {
+    try {
+      setMe(await api<Me>('/profile'));
+    } catch {
+      setMe(null);
+      const { needed } = await api<{ needed: boolean }>('/setup').catch(() => ({ needed: false }));
+      if (!['/login', '/setup'].includes(location.pathname)) navigate(needed ? '/setup' : '/login', true);
+    }
+  };
+  useEffect(() => {
+    session.onExpired = () => {
+      setMe(null);
+      navigate('/login', true);
+    };
+    void whoAmI();
+  }, []);
+  useEffect(() => setNavOpen(false), [path]);
+  useShortcuts([{ key: '?', label: 'Show these shortcuts', run: () => setHelp((h) => !h) }], []);
+
+  if (path === '/setup') return <Setup onDone={whoAmI} />;
+  if (me === undefined) return <Loading label="Opening" />;
+  if (me === null || path === '/login') return <Login onDone={whoAmI} />;
+  if (path === '/') {
+    navigate('/mail', true);
+    return null;
+  }
+  const section = SECTIONS.find(([prefix]) => path === prefix || path.startsWith(`${prefix}/`));
+  const Current = section?.[2];
+  return (
+    <div class="shell" onClick={onLinkClick}>
+      <button class="button menu-toggle" aria-label="Menu" onClick={() => setNavOpen(!navOpen)}>
+        ☰
+      </button>
+      <nav class={`nav ${navOpen ? 'open' : ''}`} aria-label="Sections">
+        <a class="brand" href="/mail">
+          <span class="brand-mark" aria-hidden="true" /> Mailwright
+        </a>
+        <button class="button primary" onClick={() => openCompose({})}>
+          Compose
+        </button>
+        <Mailbox.Nav />
+        <div class="section">Box</div>
+        {SECTIONS.map(([href, label]) => (
+          <a href={href} class={path.startsWith(href) ? 'active' : ''}>
+            {label}
+          </a>
+        ))}
+        <div class="spacer" />
+        <div class="muted" style={{ padding: '8px 10px', fontSize: '12px' }}>
+          {me.user.email}
+        </div>
+        <button
+          class="link"
+          onClick={async () => {
+            await api('/auth/logout', { method: 'POST', body: {} });
+            setMe(null);
+            navigate('/login');
+          }}
+        >
+          Sign out
+        </button>
+      </nav>
+      <main class="main">{path.startsWith('/mail') ? <Mailbox /> : Current ? <Current me={me} /> : <NotFound />}</main>
+      <ComposeHost />
+      <toast.Toast />
+      {help && (
+        <Modal title="Keyboard shortcuts" onClose={() => setHelp(false)}>
+          <table class="table">
+            <tbody>
+              {shortcutList().map((s) => (
+                <tr>
+                  <td>
+                    <span class="kbd">{s.key}</span>
+                  </td>
+                  <td>{s.label}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </Modal>
+      )}
+    </div>
+  );
+}
+
+function NotFound() {
+  return (
+    <section class="page">
+      <h1>Not here</h1>
+      <p class="muted">
+        This page does not exist. <a href="/mail">Go to the mailbox</a>.
+      </p>
+    </section>
+  );
+}
+
+installShortcuts();
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,45 @@
+// Test-only: Debian's Chromium driven by playwright-core against the real app (the dashboard built first), a
+// signed-in page for the seeded owner, and screenshots at desktop and phone widths into docs/screenshots.
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, request, type TestApp } from './app.ts';
+import { buildDashboard, isBuilt } from '../dashboard/build.ts';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const SCREENSHOTS = join(ROOT, 'docs/screenshots');
+// Root needs --no-sandbox; the rest keeps Chromium from calling home (nothing outside loopback exists here).
+const ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-default-apps', '--disable-features=Translate,MediaRouter,OptimizationHints'];
+
+export const DESKTOP = { width: 1366, height: 860 };
+export const PHONE = { width: 390, height: 844 };
+
+export async function openBrowser(): Promise<Browser> {
+  if (!isBuilt()) await buildDashboard();
+  return chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+}
+
+/** A browser context signed in as `email` (its session cookie set from a real login over the API). */
+export async function signedIn(browser: Browser, t: TestApp, email: string, password: string, viewport = DESKTOP): Promise<{ context: BrowserContext; page: Page; errors: Error[] }> {
+  const res = await request(`${t.api}/auth/login`, { body: { email, password } });
+  if (res.status !== 200) throw new Error(`login failed: ${res.status} ${JSON.stringify(res.body)}`);
+  const cookie = /service_session_v2=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')![1];
+  const context = await browser.newContext({ viewport, colorScheme: 'light' });
+  await context.addCookies([{ name: 'service_session_v2', value: cookie, url: t.url }]);
+  const page = await context.newPage();
+  // Uncaught errors in the app: a test asserts there were none.
+  const errors: Error[] = [];
+  page.on('pageerror', (err) => errors.push(err));
+  return { context, page, errors };
+}
+
+/** The page now, at desktop and at phone width, as docs/screenshots/<name>-desktop.png and -phone.png. */
+export async function screenshots(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const size = page.viewportSize()!;
+  await page.setViewportSize(DESKTOP);
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}-desktop.png`) });
+  await page.setViewportSize(PHONE);
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}-phone.png`) });
+  await page.setViewportSize(size);
+}
