@@ -15,6 +15,8 @@ export interface OutboundScene {
   sink: SmtpSink;
   t: TestApp;
   key: string;
+  /** The seeded owner's login (password TEST_PASSWORD), for a signed-in browser. */
+  email: string;
   /** Verifies a domain in the app's workspace: publishes its records and calls verify. */
   verifiedDomain(name: string, key?: string): Promise<{ id: string; records: Array<{ record: string; name: string; value: string }> }>;
   /** A recipient domain whose MX is the sink (or the given host on 127.0.0.x). */
@@ -40,13 +42,14 @@ export async function startOutboundScene(opts: { env?: Record<string, string>; s
     },
     clock: opts.clock,
   });
-  const { key } = await seedWorkspace(t);
+  const { key, email } = await seedWorkspace(t);
   const resolver = createResolver([dns.address]);
   const scene: OutboundScene = {
     dns,
     sink,
     t,
     key,
+    email,
     async verifiedDomain(name, k = key) {
       const d = (await request(`${t.api}/domains`, { body: { name }, key: k })).body;
       dns.publish(d.records);

@@ -15,7 +15,7 @@ export class ApiError extends Error {
 /** Set by the app: what to do when the session has ended (go to the login page). */
 export const session = { onExpired: () => {} };
 
-export async function api<T = any>(path: string, opts: { method?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<T> {
+export async function api<T = any>(path: string, opts: { method?: string; body?: unknown; headers?: Record<string, string>; quiet?: boolean } = {}): Promise<T> {
   const res = await fetch(`/api/v1${path}`, {
     method: opts.method ?? (opts.body === undefined ? 'GET' : 'POST'),
     headers: { ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
@@ -30,7 +30,8 @@ export async function api<T = any>(path: string, opts: { method?: string; body?:
     body = null;
   }
   if (!res.ok) {
-    if (res.status === 401 && !path.startsWith('/auth/') && !path.startsWith('/setup')) session.onExpired();
+    // A 401 mid-session means it ended; `quiet` is for asking whether there is one at all.
+    if (res.status === 401 && !opts.quiet && !path.startsWith('/auth/') && !path.startsWith('/setup')) session.onExpired();
     throw new ApiError(res.status, body?.error?.code ?? 'error', body?.error?.message ?? `The box answered ${res.status}`, body);
   }
   return body as T;

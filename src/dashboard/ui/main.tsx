@@ -44,7 +44,7 @@ function App() {
 
   const whoAmI = async () => {
     try {
-      setMe(await api<Me>('/profile'));
+      setMe(await api<Me>('/profile', { quiet: true }));
     } catch {
       setMe(null);
       const { needed } = await api<{ needed: boolean }>('/setup').catch(() => ({ needed: false }));

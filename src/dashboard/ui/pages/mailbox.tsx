@@ -37,7 +37,7 @@ interface Email extends Summary {
   classification: string | null;
   scheduledAt: string | null;
   messageId: string;
-  authentication: { spf?: string; dkim?: string; dmarc?: string; arc?: string } | null;
+  authentication: Record<'spf' | 'dkim' | 'dmarc' | 'arc', { result: string; domain?: string | null } | undefined> | null;
   attachments: Array<{ id: string; filename: string; contentType: string; sizeBytes: number }>;
 }
 interface Label {
@@ -339,7 +339,12 @@ function Message({ email: e }: { email: Email }) {
   const [images, setImages] = useState(() => localStorage.getItem(senderKey(e.from.address)) === '1');
   const remote = useMemo(() => e.html !== null && /<img\b[^>]*\bsrc\s*=\s*["']?https?:/i.test(e.html), [e.html]);
   const frame = useRef<HTMLIFrameElement>(null);
-  const verdict = (name: string, v: string | undefined) => v && <Badge tone={v === 'pass' ? 'good' : v === 'fail' ? 'bad' : 'neutral'}>{`${name} ${v}`}</Badge>;
+  const verdict = (name: string, v: { result: string; domain?: string | null } | undefined) =>
+    v && (
+      <Badge tone={v.result === 'pass' ? 'good' : v.result === 'fail' ? 'bad' : 'neutral'}>
+        <span title={v.domain ? `for ${v.domain}` : undefined}>{`${name} ${v.result}`}</span>
+      </Badge>
+    );
   return (
     <div class="message">
       <div class="message-head">

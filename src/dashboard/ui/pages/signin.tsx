@@ -1,6 +1,6 @@
 // Signing in, and the first start: the owner is created with the one-time token from the setup link (in the
 // URL's fragment, so it never reaches a server log or a Referer header).
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { Field, Form } from '../components.tsx';
 import { navigate } from '../router.ts';
@@ -32,7 +32,12 @@ export function Login({ onDone }: { onDone: () => void }) {
 }
 
 export function Setup({ onDone }: { onDone: () => void }) {
-  const [token] = useState(() => location.hash.slice(1));
+  const [token, setToken] = useState(() => location.hash.slice(1));
+  useEffect(() => {
+    const read = () => setToken(location.hash.slice(1));
+    addEventListener('hashchange', read);
+    return () => removeEventListener('hashchange', read);
+  }, []);
   if (!token) {
     return (
       <div class="center">
