@@ -14,6 +14,7 @@ import { unlockLogin } from './account/login-throttle.ts';
 import { createKey } from './account/keys.ts';
 import { doctor } from './doctor.ts';
 import { flushQueue, listQueue } from './send/queue-admin.ts';
+import { buildDashboard, isBuilt } from './dashboard/build.ts';
 
 // Everything this process creates (database, WAL, keys, backups) is its owner's alone (DESIGN.md 3, SEC-01).
 process.umask(0o077);
@@ -171,6 +172,11 @@ async function serve(config: Config): Promise<number> {
     log.error('unhandled rejection; exiting', { err });
     process.exit(1);
   });
+  // `npm ci` builds the dashboard; a checkout whose UI sources changed since is built again here (about a second).
+  if (!isBuilt()) {
+    log.info('building the dashboard');
+    await buildDashboard().catch((err) => log.error('the dashboard could not be built; the API works without it', { err }));
+  }
   const running = await startApp(config, { log });
   return new Promise((resolve) => {
     const shutdown = (signal: string) => {

@@ -37,9 +37,12 @@ export async function signedIn(browser: Browser, t: TestApp, email: string, pass
 export async function screenshots(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const size = page.viewportSize()!;
+  // After each resize, past the drawer's transition.
   await page.setViewportSize(DESKTOP);
+  await page.waitForTimeout(300);
   await page.screenshot({ path: join(SCREENSHOTS, `${name}-desktop.png`) });
   await page.setViewportSize(PHONE);
+  await page.waitForTimeout(300);
   await page.screenshot({ path: join(SCREENSHOTS, `${name}-phone.png`) });
   await page.setViewportSize(size);
 }
