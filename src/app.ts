@@ -20,6 +20,7 @@ import { createMxServer } from './smtp/mx.ts';
 import { createSubmissionServer } from './smtp/submission.ts';
 import { tlsCredentials } from './smtp/certificate.ts';
 import { accountRoutes } from './account/routes.ts';
+import { boxRoutes } from './account/box-routes.ts';
 import { domainRoutes } from './domains/routes.ts';
 import { recheckDueDomains } from './domains/verification.ts';
 import { emailRoutes } from './emails/routes.ts';
@@ -170,7 +171,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
       // A draft's file is the request body itself, read by its route with its own caps.
       rawBodies: [/^\/api\/v1\/drafts\/[^/]+\/attachments$/],
     },
-    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app)],
+    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app), boxRoutes(app)],
     [forwardingPages(app), linkPages(app), billingPages(app), dashboardPages()],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.

@@ -1,0 +1,169 @@
+// The box as the dashboard's Overview shows it to a workspace: GET /queue (its recipients waiting in the
+// outbound queue, by state, and the one deferred longest) and GET /doctor (what `mailwright doctor` checks,
+// live through the box's resolver, for this box and this workspace's domains only). A key or a session.
+import type { Context } from 'koa';
+import type { App } from '../context.ts';
+import { iso } from '../clock.ts';
+import { apiRouter } from '../http/server.ts';
+import { principalOf, requireAuth } from '../http/auth.ts';
+import { reverseLookup } from '../dns/resolver.ts';
+import { boxAddresses, checkDomain, checkInboundMx, type CheckState } from '../dns/verify.ts';
+import { inboundRecord, requiredRecords } from '../dns/records.ts';
+import { domainDns } from '../domains/verification.ts';
+import type { DomainRow } from '../domains/domains.ts';
+
+/** The states a recipient has while it is still in the queue; the final ones are in GET /analytics. */
+const LIVE_STATES = ['queued', 'sending', 'deferred'] as const;
+
+export interface Finding {
+  area: 'box' | 'domain';
+  /** The box's hostname, or the domain's name. */
+  subject: string;
+  /** `records`: the domain as a whole, when its checks did not finish in time. */
+  check: 'address' | 'ptr' | 'DKIM' | 'SPF' | 'MX' | 'DMARC' | 'inbound_mx' | 'records';
+  status: 'ok' | 'problem' | 'pending';
+  message: string;
+  /** What to do about it, as doctor says it; null when nothing is to be done. */
+  fix: string | null;
+}
+
+/**
+ * A doctor run answers within this long: a resolver that does not answer (5 s, two tries, for each lookup)
+ * must not hold the Overview, so a check still running then is reported `pending` and the rest is answered.
+ */
+export const DOCTOR_BUDGET_MS = 4000;
+/** Domains checked at once: each is about six lookups, and a workspace may have hundreds. */
+const DOMAINS_AT_ONCE = 8;
+
+export function boxRoutes(app: App) {
+  const r = apiRouter();
+  const auth = requireAuth(app.config.publicUrl);
+  r.get('/queue', auth, (ctx) => {
+    ctx.body = queueState(app, workspaceOf(ctx));
+  });
+  r.get('/doctor', auth, async (ctx) => {
+    const findings = await doctorFindings(app, workspaceOf(ctx), DOCTOR_BUDGET_MS);
+    ctx.body = { checkedAt: iso(app.clock.now()), problems: findings.filter((f) => f.status !== 'ok').length, findings };
+  });
+  return r;
+}
+
+const workspaceOf = (ctx: Context) => principalOf(ctx).workspaceId;
+
+// The queries name their state sets so that SQLite walks the queue's partial indexes (deliveries_due,
+// deliveries_claimed), which hold only live rows: the delivered history is never scanned. `queue list`
+// (send/queue-admin.ts) is box-wide and row by row, so it does not serve a workspace's counts.
+export function queueState(app: App, workspaceId: string) {
+  const { db } = app;
+  const counts: Record<(typeof LIVE_STATES)[number], number> = { queued: 0, sending: 0, deferred: 0 };
+  const waiting = db
+    .prepare("SELECT state, count(*) AS n FROM deliveries WHERE workspace_id = ? AND state IN ('queued', 'deferred') GROUP BY state")
+    .all(workspaceId) as Array<{ state: 'queued' | 'deferred'; n: number }>;
+  for (const row of waiting) counts[row.state] = row.n;
+  counts.sending = db.prepare("SELECT count(*) FROM deliveries WHERE workspace_id = ? AND state = 'sending'").pluck().get(workspaceId) as number;
+  const oldest = db
+    .prepare(
+      `SELECT email_id, recipient, first_deferred_at, last_response FROM deliveries
+       WHERE workspace_id = ? AND state IN ('queued', 'deferred') AND state = 'deferred' ORDER BY first_deferred_at, id LIMIT 1`,
+    )
+    .get(workspaceId) as { email_id: string; recipient: string; first_deferred_at: number | null; last_response: string | null } | undefined;
+  return {
+    counts,
+    oldestDeferred: oldest ? { emailId: oldest.email_id, recipient: oldest.recipient, since: oldest.first_deferred_at === null ? null : iso(oldest.first_deferred_at), lastResponse: oldest.last_response } : null,
+  };
+}
+
+/** Resolves to `late` if `work` has not finished by `deadline` (a time from Date.now()). */
+function by<T>(work: Promise<T>, deadline: number, late: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(late), Math.max(0, deadline - Date.now()))));
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+const LATE = (budgetMs: number) => `DNS did not answer within ${budgetMs / 1000} s; check again in a minute`;
+
+/**
+ * Doctor's checks for one workspace (src/doctor.ts, whose `doctor()` prints every workspace's domains and
+ * names other workspaces, so it cannot answer one): the box's addresses and forward-confirmed PTR names, and
+ * each of the workspace's domains' records with the one to publish. Not here: whether serve listens (it is
+ * answering) and the Domain Connect key, a box-wide check for the box's operator.
+ */
+export async function doctorFindings(app: App, workspaceId: string, budgetMs: number): Promise<Finding[]> {
+  const deadline = Date.now() + budgetMs;
+  const domains = app.db.prepare('SELECT * FROM domains WHERE workspace_id = ? ORDER BY name').all(workspaceId) as DomainRow[];
+  const perDomain: Finding[][] = new Array(domains.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < domains.length) {
+      const i = next++;
+      const row = domains[i];
+      if (Date.now() >= deadline) {
+        perDomain[i] = lateDomain(row, budgetMs);
+        continue;
+      }
+      const checking = domainFindings(app, row).catch((err: unknown): Finding[] => {
+        // One domain the checks cannot read must not take the others' findings with it.
+        app.log.error('doctor could not check a domain', { domain: row.name, workspaceId, err });
+        return [{ area: 'domain', subject: row.name, check: 'records', status: 'pending', message: 'This domain could not be checked; the box logged why', fix: null }];
+      });
+      perDomain[i] = await by(checking, deadline, lateDomain(row, budgetMs));
+    }
+  };
+  const [box] = await Promise.all([by(boxFindings(app), deadline, [late('box', app.config.hostname, 'address', budgetMs)]), ...Array.from({ length: DOMAINS_AT_ONCE }, worker)]);
+  return [...box, ...perDomain.flat()];
+}
+
+const late = (area: Finding['area'], subject: string, check: Finding['check'], budgetMs: number): Finding => ({ area, subject, check, status: 'pending', message: LATE(budgetMs), fix: null });
+const lateDomain = (row: DomainRow, budgetMs: number): Finding[] => [late('domain', row.name, 'records', budgetMs)];
+
+async function boxFindings(app: App): Promise<Finding[]> {
+  const hostname = app.config.hostname;
+  const at = (check: Finding['check'], status: Finding['status'], message: string, fix: string | null = null): Finding => ({ area: 'box', subject: hostname, check, status, message, fix });
+  const addresses = await boxAddresses(app.dns, hostname);
+  if (!addresses.ok) {
+    return addresses.missing
+      ? [at('address', 'problem', `${hostname} has no A or AAAA record`, `publish an A record for ${hostname} with this box's public address`)]
+      : [at('address', 'pending', `looking up ${hostname} failed (${addresses.code})`, 'check MAILWRIGHT_DNS_SERVERS')];
+  }
+  const found = [at('address', 'ok', `${hostname} has address ${addresses.value.join(', ')}`)];
+  for (const ip of addresses.value) {
+    const names = await reverseLookup(app.dns, ip).catch(() => [] as string[]);
+    found.push(
+      names.includes(hostname)
+        ? at('ptr', 'ok', `${ip} has PTR ${hostname} (forward-confirmed)`)
+        : at('ptr', 'problem', `${ip} has ${names.length ? `PTR ${names.join(', ')}` : 'no PTR record'}, not ${hostname}: receivers distrust mail from it`, `ask your VPS provider to set the reverse DNS of ${ip} to ${hostname}`),
+    );
+  }
+  return found;
+}
+
+const STATUS: Record<CheckState, Finding['status']> = { verified: 'ok', failed: 'problem', pending: 'pending' };
+
+async function domainFindings(app: App, row: DomainRow): Promise<Finding[]> {
+  const dns = domainDns(app.db, app.config.hostname, row);
+  const records = requiredRecords(dns);
+  const [checks, inbound] = await Promise.all([checkDomain(app.dns, dns), row.inbound_status === 'not_configured' ? null : checkInboundMx(app.dns, row.name, app.config.hostname)]);
+  const findings = checks.map((check): Finding => {
+    const want = records.find((x) => x.record === check.record)!;
+    const label = `${want.name} ${want.type}`;
+    if (check.state === 'verified') return { area: 'domain', subject: row.name, check: check.record, status: 'ok', message: label, fix: null };
+    const value = want.type === 'MX' ? `${want.priority} ${want.value}` : JSON.stringify(want.value);
+    return {
+      area: 'domain',
+      subject: row.name,
+      check: check.record,
+      status: STATUS[check.state],
+      message: `${label}: ${check.issue?.message}${check.record === 'DMARC' && check.state === 'failed' ? ' (recommended)' : ''}`,
+      fix: check.state === 'pending' ? 'check again in a minute' : `publish ${want.name} ${want.type} ${value}`,
+    };
+  });
+  if (inbound) {
+    const want = inboundRecord(row.name, app.config.hostname);
+    findings.push(
+      inbound.state === 'verified'
+        ? { area: 'domain', subject: row.name, check: 'inbound_mx', status: 'ok', message: `${row.name} MX: inbound mail reaches this box`, fix: null }
+        : { area: 'domain', subject: row.name, check: 'inbound_mx', status: STATUS[inbound.state], message: `${row.name} MX: ${inbound.issue?.message}`, fix: `publish ${want.name} MX ${want.value}` },
+    );
+  }
+  return findings;
+}
