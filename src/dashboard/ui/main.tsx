@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import './styles.css';
 import 'uplot/dist/uPlot.min.css';
 import { api, session } from './api.ts';
+import type { Me } from './session.ts';
 import { Loading, Modal, toast } from './components.tsx';
 import { navigate, onLinkClick, useLocation } from './router.ts';
 import { installShortcuts, shortcutList, useShortcuts } from './shortcuts.ts';
@@ -20,10 +21,6 @@ import { Billing } from './pages/billing.tsx';
 import { Settings } from './pages/settings.tsx';
 import { ComposeHost, openCompose } from './pages/compose.tsx';
 
-export interface Me {
-  user: { id: string; email: string };
-  workspace: { id: string; name: string };
-}
 
 const SECTIONS: Array<[string, string, (p: { me: Me }) => preact.JSX.Element]> = [
   ['/overview', 'Overview', Overview],
