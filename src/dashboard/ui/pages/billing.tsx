@@ -2,7 +2,7 @@
 // checkout for one (POST /billing/checkout, then the browser goes to the provider's page) and canceling a held
 // one (POST /billing/cancel, in this box only). Everything read from GET /account.
 import { useState } from 'preact/hooks';
-import type { Me } from '../main.tsx';
+import type { Me } from '../session.ts';
 import { api, ApiError } from '../api.ts';
 import { Badge, bytes, Loaded, messageOf, Modal, Page, toast, useLoad, when } from '../components.tsx';
 import { UsageMeter, type Account, type Plan, type Subscription } from './overview.tsx';

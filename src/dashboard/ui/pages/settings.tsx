@@ -2,7 +2,7 @@
 // sessions (GET /sessions), this one marked, each revocable (DELETE /sessions/:id) and this one signed out.
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import type { Me } from '../main.tsx';
+import type { Me } from '../session.ts';
 import { api } from '../api.ts';
 import { Badge, CopyButton, Empty, Loaded, messageOf, Page, toast, useLoad } from '../components.tsx';
 
