@@ -5,9 +5,9 @@ import type { Clock } from '../clock.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
-import { inboundRecord, requiredRecords, RETURN_PATH_PREFIX, type RecordKind } from '../dns/records.ts';
+import { dkimName, dkimValue, inboundRecord, requiredRecords, RETURN_PATH_PREFIX, type RecordKind } from '../dns/records.ts';
 import type { CheckState, DnsIssue, InboundCheck, RecordCheck } from '../dns/verify.ts';
-import { activeDkimKey, storeDkimKey, type KeyMaterial } from './dkim-keys.ts';
+import { activeDkimKey, pendingDkimKey, retiringDkimKeys, storeDkimKey, type KeyMaterial } from './dkim-keys.ts';
 import { claimedElsewhere } from './claims.ts';
 
 export type DomainStatus = 'pending' | 'verified' | 'failed';
@@ -201,7 +201,18 @@ export function presentDomain(db: Db, row: DomainRow, hostname: string) {
     open_tracking: row.open_tracking === 1,
     click_tracking: row.click_tracking === 1,
     inbound: presentInbound(row, hostname),
+    dkimRotation: presentRotation(db, row),
     verifiedAt: isoOrNull(row.verified_at),
+  };
+}
+
+/** A rotation under way: the key waiting for DNS (publish it), and old keys to keep published until their time. */
+export function presentRotation(db: Db, row: DomainRow) {
+  const record = (selector: string, publicKey: string) => ({ type: 'TXT', name: dkimName({ selector, domain: row.name }), value: dkimValue(publicKey) });
+  const pending = pendingDkimKey(db, row.workspace_id, row.id);
+  return {
+    pending: pending && { selector: pending.selector, record: record(pending.selector, pending.publicKey), startedAt: isoOrNull(pending.createdAt) },
+    retiring: retiringDkimKeys(db, row.workspace_id, row.id).map((k) => ({ selector: k.selector, record: record(k.selector, k.publicKey), keepPublishedUntil: isoOrNull(k.retireAfter) })),
   };
 }
 

@@ -13,7 +13,7 @@ import { checkInboundMx } from '../dns/verify.ts';
 import { detectProvider } from '../dns/providers.ts';
 import { relativeHost } from '../dns/zone.ts';
 import { normaliseDomain } from '../mail/domain-name.ts';
-import { generateDkimKey, activeDkimKey } from './dkim-keys.ts';
+import { generateDkimKey, activeDkimKey, RotationInProgress, startRotation } from './dkim-keys.ts';
 import {
   checksOf,
   createDomain,
@@ -24,6 +24,7 @@ import {
   presentDomain,
   presentDomainSummary,
   presentInbound,
+  presentRotation,
   recordInbound,
   setSwitches,
   verifiedDomainNames,
@@ -103,6 +104,22 @@ export function domainRoutes(app: App) {
     if (!row) throw notFound('Domain');
     const shown = presentDomain(db, row, config.hostname);
     ctx.body = { domain: { id: row.id, status: row.status }, status: row.status, checks: shown.checks, setup_status: shown.setup_status, records: shown.records, dns_issues: shown.dns_issues };
+  });
+
+  // Issue 21: a new key now, signing only once DNS serves it (the periodic re-check or a verify notices).
+  r.post('/domains/:id/dkim/rotate', auth, async (ctx) => {
+    const row = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const key = await generateDkimKey();
+    await app.commit.run(() => {
+      try {
+        startRotation(db, clock, row.workspace_id, row.id, key);
+      } catch (err) {
+        if (err instanceof RotationInProgress) throw new ApiError(409, 'rotation_in_progress', `A new DKIM key for ${row.name} is already waiting for its DNS record: publish the record GET /domains/${row.id} shows under dkimRotation`);
+        throw err;
+      }
+    });
+    ctx.status = 201;
+    ctx.body = { domain: { id: row.id, name: row.name }, status: 'pending', ...presentRotation(db, row) };
   });
 
   r.post('/domains/:id/inbound/setup', auth, (ctx) => {

@@ -3,9 +3,9 @@
 // MAILWRIGHT_DNS_RECHECK_MINUTES (a node-cron tick each minute picks the ones due).
 import type { App } from '../context.ts';
 import type { Db } from '../db/open.ts';
-import { checkDomain, checkInboundMx } from '../dns/verify.ts';
+import { checkDkim, checkDomain, checkInboundMx } from '../dns/verify.ts';
 import type { DomainDns } from '../dns/records.ts';
-import { activeDkimKey } from './dkim-keys.ts';
+import { activeDkimKey, pendingDkimKey, promotePendingKey, retireOldKeys } from './dkim-keys.ts';
 import { domainsDue, recordCheck, type DomainRow } from './domains.ts';
 
 export function domainDns(db: Db, hostname: string, row: DomainRow): DomainDns {
@@ -14,14 +14,32 @@ export function domainDns(db: Db, hostname: string, row: DomainRow): DomainDns {
 }
 
 export async function verifyDomain(app: App, row: DomainRow, mode: 'manual' | 'periodic'): Promise<DomainRow | null> {
+  await promoteIfPublished(app, row);
   const [results, inbound] = await Promise.all([checkDomain(app.dns, domainDns(app.db, app.config.hostname, row)), checkInboundMx(app.dns, row.name, app.config.hostname)]);
   return recordCheck(app.db, app.clock, row.workspace_id, row.id, results, inbound, mode);
+}
+
+/**
+ * A rotation's key starts signing only once DNS serves it exactly (so no receiver ever sees a signature it
+ * cannot check), and the key it replaces stays published for the queue's lifetime: mail signed with it and
+ * still queued keeps verifying.
+ */
+async function promoteIfPublished(app: App, row: DomainRow): Promise<void> {
+  const pending = pendingDkimKey(app.db, row.workspace_id, row.id);
+  if (!pending) return;
+  const check = await checkDkim(app.dns, { ...domainDns(app.db, app.config.hostname, row), selector: pending.selector, publicKey: pending.publicKey });
+  if (check.state !== 'verified') return;
+  if (await app.commit.run(() => promotePendingKey(app.db, app.clock.now(), row.workspace_id, row.id, app.config.queueLifetime))) {
+    app.log.info('dkim: the new key is published and now signs', { domain: row.name, selector: pending.selector });
+  }
 }
 
 const BATCH = 50;
 
 /** One tick of the periodic re-check; returns how many domains it checked. */
 export async function recheckDueDomains(app: App): Promise<number> {
+  const retired = await app.commit.run(() => retireOldKeys(app.db, app.clock.now()));
+  if (retired) app.log.info('dkim: old keys past the queue lifetime retired; their DNS records may be removed', { count: retired });
   const due = domainsDue(app.db, app.clock.now() - app.config.dnsRecheckMinutes * 60_000, BATCH);
   for (const row of due) {
     try {
