@@ -54,6 +54,10 @@ import { findSession, purgeSessions } from './account/sessions.ts';
 import { LoginThrottle, purgeAuthFailures } from './account/login-throttle.ts';
 import { recordBoxDns } from './account/overview.ts';
 import { Writer } from './db/writer.ts';
+import { Metrics } from './metrics/metrics.ts'; // metrics (issue 21)
+import { metricsPage } from './metrics/routes.ts';
+import { queueDepth } from './send/queue-stats.ts';
+import { markServing, scheduledBackup } from './db/backup.ts';
 
 export interface RunningApp {
   app: App;
@@ -105,10 +109,14 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLog({ level: config.logLevel });
   const db = openStore(config, clock);
+  // How `mailwright restore` knows this data directory is in use (db/backup.ts says why a marker, not a lock).
+  const unmarkServing = markServing(config.dataDir);
   const health = new StoreHealth(databasePath(config.dataDir), log);
   // Runs while the rest is built; nothing listens before it answered (or its wait ran out).
   const checking = checkAtStart(databasePath(config.dataDir), { waitMs: opts.checkWaitMs ?? START_CHECK_WAIT_MS, health, log });
   const dns = createResolver(config.dnsServers);
+  // One registry per app (issue 21): two apps in one process (tests) keep their own counts.
+  const metrics = new Metrics({ queueDepth: () => queueDepth(db, clock.now()), databaseFile: databasePath(config.dataDir) });
   const app: App = {
     config,
     db,
@@ -117,13 +125,14 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     dns,
     dial: opts.dial ?? dialTcp,
     health,
-    commit: new GroupCommit(db, { observe: (err) => health.observe(err) }),
-    writer: new Writer(config, new URL('./writer-jobs.ts', import.meta.url), health),
+    commit: new GroupCommit(db, { observe: (err) => health.observe(err), onCommit: (jobs) => metrics.writerBatch('main', jobs) }),
+    writer: new Writer(config, new URL('./writer-jobs.ts', import.meta.url), health, (calls) => metrics.writerBatch('writer', calls)),
     idempotency: new Idempotency(db, clock),
     queue: { wake: () => {} },
     scheduler: { wake: () => {} },
     billing: createCheckoutProvider(config, { resolver: dns, fetchCa: opts.fetchCa }),
     fetchCa: opts.fetchCa,
+    metrics,
   };
   const signer = new Signer();
   const analyzer = new Analyzer(config);
@@ -170,9 +179,10 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
       ],
       // A draft's file is the request body itself, read by its route with its own caps.
       rawBodies: [/^\/api\/v1\/drafts\/[^/]+\/attachments$/],
+      metrics,
     },
     [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app), boxRoutes(app)],
-    [forwardingPages(app), linkPages(app), billingPages(app), dashboardPages()],
+    [forwardingPages(app), linkPages(app), billingPages(app), metricsPage(app), dashboardPages()],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.
   httpApp.on('error', (err) => health.observe(err));
@@ -183,6 +193,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
   // Undone in reverse: jobs, HTTP, SMTP, the queue (each letting its work in flight finish), the signer's,
   // analyzer's and writer's workers and pooled connections, the last group commit, the db.
   const opened: Array<() => Promise<void>> = [
+    async () => unmarkServing(),
     async () => void db.close(),
     async () => app.commit.flush(),
     async () => {
@@ -243,6 +254,10 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
       const authFailures = purgeAuthFailures(db, clock);
       log.info('housekeeping', { sessionsPurged: sessions, idempotencyKeysPurged: idempotency, authFailuresPurged: authFailures });
     }),
+    // backup_schedule (off by default); a failed backup deletes none of the older ones.
+    ...(config.backupSchedule
+      ? [cron.schedule(config.backupSchedule, () => scheduledBackup(config, log).then(() => {}, (err: unknown) => log.error('scheduled backup failed', { err, backupDir: config.backupDir })), { noOverlap: true })]
+      : []),
   ];
   opened.push(async () => {
     for (const job of jobs) await job.stop();

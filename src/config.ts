@@ -5,7 +5,8 @@ import { existsSync, readFileSync, accessSync, constants } from 'node:fs';
 import { getServers } from 'node:dns';
 import { isIP } from 'node:net';
 import { hostname as osHostname } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { validate as validCron } from 'node-cron';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 
@@ -76,6 +77,14 @@ export interface Config {
   reputationBouncePause: number;
   reputationComplaintAtRisk: number;
   reputationComplaintPause: number;
+  /** When serve writes a backup (a cron expression, server local time); null = never. */
+  backupSchedule: string | null;
+  /** Where scheduled backups go; <dataDir>/backups unless set. */
+  backupDir: string;
+  /** How many scheduled backups are kept; older ones are deleted. */
+  backupKeep: number;
+  /** Bearer token GET /metrics asks for; null: only loopback clients may scrape (metrics/routes.ts). */
+  metricsToken: string | null;
 }
 
 /** A plan: `key` is `<tier>_<message_class>_<interval>`; a null limit is unlimited; limits are per calendar month. */
@@ -256,6 +265,13 @@ const logLevel: Parser<Config['logLevel']> = (raw) => {
   return fail('must be debug, info, warn or error');
 };
 
+// A cron expression (five fields, or six with seconds) as node-cron reads it; empty or "off" is no schedule.
+const backupSchedule: Parser<string | null> = (raw) => {
+  const s = text(raw);
+  if (s === '' || s.toLowerCase() === 'off') return null;
+  return validCron(s) ? s : fail('must be a cron expression such as "30 3 * * *" (03:30 every day), or empty for none');
+};
+
 const spec = <K extends keyof Config>(key: string, field: K, parse: Parser<Config[K]>, fallback: () => Config[K]): KeySpec<K> => ({
   key,
   field,
@@ -311,6 +327,12 @@ export const KEYS = [
   spec('reputation_bounce_pause', 'reputationBouncePause', rate, () => 0.05),
   spec('reputation_complaint_at_risk', 'reputationComplaintAtRisk', rate, () => 0.001),
   spec('reputation_complaint_pause', 'reputationComplaintPause', rate, () => 0.003),
+  spec('backup_schedule', 'backupSchedule', backupSchedule, () => null),
+  // Empty until loadConfig knows data_dir, which the default lives in.
+  spec('backup_dir', 'backupDir', (raw) => (text(raw) ? resolve(text(raw)) : ''), () => ''),
+  spec('backup_keep', 'backupKeep', integer(1, 10_000), () => 7),
+  // Metrics (issue 21): a scrape token long enough not to be guessed; unset keeps /metrics to loopback.
+  spec('metrics_token', 'metricsToken', (raw) => (text(raw) ? (/^[\x21-\x7e]{16,}$/.test(text(raw)) ? text(raw) : fail('must be at least 16 printable characters without spaces, such as the output of openssl rand -hex 32')) : null), () => null),
 ] as const;
 
 export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;
@@ -347,6 +369,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const result = config as Config;
   result.domainConnectProviderId ||= result.hostname;
+  result.backupDir ||= join(result.dataDir, 'backups');
   const fallback = result.plans.find((p) => p.key === result.defaultPlan);
   if (!fallback || fallback.messageClass !== 'transactional') {
     throw new ConfigError(`config: default_plan (MAILWRIGHT_DEFAULT_PLAN) "${result.defaultPlan}" must be a transactional plan listed in plans`);

@@ -10,6 +10,7 @@ import type { StoreHealth } from './db/health.ts';
 import type { Idempotency } from './db/idempotency.ts';
 import type { Log } from './log.ts';
 import type { DbContext, Writer } from './db/writer.ts';
+import type { Metrics } from './metrics/metrics.ts';
 
 /**
  * Opens a connection to an address (never a name) and port, settling once it is connected; `signal` aborts
@@ -49,6 +50,8 @@ export interface App {
   billing: CheckoutProvider;
   /** Extra CA certificates (PEM) that outgoing HTTPS fetches trust: the local providers of tests. */
   fetchCa?: string;
+  /** Prometheus counters and gauges (GET /metrics); absent where no app was assembled (the CLI, some tests). */
+  metrics?: Metrics;
 }
 
 /** What code that only reads and writes the database needs: all a writer job gets (db/writer.ts). */

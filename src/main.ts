@@ -1,5 +1,6 @@
 // The command line (scripts/mailwright): `serve` runs the appliance; the other commands act on the same
-// data directory and work while `serve` runs (SQLite WAL with a busy timeout lets them share the file).
+// data directory and work while `serve` runs (SQLite WAL with a busy timeout lets them share the file), but for
+// `restore`, which replaces the database and so refuses while a serve uses it.
 import { parseArgs } from 'node:util';
 import { text } from 'node:stream/consumers';
 import { ConfigError, loadConfig, type Config } from './config.ts';
@@ -15,6 +16,10 @@ import { createKey } from './account/keys.ts';
 import { doctor } from './doctor.ts';
 import { flushQueue, listQueue } from './send/queue-admin.ts';
 import { buildDashboard, isBuilt } from './dashboard/build.ts';
+import { createBackup, restoreBackup } from './db/backup.ts';
+import { generateDkimKey, RotationInProgress, startRotation } from './domains/dkim-keys.ts';
+import { holderOf } from './domains/claims.ts';
+import { dkimName, dkimValue } from './dns/records.ts';
 
 // Everything this process creates (database, WAL, keys, backups) is its owner's alone (DESIGN.md 3, SEC-01).
 process.umask(0o077);
@@ -34,6 +39,9 @@ Commands:
   key create             create an API key; prints only the key (re_...)
   doctor                 check the box's DNS, ports and every domain's records; prints what to fix
   queue list | flush     show queued and deferred mail; attempt every deferred delivery now
+  dkim rotate DOMAIN     start a DKIM key rotation: prints the record to publish; signing switches once DNS has it
+  backup FILE            copy all state into one file while the box runs
+  restore FILE           put a backup back (serve stopped)
 
 Run 'mailwright <command> --help' for a command's options. Configuration comes from
 config/mailwright.toml (or MAILWRIGHT_CONFIG) and MAILWRIGHT_* variables; see the README.`,
@@ -68,6 +76,22 @@ deferred recipient due now (like postqueue -f); a running serve picks them up wi
 Checks, without changing anything: that serve is listening, that MAILWRIGHT_HOSTNAME has an address
 whose PTR names it back, and every domain's DKIM, return-path MX and SPF, DMARC and (if set up) inbound
 MX, through the configured resolvers. Prints each problem with the record to publish; exits 1 if any.`,
+  dkim: `Usage: mailwright dkim rotate DOMAIN
+
+Makes a new DKIM key for DOMAIN and prints the TXT record to publish. The current key keeps signing until
+DNS serves the new record (checked on verify and by the periodic DNS re-check), then the new key signs and
+the old record must stay published for queue_lifetime, so mail signed before still verifies. One rotation
+at a time. The same as POST /api/v1/domains/:id/dkim/rotate.`,
+  backup: `Usage: mailwright backup FILE
+
+Writes a consistent copy of the data directory to FILE (mode 0600) while serve runs: a snapshot of the
+database and every other file there (the TLS certificate and key, the Domain Connect key). The file is
+checksummed; restore checks it. Scheduled backups: backup_schedule in the configuration.`,
+  restore: `Usage: mailwright restore FILE
+
+Puts the backup FILE back into the data directory (made if missing, as on a new machine). Refuses while
+serve runs on it. Checks the file's checksums and the database's integrity before it changes anything;
+what it replaces is kept beside it as NAME.before-restore-TIME. Queued mail is delivered once serve starts.`,
 };
 
 async function main(argv: string[]): Promise<number> {
@@ -86,6 +110,20 @@ async function main(argv: string[]): Promise<number> {
     return serve(loadConfig());
   }
   const config = loadConfig();
+  if (command === 'backup' || command === 'restore') {
+    const { positionals } = parseArgs({ args: [sub, ...rest].filter((a) => a !== undefined), allowPositionals: true, strict: true });
+    if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
+    if (command === 'backup') {
+      const made = await createBackup({ dataDir: config.dataDir, file: positionals[0], skip: [config.backupDir] });
+      for (const path of made.skipped) console.error(`mailwright: left out ${path}: not a regular file or folder`);
+      console.log(`wrote ${made.file} (${made.bytes} bytes: the database and ${made.entries.filter((e) => e.type === 'file').length - 1} other files)`);
+      return 0;
+    }
+    const done = await restoreBackup(positionals[0], config.dataDir);
+    console.log(`restored ${done.restored.join(', ')} into ${config.dataDir} from the backup of ${done.manifest.created} (${done.manifest.hostname})`);
+    if (done.movedAside.length) console.log(`kept what they replaced as ${done.movedAside.join(', ')}`);
+    return 0;
+  }
   if (command === 'doctor') {
     if (sub !== undefined) throw new UsageError(`doctor takes no arguments, got "${sub}"`);
     const damage = await databaseProblems(databasePath(config.dataDir));
@@ -99,6 +137,21 @@ async function main(argv: string[]): Promise<number> {
     } finally {
       db.close();
     }
+  }
+  if (command === 'dkim') {
+    if (sub !== 'rotate' || rest.length !== 1) throw new UsageError('use "dkim rotate DOMAIN"');
+    const key = await generateDkimKey();
+    return withStore(config, (db) => {
+      const domain = holderOf(db, rest[0].trim().toLowerCase());
+      if (!domain || domain.name !== rest[0].trim().toLowerCase()) throw new Error(`no domain ${rest[0]} on this box`);
+      try {
+        db.transaction(() => startRotation(db, systemClock, domain.workspace_id, domain.id, key)).immediate();
+      } catch (err) {
+        if (err instanceof RotationInProgress) throw new Error(`a new key for ${domain.name} already waits for its DNS record; mailwright doctor or the dashboard shows it`);
+        throw err;
+      }
+      console.log(`Publish this TXT record; the new key signs once DNS serves it:\n${dkimName({ selector: key.selector, domain: domain.name })}  TXT  "${dkimValue(key.publicKey)}"`);
+    });
   }
   if (command === 'queue') {
     if (sub !== 'list' && sub !== 'flush') throw new UsageError(`unknown command "queue ${sub ?? ''}"; use "queue list" or "queue flush"`);

@@ -121,6 +121,12 @@ test('a domain: added, its records listed, verified, the provider named, inbound
   await eventually(async () => (await api(`/domains/${id}`)).body.open_tracking === true, 5000, 'open tracking on');
   await page.getByRole('switch', { name: /Marketing mail/ }).check();
   await eventually(async () => (await api(`/domains/${id}`)).body.marketing === true, 5000, 'marketing on');
+  // DKIM rotation: a new key waits for its DNS record, shown to publish.
+  await page.getByRole('button', { name: 'Rotate key' }).click();
+  await page.getByTestId('dkim-rotation').getByText('Waiting for DNS').waitFor();
+  const pending = (await api(`/domains/${id}`)).body.dkimRotation.pending;
+  await page.getByTestId('dkim-rotation').getByText(pending.record.name).waitFor();
+
   await page.waitForLoadState('networkidle');
   await fitsPhone(page, "a domain's page");
   await page.evaluate('scrollTo(0, 0)');

@@ -29,6 +29,8 @@ export interface GroupCommitOptions {
   rerunnable?: boolean;
   /** Sees every error a writer is rejected with (StoreHealth.observe: corruption makes the box unhealthy). */
   observe?: (error: unknown) => void;
+  /** Hears the number of jobs of each batch that committed (metrics: writer batch sizes, issue 21). */
+  onCommit?: (jobs: number) => void;
 }
 
 export class GroupCommit {
@@ -39,6 +41,7 @@ export class GroupCommit {
   private readonly busyTimeoutMs: number;
   private readonly rerunnable: boolean;
   private readonly observe: (error: unknown) => void;
+  private readonly onCommit?: (jobs: number) => void;
   /** When the current batch first found the write lock taken. */
   private busySince: number | null = null;
   /** Commits made and jobs carried, for tests and benchmarks. */
@@ -53,6 +56,7 @@ export class GroupCommit {
     this.busyTimeoutMs = Number(db.pragma('busy_timeout', { simple: true }));
     this.rerunnable = opts.rerunnable ?? false;
     this.observe = opts.observe ?? (() => {});
+    this.onCommit = opts.onCommit;
   }
 
   /** Runs `work` (synchronous SQL) in the next shared transaction; resolves after it is durable. */
@@ -151,6 +155,7 @@ export class GroupCommit {
     }
     this.stats.commits++;
     this.stats.jobs += jobs.length;
+    this.onCommit?.(jobs.length);
     jobs.forEach((job, i) => {
       const outcome = outcomes[i];
       if (outcome.ok) job.resolve(outcome.value);

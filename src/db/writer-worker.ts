@@ -14,8 +14,10 @@ import type { Answer, DbContext, JobTable, LogEntry, Step } from './writer.ts';
 const jobs = ((await import(workerData.jobs as string)) as { jobs: JobTable }).jobs;
 const config = workerData.config as Config;
 const db = openDatabase(config.dataDir);
+// A batch's size rides on the first answer sent after its commit (metrics, issue 21).
+const batches: number[] = [];
 // Jobs here are data in, rows out, so a batch runs without a savepoint per job (see GroupCommit).
-const commit = new GroupCommit(db, { rerunnable: true });
+const commit = new GroupCommit(db, { rerunnable: true, onCommit: (calls) => batches.push(calls) });
 
 // Calls run one at a time inside the commit, so the entries of the call running now are the ones being written.
 let entries: LogEntry[] | null = null;
@@ -49,5 +51,5 @@ serveJobs(async ({ steps, now }: { steps: Step[]; now: number }) => {
     if (!(err instanceof ApiError)) throw err;
     answer = { refused: { status: err.status, code: err.code, message: err.message, errors: err.errors } };
   }
-  return { result: answer };
+  return { result: { ...answer, batches: batches.splice(0) } };
 });

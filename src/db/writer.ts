@@ -53,7 +53,8 @@ interface ApiErrorData {
   errors?: FieldError[];
 }
 
-export type Answer = { results: unknown[]; logs: LogEntry[] } | { refused: ApiErrorData };
+/** `batches`: the sizes of the group commits made since the previous answer (metrics, issue 21). */
+export type Answer = ({ results: unknown[]; logs: LogEntry[] } | { refused: ApiErrorData }) & { batches?: number[] };
 
 export class Writer extends WorkerPool<Call, Answer> {
   constructor(
@@ -61,6 +62,8 @@ export class Writer extends WorkerPool<Call, Answer> {
     /** The module whose `jobs` export is the JobTable (writer-jobs.ts). */
     jobs: URL,
     private readonly health?: StoreHealth,
+    /** Hears the size of each group commit the writer thread made (metrics, issue 21). */
+    private readonly onBatch?: (calls: number) => void,
   ) {
     super({ name: 'writer', module: new URL('./writer-worker.ts', import.meta.url), size: 1, jobsPerWorker: 1024, workerData: { config, jobs: jobs.href } });
   }
@@ -80,6 +83,7 @@ export class Writer extends WorkerPool<Call, Answer> {
       this.health?.observe(err);
       throw err;
     }
+    for (const calls of answer.batches ?? []) this.onBatch?.(calls);
     if ('refused' in answer) throw new ApiError(answer.refused.status, answer.refused.code, answer.refused.message, { errors: answer.refused.errors });
     for (const entry of answer.logs) opts.log[entry.level](entry.msg, entry.fields);
     return answer.results;

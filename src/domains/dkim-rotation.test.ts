@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startOutboundScene, eventually, type OutboundScene } from '../testkit/outbound.ts';
-import { request } from '../testkit/app.ts';
+import { request, runCli } from '../testkit/app.ts';
 import { retireOldKeys } from './dkim-keys.ts';
 
 let s: OutboundScene;
@@ -61,6 +61,15 @@ test('the new key signs only once DNS serves it; mail deferred before the rotati
   assert.is(retireOldKeys(s.t.app.db, Date.now() + 6 * 24 * 3600_000), 1);
   assert.equal((await api(`/domains/${domainId}`)).body.dkimRotation.retiring, []);
   assert.is((await api('/domains/dom_01ARZ3NDEKTSV4RRFFQ69G5FAV/dkim/rotate', { method: 'POST' })).status, 404);
+
+  // The CLI does the same: the record to publish, then the pending key shown by the API; one at a time.
+  const cli = await runCli(['dkim', 'rotate', 'rot.test'], s.t.env);
+  assert.is(cli.code, 0, cli.stderr);
+  const pending = (await api(`/domains/${domainId}`)).body.dkimRotation.pending;
+  assert.ok(cli.stdout.includes(pending.record.name) && cli.stdout.includes(pending.record.value));
+  const again = await runCli(['dkim', 'rotate', 'rot.test'], s.t.env);
+  assert.ok(again.code !== 0 && /already waits/.test(again.stderr), again.stderr);
+  assert.ok((await runCli(['dkim', 'rotate', 'nope.test'], s.t.env)).code !== 0);
 });
 
 test.run();

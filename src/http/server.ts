@@ -10,12 +10,14 @@ import type { Config } from '../config.ts';
 import type { Log } from '../log.ts';
 import { newId } from '../db/ids.ts';
 import { errorEnvelope } from './errors.ts';
+import { accessLog } from './access-log.ts';
 import { securityHeaders } from './security-headers.ts';
 import { jsonBody } from './body.ts';
 import { requireCredential, resolveAuth, type Authenticator } from './auth.ts';
 import { hostCheck } from './host-check.ts';
 import { ApiError } from '../errors.ts';
 import { rateLimit, type RateLimiter } from './rate-limit.ts';
+import type { Metrics } from '../metrics/metrics.ts'; // metrics (issue 21)
 
 const API_PREFIX = '/api/v1';
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -36,6 +38,8 @@ export interface HttpDeps {
   largerBodies?: Array<{ path: RegExp; limitBytes: number }>;
   /** Paths whose body is not JSON but read by the route itself (an upload), once the caller is authenticated. */
   rawBodies?: RegExp[];
+  /** API latency by matched route (metrics/metrics.ts, issue 21). */
+  metrics?: Metrics;
 }
 
 /** A router for one resource's API routes, mounted under /api/v1 by `createHttpApp`. */
@@ -56,15 +60,12 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
   app.use(async (ctx, next) => {
     ctx.state.requestId = newId('q').slice(2);
     ctx.set('X-Request-Id', ctx.state.requestId);
-    const started = performance.now();
-    try {
-      await next();
-      // Answered without reading the body (401, 413, 429...): closing is cheaper than draining megabytes.
-      if (!ctx.req.complete && hasBody(ctx.req.headers)) ctx.set('Connection', 'close');
-    } finally {
-      deps.log.debug('http', { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) });
-    }
+    await next();
+    // Answered without reading the body (401, 413, 429...): closing is cheaper than draining megabytes.
+    if (!ctx.req.complete && hasBody(ctx.req.headers)) ctx.set('Connection', 'close');
   });
+  app.use(accessLog(deps.log, API_PREFIX));
+  if (deps.metrics) app.use(deps.metrics.timeApi(API_PREFIX)); // metrics (issue 21): outside the envelope, sees the final status
   app.use(securityHeaders({ https: deps.config.publicUrl.startsWith('https:') }));
   app.use(errorEnvelope(deps.log));
   app.use(hostCheck({ publicUrl: deps.config.publicUrl, allowed: deps.config.httpAllowedHosts }));

@@ -54,6 +54,8 @@ export async function receive(app: App, workers: ReceiveWorkers, envelope: Envel
   const targets = envelope.recipients.map((r) => r.target);
   const filed = await fileInWriter(workers.writer, { mailFrom: envelope.mailFrom, targets, parsed, verdicts, raw }, app.clock.now(), log);
   if (filed.forwarded) app.queue.wake();
+  // One line per accepted message, after the commit and just before the 250: the sysadmin's "did it arrive?".
+  log.info('received', { session: envelope.sessionId, ip: envelope.ip, mailFrom: envelope.mailFrom, recipients: envelope.recipients.length, bytes: data.length, messageId: parsed.messageId, ids: filed.ids });
   return filed.ids;
 }
 

@@ -7,6 +7,7 @@ import { suppressIfHard } from '../feedback/bounces.ts';
 import type { Claimed } from './claims.ts';
 import type { RecipientOutcome } from './outcome.ts';
 import { expired, retryDelay, type RetryPolicy } from './policy.ts';
+import type { DeliveryAttempt } from '../metrics/metrics.ts';
 
 /** The outcome of a recipient that never left the box. */
 export type LocalFailure = Omit<RecipientOutcome, 'result'> & { result: 'failed' | 'deferred' };
@@ -19,7 +20,9 @@ export function localFailure(row: Claimed, permanent: boolean, reason: string): 
 /** Records one outcome per claimed row (matched by email and recipient); a row without one is deferred. */
 export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claimed[], outcomes: Array<RecipientOutcome | LocalFailure>): Promise<void> {
   const { db, clock } = app;
+  const attempted: Array<Record<string, unknown>> = [];
   await app.commit.runUnacknowledged(() => {
+    attempted.length = 0; // the group commit may run this again after another job failed; only the last run counts
     const now = clock.now();
     const touched = new Set<string>();
     const byRecipient = new Map(outcomes.map((o) => [`${o.messageId}\n${o.recipient}`, o]));
@@ -29,10 +32,12 @@ export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claime
       const data = { code: o.code, enhancedCode: o.enhanced, response: o.response, mx: o.mx, tls: o.tls, tlsVerified: o.tlsVerified, ...(o.tlsError ? { tlsError: o.tlsError } : {}), attempt: attempts };
       const event = (type: 'delivered' | 'bounced' | 'delivery_delayed' | 'failed', extra: Record<string, unknown> = {}) =>
         addEvent(db, clock, { workspaceId: row.workspace_id, emailId: row.email_id, type, recipient: row.recipient, data: { ...data, ...extra } });
-      const finish = (state: string) =>
-        db
+      const finish = (state: string) => {
+        attempted.push(attemptLine(row, o, state, attempts));
+        return db
           .prepare('UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = NULL, claimed_at = NULL, claimed_by = NULL, last_code = ?, last_response = ?, last_mx = ?, updated_at = ? WHERE id = ?')
           .run(state, attempts, o.code, o.response, o.mx, now, row.id);
+      };
       if (o.result === 'delivered') {
         finish('delivered');
         event('delivered');
@@ -48,6 +53,7 @@ export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claime
         finish('failed');
         event('failed', { reason: `gave up after ${attempts} attempts over ${Math.round((now - row.created_at) / 3_600_000)} h` });
       } else {
+        attempted.push(attemptLine(row, o, 'deferred', attempts));
         db.prepare(
           "UPDATE deliveries SET state = 'deferred', attempts = ?, next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL, first_deferred_at = coalesce(first_deferred_at, ?), last_code = ?, last_response = ?, last_mx = ?, updated_at = ? WHERE id = ?",
         ).run(attempts, now + retryDelay(policy, attempts), now, o.code, o.response, o.mx, now, row.id);
@@ -58,4 +64,23 @@ export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claime
     }
     for (const emailId of touched) refreshEmailStatus(db, emailId);
   });
+  // After the commit: a line must not report an outcome that was rolled back.
+  for (const fields of attempted) app.log.info('delivery attempt', fields);
+  for (const fields of attempted) app.metrics?.delivery(fields as DeliveryAttempt); // metrics (issue 21): counted once committed, like the log line
+}
+
+// The domain, not the address: enough to follow a destination's trouble without a log full of recipients.
+// The reply is kept for what did not go through, as a sysadmin reads it first.
+function attemptLine(row: Claimed, o: RecipientOutcome | LocalFailure, outcome: string, attempt: number): Record<string, unknown> {
+  return {
+    emailId: row.email_id,
+    domain: row.domain,
+    outcome,
+    code: o.code,
+    enhanced: o.enhanced,
+    mx: o.mx,
+    tls: o.tls,
+    attempt,
+    ...(outcome === 'delivered' ? {} : { response: o.response.slice(0, 300) }),
+  };
 }

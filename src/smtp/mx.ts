@@ -62,6 +62,7 @@ export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWo
         sessions.of(session).targets.set(address.address.toLowerCase(), routeRecipient(app.db, address.address));
         callback();
       } catch (err) {
+        app.metrics?.inbound(err); // metrics (issue 21)
         if (err instanceof SmtpError) return callback(err);
         log.error('recipient lookup failed', { err, session: session.id });
         callback(new SmtpError(451, '4.3.0 Temporary local problem, try again later'));
@@ -73,14 +74,17 @@ export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWo
       state.messages++;
       collect(stream).then(
         async (data) => {
-          if (!data) return callback(new SmtpError(552, `5.3.4 Message too big: the limit is ${config.maxMessageBytes} bytes`));
+          // Thrown, not answered here: the catch below answers and counts every refusal alike (metrics, issue 21).
+          if (!data) throw new SmtpError(552, `5.3.4 Message too big: the limit is ${config.maxMessageBytes} bytes`);
           const ids = await receive(app, workers, envelopeOf(session, state), data);
+          app.metrics?.inbound(); // metrics (issue 21)
           callback(null, `2.0.0 Ok: queued as ${ids.join(' ')}`);
         },
         () => {
           // The client went away mid-DATA: nothing was stored, and nobody is left to answer.
         },
       ).catch((err: unknown) => {
+        app.metrics?.inbound(err); // metrics (issue 21)
         if (err instanceof SmtpError) return callback(err);
         ourFault(log, 'receiving a message failed', err, session.id);
         callback(new SmtpError(451, OUR_FAULT));

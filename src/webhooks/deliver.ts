@@ -120,6 +120,7 @@ export class WebhookDispatcher {
     this.inFlight++;
     this.busy.set(d.webhook_id, (this.busy.get(d.webhook_id) ?? 0) + 1);
     const run = this.post(d)
+      .then((outcome) => (this.app.metrics?.webhookDelivery(outcome), outcome)) // metrics (issue 21)
       .then((outcome) => this.app.commit.run(() => (outcome ? recordAttempt(this.app.db, this.app.clock.now(), d, outcome) : unclaim(this.app.db, this.app.clock.now(), d.id))))
       .catch((err) => this.app.log.error('webhooks: recording a delivery failed; it is tried again when its lease ends', { err, delivery: d.id }))
       .finally(() => {

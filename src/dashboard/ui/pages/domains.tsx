@@ -7,6 +7,7 @@ import type { Me } from '../session.ts';
 import { api, ApiError, qs } from '../api.ts';
 import { Badge, CopyButton, Empty, ErrorBox, Field, Form, Loaded, Loading, messageOf, Modal, Page, toast, useLoad, when } from '../components.tsx';
 import { navigate, useLocation } from '../router.ts';
+import { DkimRotation, type Rotation } from './dkim-rotation.tsx';
 
 export interface List<T> {
   data: T[];
@@ -56,6 +57,8 @@ export interface Domain extends DomainSummary {
   click_tracking: boolean;
   inbound: { status: 'not_configured' | 'dns_pending' | 'ready'; record: { type: 'MX'; name: string; value: string } | null; issue: DnsIssue | null; checkedAt: string | null };
   verifiedAt: string | null;
+  dkimSelector: string;
+  dkimRotation: Rotation;
 }
 interface Provider {
   detectionStatus: 'detected' | 'unknown' | 'no_nameservers' | 'error';
@@ -375,6 +378,7 @@ function DomainPage({ id }: { id: string }) {
       <Records domain={d} hosts={provider.data?.zone ? provider.data.recordHosts : undefined} />
       {d.inbound.status !== 'not_configured' && d.inbound.record && <Inbound domain={d} onChange={domain.reload} />}
       <Options domain={d} onChange={domain.reload} />
+      <DkimRotation domainId={d.id} selector={d.dkimSelector} rotation={d.dkimRotation} onChange={domain.reload} />
       <h2 style={{ marginTop: '28px' }}>Delete</h2>
       <div class="card row">
         <span class="grow muted">Deleting {d.name} removes its DKIM key and its inboxes. Mail already received stays in your mailbox.</span>

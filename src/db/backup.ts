@@ -1,0 +1,493 @@
+// Backup and restore of a whole data directory as one checksummed file (`mailwright backup|restore`, and the
+// scheduled backups of `serve`): the file format (pack, unpack, verify), the consistent database snapshot, the
+// marker files by which restore knows that `serve` runs on a data directory, and the pruning of old backups.
+//
+// The format, version 1 (readable with head, dd and sha256sum; no dependency):
+//   MAILWRIGHT-BACKUP 1 <manifest length in bytes>\n
+//   <manifest: UTF-8 JSON {format, version, created, hostname, entries: [{path, type: "file", size, sha256} | {path, type: "dir"}]}>
+//   <the bytes of each file entry, in manifest order, back to back>
+//   SHA256 <64 hex digits: SHA-256 of every byte above>\n
+// The first entry is always `mailwright.db`. Paths are relative, with `/`; modes are not kept (restore makes
+// everything private). So `head -c -72 FILE | sha256sum` checks a backup by hand.
+import { createHash, randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { lstat, mkdir, open, readdir, rename, rm, rmdir, type FileHandle } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { basename, dirname, join, resolve, sep } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import type { Config } from '../config.ts';
+import type { Log } from '../log.ts';
+import { databasePath } from './open.ts';
+import { quickCheck } from './integrity.ts';
+
+export const FORMAT_VERSION = 1;
+const MAGIC = 'MAILWRIGHT-BACKUP';
+const TRAILER_BYTES = 'SHA256 '.length + 64 + 1;
+const DB_ENTRY = 'mailwright.db';
+const CHUNK = 1024 * 1024;
+const MAX_MANIFEST = 64 * 1024 * 1024;
+// Names a backup never carries: the live database files (the snapshot stands for them), serve's markers, and
+// what backup and restore leave themselves (temporary files, staging folders, the files a restore moved aside).
+const LIVE_DB = new Set([DB_ENTRY, `${DB_ENTRY}-wal`, `${DB_ENTRY}-shm`, `${DB_ENTRY}-journal`]);
+const RUN_DIR = 'run';
+const TEMP_SUFFIX = '.tmp-backup';
+const ASIDE = '.before-restore-';
+const STAGING = '.restore-';
+
+export type Entry = { path: string; type: 'file'; size: number; sha256: string } | { path: string; type: 'dir' };
+export interface Manifest {
+  format: 'mailwright-backup';
+  version: number;
+  created: string;
+  hostname: string;
+  entries: Entry[];
+}
+
+/** The backup cannot be made or used; the message says why and what to do. */
+export class BackupError extends Error {
+  override name = 'BackupError';
+}
+
+// --- Making a backup ------------------------------------------------------------------------------------------
+
+/**
+ * Writes a backup of `dataDir` to `file`: a snapshot of the database taken while the box runs, and every other
+ * file under the data directory except `skip` (folders or files, such as the scheduled backups' folder). The
+ * file appears complete or not at all (written aside, fsynced, renamed), mode 0600.
+ */
+export async function createBackup(opts: { dataDir: string; file: string; skip?: string[]; now?: Date }): Promise<{ file: string; bytes: number; entries: Entry[]; skipped: string[] }> {
+  const dataDir = resolve(opts.dataDir);
+  const file = resolve(opts.file);
+  const source = databasePath(dataDir);
+  if (!existsSync(source)) throw new BackupError(`there is no database at ${source}: check data_dir (MAILWRIGHT_DATA_DIR)`);
+  if (!existsSync(dirname(file))) throw new BackupError(`cannot write ${file}: the folder ${dirname(file)} does not exist`);
+  const tag = `${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`;
+  const snapshot = join(dirname(file), `.${basename(file)}.${tag}.db`);
+  const packing = join(dirname(file), `.${basename(file)}.${tag}`);
+  try {
+    await snapshotDatabase(source, snapshot);
+    const check = await quickCheck(snapshot).result;
+    if (check.kind !== 'ok') {
+      throw new BackupError(`the database ${source} fails quick_check (${check.detail}), so a copy of it would not restore: run 'mailwright doctor' and keep your last good backup`);
+    }
+    const skip = [...(opts.skip ?? []), file].map((p) => resolve(p)).filter((p) => p !== dataDir);
+    const { found, skipped } = await listDataDir(dataDir, skip);
+    const sources = new Map<string, string>([[DB_ENTRY, snapshot], ...found.filter((f) => f.type === 'file').map((f) => [f.path, join(dataDir, ...f.path.split('/'))] as [string, string])]);
+    const entries: Entry[] = [];
+    for (const f of [{ path: DB_ENTRY, type: 'file' as const }, ...found]) {
+      entries.push(f.type === 'dir' ? { path: f.path, type: 'dir' } : { path: f.path, type: 'file', ...(await digest(sources.get(f.path)!)) });
+    }
+    const manifest: Manifest = { format: 'mailwright-backup', version: FORMAT_VERSION, created: (opts.now ?? new Date()).toISOString(), hostname: hostname(), entries };
+    const bytes = await writePack(packing, manifest, sources);
+    await rename(packing, file);
+    await syncDir(dirname(file));
+    return { file, bytes, entries, skipped };
+  } finally {
+    for (const leftover of [snapshot, `${snapshot}-journal`, packing]) rmSync(leftover, { force: true });
+  }
+}
+
+// The driver's own path, handed to the worker: an eval worker resolves modules from the working directory,
+// which for scripts/mailwright is wherever the operator stands.
+const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
+
+// VACUUM INTO reads one committed snapshot in a single read transaction (in WAL mode it blocks no writer), so
+// the copy holds exactly what was acknowledged when it began. The online backup API restarts whenever another
+// connection writes, which on a busy box (the writer thread commits constantly) may never finish. It runs in a
+// worker thread with its own connection, since a large database takes seconds and serve's event loop must not
+// wait; plain JavaScript, so the worker starts without tsx.
+const SNAPSHOT_WORKER = `
+const { workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.source, { fileMustExist: true, timeout: 30000 });
+try { db.prepare('VACUUM INTO ?').run(workerData.dest); } finally { db.close(); }
+`;
+
+function snapshotDatabase(source: string, dest: string): Promise<void> {
+  return new Promise((resolveDone, reject) => {
+    const worker = new Worker(SNAPSHOT_WORKER, { eval: true, execArgv: [], workerData: { driver: DRIVER, source, dest } });
+    worker.once('error', (err) => reject(new BackupError(`could not copy the database ${source}: ${err.message}`)));
+    worker.once('exit', (code) => (code === 0 ? resolveDone() : reject(new BackupError(`could not copy the database ${source} (worker exit ${code})`))));
+  });
+}
+
+/** Every folder and regular file under the data directory that a backup carries, parents before children. */
+async function listDataDir(dataDir: string, skip: string[]): Promise<{ found: Array<{ path: string; type: 'file' | 'dir' }>; skipped: string[] }> {
+  const found: Array<{ path: string; type: 'file' | 'dir' }> = [];
+  const skipped: string[] = [];
+  const walk = async (dir: string, prefix: string) => {
+    for (const name of (await readdir(dir)).sort()) {
+      const abs = join(dir, name);
+      const rel = prefix ? `${prefix}/${name}` : name;
+      if (name.endsWith(TEMP_SUFFIX) || name.includes(ASIDE) || skip.some((s) => abs === s || abs.startsWith(s + sep))) continue;
+      if (!prefix && (LIVE_DB.has(name) || name === RUN_DIR || name.startsWith(STAGING))) continue;
+      let stat;
+      try {
+        stat = await lstat(abs);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw err;
+      }
+      if (stat.isDirectory()) {
+        found.push({ path: rel, type: 'dir' });
+        await walk(abs, rel);
+      } else if (stat.isFile()) found.push({ path: rel, type: 'file' });
+      else skipped.push(rel); // a symlink could point anywhere, and a restore on another machine could not honour it
+    }
+  };
+  await walk(dataDir, '');
+  return { found, skipped };
+}
+
+async function digest(path: string): Promise<{ size: number; sha256: string }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  await eachChunk(path, (chunk) => {
+    hash.update(chunk);
+    size += chunk.length;
+  });
+  return { size, sha256: hash.digest('hex') };
+}
+
+async function eachChunk(path: string, use: (chunk: Buffer) => Promise<void> | void): Promise<void> {
+  const fh = await open(path, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(CHUNK);
+    for (;;) {
+      const { bytesRead } = await fh.read(buffer, 0, CHUNK, null);
+      if (bytesRead === 0) return;
+      await use(buffer.subarray(0, bytesRead));
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+async function writePack(path: string, manifest: Manifest, sources: Map<string, string>): Promise<number> {
+  const whole = createHash('sha256');
+  const fh = await open(path, 'wx', 0o600);
+  let bytes = 0;
+  const put = async (chunk: Buffer) => {
+    whole.update(chunk);
+    await fh.write(chunk);
+    bytes += chunk.length;
+  };
+  try {
+    const json = Buffer.from(JSON.stringify(manifest), 'utf8');
+    await put(Buffer.from(`${MAGIC} ${FORMAT_VERSION} ${json.length}\n`, 'ascii'));
+    await put(json);
+    for (const entry of manifest.entries) {
+      if (entry.type !== 'file') continue;
+      const hash = createHash('sha256');
+      let size = 0;
+      await eachChunk(sources.get(entry.path)!, async (chunk) => {
+        hash.update(chunk);
+        size += chunk.length;
+        await put(chunk);
+      });
+      // Files other than the snapshot are read twice (digest, then here): one rewritten meanwhile (a renewed
+      // certificate) would no longer match its manifest line, and a restore would refuse the whole backup.
+      if (size !== entry.size || hash.digest('hex') !== entry.sha256) throw new BackupError(`${entry.path} changed while it was being backed up; run the backup again`);
+    }
+    const trailer = Buffer.from(`SHA256 ${whole.digest('hex')}\n`, 'ascii');
+    await fh.write(trailer);
+    await fh.sync();
+    return bytes + trailer.length;
+  } finally {
+    await fh.close();
+  }
+}
+
+// --- Reading a backup -----------------------------------------------------------------------------------------
+
+/**
+ * Reads a whole backup, checking its header, manifest, every entry's SHA-256 and the SHA-256 of the whole file;
+ * with `into`, also writes its entries there (files 0600, folders 0700, each fsynced). Throws BackupError on
+ * the first thing that is wrong; what it wrote into `into` by then is the caller's to remove.
+ */
+export async function readBackup(file: string, into: string | null = null): Promise<Manifest> {
+  let fh: FileHandle;
+  try {
+    fh = await open(file, 'r');
+  } catch (err) {
+    throw new BackupError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const damaged = (why: string) => new BackupError(`${file} is damaged or not a Mailwright backup (${why}); nothing was restored`);
+  try {
+    const size = (await fh.stat()).size;
+    const head = Buffer.alloc(Math.min(64, size));
+    await fh.read(head, 0, head.length, 0);
+    const newline = head.indexOf(10);
+    const m = newline > 0 ? /^MAILWRIGHT-BACKUP (\d+) (\d+)$/.exec(head.subarray(0, newline).toString('latin1')) : null;
+    if (!m) throw damaged('no MAILWRIGHT-BACKUP header');
+    if (Number(m[1]) !== FORMAT_VERSION) throw new BackupError(`${file} is a version ${m[1]} backup; this release reads version ${FORMAT_VERSION}: restore it with the release that made it`);
+    const manifestLength = Number(m[2]);
+    if (manifestLength > MAX_MANIFEST || newline + 1 + manifestLength > size) throw damaged('its manifest is cut short');
+    const json = Buffer.alloc(manifestLength);
+    await fh.read(json, 0, manifestLength, newline + 1);
+    const manifest = parseManifest(json, damaged);
+    const expected = newline + 1 + manifestLength + manifest.entries.reduce((n, e) => n + (e.type === 'file' ? e.size : 0), 0) + TRAILER_BYTES;
+    if (size !== expected) throw damaged(`${size} bytes where its manifest adds up to ${expected}: cut short or altered`);
+
+    const whole = createHash('sha256').update(head.subarray(0, newline + 1)).update(json);
+    let position = newline + 1 + manifestLength;
+    const buffer = Buffer.allocUnsafe(CHUNK);
+    for (const entry of manifest.entries) {
+      const target = into && join(into, ...entry.path.split('/'));
+      if (entry.type === 'dir') {
+        if (target) await mkdir(target, { recursive: true, mode: 0o700 });
+        continue;
+      }
+      if (target) await mkdir(dirname(target), { recursive: true, mode: 0o700 });
+      const out = target ? await open(target, 'wx', 0o600) : null;
+      try {
+        const hash = createHash('sha256');
+        for (let left = entry.size; left > 0; ) {
+          const { bytesRead } = await fh.read(buffer, 0, Math.min(CHUNK, left), position);
+          if (bytesRead === 0) throw damaged('it ends early');
+          const chunk = buffer.subarray(0, bytesRead);
+          hash.update(chunk);
+          whole.update(chunk);
+          if (out) await out.write(chunk);
+          position += bytesRead;
+          left -= bytesRead;
+        }
+        if (hash.digest('hex') !== entry.sha256) throw damaged(`${entry.path} does not match its SHA-256`);
+        await out?.sync();
+      } finally {
+        await out?.close();
+      }
+    }
+    const trailer = Buffer.alloc(TRAILER_BYTES);
+    await fh.read(trailer, 0, TRAILER_BYTES, position);
+    const sum = /^SHA256 ([0-9a-f]{64})\n$/.exec(trailer.toString('latin1'));
+    if (!sum) throw damaged('no SHA256 line at its end');
+    if (sum[1] !== whole.digest('hex')) throw damaged('the file does not match its SHA-256');
+    return manifest;
+  } finally {
+    await fh.close();
+  }
+}
+
+function parseManifest(json: Buffer, damaged: (why: string) => BackupError): Manifest {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json.toString('utf8'));
+  } catch {
+    throw damaged('its manifest is not JSON');
+  }
+  const m = raw as Partial<Manifest>;
+  if (m?.format !== 'mailwright-backup' || !Array.isArray(m.entries)) throw damaged('its manifest is not a Mailwright manifest');
+  const seen = new Set<string>();
+  for (const e of m.entries as Array<Partial<Entry> & { size?: unknown; sha256?: unknown }>) {
+    // A backup file may come from anywhere: no entry may point outside the folder it is unpacked into.
+    const path = typeof e?.path === 'string' ? e.path : '';
+    const segments = path.split('/');
+    if (!path || /[\\\0]/.test(path) || segments.some((s) => s === '' || s === '.' || s === '..')) throw damaged(`its manifest names the unsafe path ${JSON.stringify(e?.path)}`);
+    if (seen.has(path)) throw damaged(`its manifest names ${path} twice`);
+    seen.add(path);
+    if (e.type === 'file') {
+      if (!Number.isSafeInteger(e.size) || (e.size as number) < 0 || typeof e.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(e.sha256)) throw damaged(`its manifest line for ${path} is malformed`);
+    } else if (e.type !== 'dir') throw damaged(`its manifest gives ${path} an unknown type`);
+  }
+  const first = m.entries[0];
+  if (first?.path !== DB_ENTRY || first.type !== 'file') throw damaged(`its first entry is not ${DB_ENTRY}`);
+  return m as Manifest;
+}
+
+/** Checks a backup file end to end without writing anything. */
+export const verifyBackup = (file: string) => readBackup(file, null);
+
+// --- Restoring ------------------------------------------------------------------------------------------------
+
+/**
+ * Puts a backup back into `dataDir` (made if missing, as on a new machine). Refuses while serve runs there.
+ * Everything is unpacked and checked (checksums, then PRAGMA integrity_check) in a staging folder inside the
+ * data directory first, so a bad backup changes nothing; then each top-level entry the backup holds replaces
+ * the one in place, which is kept as `<name>.before-restore-<time>`. Entries the backup does not hold stay.
+ */
+export async function restoreBackup(file: string, dataDirIn: string, now = new Date()): Promise<{ restored: string[]; movedAside: string[]; manifest: Manifest }> {
+  const dataDir = resolve(dataDirIn);
+  const running = servingProcesses(dataDir);
+  if (running.length) {
+    throw new BackupError(
+      `mailwright serve is running on ${dataDir} (pid ${running.join(', ')}): stop it first (systemctl stop mailwright), then run restore again. ` +
+        `Nothing was changed.`,
+    );
+  }
+  if (!existsSync(file)) throw new BackupError(`${file} does not exist`);
+  const created = !existsSync(dataDir);
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const time = stamp(now, true);
+  const staging = join(dataDir, `${STAGING}${time}-${process.pid}`);
+  let manifest: Manifest;
+  try {
+    await mkdir(staging, { mode: 0o700 });
+    manifest = await readBackup(file, staging);
+    prepareDatabase(join(staging, DB_ENTRY), file, now.getTime());
+  } catch (err) {
+    await rm(staging, { recursive: true, force: true });
+    if (created) await rmdir(dataDir).catch(() => {});
+    throw err;
+  }
+
+  // The database last: if anything before it fails, the box is still on its old database.
+  const names = [...new Set(manifest.entries.map((e) => e.path.split('/')[0]))].sort((a, b) => Number(a === DB_ENTRY) - Number(b === DB_ENTRY));
+  // The old WAL goes aside with its database: left in place, SQLite would replay it into the restored one.
+  const aside = names.flatMap((name) => (name === DB_ENTRY ? [...LIVE_DB] : [name])).filter((old) => exists(join(dataDir, old)));
+  const taken = aside.find((old) => exists(join(dataDir, `${old}${ASIDE}${time}`)));
+  if (taken) {
+    await rm(staging, { recursive: true, force: true });
+    throw new BackupError(`${join(dataDir, `${taken}${ASIDE}${time}`)} exists already; run restore again. Nothing was changed.`);
+  }
+  const restored: string[] = [];
+  const movedAside: string[] = [];
+  try {
+    for (const name of names) {
+      for (const old of aside.filter((a) => a === name || (name === DB_ENTRY && LIVE_DB.has(a)))) {
+        await rename(join(dataDir, old), join(dataDir, `${old}${ASIDE}${time}`));
+        movedAside.push(`${old}${ASIDE}${time}`);
+      }
+      await rename(join(staging, name), join(dataDir, name));
+      restored.push(name);
+    }
+    await syncDir(dataDir);
+  } catch (err) {
+    throw new BackupError(
+      `restore stopped half-way (${(err as Error).message}): restored ${restored.join(', ') || 'nothing'}; the files it replaced are kept as ` +
+        `*${ASIDE}${time} in ${dataDir}, and the rest of the backup is in ${staging}`,
+    );
+  }
+  await rm(staging, { recursive: true, force: true });
+  return { restored, movedAside, manifest };
+}
+
+const exists = (path: string) => {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Checks the unpacked database and readies it for the box that will open it: claims on the queue were held by
+ * processes of the machine the backup came from, none of which runs here, so they are put back (a pid alive
+ * here would otherwise keep its recipients for the 30-minute lease); left in rollback-journal mode so that it
+ * is one self-contained file until serve opens it (in WAL).
+ */
+function prepareDatabase(path: string, file: string, now: number): void {
+  let db: Database.Database;
+  try {
+    db = new Database(path, { fileMustExist: true });
+  } catch (err) {
+    throw new BackupError(`the database in ${file} cannot be opened (${(err as Error).message}); nothing was restored`);
+  }
+  try {
+    let problems: string[];
+    try {
+      problems = (db.pragma('integrity_check(20)') as Array<{ integrity_check: string }>).map((r) => String(r.integrity_check));
+    } catch (err) {
+      problems = [(err as Error).message];
+    }
+    if (problems.length !== 1 || problems[0] !== 'ok') throw new BackupError(`the database in ${file} fails integrity_check (${problems.join('; ')}); nothing was restored`);
+    const hasQueue = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'deliveries'").get();
+    if (hasQueue) {
+      db.prepare("UPDATE deliveries SET state = CASE WHEN attempts > 0 THEN 'deferred' ELSE 'queued' END, next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL, updated_at = ? WHERE state = 'sending'").run(now, now);
+    }
+    db.pragma('journal_mode = DELETE');
+  } finally {
+    db.close();
+  }
+}
+
+// --- Knowing that serve runs ----------------------------------------------------------------------------------
+// serve writes <data_dir>/run/serve-<pid>-<random>.pid at start and removes it at stop. A marker file rather
+// than a lock: two serve processes may share a data directory (the queue's claims keep them apart), so no lock
+// may be exclusive, and SQLite's locks cannot tell an idle serve from no serve. A marker left by kill -9 is
+// recognised as stale: its process is gone, or the pid now belongs to a process started at another time.
+
+/** Records that this process serves `dataDir`; returns what removes the record. */
+export function markServing(dataDir: string): () => void {
+  const dir = join(dataDir, RUN_DIR);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  for (const name of readdirSync(dir)) if (readMarker(join(dir, name)) === null) rmSync(join(dir, name), { force: true });
+  const marker = join(dir, `serve-${process.pid}-${randomBytes(4).toString('hex')}.pid`);
+  writeFileSync(marker, `${JSON.stringify({ pid: process.pid, started: processStart(process.pid) })}\n`, { mode: 0o600 });
+  return () => rmSync(marker, { force: true });
+}
+
+/** The pids of the serve processes running on `dataDir`. */
+export function servingProcesses(dataDir: string): number[] {
+  const dir = join(dataDir, RUN_DIR);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .map((name) => readMarker(join(dir, name)))
+    .filter((pid): pid is number => pid !== null);
+}
+
+// The pid of a live serve a marker names, or null for a stale or unreadable marker.
+function readMarker(path: string): number | null {
+  let marker: { pid?: unknown; started?: unknown };
+  try {
+    marker = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return null;
+  }
+  const pid = marker.pid;
+  if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) return null;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return null;
+  }
+  const started = processStart(pid);
+  return marker.started && started && marker.started !== started ? null : pid;
+}
+
+// The process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat), where Linux tells it.
+function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+// --- Scheduled backups ----------------------------------------------------------------------------------------
+
+const SCHEDULED = /^mailwright-\d{8}T\d{9}Z\.backup$/;
+
+/**
+ * What serve's backup_schedule runs: a backup into backup_dir named by its UTC time, then the oldest of those
+ * beyond backup_keep deleted (only after the new one is written, and only files named as this job names them).
+ */
+export async function scheduledBackup(config: Pick<Config, 'dataDir' | 'backupDir' | 'backupKeep'>, log: Log, now = new Date()): Promise<{ file: string; deleted: string[] }> {
+  const started = performance.now();
+  await mkdir(config.backupDir, { recursive: true, mode: 0o700 });
+  const made = await createBackup({ dataDir: config.dataDir, file: join(config.backupDir, `mailwright-${stamp(now, true)}.backup`), skip: [config.backupDir], now });
+  const ours = (await readdir(config.backupDir)).filter((n) => SCHEDULED.test(n)).sort();
+  const deleted = ours.slice(0, Math.max(0, ours.length - config.backupKeep));
+  for (const name of deleted) await rm(join(config.backupDir, name), { force: true });
+  log.info('backup written', { file: made.file, bytes: made.bytes, ms: Math.round(performance.now() - started), deleted: deleted.length, skipped: made.skipped.length ? made.skipped : undefined });
+  return { file: made.file, deleted };
+}
+
+// 20250102T030405Z (with milliseconds, 20250102T030405678Z), so names sort by time.
+function stamp(date: Date, millis = false): string {
+  const iso = date.toISOString().replace(/[-:]/g, '');
+  return millis ? iso.replace('.', '') : iso.replace(/\.\d+/, '');
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

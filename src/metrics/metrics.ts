@@ -1,0 +1,162 @@
+// The box's Prometheus metrics (prom-client): one Registry per App, never the global default, so two apps in
+// one process keep their own counts. It owns the metric names, their labels and the one-line hooks the flows
+// call through `app.metrics?.…`; it must not import a flow or run SQL (queue depth is handed in by app.ts).
+import { statSync } from 'node:fs';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { SmtpError } from '../errors.ts';
+
+export type DeliveryOutcome = 'delivered' | 'deferred' | 'bounced' | 'failed';
+
+/** One recipient's recorded attempt (send/record.ts): its final or deferred state and the reply's codes. */
+export type DeliveryAttempt = {
+  outcome: DeliveryOutcome;
+  code: number | null;
+  enhanced: string | null;
+};
+
+/** What the queue looks like now: asked at every scrape (send/queue-stats.ts). */
+export interface QueueDepth {
+  byState: Record<'queued' | 'sending' | 'deferred', number>;
+  /** Age of the oldest queued or deferred recipient (ms); 0 when there is none. */
+  oldestAgeMs: number;
+}
+
+export interface MetricsSources {
+  queueDepth: () => QueueDepth;
+  /** The SQLite file; its `-wal` file is measured beside it. */
+  databaseFile: string;
+}
+
+// Seconds: most API calls answer in milliseconds; a send with attachments or a search can take seconds.
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+// Calls per group commit: the writer takes up to 256 (GroupCommit.maxBatch).
+const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly deliveries: Counter<'outcome' | 'class'>;
+  private readonly inboundAccepted: Counter;
+  private readonly inboundRejected: Counter<'reason'>;
+  private readonly apiRequests: Histogram<'method' | 'route' | 'status_class'>;
+  private readonly webhookDeliveries: Counter<'outcome'>;
+  private readonly batchSizes: Histogram<'commit'>;
+  private readonly queue: Gauge<'state'>;
+  private readonly oldest: Gauge;
+  private readonly files: Gauge<'file'>;
+
+  constructor(private readonly sources: MetricsSources) {
+    const registers = [this.registry];
+    // Event-loop lag, heap, RSS, CPU, file descriptors, GC: prom-client's standard names, so stock dashboards fit.
+    collectDefaultMetrics({ register: this.registry });
+    this.queue = new Gauge({ name: 'mailwright_queue_recipients', help: 'Outbound recipients in the queue, by state.', labelNames: ['state'], registers });
+    this.oldest = new Gauge({ name: 'mailwright_queue_oldest_age_seconds', help: 'Age of the oldest queued or deferred recipient (0 when the queue is empty).', registers });
+    this.files = new Gauge({ name: 'mailwright_database_bytes', help: 'Size of the SQLite database file and of its write-ahead log.', labelNames: ['file'], registers });
+    this.deliveries = new Counter({ name: 'mailwright_deliveries_total', help: 'Outbound delivery attempts per recipient, by outcome and status class (2, 4 or 5).', labelNames: ['outcome', 'class'], registers });
+    this.inboundAccepted = new Counter({ name: 'mailwright_inbound_accepted_total', help: 'Messages the MX listener accepted (250 after the commit).', registers });
+    this.inboundRejected = new Counter({ name: 'mailwright_inbound_rejected_total', help: 'Recipients and messages the MX listener refused, by reason.', labelNames: ['reason'], registers });
+    this.apiRequests = new Histogram({ name: 'mailwright_http_request_duration_seconds', help: 'API request latency by matched route pattern and status class.', labelNames: ['method', 'route', 'status_class'], buckets: LATENCY_BUCKETS, registers });
+    this.webhookDeliveries = new Counter({ name: 'mailwright_webhook_deliveries_total', help: 'Webhook delivery attempts by outcome (delivered: 2xx; rejected: another status; unreachable: no answer).', labelNames: ['outcome'], registers });
+    this.batchSizes = new Histogram({ name: 'mailwright_writer_batch_size', help: 'Calls committed together in one group commit (writer: the writer thread; main: the event loop\'s).', labelNames: ['commit'], buckets: BATCH_BUCKETS, registers });
+    // Known label values start at 0, so rate() and increase() work from the first scrape after a restart.
+    for (const [outcome, cls] of [['delivered', '2'], ['deferred', '4'], ['bounced', '5'], ['failed', '5']]) this.deliveries.inc({ outcome, class: cls }, 0);
+    for (const reason of Object.values(REASONS)) this.inboundRejected.inc({ reason }, 0);
+    for (const outcome of ['delivered', 'rejected', 'unreachable']) this.webhookDeliveries.inc({ outcome }, 0);
+  }
+
+  /** The exposition, in the Prometheus text format; the queue and the files are measured now, once per scrape. */
+  expose(): Promise<string> {
+    const depth = this.sources.queueDepth();
+    for (const [state, n] of Object.entries(depth.byState)) this.queue.set({ state }, n);
+    this.oldest.set(depth.oldestAgeMs / 1000);
+    this.files.set({ file: 'db' }, sizeOf(this.sources.databaseFile));
+    this.files.set({ file: 'wal' }, sizeOf(`${this.sources.databaseFile}-wal`));
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  delivery(attempt: DeliveryAttempt): void {
+    this.deliveries.inc({ outcome: attempt.outcome, class: statusClass(attempt) });
+  }
+
+  /** Counts one accepted message, or one refusal (a recipient at RCPT, a message at DATA) by its reason. */
+  inbound(refusal?: unknown): void {
+    if (refusal === undefined) this.inboundAccepted.inc();
+    else this.inboundRejected.inc({ reason: rejectionReason(refusal) });
+  }
+
+  /**
+   * Koa middleware timing the API's requests (those under `prefix`), labelled by the route pattern the router
+   * matched, without the prefix (`/emails/:id`), so a raw id never becomes a label value. Mounted outside the
+   * error envelope (http/server.ts), it sees the status that was answered.
+   */
+  timeApi(prefix: string) {
+    return async (ctx: ApiRequest, next: () => Promise<unknown>): Promise<void> => {
+      const started = performance.now();
+      try {
+        await next();
+      } finally {
+        if (ctx.path === prefix || ctx.path.startsWith(`${prefix}/`)) this.apiRequests.observe(apiLabels(ctx, prefix), (performance.now() - started) / 1000);
+      }
+    };
+  }
+
+  /** An attempt's HTTP status (null when the endpoint never answered); no attempt at all counts nothing. */
+  webhookDelivery(attempt: { status: number | null } | null): void {
+    if (attempt) this.webhookDeliveries.inc({ outcome: attempt.status === null ? 'unreachable' : attempt.status >= 200 && attempt.status < 300 ? 'delivered' : 'rejected' });
+  }
+
+  writerBatch(commit: 'writer' | 'main', calls: number): void {
+    this.batchSizes.observe({ commit }, calls);
+  }
+}
+
+interface ApiRequest {
+  path: string;
+  method: string;
+  status: number;
+  /** Set by @koa/router to the pattern of the route that answered; absent when none did (401 at the gate, 404). */
+  _matchedRoute?: string | RegExp;
+}
+
+function apiLabels(ctx: ApiRequest, prefix: string) {
+  const matched = typeof ctx._matchedRoute === 'string' && ctx._matchedRoute.startsWith(prefix) ? ctx._matchedRoute.slice(prefix.length) || '/' : 'unmatched';
+  return { method: ctx.method, route: matched, status_class: `${Math.floor(ctx.status / 100)}xx` };
+}
+
+/** The class of the enhanced status code (RFC 3463), else of the reply code; without either, what the outcome implies. */
+export function statusClass({ outcome, code, enhanced }: DeliveryAttempt): '2' | '4' | '5' {
+  const first = enhanced?.[0] ?? (code === null ? undefined : String(code)[0]);
+  if (first === '2' || first === '4' || first === '5') return first;
+  return outcome === 'delivered' ? '2' : outcome === 'deferred' ? '4' : '5';
+}
+
+// Enhanced codes the MX listener answers with (receive/route.ts, receive/receive.ts, smtp/mx.ts), named.
+const REASONS: Record<string, string> = {
+  '5.1.1': 'unknown_recipient',
+  '5.2.1': 'mailbox_disabled',
+  '5.7.1': 'relay_denied',
+  '5.3.4': 'too_big',
+  '5.5.2': 'smuggling',
+  '5.4.6': 'loop',
+  '5.6.0': 'malformed',
+  '4.4.5': 'too_many_messages',
+  '4.3.0': 'temporary',
+};
+
+/** A bounded label for a refusal: named by its enhanced code; anything not an SmtpError was our fault (451). */
+export function rejectionReason(err: unknown): string {
+  if (!(err instanceof SmtpError)) return 'local_error';
+  const enhanced = /^([245]\.\d{1,3}\.\d{1,3})\b/.exec(err.message)?.[1];
+  return (enhanced && REASONS[enhanced]) ?? (err.responseCode >= 500 ? 'other_permanent' : 'other_temporary');
+}
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0; // no WAL file between checkpoints on some systems, or the box was just created
+  }
+}
