@@ -46,7 +46,9 @@ test.after(async () => {
 async function fitsAPhone(p: Page): Promise<void> {
   const size = p.viewportSize()!;
   await p.setViewportSize(PHONE);
+  // The chart follows its card through a ResizeObserver, a frame or more after the resize: wait for it.
   // A string: this project's Node typings have no DOM.
+  await p.waitForFunction('document.documentElement.scrollWidth <= document.documentElement.clientWidth', undefined, { timeout: 3000 }).catch(() => {});
   const [scroll, client] = await p.evaluate<[number, number]>('[document.documentElement.scrollWidth, document.documentElement.clientWidth]');
   await p.setViewportSize(size);
   assert.ok(scroll <= client, `the page is ${scroll} px wide at ${client} px`);

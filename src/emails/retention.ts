@@ -1,0 +1,58 @@
+// Retention (issue 21): how long mail at rest is kept, applied by a nightly job in small batches so the write
+// lock is never held for long while mail keeps flowing. Whole emails (bodies, files, search rows, events,
+// queue rows) after `mailDays`; raw bytes (as received, or as signed and sent) after `rawDays`, once no
+// delivery still needs them; delivery events after `eventsDays` (the daily counts analytics reads stay).
+// 0 keeps forever. Synchronous SQL, one batch per call, for the caller's transaction.
+import type { Db } from '../db/open.ts';
+import { deleteEmail } from './mailbox.ts';
+
+export interface RetentionPolicy {
+  mailDays: number;
+  rawDays: number;
+  eventsDays: number;
+}
+
+export const RETENTION_BATCH = 200;
+const DAY = 24 * 60 * 60_000;
+
+// Mail the queue is still working on (or waiting to send) is never touched, whatever its age.
+const FINISHED = `e.status <> 'scheduled' AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.email_id = e.id AND d.state IN ('queued', 'sending', 'deferred'))`;
+
+const workspaces = (db: Db) => db.prepare('SELECT id FROM workspaces').pluck().all() as string[];
+
+/** One batch of each kind of deletion; the counts say whether another batch may be due. */
+export function retentionStep(db: Db, now: number, policy: RetentionPolicy): { emails: number; raw: number; events: number } {
+  const done = { emails: 0, raw: 0, events: 0 };
+  for (const workspaceId of workspaces(db)) {
+    if (policy.mailDays > 0 && done.emails < RETENTION_BATCH) {
+      // Oldest first along the newest-first index, so a batch reads little beyond what it deletes.
+      const old = db
+        .prepare(`SELECT e.id FROM emails e WHERE e.workspace_id = ? AND e.created_at < ? AND ${FINISHED} ORDER BY e.search_rowid LIMIT ?`)
+        .pluck()
+        .all(workspaceId, now - policy.mailDays * DAY, RETENTION_BATCH - done.emails) as string[];
+      for (const id of old) if (deleteEmail(db, workspaceId, id)) done.emails++;
+    }
+    if (policy.rawDays > 0 && done.raw < RETENTION_BATCH) {
+      const ids = db
+        .prepare(
+          `SELECT e.id FROM emails e JOIN email_contents c ON c.email_id = e.id
+           WHERE e.workspace_id = ? AND e.created_at < ? AND c.raw IS NOT NULL AND ${FINISHED} ORDER BY e.search_rowid LIMIT ?`,
+        )
+        .pluck()
+        .all(workspaceId, now - policy.rawDays * DAY, RETENTION_BATCH - done.raw) as string[];
+      const clear = db.prepare('UPDATE email_contents SET raw = NULL WHERE email_id = ?');
+      const copies = db.prepare('DELETE FROM delivery_contents WHERE delivery_id IN (SELECT id FROM deliveries WHERE email_id = ?)');
+      for (const id of ids) {
+        clear.run(id);
+        copies.run(id);
+        done.raw++;
+      }
+    }
+    if (policy.eventsDays > 0 && done.events < RETENTION_BATCH * 5) {
+      done.events += db
+        .prepare('DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE workspace_id = ? AND created_at < ? LIMIT ?)')
+        .run(workspaceId, now - policy.eventsDays * DAY, RETENTION_BATCH * 5 - done.events).changes;
+    }
+  }
+  return done;
+}
