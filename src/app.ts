@@ -34,6 +34,7 @@ import { WebhookDispatcher } from './webhooks/deliver.ts';
 import { EventStream } from './webhooks/stream.ts';
 import { issueSetupToken } from './account/setup.ts';
 import { dashboardPages } from './dashboard/routes.ts';
+import { runRetention } from './emails/retention.ts';
 import { templateRoutes } from './templates/routes.ts';
 import { Resorter } from './labels/resort.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
@@ -150,7 +151,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
   app.queue = queue;
   const scheduler = new Scheduler(app);
   app.scheduler = scheduler;
-  const dispatcher = new WebhookDispatcher(app, { timeoutMs: config.webhookTimeout });
+  const dispatcher = new WebhookDispatcher(app, { timeoutMs: config.webhookTimeout, keepFinishedMs: config.retentionWebhookDays * 24 * 60 * 60_000 });
   const eventStream = new EventStream(app);
 
   const authenticator: Authenticator = {
@@ -254,6 +255,13 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
       const authFailures = purgeAuthFailures(db, clock);
       log.info('housekeeping', { sessionsPurged: sessions, idempotencyKeysPurged: idempotency, authFailuresPurged: authFailures });
     }),
+    // Retention (off unless configured): nightly, in small batches, after the backup hour most people pick.
+    cron.schedule('20 4 * * *', () =>
+      runRetention(app, { mailDays: config.retentionMailDays, rawDays: config.retentionRawDays, eventsDays: config.retentionEventsDays }).then(
+        () => {},
+        (err: unknown) => log.error('retention failed; it runs again tomorrow', { err }),
+      ),
+    { noOverlap: true }),
     // backup_schedule (off by default); a failed backup deletes none of the older ones.
     ...(config.backupSchedule
       ? [cron.schedule(config.backupSchedule, () => scheduledBackup(config, log).then(() => {}, (err: unknown) => log.error('scheduled backup failed', { err, backupDir: config.backupDir })), { noOverlap: true })]

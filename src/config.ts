@@ -60,6 +60,11 @@ export interface Config {
   uploadTimeout: number;
   /** How long a webhook endpoint has to answer 2xx (ms). */
   webhookTimeout: number;
+  /** Retention in days (0 keeps forever): whole emails, their raw bytes, their events, finished webhook deliveries. */
+  retentionMailDays: number;
+  retentionRawDays: number;
+  retentionEventsDays: number;
+  retentionWebhookDays: number;
   /** Host names the HTTP listener answers to besides the public URL's host, localhost and IP literals. */
   httpAllowedHosts: string[];
   /** The plans a workspace can hold (DESIGN.md plans); the default plan is held by every workspace. */
@@ -315,6 +320,10 @@ export const KEYS = [
   spec('analyze_timeout', 'analyzeTimeout', duration, () => durationOf('10s')),
   spec('upload_timeout', 'uploadTimeout', duration, () => durationOf('2m')),
   spec('webhook_timeout', 'webhookTimeout', duration, () => durationOf('10s')),
+  spec('retention_mail_days', 'retentionMailDays', integer(0, 100_000), () => 0),
+  spec('retention_raw_days', 'retentionRawDays', integer(0, 100_000), () => 0),
+  spec('retention_events_days', 'retentionEventsDays', integer(0, 100_000), () => 0),
+  spec('retention_webhook_days', 'retentionWebhookDays', integer(1, 100_000), () => 30),
   spec('http_allowed_hosts', 'httpAllowedHosts', hostnames, () => []),
   spec('plans', 'plans', plans, () => [SELFHOSTED]),
   spec('default_plan', 'defaultPlan', (raw) => text(raw), () => SELFHOSTED.key),

@@ -110,15 +110,17 @@ const snippet = (text: string) => text.slice(0, SNIPPET_CHARS * 8).replace(/\s+/
  * went out as one copy per recipient (its links name the recipient) has no single message: `perRecipient` says
  * so, and `recipient` picks that recipient's copy.
  */
-export function emailRaw(db: Db, workspaceId: string, id: string, recipient?: string): { raw: Buffer | null; perRecipient: boolean } | null {
+export function emailRaw(db: Db, workspaceId: string, id: string, recipient?: string): { raw: Buffer | null; perRecipient: boolean; expired: boolean } | null {
   const row = db
     .prepare(
-      `SELECT c.raw, EXISTS (SELECT 1 FROM personalised_emails p WHERE p.email_id = e.id) AS per_recipient
+      `SELECT c.raw, e.direction, e.signed_at, EXISTS (SELECT 1 FROM personalised_emails p WHERE p.email_id = e.id) AS per_recipient
        FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.id = ?`,
     )
-    .get(workspaceId, id) as { raw: Buffer | null; per_recipient: number } | undefined;
+    .get(workspaceId, id) as { raw: Buffer | null; direction: string; signed_at: number | null; per_recipient: number } | undefined;
   if (!row) return null;
-  if (!row.per_recipient) return { raw: row.raw, perRecipient: false };
+  // Received mail always has its bytes, and sent mail once signed: missing then, retention dropped them.
+  const expired = row.raw === null && (row.direction === 'in' || (row.signed_at !== null && !row.per_recipient));
+  if (!row.per_recipient) return { raw: row.raw, perRecipient: false, expired };
   const copy =
     recipient === undefined
       ? null
@@ -126,7 +128,7 @@ export function emailRaw(db: Db, workspaceId: string, id: string, recipient?: st
           .prepare('SELECT dc.raw FROM deliveries d JOIN delivery_contents dc ON dc.delivery_id = d.id WHERE d.email_id = ? AND lower(d.recipient) = lower(?)')
           .pluck()
           .get(id, recipient) as Buffer | undefined);
-  return { raw: copy ?? null, perRecipient: true };
+  return { raw: copy ?? null, perRecipient: true, expired: false };
 }
 
 /** An attachment of one of the workspace's emails, with its bytes. */

@@ -3,6 +3,7 @@
 // queue rows) after `mailDays`; raw bytes (as received, or as signed and sent) after `rawDays`, once no
 // delivery still needs them; delivery events after `eventsDays` (the daily counts analytics reads stay).
 // 0 keeps forever. Synchronous SQL, one batch per call, for the caller's transaction.
+import type { App } from '../context.ts';
 import type { Db } from '../db/open.ts';
 import { deleteEmail } from './mailbox.ts';
 
@@ -55,4 +56,25 @@ export function retentionStep(db: Db, now: number, policy: RetentionPolicy): { e
     }
   }
   return done;
+}
+
+/**
+ * The nightly job: batches until nothing is left to delete, each its own short transaction, then a WAL
+ * checkpoint so the log file shrinks back instead of growing with what was deleted.
+ */
+export async function runRetention(app: Pick<App, 'db' | 'commit' | 'clock' | 'log'>, policy: RetentionPolicy): Promise<{ emails: number; raw: number; events: number }> {
+  const total = { emails: 0, raw: 0, events: 0 };
+  if (!policy.mailDays && !policy.rawDays && !policy.eventsDays) return total;
+  for (;;) {
+    const step = await app.commit.run(() => retentionStep(app.db, app.clock.now(), policy));
+    total.emails += step.emails;
+    total.raw += step.raw;
+    total.events += step.events;
+    if (!step.emails && !step.raw && !step.events) break;
+    // Let mail and API requests in between batches.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  app.db.pragma('wal_checkpoint(TRUNCATE)');
+  if (total.emails || total.raw || total.events) app.log.info('retention: old mail removed', total);
+  return total;
 }

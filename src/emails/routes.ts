@@ -87,6 +87,7 @@ export function emailRoutes(app: App) {
     if (found.perRecipient && recipient === undefined) {
       throw new ApiError(409, 'per_recipient_copies', 'This email went out as one signed copy per recipient (unsubscribe links or tracking): ask for one with ?recipient=<address>');
     }
+    if (found.expired) throw new ApiError(410, 'raw_expired', 'The raw bytes of this email were removed by the retention policy (retention_raw_days); its text, HTML and files are kept');
     if (!found.raw) {
       throw found.perRecipient
         ? new ApiError(409, 'raw_not_ready', `No signed copy for ${recipient} yet: it is not a recipient of this email, or its copy is made just before its first delivery attempt`)

@@ -6,7 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import type { App } from '../context.ts';
 import { FetchFailed, FetchRefused, safeRequest } from '../dns/safe-fetch.ts';
 import { signingSecrets, type WebhookRow } from './endpoints.ts';
-import { claimDue, markFailed, pruneFinished, recordAttempt, storePayload, unclaim, type Attempt, type DeliveryRow } from './outbox.ts';
+import { claimDue, KEEP_FINISHED_MS, markFailed, pruneFinished, recordAttempt, storePayload, unclaim, type Attempt, type DeliveryRow } from './outbox.ts';
 import { payloadOfEvent } from './payload.ts';
 
 const PRUNE_EVERY_MS = 60 * 60_000;
@@ -17,6 +17,8 @@ export interface DispatchOptions {
   pollMs?: number;
   /** A 2xx must arrive within this. */
   timeoutMs?: number;
+  /** Delivered and failed deliveries are kept this long (retention_webhook_days). */
+  keepFinishedMs?: number;
 }
 
 /** The headers of one signed delivery; every secret in its overlap signs (space-separated, as the spec allows). */
@@ -42,6 +44,7 @@ export class WebhookDispatcher {
   private readonly perEndpoint: number;
   private readonly pollMs: number;
   private readonly timeoutMs: number;
+  private readonly keepFinishedMs: number;
 
   constructor(
     private readonly app: App,
@@ -51,6 +54,7 @@ export class WebhookDispatcher {
     this.perEndpoint = opts.perEndpoint ?? 4;
     this.pollMs = opts.pollMs ?? 250;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.keepFinishedMs = opts.keepFinishedMs ?? KEEP_FINISHED_MS;
   }
 
   start(): void {
@@ -81,7 +85,7 @@ export class WebhookDispatcher {
       const now = this.app.clock.now();
       if (now - this.prunedAt >= PRUNE_EVERY_MS) {
         this.prunedAt = now;
-        await this.app.commit.run(() => pruneFinished(this.app.db, now));
+        await this.app.commit.run(() => pruneFinished(this.app.db, now, this.keepFinishedMs));
       }
       const room = this.maxInFlight - this.inFlight;
       if (room > 0) for (const d of await this.claim(room)) this.attempt(d);

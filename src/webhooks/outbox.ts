@@ -73,12 +73,12 @@ export function unclaim(db: Db, now: number, id: string): void {
   db.prepare("UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'pending'").run(now, now, id);
 }
 
-/** Finished deliveries are kept this long for the deliveries list and replays. */
+/** Finished deliveries are kept this long for the deliveries list and replays, unless configured otherwise. */
 export const KEEP_FINISHED_MS = 30 * 24 * HOUR;
 
-/** Forgets finished deliveries older than KEEP_FINISHED_MS; pending ones are never dropped. */
-export function pruneFinished(db: Db, now: number): number {
-  return db.prepare("DELETE FROM webhook_deliveries WHERE status IN ('delivered', 'failed') AND updated_at < ?").run(now - KEEP_FINISHED_MS).changes;
+/** Forgets finished deliveries older than `keepMs`; pending ones are never dropped. */
+export function pruneFinished(db: Db, now: number, keepMs = KEEP_FINISHED_MS): number {
+  return db.prepare("DELETE FROM webhook_deliveries WHERE status IN ('delivered', 'failed') AND updated_at < ?").run(now - keepMs).changes;
 }
 
 export const storePayload = (db: Db, id: string, payload: string) => db.prepare('UPDATE webhook_deliveries SET payload = ? WHERE id = ?').run(payload, id);
