@@ -35,6 +35,7 @@ import { EventStream } from './webhooks/stream.ts';
 import { issueSetupToken } from './account/setup.ts';
 import { dashboardPages } from './dashboard/routes.ts';
 import { runRetention } from './emails/retention.ts';
+import { FreeSpace } from './db/free-space.ts';
 import { templateRoutes } from './templates/routes.ts';
 import { Resorter } from './labels/resort.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
@@ -106,7 +107,10 @@ function refusal(err: unknown, dataDir: string): unknown {
   return new StartupError(`the database ${file} is damaged (${errorCode(err)}: ${(err as Error).message}). ${damagedAdvice(file)}`);
 }
 
-export async function startApp(config: Config, opts: { log?: Log; clock?: Clock; dial?: Dial; fetchCa?: string; checkWaitMs?: number; resortBatch?: number } = {}): Promise<RunningApp> {
+export async function startApp(
+  config: Config,
+  opts: { log?: Log; clock?: Clock; dial?: Dial; fetchCa?: string; checkWaitMs?: number; resortBatch?: number; measureFreeSpace?: (dir: string) => number } = {},
+): Promise<RunningApp> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLog({ level: config.logLevel });
   const db = openStore(config, clock);
@@ -118,6 +122,12 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
   const dns = createResolver(config.dnsServers);
   // One registry per app (issue 21): two apps in one process (tests) keep their own counts.
   const metrics = new Metrics({ queueDepth: () => queueDepth(db, clock.now()), databaseFile: databasePath(config.dataDir) });
+  const disk = new FreeSpace(config.dataDir, config.minFreeSpaceMb * 1024 * 1024, opts.measureFreeSpace);
+  disk.start((low, bytes) =>
+    low
+      ? log.warn('free space under the data directory is below min_free_space_mb: new mail and sends are refused until there is more', { freeBytes: bytes, dataDir: config.dataDir })
+      : log.info('free space is back above min_free_space_mb: mail and sends are accepted again', { freeBytes: bytes }),
+  );
   const app: App = {
     config,
     db,
@@ -131,6 +141,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     idempotency: new Idempotency(db, clock),
     queue: { wake: () => {} },
     scheduler: { wake: () => {} },
+    disk,
     billing: createCheckoutProvider(config, { resolver: dns, fetchCa: opts.fetchCa }),
     fetchCa: opts.fetchCa,
     metrics,
@@ -197,6 +208,7 @@ export async function startApp(config: Config, opts: { log?: Log; clock?: Clock;
     async () => unmarkServing(),
     async () => void db.close(),
     async () => app.commit.flush(),
+    async () => disk.stop(),
     async () => {
       await deliverer.close();
       await signer.close();

@@ -46,6 +46,8 @@ export interface App {
   queue: { wake(): void };
   /** Releases scheduled sends at their time; wake() after one is added or moved. */
   scheduler: { wake(): void };
+  /** Whether free space under the data directory is below min_free_space_mb (db/free-space.ts). */
+  disk?: { readonly low: boolean };
   /** Where POST /billing/checkout sends the owner to pay (or confirm). */
   billing: CheckoutProvider;
   /** Extra CA certificates (PEM) that outgoing HTTPS fetches trust: the local providers of tests. */

@@ -15,7 +15,7 @@ import { iso } from '../clock.ts';
 import { filenameFromHeader } from '../mail/filenames.ts';
 import { getAttachment } from '../emails/mailbox.ts';
 import { canonicalMediaType, DraftFields, parseSendRequest, scheduledAt } from '../send/request.ts';
-import { submit } from '../send/submit.ts';
+import { refuseWhenDiskLow, submit } from '../send/submit.ts';
 import {
   addFile,
   createDraft,
@@ -98,6 +98,10 @@ export function draftRoutes(app: App) {
   // and again when the file is stored, so two uploads at once cannot pass the caps together.
   r.post('/drafts/:id/attachments', auth, async (ctx) => {
     const draft = draftOf(principalOf(ctx).workspaceId, ctx.params.id);
+    if (app.disk?.low) {
+      ctx.set('Connection', 'close');
+      refuseWhenDiskLow(app);
+    }
     const rawType = ctx.get('Content-Type');
     const type = rawType ? canonicalMediaType(rawType) : ({ ok: true, type: 'application/octet-stream' } as const);
     if (!type.ok) {

@@ -195,6 +195,7 @@ async function commitSends(app: App, plans: PlannedSend[], now: number, answer?:
  * resolves after that commit is on disk.
  */
 export async function submit(app: App, workspaceId: string, req: SendRequest, claim?: IdempotencyClaim, also: Step[] = []): Promise<Submitted> {
+  refuseWhenDiskLow(app);
   const plan = planSend(app, workspaceId, req);
   await commitSends(app, [plan], plan.now, claim && { claim, status: 200, body: plan.answer }, also);
   wakeFor(app, [plan]);
@@ -207,7 +208,13 @@ export type BatchItem = { index: number; ok: true; id: string } | { index: numbe
  * A batch: items that failed validation arrive as ApiErrors; the rest are checked and committed together in
  * one transaction (with the batch's idempotency record), so a batch is accepted whole or not at all.
  */
+/** Below min_free_space_mb nothing new is taken: the same answer as a full disk, before anything is written. */
+export function refuseWhenDiskLow(app: Pick<App, 'disk'>): void {
+  if (app.disk?.low) throw new ApiError(507, 'insufficient_storage', 'The server is low on disk space; nothing was stored. Try again later.', { headers: { 'retry-after': '60' } });
+}
+
 export async function submitBatch(app: App, workspaceId: string, items: Array<SendRequest | ApiError>, claim?: IdempotencyClaim) {
+  refuseWhenDiskLow(app);
   const planned = items.map((item) => {
     if (item instanceof ApiError) return item;
     try {

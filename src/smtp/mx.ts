@@ -51,6 +51,8 @@ export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWo
     onMailFrom(_address, session, callback) {
       const state = sessions.of(session);
       state.targets.clear();
+      // RFC 3463 4.3.1: too little free space to take the message safely; the client retries later.
+      if (app.disk?.low) return callback(new SmtpError(452, '4.3.1 Insufficient system storage, try again later'));
       if (state.messages >= config.smtpMaxMessages) {
         return callback(new SmtpError(452, `4.4.5 Too many messages in this session (${config.smtpMaxMessages}), reconnect to send more`));
       }

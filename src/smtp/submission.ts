@@ -116,6 +116,7 @@ export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: 
       if (!state.secret || !findKeyBySecret(db, clock, state.secret)) {
         return callback(new SmtpError(530, '5.7.0 Authentication required: the API key of this session is no longer valid, reconnect with a valid one'));
       }
+      if (app.disk?.low) return callback(new SmtpError(452, '4.3.1 Insufficient system storage, try again later'));
       if (state.messages >= config.smtpMaxMessages) {
         return callback(new SmtpError(452, `4.4.5 Too many messages in this session (${config.smtpMaxMessages}), reconnect to send more`));
       }

@@ -58,12 +58,12 @@ export interface TestApp {
   stop(): Promise<void>;
 }
 
-export async function startTestApp(opts: { env?: Record<string, string>; clock?: Clock; fetchCa?: string } = {}): Promise<TestApp> {
+export async function startTestApp(opts: { env?: Record<string, string>; clock?: Clock; fetchCa?: string; measureFreeSpace?: (dir: string) => number } = {}): Promise<TestApp> {
   const dataDir = tempDir();
   const env = testEnv(dataDir, opts.env);
   const config = loadConfig(env);
   const logs: string[] = [];
-  const running = await startApp(config, { log: createLog({ level: 'debug', write: (line) => logs.push(line) }), clock: opts.clock, fetchCa: opts.fetchCa });
+  const running = await startApp(config, { log: createLog({ level: 'debug', write: (line) => logs.push(line) }), clock: opts.clock, fetchCa: opts.fetchCa, measureFreeSpace: opts.measureFreeSpace });
   const url = `http://127.0.0.1:${running.http.port}`;
   return {
     env,

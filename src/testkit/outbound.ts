@@ -28,7 +28,7 @@ export interface OutboundScene {
   stop(): Promise<void>;
 }
 
-export async function startOutboundScene(opts: { env?: Record<string, string>; sink?: { starttls?: boolean }; clock?: Clock } = {}): Promise<OutboundScene> {
+export async function startOutboundScene(opts: { env?: Record<string, string>; sink?: { starttls?: boolean }; clock?: Clock; measureFreeSpace?: (dir: string) => number } = {}): Promise<OutboundScene> {
   const dns = await startDnsServer();
   dns.add(BOX, 'A', '127.0.0.1');
   const sink = await startSmtpSink({ host: '127.0.0.2', starttls: opts.sink?.starttls ?? false });
@@ -41,6 +41,7 @@ export async function startOutboundScene(opts: { env?: Record<string, string>; s
       ...opts.env,
     },
     clock: opts.clock,
+    measureFreeSpace: opts.measureFreeSpace,
   });
   const { key, email } = await seedWorkspace(t);
   const resolver = createResolver([dns.address]);

@@ -1,0 +1,51 @@
+// Free space under the data directory, watched so the box refuses new work before the disk is full rather
+// than after (issue 21): below the margin, inbound SMTP answers 452 4.3.1 at MAIL and sends answer 507, and
+// both resume by themselves once space returns. A statfs every few seconds costs nothing.
+import { statfsSync } from 'node:fs';
+
+const EVERY_MS = 5_000;
+
+export class FreeSpace {
+  private lowNow = false;
+  private bytesNow = Number.POSITIVE_INFINITY;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly dir: string,
+    private readonly marginBytes: number,
+    /** Tests give their own measure; the box asks the filesystem. */
+    private readonly measure: (dir: string) => number = (dir) => {
+      const s = statfsSync(dir);
+      return Number(s.bavail) * Number(s.bsize);
+    },
+  ) {}
+
+  start(onChange?: (low: boolean, bytes: number) => void): void {
+    const check = () => {
+      try {
+        this.bytesNow = this.measure(this.dir);
+      } catch {
+        return; // a failed statfs says nothing about space: keep the last answer
+      }
+      const low = this.marginBytes > 0 && this.bytesNow < this.marginBytes;
+      if (low !== this.lowNow) onChange?.(low, this.bytesNow);
+      this.lowNow = low;
+    };
+    check();
+    this.timer = setInterval(check, EVERY_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** Below the margin at the last look. */
+  get low(): boolean {
+    return this.lowNow;
+  }
+
+  get bytes(): number {
+    return this.bytesNow;
+  }
+}
