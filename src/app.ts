@@ -69,6 +69,8 @@ export interface RunningApp {
   submission: AddressInfo | null;
   /** Stops accepting, lets work in flight finish, commits, closes the database. */
   stop(): Promise<void>;
+  /** SIGHUP: reads the TLS certificate and key again (a renewed certificate) for the SMTP listeners. */
+  reload(config: Pick<Config, 'tlsCert' | 'tlsKey' | 'hostname' | 'dataDir'>): Promise<void>;
 }
 
 const MiB = 1024 * 1024;
@@ -299,6 +301,12 @@ export async function startApp(
       healthy = false;
       stopping ??= closeAll().then(() => log.info('stopped'));
       return stopping;
+    },
+    // New sessions get the new certificate; sessions already in TLS keep theirs, as with Postfix's reload.
+    reload: async (next) => {
+      const fresh = await tlsCredentials(next);
+      for (const server of [mx, submission]) server?.updateSecureContext({ key: fresh.key, cert: fresh.cert });
+      log.info('reloaded the TLS certificate', { selfSigned: fresh.selfSigned, cert: next.tlsCert ?? 'self-signed' });
     },
   };
 }

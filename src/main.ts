@@ -237,6 +237,17 @@ async function serve(config: Config): Promise<number> {
       running.stop().then(() => resolve(0));
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
+    // `systemctl reload`: a renewed TLS certificate is taken without dropping a connection.
+    process.on('SIGHUP', () => {
+      let next: Config;
+      try {
+        next = loadConfig();
+      } catch (err) {
+        log.error('reload: the configuration does not load; keeping the running one', { err });
+        return;
+      }
+      running.reload(next).catch((err: unknown) => log.error('reload failed; keeping the current certificate', { err }));
+    });
     process.once('SIGINT', () => shutdown('SIGINT'));
   });
 }

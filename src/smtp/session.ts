@@ -109,8 +109,11 @@ const REFUSED_LINGER_MS = 5_000;
  */
 export function limitClients(server: SMTPServer, config: Config, log: Log, opts: { listener: string; beforeAuth: number | null }): ClientTable {
   const clients = new ClientTable({ maxOpen: config.smtpMaxClientsPerIp, ratePerMinute: config.smtpConnectionRatePerIp });
+  let draining = false;
   const connect = server.connect.bind(server);
   server.connect = (socket, socketOptions) => {
+    // Stopping: a new client gets a 421 it can act on (try later, or the next MX), not a refused connection.
+    if (draining) return refuse(socket, `421 4.3.2 ${config.hostname} Service shutting down, try again later`);
     const id = socketOptions?.id ?? randomUUID();
     const raw = socketOptions?.remoteAddress ?? socket.remoteAddress;
     // A socket already gone has nothing to count, and its close may have been emitted already.
@@ -133,8 +136,23 @@ export function limitClients(server: SMTPServer, config: Config, log: Log, opts:
     clients.release(session.id);
     onClose(session, callback);
   };
+  // A graceful stop: the listener stays open to answer 421 while the sessions it has finish (a message in DATA
+  // gets its 250 once committed); smtp-server's own close then ends any left after closeTimeout with 421.
+  const close = server.close.bind(server);
+  server.close = (callback?: () => void) => {
+    draining = true;
+    const started = performance.now();
+    const wait = setInterval(() => {
+      if (server.connections.size > 0 && performance.now() - started < DRAIN_MS) return;
+      clearInterval(wait);
+      close(callback);
+    }, 50);
+  };
   return clients;
 }
+
+/** How long a stop waits for open sessions before smtp-server's close takes over (its closeTimeout follows). */
+const DRAIN_MS = 10_000;
 
 /** One reply and the end of a socket that never becomes a session; what the client sends is read and dropped. */
 function refuse(socket: Socket, reply: string): void {
