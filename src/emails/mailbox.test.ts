@@ -173,7 +173,9 @@ test('GET /emails/:id of a sent message; its raw bytes are the signed message th
   // Before the queue has signed a sent email there are no raw bytes yet (the state is put back by hand here:
   // the queue signs within milliseconds of the send).
   const rw = new Database(join(s.t.dataDir, 'mailwright.db'));
+  // Unsigned is no raw and no signed_at (raw gone but signed_at set is retention's doing: 410, retention.test.ts).
   rw.prepare('UPDATE email_contents SET raw = NULL WHERE email_id = ?').run(e.id);
+  rw.prepare('UPDATE emails SET signed_at = NULL WHERE id = ?').run(e.id);
   rw.close();
   const unsigned = await api(`/emails/${e.id}/raw`);
   assert.is(unsigned.status, 409);
