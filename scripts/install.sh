@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Installs Mailwright as a service on Debian or Ubuntu, from the checkout this script is in. Run as root;
+# running it again changes nothing that is already right (it never overwrites the configuration).
+#   sudo scripts/install.sh
+# MAILWRIGHT_INSTALL_ROOT=/some/dir installs the files under that directory instead of / and skips what only
+# makes sense on a real system (the user account, systemctl): how the test suite checks every step.
+set -euo pipefail
+
+ROOT="${MAILWRIGHT_INSTALL_ROOT:-}"
+APP_DIR="$(cd "$(dirname "$0")/.." && pwd)"
+ETC="$ROOT/etc/mailwright"
+DATA="$ROOT/var/lib/mailwright"
+UNIT="$ROOT/etc/systemd/system/mailwright.service"
+NODE_MIN="20.18.1"
+
+say() { printf '%s\n' "$*"; }
+step() { printf '\n== %s\n' "$*"; }
+fail() { printf 'install: %s\n' "$*" >&2; exit 1; }
+
+if [ -z "$ROOT" ]; then
+  [ "$(id -u)" -eq 0 ] || fail "run as root (sudo scripts/install.sh)"
+  [ -f /etc/debian_version ] || fail "this script knows Debian and Ubuntu; on another system follow README.md, Running under systemd"
+fi
+
+step "Node.js"
+command -v node >/dev/null || fail "Node.js is not installed: apt-get install nodejs (Debian 13, Ubuntu 24.04) or see https://nodejs.org for $NODE_MIN or later"
+have="$(node -p 'process.versions.node')"
+if [ "$(printf '%s\n%s\n' "$NODE_MIN" "$have" | sort -V | head -1)" != "$NODE_MIN" ]; then
+  fail "Node.js $have is too old: Mailwright needs $NODE_MIN or later"
+fi
+say "Node.js $have"
+
+step "The mailwright user and its data directory"
+if [ -z "$ROOT" ]; then
+  if id mailwright >/dev/null 2>&1; then
+    say "user mailwright exists"
+  else
+    useradd --system --home-dir /var/lib/mailwright --shell /usr/sbin/nologin mailwright
+    say "created user mailwright"
+  fi
+else
+  say "(skipped under MAILWRIGHT_INSTALL_ROOT: useradd --system mailwright)"
+fi
+mkdir -p "$DATA"
+chmod 0700 "$DATA"
+[ -z "$ROOT" ] && chown mailwright:mailwright "$DATA"
+say "$DATA (0700)"
+
+step "Dependencies and the dashboard"
+if [ ! -d "$APP_DIR/node_modules" ] || [ ! -f "$APP_DIR/dist/dashboard/index.html" ]; then
+  (cd "$APP_DIR" && npm ci --no-audit --no-fund)
+else
+  say "already installed in $APP_DIR (run npm ci there after an update)"
+fi
+
+step "Configuration"
+mkdir -p "$ETC"
+if [ -f "$ETC/mailwright.toml" ]; then
+  say "$ETC/mailwright.toml exists: left as it is"
+else
+  cp "$APP_DIR/config/mailwright.example.toml" "$ETC/mailwright.toml"
+  say "wrote $ETC/mailwright.toml from the example: set hostname and public_url there"
+fi
+chmod 0640 "$ETC/mailwright.toml"
+[ -z "$ROOT" ] && chown root:mailwright "$ETC/mailwright.toml"
+
+step "The systemd unit"
+mkdir -p "$(dirname "$UNIT")"
+# The unit names /opt/mailwright; this checkout may live elsewhere.
+unit="$(sed "s#/opt/mailwright#$APP_DIR#g" "$APP_DIR/systemd/mailwright.service")"
+if [ -f "$UNIT" ] && [ "$(cat "$UNIT")" = "$unit" ]; then
+  say "$UNIT is up to date"
+else
+  printf '%s\n' "$unit" > "$UNIT"
+  say "installed $UNIT"
+  [ -z "$ROOT" ] && systemctl daemon-reload
+fi
+
+step "This box's own DNS"
+host="$(sed -n 's/^[[:space:]]*hostname[[:space:]]*=[[:space:]]*"\(.*\)".*/\1/p' "$ETC/mailwright.toml" | head -1)"
+[ -n "$host" ] || host="$(hostname -f 2>/dev/null || hostname)"
+v4="$(ip -4 -o addr show scope global 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -1 || true)"
+v6="$(ip -6 -o addr show scope global 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -1 || true)"
+say "Publish at your DNS provider, for the box's host name $host:"
+[ -n "$v4" ] && say "  $host.  A     $v4"
+[ -n "$v6" ] && say "  $host.  AAAA  $v6"
+[ -z "$v4$v6" ] && say "  $host.  A     <this server's public address>"
+say "Ask your hosting provider to set the reverse DNS (PTR) of ${v4:-the server address}${v6:+ and $v6} to $host:"
+say "receivers distrust mail from an address whose PTR does not name the sender back."
+
+step "Next"
+say "1. sudoedit /etc/mailwright/mailwright.toml     # hostname, public_url, tls_cert/tls_key"
+say "2. sudo systemctl enable --now mailwright"
+say "3. journalctl -u mailwright | grep setupUrl     # open the one-time link to create the owner"
+say "Then add your domain in the dashboard and run: sudo -u mailwright MAILWRIGHT_CONFIG=/etc/mailwright/mailwright.toml $APP_DIR/scripts/mailwright doctor"

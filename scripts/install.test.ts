@@ -1,0 +1,47 @@
+// The install script, step by step, under a scratch root (MAILWRIGHT_INSTALL_ROOT: no user account or
+// systemctl on this machine): what it writes, with which modes, that a second run changes nothing it should
+// not (the operator's configuration above all), what it prints, and its refusal of a Node.js too old.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, tempDir } from '../src/testkit/app.ts';
+
+const run = (root: string, env: Record<string, string> = {}) =>
+  spawnSync('bash', [join(ROOT, 'scripts/install.sh')], { env: { ...process.env, MAILWRIGHT_INSTALL_ROOT: root, ...env }, encoding: 'utf8' });
+const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+
+test('installs the data directory, the configuration and the unit, idempotently, and says what is next', () => {
+  const root = tempDir('install-');
+  const first = run(root);
+  assert.is(first.status, 0, first.stderr + first.stdout);
+  const config = join(root, 'etc/mailwright/mailwright.toml');
+  assert.is(readFileSync(config, 'utf8'), readFileSync(join(ROOT, 'config/mailwright.example.toml'), 'utf8'));
+  assert.is(mode(config), '640');
+  assert.is(mode(join(root, 'var/lib/mailwright')), '700');
+  const unit = readFileSync(join(root, 'etc/systemd/system/mailwright.service'), 'utf8');
+  assert.match(unit, new RegExp(`ExecStart=${ROOT.replace(/\/$/, '')}/scripts/mailwright serve`));
+  assert.match(unit, /ExecReload=\/bin\/kill -HUP \$MAINPID/);
+  assert.match(first.stdout, /This box's own DNS[\s\S]*PTR/);
+  assert.match(first.stdout, /1\. sudoedit \/etc\/mailwright\/mailwright.toml[\s\S]*2\. sudo systemctl enable --now mailwright[\s\S]*3\. journalctl -u mailwright/);
+
+  writeFileSync(config, 'hostname = "mx.example.com"\n');
+  const second = run(root);
+  assert.is(second.status, 0, second.stderr);
+  assert.is(readFileSync(config, 'utf8'), 'hostname = "mx.example.com"\n', 'the operator configuration is kept');
+  assert.match(second.stdout, /mailwright.service is up to date/);
+  assert.match(second.stdout, /for the box's host name mx\.example\.com/);
+});
+
+test('refuses a Node.js older than the one the box needs', () => {
+  const bin = tempDir('fake-node-');
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(join(bin, 'node'), '#!/bin/sh\necho 18.19.0\n');
+  chmodSync(join(bin, 'node'), 0o755);
+  const old = run(tempDir('install-'), { PATH: `${bin}:${process.env.PATH}` });
+  assert.is(old.status, 1);
+  assert.match(old.stderr, /Node\.js 18\.19\.0 is too old: Mailwright needs 20\.18\.1 or later/);
+});
+
+test.run();
