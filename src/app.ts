@@ -22,7 +22,7 @@ import { tlsCredentials } from './smtp/certificate.ts';
 import { accountRoutes } from './account/routes.ts';
 import { boxRoutes } from './account/box-routes.ts';
 import { domainRoutes } from './domains/routes.ts';
-import { recheckDueDomains } from './domains/verification.ts';
+import { recheckDueDomains, rotateDueKeys } from './domains/verification.ts';
 import { emailRoutes } from './emails/routes.ts';
 import { emailListRoutes } from './emails/search-routes.ts';
 import { analyticsRoutes } from './emails/analytics-routes.ts';
@@ -261,6 +261,8 @@ export async function startApp(
   const jobs = [
     // Each minute picks the domains whose last DNS check is older than dns_recheck_minutes.
     cron.schedule('* * * * *', () => recheckDueDomains(app), { noOverlap: true }),
+    // dkim_rotation_days (off by default): keys past their age get a successor to publish.
+    cron.schedule('23 * * * *', () => rotateDueKeys(app).then(() => {}, (err: unknown) => log.error('scheduled DKIM rotation failed', { err })), { noOverlap: true }),
     // The box's addresses and PTR names as GET /account shows them, looked up again every hour.
     cron.schedule('41 * * * *', () => checkBoxDns()),
     cron.schedule('17 * * * *', () => {

@@ -67,6 +67,8 @@ export interface Config {
   retentionWebhookDays: number;
   /** Below this much free space under the data directory (MiB), new mail and sends are refused; 0 = never. */
   minFreeSpaceMb: number;
+  /** A domain's DKIM key older than this many days gets a new one to publish; 0 = only when asked. */
+  dkimRotationDays: number;
   /** Host names the HTTP listener answers to besides the public URL's host, localhost and IP literals. */
   httpAllowedHosts: string[];
   /** The plans a workspace can hold (DESIGN.md plans); the default plan is held by every workspace. */
@@ -327,6 +329,7 @@ export const KEYS = [
   spec('retention_events_days', 'retentionEventsDays', integer(0, 100_000), () => 0),
   spec('retention_webhook_days', 'retentionWebhookDays', integer(1, 100_000), () => 30),
   spec('min_free_space_mb', 'minFreeSpaceMb', integer(0, 10_000_000), () => 256),
+  spec('dkim_rotation_days', 'dkimRotationDays', integer(0, 10_000), () => 0),
   spec('http_allowed_hosts', 'httpAllowedHosts', hostnames, () => []),
   spec('plans', 'plans', plans, () => [SELFHOSTED]),
   spec('default_plan', 'defaultPlan', (raw) => text(raw), () => SELFHOSTED.key),

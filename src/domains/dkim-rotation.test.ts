@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { startOutboundScene, eventually, type OutboundScene } from '../testkit/outbound.ts';
 import { request, runCli } from '../testkit/app.ts';
 import { retireOldKeys } from './dkim-keys.ts';
+import { rotateDueKeys } from './verification.ts';
 
 let s: OutboundScene;
 let domainId: string;
@@ -15,7 +16,7 @@ const arrived = (to: string) => eventually(() => s.sink.messages.find((m) => m.r
 const send = (to: string) => s.send({ from: 'app@rot.test', to: [to], subject: `for ${to}`, text: 'x' });
 
 test.before(async () => {
-  s = await startOutboundScene({ env: { MAILWRIGHT_RETRY_SCHEDULE: '2s' } });
+  s = await startOutboundScene({ env: { MAILWRIGHT_RETRY_SCHEDULE: '2s', MAILWRIGHT_DKIM_ROTATION_DAYS: '180' } });
   domainId = (await s.verifiedDomain('rot.test')).id;
   s.routeTo('dest.test');
   s.routeTo('later.test', '127.0.0.9'); // nothing listens there yet: mail to it is deferred
@@ -70,6 +71,16 @@ test('the new key signs only once DNS serves it; mail deferred before the rotati
   const again = await runCli(['dkim', 'rotate', 'rot.test'], s.t.env);
   assert.ok(again.code !== 0 && /already waits/.test(again.stderr), again.stderr);
   assert.ok((await runCli(['dkim', 'rotate', 'nope.test'], s.t.env)).code !== 0);
+});
+
+test('scheduled rotation: a key older than dkim_rotation_days gets one successor to publish', async () => {
+  const old = (await s.verifiedDomain('aged.test')).id;
+  assert.is(await rotateDueKeys(s.t.app), 0, 'young keys are left alone');
+  s.t.app.db.prepare('UPDATE dkim_keys SET created_at = ? WHERE domain_id = ?').run(Date.now() - 200 * 24 * 3600_000, old);
+  assert.is(await rotateDueKeys(s.t.app), 1);
+  const pending = (await api(`/domains/${old}`)).body.dkimRotation.pending;
+  assert.ok(pending && pending.record.name.endsWith('._domainkey.aged.test'));
+  assert.is(await rotateDueKeys(s.t.app), 0, 'one waiting key at a time');
 });
 
 test.run();

@@ -5,7 +5,7 @@ import type { App } from '../context.ts';
 import type { Db } from '../db/open.ts';
 import { checkDkim, checkDomain, checkInboundMx } from '../dns/verify.ts';
 import type { DomainDns } from '../dns/records.ts';
-import { activeDkimKey, pendingDkimKey, promotePendingKey, retireOldKeys } from './dkim-keys.ts';
+import { activeDkimKey, generateDkimKey, pendingDkimKey, promotePendingKey, retireOldKeys, startRotation } from './dkim-keys.ts';
 import { domainsDue, recordCheck, type DomainRow } from './domains.ts';
 
 export function domainDns(db: Db, hostname: string, row: DomainRow): DomainDns {
@@ -48,6 +48,29 @@ export async function recheckDueDomains(app: App): Promise<number> {
     } catch (err) {
       app.log.error('periodic DNS check failed', { domain: row.name, err });
     }
+  }
+  return due.length;
+}
+
+/**
+ * Scheduled rotation (dkim_rotation_days): a domain whose signing key is older than that gets a new pending key
+ * (no more than one waiting); it signs once its record is published, as for a rotation asked for by hand.
+ */
+export async function rotateDueKeys(app: App): Promise<number> {
+  const days = app.config.dkimRotationDays;
+  if (!days) return 0;
+  const due = app.db
+    .prepare(
+      `SELECT d.id, d.workspace_id, d.name FROM domains d JOIN dkim_keys k ON k.domain_id = d.id AND k.signing = 1
+       WHERE k.created_at < ? AND NOT EXISTS (SELECT 1 FROM dkim_keys p WHERE p.domain_id = d.id AND p.signing = 0 AND p.retired_at IS NULL AND p.retire_after IS NULL)`,
+    )
+    .all(app.clock.now() - days * 24 * 60 * 60_000) as Array<{ id: string; workspace_id: string; name: string }>;
+  for (const d of due) {
+    const key = await generateDkimKey();
+    await app.commit.run(() => {
+      if (!pendingDkimKey(app.db, d.workspace_id, d.id)) startRotation(app.db, app.clock, d.workspace_id, d.id, key);
+    });
+    app.log.warn('dkim: scheduled rotation: publish the new record; the current key signs until DNS serves it', { domain: d.name, selector: key.selector });
   }
   return due.length;
 }
