@@ -17,6 +17,7 @@ import { domainDns } from './domains/verification.ts';
 import { getWorkspace } from './account/workspaces.ts';
 import { loadOrCreateSigningKey, publicKeyFromRecords, publicKeyRecord, SIGNING_KEY_FILE } from './dns/domain-connect.ts';
 import { KEY_HOST } from './domains/connect.ts';
+import { certificateCheck, queueCheck, storageCheck, webhookChecks } from './doctor-health.ts';
 
 interface Report {
   problems: number;
@@ -44,6 +45,10 @@ async function checkBox(config: Config, resolver: Resolver, r: Report): Promise<
   r.lines.push(`Box ${config.hostname} (resolvers ${config.dnsServers.join(', ')})`);
   const http = await listening(config.httpHost, config.httpPort);
   const smtp = await listening(config.smtpHost, config.smtpPort);
+  if (config.submissionPort) {
+    if (await listening(config.smtpHost, config.submissionPort)) ok(r, `SMTP submission is listening on port ${config.submissionPort}`);
+    else bad(r, `SMTP submission is not listening on port ${config.submissionPort}`, 'start serve, or set submission_port = 0 if you do not want it');
+  }
   if (http && smtp) ok(r, `serve is listening: HTTP ${config.httpHost}:${config.httpPort}, SMTP ${config.smtpHost}:${config.smtpPort}`);
   else bad(r, `serve is not listening on ${[!http && `HTTP ${config.httpHost}:${config.httpPort}`, !smtp && `SMTP ${config.smtpHost}:${config.smtpPort}`].filter(Boolean).join(' or ')}`, 'start it: systemctl start mailwright (or scripts/mailwright serve)');
 
@@ -130,6 +135,11 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
   }
   checkClaims(db, r);
   await checkDomainConnectKey(config, resolver, r);
+  r.lines.push('', 'This box');
+  for (const c of [certificateCheck(config, Date.now()), queueCheck(db, Date.now()), storageCheck(config), ...webhookChecks(db)]) {
+    if (c.ok) ok(r, c.text);
+    else bad(r, c.text, c.fix);
+  }
   r.lines.push('', r.problems === 0 ? 'No problems found.' : `${r.problems} problem${r.problems === 1 ? '' : 's'} found.`);
   for (const line of r.lines) write(line);
   return r.problems === 0 ? 0 : 1;
