@@ -59,7 +59,8 @@ import { Writer } from './db/writer.ts';
 import { Metrics } from './metrics/metrics.ts'; // metrics (issue 21)
 import { metricsPage } from './metrics/routes.ts';
 import { queueDepth } from './send/queue-stats.ts';
-import { markServing, scheduledBackup } from './db/backup.ts';
+import { scheduledBackup } from './db/backup.ts';
+import { markServing } from './db/serving.ts';
 
 export interface RunningApp {
   app: App;

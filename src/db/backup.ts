@@ -1,6 +1,6 @@
 // Backup and restore of a whole data directory as one checksummed file (`mailwright backup|restore`, and the
-// scheduled backups of `serve`): the file format (pack, unpack, verify), the consistent database snapshot, the
-// marker files by which restore knows that `serve` runs on a data directory, and the pruning of old backups.
+// scheduled backups of `serve`): the file format (pack, unpack, verify), the consistent database snapshot, and
+// the pruning of old backups. Whether `serve` runs on a data directory is serving.ts's.
 //
 // The format, version 1 (readable with head, dd and sha256sum; no dependency):
 //   MAILWRIGHT-BACKUP 1 <manifest length in bytes>\n
@@ -11,7 +11,7 @@
 // everything private). So `head -c -72 FILE | sha256sum` checks a backup by hand.
 import { createHash, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, rmSync } from 'node:fs';
 import { lstat, mkdir, open, readdir, rename, rm, rmdir, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve, sep } from 'node:path';
@@ -21,6 +21,7 @@ import type { Config } from '../config.ts';
 import type { Log } from '../log.ts';
 import { databasePath } from './open.ts';
 import { quickCheck } from './integrity.ts';
+import { RUN_DIR, servingProcesses } from './serving.ts';
 
 export const FORMAT_VERSION = 1;
 const MAGIC = 'MAILWRIGHT-BACKUP';
@@ -31,7 +32,6 @@ const MAX_MANIFEST = 64 * 1024 * 1024;
 // Names a backup never carries: the live database files (the snapshot stands for them), serve's markers, and
 // what backup and restore leave themselves (temporary files, staging folders, the files a restore moved aside).
 const LIVE_DB = new Set([DB_ENTRY, `${DB_ENTRY}-wal`, `${DB_ENTRY}-shm`, `${DB_ENTRY}-journal`]);
-const RUN_DIR = 'run';
 const TEMP_SUFFIX = '.tmp-backup';
 const ASIDE = '.before-restore-';
 const STAGING = '.restore-';
@@ -401,60 +401,6 @@ function prepareDatabase(path: string, file: string, now: number): void {
     db.pragma('journal_mode = DELETE');
   } finally {
     db.close();
-  }
-}
-
-// --- Knowing that serve runs ----------------------------------------------------------------------------------
-// serve writes <data_dir>/run/serve-<pid>-<random>.pid at start and removes it at stop. A marker file rather
-// than a lock: two serve processes may share a data directory (the queue's claims keep them apart), so no lock
-// may be exclusive, and SQLite's locks cannot tell an idle serve from no serve. A marker left by kill -9 is
-// recognised as stale: its process is gone, or the pid now belongs to a process started at another time.
-
-/** Records that this process serves `dataDir`; returns what removes the record. */
-export function markServing(dataDir: string): () => void {
-  const dir = join(dataDir, RUN_DIR);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  for (const name of readdirSync(dir)) if (readMarker(join(dir, name)) === null) rmSync(join(dir, name), { force: true });
-  const marker = join(dir, `serve-${process.pid}-${randomBytes(4).toString('hex')}.pid`);
-  writeFileSync(marker, `${JSON.stringify({ pid: process.pid, started: processStart(process.pid) })}\n`, { mode: 0o600 });
-  return () => rmSync(marker, { force: true });
-}
-
-/** The pids of the serve processes running on `dataDir`. */
-export function servingProcesses(dataDir: string): number[] {
-  const dir = join(dataDir, RUN_DIR);
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .map((name) => readMarker(join(dir, name)))
-    .filter((pid): pid is number => pid !== null);
-}
-
-// The pid of a live serve a marker names, or null for a stale or unreadable marker.
-function readMarker(path: string): number | null {
-  let marker: { pid?: unknown; started?: unknown };
-  try {
-    marker = JSON.parse(readFileSync(path, 'utf8'));
-  } catch {
-    return null;
-  }
-  const pid = marker.pid;
-  if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) return null;
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return null;
-  }
-  const started = processStart(pid);
-  return marker.started && started && marker.started !== started ? null : pid;
-}
-
-// The process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat), where Linux tells it.
-function processStart(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
   }
 }
 
