@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Config } from './config.ts';
 import type { Db } from './db/open.ts';
 import { databasePath } from './db/open.ts';
+import { oldestDeferred, queueCounts } from './send/queue-stats.ts';
 
 export interface Check {
   ok: boolean;
@@ -38,12 +39,12 @@ export function certificateCheck(config: Config, now: number): Check {
 }
 
 export function queueCheck(db: Db, now: number): Check {
-  const oldest = db
-    .prepare("SELECT d.email_id, d.recipient, d.created_at, d.last_response FROM deliveries d WHERE d.state = 'deferred' ORDER BY d.created_at LIMIT 1")
-    .get() as { email_id: string; recipient: string; created_at: number; last_response: string | null } | undefined;
-  const waiting = Number(db.prepare("SELECT count(*) FROM deliveries WHERE state IN ('queued', 'deferred')").pluck().get());
-  if (!oldest || now - oldest.created_at < STUCK_AFTER_MS) return { ok: true, text: `queue: ${waiting} recipient${waiting === 1 ? '' : 's'} waiting, none deferred for more than a day` };
-  const hours = Math.floor((now - oldest.created_at) / 3_600_000);
+  const c = queueCounts(db);
+  const waiting = c.queued + c.deferred;
+  const oldest = oldestDeferred(db);
+  const since = oldest ? (oldest.first_deferred_at ?? oldest.created_at) : now;
+  if (!oldest || now - since < STUCK_AFTER_MS) return { ok: true, text: `queue: ${waiting} recipient${waiting === 1 ? '' : 's'} waiting, none deferred for more than a day` };
+  const hours = Math.floor((now - since) / 3_600_000);
   return {
     ok: false,
     text: `queue: ${oldest.recipient} (${oldest.email_id}) deferred for ${hours} h; last answer: ${oldest.last_response ?? 'none'}`,

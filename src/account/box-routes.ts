@@ -11,9 +11,7 @@ import { boxAddresses, checkDomain, checkInboundMx, type CheckState } from '../d
 import { inboundRecord, requiredRecords } from '../dns/records.ts';
 import { domainDns } from '../domains/verification.ts';
 import type { DomainRow } from '../domains/domains.ts';
-
-/** The states a recipient has while it is still in the queue; the final ones are in GET /analytics. */
-const LIVE_STATES = ['queued', 'sending', 'deferred'] as const;
+import { oldestDeferred, queueCounts } from '../send/queue-stats.ts';
 
 export interface Finding {
   area: 'box' | 'domain';
@@ -50,25 +48,12 @@ export function boxRoutes(app: App) {
 
 const workspaceOf = (ctx: Context) => principalOf(ctx).workspaceId;
 
-// The queries name their state sets so that SQLite walks the queue's partial indexes (deliveries_due,
-// deliveries_claimed), which hold only live rows: the delivered history is never scanned. `queue list`
-// (send/queue-admin.ts) is box-wide and row by row, so it does not serve a workspace's counts.
+// The workspace's recipients still in the queue (send/queue-stats.ts); final outcomes are in GET /analytics.
 export function queueState(app: App, workspaceId: string) {
-  const { db } = app;
-  const counts: Record<(typeof LIVE_STATES)[number], number> = { queued: 0, sending: 0, deferred: 0 };
-  const waiting = db
-    .prepare("SELECT state, count(*) AS n FROM deliveries WHERE workspace_id = ? AND state IN ('queued', 'deferred') GROUP BY state")
-    .all(workspaceId) as Array<{ state: 'queued' | 'deferred'; n: number }>;
-  for (const row of waiting) counts[row.state] = row.n;
-  counts.sending = db.prepare("SELECT count(*) FROM deliveries WHERE workspace_id = ? AND state = 'sending'").pluck().get(workspaceId) as number;
-  const oldest = db
-    .prepare(
-      `SELECT email_id, recipient, first_deferred_at, last_response FROM deliveries
-       WHERE workspace_id = ? AND state IN ('queued', 'deferred') AND state = 'deferred' ORDER BY first_deferred_at, id LIMIT 1`,
-    )
-    .get(workspaceId) as { email_id: string; recipient: string; first_deferred_at: number | null; last_response: string | null } | undefined;
+  const { queued, sending, deferred } = queueCounts(app.db, workspaceId);
+  const oldest = oldestDeferred(app.db, workspaceId);
   return {
-    counts,
+    counts: { queued, sending, deferred },
     oldestDeferred: oldest ? { emailId: oldest.email_id, recipient: oldest.recipient, since: oldest.first_deferred_at === null ? null : iso(oldest.first_deferred_at), lastResponse: oldest.last_response } : null,
   };
 }

@@ -1,18 +1,53 @@
-// How deep the outbound queue is, for the metrics scrape (metrics/metrics.ts): counts by state and the oldest
-// waiting recipient, read through the queue's partial indexes, so a scrape costs the size of the queue, never
-// of the delivery history. Read-only.
+// How deep the outbound queue is, for the metrics scrape, the dashboard's Overview (GET /queue) and `doctor`:
+// counts by state and the recipient deferred longest, box-wide or for one workspace, read through the queue's
+// partial indexes (deliveries_due holds the queued and deferred rows, deliveries_claimed the ones being sent),
+// so a look costs the size of the queue, never of the delivery history. Read-only.
 import type { Db } from '../db/open.ts';
 import type { QueueDepth } from '../metrics/metrics.ts';
 
-export function queueDepth(db: Db, now: number): QueueDepth {
-  // deliveries_due covers exactly the queued and deferred rows; deliveries_claimed the ones being sent.
-  const waiting = db.prepare("SELECT state, count(*) AS n, min(created_at) AS oldest FROM deliveries WHERE state IN ('queued', 'deferred') GROUP BY state").all() as Array<{ state: 'queued' | 'deferred'; n: number; oldest: number }>;
-  const sending = db.prepare("SELECT count(*) FROM deliveries WHERE state = 'sending'").pluck().get() as number;
-  const byState = { queued: 0, sending, deferred: 0 };
-  let oldest = now;
+export interface QueueCounts {
+  queued: number;
+  sending: number;
+  deferred: number;
+  /** When the oldest recipient still waiting (queued or deferred) was queued; null when none waits. */
+  oldestWaitingSince: number | null;
+}
+
+const scope = (workspaceId: string | null) => (workspaceId === null ? { where: '', args: [] as string[] } : { where: 'AND workspace_id = ?', args: [workspaceId] });
+
+export function queueCounts(db: Db, workspaceId: string | null = null): QueueCounts {
+  const { where, args } = scope(workspaceId);
+  const counts: QueueCounts = { queued: 0, sending: 0, deferred: 0, oldestWaitingSince: null };
+  const waiting = db.prepare(`SELECT state, count(*) AS n, min(created_at) AS oldest FROM deliveries WHERE state IN ('queued', 'deferred') ${where} GROUP BY state`).all(...args) as Array<{
+    state: 'queued' | 'deferred';
+    n: number;
+    oldest: number;
+  }>;
   for (const w of waiting) {
-    byState[w.state] = w.n;
-    oldest = Math.min(oldest, w.oldest);
+    counts[w.state] = w.n;
+    counts.oldestWaitingSince = Math.min(counts.oldestWaitingSince ?? w.oldest, w.oldest);
   }
-  return { byState, oldestAgeMs: Math.max(0, now - oldest) };
+  counts.sending = db.prepare(`SELECT count(*) FROM deliveries WHERE state = 'sending' ${where}`).pluck().get(...args) as number;
+  return counts;
+}
+
+export interface DeferredRecipient {
+  email_id: string;
+  recipient: string;
+  created_at: number;
+  first_deferred_at: number | null;
+  last_response: string | null;
+}
+
+/** The recipient waiting longest after a temporary failure, with its last answer. */
+export function oldestDeferred(db: Db, workspaceId: string | null = null): DeferredRecipient | undefined {
+  const { where, args } = scope(workspaceId);
+  return db
+    .prepare(`SELECT email_id, recipient, created_at, first_deferred_at, last_response FROM deliveries WHERE state IN ('queued', 'deferred') AND state = 'deferred' ${where} ORDER BY first_deferred_at, id LIMIT 1`)
+    .get(...args) as DeferredRecipient | undefined;
+}
+
+export function queueDepth(db: Db, now: number): QueueDepth {
+  const c = queueCounts(db);
+  return { byState: { queued: c.queued, sending: c.sending, deferred: c.deferred }, oldestAgeMs: c.oldestWaitingSince === null ? 0 : Math.max(0, now - c.oldestWaitingSince) };
 }
