@@ -75,14 +75,31 @@ test('unknown keys, unknown variables, broken TOML and a missing file are refuse
 
 test('config/mailwright.example.toml documents every key and loads once uncommented', () => {
   const example = readFileSync(new URL('../config/mailwright.example.toml', import.meta.url), 'utf8');
-  const documented = [...example.matchAll(/^#?\s*([a-z_]+)\s*=/gm)].map((m) => m[1]);
+  // Top-level keys, and tables ([[relay]]) by their name: what follows a table header belongs to the table.
+  const [topLevel] = example.split(/^#?\s*\[\[/m);
+  const tables = [...example.matchAll(/^#?\s*\[\[([a-z_]+)\]\]/gm)].map((m) => m[1]);
+  const documented = [...[...topLevel.matchAll(/^#?\s*([a-z0-9_]+)\s*=/gm)].map((m) => m[1]), ...tables];
   assert.equal([...new Set(documented)].sort(), KEYS.map((k) => k.key).sort());
   for (const k of KEYS) assert.ok(example.includes(envName(k.key)), `example should name ${envName(k.key)}`);
   // Keys, and the lines that continue a multi-line array value (`#   { ... },`, `# ]`).
-  const uncommented = example.replace(/^#\s?([a-z_]+\s*=|\s*\{|\])/gm, '$1').replace(/^(tls_cert|tls_key)\s*=.*$/gm, '');
+  const uncommented = example.replace(/^#\s?([a-z0-9_]+\s*=|\s*\{|\]|\[\[)/gm, '$1').replace(/^(tls_cert|tls_key)\s*=.*$/gm, '');
   const c = loadConfig({ MAILWRIGHT_CONFIG: file('example.toml', uncommented) });
   assert.is(c.smtpPort, 25);
   assert.equal(c.plans.map((p) => [p.key, p.limits.recipients]), [['selfhosted_transactional_monthly', null], ['pro_marketing_monthly', 50000]]);
+  assert.equal(c.relays.map((r) => r.match), [[{ on: 'sender', domain: 'example.com' }], [{ on: 'recipient', domain: 'outlook.com' }, { on: 'recipient', domain: 'hotmail.com' }]]);
+});
+
+test('relays: match on sender or recipient domain or everything; an smtp: or smtps: URL; errors name the entry', () => {
+  const c = loadConfig({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_RELAY: JSON.stringify([{ match: '*', url: 'smtps://u:p@relay.example.net', tls_verify: false }, { match: ['sender:Example.COM.'], url: 'smtp://relay2.example.net:2525' }]) });
+  assert.equal(c.relays, [
+    { match: [{ on: 'any' }], url: 'smtps://u:p@relay.example.net', tlsVerify: false },
+    { match: [{ on: 'sender', domain: 'example.com' }], url: 'smtp://relay2.example.net:2525', tlsVerify: true },
+  ]);
+  assert.equal(loadConfig({ MAILWRIGHT_CONFIG: empty }).relays, []);
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_RELAY: JSON.stringify([{ match: 'from:example.com', url: 'smtp://r.example.net' }]) }, 'MAILWRIGHT_RELAY', 'sender:<domain>');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_RELAY: JSON.stringify([{ match: '*', url: 'http://r.example.net' }]) }, 'relay', 'smtp: or smtps:');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_RELAY: JSON.stringify([{ match: '*', url: 'smtp://r.example.net', port: 25 }]) }, 'relay', 'port');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_RELAY: '[{' }, 'MAILWRIGHT_RELAY', 'JSON array');
 });
 
 test('plans: the key must name its tier, class and interval; the default plan must be a listed transactional one', () => {

@@ -23,6 +23,8 @@ export interface Config {
   dnsServers: string[];
   mtaPort: number;
   relayUrl: string | null;
+  /** Relays for some senders or destinations ([[relay]]), tried in order before relayUrl. */
+  relays: RelayRule[];
   tlsCert: string | null;
   tlsKey: string | null;
   maxMessageBytes: number;
@@ -69,6 +71,8 @@ export interface Config {
   minFreeSpaceMb: number;
   /** A domain's DKIM key older than this many days gets a new one to publish; 0 = only when asked. */
   dkimRotationDays: number;
+  /** Each domain also signs with an ed25519 key (RFC 8463) beside RSA, once DNS serves it. */
+  dkimEd25519: boolean;
   /** Host names the HTTP listener answers to besides the public URL's host, localhost and IP literals. */
   httpAllowedHosts: string[];
   /** The plans a workspace can hold (DESIGN.md plans); the default plan is held by every workspace. */
@@ -107,6 +111,18 @@ export interface Plan {
   currency: string;
   limits: { recipients: number | null; attachmentBytes: number | null };
 }
+
+/**
+ * A relay for some mail ([[relay]]): `match` on the sending domain or the recipient's domain (each with its
+ * subdomains), or everything. The session must be encrypted: STARTTLS required on smtp://, implicit TLS on
+ * smtps://, and the certificate verified unless tlsVerify is false.
+ */
+export interface RelayRule {
+  match: RelayMatch[];
+  url: string;
+  tlsVerify: boolean;
+}
+export type RelayMatch = { on: 'sender' | 'recipient'; domain: string } | { on: 'any' };
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -221,6 +237,43 @@ const plans: Parser<Plan[]> = (raw) => {
   return parsed.data.map((p) => ({ key: p.key, tier: p.tier, messageClass: p.message_class, interval: p.interval, price: p.price, currency: p.currency, limits: { recipients: p.limits.recipients ?? null, attachmentBytes: p.limits.attachment_bytes ?? null } }));
 };
 
+const RelaySchema = z
+  .object({
+    match: z.union([z.string(), z.array(z.string()).min(1)]),
+    url: z.string(),
+    tls_verify: z.boolean().default(true),
+  })
+  .strict();
+
+const relayMatch = (s: string): RelayMatch => {
+  const m = /^(sender|recipient):(.+)$/.exec(s.trim());
+  if (s.trim() === '*') return { on: 'any' };
+  if (!m) return fail(`match "${s}" must be "sender:<domain>", "recipient:<domain>" or "*"`);
+  return { on: m[1] as 'sender' | 'recipient', domain: hostname(m[2]) };
+};
+
+// A list of tables in TOML ([[relay]]), or the same as JSON in MAILWRIGHT_RELAY.
+const relays: Parser<RelayRule[]> = (raw) => {
+  let value = raw;
+  if (typeof raw === 'string') {
+    if (!raw.trim()) return [];
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      return fail('must be a JSON array of relays such as [{"match": "sender:example.com", "url": "smtps://user:pass@smtp.example.net:465"}]');
+    }
+  }
+  const parsed = z.array(RelaySchema).safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return fail(`${issue.path.join('.') || 'relay'}: ${issue.message}`);
+  }
+  return parsed.data.map((r, i) => {
+    const url = optionalUrl(['smtp:', 'smtps:'])(r.url) ?? fail(`${i}.url must not be empty`);
+    return { match: (Array.isArray(r.match) ? r.match : [r.match]).map(relayMatch), url, tlsVerify: r.tls_verify };
+  });
+};
+
 const rate: Parser<number> = (raw) => {
   const n = typeof raw === 'number' ? raw : Number(text(raw));
   if (!Number.isFinite(n) || n <= 0 || n > 1) fail('must be a fraction above 0 and at most 1, such as 0.05 for 5 %');
@@ -301,6 +354,7 @@ export const KEYS = [
   spec('dns_servers', 'dnsServers', dnsServers, () => getServers()),
   spec('mta_port', 'mtaPort', integer(1, 65535), () => 25),
   spec('relay_url', 'relayUrl', optionalUrl(['smtp:', 'smtps:']), () => null),
+  spec('relay', 'relays', relays, () => []),
   spec('tls_cert', 'tlsCert', readableFile, () => null),
   spec('tls_key', 'tlsKey', readableFile, () => null),
   spec('max_message_bytes', 'maxMessageBytes', integer(1024, 2 ** 31 - 1), () => 26_214_400),
@@ -330,6 +384,7 @@ export const KEYS = [
   spec('retention_webhook_days', 'retentionWebhookDays', integer(1, 100_000), () => 30),
   spec('min_free_space_mb', 'minFreeSpaceMb', integer(0, 10_000_000), () => 256),
   spec('dkim_rotation_days', 'dkimRotationDays', integer(0, 10_000), () => 0),
+  spec('dkim_ed25519', 'dkimEd25519', boolean, () => false),
   spec('http_allowed_hosts', 'httpAllowedHosts', hostnames, () => []),
   spec('plans', 'plans', plans, () => [SELFHOSTED]),
   spec('default_plan', 'defaultPlan', (raw) => text(raw), () => SELFHOSTED.key),
