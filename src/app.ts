@@ -2,7 +2,7 @@
 // resource's routes, starts the listeners and the periodic jobs, and stops them in order on shutdown.
 import type { AddressInfo, Server } from 'node:net';
 import cron from 'node-cron';
-import type { Config } from './config.ts';
+import { applyLiveKeys, type Config } from './config.ts';
 import type { App, Dial } from './context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createLog, type Log } from './log.ts';
@@ -70,8 +70,11 @@ export interface RunningApp {
   submission: AddressInfo | null;
   /** Stops accepting, lets work in flight finish, commits, closes the database. */
   stop(): Promise<void>;
-  /** SIGHUP: reads the TLS certificate and key again (a renewed certificate) for the SMTP listeners. */
-  reload(config: Pick<Config, 'tlsCert' | 'tlsKey' | 'hostname' | 'dataDir'>): Promise<void>;
+  /**
+   * SIGHUP: reads the TLS certificate and key again (a renewed certificate) for the SMTP listeners, and takes
+   * the keys config.ts lists in LIVE_KEYS; returns which changed keys it took and which wait for a restart.
+   */
+  reload(config: Config): Promise<{ applied: string[]; atRestart: string[] }>;
 }
 
 const MiB = 1024 * 1024;
@@ -159,9 +162,12 @@ export async function startApp(
     port: config.mtaPort,
     allowPrivate: config.allowPrivateDelivery,
     relayUrl: config.relayUrl,
+    relays: config.relays,
     maxConnectionsPerHost: config.maxConnectionsPerMx,
   });
-  const queue = new Queue(app, signer, deliverer, { policy: { schedule: config.retrySchedule, lifetimeMs: config.queueLifetime }, relay: config.relayUrl !== null });
+  // One object the queue reads at every outcome, so a reload's retry_schedule and queue_lifetime apply at once.
+  const retryPolicy = { schedule: config.retrySchedule, lifetimeMs: config.queueLifetime };
+  const queue = new Queue(app, signer, deliverer, { policy: retryPolicy });
   app.queue = queue;
   const scheduler = new Scheduler(app);
   app.scheduler = scheduler;
@@ -272,7 +278,8 @@ export async function startApp(
       const authFailures = purgeAuthFailures(db, clock);
       log.info('housekeeping', { sessionsPurged: sessions, idempotencyKeysPurged: idempotency, authFailuresPurged: authFailures });
     }),
-    // Retention (off unless configured): nightly, in small batches, after the backup hour most people pick.
+    // Retention (off unless configured): nightly, in small batches, after the backup hour most people pick;
+    // it records the database's size each night either way (doctor's growth figure).
     cron.schedule('20 4 * * *', () =>
       runRetention(app, { mailDays: config.retentionMailDays, rawDays: config.retentionRawDays, eventsDays: config.retentionEventsDays }).then(
         () => {},
@@ -310,6 +317,16 @@ export async function startApp(
       const fresh = await tlsCredentials(next);
       for (const server of [mx, submission]) server?.updateSecureContext({ key: fresh.key, cert: fresh.cert });
       log.info('reloaded the TLS certificate', { selfSigned: fresh.selfSigned, cert: next.tlsCert ?? 'self-signed' });
+      // Key names only: relay URLs and the metrics token are secrets.
+      const changed = applyLiveKeys(config, next);
+      disk.setMargin(config.minFreeSpaceMb * MiB);
+      deliverer.setRelays(config.relayUrl, config.relays);
+      Object.assign(retryPolicy, { schedule: config.retrySchedule, lifetimeMs: config.queueLifetime });
+      // Said at the level that was in force when the reload was asked for, then the new level applies.
+      if (changed.applied.length) log.info('reloaded the configuration', { applied: changed.applied });
+      if (changed.atRestart.length) log.warn('these changed settings take effect at the next restart (systemctl restart mailwright)', { atRestart: changed.atRestart });
+      log.setLevel(config.logLevel);
+      return changed;
     },
   };
 }

@@ -1,13 +1,17 @@
 // Doctor's checks of the box itself, each against a real app's store and files: the TLS certificate (valid,
 // near its end, expired, for another name), a recipient stuck in the queue, free space against the margin,
-// and a webhook the box disabled, each a problem with its fix.
+// a webhook the box disabled, each a problem with its fix; and the database's growth from the daily size
+// samples the nightly retention job records, with the days left before free space reaches the margin.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { startTestApp, tempDir, type TestApp } from './testkit/app.ts';
-import { certificateCheck, queueCheck, storageCheck, webhookChecks } from './doctor-health.ts';
+import { certificateCheck, growthCheck, queueCheck, storageCheck, webhookChecks } from './doctor-health.ts';
+import { databaseBytes, SIZE_SAMPLES_KEPT } from './db/size.ts';
+import { databasePath } from './db/open.ts';
+import { runRetention } from './emails/retention.ts';
 
 let t: TestApp;
 const DAY = 24 * 3600_000;
@@ -64,6 +68,81 @@ test('a webhook the box disabled is a problem; one its owner disabled is not', (
   const checks = webhookChecks(db);
   assert.equal(checks.map((c) => c.text.includes('gone.example')), [true]);
   assert.match(checks[0].fix!, /PATCH \/api\/v1\/webhooks\/wh_01ARZ3NDEKTSV4RRFFQ69G5FAA/);
+});
+
+const MiB = 1024 * 1024;
+
+/** Replaces the samples with one a day from `first` (YYYY-MM-DD), of these sizes in MiB. */
+function samples(first: string, mib: Array<number | null>): void {
+  const db = t.app.db;
+  db.prepare('DELETE FROM db_size_samples').run();
+  const insert = db.prepare('INSERT INTO db_size_samples (day, bytes, taken_at) VALUES (?, ?, ?)');
+  mib.forEach((size, i) => {
+    const at = Date.parse(`${first}T04:20:00Z`) + i * DAY;
+    if (size !== null) insert.run(new Date(at).toISOString().slice(0, 10), Math.round(size * MiB), at);
+  });
+}
+
+test('growth: the bytes a day over the last 7 days and, at that rate, the days until free space reaches the margin', () => {
+  const config = { ...t.app.config, minFreeSpaceMb: 256 };
+  // Ten days of 10 MiB a day (a slower start before the last 7): 7 days from 150 to 220 MiB.
+  samples('2026-03-01', [100, 120, 140, 150, 160, 170, 180, 190, 200, 210, 220]);
+  const fine = growthCheck(t.app.db, config, (256 + 1000) * MiB);
+  assert.equal([fine.ok, fine.text], [true, 'storage growth: 10.0 MiB a day over the last 7 days: at that rate free space under ' + config.dataDir + ' reaches min_free_space_mb (256), where new mail is refused, in about 100 days'], fine.text);
+  // A day without a sample (the box was off) leaves the rate per day as it was: 4 samples span 7 days.
+  samples('2026-03-01', [100, null, null, 130, null, 150, null, 170]);
+  assert.match(growthCheck(t.app.db, config, (256 + 1000) * MiB).text, /^storage growth: 10\.0 MiB a day over the last 7 days: .* in about 100 days$/);
+  // No margin: the estimate is until the disk is full.
+  assert.match(growthCheck(t.app.db, { ...config, minFreeSpaceMb: 0 }, 500 * MiB).text, /the disk under .* is full in about 50 days$/);
+});
+
+test('growth: under 30 days before the margin is a problem whose fix is retention or a bigger disk', () => {
+  const config = { ...t.app.config, minFreeSpaceMb: 256 };
+  samples('2026-03-01', [1000, 1500, 2000, 2500]);
+  const tight = growthCheck(t.app.db, config, (256 + 10_000) * MiB);
+  assert.equal([tight.ok, /500\.0 MiB a day over the last 3 days: .* in about 20 days$/.test(tight.text)], [false, true], tight.text);
+  assert.ok(tight.fix!.includes('retention_raw_days') && tight.fix!.includes('retention_mail_days') && tight.fix!.includes('grow the disk'), tight.fix);
+  // Shrinking (retention at work) or below the margin already (the storage line reports that) is no growth problem.
+  samples('2026-03-01', [300, 250, 200]);
+  const shrinking = growthCheck(t.app.db, config, (256 + 10) * MiB);
+  assert.equal([shrinking.ok, shrinking.text], [true, 'storage growth: the database did not grow over the last 2 days (200.0 MiB on 2026-03-03)']);
+  samples('2026-03-01', [100, 200]);
+  assert.equal(growthCheck(t.app.db, config, 100 * MiB), { ok: true, text: 'storage growth: 100.0 MiB a day over the last 1 day' });
+});
+
+test('growth: with fewer than two days of samples it is measured from tomorrow', () => {
+  for (const series of [[], [123]]) {
+    samples('2026-03-01', series);
+    const check = growthCheck(t.app.db, t.app.config, 10 * MiB);
+    assert.equal([check.ok, check.text], [true, 'storage growth: measured from tomorrow (the nightly job records the database size once a day)']);
+  }
+});
+
+test('the nightly retention job records the database size once a day, retention on or off, and keeps 400 days', async () => {
+  const db = t.app.db;
+  db.prepare('DELETE FROM db_size_samples').run();
+  let now = Date.parse('2026-05-04T04:20:00Z');
+  // The real job with the app's writer and log, on a clock the test moves.
+  const app = { ...t.app, clock: { now: () => now } };
+  const rows = () => db.prepare('SELECT day, bytes, taken_at FROM db_size_samples ORDER BY day').all() as Array<{ day: string; bytes: number; taken_at: number }>;
+  await runRetention(app, { mailDays: 0, rawDays: 0, eventsDays: 0 });
+  const [first] = rows();
+  assert.equal([rows().length, first.day, first.taken_at], [1, '2026-05-04', now]);
+  assert.ok(first.bytes > 0 && first.bytes <= databaseBytes(databasePath(t.app.config.dataDir)), String(first.bytes));
+  now += 60_000; // run again the same day: the day's row is replaced, not added
+  await runRetention(app, { mailDays: 0, rawDays: 0, eventsDays: 0 });
+  assert.equal(rows().map((r) => [r.day, r.taken_at]), [['2026-05-04', now]]);
+  now += DAY; // the next night, with retention on
+  await runRetention(app, { mailDays: 3650, rawDays: 3650, eventsDays: 3650 });
+  assert.equal(rows().map((r) => r.day), ['2026-05-04', '2026-05-05']);
+  assert.match(growthCheck(db, t.app.config, 1e15).text, /over the last 1 day/);
+  // A year and more of samples: the job keeps the newest 400.
+  const insert = db.prepare('INSERT INTO db_size_samples (day, bytes, taken_at) VALUES (?, 1, 0)');
+  for (let i = 1; i <= 450; i++) insert.run(new Date(Date.parse('2026-05-04T00:00:00Z') - i * DAY).toISOString().slice(0, 10));
+  now += DAY;
+  await runRetention(app, { mailDays: 0, rawDays: 0, eventsDays: 0 });
+  const kept = rows();
+  assert.equal([kept.length, kept.at(-1)!.day], [SIZE_SAMPLES_KEPT, '2026-05-06']);
 });
 
 test.run();

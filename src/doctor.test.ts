@@ -1,10 +1,11 @@
 // `mailwright doctor` as a real process beside a running app, reading the same data directory and asking
 // the test kit's DNS server: it names each problem with the record to publish, and exits 0 only when
-// there are none.
+// there are none. The app's SMTP and submission listeners bind 127.0.0.1; 127.0.0.0/8 is all loopback, so
+// an A record of 127.0.0.1 is an address where they greet and 127.0.0.2 one where nothing listens.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startDnsServer, type DnsServer } from './testkit/dns-server.ts';
-import { startTestApp, seedWorkspace, request, runCli, type TestApp } from './testkit/app.ts';
+import { freePort, startTestApp, seedWorkspace, request, runCli, type TestApp } from './testkit/app.ts';
 
 const HOST = 'mx.mailwright.test';
 let dns: DnsServer;
@@ -14,7 +15,7 @@ let env: Record<string, string>;
 
 test.before(async () => {
   dns = await startDnsServer();
-  t = await startTestApp({ env: { MAILWRIGHT_DNS_SERVERS: dns.address } });
+  t = await startTestApp({ env: { MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_SUBMISSION_PORT: String(await freePort()) } });
   key = (await seedWorkspace(t)).key;
   // The running app's real ports, so doctor can see that serve listens.
   env = { ...t.env, MAILWRIGHT_HTTP_PORT: String(t.running.http.port), MAILWRIGHT_SMTP_PORT: String(t.smtpPort) };
@@ -44,6 +45,9 @@ test('doctor is satisfied once the box has forward-confirmed DNS and every recor
   dns.publish(full.records);
   const res = await runCli(['doctor'], env);
   assert.match(res.stdout, /✓ 127\.0\.0\.1 has PTR mx\.mailwright\.test \(forward-confirmed\)/);
+  // Both listeners greet on the address the host name resolves to.
+  assert.ok(res.stdout.includes(`✓ port ${t.smtpPort} (SMTP) on 127.0.0.1 answers with a 220 greeting`), res.stdout);
+  assert.ok(res.stdout.includes(`✓ port ${t.submissionPort} (submission) on 127.0.0.1 answers with a 220 greeting`), res.stdout);
   assert.match(res.stdout, /No problems found\./);
   assert.is(res.code, 0, res.stdout);
 });
@@ -54,6 +58,24 @@ test('doctor sees a stopped server and a PTR naming another host', async () => {
   assert.is(res.code, 1);
   assert.match(res.stdout, /✗ serve is not listening/);
   assert.match(res.stdout, /has PTR vps-1234\.provider\.test, not mx\.mailwright\.test/);
+});
+
+test('doctor reports a public address where nothing answers on 25 or 587, with the fix', async () => {
+  dns.set(HOST, 'A', ['127.0.0.2']);
+  try {
+    const res = await runCli(['doctor'], env);
+    assert.is(res.code, 1, res.stdout);
+    assert.match(res.stdout, /✓ serve is listening/);
+    for (const [name, port] of [['SMTP', t.smtpPort], ['submission', t.submissionPort]] as const) {
+      const at = res.stdout.indexOf(`✗ port ${port} (${name}) on 127.0.0.2: connection refused`);
+      assert.ok(at >= 0, res.stdout);
+      const fix = res.stdout.slice(at).split('\n')[1];
+      assert.ok(fix.includes('fix: serve listens on 127.0.0.1 only: set smtp_host = "0.0.0.0" (or "127.0.0.2") and restart it'), fix);
+      assert.ok(fix.includes(`ufw allow ${port}/tcp`) && fix.includes("provider's firewall or security group"), fix);
+    }
+  } finally {
+    dns.set(HOST, 'A', ['127.0.0.1']);
+  }
 });
 
 test.run();

@@ -1,7 +1,8 @@
 // `mailwright doctor`: what this box needs from the world and whether it has it. The box's own name and
-// addresses (A/AAAA, PTR confirmed forward), whether `serve` listens, and per domain which DNS records are
-// missing or wrong with the exact record to publish. Read-only: it changes no state, so it is safe beside
-// a running server.
+// addresses (A/AAAA, PTR confirmed forward), whether `serve` listens and ports 25 and 587 answer on those
+// addresses, per domain which DNS records are missing or wrong with the exact record to publish, the box's
+// health (doctor-health.ts) and the way out (doctor-outbound.ts). Read-only: it changes no state, so it is
+// safe beside a running server.
 import { connect } from 'node:net';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,14 +11,15 @@ import type { Config } from './config.ts';
 import type { Db } from './db/open.ts';
 import { createResolver, reverseLookup } from './dns/resolver.ts';
 import { boxAddresses, checkDomain, checkInboundMx, type RecordCheck } from './dns/verify.ts';
-import { inboundRecord, requiredRecords } from './dns/records.ts';
+import { inboundRecord, recordFor, requiredRecords } from './dns/records.ts';
 import { allDomains } from './domains/domains.ts';
 import { overlappingClaims } from './domains/claims.ts';
 import { domainDns } from './domains/verification.ts';
 import { getWorkspace } from './account/workspaces.ts';
 import { loadOrCreateSigningKey, publicKeyFromRecords, publicKeyRecord, SIGNING_KEY_FILE } from './dns/domain-connect.ts';
 import { KEY_HOST } from './domains/connect.ts';
-import { certificateCheck, queueCheck, storageCheck, webhookChecks } from './doctor-health.ts';
+import { certificateCheck, growthCheck, queueCheck, reachabilityChecks, storageCheck, webhookChecks, type Check } from './doctor-health.ts';
+import { outboundChecks } from './doctor-outbound.ts';
 
 interface Report {
   problems: number;
@@ -25,6 +27,7 @@ interface Report {
 }
 
 const ok = (r: Report, text: string) => r.lines.push(`  ✓ ${text}`);
+const note = (r: Report, text: string) => r.lines.push(`  · ${text}`);
 const bad = (r: Report, text: string, fix?: string) => {
   r.problems++;
   r.lines.push(`  ✗ ${text}`);
@@ -45,8 +48,9 @@ async function checkBox(config: Config, resolver: Resolver, r: Report): Promise<
   r.lines.push(`Box ${config.hostname} (resolvers ${config.dnsServers.join(', ')})`);
   const http = await listening(config.httpHost, config.httpPort);
   const smtp = await listening(config.smtpHost, config.smtpPort);
+  const submission = config.submissionPort !== 0 && (await listening(config.smtpHost, config.submissionPort));
   if (config.submissionPort) {
-    if (await listening(config.smtpHost, config.submissionPort)) ok(r, `SMTP submission is listening on port ${config.submissionPort}`);
+    if (submission) ok(r, `SMTP submission is listening on port ${config.submissionPort}`);
     else bad(r, `SMTP submission is not listening on port ${config.submissionPort}`, 'start serve, or set submission_port = 0 if you do not want it');
   }
   if (http && smtp) ok(r, `serve is listening: HTTP ${config.httpHost}:${config.httpPort}, SMTP ${config.smtpHost}:${config.smtpPort}`);
@@ -65,11 +69,25 @@ async function checkBox(config: Config, resolver: Resolver, r: Report): Promise<
     if (matches) ok(r, `${ip} has PTR ${config.hostname} (forward-confirmed)`);
     else bad(r, `${ip} has ${names.length ? `PTR ${names.join(', ')}` : 'no PTR record'}, not ${config.hostname}: receivers distrust mail from it`, `ask your VPS provider to set the reverse DNS of ${ip} to ${config.hostname}`);
   }
+  // Ports 25 and 587 on those addresses, greeting as senders and clients reach them (what a connection from
+  // the box itself can prove is in doctor-health.ts); a port serve does not listen on was reported above.
+  const ports: Array<{ name: string; port: number }> = [];
+  if (smtp) ports.push({ name: 'SMTP', port: config.smtpPort });
+  if (submission) ports.push({ name: 'submission', port: config.submissionPort });
+  report(r, await reachabilityChecks(config, addresses.value, ports));
+}
+
+function report(r: Report, checks: Check[]): void {
+  for (const c of checks) {
+    if (c.skipped) note(r, c.text);
+    else if (c.ok) ok(r, c.text);
+    else bad(r, c.text, c.fix);
+  }
 }
 
 function reportChecks(r: Report, checks: RecordCheck[], records: ReturnType<typeof requiredRecords>): void {
   for (const check of checks) {
-    const want = records.find((x) => x.record === check.record)!;
+    const want = recordFor(records, check)!;
     const label = `${check.record.padEnd(5)} ${want.name} ${want.type}`;
     if (check.state === 'verified') ok(r, label);
     else if (check.state === 'pending') bad(r, `${label}: ${check.issue?.message}`, 'run doctor again in a minute');
@@ -123,7 +141,7 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
   const domains = allDomains(db);
   if (domains.length === 0) r.lines.push('', 'No domains yet: add one with POST /api/v1/domains.');
   for (const row of domains) {
-    const dns = domainDns(db, config.hostname, row);
+    const dns = domainDns(db, config, row);
     r.lines.push('', `Domain ${row.name} (workspace ${getWorkspace(db, row.workspace_id)?.name}, ${row.status})`);
     reportChecks(r, await checkDomain(resolver, dns), requiredRecords(dns));
     if (row.inbound_status !== 'not_configured') {
@@ -136,10 +154,8 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
   checkClaims(db, r);
   await checkDomainConnectKey(config, resolver, r);
   r.lines.push('', 'This box');
-  for (const c of [certificateCheck(config, Date.now()), queueCheck(db, Date.now()), storageCheck(config), ...webhookChecks(db)]) {
-    if (c.ok) ok(r, c.text);
-    else bad(r, c.text, c.fix);
-  }
+  report(r, [certificateCheck(config, Date.now()), queueCheck(db, Date.now()), storageCheck(config), growthCheck(db, config), ...webhookChecks(db)]);
+  report(r, await outboundChecks(config, resolver));
   r.lines.push('', r.problems === 0 ? 'No problems found.' : `${r.problems} problem${r.problems === 1 ? '' : 's'} found.`);
   for (const line of r.lines) write(line);
   return r.problems === 0 ? 0 : 1;

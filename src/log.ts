@@ -20,6 +20,8 @@ export interface Log {
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
   child(fields: Record<string, unknown>): Log;
+  /** `systemctl reload` with a new log_level: this log and every child of it, made before or after. */
+  setLevel(level: Level): void;
 }
 
 /**
@@ -33,7 +35,8 @@ export function createLog(opts: { level?: Level; write?: (line: string) => void 
     : pino.destination({ dest: 1, sync: true });
   const logger = pino(
     {
-      level: opts.level ?? 'info',
+      // pino lets everything through; wrap() filters by a level its children share, so a reload reaches them all.
+      level: 'debug',
       // No pid or hostname: journald records both for every line already.
       base: undefined,
       messageKey: 'msg',
@@ -44,16 +47,25 @@ export function createLog(opts: { level?: Level; write?: (line: string) => void 
     },
     destination,
   );
-  return wrap(logger);
+  return wrap(logger, { rank: RANK[opts.level ?? 'info'] });
 }
 
-function wrap(logger: Logger): Log {
+const RANK: Record<Level, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+
+function wrap(logger: Logger, threshold: { rank: number }): Log {
   const at = (level: Level) => (msg: string, fields?: Record<string, unknown>) => {
-    if (!logger.isLevelEnabled(level)) return;
+    if (RANK[level] < threshold.rank) return;
     if (fields) logger[level](clean(fields), msg);
     else logger[level](msg);
   };
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (fields) => wrap(logger.child(clean(fields))) };
+  return {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: (fields) => wrap(logger.child(clean(fields)), threshold),
+    setLevel: (level) => void (threshold.rank = RANK[level]),
+  };
 }
 
 // The top-level rule is case-insensitive and covers child bindings too, which fixed redact paths cannot. An

@@ -237,7 +237,8 @@ async function serve(config: Config): Promise<number> {
       running.stop().then(() => resolve(0));
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
-    // `systemctl reload`: a renewed TLS certificate is taken without dropping a connection.
+    // `systemctl reload`: a renewed TLS certificate and the settings that can change live (config.ts LIVE_KEYS)
+    // are taken without dropping a connection.
     process.on('SIGHUP', () => {
       let next: Config;
       try {
@@ -246,7 +247,7 @@ async function serve(config: Config): Promise<number> {
         log.error('reload: the configuration does not load; keeping the running one', { err });
         return;
       }
-      running.reload(next).catch((err: unknown) => log.error('reload failed; keeping the current certificate', { err }));
+      running.reload(next).catch((err: unknown) => log.error('reload failed; keeping the current certificate and settings', { err }));
     });
     process.once('SIGINT', () => shutdown('SIGINT'));
   });

@@ -8,7 +8,7 @@ import { apiRouter } from '../http/server.ts';
 import { principalOf, requireAuth } from '../http/auth.ts';
 import { reverseLookup } from '../dns/resolver.ts';
 import { boxAddresses, checkDomain, checkInboundMx, type CheckState } from '../dns/verify.ts';
-import { inboundRecord, requiredRecords } from '../dns/records.ts';
+import { inboundRecord, recordFor, requiredRecords } from '../dns/records.ts';
 import { domainDns } from '../domains/verification.ts';
 import type { DomainRow } from '../domains/domains.ts';
 import { oldestDeferred, queueCounts } from '../send/queue-stats.ts';
@@ -125,11 +125,11 @@ async function boxFindings(app: App): Promise<Finding[]> {
 const STATUS: Record<CheckState, Finding['status']> = { verified: 'ok', failed: 'problem', pending: 'pending' };
 
 async function domainFindings(app: App, row: DomainRow): Promise<Finding[]> {
-  const dns = domainDns(app.db, app.config.hostname, row);
+  const dns = domainDns(app.db, app.config, row);
   const records = requiredRecords(dns);
   const [checks, inbound] = await Promise.all([checkDomain(app.dns, dns), row.inbound_status === 'not_configured' ? null : checkInboundMx(app.dns, row.name, app.config.hostname)]);
   const findings = checks.map((check): Finding => {
-    const want = records.find((x) => x.record === check.record)!;
+    const want = recordFor(records, check)!;
     const label = `${want.name} ${want.type}`;
     if (check.state === 'verified') return { area: 'domain', subject: row.name, check: check.record, status: 'ok', message: label, fix: null };
     const value = want.type === 'MX' ? `${want.priority} ${want.value}` : JSON.stringify(want.value);

@@ -12,7 +12,7 @@ export class FreeSpace {
 
   constructor(
     private readonly dir: string,
-    private readonly marginBytes: number,
+    private marginBytes: number,
     /** Tests give their own measure; the box asks the filesystem. */
     private readonly measure: (dir: string) => number = (dir) => {
       const s = statfsSync(dir);
@@ -34,6 +34,11 @@ export class FreeSpace {
     check();
     this.timer = setInterval(check, EVERY_MS);
     this.timer.unref();
+  }
+
+  /** A new min_free_space_mb (`systemctl reload`): judged at the next look, within seconds. */
+  setMargin(bytes: number): void {
+    this.marginBytes = bytes;
   }
 
   stop(): void {

@@ -23,7 +23,8 @@ const commit = new GroupCommit(db, { rerunnable: true, onCommit: (calls) => batc
 let entries: LogEntry[] | null = null;
 const collectingLog = (base: Record<string, unknown>): Log => {
   const at = (level: Level) => (msg: string, fields?: Record<string, unknown>) => void entries?.push({ level, msg, fields: { ...base, ...fields } });
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (fields) => collectingLog({ ...base, ...fields }) };
+  // The main thread's log writes these entries, and filters them by its level.
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (fields) => collectingLog({ ...base, ...fields }), setLevel: () => {} };
 };
 const log = collectingLog({});
 

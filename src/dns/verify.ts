@@ -19,6 +19,8 @@ export interface DnsIssue {
 
 export interface RecordCheck {
   record: RecordKind;
+  /** 'ed25519' for the check of the second DKIM record (dkim_ed25519); records.ts recordSlot tells them apart. */
+  algorithm?: 'ed25519';
   state: CheckState;
   issue?: DnsIssue;
 }
@@ -49,30 +51,51 @@ function failed(record: RecordKind, type: string, name: string, expected: string
 // A TXT record may be split into several character-strings (a 2048-bit DKIM key must be): join them.
 const txtLookup = (resolver: Resolver, name: string) => lookup(async () => (await resolver.resolveTxt(name)).map((parts) => parts.join('')));
 
-function dkimKey(record: string): string | null {
-  const tags = new Map(
+function dkimTags(record: string): Map<string, string> {
+  return new Map(
     record
       .split(';')
       .map((t) => t.trim())
       .filter(Boolean)
       .map((t) => [t.slice(0, t.indexOf('=')).trim().toLowerCase(), t.slice(t.indexOf('=') + 1).replace(/\s+/g, '')] as const),
   );
+}
+
+function dkimKey(record: string): string | null {
+  const tags = dkimTags(record);
   if (tags.has('v') && tags.get('v') !== 'DKIM1') return null;
   return tags.get('p') ?? null;
 }
 
 export async function checkDkim(resolver: Resolver, d: DomainDns): Promise<RecordCheck> {
-  const name = dkimName(d);
-  const expected = dkimValue(d.publicKey);
+  return checkDkimKey(resolver, d.domain, d.selector, d.publicKey, 'rsa');
+}
+
+/**
+ * The ed25519 key's record (dkim_ed25519, RFC 8463): recommended, not required. A receiver takes k= from the
+ * record (RSA when absent), so an ed25519 key must say k=ed25519.
+ */
+export async function checkDkimEd25519(resolver: Resolver, d: DomainDns & { ed25519: NonNullable<DomainDns['ed25519']> }): Promise<RecordCheck> {
+  return { ...(await checkDkimKey(resolver, d.domain, d.ed25519.selector, d.ed25519.publicKey, 'ed25519')), algorithm: 'ed25519' };
+}
+
+async function checkDkimKey(resolver: Resolver, domain: string, selector: string, publicKey: string, algorithm: 'rsa' | 'ed25519'): Promise<RecordCheck> {
+  const name = dkimName({ selector, domain });
+  const expected = dkimValue(publicKey, algorithm);
+  const missing =
+    algorithm === 'ed25519'
+      ? `No ed25519 DKIM record at ${name} (recommended: mail gets its second, ed25519 signature once DNS serves the TXT record shown)`
+      : `No DKIM record at ${name}: publish the TXT record shown`;
   const txt = await txtLookup(resolver, name);
-  if (!txt.ok) {
-    return txt.missing ? failed('DKIM', 'TXT', name, expected, [], `No DKIM record at ${name}: publish the TXT record shown`) : temporary('DKIM', 'TXT', name, expected, txt.code);
-  }
+  if (!txt.ok) return txt.missing ? failed('DKIM', 'TXT', name, expected, [], missing) : temporary('DKIM', 'TXT', name, expected, txt.code);
   const keys = txt.value.map(dkimKey);
-  if (txt.value.length === 1 && keys[0] === d.publicKey) return { record: 'DKIM', state: 'verified' };
+  if (txt.value.length === 1 && keys[0] === publicKey) {
+    if (algorithm === 'rsa' || dkimTags(txt.value[0]!).get('k')?.toLowerCase() === 'ed25519') return { record: 'DKIM', state: 'verified' };
+    return failed('DKIM', 'TXT', name, expected, txt.value, `The DKIM record at ${name} holds the ed25519 key but not k=ed25519, so receivers would read it as RSA`);
+  }
   if (txt.value.length > 1) {
     const glued = txt.value.map((r) => r.replace(/\s+/g, '')).join('');
-    const split = !keys.includes(d.publicKey) && glued.includes(d.publicKey);
+    const split = !keys.includes(publicKey) && glued.includes(publicKey);
     const message = split
       ? `The DKIM record at ${name} is published as ${txt.value.length} separate TXT records; publish it as one record (one record may hold several quoted strings)`
       : `${txt.value.length} TXT records at ${name}; publish exactly one, the DKIM record shown`;
@@ -80,7 +103,7 @@ export async function checkDkim(resolver: Resolver, d: DomainDns): Promise<Recor
   }
   if (keys[0] === null) return failed('DKIM', 'TXT', name, expected, txt.value, `The TXT record at ${name} is not a DKIM key record`);
   if (keys[0] === '') return failed('DKIM', 'TXT', name, expected, txt.value, `The DKIM key at ${name} is revoked (empty p=); publish the key shown`);
-  return failed('DKIM', 'TXT', name, expected, txt.value, `The DKIM key at ${name} differs from this box's key for selector ${d.selector}`);
+  return failed('DKIM', 'TXT', name, expected, txt.value, `The DKIM key at ${name} differs from this box's key for selector ${selector}`);
 }
 
 export async function checkReturnPathMx(resolver: Resolver, d: DomainDns): Promise<RecordCheck> {
@@ -153,7 +176,14 @@ export async function checkDmarc(resolver: Resolver, domain: string): Promise<Re
 
 export async function checkDomain(resolver: Resolver, d: DomainDns): Promise<RecordCheck[]> {
   const box = await boxAddresses(resolver, d.hostname);
-  return Promise.all([checkDkim(resolver, d), checkReturnPathMx(resolver, d), checkSpf(resolver, d, box), checkDmarc(resolver, d.domain)]);
+  const ed25519 = d.ed25519;
+  return Promise.all([
+    checkDkim(resolver, d),
+    ...(ed25519 ? [checkDkimEd25519(resolver, { ...d, ed25519 })] : []),
+    checkReturnPathMx(resolver, d),
+    checkSpf(resolver, d, box),
+    checkDmarc(resolver, d.domain),
+  ]);
 }
 
 export interface InboundCheck {

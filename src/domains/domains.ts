@@ -5,9 +5,10 @@ import type { Clock } from '../clock.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
-import { dkimName, dkimValue, inboundRecord, requiredRecords, RETURN_PATH_PREFIX, type RecordKind } from '../dns/records.ts';
+import { dkimName, dkimValue, inboundRecord, recordSlot, requiredRecords, RETURN_PATH_PREFIX, type RecordKind } from '../dns/records.ts';
 import type { CheckState, DnsIssue, InboundCheck, RecordCheck } from '../dns/verify.ts';
-import { activeDkimKey, pendingDkimKey, retiringDkimKeys, storeDkimKey, type KeyMaterial } from './dkim-keys.ts';
+import type { Config } from '../config.ts';
+import { activeDkimKey, addEd25519Key, ed25519DkimKey, pendingDkimKey, retiringDkimKeys, storeDkimKey, type KeyMaterial } from './dkim-keys.ts';
 import { claimedElsewhere } from './claims.ts';
 
 export type DomainStatus = 'pending' | 'verified' | 'failed';
@@ -23,7 +24,8 @@ export interface Checks {
 }
 
 interface DnsState {
-  records: Partial<Record<RecordKind, CheckState>>;
+  /** By records.ts recordSlot: the kind, or `DKIM:ed25519` for the ed25519 key's record (never required). */
+  records: Partial<Record<string, CheckState>>;
   issues: DnsIssue[];
   checks: Checks;
 }
@@ -61,13 +63,15 @@ export class DomainExists extends Error {
   }
 }
 
-export function createDomain(db: Db, clock: Clock, workspaceId: string, name: string, key: KeyMaterial): DomainRow {
+/** `ed25519`: the domain's ed25519 key (dkim_ed25519), stored beside the RSA key; it signs once DNS serves it. */
+export function createDomain(db: Db, clock: Clock, workspaceId: string, name: string, key: KeyMaterial, ed25519?: KeyMaterial): DomainRow {
   const id = newId('dom', clock.now());
   try {
     db.transaction(() => {
       if (claimedElsewhere(db, workspaceId, name)) throw new DomainExists(name, true);
       db.prepare('INSERT INTO domains (id, workspace_id, name, return_path, created_at) VALUES (?, ?, ?, ?, ?)').run(id, workspaceId, name, `${RETURN_PATH_PREFIX}.${name}`, clock.now());
       storeDkimKey(db, clock, workspaceId, id, key);
+      if (ed25519) addEd25519Key(db, clock, workspaceId, id, ed25519);
     })();
   } catch (err) {
     if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new DomainExists(name);
@@ -114,7 +118,7 @@ export function recordCheck(db: Db, clock: Clock, workspaceId: string, id: strin
   return db.transaction(() => {
     const row = getDomain(db, workspaceId, id);
     if (!row) return null;
-    const records = Object.fromEntries(results.map((r) => [r.record, r.state])) as Record<RecordKind, CheckState>;
+    const records = Object.fromEntries(results.map((r) => [recordSlot(r), r.state])) as Record<string, CheckState>;
     const anyFailed = REQUIRED.some((r) => records[r] === 'failed');
     const allVerified = REQUIRED.every((r) => records[r] === 'verified');
     // A temporary DNS failure tells nothing: it neither breaks nor mends the streak.
@@ -180,16 +184,20 @@ export function presentDomainSummary(row: DomainRow) {
   };
 }
 
-export function presentDomain(db: Db, row: DomainRow, hostname: string) {
+/** `config.dkimEd25519`: the ed25519 key's record is shown (a second DKIM entry) only while the setting is on. */
+export function presentDomain(db: Db, row: DomainRow, config: Pick<Config, 'hostname' | 'dkimEd25519'>) {
+  const { hostname } = config;
   const key = activeDkimKey(db, row.workspace_id, row.id)!;
+  const ed = config.dkimEd25519 ? ed25519DkimKey(db, row.workspace_id, row.id) : null;
   const state = stateOf(row);
-  const records = requiredRecords({ domain: row.name, returnPath: row.return_path, selector: key.selector, publicKey: key.publicKey, hostname }).map((r) => ({
+  const dns = { domain: row.name, returnPath: row.return_path, selector: key.selector, publicKey: key.publicKey, hostname, ...(ed ? { ed25519: { selector: ed.selector, publicKey: ed.publicKey } } : {}) };
+  const records = requiredRecords(dns).map((r) => ({
     record: r.record,
     type: r.type,
     name: r.name,
     value: r.value,
     ...(r.priority === undefined ? {} : { priority: r.priority }),
-    status: state?.records[r.record] ?? 'pending',
+    status: state?.records[recordSlot(r)] ?? 'pending',
   }));
   return {
     ...presentDomainSummary(row),
@@ -202,6 +210,7 @@ export function presentDomain(db: Db, row: DomainRow, hostname: string) {
     click_tracking: row.click_tracking === 1,
     inbound: presentInbound(row, hostname),
     dkimRotation: presentRotation(db, row),
+    dkimEd25519: ed && { selector: ed.selector, signing: ed.signing },
     verifiedAt: isoOrNull(row.verified_at),
   };
 }

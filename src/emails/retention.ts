@@ -5,6 +5,7 @@
 // 0 keeps forever. Synchronous SQL, one batch per call, for the caller's transaction.
 import type { App } from '../context.ts';
 import type { Db } from '../db/open.ts';
+import { recordDatabaseSize } from '../db/size.ts';
 import { deleteEmail } from './mailbox.ts';
 
 export interface RetentionPolicy {
@@ -60,11 +61,12 @@ export function retentionStep(db: Db, now: number, policy: RetentionPolicy): { e
 
 /**
  * The nightly job: batches until nothing is left to delete, each its own short transaction, then a WAL
- * checkpoint so the log file shrinks back instead of growing with what was deleted.
+ * checkpoint so the log file shrinks back instead of growing with what was deleted. Then, policy or none, it
+ * records the database's size for the day (db/size.ts), from which doctor tells the growth.
  */
 export async function runRetention(app: Pick<App, 'db' | 'commit' | 'clock' | 'log'>, policy: RetentionPolicy): Promise<{ emails: number; raw: number; events: number }> {
   const total = { emails: 0, raw: 0, events: 0 };
-  if (!policy.mailDays && !policy.rawDays && !policy.eventsDays) return total;
+  if (!policy.mailDays && !policy.rawDays && !policy.eventsDays) return recordSize(app, total);
   for (;;) {
     const step = await app.commit.run(() => retentionStep(app.db, app.clock.now(), policy));
     total.emails += step.emails;
@@ -76,5 +78,11 @@ export async function runRetention(app: Pick<App, 'db' | 'commit' | 'clock' | 'l
   }
   app.db.pragma('wal_checkpoint(TRUNCATE)');
   if (total.emails || total.raw || total.events) app.log.info('retention: old mail removed', total);
+  return recordSize(app, total);
+}
+
+/** Whatever the policy, the database's size once a day after retention had its turn: doctor's growth figure. */
+async function recordSize<T>(app: Pick<App, 'db' | 'commit' | 'clock'>, total: T): Promise<T> {
+  await app.commit.run(() => recordDatabaseSize(app.db, app.clock.now()));
   return total;
 }

@@ -158,6 +158,44 @@ test('a bad key throws SignError naming the selector; nothing is signed', async 
   }
 });
 
+test('with an ed25519 key too: two signatures, rsa-sha256 then ed25519-sha256, same h=, both verify (RFC 8463)', async () => {
+  const ed = generateKeyPairSync('ed25519', { publicKeyEncoding: { type: 'spki', format: 'der' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+  // RFC 8463 4: p= is the raw 32-byte key, not the SPKI DER around it.
+  const raw32 = ed.publicKey.subarray(ed.publicKey.length - 32).toString('base64');
+  const key: DkimKey = { ...KEY, ed25519: { selector: 'mwetest2024', privateKey: ed.privateKey } };
+  dns.add(dkimName({ selector: 'mwetest2024', domain: 'example.com' }), 'TXT', dkimValue(raw32, 'ed25519'));
+  const raw = await compose(input());
+  const signed = await sign(raw, key);
+  assert.ok(signed.subarray(signed.length - raw.length).equals(raw), 'the message is unchanged');
+  const headers = signed.subarray(0, signed.length - raw.length).toString('latin1').split(/\r\n(?![ \t])/).filter(Boolean);
+  assert.is(headers.length, 2, 'two DKIM-Signature fields');
+  const [rsa, ed25519] = headers.map((h) => tags(Buffer.from(`${h}\r\n`, 'latin1')));
+  assert.equal([rsa!.get('a'), rsa!.get('s'), ed25519!.get('a'), ed25519!.get('s')], ['rsa-sha256', 'mwtest2024', 'ed25519-sha256', 'mwetest2024']);
+  assert.is(ed25519!.get('c'), 'relaxed/relaxed');
+  assert.is(ed25519!.get('h'), rsa!.get('h'), 'the same h= list');
+  assert.is(ed25519!.get('bh'), rsa!.get('bh'), 'one body hash');
+  const { results } = await dkimVerify(signed, { resolver } as Parameters<typeof dkimVerify>[1]);
+  assert.equal(
+    results.map((r) => [r.selector, r.status.result]),
+    [
+      ['mwtest2024', 'pass'],
+      ['mwetest2024', 'pass'],
+    ],
+  );
+  // Each signature stands alone: a receiver that holds a different ed25519 key still passes the RSA one.
+  dns.set(dkimName({ selector: 'mwetest2024', domain: 'example.com' }), 'TXT', [dkimValue(Buffer.alloc(32, 7).toString('base64'), 'ed25519')]);
+  const again = await dkimVerify(signed, { resolver } as Parameters<typeof dkimVerify>[1]);
+  assert.equal(again.results.map((r) => r.status.result), ['pass', 'fail']);
+  // A bad ed25519 key fails the signing like a bad RSA key, naming its selector.
+  try {
+    await sign(raw, { ...KEY, ed25519: { selector: 'mwebad', privateKey: 'not a key' } });
+    assert.unreachable('signed with a bad ed25519 key');
+  } catch (err) {
+    assert.instance(err, SignError);
+    assert.match((err as Error).message, 'mwebad._domainkey.example.com');
+  }
+});
+
 test('sign refuses bytes that are not wire-safe instead of signing what a relay would rewrite', async () => {
   const raw = Buffer.from('From: a@example.com\r\nSubject: x\r\n\r\nbare\nLF\r\n', 'latin1');
   try {

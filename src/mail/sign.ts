@@ -1,5 +1,6 @@
 // DKIM-signs a composed message with mailauth (RFC 6376): one rsa-sha256, relaxed/relaxed signature whose
-// h= names every identity and list header the message has. It never rewrites the message: the signature
+// h= names every identity and list header the message has, and, when the key has an ed25519 half (dkim_ed25519),
+// a second ed25519-sha256 signature (RFC 8463) with the same h=. It never rewrites the message: the signature
 // header is prepended to exactly the bytes given, which must already be the bytes that go on the wire.
 // The signer alone: the package root also loads SPF, BIMI and ARC, which would add ~150 ms to each worker's start.
 import { dkimSign } from 'mailauth/lib/dkim/sign.js';
@@ -10,6 +11,8 @@ export interface DkimKey {
   selector: string;
   /** PKCS#8 PEM. */
   privateKey: string;
+  /** A second key (RFC 8463) whose ed25519-sha256 signature goes beside the RSA one: only once DNS serves its record. */
+  ed25519?: { selector: string; /** PKCS#8 PEM. */ privateKey: string };
 }
 
 export class SignError extends Error {
@@ -51,9 +54,12 @@ const HEADER_LIST = SIGNED_HEADERS.join(':');
 export async function sign(raw: Buffer, key: DkimKey): Promise<Buffer> {
   // A relay that repairs line endings or long lines after signing breaks the body hash (RFC 6376 5.3).
   assertWireSafe(raw);
-  const where = `${key.selector}._domainkey.${key.domain}`;
+  const where = [key.selector, ...(key.ed25519 ? [key.ed25519.selector] : [])].map((s) => `${s}._domainkey.${key.domain}`).join(' and ');
   const algorithm = 'rsa-sha256'; // RFC 8301 3.1: sha1 is no longer acceptable
   const canonicalization = 'relaxed/relaxed'; // survives the header refolding relays do
+  const signatureData = [{ signingDomain: key.domain, selector: key.selector, privateKey: key.privateKey, algorithm, canonicalization }];
+  // RFC 8463 3: ed25519-sha256 signs the SHA-256 of the canonicalised header (mailauth does so for ed25519 keys).
+  if (key.ed25519) signatureData.push({ signingDomain: key.domain, selector: key.ed25519.selector, privateKey: key.ed25519.privateKey, algorithm: 'ed25519-sha256', canonicalization });
   let result: SignResult;
   try {
     result = await signDkim(raw, {
@@ -63,14 +69,15 @@ export async function sign(raw: Buffer, key: DkimKey): Promise<Buffer> {
       // t= lets receivers judge the signature's age; no x=, so a message still queued days later verifies.
       signTime: new Date(),
       // No maxBodyLength: an l= tag would let anyone append unsigned content (RFC 6376 8.2).
-      signatureData: [{ signingDomain: key.domain, selector: key.selector, privateKey: key.privateKey, algorithm, canonicalization }],
+      signatureData,
     });
   } catch (err) {
     throw new SignError(`DKIM signing with ${where} failed: ${describe(err)}`);
   }
   const failure = result.errors[0];
   if (failure) throw new SignError(`DKIM signing with ${where} failed: ${describe(failure.err)}`);
-  if (!/^DKIM-Signature:/i.test(result.signatures)) throw new SignError(`DKIM signing with ${where} produced no signature`);
+  const made = (result.signatures.match(/^DKIM-Signature:/gim) ?? []).length;
+  if (made !== signatureData.length) throw new SignError(`DKIM signing with ${where} produced ${made ? `${made} of ${signatureData.length} signatures` : 'no signature'}`);
   return Buffer.concat([Buffer.from(result.signatures, 'latin1'), raw]);
 }
 

@@ -1,5 +1,6 @@
 // Opening an SMTP session to one target: a socket from the injected dial, handed to nodemailer's SMTPConnection
-// as an open connection; greeting, EHLO, STARTTLS when offered (once more in plaintext if it breaks), relay AUTH.
+// as an open connection; greeting, EHLO, STARTTLS when offered (once more in plaintext if it breaks; required by a
+// [[relay]]), relay AUTH.
 // It must not look names up, open a socket but through `dial`, or send mail (transact.ts does).
 import net from 'node:net';
 import tls from 'node:tls';
@@ -8,14 +9,14 @@ import type { SMTPError } from 'nodemailer/lib/smtp-connection';
 import type { Dial } from '../context.ts';
 import { NO_ANSWER, replyOf, type Failure } from './outcome.ts';
 import type { Session } from './pool.ts';
-import type { Relay, Target } from './route.ts';
+import type { Relay } from './relays.ts';
+import type { Target } from './route.ts';
 
 export interface ConnectOptions {
   dial: Dial;
   heloName: string;
   /** MAILWRIGHT_MTA_PORT: where MX hosts are reached (a relay names its own port). */
   port: number;
-  relay: Relay | null;
   /** Dialing, greeting and STARTTLS together. */
   connectTimeoutMs: number;
   /** Inactivity on an open session. */
@@ -37,17 +38,20 @@ export const dialTcp: Dial = ({ host, port }, signal) =>
     });
   });
 
-/** A session to the host: each address in order; a broken STARTTLS is retried once in plaintext. */
-export async function openSession(opts: ConnectOptions, target: Target): Promise<{ session: Session } | { failure: Failure }> {
+/**
+ * A session to the host (a relay's when `relay` is given): each address in order; a broken STARTTLS is retried
+ * once in plaintext.
+ */
+export async function openSession(opts: ConnectOptions, target: Target, relay: Relay | null = null): Promise<{ session: Session } | { failure: Failure }> {
   let last: Failure = { response: `${target.host} has no address to connect to`, code: null, enhanced: NO_ANSWER };
   for (const address of target.addresses) {
-    const attempt = await connect(opts, target.host, address, false);
+    const attempt = await connect(opts, relay, target.host, address, false);
     if ('session' in attempt) return attempt;
     last = attempt.failure;
     // DESIGN outbound TLS is Postfix's "may": TLS that breaks is no reason not to deliver. Not so with relay
-    // credentials: they never go over a session an attacker may have downgraded.
-    if (!attempt.tlsBroke || opts.relay?.user) continue;
-    const plain = await connect(opts, target.host, address, true);
+    // credentials, or a relay that requires TLS: nothing goes over a session an attacker may have downgraded.
+    if (!attempt.tlsBroke || relay?.user || relay?.requireTls) continue;
+    const plain = await connect(opts, relay, target.host, address, true);
     if ('session' in plain) {
       plain.session.tlsError = `STARTTLS failed: ${attempt.failure.response}`;
       return plain;
@@ -57,8 +61,7 @@ export async function openSession(opts: ConnectOptions, target: Target): Promise
   return { failure: last };
 }
 
-async function connect(opts: ConnectOptions, host: string, address: string, ignoreTLS: boolean): Promise<Opened> {
-  const { relay } = opts;
+async function connect(opts: ConnectOptions, relay: Relay | null, host: string, address: string, ignoreTLS: boolean): Promise<Opened> {
   const port = relay ? relay.port : opts.port;
   const secure = relay?.secure ?? false;
   const started = performance.now();
@@ -73,9 +76,13 @@ async function connect(opts: ConnectOptions, host: string, address: string, igno
     name: opts.heloName,
     servername: net.isIP(host) ? undefined : host,
     ignoreTLS,
+    // A [[relay]] carries credentials and the operator asked for TLS: no STARTTLS, no mail (nodemailer then
+    // turns opportunisticTLS off).
+    requireTLS: relay?.requireTls ?? false,
     opportunisticTLS: true,
-    // RFC 3207 / DESIGN: encrypt when we can, deliver when the certificate does not verify, record which.
-    tls: { rejectUnauthorized: false, ...(opts.tlsCa ? { ca: opts.tlsCa } : {}) },
+    // RFC 3207 / DESIGN: encrypt when we can, deliver when the certificate does not verify, record which. A
+    // [[relay]] verifies unless its tls_verify is false.
+    tls: { rejectUnauthorized: relay?.verifyTls ?? false, ...(opts.tlsCa ? { ca: opts.tlsCa } : {}) },
     // What dialing left of the budget; SMTPConnection ends the greeting and STARTTLS by the same deadline.
     connectionTimeout: Math.max(1, opts.connectTimeoutMs - (performance.now() - started)),
     greetingTimeout: opts.connectTimeoutMs,

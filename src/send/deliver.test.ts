@@ -635,6 +635,51 @@ test('relay mode over smtps: implicit TLS and AUTH, with the relay given as an I
   assert.equal(got.map((m) => [m.rcptTo, m.user, m.secure]), [[['x@example.test'], 'mailwright', true]]);
 });
 
+test('[[relay]]: chosen by sender or recipient domain (with subdomains) in order, relay_url for the rest, else the MX', () => {
+  const d = deliverer({
+    relayUrl: `smtp://smarthost.test:${port}`,
+    relays: [
+      { match: [{ on: 'sender', domain: 'shop.test' }], url: `smtps://u:p@first.test`, tlsVerify: true },
+      { match: [{ on: 'recipient', domain: 'outlook.test' }, { on: 'recipient', domain: 'hotmail.test' }], url: `smtp://second.test:2525`, tlsVerify: false },
+      { match: [{ on: 'any' }], url: `smtp://third.test`, tlsVerify: true },
+    ],
+  });
+  const via = (sender: string | null, recipient: string) => d.relayFor(sender, recipient)?.id ?? 'mx';
+  assert.is(via('shop.test', 'outlook.test'), 'relay[0]');
+  assert.is(via('News.Shop.TEST', 'x.test'), 'relay[0]');
+  assert.is(via('myshop.test', 'eu.hotmail.test'), 'relay[1]');
+  assert.is(via(null, 'outlook.test'), 'relay[1]');
+  assert.is(via('other.test', 'x.test'), 'relay[2]');
+  assert.equal({ ...d.relayFor('shop.test', 'x')!, pool: '' }, { id: 'relay[0]', pool: '', host: 'first.test', port: 465, secure: true, user: 'u', pass: 'p', requireTls: true, verifyTls: true });
+  const fallback = deliverer({ relayUrl: `smtp://smarthost.test:${port}`, relays: [{ match: [{ on: 'sender', domain: 'shop.test' }], url: 'smtps://first.test', tlsVerify: true }] });
+  assert.equal([fallback.relayFor('other.test', 'x.test')!.id, fallback.relayFor('other.test', 'x.test')!.requireTls], ['relay_url', false]);
+  assert.is(deliverer({ relays: [{ match: [{ on: 'sender', domain: 'shop.test' }], url: 'smtps://first.test', tlsVerify: true }] }).relayFor('other.test', 'x.test'), null);
+});
+
+test('[[relay]] requires TLS: a relay without STARTTLS gets nothing, and the mail waits', async () => {
+  const relays = [{ match: [{ on: 'any' as const }], url: `smtp://${SINK}:${port}`, tlsVerify: false }];
+  const outcomes = await deliver('example.test', [message(['x@example.test'])], { relays });
+  assert.equal(outcomes.map((o) => [o.result, o.mx]), [['deferred', SINK]]);
+  assert.ok(/STARTTLS/.test(outcomes[0]!.response), outcomes[0]!.response);
+  assert.is(sink.messages.length, 0);
+});
+
+test('[[relay]] verifies the certificate: a name it does not cover keeps credentials back; tls_verify = false or a matching one delivers', async () => {
+  const url = `smtp://mailwright:${encodeURIComponent('p@ss:word')}@relay.example.test:${port}`;
+  const before = relay.received.length;
+  // smtp-server's built-in certificate names no relay.example.test and no CA of ours signed it.
+  const refused = await deliver('example.test', [message(['x@example.test'])], { relays: [{ match: [{ on: 'any' }], url, tlsVerify: true }] });
+  assert.is(refused[0]!.result, 'deferred');
+  assert.ok(/certificate|self.signed|verify/i.test(refused[0]!.response), refused[0]!.response);
+  assert.is(relay.received.length, before);
+  const unverified = await deliver('example.test', [message(['x@example.test'])], { relays: [{ match: [{ on: 'any' }], url, tlsVerify: false }] });
+  assert.equal(unverified.map((o) => [o.result, o.tls, o.tlsVerified]), [['delivered', true, false]]);
+  assert.equal(relay.received.slice(before).map((m) => [m.user, m.secure]), [['mailwright', true]]);
+  // A certificate for the relay's name from a CA the box trusts.
+  const verifiedRelay = await deliver('example.test', [message(['y@example.test'])], { relays: [{ match: [{ on: 'any' }], url: `smtp://mx.verified.test:${port}`, tlsVerify: true }], tlsCa: verifiedCert });
+  assert.equal(verifiedRelay.map((o) => [o.result, o.mx, o.tls, o.tlsVerified]), [['delivered', 'mx.verified.test', true, true]]);
+});
+
 test('a refused STARTTLS (454) is recorded, and the message goes in plaintext on the same connection', async () => {
   const before = { received: hand.received.length, sessions: hand.sessions };
   const m = message(['alice@hand.test'], '.dot line\r\nend\r\n');

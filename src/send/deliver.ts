@@ -1,4 +1,5 @@
-// One delivery attempt for a batch of messages to one destination: its route (route.ts), then per host a fan-out
+// One delivery attempt for a batch of messages to one destination (a domain's MX hosts, or the relay relays.ts
+// chose for them): its route (route.ts), then per host a fan-out
 // over up to maxConnectionsPerHost pooled sessions (pool.ts, connect.ts), one transaction each (transact.ts). It
 // must not retry later (the queue does), open a socket but through the injected dial, or throw for what a peer did.
 import type { Resolver } from 'node:dns/promises';
@@ -7,7 +8,9 @@ import type { Dial } from '../context.ts';
 import { openSession, type ConnectOptions } from './connect.ts';
 import { NO_ANSWER, checkAddresses, fromSession, noSession, outcomes, settle, undecided, type Failure, type OutboundMessage, type RecipientOutcome, type Work } from './outcome.ts';
 import { ConnectionPool, type Session } from './pool.ts';
-import { Routes, parseRelayUrl, type Target } from './route.ts';
+import type { RelayRule } from '../config.ts';
+import { relayFor, relaysFrom, type Relay, type Relays } from './relays.ts';
+import { Routes, type Target } from './route.ts';
 import { transact } from './transact.ts';
 
 export type { OutboundMessage, RecipientOutcome } from './outcome.ts';
@@ -23,8 +26,10 @@ export interface DelivererOptions {
   port: number;
   /** MAILWRIGHT_ALLOW_PRIVATE_DELIVERY. */
   allowPrivate: boolean;
-  /** smtp://user:pass@host:port (STARTTLS when offered, AUTH), smtps://... (implicit TLS). */
+  /** The smarthost for mail no [[relay]] matches: smtp://user:pass@host:port (STARTTLS when offered, AUTH), smtps://... */
   relayUrl?: string | null;
+  /** [[relay]]: relays for some senders or recipient domains, the first that matches carries the mail. */
+  relays?: RelayRule[];
   /** Default 10. */
   maxConnectionsPerHost?: number;
   /** Keep pooled connections this long between transactions, default 3000. */
@@ -44,18 +49,18 @@ const DEFAULT_SOCKET_TIMEOUT_MS = 10 * 60_000;
 
 export class Deliverer {
   private readonly routes: Routes;
+  private relays: Relays;
   private readonly connect: ConnectOptions;
   private readonly pool: ConnectionPool;
   private readonly maxConnections: number;
 
   constructor(opts: DelivererOptions) {
-    const relay = opts.relayUrl ? parseRelayUrl(opts.relayUrl) : null;
-    this.routes = new Routes({ resolver: opts.resolver, clock: opts.clock, allowPrivate: opts.allowPrivate, relay });
+    this.relays = relaysFrom(opts.relayUrl, opts.relays);
+    this.routes = new Routes({ resolver: opts.resolver, clock: opts.clock, allowPrivate: opts.allowPrivate });
     this.connect = {
       dial: opts.dial,
       heloName: opts.heloName,
       port: opts.port,
-      relay,
       connectTimeoutMs: opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       socketTimeoutMs: opts.socketTimeoutMs ?? DEFAULT_SOCKET_TIMEOUT_MS,
       tlsCa: opts.tlsCa,
@@ -64,13 +69,26 @@ export class Deliverer {
     this.pool = new ConnectionPool(this.maxConnections, opts.idleMs ?? DEFAULT_IDLE_MS);
   }
 
-  /** Every recipient of every message gets exactly one outcome (duplicates within a message count once). */
-  async deliver(domain: string, messages: OutboundMessage[]): Promise<RecipientOutcome[]> {
+  /** New relays (`systemctl reload`): batches claimed from now on go their way; sessions open to old ones idle out. */
+  setRelays(relayUrl: string | null, rules: RelayRule[]): void {
+    this.relays = relaysFrom(relayUrl, rules);
+  }
+
+  /** The relay that carries mail from `senderDomain` to `recipientDomain`, or null: straight to its MX. */
+  relayFor(senderDomain: string | null, recipientDomain: string): Relay | null {
+    return relayFor(this.relays, senderDomain, recipientDomain);
+  }
+
+  /**
+   * Every recipient of every message gets exactly one outcome (duplicates within a message count once). The
+   * messages go to `domain`'s MX hosts, or through `relay` (by default the one that recipient domain alone selects).
+   */
+  async deliver(domain: string, messages: OutboundMessage[], relay: Relay | null = this.relayFor(null, domain)): Promise<RecipientOutcome[]> {
     const works = messages.map(checkAddresses);
     let queue = works.filter((w) => undecided(w).length > 0);
     if (queue.length === 0) return outcomes(works);
 
-    const route = await this.routes.lookup(domain);
+    const route = await this.routes.lookup(domain, relay);
     if (route.kind !== 'hosts') {
       const result = route.kind === 'permanent' ? 'bounced' : 'deferred';
       for (const w of queue) settle(w, undecided(w), noSession(result, { response: route.reason, code: null, enhanced: route.code }, null));
@@ -80,7 +98,7 @@ export class Deliverer {
     let last: { failure: Failure; host: string | null } = { failure: { response: 'no host to deliver to', code: null, enhanced: NO_ANSWER }, host: null };
     for (const target of route.hosts) {
       if (queue.length === 0) break;
-      const left = await this.sendVia(target, queue);
+      const left = await this.sendVia(target, relay, queue);
       queue = left.remaining;
       if (left.failure) last = { failure: left.failure, host: target.host };
     }
@@ -98,10 +116,11 @@ export class Deliverer {
    * Sends what it can of `queue` through one host over up to maxConnectionsPerHost sessions; returns what it
    * could not even try (no session could be had) and the last failure.
    */
-  private async sendVia(target: Target, queue: Work[]): Promise<{ remaining: Work[]; failure: Failure | null }> {
+  private async sendVia(target: Target, relay: Relay | null, queue: Work[]): Promise<{ remaining: Work[]; failure: Failure | null }> {
     const shared = [...queue];
     const wanted = () => shared.length > 0;
-    const open = () => openSession(this.connect, target);
+    const open = () => openSession(this.connect, target, relay);
+    const pool = target.pool ?? target.host;
     let failure: Failure | null = null;
 
     const worker = async (first: Session): Promise<void> => {
@@ -120,17 +139,17 @@ export class Deliverer {
             // A 421 or a drop mid-transaction: what was not decided waits for the next attempt.
             settle(work, undecided(work), fromSession(session, 'deferred', result.lost.failure));
           }
-          this.pool.release(target.host, session);
-          const next = await this.pool.acquire(target.host, open, { wait: true, wanted });
+          this.pool.release(pool, session);
+          const next = await this.pool.acquire(pool, open, { wait: true, wanted });
           if (next && 'failure' in next) failure = next.failure;
           session = next && 'session' in next ? next.session : null;
         }
       }
-      if (session) this.pool.release(target.host, session);
+      if (session) this.pool.release(pool, session);
     };
 
     // One connection first, alone: a host that is down costs one attempt per address, not one per worker.
-    const first = await this.pool.acquire(target.host, open, { wait: true, wanted });
+    const first = await this.pool.acquire(pool, open, { wait: true, wanted });
     if (!first) return { remaining: shared, failure };
     if ('failure' in first) return { remaining: shared, failure: first.failure };
     const workers = [worker(first.session)];
@@ -138,7 +157,7 @@ export class Deliverer {
     for (let i = 1; i < Math.min(this.maxConnections, shared.length); i++) {
       workers.push(
         (async () => {
-          const extra = await this.pool.acquire(target.host, open, { wait: false, wanted });
+          const extra = await this.pool.acquire(pool, open, { wait: false, wanted });
           if (extra && 'session' in extra) await worker(extra.session);
         })(),
       );

@@ -4,6 +4,7 @@
 import type { App } from '../context.ts';
 import type { Signer } from './signer.ts';
 import type { Deliverer, OutboundMessage } from './deliver.ts';
+import type { Relay } from './relays.ts';
 import type { RetryPolicy } from './policy.ts';
 import { storageFault } from '../db/health.ts';
 import { claimDue, nextDueAt, releaseAbandoned, releaseOrphans, type Claimed } from './claims.ts';
@@ -20,8 +21,6 @@ export interface QueueOptions {
   leaseMs?: number;
   /** How often to look for work nobody woke us for (retries coming due, `queue flush` from the CLI). */
   pollMs?: number;
-  /** With a smarthost every recipient goes the same way, so all are one destination. */
-  relay?: boolean;
 }
 
 const RELEASE_EVERY_MS = 60_000;
@@ -147,14 +146,19 @@ export class Queue {
       await recordOutcomes(this.app, this.opts.policy, notSent, failures);
     }
 
-    const byDestination = new Map<string, Claimed[]>();
+    // A destination is a recipient domain's MX hosts, or a relay: everything a relay carries is one destination.
+    const byDestination = new Map<string, { domain: string; relay: Relay | null; group: Claimed[] }>();
     for (const r of rows) {
-      if (!copies.has(r.id)) continue;
-      const key = this.opts.relay ? 'relay' : r.domain;
-      byDestination.set(key, [...(byDestination.get(key) ?? []), r]);
+      const copy = copies.get(r.id);
+      if (!copy) continue;
+      const relay = this.deliverer.relayFor(copy.senderDomain, r.domain);
+      const key = relay ? relay.id : `mx:${r.domain}`;
+      const destination = byDestination.get(key);
+      if (destination) destination.group.push(r);
+      else byDestination.set(key, { domain: r.domain, relay, group: [r] });
     }
     await Promise.all(
-      [...byDestination].map(async ([domain, group]) => {
+      [...byDestination.values()].map(async ({ domain, relay, group }) => {
         // One transaction per shared copy (all its recipients at this destination), one per personal copy.
         const messages = new Map<string, OutboundMessage>();
         for (const r of group) {
@@ -164,7 +168,7 @@ export class Queue {
           m.recipients.push(r.recipient);
           messages.set(key, m);
         }
-        const outcomes = await this.deliverer.deliver(domain, [...messages.values()]);
+        const outcomes = await this.deliverer.deliver(domain, [...messages.values()], relay);
         await recordOutcomes(this.app, this.opts.policy, group, outcomes);
       }),
     );

@@ -1,24 +1,19 @@
-// Where a destination's mail goes: its MX hosts with their vetted addresses (dns/mx.ts), or the configured
-// relay, or a permanent/temporary verdict; lookups cached for a few seconds on the injected clock. It must not
+// Where a destination's mail goes: its MX hosts with their vetted addresses (dns/mx.ts), or the relay chosen
+// for it (relays.ts), or a permanent/temporary verdict; lookups cached for a few seconds on the injected clock. It must not
 // connect anywhere, resolve names but through the given Resolver, or throw for what DNS answered.
 import net from 'node:net';
 import type { Resolver } from 'node:dns/promises';
 import type { Clock } from '../clock.ts';
 import { lookupHost, resolveMxRoute, type MxRoute } from '../dns/mx.ts';
 import { DNS_TROUBLE } from './outcome.ts';
+import type { Relay } from './relays.ts';
 
 export interface Target {
   /** MX host name or relay host: pool key, SNI name and what outcomes report as `mx`. */
   host: string;
   addresses: string[];
-}
-
-export interface Relay {
-  host: string;
-  port: number;
-  secure: boolean;
-  user: string;
-  pass: string;
+  /** A relay's pool key in place of the host: two relays may share a host, not credentials. */
+  pool?: string;
 }
 
 export type Route = { kind: 'hosts'; hosts: Target[] } | { kind: 'permanent' | 'temporary'; code: string; reason: string };
@@ -35,20 +30,18 @@ export class Routes {
       clock: Clock;
       /** MAILWRIGHT_ALLOW_PRIVATE_DELIVERY: MX hosts on loopback and private addresses are kept. */
       allowPrivate: boolean;
-      /** The smarthost every recipient goes to, or null to deliver to each domain's MX. */
-      relay: Relay | null;
     },
   ) {}
 
-  async lookup(domain: string): Promise<Route> {
-    const { relay, resolver } = this.opts;
+  /** The domain's MX hosts, or the relay's host when one carries this mail. */
+  async lookup(domain: string, relay: Relay | null): Promise<Route> {
     if (!relay) return this.mx(domain);
-    const { host } = relay;
+    const { host, pool } = relay;
     // The relay is the operator's own configuration, often a smarthost on the LAN: the private-address rule
     // (catalogue API-10c) is about recipient domains, which anyone can point anywhere.
-    if (net.isIP(host)) return { kind: 'hosts', hosts: [{ host, addresses: [host] }] };
-    const found = await lookupHost(resolver, host);
-    if (found.addresses.length > 0) return { kind: 'hosts', hosts: [{ host, addresses: found.addresses }] };
+    if (net.isIP(host)) return { kind: 'hosts', hosts: [{ host, addresses: [host], pool }] };
+    const found = await lookupHost(this.opts.resolver, host);
+    if (found.addresses.length > 0) return { kind: 'hosts', hosts: [{ host, addresses: found.addresses, pool }] };
     // Never a bounce: a relay that does not resolve is our configuration or DNS trouble, not the recipient's.
     return { kind: 'temporary', code: DNS_TROUBLE, reason: found.temporary ?? `relay host ${host} has no A/AAAA records` };
   }
@@ -68,22 +61,4 @@ export class Routes {
     }
     return route;
   }
-}
-
-/** smtp://user:pass@host:port (STARTTLS when offered, AUTH), smtps://... (implicit TLS). */
-export function parseRelayUrl(raw: string): Relay {
-  const url = new URL(raw);
-  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new TypeError(`relay URL must be smtp: or smtps:, got ${url.protocol}`);
-  const secure = url.protocol === 'smtps:';
-  const bare = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  const host = bare.toLowerCase().replace(/\.$/, '');
-  if (!host) throw new TypeError('relay URL has no host');
-  return {
-    host,
-    // Submission ports, as nodemailer reads such URLs: 587 with STARTTLS, 465 with implicit TLS (RFC 8314).
-    port: url.port ? Number(url.port) : secure ? 465 : 587,
-    secure,
-    user: decodeURIComponent(url.username),
-    pass: decodeURIComponent(url.password),
-  };
 }

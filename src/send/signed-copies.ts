@@ -4,7 +4,7 @@
 import type { App } from '../context.ts';
 import type { ComposeInput } from '../mail/compose.ts';
 import type { DkimKey } from '../mail/sign.ts';
-import { activeDkimKey } from '../domains/dkim-keys.ts';
+import { signingKey } from '../domains/dkim-keys.ts';
 import { composeInput, htmlBody, noteFirstCopySigned, outgoingEmail, signedCopy, storeSignedCopy, type OutgoingEmail } from '../emails/outgoing.ts';
 import type { Claimed } from './claims.ts';
 import { personalisation, planFor, storedPlan, type Plan } from './personalise.ts';
@@ -14,6 +14,8 @@ import type { Signer } from './signer.ts';
 export interface Copy {
   raw: Buffer;
   envelopeFrom: string;
+  /** The From address's domain: what a [[relay]] matches on `sender:`. */
+  senderDomain: string;
   shared: boolean;
 }
 
@@ -36,7 +38,7 @@ interface PersonalEmail {
 }
 
 /** An email's one signed copy for all its recipients, or its personal copies to make. */
-type Signed = { envelopeFrom: string; raw: Buffer } | { envelopeFrom: string; personal: PersonalEmail };
+type Signed = { envelopeFrom: string; senderDomain: string } & ({ raw: Buffer } | { personal: PersonalEmail });
 
 /** A failure that retrying cannot fix (the sending domain and its key are gone). */
 class Permanent extends Error {}
@@ -75,16 +77,16 @@ export class SignedCopies {
         } catch (err) {
           return failed(recipients, err);
         }
-        const { envelopeFrom } = signed;
+        const { envelopeFrom, senderDomain } = signed;
         if ('raw' in signed) {
-          for (const r of recipients) copies.set(r.id, { raw: signed.raw, envelopeFrom, shared: true });
+          for (const r of recipients) copies.set(r.id, { raw: signed.raw, envelopeFrom, senderDomain, shared: true });
           return;
         }
         const email = signed.personal;
         await Promise.all(
           recipients.map((r) =>
             this.personalCopy(email, r).then(
-              (raw) => void copies.set(r.id, { raw, envelopeFrom, shared: false }),
+              (raw) => void copies.set(r.id, { raw, envelopeFrom, senderDomain, shared: false }),
               (err) => failed([r], err),
             ),
           ),
@@ -105,21 +107,22 @@ export class SignedCopies {
       const { db } = this.app;
       // Not the bodies: composeInput reads them when a signing worker takes the message.
       const row = outgoingEmail(db, emailId);
-      if (row.raw) return { raw: row.raw, envelopeFrom: row.envelope_from };
-      const key = row.domain_id ? activeDkimKey(db, row.workspace_id, row.domain_id) : null;
-      if (!key) throw new Permanent(`the sending domain ${row.domain} was deleted before this message was sent`);
-      const dkim = { domain: row.domain, selector: key.selector, privateKey: key.privateKey };
+      const sent = { envelopeFrom: row.envelope_from, senderDomain: row.domain };
+      if (row.raw) return { ...sent, raw: row.raw };
+      // The RSA key, and with dkim_ed25519 the ed25519 key once DNS serves its record (a second signature).
+      const dkim = row.domain_id ? signingKey(db, row.workspace_id, row.domain_id, row.domain, this.app.config.dkimEd25519) : null;
+      if (!dkim) throw new Permanent(`the sending domain ${row.domain} was deleted before this message was sent`);
       const plan = await planFor(this.app, { ...row, html: () => htmlBody(db, emailId) });
-      if (plan) return { envelopeFrom: row.envelope_from, personal: this.personalEmail(row, dkim, plan) };
+      if (plan) return { ...sent, personal: this.personalEmail(row, dkim, plan) };
       const raw = await this.signer.composeAndSign(() => composeInput(db, row), dkim);
       // Not beside a plan another process stored meanwhile: one shared copy or per-recipient copies, never both.
       // The commit holds SQLite's write lock (BEGIN IMMEDIATE) from the check to the store.
       const ours = await this.app.commit.runUnacknowledged(() => storedPlan(db, emailId) === null && storeSignedCopy(db, emailId, raw, this.app.clock.now()));
-      if (ours) return { raw, envelopeFrom: row.envelope_from };
+      if (ours) return { ...sent, raw };
       // Another process signed it first; what is stored is what goes out.
       const stored = signedCopy(db, emailId);
-      if (stored) return { raw: stored, envelopeFrom: row.envelope_from };
-      return { envelopeFrom: row.envelope_from, personal: this.personalEmail(row, dkim, storedPlan(db, emailId)!) };
+      if (stored) return { ...sent, raw: stored };
+      return { ...sent, personal: this.personalEmail(row, dkim, storedPlan(db, emailId)!) };
     })();
     this.signing.set(emailId, work);
     work.finally(() => this.signing.delete(emailId)).catch(() => {});
