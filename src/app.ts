@@ -2,7 +2,7 @@
 // resource's routes, starts the listeners and the periodic jobs, and stops them in order on shutdown.
 import type { AddressInfo, Server } from 'node:net';
 import cron from 'node-cron';
-import { applyLiveKeys, type Config } from './config.ts';
+import { applyLiveKeys, memorySettings, type Config } from './config.ts';
 import type { App, Dial } from './context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createLog, type Log } from './log.ts';
@@ -152,8 +152,10 @@ export async function startApp(
     fetchCa: opts.fetchCa,
     metrics,
   };
-  const signer = new Signer();
-  const analyzer = new Analyzer(config);
+  const memory = memorySettings(config.memoryProfile);
+  const young = memory.workerYoungMb === undefined ? {} : { maxYoungGenerationSizeMb: memory.workerYoungMb };
+  const signer = new Signer({ size: memory.signWorkers, resourceLimits: young });
+  const analyzer = new Analyzer(config, { size: memory.analyzeWorkers, resourceLimits: young });
   const deliverer = new Deliverer({
     resolver: app.dns,
     dial: app.dial,
@@ -167,7 +169,7 @@ export async function startApp(
   });
   // One object the queue reads at every outcome, so a reload's retry_schedule and queue_lifetime apply at once.
   const retryPolicy = { schedule: config.retrySchedule, lifetimeMs: config.queueLifetime };
-  const queue = new Queue(app, signer, deliverer, { policy: retryPolicy });
+  const queue = new Queue(app, signer, deliverer, { policy: retryPolicy, maxInFlight: memory.queueInFlight });
   app.queue = queue;
   const scheduler = new Scheduler(app);
   app.scheduler = scheduler;

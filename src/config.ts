@@ -73,6 +73,8 @@ export interface Config {
   dkimRotationDays: number;
   /** Each domain also signs with an ed25519 key (RFC 8463) beside RSA, once DNS serves it. */
   dkimEd25519: boolean;
+  /** How much memory the box may use (issue 22): `small` for a 1 GiB VPS, `default` otherwise. */
+  memoryProfile: 'default' | 'small';
   /** Host names the HTTP listener answers to besides the public URL's host, localhost and IP literals. */
   httpAllowedHosts: string[];
   /** The plans a workspace can hold (DESIGN.md plans); the default plan is held by every workspace. */
@@ -385,6 +387,7 @@ export const KEYS = [
   spec('min_free_space_mb', 'minFreeSpaceMb', integer(0, 10_000_000), () => 256),
   spec('dkim_rotation_days', 'dkimRotationDays', integer(0, 10_000), () => 0),
   spec('dkim_ed25519', 'dkimEd25519', boolean, () => false),
+  spec('memory_profile', 'memoryProfile', (raw) => (text(raw) === 'default' || text(raw) === 'small' ? (text(raw) as 'default' | 'small') : fail('must be default or small')), () => 'default'),
   spec('http_allowed_hosts', 'httpAllowedHosts', hostnames, () => []),
   spec('plans', 'plans', plans, () => [SELFHOSTED]),
   spec('default_plan', 'defaultPlan', (raw) => text(raw), () => SELFHOSTED.key),
@@ -404,6 +407,26 @@ export const KEYS = [
   // Metrics (issue 21): a scrape token long enough not to be guessed; unset keeps /metrics to loopback.
   spec('metrics_token', 'metricsToken', (raw) => (text(raw) ? (/^[\x21-\x7e]{16,}$/.test(text(raw)) ? text(raw) : fail('must be at least 16 printable characters without spaces, such as the output of openssl rand -hex 32')) : null), () => null),
 ] as const;
+
+/** What a memory profile sets: worker threads per pool, each worker's young generation, the queue's depth. */
+export interface MemorySettings {
+  /** Threads that authenticate and parse received mail; undefined: one per core. */
+  analyzeWorkers: number | undefined;
+  /** Threads that compose and DKIM-sign outgoing mail; undefined: one per core. */
+  signWorkers: number | undefined;
+  /** Each worker's V8 young generation (MiB); undefined: V8's default, up to 48 MiB per thread. */
+  workerYoungMb: number | undefined;
+  /** Recipients the queue works on at once. */
+  queueInFlight: number;
+}
+
+export function memorySettings(profile: Config['memoryProfile']): MemorySettings {
+  // Measured with scripts/bench (README, Benchmarks: memory): one thread per pool and small young generations
+  // cost throughput on a busy box, and save about a third of the peak.
+  return profile === 'small'
+    ? { analyzeWorkers: 1, signWorkers: 1, workerYoungMb: 8, queueInFlight: 200 }
+    : { analyzeWorkers: undefined, signWorkers: undefined, workerYoungMb: undefined, queueInFlight: 1000 };
+}
 
 /**
  * What `systemctl reload` (SIGHUP) changes in a running serve besides the TLS certificate: keys read where they

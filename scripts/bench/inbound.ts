@@ -35,6 +35,8 @@ const SHAPES = (process.env.BENCH_INBOUND_SESSIONS ?? '20,100').split(',').map(N
 const SERVERS = (process.env.BENCH_INBOUND_SERVERS ?? 'smtp-sink,Postfix,Mailwright').split(',').map((s) => s.trim().toLowerCase());
 /** A directory: Mailwright runs under node --cpu-prof and leaves one .cpuprofile per run there. */
 const PROFILE_DIR = process.env.BENCH_INBOUND_PROFILE;
+// BENCH_NODE_OPTIONS: node flags for Mailwright's process (e.g. --max-semi-space-size=2, --heapsnapshot-signal=SIGUSR2);
+// BENCH_MEMORY_PROFILE: its memory_profile (default, small).
 const BODY_BYTES = 10 * 1024;
 const SOURCE_BIN = '/usr/sbin/smtp-source';
 const INBOX_DOMAIN = 'inbound.bench.test';
@@ -460,6 +462,8 @@ async function startMailwright(dns: DnsServer): Promise<AppProcess> {
     // minute) are for the internet's clients, not one load generator; the Postfix under test exempts it too
     // (smtpd_client_event_limit_exceptions is $mynetworks, here 127.0.0.0/8). smtp_max_clients (200) still holds.
     MAILWRIGHT_SMTP_MAX_CLIENTS_PER_IP: '200',
+    // BENCH_MEMORY_PROFILE=small measures the profile for a 1 GiB VPS.
+    MAILWRIGHT_MEMORY_PROFILE: process.env.BENCH_MEMORY_PROFILE ?? 'default',
     MAILWRIGHT_SMTP_CONNECTION_RATE_PER_IP: '0',
   });
   const created = await runCli(['key', 'create', '--name', 'bench'], env);
@@ -472,7 +476,7 @@ async function startMailwright(dns: DnsServer): Promise<AppProcess> {
   const [cmd, args] = PROFILE_DIR
     ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(ROOT, 'src/main.ts'), 'serve']]
     : [CLI, ['serve']];
-  const child = spawn(cmd, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env }, stdio: ['ignore', fd, fd] });
+  const child = spawn(cmd, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let exitCode: number | null | undefined;

@@ -1,12 +1,12 @@
 // Building the dashboard: esbuild bundles the Preact app (src/dashboard/ui) and its CSS into dist/dashboard,
 // with content hashes in the file names so a browser may cache them forever, and writes the index.html that
 // names them. Run by `npm ci` (the `prepare` script) and by `serve` when the bundle is missing or stale.
-import { build } from 'esbuild';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const UI_DIR = fileURLToPath(new URL('./ui', import.meta.url));
+// By way of the repository root, so that the server's plain JavaScript build in lib/dashboard finds it too.
+export const UI_DIR = fileURLToPath(new URL('../../src/dashboard/ui', import.meta.url));
 export const DIST_DIR = fileURLToPath(new URL('../../dist/dashboard', import.meta.url));
 
 /** The newest modification time among the sources (the UI and the packages it bundles). */
@@ -24,6 +24,8 @@ export async function buildDashboard(opts: { minify?: boolean } = {}): Promise<v
   const out = `${DIST_DIR}.building-${process.pid}`;
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
+  // esbuild only when a build is due: serve checks isBuilt() at every start.
+  const { build } = await import('esbuild');
   const result = await build({
     entryPoints: { app: join(UI_DIR, 'main.tsx') },
     bundle: true,

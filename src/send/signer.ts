@@ -3,6 +3,7 @@
 // leaves a caller's promise unsettled (worker-pool.ts).
 import type { ComposeInput } from '../mail/compose.ts';
 import type { DkimKey } from '../mail/sign.ts';
+import type { ResourceLimits } from 'node:worker_threads';
 import { asBuffer, WorkerPool } from '../threads/worker-pool.ts';
 import type { SignJob } from './sign-worker.ts';
 import type { Personalisation } from './personalise.ts';
@@ -10,8 +11,8 @@ import type { Personalisation } from './personalise.ts';
 export type { WorkerStats } from '../threads/worker-pool.ts';
 
 export class Signer extends WorkerPool<SignJob, Uint8Array> {
-  constructor(opts: { size?: number } = {}) {
-    super({ name: 'sign', module: new URL('./sign-worker.ts', import.meta.url), size: opts.size });
+  constructor(opts: { size?: number; resourceLimits?: ResourceLimits } = {}) {
+    super({ name: 'sign', module: new URL('./sign-worker.ts', import.meta.url), size: opts.size, resourceLimits: opts.resourceLimits });
   }
 
   /**

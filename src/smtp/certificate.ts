@@ -5,7 +5,6 @@
 import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generate } from 'selfsigned';
 import type { Config } from '../config.ts';
 
 const RENEW_BEFORE_MS = 30 * 24 * 60 * 60 * 1000;
@@ -28,6 +27,8 @@ export async function tlsCredentials(config: Pick<Config, 'tlsCert' | 'tlsKey' |
     const x509 = new X509Certificate(cert);
     if (x509.checkHost(config.hostname) && Date.parse(x509.validTo) - now > RENEW_BEFORE_MS) return { key: readFileSync(keyFile), cert, selfSigned: true };
   }
+  // Loaded only to make a certificate: its X.509 and ASN.1 libraries are about 25 MiB the box otherwise never needs.
+  const { generate } = await import('selfsigned');
   const made = await generate([{ name: 'commonName', value: config.hostname }], {
     keySize: 2048,
     algorithm: 'sha256',

@@ -1,14 +1,15 @@
 // Entry file of every worker thread (worker-pool.ts): a worker's entry must be plain JavaScript, because
-// tsx's hooks do not load a .ts entry inside a worker. It names the thread, registers tsx, then imports the
-// TypeScript module named by the pool. It must do nothing else: the work and its protocol live in that module.
+// tsx's hooks do not load a .ts entry inside a worker. It names the thread, registers tsx unless the module is
+// plain JavaScript (serve from the build in lib/; a test's data: module may import TypeScript), then imports
+// the module named by the pool. It must do nothing else: the work and its protocol live in that module.
 import { writeFileSync } from 'node:fs';
 import { workerData } from 'node:worker_threads';
-import { register } from 'tsx/esm/api';
 
+if (!workerData.module.endsWith('.js')) (await import('tsx/esm/api')).register();
+// Named after tsx's hooks thread is made: threads inherit their maker's name, and that one is not the pool's.
 // On Linux a thread may rename itself, so `top -H` and `ps -L` show mw-writer, mw-sign, mw-analyze instead of
 // a row of identical "node" threads. Elsewhere this file does not exist, and the name does not matter.
 try {
   writeFileSync('/proc/thread-self/comm', `mw-${workerData.name}`.slice(0, 15));
 } catch {}
-register();
 await import(workerData.module);
