@@ -46,7 +46,7 @@ test.before(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/mailwright`;
-  s = await startOutboundScene({ env: { MAILWRIGHT_ALLOW_PRIVATE_FETCH: 'true' } });
+  s = await startOutboundScene({ env: { MAILWRIGHT_ALLOW_PRIVATE_FETCH: 'true', MAILWRIGHT_DKIM_ED25519: 'true' } });
   // The domain's zone is served by Cloudflare's nameservers, so the page can name the provider.
   s.dns.addZone(DOMAIN, ['ada.ns.cloudflare.com', 'bob.ns.cloudflare.com']);
   s.routeTo('dest.test');
@@ -97,8 +97,14 @@ test('a domain: added, its records listed, verified, the provider named, inbound
   await page.waitForURL(/\/domains\/dom_\w+$/);
   const id = page.url().split('/').pop()!;
 
-  for (const record of ['DKIM', 'SPF', 'MX', 'DMARC']) await page.locator(`tr[data-record="${record}"]`).waitFor();
-  assert.match(await page.locator('tr[data-record="DKIM"]').innerText(), /v=DKIM1; k=rsa; p=/);
+  for (const record of ['DKIM', 'SPF', 'MX', 'DMARC']) await page.locator(`tr[data-record="${record}"]`).first().waitFor();
+  const dkim = page.locator('tr[data-record="DKIM"]');
+  assert.is(await dkim.count(), 2, 'RSA and ed25519');
+  assert.match(await dkim.nth(0).innerText(), /^DKIM\s+Signs your mail[\s\S]*v=DKIM1; k=rsa; p=/);
+  // The second signature's record, labelled as such, with its own selector in the provider's host.
+  const ed = await dkim.nth(1).innerText();
+  assert.match(ed, /DKIM \(ed25519\)\s+Second signature, recommended[\s\S]*v=DKIM1; k=ed25519; p=/);
+  assert.match(ed, /Host in your DNS panel: mwe\w{8}\._domainkey/);
   assert.match(await page.locator('tr[data-record="MX"]').innerText(), new RegExp(`bounces\\.${DOMAIN}[\\s\\S]*mx\\.mailwright\\.test[\\s\\S]*10`));
   await page.getByTestId('provider-card').locator('strong', { hasText: 'Cloudflare' }).waitFor();
 
@@ -111,7 +117,7 @@ test('a domain: added, its records listed, verified, the provider named, inbound
   await page.getByRole('button', { name: 'Verify DNS' }).click();
   await page.getByTestId('sending-card').getByText('Verified').waitFor();
   await page.getByText('What DNS answered').waitFor({ state: 'detached' });
-  assert.is(await page.locator('tr[data-record="DKIM"]').getByText('Found').count(), 1);
+  assert.is(await page.locator('tr[data-record="DKIM"]').getByText('Found').count(), 2, 'both DKIM records found');
 
   await page.getByRole('button', { name: 'Set up inbound' }).click();
   await page.getByTestId('inbound-mx').getByText('mx.mailwright.test').waitFor();

@@ -490,9 +490,17 @@ function ProviderCard({ domain, provider }: { domain: Domain; provider: ReturnTy
   );
 }
 
-function hostFor(record: DnsRecord['record'], hosts: Provider['recordHosts'] | undefined) {
+/** The second DKIM record of a domain that also signs with ed25519 (dkim_ed25519, RFC 8463). */
+const isEd25519 = (r: DnsRecord) => r.record === 'DKIM' && /\bk=ed25519\b/.test(r.value);
+
+function hostFor(r: DnsRecord, domain: Domain, hosts: Provider['recordHosts'] | undefined) {
   if (!hosts) return null;
-  return { DKIM: hosts.dkim, SPF: hosts.returnPathSpf, MX: hosts.returnPathMx, DMARC: hosts.dmarc }[record];
+  if (isEd25519(r)) {
+    // The provider's host names the RSA selector: the same host with the ed25519 record's selector.
+    const rsa = domain.records.find((x) => x.record === 'DKIM' && !isEd25519(x));
+    return rsa && hosts.dkim ? hosts.dkim.replace(rsa.name.split('.')[0], r.name.split('.')[0]) : null;
+  }
+  return { DKIM: hosts.dkim, SPF: hosts.returnPathSpf, MX: hosts.returnPathMx, DMARC: hosts.dmarc }[r.record];
 }
 
 /** `hosts`: what to type in the provider's form (relative to the zone), shown under the full name. */
@@ -500,15 +508,15 @@ function Records({ domain, hosts }: { domain: Domain; hosts: Provider['recordHos
   const narrow = useNarrow();
   const recordCell = (r: DnsRecord) => (
     <>
-      <strong>{RECORD_LABEL[r.record][0]}</strong>
+      <strong>{isEd25519(r) ? 'DKIM (ed25519)' : RECORD_LABEL[r.record][0]}</strong>
       <div class="muted" style={{ fontSize: '12px' }}>
-        {RECORD_LABEL[r.record][1]}
+        {isEd25519(r) ? 'Second signature, recommended' : RECORD_LABEL[r.record][1]}
       </div>
     </>
   );
   const status = (r: DnsRecord) => <Badge tone={RECORD_STATUS[r.status][0]}>{RECORD_STATUS[r.status][1]}</Badge>;
   const host = (r: DnsRecord) => {
-    const h = hostFor(r.record, hosts);
+    const h = hostFor(r, domain, hosts);
     return h && h !== r.name ? <div class="muted" style={{ fontSize: '12px' }}>{`Host in your DNS panel: ${h}`}</div> : null;
   };
   const copyable = (text: string) => (
