@@ -24,18 +24,60 @@ const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).s
 
 export { freePort } from '../../src/testkit/app.ts';
 
-/** Installs Debian's postfix (for smtp-sink, smtp-source and Postfix itself) when it is missing. */
+/** Runs a shell command as root for an install, its stderr shown; false when it exits non-zero. */
+function aptSh(cmd: string): boolean {
+  return spawnSync('sh', ['-c', cmd], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status === 0;
+}
+
+function mustSh(cmd: string): void {
+  if (!aptSh(cmd)) throw new Error(`bench: "${cmd}" failed`);
+}
+
+/** Installs Debian's postfix (for smtp-sink, smtp-source and the Postfix comparison) when it is missing. */
 export function ensurePostfixInstalled(): void {
   if (existsSync(SINK_BIN) && existsSync('/usr/sbin/postfix') && existsSync('/usr/sbin/smtp-source')) return;
   if (process.getuid?.() !== 0) throw new Error('Postfix is not installed and installing it needs root: apt-get install postfix');
   console.error('bench: installing Debian postfix (for smtp-sink, smtp-source and the Postfix comparison)...');
-  const sh = (cmd: string) => {
-    const r = spawnSync('sh', ['-c', cmd], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    if (r.status !== 0) throw new Error(`bench: "${cmd}" failed with exit code ${r.status}`);
-  };
-  sh("echo 'postfix postfix/main_mailer_type select No configuration' | debconf-set-selections");
-  sh('apt-get update -q');
-  sh('apt-get install -y -q postfix');
+  mustSh("echo 'postfix postfix/main_mailer_type select No configuration' | debconf-set-selections");
+  mustSh('apt-get update -q');
+  mustSh('apt-get install -y -q postfix');
+}
+
+export const OPENDKIM_BIN = '/usr/sbin/opendkim';
+
+/**
+ * Installs Debian's opendkim (the milter of the outbound benchmark's Postfix + OpenDKIM) when it is missing,
+ * with `apt-get update` first only when the package lists do not know it. The package's own service is
+ * stopped again if its install started it: the benchmark runs its own instance, on a loopback port, and
+ * leaves nothing listening.
+ */
+export function ensureOpendkimInstalled(): void {
+  if (existsSync(OPENDKIM_BIN)) return;
+  if (process.getuid?.() !== 0) throw new Error('OpenDKIM is not installed and installing it needs root: apt-get install opendkim');
+  console.error('bench: installing Debian opendkim (the milter of the Postfix + OpenDKIM comparison)...');
+  if (!aptSh('apt-get install -y -q opendkim')) {
+    mustSh('apt-get update -q');
+    mustSh('apt-get install -y -q opendkim');
+  }
+  aptSh('if [ -d /run/systemd/system ]; then systemctl stop opendkim.service; elif [ -x /etc/init.d/opendkim ]; then /etc/init.d/opendkim stop; fi >/dev/null 2>&1');
+  if (!existsSync(OPENDKIM_BIN)) throw new Error(`bench: apt-get installed opendkim but ${OPENDKIM_BIN} is missing`);
+}
+
+/**
+ * µs per RSA-2048 signature on this machine from `openssl speed -seconds 1 rsa2048` (1e6 / its sign/s), so that
+ * runs on different machines can be compared; NaN when openssl is missing or its output is not understood.
+ */
+export function opensslRsa2048SignMicros(): number {
+  const run = spawnSync('openssl', ['speed', '-seconds', '1', 'rsa2048'], { encoding: 'utf8' });
+  const lines = (run.stdout ?? '').split('\n');
+  // OpenSSL 3.0: "sign verify sign/s verify/s" over "rsa 2048 bits 0.000689s 0.000020s 1451.9 49225.5"
+  // (3.2 and later add encrypt/decrypt columns); the row's values follow "bits".
+  const header = lines.findIndex((l) => /(^|\s)sign\/s(\s|$)/.test(l));
+  const row = lines.slice(header + 1).find((l) => /^rsa\s+2048\s+bits?\s/.test(l.trim()));
+  if (header < 0 || !row) return NaN;
+  const column = lines[header].trim().split(/\s+/).indexOf('sign/s');
+  const perSecond = Number(row.trim().split(/\s+/).slice(3)[column]);
+  return perSecond > 0 ? 1e6 / perSecond : NaN;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -50,6 +92,36 @@ export function procCpuMicros(statPath: string): number {
   } catch {
     return 0; // the process or thread is gone
   }
+}
+
+/**
+ * CPU of a process and all its descendants, µs: each one's utime + stime plus what it has reaped of its children
+ * (cutime + cstime), so that a child that exits between two readings still counts once. For Postfix's master,
+ * that is all of Postfix, apart from the other users of a shared machine.
+ */
+export function processTreeCpuMicros(rootPid: number): number {
+  const stats = new Map<number, { ppid: number; micros: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      stats.set(Number(entry), { ppid: Number(f[1]), micros: ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1e6) / CLK_TCK });
+    } catch {} // gone meanwhile
+  }
+  let total = 0;
+  const inTree = new Set<number>([rootPid]);
+  // Parents have lower pids in the usual case, but not always (pid wrap): repeat until nothing joins.
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, { ppid }] of stats) {
+      if (inTree.has(pid) || !inTree.has(ppid)) continue;
+      inTree.add(pid);
+      grew = true;
+    }
+  }
+  for (const pid of inTree) total += stats.get(pid)?.micros ?? 0;
+  return total;
 }
 
 /** Resident memory of another process from /proc/<pid>/status: now (VmRSS) and its peak so far (VmHWM), MiB. */

@@ -1,11 +1,14 @@
 // Postfix 3.7 (Debian's package) for the benchmarks to compare with, in a directory of its own (postfix -c): its
 // own main.cf, master.cf, queue and log file, its smtpd on one free loopback port, never on 25. What each
 // benchmark needs besides (outbound: relay to the sink, deferred; inbound: a relay domain delivered to discard:)
-// it passes as main.cf lines and options.
-import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { benchDir, canConnect, freePort, logTail, until } from './lib.ts';
+// it passes as main.cf lines and options. OpenDkim is Debian's opendkim as Postfix's milter, an instance of the
+// benchmark's own on a unix socket (or one loopback port).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
+import { dirname, join } from 'node:path';
+import { OPENDKIM_BIN, benchDir, canConnect, freePort, logTail, procCpuMicros, until } from './lib.ts';
 
 /** Runs a command to its end: its exit code and its stdout and stderr together. */
 export function exec(cmd: string, args: string[]): Promise<{ code: number | null; out: string }> {
@@ -123,11 +126,179 @@ export class Postfix {
   }
 
   /** The master process's pid from its pid file, or null when it has not started. */
-  private masterPid(): number | null {
+  masterPid(): number | null {
     try {
       return Number(readFileSync(join(this.dir, 'queue', 'pid', 'master.pid'), 'utf8').trim()) || null;
     } catch {
       return null;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// OpenDKIM
+
+export interface OpenDkimOptions {
+  domain: string;
+  selector: string;
+  /** The signing key, PEM. */
+  privateKeyPem: string;
+  /**
+   * How Postfix reaches the milter: a unix socket (Debian's stock opendkim.conf, the default; BENCH_OPENDKIM_SOCKET=inet
+   * for the other) or inet on a free loopback port.
+   */
+  socket?: 'unix' | 'inet';
+}
+
+/** Where keys go when the bench's own directory cannot hold them. */
+const SAFE_KEY_ROOT = '/var/lib/mailwright-bench';
+
+/** Some directory from `dir` up to / is writable by others (/tmp is): opendkim refuses keys below it. */
+function underWorldWritable(dir: string): boolean {
+  for (let d = realpathSync(dir); ; d = dirname(d)) {
+    if (statSync(d).mode & 0o002) return true;
+    if (d === dirname(d)) return false;
+  }
+}
+
+/** A user's uid or a group's gid, by `id`. */
+function idOf(flag: '-u' | '-g', name: string): number {
+  const r = spawnSync('id', [flag, name], { encoding: 'utf8' });
+  const id = Number(r.stdout.trim());
+  if (r.status !== 0 || !Number.isInteger(id)) throw new Error(`id ${flag} ${name} failed: ${r.stderr}`);
+  return id;
+}
+
+/** Something accepts connections on this unix socket. */
+function canConnectPath(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ path });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * Debian's opendkim signing everything from DOMAIN that its internal hosts (127.0.0.1, the default) hand it:
+ * rsa-sha256 with the given key, relaxed/relaxed, From oversigned as Debian's stock opendkim.conf does, run as
+ * the opendkim user, in the foreground as this process's child. It listens on a unix socket in a directory of its
+ * own that only it and the postfix group reach (Debian's default is a unix socket too), or on one loopback port.
+ * Its key and configuration sit in a directory of mode 0700 outside world-writable directories (opendkim refuses
+ * a key file whose path crosses one): below the bench's own directory when that allows, else below
+ * /var/lib/mailwright-bench. stop() ends it and removes both directories.
+ */
+export class OpenDkim {
+  private constructor(
+    private readonly child: ChildProcess,
+    /** inet:PORT@127.0.0.1 or local:PATH, as opendkim.conf names it. */
+    private readonly listen: { port: number } | { path: string },
+    readonly dir: string,
+    private readonly socketDir: string | null,
+    private readonly root: string | null,
+    private readonly output: () => string,
+  ) {}
+
+  /** The milter address for main.cf's smtpd_milters. */
+  get milter(): string {
+    return 'port' in this.listen ? `inet:127.0.0.1:${this.listen.port}` : `unix:${this.listen.path}`;
+  }
+
+  private reachable(): Promise<boolean> {
+    return 'port' in this.listen ? canConnect(this.listen.port) : canConnectPath(this.listen.path);
+  }
+
+  static async start(options: OpenDkimOptions): Promise<OpenDkim> {
+    const base = process.env.BENCH_DIR ?? tmpdir();
+    let root: string | null = null;
+    if (underWorldWritable(base)) {
+      mkdirSync(SAFE_KEY_ROOT, { recursive: true, mode: 0o700 });
+      chmodSync(SAFE_KEY_ROOT, 0o700);
+      root = SAFE_KEY_ROOT;
+    }
+    const dir = mkdtempSync(join(root ?? base, 'mw-bench-opendkim-'));
+    chmodSync(dir, 0o700);
+    let socketDir: string | null = null;
+    let listen: { port: number } | { path: string };
+    if ((options.socket ?? 'unix') === 'unix') {
+      // Owned by opendkim, group postfix with setgid, so that the socket is in the postfix group and UMask 007 lets smtpd in.
+      socketDir = benchDir('mw-bench-opendkim-socket-');
+      chownSync(socketDir, idOf('-u', 'opendkim'), idOf('-g', 'postfix'));
+      chmodSync(socketDir, 0o2750);
+      listen = { path: join(socketDir, 'opendkim.sock') };
+    } else {
+      listen = { port: await freePort() };
+    }
+    const keyFile = join(dir, `${options.selector}.private`);
+    writeFileSync(keyFile, options.privateKeyPem, { mode: 0o600 });
+    const conf = join(dir, 'opendkim.conf');
+    writeFileSync(
+      conf,
+      [
+        'Syslog no',
+        'Mode s',
+        `Domain ${options.domain}`,
+        `Selector ${options.selector}`,
+        `KeyFile ${keyFile}`,
+        'SignatureAlgorithm rsa-sha256',
+        'Canonicalization relaxed/relaxed',
+        'OversignHeaders From',
+        'UserID opendkim',
+        'UMask 007',
+        `Socket ${'port' in listen ? `inet:${listen.port}@127.0.0.1` : `local:${listen.path}`}`,
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    );
+    const child = spawn(OPENDKIM_BIN, ['-f', '-x', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (d) => (output = (output + d).slice(-2000)));
+    child.stderr!.on('data', (d) => (output = (output + d).slice(-2000)));
+    const dkim = new OpenDkim(child, listen, dir, socketDir, root, () => output);
+    try {
+      await until(
+        'opendkim to listen',
+        () => {
+          if (child.exitCode !== null) throw new Error(`opendkim exited with code ${child.exitCode}: ${output}`);
+          return dkim.reachable();
+        },
+        20_000,
+        50,
+      );
+    } catch (err) {
+      await dkim.stop();
+      throw err;
+    }
+    return dkim;
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** CPU opendkim has used so far (all its threads), µs. */
+  cpuMicros(): number {
+    return procCpuMicros(`/proc/${this.child.pid}/stat`);
+  }
+
+  /** Ends opendkim, checks that nothing answers on its socket any more, and removes its directories (and the key root, once empty). */
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      const exited = new Promise((resolve) => this.child.once('exit', resolve));
+      this.child.kill('SIGTERM');
+      const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    if (await this.reachable()) throw new Error(`something still answers on opendkim's ${this.milter} after it exited: ${this.output()}`);
+    rmSync(this.dir, { recursive: true, force: true });
+    if (this.socketDir) rmSync(this.socketDir, { recursive: true, force: true });
+    if (this.root) {
+      try {
+        rmdirSync(this.root); // only when no other run's directory is left in it
+      } catch {}
     }
   }
 }
