@@ -24,7 +24,7 @@ import { databasePath } from '../../src/db/open.ts';
 import { CLI, ROOT, request, runCli, testEnv } from '../../src/testkit/app.ts';
 import { startDnsServer, type DnsServer } from '../../src/testkit/dns-server.ts';
 import { BOX } from '../../src/testkit/outbound.ts';
-import { SENDER_DOMAIN, Sink, benchDir, ensurePostfixInstalled, fmt, freePort, logTail, machineBusyMicros, percentile, procCpuMicros, procMemoryMiB, table, threadCpuByName, until } from './lib.ts';
+import { SENDER_DOMAIN, Sink, benchDir, ensurePostfixInstalled, fmt, freePort, logTail, machineBusyMicros, percentile, procCpuMicros, procMemoryMiB, reportGoal, table, threadCpuByName, until } from './lib.ts';
 import { Postfix } from './postfix.ts';
 
 const MESSAGES = Number(process.env.BENCH_INBOUND_MESSAGES ?? 20_000);
@@ -643,6 +643,12 @@ export async function benchInbound(): Promise<Row[]> {
           ],
     ),
   );
+  for (const [sessions, min] of [[20, 1.5], [100, 2.0]] as const) {
+    const mw = find(sessions, 'Mailwright');
+    const measured = mw ? ratio(mw, 'Postfix') : '–';
+    reportGoal({ goal: `inbound, ${sessions} sessions, vs Postfix`, measured, target: `≥ ${min.toFixed(1)}x`, pass: measured === '–' ? null : parseFloat(measured) >= min });
+    if (sessions === 100) reportGoal({ goal: `memory, inbound at 100 sessions (peak RSS, ${process.env.BENCH_MEMORY_PROFILE ?? 'default'} profile)`, measured: mw?.rss ? `${fmt(mw.rss.peak)} MiB` : '–', target: '≤ 256 MiB', pass: mw?.rss ? mw.rss.peak <= 256 : null });
+  }
   const skewed = rows.filter((r) => r.busyBefore > BUSY_LIMIT).length;
   if (skewed) console.log(`\n**${skewed} of ${rows.length} runs started on a machine other processes kept busy (see the notes): their figures, and the ratios between them, are not those of a quiet machine.**`);
   console.log(`\nserver CPU: smtp-sink's and Mailwright's own process; for Postfix the whole machine less this process (probe, DNS server) and smtp-source. Notes:`);

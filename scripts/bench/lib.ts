@@ -3,7 +3,7 @@
 // (testkit config, a test DNS server that knows a verified sending domain and routes the recipient domain to
 // the sink), but logging at the production level instead of the tests' debug.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { appendFileSync, chownSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -222,6 +222,22 @@ export function rssSampler() {
     peakMiB: () => Math.max(peak, process.memoryUsage.rss()) / 2 ** 20,
     stop: () => clearInterval(timer),
   };
+}
+
+/** A goal of issue 22 as one benchmark measured it; `npm run bench` gathers them into one summary table. */
+export interface GoalResult {
+  goal: string;
+  /** The ratio or figure measured, as printed. */
+  measured: string;
+  target: string;
+  /** null: not measured in this run (a failed or skipped part). */
+  pass: boolean | null;
+}
+
+/** Appends to the file run.ts names in BENCH_GOALS_FILE (nothing when a benchmark runs alone). */
+export function reportGoal(result: GoalResult): void {
+  const file = process.env.BENCH_GOALS_FILE;
+  if (file) appendFileSync(file, `${JSON.stringify(result)}\n`);
 }
 
 export const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '–');

@@ -1,13 +1,19 @@
-// `npm run bench`: every benchmark, one after the other, printing Markdown tables for the README.
+// `npm run bench`: every benchmark, one after the other, printing Markdown tables for the README, and at the end
+// one summary table of issue 22's goals as each benchmark measured them (reportGoal in lib.ts), PASS or MISS.
 // Figures are ratios to a baseline measured in the same run on the same machine, never absolute targets.
 // The sending benchmarks run the app inside their own process and report that process's CPU and RSS, so each
 // gets a fresh one (nothing left over from the benchmark before it).
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchGroupCommit } from './group-commit.ts';
-import { benchDir } from './lib.ts';
+import { benchDir, fmt, opensslRsa2048SignMicros, table, type GoalResult } from './lib.ts';
+
+// Every benchmark process appends its goals here (the variable is inherited).
+const goalsDir = benchDir('mw-bench-goals-');
+process.env.BENCH_GOALS_FILE = join(goalsDir, 'goals.jsonl');
 
 function inOwnProcess(file: string): void {
   const run = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(file, import.meta.url))], { stdio: 'inherit' });
@@ -17,7 +23,8 @@ function inOwnProcess(file: string): void {
   }
 }
 
-console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}, RSA-2048 sign ${fmt(opensslRsa2048SignMicros())} µs (openssl speed)`;
+console.log(`machine: ${machine}`);
 await benchGroupCommit();
 inOwnProcess('./outbound.ts'); // benchOutbound()
 inOwnProcess('./api-send.ts'); // benchApiSend()
@@ -33,3 +40,8 @@ if (Number(process.env.BENCH_SEARCH_MESSAGES ?? 1_000_000) > 0) {
     if (shared) rmSync(shared, { recursive: true, force: true });
   }
 }
+
+const goals: GoalResult[] = existsSync(process.env.BENCH_GOALS_FILE) ? readFileSync(process.env.BENCH_GOALS_FILE, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as GoalResult) : [];
+rmSync(goalsDir, { recursive: true, force: true });
+console.log(`\n## Summary: issue 22's goals, ${new Date().toISOString().slice(0, 10)}, ${machine}\n`);
+table(['goal', 'measured', 'target', 'verdict'], goals.map((g) => [g.goal, g.measured, g.target, g.pass === null ? 'not measured' : g.pass ? 'PASS' : 'MISS']));
