@@ -29,6 +29,7 @@ await benchGroupCommit();
 inOwnProcess('./outbound.ts'); // benchOutbound()
 inOwnProcess('./api-send.ts'); // benchApiSend()
 inOwnProcess('./inbound.ts'); // benchInbound()
+inOwnProcess('./storage.ts'); // benchStorage(): bytes on disk per stored message (BENCH_STORAGE_* = 0 skips a run)
 if (Number(process.env.BENCH_SEARCH_MESSAGES ?? 1_000_000) > 0) {
   // The search, analytics and labels benchmarks measure the same emails, built once (kept where BENCH_SEARCH_DIR says).
   const shared = process.env.BENCH_SEARCH_DIR ? null : (process.env.BENCH_SEARCH_DIR = benchDir('mw-bench-search-'));

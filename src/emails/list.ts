@@ -14,6 +14,7 @@ import { iso, isoOrNull } from '../clock.ts';
 import { fold, ftsPhrase, wordsOf, type SearchQuery, type SearchToken } from './search-query.ts';
 import { findLabels, labelsOf, type Label } from '../labels/labels.ts';
 import { PREVIEW_CHARS, htmlText, previewOf, roleToken } from './search-index.ts';
+import { unpackHtml, unpackText, type StoredBody } from '../mail/packing.ts';
 
 export const CATEGORIES: readonly Category[] = ['primary', 'updates', 'spam'];
 export const STATUSES = ['scheduled', 'canceled', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'blocked', 'failed', 'received'] as const;
@@ -300,8 +301,9 @@ function bodies(db: Db, ids: string[]): Map<string, string> {
   if (!ids.length) return new Map();
   const rows = db
     .prepare('SELECT email_id, text_body, CASE WHEN text_body IS NULL THEN html_body END AS html_body FROM email_contents WHERE email_id IN (SELECT value FROM json_each(?))')
-    .all(JSON.stringify(ids)) as Array<{ email_id: string; text_body: string | null; html_body: string | null }>;
-  return new Map(rows.map((r) => [r.email_id, r.text_body ?? (r.html_body !== null ? htmlText(r.html_body) : '')]));
+    .all(JSON.stringify(ids)) as Array<{ email_id: string; text_body: StoredBody; html_body: StoredBody }>;
+  // Stored packed (mail/packing.ts); an HTML body read here has no text, so it was packed without one.
+  return new Map(rows.map((r) => [r.email_id, unpackText(r.text_body) ?? (r.html_body !== null ? htmlText(unpackHtml(r.html_body, null)!) : '')]));
 }
 
 /** Cut from the preview when a searched word is in it (no body to read), else from the body. */

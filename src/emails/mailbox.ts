@@ -8,6 +8,7 @@ import type { Db } from '../db/open.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { labelsOf, type Label } from '../labels/labels.ts';
+import { unpackBodies, unpackMessageAsync } from '../mail/packing.ts';
 
 type MailboxRow = Pick<
   EmailRow,
@@ -62,6 +63,7 @@ export function getThread(db: Db, workspaceId: string, threadId: string) {
 }
 
 function presentEmail(row: MailboxRow, attachments: AttachmentRow[], labels: Label[]) {
+  const body = unpackBodies({ text: row.text_body, html: row.html_body });
   return {
     id: row.id,
     providerMessageId: `<${row.message_id}>`,
@@ -75,9 +77,9 @@ function presentEmail(row: MailboxRow, attachments: AttachmentRow[], labels: Lab
     bcc: mailboxes(row.bcc_json),
     replyTo: mailboxes(row.reply_to_json),
     subject: row.subject,
-    text: row.text_body,
-    html: row.html_body,
-    snippet: row.preview ?? snippet(row.text_body ?? ''),
+    text: body.text,
+    html: body.html,
+    snippet: row.preview ?? snippet(body.text ?? ''),
     createdAt: iso(row.created_at),
     messageId: row.message_id,
     inReplyTo: row.in_reply_to,
@@ -108,19 +110,21 @@ const snippet = (text: string) => text.slice(0, SNIPPET_CHARS * 8).replace(/\s+/
 /**
  * The stored RFC 5322 bytes: received mail as received (with our trace fields), sent mail as signed. Mail that
  * went out as one copy per recipient (its links name the recipient) has no single message: `perRecipient` says
- * so, and `recipient` picks that recipient's copy.
+ * so, and `recipient` picks that recipient's copy. Read in one go, then unpacked (mail/packing.ts) byte for byte
+ * as stored, a large message off the event loop.
  */
-export function emailRaw(db: Db, workspaceId: string, id: string, recipient?: string): { raw: Buffer | null; perRecipient: boolean; expired: boolean } | null {
+export async function emailRaw(db: Db, workspaceId: string, id: string, recipient?: string): Promise<{ raw: Buffer | null; perRecipient: boolean; expired: boolean } | null> {
   const row = db
     .prepare(
-      `SELECT c.raw, e.direction, e.signed_at, EXISTS (SELECT 1 FROM personalised_emails p WHERE p.email_id = e.id) AS per_recipient
+      `SELECT c.raw, c.text_body, c.html_body, e.direction, e.signed_at, EXISTS (SELECT 1 FROM personalised_emails p WHERE p.email_id = e.id) AS per_recipient
        FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.id = ?`,
     )
-    .get(workspaceId, id) as { raw: Buffer | null; direction: string; signed_at: number | null; per_recipient: number } | undefined;
+    .get(workspaceId, id) as (Pick<EmailContentsRow, 'raw' | 'text_body' | 'html_body'> & { direction: string; signed_at: number | null; per_recipient: number }) | undefined;
   if (!row) return null;
+  const bodies = { text: row.text_body, html: row.html_body };
   // Received mail always has its bytes, and sent mail once signed: missing then, retention dropped them.
   const expired = row.raw === null && (row.direction === 'in' || (row.signed_at !== null && !row.per_recipient));
-  if (!row.per_recipient) return { raw: row.raw, perRecipient: false, expired };
+  if (!row.per_recipient) return { raw: row.raw && (await unpackMessageAsync(row.raw, bodies)), perRecipient: false, expired };
   const copy =
     recipient === undefined
       ? null
@@ -128,7 +132,7 @@ export function emailRaw(db: Db, workspaceId: string, id: string, recipient?: st
           .prepare('SELECT dc.raw FROM deliveries d JOIN delivery_contents dc ON dc.delivery_id = d.id WHERE d.email_id = ? AND lower(d.recipient) = lower(?)')
           .pluck()
           .get(id, recipient) as Buffer | undefined);
-  return { raw: copy ?? null, perRecipient: true, expired: false };
+  return { raw: copy ? await unpackMessageAsync(copy, bodies) : null, perRecipient: true, expired: false };
 }
 
 /** An attachment of one of the workspace's emails, with its bytes. */

@@ -1,40 +1,72 @@
 // Mail at rest, read back for composing and delivery: a sent email's row and stored signed copy, its bodies and
-// attachments as a ComposeInput, and the signed copy stored once. Synchronous SQL on the emails tables only;
-// it decides nothing about queueing or personal copies (send/ does) and imports nothing from send/.
+// attachments as a ComposeInput, and the signed copy stored once, packed (mail/packing.ts). Synchronous SQL on
+// the emails tables only (a copy is read in one statement, then unpacked); it decides nothing about queueing or
+// personal copies (send/ does) and imports nothing from send/.
 import type { Db } from '../db/open.ts';
 import type { Mailbox } from '../mail/addresses.ts';
 import type { ComposeInput } from '../mail/compose.ts';
-import type { EmailContentsRow, EmailRow } from './rows.ts';
+import { unpackBodies, unpackHtml, unpackMessageAsync, type StoredBodies } from '../mail/packing.ts';
+import type { EmailRow } from './rows.ts';
 
 /**
- * A sent email as composing reads it, with its signed copy once stored. storeSentEmail always writes a sent
- * email's sending domain and envelope sender, so those two are never null here.
+ * A sent email as composing reads it. storeSentEmail always writes a sent email's sending domain and envelope
+ * sender, so those two are never null here.
  */
 export type OutgoingEmail = Pick<
   EmailRow,
   | 'id' | 'workspace_id' | 'domain_id' | 'domain' | 'message_id' | 'in_reply_to' | 'refs' | 'from_address' | 'from_name'
   | 'to_json' | 'cc_json' | 'reply_to_json' | 'subject' | 'headers_json' | 'message_class' | 'created_at'
-> &
-  Pick<EmailContentsRow, 'raw'> & { domain: string; envelope_from: string };
+> & { domain: string; envelope_from: string };
 
-/** The email and its signed copy (null until one is stored); not its bodies: composeInput reads those. */
+/** The email; not its bodies (composeInput reads those) nor its signed copy (signedCopy). */
 export function outgoingEmail(db: Db, emailId: string): OutgoingEmail {
   return db
     .prepare(
       `SELECT e.id, e.workspace_id, e.domain_id, e.domain, e.message_id, e.in_reply_to, e.refs, e.from_address, e.from_name,
-         e.to_json, e.cc_json, e.reply_to_json, e.subject, e.headers_json, e.message_class, e.envelope_from, e.created_at, c.raw
-       FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.id = ?`,
+         e.to_json, e.cc_json, e.reply_to_json, e.subject, e.headers_json, e.message_class, e.envelope_from, e.created_at
+       FROM emails e WHERE e.id = ?`,
     )
     .get(emailId) as OutgoingEmail;
 }
 
 export function htmlBody(db: Db, emailId: string): string | null {
-  return db.prepare('SELECT html_body FROM email_contents WHERE email_id = ?').pluck().get(emailId) as string | null;
+  const stored = db.prepare('SELECT text_body AS text, html_body AS html FROM email_contents WHERE email_id = ?').get(emailId) as StoredBodies | undefined;
+  return stored ? unpackHtml(stored.html, stored.text) : null;
 }
 
-/** The email's signed copy for all its recipients, once stored. */
-export function signedCopy(db: Db, emailId: string): Buffer | null {
-  return db.prepare('SELECT raw FROM email_contents WHERE email_id = ?').pluck().get(emailId) as Buffer | null;
+/** The email's signed copy for all its recipients, once stored: the bytes as signed. */
+export async function signedCopy(db: Db, emailId: string): Promise<Buffer | null> {
+  const row = db.prepare('SELECT raw, text_body AS text, html_body AS html FROM email_contents WHERE email_id = ?').get(emailId) as (StoredBodies & { raw: Buffer | null }) | undefined;
+  return row?.raw ? unpackMessageAsync(row.raw, row) : null;
+}
+
+/** A recipient's own signed copy of a personalised email (delivery_contents), once stored: the bytes as signed. */
+export async function personalCopy(db: Db, deliveryId: number): Promise<Buffer | null> {
+  const row = db
+    .prepare('SELECT dc.raw, c.text_body AS text, c.html_body AS html FROM delivery_contents dc JOIN deliveries d ON d.id = dc.delivery_id JOIN email_contents c ON c.email_id = d.email_id WHERE dc.delivery_id = ?')
+    .get(deliveryId) as (StoredBodies & { raw: Buffer }) | undefined;
+  return row ? unpackMessageAsync(row.raw, row) : null;
+}
+
+/**
+ * Stores a recipient's own signed copy, packed against the email's bodies (mail/packing.ts); false (nothing
+ * written) when one is stored already: the first one stands. For the caller's transaction.
+ */
+export function storePersonalCopy(db: Db, deliveryId: number, packed: Buffer): boolean {
+  return db.prepare('INSERT INTO delivery_contents (delivery_id, raw) VALUES (?, ?) ON CONFLICT DO NOTHING').run(deliveryId, packed).changes > 0;
+}
+
+/**
+ * Replaces a send's bodies, stored as strings at submission, with the same text packed (mail/packing.ts: the
+ * signing worker packs them), unless they are packed already. Never other text: the stored copies' bytes are
+ * packed against what these bodies hold.
+ */
+export function packStoredBodies(db: Db, emailId: string, bodies: { text: string | Buffer | null; html: string | Buffer | null }): void {
+  db.prepare("UPDATE email_contents SET text_body = ?, html_body = ? WHERE email_id = ? AND typeof(text_body) IS NOT 'blob' AND typeof(html_body) IS NOT 'blob'").run(
+    bodies.text,
+    bodies.html,
+    emailId,
+  );
 }
 
 export function hasSignedCopy(db: Db, emailId: string): boolean {
@@ -42,12 +74,13 @@ export function hasSignedCopy(db: Db, emailId: string): boolean {
 }
 
 /**
- * Stores the signed copy all recipients get, with its size and when it was signed; false (nothing written) when
- * a copy is already stored: the first one stands. For the caller's transaction.
+ * Stores the signed copy all recipients get, packed against the email's bodies (mail/packing.ts), with its size
+ * (unpacked) and when it was signed; false (nothing written) when a copy is already stored: the first one
+ * stands. For the caller's transaction.
  */
-export function storeSignedCopy(db: Db, emailId: string, raw: Buffer, now: number): boolean {
-  if (!db.prepare('UPDATE email_contents SET raw = ? WHERE email_id = ? AND raw IS NULL').run(raw, emailId).changes) return false;
-  db.prepare('UPDATE emails SET size = ?, signed_at = ? WHERE id = ?').run(raw.length, now, emailId);
+export function storeSignedCopy(db: Db, emailId: string, packed: Buffer, size: number, now: number): boolean {
+  if (!db.prepare('UPDATE email_contents SET raw = ? WHERE email_id = ? AND raw IS NULL').run(packed, emailId).changes) return false;
+  db.prepare('UPDATE emails SET size = ?, signed_at = ? WHERE id = ?').run(size, now, emailId);
   return true;
 }
 
@@ -60,7 +93,7 @@ const mailboxes = (json: string) => JSON.parse(json) as Mailbox[];
 
 /** What the composer makes the message from: the row's headers, the stored bodies and attachments in order. */
 export function composeInput(db: Db, row: OutgoingEmail): ComposeInput {
-  const body = db.prepare('SELECT text_body, html_body FROM email_contents WHERE email_id = ?').get(row.id) as Pick<EmailContentsRow, 'text_body' | 'html_body'>;
+  const body = unpackBodies(db.prepare('SELECT text_body AS text, html_body AS html FROM email_contents WHERE email_id = ?').get(row.id) as StoredBodies);
   const attachments = db
     .prepare('SELECT filename, content_type, content_id, content FROM email_attachments WHERE email_id = ? ORDER BY position')
     .all(row.id) as Array<{ filename: string; content_type: string; content_id: string | null; content: Buffer }>;
@@ -72,8 +105,8 @@ export function composeInput(db: Db, row: OutgoingEmail): ComposeInput {
     cc: mailboxes(row.cc_json),
     replyTo: mailboxes(row.reply_to_json),
     subject: row.subject,
-    ...(body.text_body !== null ? { text: body.text_body } : {}),
-    ...(body.html_body !== null ? { html: body.html_body } : {}),
+    ...(body.text !== null ? { text: body.text } : {}),
+    ...(body.html !== null ? { html: body.html } : {}),
     headers: JSON.parse(row.headers_json) as Record<string, string>,
     attachments: attachments.map((a) => ({ filename: a.filename, content: a.content, contentType: a.content_type, ...(a.content_id ? { contentId: a.content_id } : {}) })),
     ...(row.in_reply_to ? { inReplyTo: row.in_reply_to, references: JSON.parse(row.refs) as string[] } : {}),

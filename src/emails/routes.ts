@@ -80,9 +80,9 @@ export function emailRoutes(app: App) {
   // Beyond the spec: the message as RFC 5322 bytes. Sent mail has them once the queue has composed and
   // signed it (just before its first delivery attempt); until then, 409. Mail sent as one copy per recipient
   // (unsubscribe links, tracking) answers with the copy `?recipient=` names.
-  r.get('/emails/:id/raw', auth, (ctx) => {
+  r.get('/emails/:id/raw', auth, async (ctx) => {
     const recipient = typeof ctx.query.recipient === 'string' && ctx.query.recipient !== '' ? ctx.query.recipient : undefined;
-    const found = emailRaw(app.db, principalOf(ctx).workspaceId, ctx.params.id, recipient);
+    const found = await emailRaw(app.db, principalOf(ctx).workspaceId, ctx.params.id, recipient);
     if (!found) throw notFound('Email');
     if (found.perRecipient && recipient === undefined) {
       throw new ApiError(409, 'per_recipient_copies', 'This email went out as one signed copy per recipient (unsubscribe links or tracking): ask for one with ?recipient=<address>');

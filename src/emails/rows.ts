@@ -51,10 +51,11 @@ export interface EmailRow {
   search_rowid: number | null;
 }
 
+/** Bodies and bytes as stored: packed (mail/packing.ts) or as written before packing; unpack them to read. */
 export interface EmailContentsRow {
   email_id: string;
-  text_body: string | null;
-  html_body: string | null;
+  text_body: string | Buffer | null;
+  html_body: string | Buffer | null;
   /** out: the signed bytes as transmitted, set once before the first attempt; in: the message as received. */
   raw: Buffer | null;
 }

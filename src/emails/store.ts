@@ -6,6 +6,7 @@ import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
 import type { Mailbox } from '../mail/addresses.ts';
 import type { ParsedMessage } from '../mail/parse.ts';
+import type { PackedMail } from '../mail/packing.ts';
 import { addEvent } from './events.ts';
 import { countedRow, recount } from './counts.ts';
 import type { Category } from './rows.ts';
@@ -19,8 +20,8 @@ export interface ReceivedEmail {
   domainId: string;
   domain: string;
   parsed: ParsedMessage;
-  /** The message as stored: our trace fields, then the bytes as received. */
-  raw: Buffer;
+  /** The message as stored (our trace fields, then the bytes as received), packed with its bodies (mail/packing.ts). */
+  stored: PackedMail;
   envelopeFrom: string;
   /** The authentication verdicts, stored as JSON. */
   authentication: unknown;
@@ -46,10 +47,10 @@ export function storeReceivedEmail(db: Db, clock: Clock, m: ReceivedEmail): { id
   ).run(
     id, m.workspaceId, m.domainId, m.domain, m.inboxId, p.messageId ?? `${id.slice(3).toLowerCase()}@received.invalid`, threadId, p.inReplyTo,
     JSON.stringify(p.references), from.address, from.name || null, JSON.stringify(p.to), JSON.stringify(p.cc), JSON.stringify(p.replyTo),
-    p.subject, m.envelopeFrom, m.raw.length, m.verdict.category, m.verdict.important ? 1 : 0, m.verdict.classification,
+    p.subject, m.envelopeFrom, m.stored.size, m.verdict.category, m.verdict.important ? 1 : 0, m.verdict.classification,
     JSON.stringify(m.authentication), previewOf(text), searchRowid, now,
   );
-  storeBodies(db, id, m.workspaceId, now, { text: p.text, html: p.html, raw: m.raw, attachments: p.attachments });
+  storeBodies(db, id, m.workspaceId, now, { text: m.stored.text, html: m.stored.html, raw: m.stored.raw, attachments: p.attachments });
   indexEmail(db, searchRowid, {
     workspaceId: m.workspaceId,
     subject: p.subject,
@@ -59,7 +60,7 @@ export function storeReceivedEmail(db: Db, clock: Clock, m: ReceivedEmail): { id
     others: [...p.fromAll.slice(1), ...p.replyTo],
     attachments: p.attachments.map((a) => a.filename),
   });
-  addEvent(db, clock, { workspaceId: m.workspaceId, emailId: id, type: 'received', recipient: m.inboxAddress, data: { from: from.address, size: m.raw.length } });
+  addEvent(db, clock, { workspaceId: m.workspaceId, emailId: id, type: 'received', recipient: m.inboxAddress, data: { from: from.address, size: m.stored.size } });
   recount(db, null, countedRow(db, id)!);
   return { id, threadId };
 }
@@ -136,7 +137,12 @@ export function storeSentEmail(db: Db, clock: Clock, e: SentEmail): void {
   if (e.labelIds.length) recount(db, null, countedRow(db, e.id)!);
 }
 
-function storeBodies(db: Db, emailId: string, workspaceId: string, now: number, b: { text: string | null; html: string | null; raw: Buffer | null; attachments: StoredAttachment[] }): void {
+/**
+ * The bodies are written here once and never changed: a stored message's bytes are packed against them
+ * (mail/packing.ts). Received mail's come packed; a send's are strings until the queue stores them packed with
+ * its signed copy (emails/outgoing.ts), the same text in fewer bytes.
+ */
+function storeBodies(db: Db, emailId: string, workspaceId: string, now: number, b: { text: string | Buffer | null; html: string | Buffer | null; raw: Buffer | null; attachments: StoredAttachment[] }): void {
   db.prepare('INSERT INTO email_contents (email_id, text_body, html_body, raw) VALUES (?, ?, ?, ?)').run(emailId, b.text, b.html, b.raw);
   const attachment = db.prepare('INSERT INTO email_attachments (id, email_id, workspace_id, position, filename, content_type, content_id, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
   b.attachments.forEach((a, i) => attachment.run(newId('att', now), emailId, workspaceId, i, a.filename, a.contentType, a.contentId ?? null, a.content.length, a.content));

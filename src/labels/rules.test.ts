@@ -12,6 +12,7 @@ import { eventually } from '../testkit/outbound.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { storeReceivedEmail } from '../emails/store.ts';
 import { parseMessage } from '../mail/parse.ts';
+import { packMail } from '../mail/packing.ts';
 
 let s: InboundScene;
 let other: Awaited<ReturnType<typeof seedWorkspace>>;
@@ -182,7 +183,7 @@ test('applying a rule to 10,000 stored messages goes on through a restart while 
       storeReceivedEmail(db, s.t.app.clock, {
         workspaceId, inboxId: inbox.id, inboxAddress: inbox.address, domainId: inbox.domain_id, domain: s.domain.name,
         parsed: { ...parsed, subject: i % 2 ? `bulk odd ${i}` : `bulk even ${i}`, messageId: `bulk-${i}@sender.example` },
-        raw: Buffer.from('x'), envelopeFrom: 'bulk@sender.example', authentication: {}, verdict: { category: 'primary', important: false, classification: 'test' }, threadId: null,
+        stored: packMail(Buffer.from('x'), parsed.text, parsed.html), envelopeFrom: 'bulk@sender.example', authentication: {}, verdict: { category: 'primary', important: false, classification: 'test' }, threadId: null,
       });
     }
   })();

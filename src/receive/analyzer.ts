@@ -1,5 +1,6 @@
-// The worker threads that authenticate and parse received mail (analyze.ts) and parse submitted mail, so the
-// event loop that answers every SMTP session spends its time on the protocol and the store. No message can
+// The worker threads that authenticate, parse and pack for storage received mail (analyze.ts, mail/packing.ts)
+// and parse submitted mail, so the event loop that answers every SMTP session spends its time on the protocol
+// and the store. No message can
 // hold a worker: its header section is bounded before it is posted (mail/header-limits.ts: 552 5.3.4 or
 // 554 5.6.0), and each analysis has a wall-clock budget (config analyze_timeout) past which the worker is
 // replaced and the message gets 451 4.3.0 (catalogue RES-06b). Each worker has a heap limit: a message built
@@ -10,7 +11,7 @@ import { SmtpError } from '../errors.ts';
 import { headerOverLimit } from '../mail/header-limits.ts';
 import { asBuffer, JobTimeout, WorkerPool } from '../threads/worker-pool.ts';
 import type { Analysis } from './analyze.ts';
-import type { AnalyzeJob, ParseJob } from './analyze-worker.ts';
+import type { AnalyzeJob, ParseJob, StoredAnalysis } from './analyze-worker.ts';
 import type { ParsedMessage } from '../mail/parse.ts';
 
 /** An analysis that ran past its budget: a temporary failure, and no fault of ours worth an error log. */
@@ -39,11 +40,14 @@ export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, Analysis | Parse
     this.budgetMs = config.analyzeTimeout;
   }
 
-  /** Authentication and mailparser's reading of a received message (the MX listener). */
-  async analyze(raw: Buffer, ctx: Omit<AnalyzeJob, 'raw' | 'kind'>): Promise<Analysis> {
+  /** Authentication and mailparser's reading of a received message (the MX listener), and the message packed for storage. */
+  async analyze(raw: Buffer, ctx: Omit<AnalyzeJob, 'raw' | 'kind'>): Promise<StoredAnalysis> {
     refuseOversizedHeader(raw);
-    const analysis = (await this.run({ kind: 'analyze', ...ctx, raw: new Uint8Array(raw) }).catch(this.overBudget)) as Analysis;
+    const analysis = (await this.run({ kind: 'analyze', ...ctx, raw: new Uint8Array(raw) }).catch(this.overBudget)) as StoredAnalysis;
     withBuffers(analysis.parsed);
+    const s = analysis.stored;
+    const buffer = <T>(b: T): T => (b instanceof Uint8Array ? (asBuffer(b) as T) : b);
+    analysis.stored = { raw: buffer(s.raw), size: s.size, text: buffer(s.text), html: buffer(s.html), alone: buffer(s.alone) };
     return analysis;
   }
 

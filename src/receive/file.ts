@@ -12,6 +12,7 @@ import { classify, type Category } from './classify.ts';
 import { forwardInTransaction } from './forward.ts';
 import type { ParsedMessage } from '../mail/parse.ts';
 import type { Target } from './route.ts';
+import { packMessage, unpackMessage, type PackedMail } from '../mail/packing.ts';
 import { storeReceivedEmail } from '../emails/store.ts';
 import { fileNewEmail } from '../labels/filing.ts';
 import { storeReport } from '../feedback/bounces.ts';
@@ -22,8 +23,8 @@ export interface Analysed {
   targets: Target[];
   parsed: ParsedMessage;
   verdicts: AuthVerdicts;
-  /** The message as stored: our trace fields, then the bytes as received. */
-  raw: Buffer;
+  /** The message as stored (our trace fields, then the bytes as received), packed by the analyze workers. */
+  stored: PackedMail;
 }
 
 export interface Filed {
@@ -35,10 +36,17 @@ export interface Filed {
 
 /** Hands `m` to the writer as the job `file`; resolves after its commit is on disk. Its buffers move to the writer. */
 export async function fileInWriter(writer: Pick<Writer, 'commit'>, m: Analysed, now: number, log: Log): Promise<Filed> {
-  const raw = transferable(m.raw);
-  const transfer: ArrayBuffer[] = [raw.buffer];
+  const transfer: ArrayBuffer[] = [];
+  const move = <T>(b: T): T => {
+    if (!(b instanceof Uint8Array)) return b;
+    const own = transferable(b);
+    transfer.push(own.buffer);
+    return own as T;
+  };
+  const s = m.stored;
+  const stored = { raw: move(s.raw), size: s.size, text: move(s.text), html: move(s.html), alone: move(s.alone) };
   const attachments = movingContents(m.parsed.attachments, transfer);
-  const [filed] = await writer.commit([{ kind: 'file', payload: { ...m, raw, parsed: { ...m.parsed, attachments } } }], { now, log, transfer });
+  const [filed] = await writer.commit([{ kind: 'file', payload: { ...m, stored, parsed: { ...m.parsed, attachments } } }], { now, log, transfer });
   return filed as Filed;
 }
 
@@ -48,7 +56,7 @@ export function fileMessage(ctx: DbContext, m: Analysed): Filed {
   const inboxes = new Set<string>();
   for (const target of m.targets) {
     if (target.kind === 'report') {
-      const reportId = storeReport(ctx.db, ctx.clock, { workspaceId: target.workspaceId, emailId: target.emailId, mailFrom: m.mailFrom, raw: m.raw });
+      const reportId = storeReport(ctx.db, ctx.clock, { workspaceId: target.workspaceId, emailId: target.emailId, mailFrom: m.mailFrom, raw: alone(m.stored) });
       // Acted on in the transaction that keeps it: the 250 says both are on disk, and our own fault is a 451.
       applyReport(ctx, { reportId, workspaceId: target.workspaceId, emailId: target.emailId, report: m.parsed.report });
       filed.ids.push(reportId);
@@ -67,6 +75,9 @@ export function fileMessage(ctx: DbContext, m: Analysed): Filed {
   return filed;
 }
 
+/** A report's bytes packed without bodies, which the analyze workers pack when a recipient is a VERP address. */
+const alone = (s: PackedMail) => s.alone ?? packMessage(unpackMessage(s.raw, s), null);
+
 type InboxTarget = Extract<Target, { kind: 'inbox' }>['inbox'];
 
 /** One inbox's copy: classified by what the workspace knows, threaded, stored and perhaps forwarded. */
@@ -84,7 +95,7 @@ function fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Fi
     domainId: inbox.domain_id,
     domain: inbox.domain_name,
     parsed,
-    raw: m.raw,
+    stored: m.stored,
     envelopeFrom: m.mailFrom,
     authentication: m.verdicts,
     verdict,

@@ -6,7 +6,7 @@
 import type { App } from '../context.ts';
 import { SmtpError } from '../errors.ts';
 import { hasSmugglingLookAlike } from '../mail/smuggling.ts';
-import { countReceived, withoutAuthResultsOf } from '../mail/trace.ts';
+import { countReceived } from '../mail/trace.ts';
 import { AnalysisTimeout, type Analyzer } from './analyzer.ts';
 import type { Target } from './route.ts';
 import type { Writer } from '../db/writer.ts';
@@ -42,17 +42,18 @@ export async function receive(app: App, workers: ReceiveWorkers, envelope: Envel
   }
 
   const { config, log } = app;
-  const { verdicts, authHeaders, parsed } = await workers.analyzer
-    .analyze(data, { ip: envelope.ip, helo: envelope.helo, mailFrom: envelope.mailFrom, hostname: config.hostname })
+  const targets = envelope.recipients.map((r) => r.target);
+  // The workers also pack the message as stored: our trace fields, then the bytes as received (less any
+  // Authentication-Results claiming to be ours); a report to a VERP address is kept without its bodies.
+  const { verdicts, parsed, stored } = await workers.analyzer
+    .analyze(data, { ip: envelope.ip, helo: envelope.helo, mailFrom: envelope.mailFrom, hostname: config.hostname, trace: traceFields(app, envelope), alone: targets.some((t) => t.kind === 'report') })
     .catch((err: unknown) => {
       // The sender gets 451 4.3.0 and tries again later; a warning, not an error of ours.
       if (err instanceof AnalysisTimeout) log.warn('message analysis ran past its budget: worker replaced, answered 451', { session: envelope.sessionId, bytes: data.length, budgetMs: config.analyzeTimeout });
       throw err;
     });
   if (parsed.problem) log.warn('received message stored unparsed in part', { session: envelope.sessionId, problem: parsed.problem });
-  const raw = Buffer.concat([Buffer.from(traceFields(app, envelope) + authHeaders, 'latin1'), withoutAuthResultsOf(data, config.hostname)]);
-  const targets = envelope.recipients.map((r) => r.target);
-  const filed = await fileInWriter(workers.writer, { mailFrom: envelope.mailFrom, targets, parsed, verdicts, raw }, app.clock.now(), log);
+  const filed = await fileInWriter(workers.writer, { mailFrom: envelope.mailFrom, targets, parsed, verdicts, stored }, app.clock.now(), log);
   if (filed.forwarded) app.queue.wake();
   // One line per accepted message, after the commit and just before the 250: the sysadmin's "did it arrive?".
   log.info('received', { session: envelope.sessionId, ip: envelope.ip, mailFrom: envelope.mailFrom, recipients: envelope.recipients.length, bytes: data.length, messageId: parsed.messageId, ids: filed.ids });

@@ -11,6 +11,7 @@ import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
 import { startSmtpSink } from '../testkit/smtp-sink.ts';
 import { request, runCli, startAppProcess, tempDir, testEnv } from '../testkit/app.ts';
 import { eventually, BOX } from '../testkit/outbound.ts';
+import { unpackMessage, type StoredBodies } from '../mail/packing.ts';
 
 let dns: DnsServer;
 test.before(async () => {
@@ -87,7 +88,8 @@ test('kill -9 with 200 messages queued, restart: all 200 delivered, byte for byt
     await new Promise((r) => setTimeout(r, 1500));
     assert.is(live.messages.length, 200, 'each exactly once');
     const db = new Database(join(dir, 'mailwright.db'), { readonly: true });
-    const stored = new Map((db.prepare("SELECT e.message_id, c.raw FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.direction = 'out'").all() as Array<{ message_id: string; raw: Buffer }>).map((r) => [r.message_id, r.raw]));
+    const rows = db.prepare("SELECT e.message_id, c.raw, c.text_body AS text, c.html_body AS html FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.direction = 'out'").all() as Array<StoredBodies & { message_id: string; raw: Buffer }>;
+    const stored = new Map(rows.map((r) => [r.message_id, unpackMessage(r.raw, r)]));
     db.close();
     for (const r of accepted) {
       const mid = r.body.providerMessageId.slice(1, -1);

@@ -1,10 +1,11 @@
 // Runs inside a sign worker thread: composes and DKIM-signs the jobs the pool (signer.ts) posts, and posts back
-// the signed bytes or the error's name and message. It must hold no state between jobs and never let one
-// job's failure end the thread.
+// the signed bytes, packed too for storing (mail/packing.ts), or the error's name and message. It must hold no
+// state between jobs and never let one job's failure end the thread.
 import crypto, { type KeyObject } from 'node:crypto';
 import { asBuffer, serveJobs, transferable } from '../threads/worker-pool.ts';
 import { compose, type ComposeInput } from '../mail/compose.ts';
 import { sign, type DkimKey } from '../mail/sign.ts';
+import { bodiesDictionary, packBodies, packMessage } from '../mail/packing.ts';
 import type { Personalisation } from './personalise.ts';
 import { personalCopy } from './personal-copy.ts';
 
@@ -17,6 +18,15 @@ export interface SignJob {
   input: PostedInput;
   key: DkimKey;
   personal?: Personalisation;
+  /** Also pack the input's bodies (the email's as stored), to store them packed with the copy. */
+  packBodies?: boolean;
+}
+
+/** The signed bytes, and as they are stored: packed against the email's bodies, and those bodies packed when asked. */
+export interface SignedJob {
+  raw: Uint8Array;
+  packed: Uint8Array;
+  bodies: { text: string | Uint8Array | null; html: string | Uint8Array | null } | null;
 }
 
 // mailauth has no way to take a parsed key: it calls crypto.createPrivateKey on the PEM for every message,
@@ -42,6 +52,18 @@ serveJobs(async (job: SignJob) => {
   // nodemailer wants Buffers; this view shares the received memory.
   const attachments = job.input.attachments.map((a) => ({ ...a, content: asBuffer(a.content) }));
   const input = { ...job.input, attachments };
-  const raw = transferable(await sign(await compose(job.personal ? personalCopy(input, job.personal) : input), job.key));
-  return { result: raw, transfer: [raw.buffer] };
+  const signed = await sign(await compose(job.personal ? personalCopy(input, job.personal) : input), job.key);
+  // Packed against the bodies as the email stores them: the input's, never a recipient's personalised HTML.
+  const [text, html] = [job.input.text ?? null, job.input.html ?? null];
+  const bodies = job.packBodies ? packBodies(text, html) : null;
+  const dictionary = bodies ? bodies.dictionary : bodiesDictionary(text === null ? null : Buffer.from(text, 'utf8'), html === null ? null : Buffer.from(html, 'utf8'));
+  const transfer: ArrayBuffer[] = [];
+  const move = <T>(b: T): T => {
+    if (!Buffer.isBuffer(b)) return b;
+    const own = transferable(b);
+    transfer.push(own.buffer);
+    return own as T;
+  };
+  const result: SignedJob = { raw: move(signed), packed: move(packMessage(signed, dictionary)), bodies: bodies && { text: move(bodies.text), html: move(bodies.html) } };
+  return { result, transfer };
 });

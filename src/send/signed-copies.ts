@@ -1,11 +1,15 @@
 // Making the signed copies, once: each email is composed and DKIM-signed (in the Signer's worker threads) before
 // its first attempt, stored, and reused by every attempt; a personalised email gets one copy per recipient
-// (personalise.ts), each stored in delivery_contents. It must not deliver, record outcomes, or sign twice.
+// (personalise.ts), each stored in delivery_contents. Copies are stored packed against the email's bodies, and
+// the bodies packed with the first copy (mail/packing.ts; the workers pack). It must not deliver, record
+// outcomes, or sign twice.
 import type { App } from '../context.ts';
 import type { ComposeInput } from '../mail/compose.ts';
 import type { DkimKey } from '../mail/sign.ts';
 import { signingKey } from '../domains/dkim-keys.ts';
-import { composeInput, htmlBody, noteFirstCopySigned, outgoingEmail, signedCopy, storeSignedCopy, type OutgoingEmail } from '../emails/outgoing.ts';
+import {
+  composeInput, htmlBody, noteFirstCopySigned, outgoingEmail, packStoredBodies, personalCopy, signedCopy, storePersonalCopy, storeSignedCopy, type OutgoingEmail,
+} from '../emails/outgoing.ts';
 import type { Claimed } from './claims.ts';
 import { personalisation, planFor, storedPlan, type Plan } from './personalise.ts';
 import type { Signer } from './signer.ts';
@@ -35,6 +39,8 @@ interface PersonalEmail {
   index: Map<number, number>;
   /** The bounce subdomain, where the mailto unsubscribe address is. */
   returnPath: string;
+  /** The bodies are to be packed with the next copy made (the first). */
+  packBodies: boolean;
 }
 
 /** An email's one signed copy for all its recipients, or its personal copies to make. */
@@ -108,19 +114,24 @@ export class SignedCopies {
       // Not the bodies: composeInput reads them when a signing worker takes the message.
       const row = outgoingEmail(db, emailId);
       const sent = { envelopeFrom: row.envelope_from, senderDomain: row.domain };
-      if (row.raw) return { ...sent, raw: row.raw };
+      const copy = await signedCopy(db, emailId);
+      if (copy) return { ...sent, raw: copy };
       // The RSA key, and with dkim_ed25519 the ed25519 key once DNS serves its record (a second signature).
       const dkim = row.domain_id ? signingKey(db, row.workspace_id, row.domain_id, row.domain, this.app.config.dkimEd25519) : null;
       if (!dkim) throw new Permanent(`the sending domain ${row.domain} was deleted before this message was sent`);
       const plan = await planFor(this.app, { ...row, html: () => htmlBody(db, emailId) });
       if (plan) return { ...sent, personal: this.personalEmail(row, dkim, plan) };
-      const raw = await this.signer.composeAndSign(() => composeInput(db, row), dkim);
+      const signed = await this.signer.composeAndSign(() => composeInput(db, row), dkim, undefined, { packBodies: true });
       // Not beside a plan another process stored meanwhile: one shared copy or per-recipient copies, never both.
       // The commit holds SQLite's write lock (BEGIN IMMEDIATE) from the check to the store.
-      const ours = await this.app.commit.runUnacknowledged(() => storedPlan(db, emailId) === null && storeSignedCopy(db, emailId, raw, this.app.clock.now()));
-      if (ours) return { ...sent, raw };
+      const ours = await this.app.commit.runUnacknowledged(() => {
+        if (storedPlan(db, emailId) !== null || !storeSignedCopy(db, emailId, signed.packed, signed.raw.length, this.app.clock.now())) return false;
+        if (signed.bodies) packStoredBodies(db, emailId, signed.bodies);
+        return true;
+      });
+      if (ours) return { ...sent, raw: signed.raw };
       // Another process signed it first; what is stored is what goes out.
-      const stored = signedCopy(db, emailId);
+      const stored = await signedCopy(db, emailId);
       if (stored) return { ...sent, raw: stored };
       return { ...sent, personal: this.personalEmail(row, dkim, storedPlan(db, emailId)!) };
     })();
@@ -141,23 +152,26 @@ export class SignedCopies {
       input: () => (input ??= composeInput(db, row)),
       index: new Map(ids.map((id, i) => [id, i])),
       returnPath: row.envelope_from.slice(row.envelope_from.lastIndexOf('@') + 1),
+      packBodies: true,
     };
   }
 
   /** A recipient's own copy of a personalised email: signed once, stored before its first attempt, reused by every attempt. */
   private async personalCopy(email: PersonalEmail, r: Claimed): Promise<Buffer> {
     const { db } = this.app;
-    const stored = () => db.prepare('SELECT raw FROM delivery_contents WHERE delivery_id = ?').pluck().get(r.id) as Buffer | undefined;
-    const done = stored();
+    const done = await personalCopy(db, r.id);
     if (done) return done;
     const personal = personalisation(this.app, email.plan, { emailId: email.id, recipient: r.recipient, index: email.index.get(r.id)!, returnPath: email.returnPath });
-    const raw = await this.signer.composeAndSign(email.input, email.key, personal);
+    const packBodies = email.packBodies;
+    email.packBodies = false;
+    const signed = await this.signer.composeAndSign(email.input, email.key, personal, { packBodies });
     const ours = await this.app.commit.runUnacknowledged(() => {
-      if (!db.prepare('INSERT INTO delivery_contents (delivery_id, raw) VALUES (?, ?) ON CONFLICT DO NOTHING').run(r.id, raw).changes) return false;
-      noteFirstCopySigned(db, email.id, raw.length, this.app.clock.now());
+      if (!storePersonalCopy(db, r.id, signed.packed)) return false;
+      noteFirstCopySigned(db, email.id, signed.raw.length, this.app.clock.now());
+      if (signed.bodies) packStoredBodies(db, email.id, signed.bodies);
       return true;
     });
     // A worker whose claim on this recipient had expired may have stored one first; what is stored goes out.
-    return ours ? raw : stored()!;
+    return ours ? signed.raw : (await personalCopy(db, r.id))!;
   }
 }

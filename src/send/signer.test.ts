@@ -15,7 +15,8 @@ import type { ComposeInput } from '../mail/compose.ts';
 import type { DkimKey } from '../mail/sign.ts';
 import { startDnsServer } from '../testkit/dns-server.ts';
 import { JobTimeout, WorkerPool } from '../threads/worker-pool.ts';
-import { Signer } from './signer.ts';
+import { Signer, type Signed } from './signer.ts';
+import { unpackBodies, unpackMessage } from '../mail/packing.ts';
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', {
   modulusLength: 2048,
@@ -49,13 +50,13 @@ function input(i: number, over: Partial<ComposeInput> = {}): ComposeInput {
   };
 }
 
-async function verdict(signed: Buffer): Promise<string> {
-  const { results } = await dkimVerify(signed, { resolver } as Parameters<typeof dkimVerify>[1]);
+async function verdict(signed: Buffer | Signed): Promise<string> {
+  const { results } = await dkimVerify(Buffer.isBuffer(signed) ? signed : signed.raw, { resolver } as Parameters<typeof dkimVerify>[1]);
   return results.map((r) => r.status.result).join(',');
 }
 
 test('200 concurrent jobs: each comes back signed, verifies, and is its own message; both workers ran', async () => {
-  const signed = await Promise.all(Array.from({ length: 200 }, (_, i) => signer.composeAndSign(input(i), KEY)));
+  const signed = await Promise.all(Array.from({ length: 200 }, (_, i) => signer.composeAndSign(input(i), KEY).then((s) => s.raw)));
   for (const [i, message] of signed.entries()) {
     assert.ok(Buffer.isBuffer(message), 'a Buffer');
     const text = message.toString('latin1');
@@ -74,11 +75,27 @@ test('200 concurrent jobs: each comes back signed, verifies, and is its own mess
 test('attachments cross the thread boundary intact, and the caller keeps its buffers', async () => {
   const bytes = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7) % 256));
   const copy = Buffer.from(bytes);
-  const signed = await signer.composeAndSign(input(1, { attachments: [{ filename: 'data.bin', content: bytes, contentType: 'application/octet-stream' }] }), KEY);
+  const signed = (await signer.composeAndSign(input(1, { attachments: [{ filename: 'data.bin', content: bytes, contentType: 'application/octet-stream' }] }), KEY)).raw;
   assert.ok(bytes.equals(copy), 'the input buffer is not detached or changed');
   const parsed = await simpleParser(signed);
   assert.is(parsed.attachments.length, 1);
   assert.ok(parsed.attachments[0]!.content.equals(copy), 'attachment bytes');
+  assert.is(await verdict(signed), 'pass');
+});
+
+test('the worker packs the signed copy against the bodies (and the bodies when asked): it unpacks to the signed bytes, and is smaller', async () => {
+  const html = `<p>${'Body of the HTML part, which repeats the text. '.repeat(40)}</p>`;
+  const given = input(5, { html });
+  const alone = await signer.composeAndSign(given, KEY);
+  assert.is(alone.bodies, null, 'bodies only when asked');
+  const signed = await signer.composeAndSign(given, KEY, undefined, { packBodies: true });
+  assert.ok(signed.bodies && Buffer.isBuffer(signed.bodies.text) && Buffer.isBuffer(signed.bodies.html), 'both bodies packed');
+  assert.equal(unpackBodies(signed.bodies!), { text: given.text!, html }, 'the bodies unpack to the input');
+  // Against the bodies as stored, packed or not: the email's bodies are stored as strings until then.
+  assert.ok(unpackMessage(signed.packed, signed.bodies!).equals(signed.raw), 'against the packed bodies');
+  assert.ok(unpackMessage(alone.packed, { text: given.text!, html }).equals(alone.raw), 'against the bodies as strings');
+  assert.ok(signed.packed.length * 4 < signed.raw.length, `${signed.packed.length} packed bytes for ${signed.raw.length}`);
+  assert.throws(() => unpackMessage(signed.packed, { text: 'other text', html }), 'other bodies never give other bytes');
   assert.is(await verdict(signed), 'pass');
 });
 
@@ -159,7 +176,7 @@ test('a worker holds at most two jobs; the rest wait, and a job given as a funct
     const signed = await Promise.all(jobs);
     assert.is(made, 6);
     assert.equal(await Promise.all(signed.map(verdict)), Array(6).fill('pass'));
-    signed.forEach((message, i) => assert.match(message.toString('latin1'), `\r\nSubject: Job ${i}\r\n`));
+    signed.forEach((message, i) => assert.match(message.raw.toString('latin1'), `\r\nSubject: Job ${i}\r\n`));
   } finally {
     await pool.close();
   }

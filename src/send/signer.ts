@@ -5,12 +5,19 @@ import type { ComposeInput } from '../mail/compose.ts';
 import type { DkimKey } from '../mail/sign.ts';
 import type { ResourceLimits } from 'node:worker_threads';
 import { asBuffer, WorkerPool } from '../threads/worker-pool.ts';
-import type { SignJob } from './sign-worker.ts';
+import type { SignedJob, SignJob } from './sign-worker.ts';
 import type { Personalisation } from './personalise.ts';
 
 export type { WorkerStats } from '../threads/worker-pool.ts';
 
-export class Signer extends WorkerPool<SignJob, Uint8Array> {
+/** A signed message: the bytes as signed, as stored (packed against the email's bodies), the bodies packed when asked. */
+export interface Signed {
+  raw: Buffer;
+  packed: Buffer;
+  bodies: { text: string | Buffer | null; html: string | Buffer | null } | null;
+}
+
+export class Signer extends WorkerPool<SignJob, SignedJob> {
   constructor(opts: { size?: number; resourceLimits?: ResourceLimits } = {}) {
     super({ name: 'sign', module: new URL('./sign-worker.ts', import.meta.url), size: opts.size, resourceLimits: opts.resourceLimits });
   }
@@ -18,10 +25,11 @@ export class Signer extends WorkerPool<SignJob, Uint8Array> {
   /**
    * sign(await compose(input), key), on a worker thread; `personal` makes it one recipient's copy
    * (personal-copy.ts). A function as `input` is called only when a worker takes the job, so a long queue
-   * keeps message bodies in SQLite rather than in this thread's heap.
+   * keeps message bodies in SQLite rather than in this thread's heap. The worker also packs the result for
+   * storing, against the input's bodies, and with `packBodies` those bodies too (mail/packing.ts).
    */
-  async composeAndSign(input: ComposeInput | (() => ComposeInput), key: DkimKey, personal?: Personalisation): Promise<Buffer> {
-    const raw = await this.runFrom(() => {
+  async composeAndSign(input: ComposeInput | (() => ComposeInput), key: DkimKey, personal?: Personalisation, opts: { packBodies?: boolean } = {}): Promise<Signed> {
+    const signed = await this.runFrom(() => {
       const given = typeof input === 'function' ? input() : input;
       // A Buffer is often a view into a larger allocation (Node's pool, a whole request body), and structured
       // clone copies the entire allocation. Copy just the attachment's bytes once and hand that copy over.
@@ -31,8 +39,9 @@ export class Signer extends WorkerPool<SignJob, Uint8Array> {
         transfer.push(content.buffer);
         return { ...a, content };
       });
-      return { job: { input: { ...given, attachments }, key, personal }, transfer };
+      return { job: { input: { ...given, attachments }, key, personal, packBodies: opts.packBodies }, transfer };
     });
-    return asBuffer(raw);
+    const buffer = <T>(b: T): T => (b instanceof Uint8Array ? (asBuffer(b) as T) : b);
+    return { raw: buffer(signed.raw), packed: buffer(signed.packed), bodies: signed.bodies && { text: buffer(signed.bodies.text), html: buffer(signed.bodies.html) } } as Signed;
   }
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { request } from './app.ts';
 import { BOX, startOutboundScene, type OutboundScene } from './outbound.ts';
 import { RawSmtp, type SmtpReply } from './smtp-client.ts';
+import { unpackMessage, unpackText, type StoredBody } from '../mail/packing.ts';
 
 export interface InboundScene extends OutboundScene {
   domain: { id: string; name: string };
@@ -21,7 +22,7 @@ export interface InboundScene extends OutboundScene {
   senderDomain(name: string, dmarc?: string): { sign(raw: string): Promise<Buffer> };
   /** A read-only connection to the app's database, for checking what was written. */
   readDb(): Database.Database;
-  /** Received emails in the app's database: the rows a test checks. */
+  /** Received emails in the app's database: the rows a test checks, raw bytes and text unpacked. */
   stored(where?: string, ...params: unknown[]): ReceivedRow[];
 }
 
@@ -112,9 +113,14 @@ export async function startInboundScene(opts: Parameters<typeof startOutboundSce
     },
     readDb,
     stored(where = '1', ...params) {
-      return readDb()
-        .prepare(`SELECT e.*, c.raw, c.text_body FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.direction = 'in' AND (${where}) ORDER BY e.id`)
-        .all(...params) as ReceivedRow[];
+      const rows = readDb()
+        .prepare(`SELECT e.*, c.raw, c.text_body, c.html_body FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.direction = 'in' AND (${where}) ORDER BY e.id`)
+        .all(...params) as Array<Omit<ReceivedRow, 'text_body'> & { text_body: StoredBody; html_body?: StoredBody }>;
+      return rows.map(({ html_body: html = null, ...r }) => ({
+        ...r,
+        raw: r.raw && unpackMessage(r.raw, { text: r.text_body, html }),
+        text_body: unpackText(r.text_body),
+      }));
     },
     async stop() {
       db?.close();

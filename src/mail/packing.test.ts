@@ -1,0 +1,100 @@
+// Packing mail at rest: whatever goes in comes out byte for byte (bodies, messages against their bodies, packed
+// or stored as strings), values written before packing read as they are, a compressible message is stored in
+// far fewer bytes, and a value read against other bodies, or damaged, throws instead of reading as other bytes.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import fc from 'fast-check';
+import { isPacked, packBodies, packMail, packMessage, unpackBodies, unpackHtml, unpackMessage, unpackMessageAsync, unpackText } from './packing.ts';
+
+const TEXT = 'Hello Ann,\n\nThe invoice for March is attached; thanks for your order.\n\n-- \nBob\n';
+const HTML = `<html><body><p>Hello Ann,</p><p>The invoice for <b>March</b> is attached; thanks for your order.</p><p>Bob</p></body></html>`;
+const message = (body: string) =>
+  Buffer.from(
+    `Received: from mail.sender.example (mail.sender.example [192.0.2.1])\r\n\tby mx.box.example (Mailwright) with ESMTPS id 1;\r\n\tSat, 21 Nov 2026 10:00:00 +0000\r\n` +
+      `From: Bob <bob@sender.example>\r\nTo: ann@box.example\r\nSubject: March\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${body.replace(/\n/g, '\r\n')}`,
+  );
+
+test('a message round-trips against its bodies, packed or stored as strings, and is much smaller when it repeats them', () => {
+  const text = TEXT.repeat(40);
+  const raw = message(text);
+  const packed = packMail(raw, text, HTML);
+  assert.ok(isPacked(packed.raw) && Buffer.isBuffer(packed.text) && Buffer.isBuffer(packed.html));
+  assert.ok(unpackMessage(packed.raw, packed).equals(raw), 'against the packed bodies');
+  assert.ok(unpackMessage(packed.raw, { text, html: HTML }).equals(raw), 'against the same bodies stored as strings');
+  assert.equal(unpackBodies(packed), { text, html: HTML });
+  assert.is(unpackText(packed.text), text);
+  assert.is(unpackHtml(packed.html, packed.text), HTML);
+  assert.ok(packed.raw.length < raw.length / 10, `the bytes cost ${packed.raw.length} beside their bodies, for ${raw.length}`);
+  assert.ok((packed.text as Buffer).length < Buffer.byteLength(text) / 10, 'the repetitive text packs small');
+  assert.is(packed.size, raw.length);
+  assert.is(packed.alone, null, 'packed alone only when asked');
+});
+
+test('packed alone (a kept report), a message needs no bodies; asked to, it never reads without them', () => {
+  const raw = message(TEXT);
+  const packed = packMail(raw, TEXT, null, { alone: true });
+  assert.ok(unpackMessage(packed.alone!, null).equals(raw));
+  assert.throws(() => unpackMessage(packed.raw, null), /packed against its bodies/);
+});
+
+test('values written before packing read as they are: a message is its bytes, a body a string', () => {
+  const old = message(TEXT);
+  assert.not.ok(isPacked(old));
+  assert.is(unpackMessage(old, { text: TEXT, html: null }), old, 'the very Buffer, no copy');
+  assert.is(unpackText(TEXT), TEXT);
+  assert.is(unpackHtml(HTML, TEXT), HTML);
+  assert.is(unpackText(null), null);
+  assert.is(unpackHtml(null, TEXT), null);
+});
+
+test('a message that starts with NUL is packed anyway, so it never reads as a packed value', () => {
+  const odd = Buffer.from([0x00, 0x01, 0x78, 0x9c, 1, 2, 3, 4, 5]);
+  const packed = packMessage(odd, null);
+  assert.ok(unpackMessage(packed, null).equals(odd));
+});
+
+test('a body that packing would not shrink stays a string; empty and missing bodies stay so', () => {
+  const p = packBodies('Hi', '');
+  assert.is(p.text, 'Hi');
+  assert.is(p.html, '');
+  assert.equal(packBodies(null, null), { text: null, html: null, dictionary: null });
+  const raw = message('Hi');
+  assert.ok(unpackMessage(packMessage(raw, p.dictionary), { text: 'Hi', html: '' }).equals(raw));
+});
+
+test('read against other bodies, or damaged, a packed value throws', () => {
+  const text = TEXT.repeat(10);
+  const packed = packMail(message(text), text, HTML);
+  assert.throws(() => unpackMessage(packed.raw, { text: text + ' ', html: HTML }));
+  assert.throws(() => unpackHtml(packed.html, 'another text'));
+  const damaged = Buffer.from(packed.text as Buffer);
+  damaged[damaged.length - 3] ^= 0xff;
+  assert.throws(() => unpackText(damaged));
+});
+
+test('a large message is unpacked off the calling thread and comes back the same', async () => {
+  const text = Array.from({ length: 40_000 }, (_, i) => `line ${i} ${(i * 2654435761) % 1000003}`).join('\n');
+  const raw = message(text);
+  const packed = packMail(raw, text, null);
+  assert.ok(packed.raw.length > 64 * 1024, 'big enough for the thread pool');
+  assert.ok((await unpackMessageAsync(packed.raw, packed)).equals(raw));
+  assert.ok((await unpackMessageAsync(packed.raw, { text, html: null })).equals(raw));
+  const alone = packMessage(raw, null);
+  assert.ok((await unpackMessageAsync(alone, null)).equals(raw));
+});
+
+test('property: any bodies and any bytes come back exactly', () => {
+  fc.assert(
+    fc.property(fc.option(fc.string({ unit: 'grapheme', maxLength: 3000 })), fc.option(fc.string({ unit: 'grapheme', maxLength: 3000 })), fc.uint8Array({ maxLength: 5000 }), (text, html, bytes) => {
+      const raw = Buffer.from(bytes);
+      const p = packMail(raw, text, html, { alone: true });
+      assert.equal(unpackBodies(p), { text, html });
+      assert.ok(unpackMessage(p.raw, p).equals(raw));
+      assert.ok(unpackMessage(p.raw, { text, html }).equals(raw));
+      assert.ok(unpackMessage(p.alone!, null).equals(raw));
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test.run();

@@ -1,0 +1,154 @@
+// How mail is packed at rest (issue 22: storage near the message size). A message's text is stored deflated,
+// its HTML deflated with the text as the dictionary, and its RFC 5322 bytes deflated with both bodies as
+// theirs: the bytes hold the bodies again, so beyond the bodies they cost about their headers. Pure; packing
+// runs in the analyze and sign worker threads, unpacking wherever stored mail is read. It decides nothing
+// about what is stored where (emails/ does), and never changes a byte of what it is given back.
+//
+// A packed value is a Buffer: 0x00 0x01, then a zlib stream (RFC 1950) of deflate level PACK_LEVEL. Values
+// written before packing read as they are, and nothing else marks them:
+// - a stored message (email_contents.raw, delivery_contents.raw, inbound_reports.raw) never starts with NUL:
+//   the box's stored messages start with its own Received or DKIM-Signature field (RFC 5322: a header field
+//   name is printable ASCII), and packMessage packs any that would;
+// - a body (email_contents.text_body, html_body) was stored as TEXT (a string here), a packed one is a BLOB.
+// The zlib header says whether a dictionary was used and names it (Adler-32), and the trailer checks the
+// result, so a value read against other bodies, or damaged, throws instead of reading as other bytes. Bodies
+// are written once and never changed (emails/store.ts), which is what lets a message's bytes depend on them.
+import { promisify } from 'node:util';
+import { deflateSync, inflate, inflateSync } from 'node:zlib';
+
+/**
+ * zlib's default. On the storage benchmark's 10 KB messages (scripts/bench/storage.ts: 10,379 bytes with 8,799 of
+ * text and HTML) the three values take 4,977 bytes at level 6 for 164-192 µs of a worker thread's CPU; level 1
+ * takes 5,190 bytes (+4 %) for 122-133 µs, level 3 5,107 for 130-143 µs, level 9 the same as 6 for more. Mail
+ * is packed once and kept for years, so the ~50 µs buy disk for good; unpacking costs ~40 µs at every level.
+ */
+export const PACK_LEVEL = 6;
+
+const MARK = 0x00;
+const ZLIB = 0x01;
+/** deflate's window: a dictionary's last 32 KiB are all it can refer to. */
+const WINDOW = 32 * 1024;
+/** Above this many packed bytes a message is inflated on libuv's pool, off the calling thread. */
+const ASYNC_ABOVE = 64 * 1024;
+const inflateAsync = promisify(inflate);
+
+/** A body as stored: a string (written before packing, or not smaller packed), a packed Buffer, or null. */
+export type StoredBody = string | Uint8Array | null;
+
+/** A message's two bodies as stored. */
+export interface StoredBodies {
+  text: StoredBody;
+  html: StoredBody;
+}
+
+export function isPacked(value: Uint8Array): boolean {
+  return value.length > 4 && value[0] === MARK && value[1] === ZLIB;
+}
+
+function pack(bytes: Uint8Array, dictionary: Uint8Array | null): Buffer {
+  const z = deflateSync(bytes, { level: PACK_LEVEL, ...(dictionary?.length ? { dictionary } : {}) });
+  const out = Buffer.allocUnsafe(z.length + 2);
+  out[0] = MARK;
+  out[1] = ZLIB;
+  z.copy(out, 2);
+  return out;
+}
+
+/** The zlib header's FDICT bit (RFC 1950 2.2): the stream was made against a dictionary. */
+const needsDictionary = (packed: Uint8Array) => (packed[3] & 0x20) !== 0;
+
+function unpack(packed: Uint8Array, dictionary: Uint8Array | null): Buffer {
+  const stream = packed.subarray(2);
+  if (!needsDictionary(packed)) return inflateSync(stream);
+  if (!dictionary) throw new Error('packed mail: this value was packed against its bodies, which were not given');
+  return inflateSync(stream, { dictionary });
+}
+
+const tail = (bytes: Uint8Array) => (bytes.length > WINDOW ? bytes.subarray(bytes.length - WINDOW) : bytes);
+
+/** What a message's bytes are packed against: the UTF-8 of its text, then of its HTML (the last 32 KiB). */
+export function bodiesDictionary(text: Uint8Array | null, html: Uint8Array | null): Buffer | null {
+  if (!text?.length && !html?.length) return null;
+  if (!html?.length) return Buffer.from(tail(text!));
+  if (!text?.length || html.length >= WINDOW) return Buffer.from(tail(html));
+  return Buffer.from(tail(Buffer.concat([text, html])));
+}
+
+/**
+ * The bodies as they are to be stored, each packed unless that would not make it smaller, and the dictionary
+ * the message's bytes are then packed against (packMessage).
+ */
+export function packBodies(text: string | null, html: string | null): { text: string | Buffer | null; html: string | Buffer | null; dictionary: Buffer | null } {
+  const t = text === null ? null : Buffer.from(text, 'utf8');
+  const h = html === null ? null : Buffer.from(html, 'utf8');
+  const smaller = (plain: string, bytes: Buffer, packed: Buffer) => (packed.length < bytes.length ? packed : plain);
+  return {
+    text: t === null ? null : smaller(text!, t, pack(t, null)),
+    html: h === null ? null : smaller(html!, h, pack(h, t && tail(t))),
+    dictionary: bodiesDictionary(t, h),
+  };
+}
+
+/** A message's bytes packed (always: a stored message that starts with NUL would otherwise read as packed). */
+export function packMessage(raw: Uint8Array, dictionary: Uint8Array | null): Buffer {
+  return pack(raw, dictionary);
+}
+
+/** A body's UTF-8 as stored, unpacked; `text` is the dictionary an HTML body may have been packed against. */
+function bodyBytes(stored: StoredBody, text: Uint8Array | null): Buffer | null {
+  if (stored === null) return null;
+  if (typeof stored === 'string') return Buffer.from(stored, 'utf8');
+  return isPacked(stored) ? unpack(stored, text && tail(text)) : Buffer.from(stored);
+}
+
+export function unpackText(stored: StoredBody): string | null {
+  if (stored === null || typeof stored === 'string') return stored;
+  return bodyBytes(stored, null)!.toString('utf8');
+}
+
+/** The HTML body; its text is needed only when the HTML was packed against it. */
+export function unpackHtml(stored: StoredBody, text: StoredBody): string | null {
+  if (stored === null || typeof stored === 'string') return stored;
+  const dictionary = isPacked(stored) && needsDictionary(stored) ? bodyBytes(text, null) : null;
+  return bodyBytes(stored, dictionary)!.toString('utf8');
+}
+
+export function unpackBodies(stored: StoredBodies): { text: string | null; html: string | null } {
+  return { text: unpackText(stored.text), html: unpackHtml(stored.html, stored.text) };
+}
+
+function messageDictionary(bodies: StoredBodies | null): Buffer | null {
+  if (!bodies) return null;
+  const text = bodyBytes(bodies.text, null);
+  return bodiesDictionary(text, bodyBytes(bodies.html, text));
+}
+
+/** A stored message's bytes, exactly as they were given to packMessage (or as stored before packing). */
+export function unpackMessage(stored: Uint8Array, bodies: StoredBodies | null): Buffer {
+  if (!isPacked(stored)) return Buffer.isBuffer(stored) ? stored : Buffer.from(stored);
+  return unpack(stored, needsDictionary(stored) ? messageDictionary(bodies) : null);
+}
+
+/** unpackMessage for the event loop: a large message is inflated on libuv's thread pool. */
+export async function unpackMessageAsync(stored: Uint8Array, bodies: StoredBodies | null): Promise<Buffer> {
+  if (!isPacked(stored) || stored.length <= ASYNC_ABOVE) return unpackMessage(stored, bodies);
+  const dictionary = needsDictionary(stored) ? messageDictionary(bodies) : null;
+  if (needsDictionary(stored) && !dictionary) throw new Error('packed mail: this value was packed against its bodies, which were not given');
+  return inflateAsync(stored.subarray(2), dictionary ? { dictionary } : {});
+}
+
+/** A message ready to be stored: its bytes packed against its bodies, the bodies as stored, its size unpacked. */
+export interface PackedMail {
+  raw: Buffer;
+  size: number;
+  text: string | Buffer | null;
+  html: string | Buffer | null;
+  /** The bytes packed alone, when asked for: a report kept without bodies (inbound_reports.raw). */
+  alone: Buffer | null;
+}
+
+/** Packs a message whose bodies (as read from it) are stored beside it. */
+export function packMail(raw: Uint8Array, text: string | null, html: string | null, opts: { alone?: boolean } = {}): PackedMail {
+  const bodies = packBodies(text, html);
+  return { raw: packMessage(raw, bodies.dictionary), size: raw.length, text: bodies.text, html: bodies.html, alone: opts.alone ? packMessage(raw, null) : null };
+}
