@@ -7,15 +7,21 @@
 //     row and its event, 200 after the commit);
 //   * Mailwright with the queue composing, signing and delivering to smtp-sink at the same time (realistic).
 // Every 200 must mean committed: after each Mailwright run the deliveries table must hold one row per 200.
+// BENCH_API_RUNS=alone,delivering picks the Mailwright runs (node:http is always measured, it is the baseline).
+// BENCH_API_PROFILE=<dir>: each Mailwright run's counted window is profiled, every thread (profile.ts), and
+// its .cpuprofile files are left in that directory.
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Queue } from '../../src/send/queue.ts';
 import type { LoadOptions, LoadResult } from './api-load.ts';
+import { startProfiling, type Profiling } from './profile.ts';
+import type { Histogram } from 'prom-client';
+import type { Metrics } from '../../src/metrics/metrics.ts';
 import {
-  RECIPIENT_DOMAIN, SENDER_DOMAIN, Sink, cpuSince, cpuSnapshot, ensurePostfixInstalled, fmt, freePort, percentile, rssSampler, startBenchApp, startBenchDns,
-  table, type CpuSnapshot,
+  RECIPIENT_DOMAIN, SENDER_DOMAIN, Sink, cpuSince, cpuSnapshot, ensurePostfixInstalled, fmt, freePort, percentile, reportGoal, rssSampler, startBenchApp, startBenchDns,
+  table, threadCpuByName, type CpuSnapshot,
 } from './lib.ts';
 
 const CONCURRENCY = Number(process.env.BENCH_API_CLIENTS ?? 20);
@@ -23,6 +29,8 @@ const WARMUP_MS = Number(process.env.BENCH_API_WARMUP_MS ?? 2000);
 const DURATION_MS = Number(process.env.BENCH_API_MS ?? 10_000);
 const BODY_BYTES = 1024;
 const LOAD = fileURLToPath(new URL('./api-load.ts', import.meta.url));
+const RUNS = (process.env.BENCH_API_RUNS ?? 'alone,delivering').split(',').map((r) => r.trim());
+const PROFILE_DIR = process.env.BENCH_API_PROFILE;
 
 interface ApiRun {
   server: string;
@@ -32,9 +40,14 @@ interface ApiRun {
   /** Server CPU per accepted request, µs: the whole process, and its event-loop thread. */
   cpu: number;
   mainCpu: number;
+  /** The writer thread's CPU per accepted request, µs (NaN for node:http, which has none). */
+  writerCpu: number;
+  /** Server CPU per accepted request by thread name (threadCpuByName), µs, largest first. */
+  byThread: Array<[string, number]>;
   machineCpu: number;
   /** RSS of this process at the window's start → its peak in the window, MiB. */
   rss: string;
+  rssPeakMiB: number;
   notes: string[];
 }
 
@@ -59,24 +72,34 @@ async function measure(server: string, url: string, key: string | null, extra?: 
   const rss = rssSampler();
   let start: CpuSnapshot | null = null;
   let cpu: ReturnType<typeof cpuSince> | null = null;
+  let threadsAtStart = new Map<string, number>();
+  let threadsAtEnd = new Map<string, number>();
   let extraNotes: string[] = [];
   const result = await load(url, key, {
     start: () => {
       start = cpuSnapshot();
+      threadsAtStart = threadCpuByName(process.pid);
       rss.reset();
       extra?.start();
     },
     end: () => {
       cpu = cpuSince(start!);
+      threadsAtEnd = threadCpuByName(process.pid);
       extraNotes = extra?.end() ?? [];
     },
   });
   const rssRange = rss.range();
+  const rssPeakMiB = rss.peakMiB();
   rss.stop();
   const spent = cpu as ReturnType<typeof cpuSince> | null;
   if (!spent) throw new Error('the load generator never reported its window');
   const ok = Math.max(1, result.windowOk);
   const other = Object.entries(result.statuses).filter(([s]) => s !== '200');
+  // Threads that ended during the window (none, normally) are left out of this split but not of the total.
+  const byThread = [...threadsAtEnd]
+    .map(([name, micros]) => [name, (micros - (threadsAtStart.get(name) ?? 0)) / ok] as [string, number])
+    .filter(([, perRequest]) => perRequest >= 1)
+    .sort((a, b) => b[1] - a[1]);
   return {
     server,
     perSecond: result.windowOk / result.windowSeconds,
@@ -84,8 +107,11 @@ async function measure(server: string, url: string, key: string | null, extra?: 
     p99: percentile(result.latencies, 99),
     cpu: spent.process / ok,
     mainCpu: spent.main / ok,
+    writerCpu: byThread.find(([name]) => name === 'mw-writer')?.[1] ?? NaN,
+    byThread,
     machineCpu: spent.machine / ok,
     rss: rssRange,
+    rssPeakMiB,
     notes: [...(other.length ? [`answers other than 200: ${other.map(([s, n]) => `${s === '0' ? 'no answer' : s} x${n}`).join(', ')}; first: ${result.firstError}`] : []), ...extraNotes],
     result,
   };
@@ -124,12 +150,20 @@ async function mailwright(delivering: boolean): Promise<ApiRun> {
     if (!delivering) await queue.stop();
     let sunk = 0;
     let queries = 0;
+    let batchesAtStart: Promise<{ commits: number; calls: number }> | null = null;
+    let batchesAtEnd: Promise<{ commits: number; calls: number }> | null = null;
+    let profiling: Promise<Profiling> | null = null;
+    let profiles: Promise<string[]> | null = null;
     const run = await measure(delivering ? 'Mailwright, queue delivering to smtp-sink meanwhile' : 'Mailwright, queue stopped (the API alone)', `${app.api}/emails`, app.key, {
       start: () => {
         sunk = sink?.messages ?? 0;
         queries = dns.queries.length;
+        batchesAtStart = writerBatches(app.running.app.metrics);
+        if (PROFILE_DIR) profiling = startProfiling(PROFILE_DIR, delivering ? 'delivering' : 'alone');
       },
       end: () => {
+        if (profiling) profiles = profiling.then((p) => p.stop());
+        batchesAtEnd = writerBatches(app.running.app.metrics);
         if (!sink) return [];
         const delivered = sink.messages - sunk;
         const lookups = dns.queries.length - queries;
@@ -137,6 +171,14 @@ async function mailwright(delivering: boolean): Promise<ApiRun> {
         return [`delivered to the sink during the counted window: ${fmt(delivered / (DURATION_MS / 1000))}/s, with ${fmt(lookups)} DNS queries: about ${fmt(lookups / 3)} delivery batches of ${fmt(delivered / Math.max(1, lookups / 3), 1)} messages`];
       },
     });
+    // Assigned in the callbacks, which TypeScript does not follow.
+    const [before, after] = await Promise.all([batchesAtStart as Promise<{ commits: number; calls: number }> | null, batchesAtEnd as Promise<{ commits: number; calls: number }> | null]);
+    if (before && after) {
+      const commits = after.commits - before.commits;
+      run.notes.push(`the writer thread made ${fmt(commits)} group commits in the counted window, ${fmt((after.calls - before.calls) / Math.max(1, commits), 1)} calls each`);
+    }
+    const written = profiles as Promise<string[]> | null;
+    if (written) run.notes.push(`profiles of the counted window: ${(await written).join(', ')}`);
     if (delivering) await queue.stop();
     const accepted = run.result.statuses['200'] ?? 0;
     const rows = db.prepare('SELECT count(*) FROM deliveries').pluck().get() as number;
@@ -156,11 +198,20 @@ async function mailwright(delivering: boolean): Promise<ApiRun> {
   }
 }
 
+/** Group commits the writer thread made so far, and the calls they carried (the metrics' batch histogram). */
+async function writerBatches(metrics: Metrics | undefined): Promise<{ commits: number; calls: number }> {
+  const values = (await (metrics?.registry.getSingleMetric('mailwright_writer_batch_size') as Histogram | undefined)?.get())?.values ?? [];
+  const of = (name: string) => values.find((v) => v.metricName === name && v.labels.commit === 'writer')?.value ?? 0;
+  return { commits: of('mailwright_writer_batch_size_count'), calls: of('mailwright_writer_batch_size_sum') };
+}
+
 export async function benchApiSend(): Promise<ApiRun[]> {
   ensurePostfixInstalled();
   let runs: ApiRun[];
   try {
-    runs = [await bareHttp(), await mailwright(false), await mailwright(true)];
+    runs = [await bareHttp()];
+    if (RUNS.includes('alone')) runs.push(await mailwright(false));
+    if (RUNS.includes('delivering')) runs.push(await mailwright(true));
   } finally {
     await Sink.stopAll();
   }
@@ -170,9 +221,22 @@ export async function benchApiSend(): Promise<ApiRun[]> {
       `${WARMUP_MS / 1000} s warm-up, then ${DURATION_MS / 1000} s counted; server CPU is this process's (every thread), per accepted request`,
   );
   table(
-    ['server', 'accepted/s', 'vs node:http', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'main thread µs/req', 'machine CPU µs/req', 'RSS MiB, start → peak'],
-    runs.map((r) => [r.server, fmt(r.perSecond), `${(r.perSecond / base).toFixed(2)}x`, fmt(r.p50, 1), fmt(r.p99, 1), fmt(r.cpu), fmt(r.mainCpu), fmt(r.machineCpu), r.rss]),
+    ['server', 'accepted/s', 'vs node:http', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'main thread µs/req', 'writer thread µs/req', 'machine CPU µs/req', 'RSS MiB, start → peak'],
+    runs.map((r) => [r.server, fmt(r.perSecond), `${(r.perSecond / base).toFixed(2)}x`, fmt(r.p50, 1), fmt(r.p99, 1), fmt(r.cpu), fmt(r.mainCpu), fmt(r.writerCpu), fmt(r.machineCpu), r.rss]),
   );
+  for (const r of runs.slice(1)) console.log(`- ${r.server}: server CPU µs/req by thread: ${r.byThread.map(([name, micros]) => `${name} ${fmt(micros)}`).join(', ')}`);
+  if (runs.length === 3) console.log(`- with the queue delivering, ${Math.round((100 * runs[2].perSecond) / runs[1].perSecond)}% of the API-alone figure was accepted`);
+  // Issue 22, goal 5 (and goal 1's API case): the API alone against node:http, and what the queue leaves of it.
+  const alone = runs.find((r) => r.server.includes('API alone'));
+  const delivering = runs.find((r) => r.server.includes('delivering'));
+  reportGoal({ goal: 'API alone, vs node:http', measured: alone ? `${(alone.perSecond / base).toFixed(2)}x` : '–', target: '≥ 0.15x', pass: alone ? alone.perSecond / base >= 0.15 : null });
+  reportGoal({
+    goal: 'API with the queue delivering, share of the API-alone figure',
+    measured: alone && delivering ? `${Math.round((100 * delivering.perSecond) / alone.perSecond)}%` : '–',
+    target: '≥ 60%',
+    pass: alone && delivering ? delivering.perSecond / alone.perSecond >= 0.6 : null,
+  });
+  if (delivering) reportGoal({ goal: 'memory, API at 20 clients with the queue delivering (peak RSS, app in the bench process)', measured: `${fmt(delivering.rssPeakMiB)} MiB`, target: '≤ 256 MiB', pass: delivering.rssPeakMiB <= 256 });
   for (const r of runs) for (const note of r.notes) console.log(`- ${r.server}: ${note}`);
   return runs;
 }

@@ -73,14 +73,17 @@ export function usageOf(db: Db, workspaceId: string, now: number): { recipients:
  */
 export function meter(db: Db, config: PlanConfig, workspaceId: string, now: number, send: { recipients: number; attachmentBytes: number }): void {
   const limits = limitsOf(heldPlans(db, config, workspaceId));
-  const used = usageOf(db, workspaceId, now);
   const period = periodOf(now);
-  for (const [what, limit, used_, adding] of [
-    ['recipients', limits.recipients, used.recipients, send.recipients],
-    ['attachment bytes', limits.attachmentBytes, used.attachmentBytes, send.attachmentBytes],
-  ] as const) {
-    if (limit !== null && adding > 0 && used_ + adding > limit) {
-      throw new ApiError(429, 'quota_exceeded', `Plan limit reached: this send needs ${adding} ${what}, and ${used_} of ${limit} are used this period (until ${new Date(period.end).toISOString()})`);
+  // Unlimited plans (the default) need not read the usage: only counting it.
+  if (limits.recipients !== null || limits.attachmentBytes !== null) {
+    const used = usageOf(db, workspaceId, now);
+    for (const [what, limit, used_, adding] of [
+      ['recipients', limits.recipients, used.recipients, send.recipients],
+      ['attachment bytes', limits.attachmentBytes, used.attachmentBytes, send.attachmentBytes],
+    ] as const) {
+      if (limit !== null && adding > 0 && used_ + adding > limit) {
+        throw new ApiError(429, 'quota_exceeded', `Plan limit reached: this send needs ${adding} ${what}, and ${used_} of ${limit} are used this period (until ${new Date(period.end).toISOString()})`);
+      }
     }
   }
   db.prepare(

@@ -40,11 +40,16 @@ const COUNTED: Partial<Record<EventType, string>> = {
   complained: 'complained',
 };
 
-/** Adds the event and counts it in its workspace's day (daily_stats), in the caller's transaction. */
+/**
+ * Adds the event, its row in the live stream's feed and its webhook outbox rows, and counts it in its workspace's
+ * day (daily_stats), all in the caller's transaction. The only writer of `events` (events.test.ts checks
+ * that), so every event gets its feed row and deliveries as durably as itself.
+ */
 export function addEvent(db: Db, clock: Clock, e: NewEvent): void {
   const now = clock.now();
+  const id = newId('evt', now);
   db.prepare('INSERT INTO events (id, workspace_id, email_id, type, recipient, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
-    newId('evt', now),
+    id,
     e.workspaceId,
     e.emailId,
     e.type,
@@ -52,10 +57,33 @@ export function addEvent(db: Db, clock: Clock, e: NewEvent): void {
     JSON.stringify(e.data ?? {}),
     now,
   );
+  fanOut(db, id, e, now);
   const column = COUNTED[e.type];
   if (column) {
     db.prepare(`INSERT INTO daily_stats (workspace_id, day, ${column}) VALUES (?, ?, 1) ON CONFLICT (workspace_id, day) DO UPDATE SET ${column} = ${column} + 1`).run(e.workspaceId, utcDay(now));
   }
+}
+
+/**
+ * What the trigger of 0019_webhooks.sql did until 0024 dropped it: the event's row in `event_feed` (the commit
+ * order the live stream, webhooks/stream.ts, serves), and one `webhook_deliveries` row per enabled endpoint of
+ * the workspace subscribed to its type and matching its inbox and domain filters. A trigger on `events` made
+ * every insert into it open a statement journal, and FTS5 flush the group commit's pending full-text rows, one
+ * segment per send (see search-index.ts): 20-40 µs of the writer per API send (issue 22). The outbox query
+ * runs only for a workspace with an enabled endpoint, found by its index (webhooks_workspace).
+ */
+function fanOut(db: Db, eventId: string, e: NewEvent, now: number): void {
+  db.prepare('INSERT INTO event_feed (event_id, workspace_id, created_at) VALUES (?, ?, ?)').run(eventId, e.workspaceId, now);
+  if (!db.prepare('SELECT 1 FROM webhooks WHERE workspace_id = ? AND enabled = 1 LIMIT 1').get(e.workspaceId)) return;
+  db.prepare(
+    `INSERT INTO webhook_deliveries (id, webhook_id, workspace_id, event_id, email_id, type, next_attempt_at, created_at, updated_at)
+     SELECT 'whmsg_' || substr(@eventId, 5) || '_' || substr(w.id, 4), w.id, @workspaceId, @eventId, @emailId, @type, @now, @now, @now
+     FROM webhooks w
+     WHERE w.workspace_id = @workspaceId AND w.enabled = 1
+       AND EXISTS (SELECT 1 FROM json_each(w.events_json) j WHERE j.value IN ('*', @type))
+       AND (w.inbox_id IS NULL OR w.inbox_id = (SELECT m.inbox_id FROM emails m WHERE m.id = @emailId))
+       AND (w.domain_id IS NULL OR w.domain_id = (SELECT m.domain_id FROM emails m WHERE m.id = @emailId))`,
+  ).run({ eventId, workspaceId: e.workspaceId, emailId: e.emailId, type: `email.${e.type}`, now });
 }
 
 /** YYYY-MM-DD of a time in UTC: the day analytics and reputation count it in. */

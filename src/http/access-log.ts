@@ -24,7 +24,11 @@ export function accessLog(log: Log, apiPrefix: string): Middleware {
       };
       // An unmatched API path holds ids at most; an unmatched page path may hold a mistyped token, so it stays out.
       if (matched === undefined && api) fields.path = ctx.path.slice(0, 200);
-      if (principal) Object.assign(fields, principal.kind === 'key' ? { workspaceId: principal.workspaceId, keyId: principal.keyId } : { workspaceId: principal.workspaceId, userId: principal.userId });
+      if (principal) {
+        fields.workspaceId = principal.workspaceId;
+        if (principal.kind === 'key') fields.keyId = principal.keyId;
+        else fields.userId = principal.userId;
+      }
       log[api ? 'info' : 'debug']('http request', fields);
     }
   };

@@ -100,9 +100,13 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
   api.use((ctx, next) => (SIGNED_WEBHOOKS.includes(ctx.path) || (ctx.method === 'POST' && raw.some((p) => p.test(ctx.path))) ? next() : parseJson(ctx, next)));
   for (const r of routers) api.use(r.routes());
 
-  app.use(root.routes());
-  for (const p of pages) app.use(p.routes());
-  app.use((ctx, next) => (ctx.path === API_PREFIX || ctx.path.startsWith(`${API_PREFIX}/`) ? gate(ctx, next) : next()));
+  // /healthz and the pages live outside /api/v1: an API request goes straight to the gate instead of through
+  // the root and page routers, each of which would try its routes on it and pass it on (issue 22).
+  const outsideApi = [root, ...pages].reduceRight<Koa.Middleware>((next, router) => {
+    const routes = router.routes() as unknown as Koa.Middleware;
+    return (ctx, after) => routes(ctx, () => next(ctx, after));
+  }, (_ctx, after) => after());
+  app.use((ctx, next) => (ctx.path === API_PREFIX || ctx.path.startsWith(`${API_PREFIX}/`) ? gate(ctx, next) : outsideApi(ctx, next)));
   app.use(api.routes());
   // The router answers a path served under other methods with 405 and its Allow header; the envelope is ours.
   const allowedMethods = api.allowedMethods();

@@ -24,8 +24,9 @@ export interface Filed {
 /** Adds the filings' labels to the email (never past 10) and archives received mail when one is a bucket. */
 export function fileInto(db: Db, now: number, workspaceId: string, emailId: string, filings: Filing[]): Filed {
   const filed: Filed = { added: [], capped: [], archived: false };
+  if (filings.length === 0) return filed; // most mail matches no rule: then the email is not read at all
   const current = labelIdsOf(db, workspaceId, emailId);
-  if (current === undefined || filings.length === 0) return filed;
+  if (current === undefined) return filed;
   const ids = JSON.parse(current) as string[];
   let archive = false;
   for (const f of filings) {

@@ -1,4 +1,4 @@
-// The outbox of webhook deliveries (rows made by the events trigger of 0019_webhooks.sql): claiming what is
+// The outbox of webhook deliveries (rows made with each event by emails/events.ts addEvent): claiming what is
 // due, recording each attempt's outcome with the retry schedule and the rules that disable an endpoint, the
 // deliveries list, and replays. Synchronous SQL for the caller's transaction.
 import type { Db } from '../db/open.ts';

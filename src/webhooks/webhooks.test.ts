@@ -200,6 +200,28 @@ test('the live stream: a received mail arrives as an event, and a reconnect with
   assert.is((await api('/events/stream?types=nope')).status, 400);
 });
 
+test('the live stream sees every event of a burst of concurrent sends (each sent in one group commit or another)', async () => {
+  const ctl = new AbortController();
+  const res = await fetch(`${s.t.api}/events/stream?types=email.sent`, { headers: { authorization: `Bearer ${s.key}` }, signal: ctl.signal });
+  const reader = res.body!.getReader();
+  let text = '';
+  void (async () => {
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+      if (done) return;
+      text += new TextDecoder().decode(value);
+    }
+  })();
+  await eventually(() => text.includes(': connected'), 5_000, 'the stream to open');
+  const sent = await Promise.all(Array.from({ length: 30 }, (_, i) => s.send({ from: 'app@sender.test', to: [`burst${i}@dest.test`], subject: `burst ${i}`, text: 'x' })));
+  assert.ok(sent.every((r) => r.status === 200), JSON.stringify(sent.find((r) => r.status !== 200)?.body));
+  const ids = new Set(sent.map((r) => r.body.id as string));
+  const seen = () => text.split('\n\n').filter((m) => m.includes('data: ')).map((m) => JSON.parse(/^data: (.*)$/m.exec(m)![1]).data.email.id as string).filter((id) => ids.has(id));
+  await eventually(() => seen().length >= ids.size, 10_000, 'every email.sent');
+  assert.is(new Set(seen()).size, ids.size, 'each email once');
+  ctl.abort();
+});
+
 test('a hanging endpoint never slows mail: sends and receives finish while every callback waits', async () => {
   behaviour.set('/hang', 'hang');
   await hook('/hang');
