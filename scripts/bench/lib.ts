@@ -224,6 +224,43 @@ export function rssSampler() {
   };
 }
 
+/** A seeded generator (mulberry32): the same corpus on every run. */
+export function mulberry32(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Walker's alias table: rank i (0-based) drawn with weight 1/(i+1)^s, O(1) per draw. */
+export function zipf(n: number, s: number, rand: () => number): () => number {
+  const weights = Array.from({ length: n }, (_, i) => 1 / Math.pow(i + 1, s));
+  const total = weights.reduce((a, b) => a + b, 0);
+  const prob = new Float64Array(n);
+  const alias = new Int32Array(n);
+  const scaled = weights.map((w) => (w * n) / total);
+  const small: number[] = [];
+  const large: number[] = [];
+  scaled.forEach((p, i) => (p < 1 ? small : large).push(i));
+  while (small.length && large.length) {
+    const l = small.pop()!;
+    const g = large.pop()!;
+    prob[l] = scaled[l];
+    alias[l] = g;
+    scaled[g] = scaled[g] + scaled[l] - 1;
+    (scaled[g] < 1 ? small : large).push(g);
+  }
+  for (const i of [...small, ...large]) prob[i] = 1;
+  return () => {
+    const i = Math.floor(rand() * n);
+    return rand() < prob[i] ? i : alias[i];
+  };
+}
+
 /** A goal of issue 22 as one benchmark measured it; `npm run bench` gathers them into one summary table. */
 export interface GoalResult {
   goal: string;

@@ -36,7 +36,7 @@ import { planList } from '../../src/emails/list.ts';
 import { ensureLabels } from '../../src/labels/labels.ts';
 import { parseListParams } from '../../src/emails/search-routes.ts';
 import { startAppProcess, testEnv } from '../../src/testkit/app.ts';
-import { benchDir, fmt, machineBusyMicros, percentile, table } from './lib.ts';
+import { benchDir, fmt, machineBusyMicros, mulberry32, percentile, table, zipf } from './lib.ts';
 
 const MESSAGES = Number(process.env.BENCH_SEARCH_MESSAGES ?? 1_000_000);
 const REQUESTS = Number(process.env.BENCH_SEARCH_REQUESTS ?? 200);
@@ -64,42 +64,7 @@ export interface Meta {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Randomness: a seeded generator and Walker's alias tables for Zipf draws (O(1) per word).
-
-function mulberry32(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function zipf(n: number, s: number, rand: () => number): () => number {
-  const weights = Array.from({ length: n }, (_, i) => 1 / Math.pow(i + 1, s));
-  const total = weights.reduce((a, b) => a + b, 0);
-  const prob = new Float64Array(n);
-  const alias = new Int32Array(n);
-  const scaled = weights.map((w) => (w * n) / total);
-  const small: number[] = [];
-  const large: number[] = [];
-  scaled.forEach((p, i) => (p < 1 ? small : large).push(i));
-  while (small.length && large.length) {
-    const l = small.pop()!;
-    const g = large.pop()!;
-    prob[l] = scaled[l];
-    alias[l] = g;
-    scaled[g] = scaled[g] + scaled[l] - 1;
-    (scaled[g] < 1 ? small : large).push(g);
-  }
-  for (const i of [...small, ...large]) prob[i] = 1;
-  return () => {
-    const i = Math.floor(rand() * n);
-    return rand() < prob[i] ? i : alias[i];
-  };
-}
+// The vocabulary (words drawn with lib.ts's seeded generator and Zipf alias tables).
 
 function vocabulary(rand: () => number): string[] {
   if (!existsSync(WORDS_FILE) && process.getuid?.() === 0) {
