@@ -2,7 +2,8 @@
 // resource's routes, starts the listeners and the periodic jobs, and stops them in order on shutdown.
 import type { AddressInfo, Server } from 'node:net';
 import cron from 'node-cron';
-import { applyLiveKeys, memorySettings, type Config } from './config.ts';
+import type { Config } from './config.ts';
+import { applyLiveKeys, memorySettings } from './config-live.ts';
 import type { App, Dial } from './context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createLog, type Log } from './log.ts';
@@ -72,7 +73,7 @@ export interface RunningApp {
   stop(): Promise<void>;
   /**
    * SIGHUP: reads the TLS certificate and key again (a renewed certificate) for the SMTP listeners, and takes
-   * the keys config.ts lists in LIVE_KEYS; returns which changed keys it took and which wait for a restart.
+   * the keys config-live.ts lists in LIVE_KEYS; returns which changed keys it took and which wait for a restart.
    */
   reload(config: Config): Promise<{ applied: string[]; atRestart: string[] }>;
 }

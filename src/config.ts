@@ -408,53 +408,6 @@ export const KEYS = [
   spec('metrics_token', 'metricsToken', (raw) => (text(raw) ? (/^[\x21-\x7e]{16,}$/.test(text(raw)) ? text(raw) : fail('must be at least 16 printable characters without spaces, such as the output of openssl rand -hex 32')) : null), () => null),
 ] as const;
 
-/** What a memory profile sets: worker threads per pool, each worker's young generation, the queue's depth. */
-export interface MemorySettings {
-  /** Threads that authenticate and parse received mail; undefined: one per core. */
-  analyzeWorkers: number | undefined;
-  /** Threads that compose and DKIM-sign outgoing mail; undefined: one per core. */
-  signWorkers: number | undefined;
-  /** Each worker's V8 young generation (MiB); undefined: V8's default, up to 48 MiB per thread. */
-  workerYoungMb: number | undefined;
-  /** Recipients the queue works on at once. */
-  queueInFlight: number;
-}
-
-export function memorySettings(profile: Config['memoryProfile']): MemorySettings {
-  // Measured with scripts/bench (README, Benchmarks: memory): one thread per pool and small young generations
-  // cost throughput on a busy box, and save about a third of the peak.
-  return profile === 'small'
-    ? { analyzeWorkers: 1, signWorkers: 1, workerYoungMb: 8, queueInFlight: 200 }
-    : { analyzeWorkers: undefined, signWorkers: undefined, workerYoungMb: undefined, queueInFlight: 1000 };
-}
-
-/**
- * What `systemctl reload` (SIGHUP) changes in a running serve besides the TLS certificate: keys read where they
- * are used, and those app.ts hands on at reload (log level, free-space margin, relays, retry policy). Any other
- * key changed in the file waits for a restart, and the reload says which.
- */
-export const LIVE_KEYS: ReadonlySet<string> = new Set([
-  'log_level', 'relay_url', 'relay', 'retry_schedule', 'queue_lifetime', 'min_free_space_mb', 'metrics_token',
-  'retention_mail_days', 'retention_raw_days', 'retention_events_days', 'backup_dir', 'backup_keep',
-  'dkim_rotation_days', 'dkim_ed25519', 'dns_recheck_minutes', 'upload_timeout',
-  'reputation_min_sent', 'reputation_bounce_at_risk', 'reputation_bounce_pause', 'reputation_complaint_at_risk', 'reputation_complaint_pause',
-  // Read per request; the TLS files themselves are read again by every reload.
-  'tls_cert', 'tls_key',
-]);
-
-/** The keys (TOML names) whose values differ between two configurations. */
-export function changedKeys(before: Config, after: Config): string[] {
-  return KEYS.filter((k) => JSON.stringify(before[k.field]) !== JSON.stringify(after[k.field])).map((k) => k.key);
-}
-
-/** Takes the live keys of `next` into `config` in place (every module holds that object); returns what changed. */
-export function applyLiveKeys(config: Config, next: Config): { applied: string[]; atRestart: string[] } {
-  const changed = changedKeys(config, next);
-  const applied = changed.filter((k) => LIVE_KEYS.has(k));
-  for (const k of KEYS) if (applied.includes(k.key)) (config as unknown as Record<string, unknown>)[k.field] = next[k.field];
-  return { applied, atRestart: changed.filter((k) => !LIVE_KEYS.has(k)) };
-}
-
 export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;
 const DEFAULT_CONFIG_FILE = 'config/mailwright.toml';
 

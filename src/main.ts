@@ -237,7 +237,7 @@ async function serve(config: Config): Promise<number> {
       running.stop().then(() => resolve(0));
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
-    // `systemctl reload`: a renewed TLS certificate and the settings that can change live (config.ts LIVE_KEYS)
+    // `systemctl reload`: a renewed TLS certificate and the settings that can change live (config-live.ts LIVE_KEYS)
     // are taken without dropping a connection.
     process.on('SIGHUP', () => {
       let next: Config;
