@@ -45,6 +45,8 @@ import { Analyzer } from './receive/analyzer.ts';
 import { Deliverer } from './send/deliver.ts';
 import { dialTcp } from './send/connect.ts';
 import { Queue } from './send/queue.ts';
+import { SignedCopies } from './send/signed-copies.ts';
+import { Presigner } from './send/presign.ts';
 import { linkPages } from './feedback/link-routes.ts';
 import { suppressionRoutes } from './feedback/routes.ts';
 import { billingRoutes } from './billing/routes.ts';
@@ -147,6 +149,7 @@ export async function startApp(
     writer: new Writer(config, new URL('./writer-jobs.ts', import.meta.url), health, (calls) => metrics.writerBatch('writer', calls)),
     idempotency: new Idempotency(db, clock),
     queue: { wake: () => {} },
+    presign: { accepted: () => {} },
     scheduler: { wake: () => {} },
     disk,
     billing: createCheckoutProvider(config, { resolver: dns, fetchCa: opts.fetchCa }),
@@ -170,8 +173,13 @@ export async function startApp(
   });
   // One object the queue reads at every outcome, so a reload's retry_schedule and queue_lifetime apply at once.
   const retryPolicy = { schedule: config.retrySchedule, lifetimeMs: config.queueLifetime };
-  const queue = new Queue(app, signer, deliverer, { policy: retryPolicy, maxInFlight: memory.queueInFlight });
+  const copies = new SignedCopies(app, signer);
+  const queue = new Queue(app, copies, deliverer, { policy: retryPolicy, maxInFlight: memory.queueInFlight });
   app.queue = queue;
+  // Two emails per signing thread: each thread always has the next one waiting, and the queue's own requests
+  // (mail accepted before this start, personal copies) wait behind few.
+  const presigner = new Presigner(app, copies, { concurrency: 2 * signer.size });
+  app.presign = presigner;
   const scheduler = new Scheduler(app);
   app.scheduler = scheduler;
   const dispatcher = new WebhookDispatcher(app, { timeoutMs: config.webhookTimeout, keepFinishedMs: config.retentionWebhookDays * 24 * 60 * 60_000 });
@@ -240,6 +248,8 @@ export async function startApp(
     if (check.damaged) throw new StartupError(check.damaged);
     queue.start();
     opened.push(() => queue.stop());
+    presigner.start();
+    opened.push(() => presigner.stop());
     resorter.start();
     opened.push(() => resorter.stop());
     scheduler.start();

@@ -44,6 +44,8 @@ export interface App {
   idempotency: Idempotency;
   /** The outbound queue; wake() makes it look for due work now (after a submit). */
   queue: { wake(): void };
+  /** Signing at acceptance (send/presign.ts): accepted() after a send to go now is committed. */
+  presign: { accepted(emailIds: readonly string[]): void };
   /** Releases scheduled sends at their time; wake() after one is added or moved. */
   scheduler: { wake(): void };
   /** Whether free space under the data directory is below min_free_space_mb (db/free-space.ts). */

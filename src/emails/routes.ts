@@ -90,8 +90,8 @@ export function emailRoutes(app: App) {
     if (found.expired) throw new ApiError(410, 'raw_expired', 'The raw bytes of this email were removed by the retention policy (retention_raw_days); its text, HTML and files are kept');
     if (!found.raw) {
       throw found.perRecipient
-        ? new ApiError(409, 'raw_not_ready', `No signed copy for ${recipient} yet: it is not a recipient of this email, or its copy is made just before its first delivery attempt`)
-        : new ApiError(409, 'raw_not_ready', 'This sent email has not been composed and signed yet: its raw message exists from its first delivery attempt on');
+        ? new ApiError(409, 'raw_not_ready', `No signed copy for ${recipient} yet: it is not a recipient of this email, or its copy is still being signed (just after the send, or before a scheduled send's first attempt)`)
+        : new ApiError(409, 'raw_not_ready', 'This sent email has not been composed and signed yet: it is signed just after the send is accepted (a scheduled send at its time)');
     }
     ctx.body = found.raw;
     ctx.set('Content-Type', 'message/rfc822');

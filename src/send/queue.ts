@@ -2,13 +2,12 @@
 // (claims.ts) and crash recovery; per batch it has the copies made (signed-copies.ts), delivers per destination
 // and has the outcomes recorded (record.ts). It must not compose, sign, speak SMTP or write outcomes itself.
 import type { App } from '../context.ts';
-import type { Signer } from './signer.ts';
 import type { Deliverer, OutboundMessage } from './deliver.ts';
 import type { Relay } from './relays.ts';
 import type { RetryPolicy } from './policy.ts';
 import { storageFault } from '../db/health.ts';
 import { claimDue, nextDueAt, releaseAbandoned, releaseOrphans, type Claimed } from './claims.ts';
-import { SignedCopies } from './signed-copies.ts';
+import type { SignedCopies } from './signed-copies.ts';
 import { localFailure, recordOutcomes } from './record.ts';
 
 export interface QueueOptions {
@@ -39,7 +38,6 @@ export class Queue {
   private releasedAt = 0;
   private timer: NodeJS.Timeout | null = null;
   private readonly running = new Set<Promise<void>>();
-  private readonly copies: SignedCopies;
   private readonly maxInFlight: number;
   private readonly batchSize: number;
   private readonly leaseMs: number;
@@ -47,11 +45,11 @@ export class Queue {
 
   constructor(
     private readonly app: App,
-    signer: Signer,
+    /** Shared with presign.ts, so an email is signed once whoever asks first. */
+    private readonly copies: SignedCopies,
     private readonly deliverer: Deliverer,
     private readonly opts: QueueOptions,
   ) {
-    this.copies = new SignedCopies(app, signer);
     this.maxInFlight = opts.maxInFlight ?? 1000;
     this.batchSize = opts.batchSize ?? 200;
     this.leaseMs = opts.leaseMs ?? 30 * 60_000;

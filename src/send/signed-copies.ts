@@ -8,7 +8,7 @@ import type { ComposeInput } from '../mail/compose.ts';
 import type { DkimKey } from '../mail/sign.ts';
 import { signingKey } from '../domains/dkim-keys.ts';
 import {
-  composeInput, htmlBody, noteFirstCopySigned, outgoingEmail, packStoredBodies, personalCopy, signedCopy, storePersonalCopy, storeSignedCopy, type OutgoingEmail,
+  composeInput, hasSignedCopy, htmlBody, noteFirstCopySigned, outgoingEmail, packStoredBodies, personalCopy, signedCopy, storePersonalCopy, storeSignedCopy, type OutgoingEmail,
 } from '../emails/outgoing.ts';
 import type { Claimed } from './claims.ts';
 import { personalisation, planFor, storedPlan, type Plan } from './personalise.ts';
@@ -52,11 +52,27 @@ class Permanent extends Error {}
 export class SignedCopies {
   /** Emails being signed now: concurrent batches with recipients of one email wait for the same signing. */
   private readonly signing = new Map<string, Promise<Signed>>();
+  /** Personal copies being signed now, by delivery id: the queue and presign.ts may ask for one at once. */
+  private readonly signingPersonal = new Map<number, Promise<Buffer>>();
 
   constructor(
     private readonly app: App,
     private readonly signer: Signer,
   ) {}
+
+  /**
+   * Makes an email's copies ahead of its first attempt (presign.ts): its one signed copy, or the own copy of
+   * each recipient not yet attempted. Nothing when they exist or nothing of the email is queued any more.
+   */
+  async prepare(emailId: string): Promise<void> {
+    const { db } = this.app;
+    const queued = db
+      .prepare("SELECT id, recipient FROM deliveries WHERE email_id = ? AND state = 'queued' AND attempts = 0 ORDER BY id")
+      .all(emailId) as Array<Pick<Claimed, 'id' | 'recipient'>>;
+    if (queued.length === 0 || hasSignedCopy(db, emailId)) return;
+    const signed = await this.signedMessage(emailId);
+    if ('personal' in signed) await Promise.all(queued.map((r) => this.personalCopy(signed.personal, r)));
+  }
 
   /** A copy for each claimed recipient, or why it has none. */
   async forRecipients(rows: Claimed[]): Promise<{ copies: Map<number, Copy>; unsigned: Map<number, Unsigned> }> {
@@ -157,7 +173,16 @@ export class SignedCopies {
   }
 
   /** A recipient's own copy of a personalised email: signed once, stored before its first attempt, reused by every attempt. */
-  private async personalCopy(email: PersonalEmail, r: Claimed): Promise<Buffer> {
+  private personalCopy(email: PersonalEmail, r: Pick<Claimed, 'id' | 'recipient'>): Promise<Buffer> {
+    const pending = this.signingPersonal.get(r.id);
+    if (pending) return pending;
+    const work = this.makePersonalCopy(email, r);
+    this.signingPersonal.set(r.id, work);
+    work.finally(() => this.signingPersonal.delete(r.id)).catch(() => {});
+    return work;
+  }
+
+  private async makePersonalCopy(email: PersonalEmail, r: Pick<Claimed, 'id' | 'recipient'>): Promise<Buffer> {
     const { db } = this.app;
     const done = await personalCopy(db, r.id);
     if (done) return done;

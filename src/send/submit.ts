@@ -172,9 +172,13 @@ export function sendStep(plans: PlannedSend[]): { step: Step; transfer: ArrayBuf
   return { step: { kind: 'send', payload: moved }, transfer };
 }
 
-/** The queue for sends to go now, the scheduler for sends held until later. */
+/** The signing threads and the queue for sends to go now, the scheduler for sends held until later. */
 function wakeFor(app: App, plans: PlannedSend[]): void {
-  if (plans.some((p) => p.scheduledAt === null)) app.queue.wake();
+  const now = plans.filter((p) => p.scheduledAt === null);
+  if (now.length) {
+    app.presign.accepted(now.map((p) => p.answer.id));
+    app.queue.wake();
+  }
   if (plans.some((p) => p.scheduledAt !== null)) app.scheduler.wake();
 }
 

@@ -97,7 +97,7 @@ interface InFlight<J, R> extends Waiting<J, R> {
 
 /** Workers start with the first jobs and keep the process alive until close(). */
 export class WorkerPool<J, R> {
-  private readonly size: number;
+  readonly size: number;
   private readonly jobsPerWorker: number;
   private readonly slots = new Set<Slot<J, R>>();
   private readonly waiting: Array<Waiting<J, R>> = [];
