@@ -479,6 +479,8 @@ function parseDumped(chunk: Buffer): Dumped {
 export interface BenchApp {
   running: RunningApp;
   config: Config;
+  /** The MAILWRIGHT_* environment it runs with: `serve` as a process of its own on the same data directory takes it too. */
+  env: Record<string, string>;
   dataDir: string;
   api: string;
   key: string;
@@ -502,16 +504,15 @@ export async function startBenchDns(): Promise<DnsServer> {
 /** Mailwright with a workspace, an API key and SENDER_DOMAIN verified, delivering to 127.0.0.1:sinkPort. */
 export async function startBenchApp(dns: DnsServer, sinkPort: number, env: Record<string, string> = {}): Promise<BenchApp> {
   const dataDir = benchDir('mw-bench-app-');
-  const config = loadConfig(
-    testEnv(dataDir, {
-      MAILWRIGHT_DNS_SERVERS: dns.address,
-      MAILWRIGHT_MTA_PORT: String(sinkPort),
-      MAILWRIGHT_ALLOW_PRIVATE_DELIVERY: 'true',
-      MAILWRIGHT_RATE_LIMIT: '0',
-      MAILWRIGHT_LOG_LEVEL: 'info',
-      ...env,
-    }),
-  );
+  const appEnv = testEnv(dataDir, {
+    MAILWRIGHT_DNS_SERVERS: dns.address,
+    MAILWRIGHT_MTA_PORT: String(sinkPort),
+    MAILWRIGHT_ALLOW_PRIVATE_DELIVERY: 'true',
+    MAILWRIGHT_RATE_LIMIT: '0',
+    MAILWRIGHT_LOG_LEVEL: 'info',
+    ...env,
+  });
+  const config = loadConfig(appEnv);
   const problems: string[] = [];
   // The production log level (info) and its JSON formatting, kept in memory instead of stdout.
   const log = createLog({
@@ -533,6 +534,7 @@ export async function startBenchApp(dns: DnsServer, sinkPort: number, env: Recor
       return running;
     },
     config,
+    env: appEnv,
     dataDir,
     get api() {
       return `http://127.0.0.1:${running.http.port}/api/v1`;
