@@ -38,12 +38,12 @@ export class Presigner {
     this.pump();
   }
 
-  /** Signs what a previous run accepted but never signed (it stopped, or its list was full). */
+  /** Signs what a previous run accepted but never signed (it stopped, or its list was full), soonest due first. */
   start(): void {
     const ids = this.app.db
       .prepare(
         `SELECT DISTINCT d.email_id FROM deliveries d JOIN emails e ON e.id = d.email_id
-         WHERE d.state IN ('queued', 'deferred') AND d.attempts = 0 AND e.signed_at IS NULL ORDER BY d.id LIMIT ?`,
+         WHERE d.state IN ('queued', 'deferred') AND d.attempts = 0 AND e.signed_at IS NULL ORDER BY d.next_attempt_at LIMIT ?`,
       )
       .pluck()
       .all(this.maxWaiting) as string[];
