@@ -123,4 +123,10 @@ test('a trailing * is a prefix search when its last token has 3 characters or mo
   ]);
 });
 
+test('prefixesOf: the first 3 letters of each word of 3 or more, folded as the index folds them', () => {
+  const got = prefixesOf(['Hello WORLD fo naïve', 'Zürich “quoted” 🎉 abc hello', 'x2024 ÉCOLE 日本語です']).split(' ').sort();
+  assert.equal(got, ['abc', 'eco', 'hel', 'nai', 'quo', 'wor', 'x20', 'zur', '日本語'].sort());
+  assert.is(prefixesOf(['', 'a b cd']), '');
+});
+
 test.run();
