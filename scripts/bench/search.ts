@@ -432,7 +432,7 @@ async function measure(dataDir: string, meta: Meta) {
   const group = (re: RegExp) => parts.filter((p) => re.test(p.name)).reduce((n, p) => n + p.bytes, 0);
   console.log(`Database: ${fmt(size / 2 ** 20)} MiB for ${fmt(count)} emails = **${fmt(size / count)} bytes per email** (text bodies ${fmt(textBytes / count)} bytes per email).`);
   if (parts.length) {
-    const fts = group(/^email_search/);
+    const fts = group(/^email_(search|prefixes)/);
     console.log(
       `Of which, per email: full-text index ${fmt(fts / count)} B (${fmt(fts / textBytes, 2)} × the body text), email_contents (bodies and raw bytes) ${fmt(group(/^(email_contents|sqlite_autoindex_email_contents)/) / count)} B, ` +
         `emails rows ${fmt(group(/^emails$/) / count)} B, emails indexes ${fmt(group(/^(emails_|sqlite_autoindex_emails)/) / count)} B, events ${fmt(group(/^(events|sqlite_autoindex_events)/) / count)} B, ` +
