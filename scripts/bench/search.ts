@@ -30,7 +30,7 @@ import { databasePath } from '../../src/db/open.ts';
 import { newId } from '../../src/db/ids.ts';
 import { ensureDefaultWorkspace, createWorkspace } from '../../src/account/workspaces.ts';
 import { createKey } from '../../src/account/keys.ts';
-import { indexEmail, previewOf } from '../../src/emails/search-index.ts';
+import { indexEmail, nextSearchRowid, previewOf } from '../../src/emails/search-index.ts';
 import { packMail } from '../../src/mail/packing.ts';
 import { planList } from '../../src/emails/list.ts';
 import { ensureLabels } from '../../src/labels/labels.ts';
@@ -160,9 +160,7 @@ function build(dataDir: string): Meta {
   const authentication = JSON.stringify({ spf: { result: 'pass', domain: 'example' }, dkim: [{ result: 'pass', domain: 'example', selector: 's1' }], dmarc: { result: 'pass', policy: 'none' }, arc: null });
 
   const samples: Array<{ subject: string[]; body: string[]; from: string }> = [];
-  let lastMs = 0;
   let textBytes = 0;
-  let counter = 0;
   const text = (doc: number, count: number, into: string[]) => {
     for (let i = 0; i < count; i++) {
       const w = word();
@@ -176,9 +174,8 @@ function build(dataDir: string): Meta {
   };
   const insertOne = (i: number) => {
     const created = now - SPAN_MS + Math.floor((i / MESSAGES) * SPAN_MS);
-    counter = created === lastMs ? counter + 1 : 0;
-    lastMs = created;
-    const rowid = created * 1024 + counter;
+    // As the app numbers them: one past the newest, its minute noted in search_clock.
+    const rowid = nextSearchRowid(db, created);
     const space = rand() < 0.01 ? spaces[1] : spaces[0];
     const out = rand() < 0.25;
     const subjectWords = text(i, 3 + Math.floor(rand() * 7), []);
@@ -336,16 +333,27 @@ export async function warmUp(dataDir: string): Promise<number> {
   return (performance.now() - started) / 1000;
 }
 
+/** The process's peak resident set (VmHWM), MiB; null when /proc does not say. */
+function peakRssMiB(pid: number | undefined): number | null {
+  const status = pid && existsSync(`/proc/${pid}/status`) ? readFileSync(`/proc/${pid}/status`, 'utf8') : '';
+  const kb = /^VmHWM:\s+(\d+) kB/m.exec(status)?.[1];
+  return kb ? Number(kb) / 1024 : null;
+}
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const rank = (kind: string) => (REQUIRED.includes(kind) ? REQUIRED.indexOf(kind) : REQUIRED.length);
 
 async function measure(dataDir: string, meta: Meta) {
   const warm = await warmUp(dataDir);
-  const app = await startAppProcess(testEnv(dataDir, { MAILWRIGHT_LOG_LEVEL: 'info', MAILWRIGHT_RATE_LIMIT: '0' }), 120_000);
+  const app = await startAppProcess(
+    testEnv(dataDir, { MAILWRIGHT_LOG_LEVEL: 'info', MAILWRIGHT_RATE_LIMIT: '0', ...(process.env.MAILWRIGHT_MEMORY_PROFILE ? { MAILWRIGHT_MEMORY_PROFILE: process.env.MAILWRIGHT_MEMORY_PROFILE } : {}) }),
+    120_000,
+  );
   const db = new Database(databasePath(dataDir), { readonly: true });
   const rows: Array<Array<string | number>> = [];
   const plans: string[] = [];
   const failures: string[] = [];
+  let peakRss: number | null = null;
   try {
     const get = async (qs: string) => {
       const t0 = performance.now();
@@ -391,13 +399,15 @@ async function measure(dataDir: string, meta: Meta) {
       ]);
       const sample = new URLSearchParams(list[WARMUP]);
       const params = parseListParams(Object.fromEntries(sample));
-      // A prefix longer than 3 letters is first walked cut to 3 letters (list.ts, checkedWalk): show that plan.
-      const plan = planList(db, meta.workspaceId, params, params.search?.broad ? { broad: true, rows: 251 } : {});
+      // A prefix its first 3 letters do not settle is first walked by them (list.ts, checkedWalk): show that plan.
+      const checked = !!params.search?.walk?.check.length;
+      const plan = planList(db, meta.workspaceId, params, checked ? { broad: true, rows: 251 } : {});
       const detail = plan ? (db.prepare(`EXPLAIN QUERY PLAN ${plan.sql}`).all(...plan.args) as Array<{ detail: string }>).map((r) => r.detail) : ['(nothing can match: no statement)'];
-      const how = params.search?.broad ? `checked walk of ${JSON.stringify(plan?.args[0])}` : `MATCH ${JSON.stringify(plan?.args[0])}`;
+      const how = checked ? `checked walk of ${JSON.stringify(plan?.args[0])}` : `MATCH ${JSON.stringify(plan?.args[0])}`;
       plans.push(`${kind}  [${decodeURIComponent(sample.toString()).replace(/\+/g, ' ')}]  (${plan?.kind ?? '-'} plan${plan?.kind === 'search' ? `, ${how}` : ''})\n${detail.map((d) => `    ${d}`).join('\n')}`);
       if (detail.some((d) => d.includes('TEMP B-TREE'))) failures.push(`${kind}: the plan sorts its matches`);
     }
+    peakRss = peakRssMiB(app.child.pid);
   } finally {
     await app.stop('SIGTERM');
   }
@@ -416,12 +426,13 @@ async function measure(dataDir: string, meta: Meta) {
 
   console.log(`\n### Listing and search at ${fmt(meta.messages)} emails (GET /api/v1/emails, limit=50, ${REQUESTS} distinct requests per kind, one at a time; medians of ${ROUNDS} rounds)\n`);
   table(['request', 'requests', 'p50 ms', 'p95 ms (range)', 'p99 ms', 'max ms', 'rows per page', 'machine busy (cores)', `p95 < ${TARGET_P95_MS} ms`], rows);
+  if (peakRss !== null) console.log(`\nServer (\`serve\`, ${process.env.MAILWRIGHT_MEMORY_PROFILE ?? 'default'} memory profile): peak RSS **${fmt(peakRss)} MiB** over the rounds (VmHWM).`);
   console.log(`\nBefore measuring, the database was flushed and read once (${fmt(warm)} s): a warm page cache, as in performance-baseline.md.`);
   console.log(`Build: ${fmt(meta.build.seconds)} s (${fmt(meta.build.perSecond)} emails/s, SQL straight into a migrated database, FTS row included).`);
   const group = (re: RegExp) => parts.filter((p) => re.test(p.name)).reduce((n, p) => n + p.bytes, 0);
   console.log(`Database: ${fmt(size / 2 ** 20)} MiB for ${fmt(count)} emails = **${fmt(size / count)} bytes per email** (text bodies ${fmt(textBytes / count)} bytes per email).`);
   if (parts.length) {
-    const fts = group(/^email_search/);
+    const fts = group(/^email_(search|prefixes)/);
     console.log(
       `Of which, per email: full-text index ${fmt(fts / count)} B (${fmt(fts / textBytes, 2)} × the body text), email_contents (bodies and raw bytes) ${fmt(group(/^(email_contents|sqlite_autoindex_email_contents)/) / count)} B, ` +
         `emails rows ${fmt(group(/^emails$/) / count)} B, emails indexes ${fmt(group(/^(emails_|sqlite_autoindex_emails)/) / count)} B, events ${fmt(group(/^(events|sqlite_autoindex_events)/) / count)} B, ` +

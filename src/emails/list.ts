@@ -1,11 +1,13 @@
 // GET /emails: the workspace's sent and received mail, newest first, filtered and searched; its SQL and its
-// summary records. Newest first is emails.search_rowid descending (a time-ordered key that is also the email's
-// FTS rowid), so every plan walks an index backwards and stops after one page; none sorts its matches:
+// summary records. Newest first is emails.search_rowid descending (the order emails were written, also the
+// email's FTS rowid), so every plan walks an index backwards and stops after one page; none sorts its matches:
 //   * search, or `from`/`to`: walk email_search's rowids down (MATCH ... ORDER BY rowid DESC), join each to
 //     its email and check the other filters on it. `from` and `to` (substrings) become the role tokens of the
 //     addresses they can mean (found in the correspondents table) ANDed into the MATCH, and are then checked
-//     exactly on the email. A prefix longer than the prefix index's 3 letters is walked cut to 3 letters and
-//     checked on each email's words (checkedWalk);
+//     exactly on the email. A prefix is walked by its first 3 letters in email_prefixes (email_search has no
+//     prefix index), and when that does not settle it (a longer prefix, a phrase ending in one) checked on
+//     each email's words (checkedWalk);
+//   * `after` and `before` bound the walk by the rowids search_clock gives those times (timeBounds);
 //   * otherwise: walk an index of emails (0007_mailbox_indexes.sql) down and check the filters on each row.
 // Read-only; it must not call a flow or a front door.
 import type { Category, EmailRow } from './rows.ts';
@@ -56,8 +58,8 @@ export interface ListPlan {
 // Past this many addresses a `from` or `to` value is too vague to narrow the walk by: the rows are checked one
 // by one instead (a vague value matches often, so the walk meets a page of matches soon).
 const MAX_CANDIDATE_ADDRESSES = 50;
-// `before` bounds the walk at rowid (before + this) * 1024: an email's rowid exceeds created_at * 1024 only when
-// writes outran the clock (or it stepped back), and then by far less than this.
+// `before` bounds the walk where the newest creation time so far passed before + this: an email's created_at is
+// below that newest only when the clock stepped back, and then by far less than this.
 const BEFORE_SLACK_MS = 60_000;
 // checkedWalk looks at up to this many emails, this many at a time.
 const CHECK_BUDGET = 250;
@@ -78,7 +80,7 @@ type SummaryRow = Pick<
 
 /** One page of the list: `{data, count, hasMore}` (DESIGN.md lists). */
 export function listEmails(db: Db, workspaceId: string, p: ListParams) {
-  const rows = (p.search?.broad && p.offset + p.limit < CHECK_BUDGET ? checkedWalk(db, workspaceId, p) : null) ?? fetchRows(db, planList(db, workspaceId, p));
+  const rows = (p.search?.walk?.check.length && p.offset + p.limit < CHECK_BUDGET ? checkedWalk(db, workspaceId, p) : null) ?? fetchRows(db, planList(db, workspaceId, p));
   const page = rows.slice(0, p.limit);
   const snippets = p.search?.match ? searchSnippets(db, page, p.search.tokens) : fallbackSnippets(db, page);
   const data = page.map((row) => presentSummary(row, snippets.get(row.id) ?? row.preview ?? '', labelsOf(db, workspaceId, row.labels_json)));
@@ -88,17 +90,17 @@ export function listEmails(db: Db, workspaceId: string, p: ListParams) {
 const fetchRows = (db: Db, plan: ListPlan | null) => (plan ? (db.prepare(plan.sql).all(...plan.args) as SummaryRow[]) : []);
 
 /**
- * A search with a prefix longer than the prefix index's 3 letters, which FTS5 would answer by reading and
- * merging the list of every word the prefix starts: walk the index lazily with the prefix cut to 3 letters,
- * newest first, and check the whole prefix on each email's words (subject, participants, attachment names,
- * then body), a chunk at a time. When the emails checked so far say the page would take more than
- * CHECK_BUDGET of them, null: FTS5 then answers exactly (a prefix that few of its 3-letter cousins share has
- * short lists to merge).
+ * A search with a prefix that its first 3 letters do not settle (a longer prefix, or a phrase that ends in
+ * one), which FTS5 would answer by reading and merging the list of every word the prefix starts: walk the
+ * emails that have the other words and the first 3 letters lazily, newest first, and check the whole term on
+ * each email's words (subject, participants, attachment names, then body), a chunk at a time. When the emails
+ * checked so far say the page would take more than CHECK_BUDGET of them, null: FTS5 then answers exactly (a
+ * prefix that few of its 3-letter cousins share has short lists to merge).
  */
 function checkedWalk(db: Db, workspaceId: string, p: ListParams): SummaryRow[] | null {
   const plan = planList(db, workspaceId, p, { broad: true, rows: CHECK_BUDGET + 1 });
   if (!plan) return [];
-  const checks = p.search!.broad!.check;
+  const checks = p.search!.walk!.check;
   const want = p.offset + p.limit + 1;
   const found: SummaryRow[] = [];
   let seen = 0;
@@ -164,12 +166,14 @@ function hasRun(text: string, words: string[]): boolean {
 /**
  * The statement that fetches one page (limit + 1 rows, to know whether more exist), or null when nothing can
  * match (a query without a searchable word, a `from` or `to` that names no correspondent of the workspace).
- * `broad`: the search with long prefixes cut to 3 letters, `rows` of them from the first (checkedWalk).
+ * `broad`: the search walked by its prefixes' first 3 letters even when that needs checking, `rows` of them
+ * from the first (checkedWalk). Otherwise a search whose prefixes need checking is FTS5's exact answer.
  */
 export function planList(db: Db, workspaceId: string, p: ListParams, opts: { broad?: boolean; rows?: number } = {}): ListPlan | null {
   const where: string[] = ['e.workspace_id = ?'];
   const args: unknown[] = [workspaceId];
   const match: string[] = [];
+  let prefixes: string[] = [];
   const add = (sql: string, ...values: unknown[]) => {
     where.push(sql);
     args.push(...values);
@@ -177,7 +181,13 @@ export function planList(db: Db, workspaceId: string, p: ListParams, opts: { bro
 
   if (p.search) {
     if (!p.search.match) return null;
-    match.push(opts.broad && p.search.broad ? p.search.broad.match : p.search.match);
+    const walk = p.search.walk;
+    if (walk && (opts.broad || walk.check.length === 0)) {
+      if (walk.match) match.push(walk.match);
+      prefixes = walk.prefixes;
+    } else {
+      match.push(p.search.match);
+    }
   }
   // Constants from closed sets are written into the SQL: a partial index applies only to literal terms.
   if (p.direction) add(`e.direction = '${p.direction}'`);
@@ -225,20 +235,28 @@ export function planList(db: Db, workspaceId: string, p: ListParams, opts: { bro
     if (addresses.length <= MAX_CANDIDATE_ADDRESSES) match.push(`participants : (${addresses.map((a) => ftsPhrase(roleToken(role, a))).join(' OR ')})`);
   }
 
-  // rowid >= created_at * 1024 always holds (search-index.ts), so `after` bounds the walk exactly.
-  const low = p.after !== undefined ? rowidAt(p.after) : null;
-  const high = p.before !== undefined ? rowidAt(p.before + BEFORE_SLACK_MS) : null;
+  const bounds = timeBounds(db, p);
+  if (!bounds) return null;
+  const { low, high } = bounds;
   const page = opts.rows ? [opts.rows, 0] : [p.limit + 1, p.offset];
 
-  if (match.length) {
-    const bounds = [...(low !== null ? ['email_search.rowid >= ?'] : []), ...(high !== null ? ['email_search.rowid < ?'] : [])];
+  if (match.length || prefixes.length) {
+    // The walk follows email_search when it has words to match, else email_prefixes; the prefixes are then
+    // checked on each email by its rowid in email_prefixes (a seek in each prefix's doclist).
+    const fts = match.length ? 'email_search' : 'email_prefixes';
+    const conditions = [`${fts} MATCH ?`, ...(low !== null ? [`${fts}.rowid >= ?`] : []), ...(high !== null ? [`${fts}.rowid < ?`] : [])];
+    const ftsArgs: unknown[] = [match.length ? match.map((m) => `(${m})`).join(' AND ') : prefixMatch(prefixes), ...(low !== null ? [low] : []), ...(high !== null ? [high] : [])];
+    if (match.length && prefixes.length) {
+      conditions.push('EXISTS (SELECT 1 FROM email_prefixes p WHERE p.email_prefixes MATCH ? AND p.rowid = email_search.rowid)');
+      ftsArgs.push(prefixMatch(prefixes));
+    }
     return {
       kind: 'search',
-      // CROSS JOIN keeps email_search the outer loop: its rowid order is the page order.
-      sql: `SELECT ${COLUMNS} FROM email_search CROSS JOIN emails e ON e.search_rowid = email_search.rowid
-        WHERE email_search MATCH ?${bounds.map((b) => ` AND ${b}`).join('')} AND ${where.join(' AND ')}
-        ORDER BY email_search.rowid DESC LIMIT ? OFFSET ?`,
-      args: [match.map((m) => `(${m})`).join(' AND '), ...(low !== null ? [low] : []), ...(high !== null ? [high] : []), ...args, ...page],
+      // CROSS JOIN keeps the full-text table the outer loop: its rowid order is the page order.
+      sql: `SELECT ${COLUMNS} FROM ${fts} CROSS JOIN emails e ON e.search_rowid = ${fts}.rowid
+        WHERE ${conditions.join(' AND ')} AND ${where.join(' AND ')}
+        ORDER BY ${fts}.rowid DESC LIMIT ? OFFSET ?`,
+      args: [...ftsArgs, ...args, ...page],
     };
   }
   if (low !== null) add('e.search_rowid >= ?', low);
@@ -250,10 +268,30 @@ export function planList(db: Db, workspaceId: string, p: ListParams, opts: { bro
   };
 }
 
-const RECIPIENTS = `(SELECT value FROM json_each(e.to_json) UNION ALL SELECT value FROM json_each(e.cc_json) UNION ALL SELECT value FROM json_each(e.bcc_json)) r`;
+/** The 3-letter prefixes as an email_prefixes expression: each a quoted word (they hold only token characters). */
+const prefixMatch = (prefixes: string[]) => prefixes.map((x) => `"${x}"`).join(' AND ');
 
-// Times far outside any email's are clamped where rowids stay exact integers (ms * 1024 < 2^53).
-const rowidAt = (ms: number) => Math.max(0, Math.min(ms, 8e12)) * 1024;
+/**
+ * The rowids that bound the walk for `after` and `before` (null: unbounded), or null when nothing can match.
+ * search_clock holds, for each minute the newest creation time so far reached, the first rowid written then
+ * (search-index.ts nextSearchRowid). Every email from `after` on was written once that newest time had reached
+ * after's minute, so at or above that minute's first rowid; an email before `before` was written before the
+ * newest time passed before + BEFORE_SLACK_MS (the clock steps back by less), so below that minute's.
+ */
+function timeBounds(db: Db, p: ListParams): { low: number | null; high: number | null } | null {
+  const firstFrom = (ms: number) =>
+    db.prepare('SELECT first_rowid FROM search_clock WHERE minute >= ? ORDER BY minute LIMIT 1').pluck().get(Math.ceil(ms / 60_000)) as number | undefined;
+  let low: number | null = null;
+  if (p.after !== undefined) {
+    const at = firstFrom(Math.floor(p.after / 60_000) * 60_000);
+    if (at === undefined) return null;
+    low = at;
+  }
+  const high = p.before !== undefined ? (firstFrom(p.before + BEFORE_SLACK_MS) ?? null) : null;
+  return { low, high };
+}
+
+const RECIPIENTS = `(SELECT value FROM json_each(e.to_json) UNION ALL SELECT value FROM json_each(e.cc_json) UNION ALL SELECT value FROM json_each(e.bcc_json)) r`;
 
 /**
  * The workspace's addresses whose address or a display name contains the value (the LIKE pattern says so

@@ -9,6 +9,7 @@ import { iso, isoOrNull } from '../clock.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { labelsOf, type Label } from '../labels/labels.ts';
 import { unpackBodies, unpackMessageAsync } from '../mail/packing.ts';
+import { unindexEmail } from './search-index.ts';
 
 type MailboxRow = Pick<
   EmailRow,
@@ -236,7 +237,7 @@ export function deleteEmail(db: Db, workspaceId: string, id: string): boolean {
   if (db.prepare("SELECT 1 FROM deliveries WHERE email_id = ? AND state = 'sending' LIMIT 1").get(id)) {
     throw new ApiError(409, 'delivery_in_progress', 'This email is being delivered right now; delete it again in a moment');
   }
-  if (row.search_rowid !== null) db.prepare('DELETE FROM email_search WHERE rowid = ?').run(row.search_rowid);
+  if (row.search_rowid !== null) unindexEmail(db, row.search_rowid);
   // Unsubscribe links in copies already delivered keep working (0012_unsubscribe_after_delete.sql). The
   // position is the recipient's among the email's deliveries, as its token says (feedback/link-token.ts).
   db.prepare(

@@ -1,10 +1,11 @@
 // Writes what GET /emails searches by for every writer of emails (emails/store.ts): the email's row
-// in the full-text index (email_search, contentless FTS5) under its time-ordered rowid, and its senders and
-// recipients in `correspondents`. Synchronous single-row statements for the writer's own transaction. (Not a
+// in the full-text index (email_search, contentless FTS5) and the first 3 letters of its words (email_prefixes)
+// under its rowid, and its senders and recipients in `correspondents`. Synchronous single-row statements for the writer's own transaction. (Not a
 // trigger: a statement that fires one opens a savepoint, and FTS5 then flushes its pending rows, one tiny
 // segment per email of a group commit, which cost 35-70 µs per email more.)
 import type { Db } from '../db/open.ts';
 import type { Mailbox } from '../mail/addresses.ts';
+import { wordsOf } from './search-query.ts';
 
 // Past this much text a body is stored whole but indexed only in part: tokenizing costs CPU in the
 // transaction every concurrent writer waits on.
@@ -30,29 +31,39 @@ export interface SearchDocument {
 }
 
 /**
- * A time-ordered rowid: `now` (ms) * 1024, or one past the newest when that is later (several in one
- * millisecond, or a clock that stepped back), so rowid order is the order emails were written and
- * rowid >= created_at * 1024 always holds (list.ts bounds `after` with it).
+ * The rowid of the next email: one past the newest, so rowid order is the order emails were written (the
+ * list's newest first) and each doclist entry of the full-text index stores a gap of a byte or two (the time
+ * in ms * 1024 that earlier releases used cost 3-4 bytes an entry once mail came minutes apart: 0025).
+ * Where a creation time lies in rowid order is kept in search_clock: the first rowid written once the newest
+ * created_at so far reached each minute, so `after` and `before` still bound a walk (list.ts timeBounds).
  */
 export function nextSearchRowid(db: Db, now: number): number {
-  const newest = (db.prepare('SELECT max(search_rowid) FROM emails').pluck().get() as number | null) ?? 0;
-  return Math.max(now * 1024, newest + 1);
+  const rowid = ((db.prepare('SELECT max(search_rowid) FROM emails').pluck().get() as number | null) ?? 0) + 1;
+  const minute = Math.floor(now / 60_000);
+  // One row a minute at most, written only when the clock passes the newest minute so far.
+  db.prepare('INSERT INTO search_clock (minute, first_rowid) SELECT ?, ? WHERE ? > (SELECT coalesce(max(minute), -1) FROM search_clock)').run(minute, rowid, minute);
+  return rowid;
 }
 
 /**
- * Inserts the email's full-text row under `rowid` (which the caller stores as emails.search_rowid) and notes
- * its sender and recipients as correspondents of the workspace. GET /emails relies on both: the `from` and
- * `to` filters find the addresses a value can mean among the correspondents, then walk the full-text rows
- * that carry those addresses' role tokens, so every stored from and recipient address must pass through here.
+ * Inserts the email's full-text row under `rowid` (which the caller stores as emails.search_rowid), the first
+ * 3 letters of its words into email_prefixes under the same rowid, and notes its sender and recipients as
+ * correspondents of the workspace. GET /emails relies on all three: the `from` and `to` filters find the
+ * addresses a value can mean among the correspondents, then walk the full-text rows that carry those
+ * addresses' role tokens, so every stored from and recipient address must pass through here.
  */
 export function indexEmail(db: Db, rowid: number, doc: SearchDocument): void {
+  const body = doc.body.length > MAX_INDEXED_BODY ? doc.body.slice(0, MAX_INDEXED_BODY) : doc.body;
+  const people = peopleText(doc.from, doc.recipients, doc.others ?? []);
+  const attachments = doc.attachments.join('\n');
   db.prepare('INSERT INTO email_search (rowid, subject, body, participants, attachments) VALUES (?, ?, ?, ?, ?)').run(
     rowid,
     doc.subject,
-    doc.body.length > MAX_INDEXED_BODY ? doc.body.slice(0, MAX_INDEXED_BODY) : doc.body,
-    participantsText(doc.from, doc.recipients, doc.others ?? []),
-    doc.attachments.join('\n'),
+    body,
+    `${people}\n${roleTokens(doc.from, doc.recipients)}`,
+    attachments,
   );
+  db.prepare('INSERT INTO email_prefixes (rowid, prefixes) VALUES (?, ?)').run(rowid, prefixesOf([doc.subject, body, people, attachments]));
   const seen = new Set<string>();
   for (const m of [doc.from, ...doc.recipients]) {
     const address = m.address.toLowerCase();
@@ -65,6 +76,55 @@ export function indexEmail(db: Db, rowid: number, doc: SearchDocument): void {
   }
 }
 
+/** Removes an email's rows from both indexes (the email is being deleted). */
+export function unindexEmail(db: Db, rowid: number): void {
+  db.prepare('DELETE FROM email_search WHERE rowid = ?').run(rowid);
+  db.prepare('DELETE FROM email_prefixes WHERE rowid = ?').run(rowid);
+}
+
+const PREFIX_CHARS = 3;
+
+/**
+ * The distinct first 3 letters of every word of 3 or more in the texts, folded as the index folds them
+ * (lower case, no diacritics), space-separated: what email_prefixes indexes, so a 3-letter prefix search is one
+ * short doclist (detail=none: rowids only) instead of FTS5's prefix index, which kept every position of every
+ * prefix again (half of email_search). A loop over characters, since it runs in the writer's transaction: runs
+ * of ASCII letters and digits are words as they are; a run that holds anything beyond ASCII is folded and
+ * split as search-query.ts does (about 30 µs for 6 KB of English text, against 230 for folding all of it).
+ */
+export function prefixesOf(texts: string[]): string {
+  // ASCII prefixes as numbers (three lower-cased char codes), so a word costs no string.
+  const ascii = new Set<number>();
+  const other = new Set<string>();
+  for (const text of texts) {
+    let start = -1;
+    let plain = true;
+    for (let i = 0; i <= text.length; i++) {
+      const code = i < text.length ? text.charCodeAt(i) : 32;
+      if ((code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) || code >= 0x80) {
+        if (start < 0) start = i;
+        if (code >= 0x80) plain = false;
+        continue;
+      }
+      if (start < 0) continue;
+      if (plain) {
+        if (i - start >= PREFIX_CHARS) ascii.add((lower(text.charCodeAt(start)) << 16) | (lower(text.charCodeAt(start + 1)) << 8) | lower(text.charCodeAt(start + 2)));
+      } else {
+        for (const word of wordsOf(text.slice(start, i))) {
+          const chars = [...word];
+          if (chars.length >= PREFIX_CHARS) other.add(chars.slice(0, PREFIX_CHARS).join(''));
+        }
+      }
+      start = -1;
+      plain = true;
+    }
+  }
+  for (const n of ascii) other.add(String.fromCharCode(n >> 16, (n >> 8) & 0xff, n & 0xff));
+  return [...other].join(' ');
+}
+
+const lower = (code: number) => (code >= 65 && code <= 90 ? code + 32 : code);
+
 /**
  * One token that says "this address sent it" (`f`) or "this address received it" (`t`): the hex of the
  * address in lower case, which FTS5 keeps as a single word. A `from` or `to` filter is then an OR of a few
@@ -75,10 +135,14 @@ export const roleToken = (role: 'from' | 'to', address: string) => `${role === '
 
 /** The participants column: everyone by name and address, the sender first, then a line of role tokens. */
 export function participantsText(from: IndexedMailbox, recipients: IndexedMailbox[], others: IndexedMailbox[] = []): string {
-  const people = [...new Set([from, ...recipients, ...others].map((b) => (b.name ? `${b.name} ${b.address}` : b.address)))];
-  const tokens = [...new Set([...(from.address ? [roleToken('from', from.address)] : []), ...recipients.filter((r) => r.address).map((r) => roleToken('to', r.address))])];
-  return [...people, tokens.join(' ')].join('\n');
+  return `${peopleText(from, recipients, others)}\n${roleTokens(from, recipients)}`;
 }
+
+const peopleText = (from: IndexedMailbox, recipients: IndexedMailbox[], others: IndexedMailbox[]) =>
+  [...new Set([from, ...recipients, ...others].map((b) => (b.name ? `${b.name} ${b.address}` : b.address)))].join('\n');
+
+const roleTokens = (from: IndexedMailbox, recipients: IndexedMailbox[]) =>
+  [...new Set([...(from.address ? [roleToken('from', from.address)] : []), ...recipients.filter((r) => r.address).map((r) => roleToken('to', r.address))])].join(' ');
 
 /** The first words of the text, whitespace collapsed: emails.preview, the snippet of a list that is not a search. */
 export const previewOf = (text: string) => text.slice(0, PREVIEW_CHARS * 8).replace(/\s+/g, ' ').trim().slice(0, PREVIEW_CHARS);

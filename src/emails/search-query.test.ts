@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { migrate } from '../db/migrate.ts';
 import { ApiError } from '../errors.ts';
 import { MAX_QUERY_CHARS, MAX_QUERY_TERMS, parseSearchQuery } from './search-query.ts';
+import { prefixesOf } from './search-index.ts';
 
 const db = new Database(':memory:');
 migrate(db);
@@ -15,9 +16,10 @@ const docs: Array<[string, string, string, string]> = [
   ['Lunch', 'Shall we meet at the café? NEAR the station, subject to rain. a:b', 'Bob bob@example.org', ''],
   ['Reporting', 'Reports are due; see subject x and the 🎉 party', 'Carol carol@example.net', 'notes.txt'],
 ];
-docs.forEach(([subject, body, participants, attachments], i) =>
-  db.prepare('INSERT INTO email_search (rowid, subject, body, participants, attachments) VALUES (?, ?, ?, ?, ?)').run(i + 1, subject, body, participants, attachments),
-);
+docs.forEach(([subject, body, participants, attachments], i) => {
+  db.prepare('INSERT INTO email_search (rowid, subject, body, participants, attachments) VALUES (?, ?, ?, ?, ?)').run(i + 1, subject, body, participants, attachments);
+  db.prepare('INSERT INTO email_prefixes (rowid, prefixes) VALUES (?, ?)').run(i + 1, prefixesOf([subject, body, participants, attachments]));
+});
 
 /** Rowids (ascending) the query finds, or the 400's message; any other failure fails the test. */
 function search(input: string): number[] | string {
@@ -105,17 +107,26 @@ test('a trailing * is a prefix search when its last token has 3 characters or mo
   assert.is(parseSearchQuery('*rep').match, '"*rep"');
   assert.equal(search('*rep'), []);
   assert.equal(parseSearchQuery('Repo*').tokens, [{ token: 'repo', prefix: true }]);
-  assert.is(parseSearchQuery('rep*').broad, null, '3 letters: the prefix index answers');
-  assert.equal(parseSearchQuery('Repor* alice "multi agen"*').broad, {
-    match: '"rep" * AND "alice" AND "multi age" *',
+  assert.equal(parseSearchQuery('rep*').walk, { match: null, prefixes: ['rep'], check: [] }, '3 letters: email_prefixes answers');
+  assert.equal(parseSearchQuery('Repor* alice "multi agen"*').walk, {
+    match: '"alice" AND "multi"',
+    prefixes: ['rep', 'age'],
     check: [['repor'], ['multi', 'agen']],
   });
-  const broad = parseSearchQuery('repor*').broad!.match;
-  assert.equal(db.prepare('SELECT rowid FROM email_search WHERE email_search MATCH ? ORDER BY rowid').pluck().all(broad), [1, 3], 'the broad expression finds a superset');
+  assert.is(parseSearchQuery('alice "quarterly report"').walk, null, 'no prefix: nothing to walk apart');
+  const walk = parseSearchQuery('repor*').walk!;
+  const prefixed = db.prepare('SELECT rowid FROM email_prefixes WHERE email_prefixes MATCH ? ORDER BY rowid').pluck();
+  assert.equal(prefixed.all(walk.prefixes.map((x) => `"${x}"`).join(' AND ')), [1, 3], 'the first 3 letters find a superset');
   assert.equal(parseSearchQuery('multi-ag*').tokens, [
     { token: 'multi', prefix: false },
     { token: 'ag', prefix: false },
   ]);
+});
+
+test('prefixesOf: the first 3 letters of each word of 3 or more, folded as the index folds them', () => {
+  const got = prefixesOf(['Hello WORLD fo naïve', 'Zürich “quoted” 🎉 abc hello', 'x2024 ÉCOLE 日本語です']).split(' ').sort();
+  assert.equal(got, ['abc', 'eco', 'hel', 'nai', 'quo', 'wor', 'x20', 'zur', '日本語'].sort());
+  assert.is(prefixesOf(['', 'a b cd']), '');
 });
 
 test.run();

@@ -21,11 +21,13 @@ export interface SearchQuery {
   match: string | null;
   tokens: SearchToken[];
   /**
-   * When a prefix is longer than the prefix index's 3 letters (FTS5 would read and merge the list of every
-   * word it starts): the same expression with those prefixes cut to 3 letters, which the index walks lazily,
-   * and the terms to check on each email it finds (their words in order, the last one a prefix).
+   * When a term ends with a prefix: the cheap way to walk it (email_search has no prefix index, FTS5 would
+   * read and merge the list of every word a prefix starts). `match`: the other words for email_search (null
+   * when there are none); `prefixes`: the first 3 letters of each prefix, which email_prefixes holds for
+   * every email (search-index.ts); `check`: the terms an email found so must still be checked for (their
+   * words in order, the last one a prefix), empty when the prefixes say it all (single words of 3 letters).
    */
-  broad: { match: string; check: string[][] } | null;
+  walk: { match: string | null; prefixes: string[]; check: string[][] } | null;
 }
 
 // unicode61's token characters (categories L*, N*, Co); everything else separates tokens.
@@ -59,27 +61,34 @@ export function parseSearchQuery(input: string): SearchQuery {
   }
   const terms = pieces.filter((p) => TOKEN_CHAR.test(p.text));
   if (terms.length > MAX_QUERY_TERMS) throw validationError('query', `must have at most ${MAX_QUERY_TERMS} terms`);
-  if (terms.length === 0) return { match: null, tokens: [], broad: null };
+  if (terms.length === 0) return { match: null, tokens: [], walk: null };
 
   const tokens: SearchToken[] = [];
   const exact: string[] = [];
-  const broad: string[] = [];
+  const words: string[] = [];
+  const prefixes = new Set<string>();
   const check: string[][] = [];
   for (const term of terms) {
-    const words = wordsOf(term.text);
-    const last = [...(words.at(-1) ?? '')];
+    const folded = wordsOf(term.text);
+    const last = [...(folded.at(-1) ?? '')];
     const prefix = term.star && last.length >= MIN_PREFIX_CHARS;
-    words.forEach((token, i) => tokens.push({ token, prefix: prefix && i === words.length - 1 }));
+    folded.forEach((token, i) => tokens.push({ token, prefix: prefix && i === folded.length - 1 }));
     const literal = `"${term.text.replace(/"/g, '""')}"${prefix ? ' *' : ''}`;
     exact.push(literal);
-    if (prefix && last.length > MIN_PREFIX_CHARS) {
-      broad.push(`"${[...words.slice(0, -1), last.slice(0, MIN_PREFIX_CHARS).join('')].join(' ')}" *`);
-      check.push(words);
-    } else {
-      broad.push(literal);
+    if (!prefix) {
+      words.push(literal);
+      continue;
     }
+    prefixes.add(last.slice(0, MIN_PREFIX_CHARS).join(''));
+    // The folded words hold only token characters: quoting them is enough.
+    if (folded.length > 1) words.push(`"${folded.slice(0, -1).join(' ')}"`);
+    if (folded.length > 1 || last.length > MIN_PREFIX_CHARS) check.push(folded);
   }
-  return { match: exact.join(' AND '), tokens, broad: check.length ? { match: broad.join(' AND '), check } : null };
+  return {
+    match: exact.join(' AND '),
+    tokens,
+    walk: prefixes.size ? { match: words.length ? words.join(' AND ') : null, prefixes: [...prefixes], check } : null,
+  };
 }
 
 /** An FTS5 string for a literal value (an address): tokenized by the index's own tokenizer, matched as a phrase. */
