@@ -22,6 +22,17 @@ test('legitimate dots are not smuggling', () => {
   assert.not.ok(hasSmugglingLookAlike(data('bare\nLF lines\nbut no dot line\n')), 'bare LF alone is not a look-alike');
 });
 
+test('the byte scan agrees with the regular expression it replaced, on every string of CR, LF, "." and "a" up to 8 long', () => {
+  // The definition the scan implements, as it was written first.
+  const LOOK_ALIKE = /(?:^|(?<!\r)\n|\r(?!\n))\.(?:\r\n|\r|\n)|\r\n\.(?:\r(?!\n)|\n)|^\.(?:\r(?!\n)|\n)/;
+  const alphabet = ['\r', '\n', '.', 'a'];
+  let strings = [''];
+  for (let length = 1; length <= 8; length++) {
+    strings = strings.flatMap((s) => alphabet.map((c) => s + c));
+    for (const s of strings) if (hasSmugglingLookAlike(data(s)) !== LOOK_ALIKE.test(s)) assert.unreachable(JSON.stringify(s));
+  }
+});
+
 test('attachment names lose paths, control and bidi characters, and are bounded', () => {
   const cases: Array<[string | undefined, string]> = [
     ['../../x.pdf', 'x.pdf'],

@@ -1,0 +1,182 @@
+// Micro-benchmark: the CPU an analyze thread spends on one received 10 KB message, stage by stage, independent
+// of machine load (this thread's CPU time, from /proc/thread-self/stat's utime+stime in clock ticks is too
+// coarse, so process.cpuUsage() over many messages on an otherwise idle process: the V8 helper threads' garbage
+// collection and compilation count, as they do for a worker). Three kinds of message:
+//   * source: what smtp-source -l 10240 sends in the inbound benchmark (5 header fields, 78-character lines), no
+//     DKIM signature;
+//   * text: the storage benchmark's text/plain letter, DKIM-signed (rsa-sha256 2048, relaxed/relaxed);
+//   * html: its multipart/alternative letter with an HTML part (quoted-printable), List-Unsubscribe, DKIM-signed.
+// Each stage runs alone over every message of a kind, several rounds, after a warm-up; the figure is the least
+// µs per message of the rounds (the least disturbed by other processes). DNS answers come from a Map in this
+// process (SPF, DKIM key, DMARC for each sender domain), as the worker's answer cache gives them once warm.
+// Stages: authenticate (mailauth), parse (mailparser, mail/parse.ts), analyze (both, as analyze.ts runs them),
+// and the whole job of the analyze worker (analyze, then the stored message packed: analyze-worker.ts storing()).
+// BENCH_ANALYZE_PROFILE=<dir> also writes a CPU profile (.cpuprofile) of the whole-job stage per kind and
+// prints the top functions by self time (BENCH_ANALYZE_PROFILE_STAGE: the stage's index, 0-3, default 3).
+//   node --import tsx scripts/bench/analyze-profile.ts
+import { generateKeyPairSync } from 'node:crypto';
+import { Session } from 'node:inspector/promises';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { compose } from '../../src/mail/compose.ts';
+import { sign } from '../../src/mail/sign.ts';
+import { parseMessage } from '../../src/mail/parse.ts';
+import { packMail } from '../../src/mail/packing.ts';
+import { withoutAuthResultsOf } from '../../src/mail/trace.ts';
+import { authenticate, type AuthContext } from '../../src/receive/authenticate.ts';
+import { analyze } from '../../src/receive/analyze.ts';
+import type { DnsLookup } from '../../src/dns/cache.ts';
+import { Corpus, letter } from './storage.ts';
+import { fmt, table } from './lib.ts';
+import { topFunctions } from './profile.ts';
+
+const PER_KIND = Number(process.env.BENCH_ANALYZE_MESSAGES ?? 300);
+const ROUNDS = Number(process.env.BENCH_ANALYZE_ROUNDS ?? 5);
+const PROFILE_DIR = process.env.BENCH_ANALYZE_PROFILE;
+const HOSTNAME = 'mx.inbound.bench.test';
+const INBOX = 'bench@inbound.bench.test';
+const SOURCE_DOMAIN = 'sender.bench.test';
+const SENDER_DOMAINS = Array.from({ length: 8 }, (_, i) => `news${i}.senders.bench.test`);
+const CLIENT = `mail.${SOURCE_DOMAIN}`;
+const TRACE = `Received: from ${CLIENT} (${CLIENT} [127.0.0.1])\r\n\tby ${HOSTNAME} with ESMTP id bench;\r\n\tTue, 25 Nov 2026 12:00:00 +0000\r\n`;
+
+interface Kind {
+  name: string;
+  messages: Array<{ raw: Buffer; ctx: AuthContext }>;
+}
+
+/** DNS from a Map: what the worker's cache gives once it holds every answer (no lookup waits on a socket). */
+function mapLookup(records: Map<string, unknown[]>): DnsLookup {
+  return {
+    async resolve(name, type) {
+      const answer = records.get(`${type} ${name.toLowerCase()}`);
+      if (answer) return answer;
+      throw Object.assign(new Error(`queryTxt ENOTFOUND ${name}`), { code: 'ENOTFOUND' });
+    },
+  };
+}
+
+export async function kinds(): Promise<{ kinds: Kind[]; dns: DnsLookup }> {
+  const records = new Map<string, unknown[]>();
+  const txt = (name: string, value: string) => records.set(`TXT ${name}`, [[value]]);
+  records.set(`A ${CLIENT}`, ['127.0.0.1']);
+  records.set('PTR 1.0.0.127.in-addr.arpa', [CLIENT]);
+  txt(SOURCE_DOMAIN, 'v=spf1 ip4:127.0.0.1 -all');
+  txt(`_dmarc.${SOURCE_DOMAIN}`, 'v=DMARC1; p=none');
+  const keys = new Map<string, string>();
+  for (const domain of SENDER_DOMAINS) {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    txt(domain, 'v=spf1 ip4:127.0.0.1 -all');
+    txt(`s1._domainkey.${domain}`, `v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`);
+    txt(`_dmarc.${domain}`, 'v=DMARC1; p=none');
+    keys.set(domain, privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+  }
+  const dns = mapLookup(records);
+
+  const source: Kind = { name: 'source (smtp-source -l 10240, unsigned)', messages: [] };
+  for (let n = 0; n < PER_KIND; n++) {
+    const head = `From: <sender@${SOURCE_DOMAIN}>\r\nTo: <${INBOX}>\r\nDate: ${new Date(Date.UTC(2026, 10, 25, 12, 0, n)).toUTCString()}\r\nMessage-Id: <${n}.bench@${CLIENT}>\r\nSubject: Inbound benchmark\r\n\r\n`;
+    let body = '';
+    for (let i = 1; body.length < 10 * 1024; i++) body += `${i % 10}${'X'.repeat(77)}\r\n`;
+    source.messages.push({ raw: Buffer.from(head + body, 'latin1'), ctx: { ip: '127.0.0.1', helo: CLIENT, mailFrom: `sender@${SOURCE_DOMAIN}`, hostname: HOSTNAME, dns } });
+  }
+
+  const text: Kind = { name: 'text/plain, DKIM-signed', messages: [] };
+  const html: Kind = { name: 'multipart/alternative with HTML, DKIM-signed', messages: [] };
+  const c = new Corpus(20261126);
+  const senders = Array.from({ length: 40 }, (_, i) => {
+    const domain = SENDER_DOMAINS[i % SENDER_DOMAINS.length];
+    const name = c.name();
+    return { name, address: `${name.split(' ')[0].toLowerCase().normalize('NFD').replace(/[^a-z]/g, '')}@${domain}` };
+  });
+  for (let i = 0; text.messages.length < PER_KIND || html.messages.length < PER_KIND; i++) {
+    const from = c.pick(senders);
+    const l = letter(c, from, 10 * 1024);
+    const into = l.html ? html : text;
+    if (into.messages.length >= PER_KIND) continue;
+    const domain = from.address.split('@')[1];
+    const composed = await compose({
+      messageId: `${i}.bench@${domain}`,
+      date: Date.UTC(2026, 10, 25, 12, 0, 0) + i * 1000,
+      from,
+      to: [{ name: 'Bench', address: INBOX }],
+      cc: [],
+      replyTo: [],
+      subject: l.subject,
+      text: l.text,
+      ...(l.html ? { html: l.html } : {}),
+      headers: l.html ? { 'List-Unsubscribe': `<https://www.${domain}/unsubscribe/${i}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } : {},
+      attachments: [],
+    });
+    const raw = await sign(composed, { domain, selector: 's1', privateKey: keys.get(domain)! });
+    into.messages.push({ raw, ctx: { ip: '127.0.0.1', helo: CLIENT, mailFrom: from.address, hostname: HOSTNAME, dns } });
+  }
+  return { kinds: [source, text, html], dns };
+}
+
+type Stage = (m: Kind['messages'][number]) => Promise<unknown>;
+
+const STAGES: Array<[string, Stage]> = [
+  ['authenticate (mailauth)', (m) => authenticate(m.raw, m.ctx)],
+  ['parse (mailparser)', (m) => parseMessage(m.raw)],
+  ['analyze (both)', (m) => analyze(m.raw, m.ctx)],
+  [
+    'analyze worker job (analyze + pack)',
+    async (m) => {
+      const a = await analyze(m.raw, m.ctx);
+      return packMail(Buffer.concat([Buffer.from(TRACE + a.authHeaders, 'latin1'), withoutAuthResultsOf(m.raw, HOSTNAME)]), a.parsed.text, a.parsed.html, { alone: false });
+    },
+  ],
+];
+
+/** CPU µs per message of one round: messages one after the other, as a worker with one job at a time. */
+async function round(kind: Kind, stage: Stage): Promise<number> {
+  const start = process.cpuUsage();
+  for (const m of kind.messages) await stage(m);
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / kind.messages.length;
+}
+
+async function profiled(kind: Kind, stage: Stage, label: string): Promise<void> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  for (let r = 0; r < 3; r++) for (const m of kind.messages) await stage(m);
+  const { profile } = (await session.post('Profiler.stop')) as { profile: Parameters<typeof topFunctions>[0] };
+  session.disconnect();
+  mkdirSync(PROFILE_DIR!, { recursive: true });
+  const file = join(PROFILE_DIR!, `analyze-${label}.cpuprofile`);
+  writeFileSync(file, JSON.stringify(profile));
+  console.log(`\n${kind.name}, ${label}: top functions by self time (µs per message), ${file}\n`);
+  for (const line of topFunctions(profile, kind.messages.length * 3, 30)) console.log(line);
+}
+
+export async function benchAnalyzeProfile(): Promise<void> {
+  const { kinds: all } = await kinds();
+  console.log(`\n## Analyze thread CPU per received message, by stage\n`);
+  console.log(
+    `${PER_KIND} messages per kind (${all.map((k) => `${k.name}: ${fmt(k.messages.reduce((s, m) => s + m.raw.length, 0) / k.messages.length)} bytes`).join('; ')}); ` +
+      `least of ${ROUNDS} rounds after one warm-up, process CPU (user+system, V8's helper threads included), node ${process.version}\n`,
+  );
+  const rows: Array<Array<string>> = [];
+  for (const kind of all) {
+    const row = [kind.name];
+    for (const [, stage] of STAGES) {
+      await round(kind, stage);
+      const figures: number[] = [];
+      for (let r = 0; r < ROUNDS; r++) figures.push(await round(kind, stage));
+      figures.sort((a, b) => a - b);
+      row.push(`${fmt(figures[0])} (${fmt(figures[Math.floor(figures.length / 2)])})`);
+    }
+    rows.push(row);
+  }
+  table(['message', ...STAGES.map(([name]) => `${name} µs, least (median)`)], rows);
+  if (!PROFILE_DIR) return;
+  const stage = Number(process.env.BENCH_ANALYZE_PROFILE_STAGE ?? 3);
+  for (const [i, kind] of all.entries()) await profiled(kind, STAGES[stage][1], `${['source', 'text', 'html'][i]}-${stage}`);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await benchAnalyzeProfile();
