@@ -26,6 +26,7 @@ import { startDnsServer, type DnsServer } from '../../src/testkit/dns-server.ts'
 import { BOX } from '../../src/testkit/outbound.ts';
 import { SENDER_DOMAIN, Sink, benchDir, ensurePostfixInstalled, fmt, freePort, logTail, machineBusyMicros, percentile, procCpuMicros, procMemoryMiB, reportGoal, table, threadCpuByName, until } from './lib.ts';
 import { Postfix } from './postfix.ts';
+import { heapSampler } from './heap-split.ts';
 
 const MESSAGES = Number(process.env.BENCH_INBOUND_MESSAGES ?? 20_000);
 /** Sent (same shape, unmeasured) before each measured run: start-up, JIT and caches out of the figures. */
@@ -36,7 +37,10 @@ const SERVERS = (process.env.BENCH_INBOUND_SERVERS ?? 'smtp-sink,Postfix,Mailwri
 /** A directory: Mailwright runs under node --cpu-prof and leaves one .cpuprofile per run there. */
 const PROFILE_DIR = process.env.BENCH_INBOUND_PROFILE;
 // BENCH_NODE_OPTIONS: node flags for Mailwright's process (e.g. --max-semi-space-size=2, --heapsnapshot-signal=SIGUSR2);
-// BENCH_MEMORY_PROFILE: its memory_profile (default, small).
+// BENCH_MEMORY_PROFILE: its memory_profile (default, small); BENCH_SERVE_ENV: more of its environment, as
+// space-separated NAME=value (e.g. MALLOC_ARENA_MAX=2).
+/** Seconds Mailwright is left idle after the load, its RSS read at the end (issue 22: under 160 MiB within a minute). */
+const SETTLE_S = Number(process.env.BENCH_INBOUND_SETTLE_S ?? 60);
 const BODY_BYTES = 10 * 1024;
 const SOURCE_BIN = '/usr/sbin/smtp-source';
 const INBOX_DOMAIN = 'inbound.bench.test';
@@ -442,8 +446,10 @@ interface AppProcess {
   stop(): Promise<number | null>;
 }
 
+const serveEnv = () => Object.fromEntries((process.env.BENCH_SERVE_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+
 /** `scripts/mailwright serve` on a fresh data directory, its output to a file (as journald would take it). */
-async function startMailwright(dns: DnsServer): Promise<AppProcess> {
+async function startMailwright(dns: DnsServer, nodeOptions = ''): Promise<AppProcess> {
   const dataDir = benchDir('mw-bench-inbound-app-');
   const [smtpPort, httpPort] = [await freePort(), await freePort()];
   const env = testEnv(dataDir, {
@@ -476,7 +482,7 @@ async function startMailwright(dns: DnsServer): Promise<AppProcess> {
   const [cmd, args] = PROFILE_DIR
     ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(ROOT, 'src/main.ts'), 'serve']]
     : [CLI, ['serve']];
-  const child = spawn(cmd, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...env }, stdio: ['ignore', fd, fd] });
+  const child = spawn(cmd, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...(process.env.BENCH_NODE_OPTIONS || nodeOptions ? { NODE_OPTIONS: `${process.env.BENCH_NODE_OPTIONS ?? ''} ${nodeOptions}`.trim() } : {}), ...serveEnv(), ...env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let exitCode: number | null | undefined;
@@ -548,11 +554,14 @@ function countReceived(dataDir: string): { received: number; categories: string;
 }
 
 async function mailwrightRun(sessions: number, dns: DnsServer): Promise<Row> {
-  const app = await startMailwright(dns);
+  const heaps = heapSampler();
+  const app = await startMailwright(dns, heaps.nodeOptions);
   let stopped = false;
   try {
     await setUpInbox(app, dns);
     dns.resetQueries();
+    const idle = procMemoryMiB(app.pid).rss;
+    heaps.start(app.pid);
     // measure() samples once at the start and once at the end.
     const threads: Array<Map<string, number>> = [];
     const m = await measure(sessions, app.smtpPort, () => {
@@ -560,16 +569,24 @@ async function mailwrightRun(sessions: number, dns: DnsServer): Promise<Row> {
       return procCpuMicros(`/proc/${app.pid}/stat`);
     });
     const rss = procMemoryMiB(app.pid);
+    const split = await heaps.stop();
     const queries = dns.queries.length;
+    const settled: string[] = [];
+    for (let s = 10; s <= SETTLE_S; s += 10) {
+      await new Promise((r) => setTimeout(r, 10_000));
+      settled.push(`${s} s ${fmt(procMemoryMiB(app.pid).rss)}`);
+    }
     const code = await app.stop();
     stopped = true;
     // Threads that ended during the window (none, normally) are left out of this split but not of the total.
-    const split = [...threads[1]]
+    const cpuSplit = [...threads[1]]
       .map(([name, cpu]) => [name, (cpu - (threads[0].get(name) ?? 0)) / Math.max(1, m.accepted)] as const)
       .filter(([, perMessage]) => perMessage >= 1)
       .sort((a, b) => b[1] - a[1]);
     const notes = [
-      `of the server CPU, µs/msg by thread: ${split.map(([name, perMessage]) => `${name} ${fmt(perMessage)}`).join(', ')}`,
+      `RSS MiB idle before the load ${fmt(idle)}, at its end ${fmt(rss.rss)}, peak ${fmt(rss.peak)}; after it${settled.length ? `: ${settled.join(', ')}` : ' (not waited for)'}`,
+      split,
+      `of the server CPU, µs/msg by thread: ${cpuSplit.map(([name, perMessage]) => `${name} ${fmt(perMessage)}`).join(', ')}`,
       `${fmt(queries / m.total, 2)} DNS queries per message; serve exited with code ${code} after SIGTERM`,
     ];
     const { received, categories, dbMiB } = countReceived(app.dataDir);
