@@ -65,7 +65,9 @@ export class Writer extends WorkerPool<Call, Answer> {
     /** Hears the size of each group commit the writer thread made (metrics, issue 21). */
     private readonly onBatch?: (calls: number) => void,
   ) {
-    super({ name: 'writer', module: new URL('./writer-worker.ts', import.meta.url), size: 1, jobsPerWorker: 1024, workerData: { config, jobs: jobs.href } });
+    // Never ended for idleness (worker-pool.ts idleMs): a new writer takes hundreds of ms to load its jobs and
+    // open the database, which the first send or message after every quiet spell would wait for.
+    super({ name: 'writer', module: new URL('./writer-worker.ts', import.meta.url), size: 1, jobsPerWorker: 1024, workerData: { config, jobs: jobs.href }, idleMs: 0 });
   }
 
   /**
