@@ -14,19 +14,19 @@
 // (VmHWM) too. Afterwards every accepted message must be there: smtp-sink's counter, Postfix's cleanup log lines,
 // Mailwright's received emails in its SQLite file (opened read-only once the app has stopped).
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { cpus, totalmem } from 'node:os';
-import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { databasePath } from '../../src/db/open.ts';
-import { CLI, ROOT, request, runCli, testEnv } from '../../src/testkit/app.ts';
+import { request } from '../../src/testkit/app.ts';
 import { startDnsServer, type DnsServer } from '../../src/testkit/dns-server.ts';
 import { BOX } from '../../src/testkit/outbound.ts';
-import { SENDER_DOMAIN, Sink, benchDir, ensurePostfixInstalled, fmt, freePort, logTail, machineBusyMicros, percentile, procCpuMicros, procMemoryMiB, reportGoal, table, threadCpuByName, until } from './lib.ts';
+import { SENDER_DOMAIN, Sink, ensurePostfixInstalled, fmt, freePort, logTail, machineBusyMicros, percentile, procCpuMicros, procMemoryMiB, reportGoal, table, threadCpuByName, until } from './lib.ts';
 import { Postfix } from './postfix.ts';
 import { heapSampler } from './heap-split.ts';
+import { startServe, type ServeProcess } from './serve-process.ts';
 
 const MESSAGES = Number(process.env.BENCH_INBOUND_MESSAGES ?? 20_000);
 /** Sent (same shape, unmeasured) before each measured run: start-up, JIT and caches out of the figures. */
@@ -435,81 +435,32 @@ async function startInboundDns(): Promise<DnsServer> {
   return dns;
 }
 
-interface AppProcess {
-  pid: number;
-  smtpPort: number;
-  api: string;
-  key: string;
-  dataDir: string;
-  logFile: string;
-  /** SIGTERM, then the exit code (SIGKILL after 60 s). */
-  stop(): Promise<number | null>;
-}
+type AppProcess = ServeProcess;
 
-const serveEnv = () => Object.fromEntries((process.env.BENCH_SERVE_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
-
-/** `scripts/mailwright serve` on a fresh data directory, its output to a file (as journald would take it). */
-async function startMailwright(dns: DnsServer, nodeOptions = ''): Promise<AppProcess> {
-  const dataDir = benchDir('mw-bench-inbound-app-');
-  const [smtpPort, httpPort] = [await freePort(), await freePort()];
-  const env = testEnv(dataDir, {
-    MAILWRIGHT_DNS_SERVERS: dns.address,
-    MAILWRIGHT_SMTP_HOST: '127.0.0.1',
-    MAILWRIGHT_SMTP_PORT: String(smtpPort),
-    MAILWRIGHT_HTTP_PORT: String(httpPort),
-    MAILWRIGHT_HOSTNAME: BOX,
-    MAILWRIGHT_RATE_LIMIT: '0',
-    MAILWRIGHT_LOG_LEVEL: 'info',
-    // smtp-source -d sends every message of a session over one connection (1,000 each at 20 sessions), and
-    // neither peer caps messages per session: the default cap of 1,000 would end the run, not measure it.
-    MAILWRIGHT_SMTP_MAX_MESSAGES: '1000000',
-    // Every session of smtp-source and of the probe comes from 127.0.0.1: up to 101 open at once, and about 200
-    // connections within a minute at 100 sessions (warm-up, run, probe). The per-client limits (20 open, 60 a
-    // minute) are for the internet's clients, not one load generator; the Postfix under test exempts it too
-    // (smtpd_client_event_limit_exceptions is $mynetworks, here 127.0.0.0/8). smtp_max_clients (200) still holds.
-    MAILWRIGHT_SMTP_MAX_CLIENTS_PER_IP: '200',
-    // BENCH_MEMORY_PROFILE=small measures the profile for a 1 GiB VPS.
-    MAILWRIGHT_MEMORY_PROFILE: process.env.BENCH_MEMORY_PROFILE ?? 'default',
-    MAILWRIGHT_SMTP_CONNECTION_RATE_PER_IP: '0',
+/** `scripts/mailwright serve` (serve-process.ts) with its MX listener on a free loopback port, set for the load. */
+const startMailwright = (dns: DnsServer, nodeOptions = ''): Promise<AppProcess> =>
+  startServe({
+    label: 'mw-bench-inbound-app-',
+    nodeOptions,
+    profileDir: PROFILE_DIR,
+    env: {
+      MAILWRIGHT_DNS_SERVERS: dns.address,
+      MAILWRIGHT_SMTP_HOST: '127.0.0.1',
+      MAILWRIGHT_HOSTNAME: BOX,
+      MAILWRIGHT_RATE_LIMIT: '0',
+      // smtp-source -d sends every message of a session over one connection (1,000 each at 20 sessions), and
+      // neither peer caps messages per session: the default cap of 1,000 would end the run, not measure it.
+      MAILWRIGHT_SMTP_MAX_MESSAGES: '1000000',
+      // Every session of smtp-source and of the probe comes from 127.0.0.1: up to 101 open at once, and about 200
+      // connections within a minute at 100 sessions (warm-up, run, probe). The per-client limits (20 open, 60 a
+      // minute) are for the internet's clients, not one load generator; the Postfix under test exempts it too
+      // (smtpd_client_event_limit_exceptions is $mynetworks, here 127.0.0.0/8). smtp_max_clients (200) still holds.
+      MAILWRIGHT_SMTP_MAX_CLIENTS_PER_IP: '200',
+      // BENCH_MEMORY_PROFILE=small measures the profile for a 1 GiB VPS.
+      MAILWRIGHT_MEMORY_PROFILE: process.env.BENCH_MEMORY_PROFILE ?? 'default',
+      MAILWRIGHT_SMTP_CONNECTION_RATE_PER_IP: '0',
+    },
   });
-  const created = await runCli(['key', 'create', '--name', 'bench'], env);
-  const key = created.stdout.trim();
-  if (created.code !== 0 || !key.startsWith('re_')) throw new Error(`mailwright key create failed (${created.code}): ${created.stderr}`);
-  const logFile = join(dataDir, 'serve.log');
-  const fd = openSync(logFile, 'a');
-  // scripts/mailwright execs node with tsx's loader; node refuses --cpu-prof in NODE_OPTIONS, so when profiling
-  // the same command is spelled out with the flag.
-  const [cmd, args] = PROFILE_DIR
-    ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(ROOT, 'src/main.ts'), 'serve']]
-    : [CLI, ['serve']];
-  const child = spawn(cmd, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...(process.env.BENCH_NODE_OPTIONS || nodeOptions ? { NODE_OPTIONS: `${process.env.BENCH_NODE_OPTIONS ?? ''} ${nodeOptions}`.trim() } : {}), ...serveEnv(), ...env }, stdio: ['ignore', fd, fd] });
-  closeSync(fd);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let exitCode: number | null | undefined;
-  void exited.then((code) => (exitCode = code));
-  const stop = async () => {
-    if (exitCode !== undefined) return exitCode;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    const code = await exited;
-    clearTimeout(timer);
-    return code;
-  };
-  try {
-    await until(
-      'Mailwright to log "ready"',
-      () => {
-        if (exitCode !== undefined) throw new Error(`mailwright serve exited with code ${exitCode} before it was ready:\n${logTail(logFile)}`);
-        return readFileSync(logFile, 'utf8').includes('"msg":"ready"');
-      },
-      30_000,
-    );
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-  return { pid: child.pid!, smtpPort, api: `http://127.0.0.1:${httpPort}/api/v1`, key, dataDir, logFile, stop };
-}
 
 /** Through the API: the inbox domain, its records and MX published, inbound verified `ready`, the inbox. */
 async function setUpInbox(app: AppProcess, dns: DnsServer): Promise<string> {

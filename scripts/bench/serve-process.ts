@@ -1,0 +1,82 @@
+// `scripts/mailwright serve` in a process of its own for a benchmark: a fresh data directory, free ports, an
+// API key made with the CLI, its output to a file (as journald would take it). Its RSS and threads are then
+// the server's alone, apart from the load generator and this process (inbound.ts, api-send.ts).
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CLI, ROOT, runCli, testEnv } from '../../src/testkit/app.ts';
+import { benchDir, freePort, logTail, until } from './lib.ts';
+
+export interface ServeProcess {
+  pid: number;
+  smtpPort: number;
+  api: string;
+  key: string;
+  dataDir: string;
+  logFile: string;
+  /** SIGTERM, then the exit code (SIGKILL after 60 s). */
+  stop(): Promise<number | null>;
+}
+
+export interface ServeOptions {
+  /** Names the data directory. */
+  label: string;
+  /** MAILWRIGHT_* settings beyond the ports, the data directory and an empty config file (testEnv). */
+  env: Record<string, string>;
+  /** More NODE_OPTIONS (heap-split.ts), after BENCH_NODE_OPTIONS. */
+  nodeOptions?: string;
+  /** A directory: serve runs under node --cpu-prof and leaves its .cpuprofile there. */
+  profileDir?: string;
+}
+
+/** BENCH_SERVE_ENV: more of serve's environment, as space-separated NAME=value (e.g. MALLOC_ARENA_MAX=2). */
+const serveEnv = () => Object.fromEntries((process.env.BENCH_SERVE_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+
+export async function startServe(opts: ServeOptions): Promise<ServeProcess> {
+  const dataDir = benchDir(opts.label);
+  const [smtpPort, httpPort] = [await freePort(), await freePort()];
+  const env = testEnv(dataDir, { MAILWRIGHT_SMTP_PORT: String(smtpPort), MAILWRIGHT_HTTP_PORT: String(httpPort), MAILWRIGHT_LOG_LEVEL: 'info', ...opts.env });
+  const created = await runCli(['key', 'create', '--name', 'bench'], env);
+  const key = created.stdout.trim();
+  if (created.code !== 0 || !key.startsWith('re_')) throw new Error(`mailwright key create failed (${created.code}): ${created.stderr}`);
+  const logFile = join(dataDir, 'serve.log');
+  const fd = openSync(logFile, 'a');
+  // scripts/mailwright execs node with tsx's loader; node refuses --cpu-prof in NODE_OPTIONS, so when profiling
+  // the same command is spelled out with the flag.
+  const [cmd, args] = opts.profileDir
+    ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`, '--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(ROOT, 'src/main.ts'), 'serve']]
+    : [CLI, ['serve']];
+  const nodeOptions = `${process.env.BENCH_NODE_OPTIONS ?? ''} ${opts.nodeOptions ?? ''}`.trim();
+  const child = spawn(cmd, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}), ...serveEnv(), ...env },
+    stdio: ['ignore', fd, fd],
+  });
+  closeSync(fd);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let exitCode: number | null | undefined;
+  void exited.then((code) => (exitCode = code));
+  const stop = async () => {
+    if (exitCode !== undefined) return exitCode;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const code = await exited;
+    clearTimeout(timer);
+    return code;
+  };
+  try {
+    await until(
+      'Mailwright to log "ready"',
+      () => {
+        if (exitCode !== undefined) throw new Error(`mailwright serve exited with code ${exitCode} before it was ready:\n${logTail(logFile)}`);
+        return readFileSync(logFile, 'utf8').includes('"msg":"ready"');
+      },
+      30_000,
+    );
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { pid: child.pid!, smtpPort, api: `http://127.0.0.1:${httpPort}/api/v1`, key, dataDir, logFile, stop };
+}
