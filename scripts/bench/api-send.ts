@@ -262,6 +262,7 @@ async function serveDelivering(): Promise<ApiRun> {
       await new Promise((r) => setTimeout(r, 10_000));
       settled.push(`${s} s ${fmt(procMemoryMiB(app.pid).rss)}`);
     }
+    const after = `${SETTLE_S} s after the load, ${await heaps.last()}`;
     const code = await app.stop();
     stopped = true;
     const ok = Math.max(1, result.windowOk);
@@ -289,6 +290,7 @@ async function serveDelivering(): Promise<ApiRun> {
         ...(other.length ? [`answers other than 200: ${other.map(([st, n]) => `${st === '0' ? 'no answer' : st} x${n}`).join(', ')}; first: ${result.firstError}`] : []),
         `RSS MiB idle before the load ${fmt(idle)}, at its end ${fmt(end.rss)}, peak (VmHWM, its whole life) ${fmt(end.peak)}; after it${settled.length ? `: ${settled.join(', ')}` : ' (not waited for)'}`,
         split,
+        after,
         `delivered to the sink during the counted window: ${fmt(sunk / result.windowSeconds)}/s`,
         `${fmt(accepted)} answers of 200 over the whole run, ${fmt(rows)} queue rows and ${fmt(emails)} emails committed: every 200 was on disk; serve exited with code ${code} after SIGTERM`,
       ],

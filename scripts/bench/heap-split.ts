@@ -31,6 +31,8 @@ export interface HeapSampler {
   start(pid: number): void;
   /** Stops sampling; the split at the sample with the highest RSS, as one line of notes. */
   stop(): Promise<string>;
+  /** After stop(): one more report now, its split as one line of notes; the reports' directory is removed. */
+  last(): Promise<string>;
 }
 
 const MiB = (bytes: number) => bytes / 2 ** 20;
@@ -65,6 +67,27 @@ export function heapSampler(everyMs = 1000): HeapSampler {
     async stop() {
       clearInterval(timer);
       await new Promise((r) => setTimeout(r, 300)); // the last report being written
+      const samples = read();
+      for (const f of readdirSync(dir)) rmSync(join(dir, f), { force: true });
+      if (!samples.length) return 'no heap reports were written';
+      const top = samples.reduce((a, b) => (b.rss > a.rss || !(a.rss >= 0) ? b : a));
+      const peakMain = Math.max(...samples.map((s) => s.main.total + s.main.external));
+      return `memory split at the highest RSS sampled (${fmt(top.rss)} MiB, ${samples.length} samples 1 s apart), ${describe(top)}; the event loop's heap + external peaked at ${fmt(peakMain)}`;
+    },
+    async last() {
+      const rss = procMemoryMiB(pid).rss;
+      rssAt.set(String(n++), rss);
+      try {
+        process.kill(pid, 'SIGUSR2');
+      } catch {}
+      await new Promise((r) => setTimeout(r, 500));
+      const [sample] = read().slice(-1);
+      rmSync(dir, { recursive: true, force: true });
+      return sample ? `memory split then (${fmt(rss)} MiB: ${rssKinds(pid)}), ${describe(sample)}` : 'no heap report was written';
+    },
+  };
+
+  function read(): Sample[] {
       const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
       const samples: Sample[] = [];
       for (const file of files) {
@@ -79,17 +102,26 @@ export function heapSampler(everyMs = 1000): HeapSampler {
           });
         } catch {} // a report cut short by the process's exit
       }
-      rmSync(dir, { recursive: true, force: true });
-      if (!samples.length) return 'no heap reports were written';
-      const top = samples.reduce((a, b) => (b.rss > a.rss || !(a.rss >= 0) ? b : a));
-      const peakMain = Math.max(...samples.map((s) => s.main.total + s.main.external));
-      const heaps = top.workers.reduce((sum, w) => sum + w.heap.total + w.heap.external, top.main.total + top.main.external);
-      const h = (x: Heap) => `${fmt(x.total)} (${fmt(x.used)} used) + ${fmt(x.external)} external`;
-      return (
-        `memory split at the highest RSS sampled (${fmt(top.rss)} MiB, ${samples.length} samples 1 s apart), V8 heap MiB committed (used) + external: ` +
-        `event loop ${h(top.main)}; ${top.workers.map((w) => `${w.kind} ${h(w.heap)}`).join('; ')}; the rest (code, libraries, malloc, SQLite) ${fmt(top.rss - heaps)}; ` +
-        `the event loop's heap + external peaked at ${fmt(peakMain)}`
-      );
-    },
-  };
+      return samples;
+  }
+}
+
+/** RSS by kind from /proc/<pid>/status: anonymous (heaps, malloc) and file-backed (the node binary, libraries). */
+function rssKinds(pid: number): string {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const mib = (field: string) => fmt(Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) / 1024);
+    return `${mib('RssAnon')} anonymous, ${mib('RssFile')} file-backed`;
+  } catch {
+    return 'gone';
+  }
+}
+
+function describe(s: Sample): string {
+  const heaps = s.workers.reduce((sum, w) => sum + w.heap.total + w.heap.external, s.main.total + s.main.external);
+  const h = (x: Heap) => `${fmt(x.total)} (${fmt(x.used)} used) + ${fmt(x.external)} external`;
+  return (
+    `V8 heap MiB committed (used) + external: event loop ${h(s.main)}; ${s.workers.map((w) => `${w.kind} ${h(w.heap)}`).join('; ') || 'no worker threads'}; ` +
+    `the rest (code, libraries, malloc, SQLite) ${fmt(s.rss - heaps)}`
+  );
 }

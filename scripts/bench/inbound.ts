@@ -527,6 +527,7 @@ async function mailwrightRun(sessions: number, dns: DnsServer): Promise<Row> {
       await new Promise((r) => setTimeout(r, 10_000));
       settled.push(`${s} s ${fmt(procMemoryMiB(app.pid).rss)}`);
     }
+    const after = `${SETTLE_S} s after the load, ${await heaps.last()}`;
     const code = await app.stop();
     stopped = true;
     // Threads that ended during the window (none, normally) are left out of this split but not of the total.
@@ -537,6 +538,7 @@ async function mailwrightRun(sessions: number, dns: DnsServer): Promise<Row> {
     const notes = [
       `RSS MiB idle before the load ${fmt(idle)}, at its end ${fmt(rss.rss)}, peak ${fmt(rss.peak)}; after it${settled.length ? `: ${settled.join(', ')}` : ' (not waited for)'}`,
       split,
+      after,
       `of the server CPU, µs/msg by thread: ${cpuSplit.map(([name, perMessage]) => `${name} ${fmt(perMessage)}`).join(', ')}`,
       `${fmt(queries / m.total, 2)} DNS queries per message; serve exited with code ${code} after SIGTERM`,
     ];

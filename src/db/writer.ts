@@ -56,6 +56,13 @@ interface ApiErrorData {
 /** `batches`: the sizes of the group commits made since the previous answer (metrics, issue 21). */
 export type Answer = ({ results: unknown[]; logs: LogEntry[] } | { refused: ApiErrorData }) & { batches?: number[] };
 
+/**
+ * The writer's young generation (MiB). What it allocates per call dies with the call (payloads read, rows
+ * bound), so V8's default (up to 48 MiB of semi-spaces, which it grows to under a burst of mail and keeps)
+ * buys nothing but RSS.
+ */
+const WRITER_YOUNG_MB = 8;
+
 export class Writer extends WorkerPool<Call, Answer> {
   constructor(
     config: Config,
@@ -65,9 +72,14 @@ export class Writer extends WorkerPool<Call, Answer> {
     /** Hears the size of each group commit the writer thread made (metrics, issue 21). */
     private readonly onBatch?: (calls: number) => void,
   ) {
-    // Never ended for idleness (worker-pool.ts idleMs): a new writer takes hundreds of ms to load its jobs and
-    // open the database, which the first send or message after every quiet spell would wait for.
-    super({ name: 'writer', module: new URL('./writer-worker.ts', import.meta.url), size: 1, jobsPerWorker: 1024, workerData: { config, jobs: jobs.href }, idleMs: 0 });
+    super({
+      name: 'writer',
+      module: new URL('./writer-worker.ts', import.meta.url),
+      size: 1,
+      jobsPerWorker: 1024,
+      workerData: { config, jobs: jobs.href },
+      resourceLimits: { maxYoungGenerationSizeMb: WRITER_YOUNG_MB },
+    });
   }
 
   /**
