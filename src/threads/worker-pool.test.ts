@@ -1,6 +1,8 @@
 // The pool's idle workers (issue 22): a worker without a job for idleMs is ended, its thread gone from the
 // process, and the next job starts a new one; a job that arrives in time keeps it; idleMs 0 keeps it for good.
+// When a pool's last worker ends, this thread's heap is collected and its young generation shrunk (reclaim.ts).
 import { readdirSync, readFileSync } from 'node:fs';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WorkerPool } from './worker-pool.ts';
@@ -57,6 +59,30 @@ test('idleMs 0: the worker stays until close()', async () => {
     const { thread } = await p.run({});
     await sleep(500);
     assert.is((await p.run({})).thread, thread);
+  } finally {
+    await p.close();
+  }
+});
+
+const newSpaceMiB = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_size / 2 ** 20;
+
+test("when a pool's last worker ends for idleness, this thread's young generation shrinks back", async () => {
+  // V8 shrinks the young generation in a collection made while its allocation rate is low (measured over the
+  // last 5 s): serve's pools wait 30 s.
+  const p = pool(5500);
+  try {
+    // Garbage that survives a scavenge or two, as messages in flight do: V8 grows the semi-spaces and keeps them.
+    let keep: string[] = [];
+    for (let i = 0; i < 400_000; i++) {
+      keep.push(`${'x'.repeat(100)}${i}`);
+      if (keep.length > 30_000) keep = [];
+    }
+    keep = [];
+    const grown = newSpaceMiB();
+    assert.ok(grown >= 8, `the young generation grew (${grown} MiB)`);
+    await p.run({});
+    await sleep(5500 + 1000 + 700); // idleMs, reclaim's settling delay, and some slack
+    assert.ok(newSpaceMiB() <= 2, `shrunk from ${grown} to ${newSpaceMiB()} MiB`);
   } finally {
     await p.close();
   }

@@ -4,7 +4,8 @@
 // With a job budget (jobTimeoutMs), a job past it fails and its worker is replaced, and the other jobs that
 // worker held are handed again. The worker side is `serveJobs` in the module the pool names.
 import { availableParallelism } from 'node:os';
-import { parentPort, Worker, type ResourceLimits, type Transferable } from 'node:worker_threads';
+import { isMainThread, parentPort, Worker, type ResourceLimits, type Transferable } from 'node:worker_threads';
+import { reclaimSoon } from './reclaim.ts';
 
 const BOOT = new URL('./worker-boot.mjs', import.meta.url);
 
@@ -243,6 +244,8 @@ export class WorkerPool<J, R> {
       // Out of the pool first: 'exit' then retires a slot that holds nothing, and the next job starts a worker.
       this.slots.delete(slot);
       void slot.worker.terminate();
+      // The burst of work this pool served is over: the thread that posted it gives back its garbage too.
+      if (this.slots.size === 0 && isMainThread) reclaimSoon();
     }, ms);
     // An idle worker's clock must not keep the process alive (close() ends the workers).
     slot.idle.unref();
