@@ -72,6 +72,9 @@ export class Writer extends WorkerPool<Call, Answer> {
     /** Hears the size of each group commit the writer thread made (metrics, issue 21). */
     private readonly onBatch?: (calls: number) => void,
   ) {
+    // Ended after the pool's idle time like the other pools (worker-pool.ts IDLE_MS), which gives back its heap
+    // and SQLite's cache: the first call after a quiet spell waits for a new writer to load its jobs and open
+    // the database (0.1-0.25 s on a busy 2-vCPU machine, issue 22).
     super({
       name: 'writer',
       module: new URL('./writer-worker.ts', import.meta.url),
