@@ -9,7 +9,7 @@ export interface MemorySettings {
   analyzeWorkers: number | undefined;
   /** Threads that compose and DKIM-sign outgoing mail; undefined: one per core. */
   signWorkers: number | undefined;
-  /** Each worker's V8 young generation (MiB); undefined: V8's default, up to 48 MiB per thread. */
+  /** Each analyze and sign worker's V8 young generation (MiB); undefined: V8's default, up to 48 MiB per thread. */
   workerYoungMb: number | undefined;
   /** Recipients the queue works on at once. */
   queueInFlight: number;
@@ -20,7 +20,7 @@ export function memorySettings(profile: Config['memoryProfile']): MemorySettings
   // cost throughput on a busy box, and save about a third of the peak.
   return profile === 'small'
     ? { analyzeWorkers: 1, signWorkers: 1, workerYoungMb: 8, queueInFlight: 200 }
-    : { analyzeWorkers: undefined, signWorkers: undefined, workerYoungMb: undefined, queueInFlight: 1000 };
+    : { analyzeWorkers: undefined, signWorkers: undefined, workerYoungMb: 16, queueInFlight: 1000 };
 }
 
 /**

@@ -14,18 +14,19 @@
 // (VmHWM) too. Afterwards every accepted message must be there: smtp-sink's counter, Postfix's cleanup log lines,
 // Mailwright's received emails in its SQLite file (opened read-only once the app has stopped).
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { cpus, totalmem } from 'node:os';
-import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { databasePath } from '../../src/db/open.ts';
-import { CLI, ROOT, request, runCli, testEnv } from '../../src/testkit/app.ts';
+import { request } from '../../src/testkit/app.ts';
 import { startDnsServer, type DnsServer } from '../../src/testkit/dns-server.ts';
 import { BOX } from '../../src/testkit/outbound.ts';
-import { SENDER_DOMAIN, Sink, benchDir, ensurePostfixInstalled, fmt, freePort, logTail, machineBusyMicros, percentile, procCpuMicros, procMemoryMiB, reportGoal, table, threadCpuByName, until } from './lib.ts';
+import { SENDER_DOMAIN, Sink, ensurePostfixInstalled, fmt, freePort, logTail, machineBusyMicros, percentile, procCpuMicros, procMemoryMiB, reportGoal, table, threadCpuByName, until } from './lib.ts';
 import { Postfix } from './postfix.ts';
+import { heapSampler } from './heap-split.ts';
+import { startServe, type FreshServe } from './serve-process.ts';
 
 const MESSAGES = Number(process.env.BENCH_INBOUND_MESSAGES ?? 20_000);
 /** Sent (same shape, unmeasured) before each measured run: start-up, JIT and caches out of the figures. */
@@ -36,7 +37,10 @@ const SERVERS = (process.env.BENCH_INBOUND_SERVERS ?? 'smtp-sink,Postfix,Mailwri
 /** A directory: Mailwright runs under node --cpu-prof and leaves one .cpuprofile per run there. */
 const PROFILE_DIR = process.env.BENCH_INBOUND_PROFILE;
 // BENCH_NODE_OPTIONS: node flags for Mailwright's process (e.g. --max-semi-space-size=2, --heapsnapshot-signal=SIGUSR2);
-// BENCH_MEMORY_PROFILE: its memory_profile (default, small).
+// BENCH_MEMORY_PROFILE: its memory_profile (default, small); BENCH_SERVE_ENV: more of its environment, as
+// space-separated NAME=value (e.g. MALLOC_ARENA_MAX=2).
+/** Seconds Mailwright is left idle after the load, its RSS read at the end (issue 22: under 160 MiB within a minute). */
+const SETTLE_S = Number(process.env.BENCH_INBOUND_SETTLE_S ?? 60);
 const BODY_BYTES = 10 * 1024;
 const SOURCE_BIN = '/usr/sbin/smtp-source';
 const INBOX_DOMAIN = 'inbound.bench.test';
@@ -431,79 +435,32 @@ async function startInboundDns(): Promise<DnsServer> {
   return dns;
 }
 
-interface AppProcess {
-  pid: number;
-  smtpPort: number;
-  api: string;
-  key: string;
-  dataDir: string;
-  logFile: string;
-  /** SIGTERM, then the exit code (SIGKILL after 60 s). */
-  stop(): Promise<number | null>;
-}
+type AppProcess = FreshServe;
 
-/** `scripts/mailwright serve` on a fresh data directory, its output to a file (as journald would take it). */
-async function startMailwright(dns: DnsServer): Promise<AppProcess> {
-  const dataDir = benchDir('mw-bench-inbound-app-');
-  const [smtpPort, httpPort] = [await freePort(), await freePort()];
-  const env = testEnv(dataDir, {
-    MAILWRIGHT_DNS_SERVERS: dns.address,
-    MAILWRIGHT_SMTP_HOST: '127.0.0.1',
-    MAILWRIGHT_SMTP_PORT: String(smtpPort),
-    MAILWRIGHT_HTTP_PORT: String(httpPort),
-    MAILWRIGHT_HOSTNAME: BOX,
-    MAILWRIGHT_RATE_LIMIT: '0',
-    MAILWRIGHT_LOG_LEVEL: 'info',
-    // smtp-source -d sends every message of a session over one connection (1,000 each at 20 sessions), and
-    // neither peer caps messages per session: the default cap of 1,000 would end the run, not measure it.
-    MAILWRIGHT_SMTP_MAX_MESSAGES: '1000000',
-    // Every session of smtp-source and of the probe comes from 127.0.0.1: up to 101 open at once, and about 200
-    // connections within a minute at 100 sessions (warm-up, run, probe). The per-client limits (20 open, 60 a
-    // minute) are for the internet's clients, not one load generator; the Postfix under test exempts it too
-    // (smtpd_client_event_limit_exceptions is $mynetworks, here 127.0.0.0/8). smtp_max_clients (200) still holds.
-    MAILWRIGHT_SMTP_MAX_CLIENTS_PER_IP: '200',
-    // BENCH_MEMORY_PROFILE=small measures the profile for a 1 GiB VPS.
-    MAILWRIGHT_MEMORY_PROFILE: process.env.BENCH_MEMORY_PROFILE ?? 'default',
-    MAILWRIGHT_SMTP_CONNECTION_RATE_PER_IP: '0',
+/** `scripts/mailwright serve` (serve-process.ts) with its MX listener on a free loopback port, set for the load. */
+const startMailwright = (dns: DnsServer, nodeOptions = ''): Promise<AppProcess> =>
+  startServe({
+    label: 'mw-bench-inbound-app-',
+    nodeOptions,
+    profileDir: PROFILE_DIR,
+    env: {
+      MAILWRIGHT_DNS_SERVERS: dns.address,
+      MAILWRIGHT_SMTP_HOST: '127.0.0.1',
+      MAILWRIGHT_HOSTNAME: BOX,
+      MAILWRIGHT_RATE_LIMIT: '0',
+      // smtp-source -d sends every message of a session over one connection (1,000 each at 20 sessions), and
+      // neither peer caps messages per session: the default cap of 1,000 would end the run, not measure it.
+      MAILWRIGHT_SMTP_MAX_MESSAGES: '1000000',
+      // Every session of smtp-source and of the probe comes from 127.0.0.1: up to 101 open at once, and about 200
+      // connections within a minute at 100 sessions (warm-up, run, probe). The per-client limits (20 open, 60 a
+      // minute) are for the internet's clients, not one load generator; the Postfix under test exempts it too
+      // (smtpd_client_event_limit_exceptions is $mynetworks, here 127.0.0.0/8). smtp_max_clients (200) still holds.
+      MAILWRIGHT_SMTP_MAX_CLIENTS_PER_IP: '200',
+      // BENCH_MEMORY_PROFILE=small measures the profile for a 1 GiB VPS.
+      MAILWRIGHT_MEMORY_PROFILE: process.env.BENCH_MEMORY_PROFILE ?? 'default',
+      MAILWRIGHT_SMTP_CONNECTION_RATE_PER_IP: '0',
+    },
   });
-  const created = await runCli(['key', 'create', '--name', 'bench'], env);
-  const key = created.stdout.trim();
-  if (created.code !== 0 || !key.startsWith('re_')) throw new Error(`mailwright key create failed (${created.code}): ${created.stderr}`);
-  const logFile = join(dataDir, 'serve.log');
-  const fd = openSync(logFile, 'a');
-  // scripts/mailwright execs node with tsx's loader; node refuses --cpu-prof in NODE_OPTIONS, so when profiling
-  // the same command is spelled out with the flag.
-  const [cmd, args] = PROFILE_DIR
-    ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(ROOT, 'src/main.ts'), 'serve']]
-    : [CLI, ['serve']];
-  const child = spawn(cmd, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...env }, stdio: ['ignore', fd, fd] });
-  closeSync(fd);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let exitCode: number | null | undefined;
-  void exited.then((code) => (exitCode = code));
-  const stop = async () => {
-    if (exitCode !== undefined) return exitCode;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    const code = await exited;
-    clearTimeout(timer);
-    return code;
-  };
-  try {
-    await until(
-      'Mailwright to log "ready"',
-      () => {
-        if (exitCode !== undefined) throw new Error(`mailwright serve exited with code ${exitCode} before it was ready:\n${logTail(logFile)}`);
-        return readFileSync(logFile, 'utf8').includes('"msg":"ready"');
-      },
-      30_000,
-    );
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-  return { pid: child.pid!, smtpPort, api: `http://127.0.0.1:${httpPort}/api/v1`, key, dataDir, logFile, stop };
-}
 
 /** Through the API: the inbox domain, its records and MX published, inbound verified `ready`, the inbox. */
 async function setUpInbox(app: AppProcess, dns: DnsServer): Promise<string> {
@@ -548,11 +505,14 @@ function countReceived(dataDir: string): { received: number; categories: string;
 }
 
 async function mailwrightRun(sessions: number, dns: DnsServer): Promise<Row> {
-  const app = await startMailwright(dns);
+  const heaps = heapSampler();
+  const app = await startMailwright(dns, heaps.nodeOptions);
   let stopped = false;
   try {
     await setUpInbox(app, dns);
     dns.resetQueries();
+    const idle = procMemoryMiB(app.pid).rss;
+    heaps.start(app.pid);
     // measure() samples once at the start and once at the end.
     const threads: Array<Map<string, number>> = [];
     const m = await measure(sessions, app.smtpPort, () => {
@@ -560,16 +520,26 @@ async function mailwrightRun(sessions: number, dns: DnsServer): Promise<Row> {
       return procCpuMicros(`/proc/${app.pid}/stat`);
     });
     const rss = procMemoryMiB(app.pid);
+    const split = await heaps.stop();
     const queries = dns.queries.length;
+    const settled: string[] = [];
+    for (let s = 10; s <= SETTLE_S; s += 10) {
+      await new Promise((r) => setTimeout(r, 10_000));
+      settled.push(`${s} s ${fmt(procMemoryMiB(app.pid).rss)}`);
+    }
+    const after = `${SETTLE_S} s after the load, ${await heaps.last()}`;
     const code = await app.stop();
     stopped = true;
     // Threads that ended during the window (none, normally) are left out of this split but not of the total.
-    const split = [...threads[1]]
+    const cpuSplit = [...threads[1]]
       .map(([name, cpu]) => [name, (cpu - (threads[0].get(name) ?? 0)) / Math.max(1, m.accepted)] as const)
       .filter(([, perMessage]) => perMessage >= 1)
       .sort((a, b) => b[1] - a[1]);
     const notes = [
-      `of the server CPU, µs/msg by thread: ${split.map(([name, perMessage]) => `${name} ${fmt(perMessage)}`).join(', ')}`,
+      `RSS MiB idle before the load ${fmt(idle)}, at its end ${fmt(rss.rss)}, peak ${fmt(rss.peak)}; after it${settled.length ? `: ${settled.join(', ')}` : ' (not waited for)'}`,
+      split,
+      after,
+      `of the server CPU, µs/msg by thread: ${cpuSplit.map(([name, perMessage]) => `${name} ${fmt(perMessage)}`).join(', ')}`,
       `${fmt(queries / m.total, 2)} DNS queries per message; serve exited with code ${code} after SIGTERM`,
     ];
     const { received, categories, dbMiB } = countReceived(app.dataDir);

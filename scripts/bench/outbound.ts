@@ -28,7 +28,7 @@ import { Queue } from '../../src/send/queue.ts';
 import { Presigner } from '../../src/send/presign.ts';
 import Database from 'better-sqlite3';
 import { databasePath } from '../../src/db/open.ts';
-import { startServeProcess, type ServeProcess } from './serve-process.ts';
+import { spawnServe, type ServeProcess } from './serve-process.ts';
 import { createResolver } from '../../src/dns/resolver.ts';
 import type { DnsServer } from '../../src/testkit/dns-server.ts';
 import {
@@ -339,7 +339,7 @@ async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer)
     let machineBefore = machineBusyMicros();
     let queries = dns.queries.length;
     const spawned = performance.now();
-    serve = await startServeProcess(env1);
+    serve = await spawnServe(env1);
     const readyIn = performance.now() - spawned;
     let startRss = procMemoryMiB(serve.pid).rss;
     let done = await sink.reached(MESSAGES, RUN_TIMEOUT_MS);
@@ -378,7 +378,7 @@ async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer)
     const httpPort = await freePort();
     const env2 = { ...app.env, MAILWRIGHT_HTTP_PORT: String(httpPort) };
     app = null;
-    serve = await startServeProcess(env2);
+    serve = await spawnServe(env2);
     const api = `http://127.0.0.1:${httpPort}/api/v1`;
     sink = await Sink.start(sinkPort, dumpDir);
     sinkBefore = sink.cpuMicros();

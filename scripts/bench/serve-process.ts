@@ -1,11 +1,12 @@
-// `scripts/mailwright serve` as a process of its own, for benchmarks whose memory and CPU must be the server's
-// alone (RSS, VmHWM and per-thread CPU read from /proc), not the load generator's sharing its process. Its
-// output goes to a file, as journald would take it; it runs `lib/` when the build is fresh, as in production.
+// `scripts/mailwright serve` in a process of its own for a benchmark, its output to a file (as journald would
+// take it): its RSS, VmHWM and threads are then the server's alone, apart from the load generator and this
+// process (inbound.ts, api-send.ts, outbound.ts). It runs `lib/` when the build is fresh, as in production.
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, ROOT } from '../../src/testkit/app.ts';
-import { logTail, until } from './lib.ts';
+import { pathToFileURL } from 'node:url';
+import { CLI, ROOT, runCli, testEnv } from '../../src/testkit/app.ts';
+import { benchDir, freePort, logTail, until } from './lib.ts';
 
 export interface ServeProcess {
   pid: number;
@@ -14,14 +15,56 @@ export interface ServeProcess {
   stop(): Promise<number | null>;
 }
 
-/** Starts serve with `env` (a testEnv) and resolves once it logged "ready"; BENCH_NODE_OPTIONS become its NODE_OPTIONS. */
-export async function startServeProcess(env: Record<string, string>, opts: { logFile?: string; command?: [string, string[]] } = {}): Promise<ServeProcess> {
-  const logFile = opts.logFile ?? join(env.MAILWRIGHT_DATA_DIR, 'serve.log');
+/** A serve on a fresh data directory of its own, with its ports and an API key. */
+export interface FreshServe extends ServeProcess {
+  smtpPort: number;
+  api: string;
+  key: string;
+  dataDir: string;
+}
+
+export interface SpawnOptions {
+  /** More NODE_OPTIONS (heap-split.ts), after BENCH_NODE_OPTIONS. */
+  nodeOptions?: string;
+  /** A directory: serve runs under node --cpu-prof and leaves its .cpuprofile there. */
+  profileDir?: string;
+}
+
+export interface ServeOptions extends SpawnOptions {
+  /** Names the data directory. */
+  label: string;
+  /** MAILWRIGHT_* settings beyond the ports, the data directory and an empty config file (testEnv). */
+  env: Record<string, string>;
+}
+
+/** BENCH_SERVE_ENV: more of serve's environment, as space-separated NAME=value (e.g. MALLOC_ARENA_MAX=2). */
+const serveEnv = () => Object.fromEntries((process.env.BENCH_SERVE_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+
+/** serve on a fresh data directory: free ports, an API key made with the CLI. */
+export async function startServe(opts: ServeOptions): Promise<FreshServe> {
+  const dataDir = benchDir(opts.label);
+  const [smtpPort, httpPort] = [await freePort(), await freePort()];
+  const env = testEnv(dataDir, { MAILWRIGHT_SMTP_PORT: String(smtpPort), MAILWRIGHT_HTTP_PORT: String(httpPort), MAILWRIGHT_LOG_LEVEL: 'info', ...opts.env });
+  const created = await runCli(['key', 'create', '--name', 'bench'], env);
+  const key = created.stdout.trim();
+  if (created.code !== 0 || !key.startsWith('re_')) throw new Error(`mailwright key create failed (${created.code}): ${created.stderr}`);
+  const serve = await spawnServe(env, opts);
+  return { ...serve, smtpPort, api: `http://127.0.0.1:${httpPort}/api/v1`, key, dataDir };
+}
+
+/** serve with `env` (a testEnv, on a data directory set up already); resolves once it logged "ready". */
+export async function spawnServe(env: Record<string, string>, opts: SpawnOptions = {}): Promise<ServeProcess> {
+  const logFile = join(env.MAILWRIGHT_DATA_DIR, 'serve.log');
   const fd = openSync(logFile, 'a');
-  const [cmd, args] = opts.command ?? [CLI, ['serve']];
+  // scripts/mailwright execs node with tsx's loader; node refuses --cpu-prof in NODE_OPTIONS, so when profiling
+  // the same command is spelled out with the flag.
+  const [cmd, args] = opts.profileDir
+    ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`, '--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(ROOT, 'src/main.ts'), 'serve']]
+    : [CLI, ['serve']];
+  const nodeOptions = `${process.env.BENCH_NODE_OPTIONS ?? ''} ${opts.nodeOptions ?? ''}`.trim();
   const child = spawn(cmd, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('MALLOC_'))), ...env },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}), ...serveEnv(), ...env },
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);

@@ -56,6 +56,13 @@ interface ApiErrorData {
 /** `batches`: the sizes of the group commits made since the previous answer (metrics, issue 21). */
 export type Answer = ({ results: unknown[]; logs: LogEntry[] } | { refused: ApiErrorData }) & { batches?: number[] };
 
+/**
+ * The writer's young generation (MiB). What it allocates per call dies with the call (payloads read, rows
+ * bound), so V8's default (up to 48 MiB of semi-spaces, which it grows to under a burst of mail and keeps)
+ * buys nothing but RSS.
+ */
+const WRITER_YOUNG_MB = 8;
+
 export class Writer extends WorkerPool<Call, Answer> {
   constructor(
     config: Config,
@@ -65,7 +72,17 @@ export class Writer extends WorkerPool<Call, Answer> {
     /** Hears the size of each group commit the writer thread made (metrics, issue 21). */
     private readonly onBatch?: (calls: number) => void,
   ) {
-    super({ name: 'writer', module: new URL('./writer-worker.ts', import.meta.url), size: 1, jobsPerWorker: 1024, workerData: { config, jobs: jobs.href } });
+    // Ended after the pool's idle time like the other pools (worker-pool.ts IDLE_MS), which gives back its heap
+    // and SQLite's cache: the first call after a quiet spell waits for a new writer to load its jobs and open
+    // the database (0.1-0.25 s on a busy 2-vCPU machine, issue 22).
+    super({
+      name: 'writer',
+      module: new URL('./writer-worker.ts', import.meta.url),
+      size: 1,
+      jobsPerWorker: 1024,
+      workerData: { config, jobs: jobs.href },
+      resourceLimits: { maxYoungGenerationSizeMb: WRITER_YOUNG_MB },
+    });
   }
 
   /**

@@ -1,12 +1,13 @@
 // Runs inside an analyze worker thread (analyzer.ts): authenticates and parses the messages the MX listener
 // posts, and parses those SMTP submission posts. Its DNS lookups go to the configured resolvers through a
 // short answer cache of its own. A received message is packed for storage here too (mail/packing.ts), off the
-// event loop and the writer thread.
+// event loop and the writer thread, and its analysis goes back serialized for the writer (analysed.ts).
 import { workerData } from 'node:worker_threads';
 import { cachingLookup } from '../dns/cache.ts';
 import { createResolver } from '../dns/resolver.ts';
 import { asBuffer, movingContents, serveJobs, transferable } from '../threads/worker-pool.ts';
 import { analyze, type Analysis } from './analyze.ts';
+import { serializeAnalysis } from './analysed.ts';
 import { parseMessage, type ParsedMessage } from '../mail/parse.ts';
 import { packMail, type PackedMail } from '../mail/packing.ts';
 import { withoutAuthResultsOf } from '../mail/trace.ts';
@@ -24,9 +25,15 @@ export interface AnalyzeJob {
   alone: boolean;
 }
 
-/** An analysis with the message as it is to be stored. */
-export interface StoredAnalysis extends Analysis {
-  stored: PackedMail;
+/**
+ * What the event loop gets for a received message: the two fields it logs, and the rest (parsed fields,
+ * verdicts, the message packed for storage) serialized for the writer thread, moved, never read on the way.
+ */
+export interface StoredAnalysis {
+  messageId: string | null;
+  problem: string | null;
+  /** serializeAnalysis() of the analysis (analysed.ts). */
+  analysis: Uint8Array;
 }
 
 /** A submitted message, which needs no authentication: only mailparser's reading. */
@@ -42,33 +49,27 @@ const dns = cachingLookup(createResolver(workerData.dnsServers as string[]));
 // Nothing this thread runs logs through console.log on purpose.
 console.log = () => {};
 
-serveJobs(async (job: AnalyzeJob | ParseJob) => {
+serveJobs<AnalyzeJob | ParseJob, StoredAnalysis | ParsedMessage>(async (job) => {
   const raw = asBuffer(job.raw);
-  const result: StoredAnalysis | ParsedMessage =
-    job.kind === 'parse' ? await parseMessage(raw) : storing(await analyze(raw, { ip: job.ip, helo: job.helo, mailFrom: job.mailFrom, hostname: job.hostname, dns }), raw, job);
-  // Attachments and packed bytes move to the main thread instead of being copied.
   const transfer: ArrayBuffer[] = [];
-  const parsed = 'parsed' in result ? result.parsed : result;
-  parsed.attachments = movingContents(parsed.attachments, transfer);
-  if ('stored' in result) result.stored = moving(result.stored, transfer);
-  return { result, transfer };
+  if (job.kind === 'parse') {
+    const parsed = await parseMessage(raw);
+    // Attachments move to the main thread instead of being copied.
+    parsed.attachments = movingContents(parsed.attachments, transfer);
+    return { result: parsed, transfer };
+  }
+  const analysis = await analyze(raw, { ip: job.ip, helo: job.helo, mailFrom: job.mailFrom, hostname: job.hostname, dns });
+  const { parsed, verdicts } = analysis;
+  const bytes = transferable(serializeAnalysis({ parsed, verdicts, stored: storing(analysis, raw, job) }));
+  transfer.push(bytes.buffer);
+  return { result: { messageId: parsed.messageId, problem: parsed.problem, analysis: bytes } satisfies StoredAnalysis, transfer };
 });
 
 /**
  * The message as stored, packed: our trace and Authentication-Results fields, then the bytes as received less
  * any Authentication-Results that claims to be ours (RFC 8601 5).
  */
-function storing(analysis: Analysis, raw: Buffer, job: AnalyzeJob): StoredAnalysis {
+function storing(analysis: Analysis, raw: Buffer, job: AnalyzeJob): PackedMail {
   const message = Buffer.concat([Buffer.from(job.trace + analysis.authHeaders, 'latin1'), withoutAuthResultsOf(raw, job.hostname)]);
-  return { ...analysis, stored: packMail(message, analysis.parsed.text, analysis.parsed.html, { alone: job.alone }) };
-}
-
-function moving(p: PackedMail, transfer: ArrayBuffer[]): PackedMail {
-  const move = <T>(b: T): T => {
-    if (!Buffer.isBuffer(b)) return b;
-    const own = transferable(b);
-    transfer.push(own.buffer);
-    return own as T;
-  };
-  return { raw: move(p.raw), size: p.size, text: move(p.text), html: move(p.html), alone: move(p.alone) };
+  return packMail(message, analysis.parsed.text, analysis.parsed.html, { alone: job.alone });
 }

@@ -9,8 +9,7 @@ import type { ResourceLimits } from 'node:worker_threads';
 import type { Config } from '../config.ts';
 import { SmtpError } from '../errors.ts';
 import { headerOverLimit } from '../mail/header-limits.ts';
-import { asBuffer, JobTimeout, WorkerPool } from '../threads/worker-pool.ts';
-import type { Analysis } from './analyze.ts';
+import { asBuffer, JobTimeout, transferable, WorkerPool } from '../threads/worker-pool.ts';
 import type { AnalyzeJob, ParseJob, StoredAnalysis } from './analyze-worker.ts';
 import type { ParsedMessage } from '../mail/parse.ts';
 
@@ -22,7 +21,7 @@ export class AnalysisTimeout extends SmtpError {
   }
 }
 
-export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, Analysis | ParsedMessage> {
+export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, StoredAnalysis | ParsedMessage> {
   private readonly budgetMs: number;
 
   constructor(config: Pick<Config, 'dnsServers' | 'analyzeTimeout'>, opts: { size?: number; resourceLimits?: ResourceLimits } = {}) {
@@ -40,21 +39,21 @@ export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, Analysis | Parse
     this.budgetMs = config.analyzeTimeout;
   }
 
-  /** Authentication and mailparser's reading of a received message (the MX listener), and the message packed for storage. */
+  /**
+   * Authentication and mailparser's reading of a received message (the MX listener), and the message packed
+   * for storage: serialized for the writer thread, all but the fields the event loop logs (StoredAnalysis).
+   * `raw` is copied to the worker (not moved: a job beside one past its budget can then run again elsewhere),
+   * and only copied here first when it is a slice of Node's shared pool, which would be copied whole.
+   */
   async analyze(raw: Buffer, ctx: Omit<AnalyzeJob, 'raw' | 'kind'>): Promise<StoredAnalysis> {
     refuseOversizedHeader(raw);
-    const analysis = (await this.run({ kind: 'analyze', ...ctx, raw: new Uint8Array(raw) }).catch(this.overBudget)) as StoredAnalysis;
-    withBuffers(analysis.parsed);
-    const s = analysis.stored;
-    const buffer = <T>(b: T): T => (b instanceof Uint8Array ? (asBuffer(b) as T) : b);
-    analysis.stored = { raw: buffer(s.raw), size: s.size, text: buffer(s.text), html: buffer(s.html), alone: buffer(s.alone) };
-    return analysis;
+    return (await this.run({ kind: 'analyze', ...ctx, raw: transferable(raw) }).catch(this.overBudget)) as StoredAnalysis;
   }
 
   /** mailparser's reading of a message, without authentication (SMTP submission). */
   async parse(raw: Buffer): Promise<ParsedMessage> {
     refuseOversizedHeader(raw);
-    return withBuffers((await this.run({ kind: 'parse', raw: new Uint8Array(raw) }).catch(this.overBudget)) as ParsedMessage);
+    return withBuffers((await this.run({ kind: 'parse', raw: transferable(raw) }).catch(this.overBudget)) as ParsedMessage);
   }
 
   private readonly overBudget = (err: unknown): never => {

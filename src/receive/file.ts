@@ -4,7 +4,7 @@
 // writer job `file` (db/writer.ts), run in a group commit, and the 250 waits for that commit (fileInWriter).
 import type { DbContext, Writer } from '../db/writer.ts';
 import type { Log } from '../log.ts';
-import { movingContents, transferable } from '../threads/worker-pool.ts';
+import { transferable } from '../threads/worker-pool.ts';
 import { applyReport } from '../feedback/bounces.ts';
 import { unsubscribe } from '../feedback/unsubscribe.ts';
 import type { AuthVerdicts } from './authenticate.ts';
@@ -12,6 +12,7 @@ import { classify, type Category } from './classify.ts';
 import { forwardInTransaction } from './forward.ts';
 import type { ParsedMessage } from '../mail/parse.ts';
 import type { Target } from './route.ts';
+import { deserializeAnalysis } from './analysed.ts';
 import { packMessage, unpackMessage, type PackedMail } from '../mail/packing.ts';
 import { storeReceivedEmail } from '../emails/store.ts';
 import { fileNewEmail } from '../labels/filing.ts';
@@ -27,6 +28,14 @@ export interface Analysed {
   stored: PackedMail;
 }
 
+/** What the event loop hands the writer: the envelope's part, and the analysis as the analyze worker serialized it. */
+export interface ToFile {
+  mailFrom: string;
+  targets: Target[];
+  /** serializeAnalysis() of parsed, verdicts and stored (analysed.ts). */
+  analysis: Uint8Array;
+}
+
 export interface Filed {
   /** The em_ and rpt_ ids it was stored as. */
   ids: string[];
@@ -34,24 +43,20 @@ export interface Filed {
   forwarded: boolean;
 }
 
-/** Hands `m` to the writer as the job `file`; resolves after its commit is on disk. Its buffers move to the writer. */
-export async function fileInWriter(writer: Pick<Writer, 'commit'>, m: Analysed, now: number, log: Log): Promise<Filed> {
-  const transfer: ArrayBuffer[] = [];
-  const move = <T>(b: T): T => {
-    if (!(b instanceof Uint8Array)) return b;
-    const own = transferable(b);
-    transfer.push(own.buffer);
-    return own as T;
-  };
-  const s = m.stored;
-  const stored = { raw: move(s.raw), size: s.size, text: move(s.text), html: move(s.html), alone: move(s.alone) };
-  const attachments = movingContents(m.parsed.attachments, transfer);
-  const [filed] = await writer.commit([{ kind: 'file', payload: { ...m, stored, parsed: { ...m.parsed, attachments } } }], { now, log, transfer });
+/**
+ * Hands `m` to the writer as the job `file`; resolves after its commit is on disk. The analysis's bytes move to
+ * the writer: `m.analysis` is empty afterwards.
+ */
+export async function fileInWriter(writer: Pick<Writer, 'commit'>, m: ToFile, now: number, log: Log): Promise<Filed> {
+  const analysis = transferable(m.analysis);
+  const [filed] = await writer.commit([{ kind: 'file', payload: { ...m, analysis } }], { now, log, transfer: [analysis.buffer] });
   return filed as Filed;
 }
 
 /** The writer job `file`. */
-export function fileMessage(ctx: DbContext, m: Analysed): Filed {
+export function fileMessage(ctx: DbContext, job: ToFile): Filed {
+  // Read here, in the writer thread: a batch run again after a rollback reads it again, which is harmless.
+  const m: Analysed = { mailFrom: job.mailFrom, targets: job.targets, ...deserializeAnalysis(job.analysis) };
   const filed: Filed = { ids: [], forwarded: false };
   const inboxes = new Set<string>();
   for (const target of m.targets) {

@@ -45,18 +45,19 @@ export async function receive(app: App, workers: ReceiveWorkers, envelope: Envel
   const targets = envelope.recipients.map((r) => r.target);
   // The workers also pack the message as stored: our trace fields, then the bytes as received (less any
   // Authentication-Results claiming to be ours); a report to a VERP address is kept without its bodies.
-  const { verdicts, parsed, stored } = await workers.analyzer
+  // What comes back is serialized for the writer, past this thread: only the fields logged here are read.
+  const { messageId, problem, analysis } = await workers.analyzer
     .analyze(data, { ip: envelope.ip, helo: envelope.helo, mailFrom: envelope.mailFrom, hostname: config.hostname, trace: traceFields(app, envelope), alone: targets.some((t) => t.kind === 'report') })
     .catch((err: unknown) => {
       // The sender gets 451 4.3.0 and tries again later; a warning, not an error of ours.
       if (err instanceof AnalysisTimeout) log.warn('message analysis ran past its budget: worker replaced, answered 451', { session: envelope.sessionId, bytes: data.length, budgetMs: config.analyzeTimeout });
       throw err;
     });
-  if (parsed.problem) log.warn('received message stored unparsed in part', { session: envelope.sessionId, problem: parsed.problem });
-  const filed = await fileInWriter(workers.writer, { mailFrom: envelope.mailFrom, targets, parsed, verdicts, stored }, app.clock.now(), log);
+  if (problem) log.warn('received message stored unparsed in part', { session: envelope.sessionId, problem });
+  const filed = await fileInWriter(workers.writer, { mailFrom: envelope.mailFrom, targets, analysis }, app.clock.now(), log);
   if (filed.forwarded) app.queue.wake();
   // One line per accepted message, after the commit and just before the 250: the sysadmin's "did it arrive?".
-  log.info('received', { session: envelope.sessionId, ip: envelope.ip, mailFrom: envelope.mailFrom, recipients: envelope.recipients.length, bytes: data.length, messageId: parsed.messageId, ids: filed.ids });
+  log.info('received', { session: envelope.sessionId, ip: envelope.ip, mailFrom: envelope.mailFrom, recipients: envelope.recipients.length, bytes: data.length, messageId, ids: filed.ids });
   return filed.ids;
 }
 

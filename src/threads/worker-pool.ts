@@ -4,7 +4,8 @@
 // With a job budget (jobTimeoutMs), a job past it fails and its worker is replaced, and the other jobs that
 // worker held are handed again. The worker side is `serveJobs` in the module the pool names.
 import { availableParallelism } from 'node:os';
-import { parentPort, Worker, type ResourceLimits, type Transferable } from 'node:worker_threads';
+import { isMainThread, parentPort, Worker, type ResourceLimits, type Transferable } from 'node:worker_threads';
+import { reclaimSoon } from './reclaim.ts';
 
 const BOOT = new URL('./worker-boot.mjs', import.meta.url);
 
@@ -33,6 +34,8 @@ interface Slot<J, R> {
   done: number;
   /** The worker has loaded its module: the budget of its jobs runs from now on. */
   ready: boolean;
+  /** Ends the worker once it has had no job for PoolOptions.idleMs. */
+  idle?: NodeJS.Timeout;
 }
 
 export interface WorkerStats {
@@ -64,7 +67,17 @@ export interface PoolOptions {
    * for pools whose jobs can run twice without harm (parsing, signing), never for one that writes. Default: none.
    */
   jobTimeoutMs?: number;
+  /**
+   * A worker that has had no job for this long (ms) is terminated; the next job starts a new one (a few tens of
+   * ms: its module loads again). An idle thread keeps its V8 heap as the last burst of work left it, tens of
+   * MiB each (issue 22: RSS back under 160 MiB within a minute of a load). 0: workers live until close().
+   * Default IDLE_MS.
+   */
+  idleMs?: number;
 }
+
+/** How long a worker may sit without a job before it is ended (PoolOptions.idleMs). */
+export const IDLE_MS = 30_000;
 
 /** A job that ran past its pool's budget (PoolOptions.jobTimeoutMs); its worker was replaced. */
 export class JobTimeout extends Error {
@@ -136,6 +149,7 @@ export class WorkerPool<J, R> {
     this.closed = true;
     const slots = [...this.slots];
     this.slots.clear();
+    for (const slot of slots) clearTimeout(slot.idle);
     const closed = new Error(`${this.opts.name} pool closed before the job finished`);
     for (const job of this.waiting.splice(0)) job.reject(closed);
     for (const slot of slots) failAll(slot, closed);
@@ -152,6 +166,7 @@ export class WorkerPool<J, R> {
       const id = this.nextId++;
       const entry: InFlight<J, R> = { ...waiting, again: typeof source === 'function' };
       slot.jobs.set(id, entry);
+      clearTimeout(slot.idle);
       try {
         const { job, transfer = [] } = typeof source === 'function' ? source() : source;
         entry.again ||= transfer.length === 0;
@@ -200,6 +215,7 @@ export class WorkerPool<J, R> {
       if ('result' in reply) pending.resolve(reply.result);
       else pending.reject(revive(reply.error));
       this.dispatch();
+      if (slot.jobs.size === 0) this.idleFrom(slot);
     });
     // An uncaught error (or running out of its heap limit) ends the thread: 'error' carries the cause,
     // 'exit' follows (or comes alone).
@@ -216,6 +232,23 @@ export class WorkerPool<J, R> {
     failAll(slot, err);
     // What was waiting for this worker goes to its replacement.
     this.dispatch();
+  }
+
+  /** Ends `slot`'s worker if it is still without a job after idleMs; a job handed to it meanwhile stops the clock. */
+  private idleFrom(slot: Slot<J, R>): void {
+    const ms = this.opts.idleMs ?? IDLE_MS;
+    if (ms <= 0) return;
+    clearTimeout(slot.idle);
+    slot.idle = setTimeout(() => {
+      if (slot.jobs.size > 0 || !this.slots.has(slot)) return;
+      // Out of the pool first: 'exit' then retires a slot that holds nothing, and the next job starts a worker.
+      this.slots.delete(slot);
+      void slot.worker.terminate();
+      // The burst of work this pool served is over: the thread that posted it gives back its garbage too.
+      if (this.slots.size === 0 && isMainThread) reclaimSoon();
+    }, ms);
+    // An idle worker's clock must not keep the process alive (close() ends the workers).
+    slot.idle.unref();
   }
 
   private startClock(slot: Slot<J, R>, id: number, entry: InFlight<J, R>): void {

@@ -1,0 +1,23 @@
+// A received message's analysis as it travels from the analyze worker that made it to the writer thread that
+// files it (file.ts): one serialized value whose bytes are moved, never copied, past the event loop. The event
+// loop answers SMTP for every session: it reads only what it logs, so the message's text, HTML, headers and
+// packed bytes never become garbage in its heap. Pure; no SQL, no threads.
+import { deserialize, serialize } from 'node:v8';
+import type { ParsedMessage } from '../mail/parse.ts';
+import type { PackedMail } from '../mail/packing.ts';
+import type { AuthVerdicts } from './authenticate.ts';
+
+/** What filing needs of the analysis: the parsed fields, the verdicts and the message packed for storage. */
+export interface AnalysisParts {
+  parsed: ParsedMessage;
+  verdicts: AuthVerdicts;
+  stored: PackedMail;
+}
+
+/**
+ * node:v8's serializer writes Buffers as Buffers (structured clone would give back plain Uint8Arrays), and the
+ * result owns its memory, so it can be transferred.
+ */
+export const serializeAnalysis = (parts: AnalysisParts): Buffer => serialize(parts);
+
+export const deserializeAnalysis = (bytes: Uint8Array): AnalysisParts => deserialize(bytes) as AnalysisParts;
