@@ -23,14 +23,18 @@ function inOwnProcess(file: string): void {
   }
 }
 
+/** BENCH_ONLY=outbound,api,inbound,storage,search (comma-separated) runs those alone; by default, all of them. */
+const only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : null;
+const wanted = (name: string) => !only || only.has(name);
+
 const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}, RSA-2048 sign ${fmt(opensslRsa2048SignMicros())} µs (openssl speed)`;
 console.log(`machine: ${machine}`);
-await benchGroupCommit();
-inOwnProcess('./outbound.ts'); // benchOutbound()
-inOwnProcess('./api-send.ts'); // benchApiSend()
-inOwnProcess('./inbound.ts'); // benchInbound()
-inOwnProcess('./storage.ts'); // benchStorage(): bytes on disk per stored message (BENCH_STORAGE_* = 0 skips a run)
-if (Number(process.env.BENCH_SEARCH_MESSAGES ?? 1_000_000) > 0) {
+if (wanted('group-commit')) await benchGroupCommit();
+if (wanted('outbound')) inOwnProcess('./outbound.ts'); // benchOutbound()
+if (wanted('api')) inOwnProcess('./api-send.ts'); // benchApiSend()
+if (wanted('inbound')) inOwnProcess('./inbound.ts'); // benchInbound()
+if (wanted('storage')) inOwnProcess('./storage.ts'); // benchStorage(): bytes on disk per stored message (BENCH_STORAGE_* = 0 skips a run)
+if (wanted('search') && Number(process.env.BENCH_SEARCH_MESSAGES ?? 1_000_000) > 0) {
   // The search, analytics and labels benchmarks measure the same emails, built once (kept where BENCH_SEARCH_DIR says).
   const shared = process.env.BENCH_SEARCH_DIR ? null : (process.env.BENCH_SEARCH_DIR = benchDir('mw-bench-search-'));
   try {
