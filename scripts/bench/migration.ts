@@ -1,7 +1,8 @@
 // Times the pending migrations on a copy of a data directory built by an older release (issue 22: 0025 on a
 // large mailbox). Usage: node --import tsx scripts/bench/migration.ts <data dir> [<scratch dir>]
 // The directory is copied to the scratch dir first (default: beside it) and the copy migrated in a child
-// process, so the original can be reused. Reported: wall time, the child's peak RSS (VmHWM), and the peak
+// process, so the original can be reused. Reported: wall time, the child's CPU time (user + system, which the
+// machine's load does not change much), its peak RSS (VmHWM), and the peak
 // extra disk, sampled every 50 ms: growth of the database file, its -wal, and SQLite's temporary files
 // (unlinked files the child holds open, read through /proc/<pid>/fd).
 import { spawn } from 'node:child_process';
@@ -13,10 +14,12 @@ const self = fileURLToPath(import.meta.url);
 
 if (process.argv[2] === '--child') {
   const { openDatabase } = await import('../../src/db/open.ts');
-  const { migrate } = await import('../../src/db/migrate.ts');
+  const { listMigrations, migrate } = await import('../../src/db/migrate.ts');
   const db = openDatabase(process.argv[3]!);
   const t0 = performance.now();
-  const applied = migrate(db);
+  // BENCH_MIGRATIONS_DIR: another set of migration files, to compare a version of one with this one.
+  const dir = process.env.BENCH_MIGRATIONS_DIR;
+  const applied = migrate(db, Date.now(), dir ? listMigrations(dir) : undefined);
   const t1 = performance.now();
   db.close(); // checkpoints the WAL into the file
   const t2 = performance.now();
@@ -45,6 +48,7 @@ let peakExtra = 0;
 let peakTemp = 0;
 let peakWal = 0;
 let hwm = 0;
+let cpuTicks = 0;
 const sample = () => {
   const pid = child.pid;
   if (!pid) return;
@@ -58,6 +62,10 @@ const sample = () => {
     }
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     hwm = Math.max(hwm, Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0));
+    // utime and stime, fields 14 and 15 of /proc/<pid>/stat (after the parenthesised name).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    cpuTicks = Number(fields[11]) + Number(fields[12]);
   } catch {
     return;
   }
@@ -77,6 +85,7 @@ const after = size(dbFile);
 console.log(`emails: ${emails.toLocaleString('en')}; applied: ${result.applied.join(', ') || 'none'}`);
 console.log(`migrate: ${(result.migrateMs / 1000).toFixed(1)} s, close (checkpoint): ${(result.closeMs / 1000).toFixed(1)} s, process wall: ${(wallMs / 1000).toFixed(1)} s`);
 console.log(`per 100k emails: ${((result.migrateMs + result.closeMs) / 1000 / (emails / 1e5)).toFixed(1)} s`);
+console.log(`CPU (user + system, clock ticks of 10 ms, to the last sample): ${(cpuTicks / 100).toFixed(1)} s`);
 console.log(`peak RSS (VmHWM): ${mib(hwm * 1024)}`);
 console.log(`database: ${mib(before)} -> ${mib(after)}`);
 console.log(`peak extra disk: ${mib(peakExtra)} (temp files ${mib(peakTemp)}, WAL ${mib(peakWal)}); per 100k emails ${mib(peakExtra / (emails / 1e5))}`);
