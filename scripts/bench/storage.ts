@@ -6,10 +6,13 @@
 //     typography; composed by nodemailer (mail/compose.ts) as about half text/plain and half multipart/alternative
 //     with an HTML part (quoted-printable where it needs it), DKIM-signed by one of 8 sender domains whose SPF,
 //     DKIM and DMARC records the test DNS server publishes. Not smtp-source's filler, which deflates to 1.4 %.
-//   * sent: BENCH_STORAGE_SENT (default 1,000) sends through POST /api/v1/emails with the same kind of text and
-//     HTML, one recipient each, delivered (composed, DKIM-signed, stored as signed) to an SMTP sink.
-//   * sent, tracked: BENCH_STORAGE_TRACKED (default 500) sends with open tracking on, two recipients each, so
-//     every recipient gets a signed copy of its own (delivery_contents).
+//   * sent: BENCH_STORAGE_SENT (default 3,000, as many as received: at 1,000 the run stopped just after a merge of
+//     the full-text index, which left 700-780 B a message of free pages, 15-45 B at 3,000) sends through POST
+//     /api/v1/emails with the same kind of text and HTML, one recipient each, delivered (composed, DKIM-signed,
+//     stored as signed) to an SMTP sink.
+//   * sent, tracked: BENCH_STORAGE_TRACKED (default 1,500: at 500 the full-text index was 350 B a message larger,
+//     less merged) sends with open tracking on, two recipients each, so every recipient gets a signed copy of its
+//     own (delivery_contents).
 // Each run measures the database after set-up and after the load with the app stopped and the WAL checkpointed
 // (wal_checkpoint(TRUNCATE): the file then holds everything), and prints the growth per message: the whole
 // file, each table and index (SQLite's dbstat), the full-text index's share, and the ratio to the raw size (the
@@ -19,9 +22,11 @@
 // as the box packs them (mail/packing.ts), and what the full-text index costs in other shapes (arrivals spaced
 // a minute apart as before 0025, no prefix index, detail=column, after 'optimize'). Since 0025 the index no
 // longer depends on how far apart mail arrives (dense rowids; search_clock adds a row a minute at most), so the
-// runs' burst of arrivals gives the figure real mail would. BENCH_STORAGE_* = 0 skips a run.
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+// runs' burst of arrivals gives the figure real mail would. Last, how many free pages the index's merges leave
+// over a longer run (BENCH_STORAGE_MERGE_STUDY letters, default 6,000). BENCH_STORAGE_* = 0 skips a run.
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { generateKeyPairSync } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { constants, brotliCompressSync, brotliDecompressSync, deflateRawSync, deflateSync, inflateRawSync, inflateSync } from 'node:zlib';
@@ -40,8 +45,8 @@ import type { DnsServer } from '../../src/testkit/dns-server.ts';
 import { RECIPIENT_DOMAIN, SENDER_DOMAIN, fmt, mulberry32, opensslRsa2048SignMicros, reportGoal, startBenchApp, startBenchDns, table, until, zipf, type BenchApp } from './lib.ts';
 
 const RECEIVED = Number(process.env.BENCH_STORAGE_MESSAGES ?? 3000);
-const SENT = Number(process.env.BENCH_STORAGE_SENT ?? 1000);
-const TRACKED = Number(process.env.BENCH_STORAGE_TRACKED ?? 500);
+const SENT = Number(process.env.BENCH_STORAGE_SENT ?? 3000);
+const TRACKED = Number(process.env.BENCH_STORAGE_TRACKED ?? 1500);
 const SESSIONS = 8;
 const API_CLIENTS = 8;
 const TARGET_BYTES = 10 * 1024;
@@ -647,6 +652,61 @@ function ftsStudy(letters: Letter[]): void {
   table(['email_search (and email_prefixes)', 'bytes per message', "after 'optimize'", 'of the indexed text'], rows);
 }
 
+/**
+ * Free pages over a longer run than the app runs: FTS5's automerge writes a merged segment before it deletes the
+ * segments it merged, so the file holds their pages free until later writes reuse them. Whether that is a lasting
+ * cost or a swing depends on where a run stops, so this writes MERGE_STUDY letters into both full-text tables
+ * of a file database (WAL, committed 4 at a time, as the writer does) and samples the free pages every 500,
+ * for FTS5's default automerge (4) and two others, with the writer's CPU per email for each.
+ */
+const MERGE_STUDY = Number(process.env.BENCH_STORAGE_MERGE_STUDY ?? 6000);
+
+function mergeStudy(c: Corpus): void {
+  const from = { name: 'Bench Sender', address: `news@${SENDER_DOMAIN}` };
+  const letters = Array.from({ length: MERGE_STUDY }, () => letter(c, from, TARGET_BYTES));
+  const columns = ['emails'];
+  const samples: string[][] = [];
+  const cpu: string[] = ['writer CPU per email, µs'];
+  for (const automerge of [4, 2, 8]) {
+    const dir = mkdtempSync(join(tmpdir(), 'mw-bench-merge-'));
+    const db = new Database(join(dir, 'merge.db'));
+    try {
+      db.pragma('journal_mode = WAL');
+      db.exec("CREATE VIRTUAL TABLE s USING fts5(subject, body, participants, attachments, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2')");
+      db.exec("CREATE VIRTUAL TABLE s_prefixes USING fts5(prefixes, content = '', contentless_delete = 1, detail = none, tokenize = 'unicode61 remove_diacritics 2')");
+      db.exec(`INSERT INTO s (s, rank) VALUES ('automerge', ${automerge}); INSERT INTO s_prefixes (s_prefixes, rank) VALUES ('automerge', ${automerge})`);
+      const insert = db.prepare('INSERT INTO s (rowid, subject, body, participants, attachments) VALUES (?, ?, ?, ?, ?)');
+      const insertPrefixes = db.prepare('INSERT INTO s_prefixes (rowid, prefixes) VALUES (?, ?)');
+      columns.push(`automerge ${automerge}${automerge === 4 ? ' (default)' : ''}: free pages, bytes per email (of the index)`);
+      let used = 0;
+      for (let i = 0; i < letters.length; i += 4) {
+        const t = cpuMicros();
+        db.transaction(() =>
+          letters.slice(i, i + 4).forEach((l, k) => {
+            const row = ftsRow(l);
+            insert.run(i + k + 1, ...row);
+            insertPrefixes.run(i + k + 1, prefixesOf([row[0], row[1], row[2].split('\n').slice(0, -1).join('\n'), row[3]]));
+          }),
+        )();
+        used += cpuMicros() - t;
+        const n = Math.min(letters.length, i + 4);
+        if (n % 500 !== 0) continue;
+        db.pragma('wal_checkpoint(TRUNCATE)');
+        const free = (db.pragma('freelist_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
+        const index = db.prepare("SELECT sum(pgsize) FROM dbstat WHERE name LIKE 's_%'").pluck().get() as number;
+        const row = (samples[n / 500 - 1] ??= [fmt(n)]);
+        row.push(`${fmt(free / n)} (${fmt(index / n)})`);
+      }
+      cpu.push(fmt(used / letters.length));
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  console.log(`\nFree pages left by the full-text index's segment merges, ${fmt(MERGE_STUDY)} sent-size letters into email_search and email_prefixes of a file database, sampled every 500 after a checkpoint:\n`);
+  table(columns, [...samples, cpu]);
+}
+
 // ---------------------------------------------------------------------------------------------------------
 
 function report(g: Growth): void {
@@ -690,6 +750,7 @@ export async function benchStorage(): Promise<Growth[]> {
     codecStudy(received.messages);
     ftsStudy(received.messages.map((m) => m.letter));
   }
+  if (MERGE_STUDY > 0) mergeStudy(c);
   return runs;
 }
 

@@ -10,16 +10,28 @@
 -- Existing rows are renumbered in rowid order and indexed again. Their bodies are stored packed, which SQL
 -- cannot unpack, so the words come from the old index itself: fts5vocab's `instance` table lists every token
 -- of every row with its column and position, and joined in position order they index to the same tokens at
--- the same positions. This runs once, at the first start of this release, and needs temporary space for
--- every token of the mailbox (about twice the old index).
+-- the same positions. This runs once, at the first start of this release. Measured on 300,000 emails of the
+-- search benchmark (scripts/bench/migration.ts): about 35 s and 1.2 GB of temporary files (SQLite's temp
+-- directory: SQLITE_TMPDIR or TMPDIR, else /var/tmp) per 100,000 emails, for the one sort of every token.
 
 CREATE TEMP TABLE renumbered (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);
 INSERT INTO temp.renumbered (old, new)
   SELECT search_rowid, row_number() OVER (ORDER BY search_rowid) FROM emails WHERE search_rowid IS NOT NULL;
 
+-- One pass over the old index, grouped by row: one sort of every token (the old index lists them term by term),
+-- and a text row per email to index from, a fraction of the size of a table of tokens. The role tokens of the
+-- participants ('f' or 't' and the hex of an address) are no words to search for, so no prefixes of theirs.
 CREATE VIRTUAL TABLE temp.old_words USING fts5vocab(main, email_search, instance);
-CREATE TEMP TABLE words AS
-  SELECT r.new AS rowid, w.col, w.offset, w.term FROM temp.old_words w JOIN temp.renumbered r ON r.old = w.doc;
+CREATE TEMP TABLE texts (old INTEGER PRIMARY KEY, subject TEXT, body TEXT, participants TEXT, attachments TEXT, prefixes TEXT);
+INSERT INTO temp.texts (old, subject, body, participants, attachments, prefixes)
+  SELECT doc,
+    coalesce(group_concat(term, ' ' ORDER BY offset) FILTER (WHERE col = 'subject'), ''),
+    coalesce(group_concat(term, ' ' ORDER BY offset) FILTER (WHERE col = 'body'), ''),
+    coalesce(group_concat(term, ' ' ORDER BY offset) FILTER (WHERE col = 'participants'), ''),
+    coalesce(group_concat(term, ' ' ORDER BY offset) FILTER (WHERE col = 'attachments'), ''),
+    coalesce(group_concat(DISTINCT substr(term, 1, 3)) FILTER (WHERE length(term) >= 3
+      AND NOT (col = 'participants' AND length(term) >= 9 AND substr(term, 1, 1) IN ('f', 't') AND substr(term, 2) NOT GLOB '*[^0-9a-f]*')), '')
+  FROM temp.old_words GROUP BY doc;
 DROP TABLE temp.old_words;
 DROP TABLE email_search;
 
@@ -35,20 +47,10 @@ CREATE VIRTUAL TABLE email_prefixes USING fts5(
 );
 
 INSERT INTO email_search (rowid, subject, body, participants, attachments)
-  SELECT rowid,
-    coalesce(group_concat(term, ' ' ORDER BY offset) FILTER (WHERE col = 'subject'), ''),
-    coalesce(group_concat(term, ' ' ORDER BY offset) FILTER (WHERE col = 'body'), ''),
-    coalesce(group_concat(term, ' ' ORDER BY offset) FILTER (WHERE col = 'participants'), ''),
-    coalesce(group_concat(term, ' ' ORDER BY offset) FILTER (WHERE col = 'attachments'), '')
-  FROM temp.words GROUP BY rowid ORDER BY rowid;
--- The role tokens of the participants ('f' or 't' and the hex of an address) are no words to search for.
+  SELECT r.new, t.subject, t.body, t.participants, t.attachments FROM temp.texts t JOIN temp.renumbered r ON r.old = t.old ORDER BY t.old;
 INSERT INTO email_prefixes (rowid, prefixes)
-  SELECT rowid, group_concat(DISTINCT substr(term, 1, 3))
-  FROM temp.words
-  WHERE length(term) >= 3
-    AND NOT (col = 'participants' AND length(term) >= 9 AND substr(term, 1, 1) IN ('f', 't') AND substr(term, 2) NOT GLOB '*[^0-9a-f]*')
-  GROUP BY rowid ORDER BY rowid;
-DROP TABLE temp.words;
+  SELECT r.new, t.prefixes FROM temp.texts t JOIN temp.renumbered r ON r.old = t.old WHERE t.prefixes <> '' ORDER BY t.old;
+DROP TABLE temp.texts;
 INSERT INTO email_search (email_search) VALUES ('optimize');
 INSERT INTO email_prefixes (email_prefixes) VALUES ('optimize');
 
