@@ -90,7 +90,11 @@ export class StartupError extends Error {
  * Opens the data directory's database with every migration applied: for `serve` and the CLI alike. A data
  * directory others can write, and a database SQLite finds damaged, are StartupErrors (exit 78).
  */
-export function openStore(config: Config, clock: Clock = systemClock) {
+/**
+ * The migrated database of the data directory. Each migration it applies is announced first, to `log` or else
+ * to stderr (the CLI): one that rebuilds the search index of a large mailbox runs for minutes (README, Storage).
+ */
+export function openStore(config: Config, clock: Clock = systemClock, log?: Log) {
   let db: Db;
   try {
     secureDataDir(config.dataDir);
@@ -99,7 +103,15 @@ export function openStore(config: Config, clock: Clock = systemClock) {
     throw refusal(err, config.dataDir);
   }
   try {
-    migrate(db, clock.now());
+    const started = Date.now();
+    // A new data directory gets every migration in a moment: only an upgrade is worth announcing.
+    const upgrade = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'").get() !== undefined;
+    const applied = migrate(db, clock.now(), undefined, (m) => {
+      if (!upgrade) return;
+      if (log) log.info('applying schema migration', { version: m.version, name: m.name });
+      else process.stderr.write(`applying schema migration ${String(m.version).padStart(4, '0')} (${m.name})\n`);
+    });
+    if (upgrade && applied.length && log) log.info('schema migrated', { versions: applied, ms: Date.now() - started });
     ensureDefaultWorkspace(db, clock);
     boxSecret(db); // made at the first start, not by whichever request first needs it
   } catch (err) {
@@ -122,7 +134,7 @@ export async function startApp(
 ): Promise<RunningApp> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLog({ level: config.logLevel });
-  const db = openStore(config, clock);
+  const db = openStore(config, clock, log);
   // How `mailwright restore` knows this data directory is in use (db/backup.ts says why a marker, not a lock).
   const unmarkServing = markServing(config.dataDir);
   const health = new StoreHealth(databasePath(config.dataDir), log);

@@ -8,6 +8,11 @@ import { assertPragmas, databasePath, openDatabase } from './open.ts';
 import { migrate, listMigrations } from './migrate.ts';
 import { GroupCommit } from './group-commit.ts';
 import { isId, newId } from './ids.ts';
+import { openStore } from '../app.ts';
+import { loadConfig } from '../config.ts';
+import { createLog } from '../log.ts';
+import { systemClock } from '../clock.ts';
+import { testEnv } from '../testkit/app.ts';
 
 const freshDir = () => mkdtempSync(join(tmpdir(), 'mw-db-'));
 
@@ -54,6 +59,26 @@ test('migrations apply once, in order, and a newer schema is refused', () => {
   for (const t of ['workspaces', 'users', 'sessions', 'api_keys', 'idempotency_keys']) assert.ok(tables.includes(t), t);
   db.prepare('INSERT INTO schema_migrations VALUES (9999, ?, 0)').run('future');
   assert.throws(() => migrate(db), /newer than this release/);
+});
+
+test('serve announces the migrations of an upgrade (a rebuild of the search index takes minutes), not those of a new data directory', () => {
+  const config = (dir: string) => loadConfig(testEnv(dir));
+  const lines: string[] = [];
+  const log = createLog({ level: 'info', write: (line) => lines.push(line) });
+  const fresh = freshDir();
+  openStore(config(fresh), systemClock, log).close();
+  assert.is(lines.filter((l) => l.includes('migrat')).length, 0, 'a new box says nothing');
+
+  const older = freshDir();
+  const db = openDatabase(older);
+  migrate(db, Date.now(), listMigrations().filter((m) => m.version < 25));
+  db.close();
+  openStore(config(older), systemClock, log).close();
+  const said = lines.map((l) => JSON.parse(l) as { msg: string; version?: number; name?: string; versions?: number[] });
+  const applying = said.filter((l) => l.msg === 'applying schema migration');
+  assert.equal(applying.map((l) => l.version), listMigrations().filter((m) => m.version >= 25).map((m) => m.version));
+  assert.is(applying[0].name, 'compact_search_index');
+  assert.equal(said.find((l) => l.msg === 'schema migrated')?.versions, applying.map((l) => l.version));
 });
 
 test('a failing migration leaves nothing behind', () => {

@@ -21,8 +21,11 @@ export function listMigrations(dir = DIR): Migration[] {
     .map((f) => ({ version: Number(f.slice(0, 4)), name: f.slice(5, -4), sql: readFileSync(join(dir, f), 'utf8') }));
 }
 
-/** Applies every pending migration; returns the versions it applied. */
-export function migrate(db: Db, now = Date.now(), migrations = listMigrations()): number[] {
+/**
+ * Applies every pending migration; returns the versions it applied. `onApply` hears each one before it runs:
+ * some rebuild a table or an index of the whole mailbox and take minutes on a large box.
+ */
+export function migrate(db: Db, now = Date.now(), migrations = listMigrations(), onApply?: (m: Migration) => void): number[] {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
   const current = () => Number(db.prepare('SELECT coalesce(max(version), 0) FROM schema_migrations').pluck().get());
   const newest = migrations.at(-1)?.version ?? 0;
@@ -33,6 +36,7 @@ export function migrate(db: Db, now = Date.now(), migrations = listMigrations())
   for (const m of migrations) {
     db.transaction(() => {
       if (db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version)) return;
+      onApply?.(m);
       db.exec(m.sql);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, now);
       applied.push(m.version);
