@@ -3,8 +3,9 @@
 // (api-load.ts) so the server's CPU is this process's alone. Three servers, in the same run:
 //   * node:http that reads the body, JSON.parses it and answers 200: the ceiling of HTTP plus this load
 //     generator on this machine, the baseline the ratios are to;
-//   * Mailwright with its queue stopped: the API alone (validate, group-committed insert of the email, its queue
-//     row and its event, 200 after the commit);
+//   * Mailwright with its queue and its signing at acceptance stopped: the API alone (validate, group-committed
+//     insert of the email, its queue row and its event, 200 after the commit), what every send costs before
+//     the work after the commit (signing, delivery), as this run measured before signing moved to acceptance;
 //   * Mailwright with the queue composing, signing and delivering to smtp-sink at the same time (realistic).
 // Every 200 must mean committed: after each Mailwright run the deliveries table must hold one row per 200.
 // A fourth run, `serve`, is the delivering one again with `scripts/mailwright serve` in a process of its own
@@ -21,6 +22,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Queue } from '../../src/send/queue.ts';
+import { Presigner } from '../../src/send/presign.ts';
 import type { LoadOptions, LoadResult } from './api-load.ts';
 import { startProfiling, type Profiling } from './profile.ts';
 import { heapSampler } from './heap-split.ts';
@@ -158,14 +160,19 @@ async function mailwright(delivering: boolean): Promise<ApiRun> {
     const { db } = app.running.app;
     const queue = app.running.app.queue;
     if (!(queue instanceof Queue)) throw new Error('app.queue is not a Queue');
-    if (!delivering) await queue.stop();
+    if (!delivering) {
+      await queue.stop();
+      const presigner = app.running.app.presign;
+      if (!(presigner instanceof Presigner)) throw new Error('app.presign is not a Presigner');
+      await presigner.stop();
+    }
     let sunk = 0;
     let queries = 0;
     let batchesAtStart: Promise<{ commits: number; calls: number }> | null = null;
     let batchesAtEnd: Promise<{ commits: number; calls: number }> | null = null;
     let profiling: Promise<Profiling> | null = null;
     let profiles: Promise<string[]> | null = null;
-    const run = await measure(delivering ? 'Mailwright, queue delivering to smtp-sink meanwhile' : 'Mailwright, queue stopped (the API alone)', `${app.api}/emails`, app.key, {
+    const run = await measure(delivering ? 'Mailwright, queue delivering to smtp-sink meanwhile' : 'Mailwright, queue and signing stopped (the API alone)', `${app.api}/emails`, app.key, {
       start: () => {
         sunk = sink?.messages ?? 0;
         queries = dns.queries.length;
