@@ -19,15 +19,13 @@ import { Session } from 'node:inspector/promises';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { compose } from '../../src/mail/compose.ts';
-import { sign } from '../../src/mail/sign.ts';
 import { parseMessage } from '../../src/mail/parse.ts';
 import { packMail } from '../../src/mail/packing.ts';
 import { withoutAuthResultsOf } from '../../src/mail/trace.ts';
 import { authenticate, type AuthContext } from '../../src/receive/authenticate.ts';
 import { analyze } from '../../src/receive/analyze.ts';
 import type { DnsLookup } from '../../src/dns/cache.ts';
-import { Corpus, letter } from './storage.ts';
+import { Corpus, letter, signedLetter } from './storage.ts';
 import { fmt, table } from './lib.ts';
 import { topFunctions } from './profile.ts';
 
@@ -96,20 +94,7 @@ export async function kinds(): Promise<{ kinds: Kind[]; dns: DnsLookup }> {
     const into = l.html ? html : text;
     if (into.messages.length >= PER_KIND) continue;
     const domain = from.address.split('@')[1];
-    const composed = await compose({
-      messageId: `${i}.bench@${domain}`,
-      date: Date.UTC(2026, 10, 25, 12, 0, 0) + i * 1000,
-      from,
-      to: [{ name: 'Bench', address: INBOX }],
-      cc: [],
-      replyTo: [],
-      subject: l.subject,
-      text: l.text,
-      ...(l.html ? { html: l.html } : {}),
-      headers: l.html ? { 'List-Unsubscribe': `<https://www.${domain}/unsubscribe/${i}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } : {},
-      attachments: [],
-    });
-    const raw = await sign(composed, { domain, selector: 's1', privateKey: keys.get(domain)! });
+    const raw = await signedLetter(l, { from, to: INBOX, messageId: `${i}.bench@${domain}`, date: Date.UTC(2026, 10, 25, 12, 0, 0) + i * 1000, n: i, privateKey: keys.get(domain)! });
     into.messages.push({ raw, ctx: { ip: '127.0.0.1', helo: CLIENT, mailFrom: from.address, hostname: HOSTNAME, dns } });
   }
   return { kinds: [source, text, html], dns };

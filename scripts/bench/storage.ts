@@ -192,6 +192,28 @@ export interface Letter {
 }
 
 /** A letter of about `bytes` as composed: half text only, half text + HTML (multipart/alternative). */
+/**
+ * A letter as its sender's server sends it: composed (with List-Unsubscribe when it has HTML, as newsletters
+ * do) and DKIM-signed by the From domain with selector s1. `n` numbers the unsubscribe link.
+ */
+export async function signedLetter(l: Letter, m: { from: { name: string; address: string }; to: string; messageId: string; date: number; n: number; privateKey: string }): Promise<Buffer> {
+  const domain = m.from.address.split('@')[1];
+  const composed = await compose({
+    messageId: m.messageId,
+    date: m.date,
+    from: m.from,
+    to: [{ name: 'Bench', address: m.to }],
+    cc: [],
+    replyTo: [],
+    subject: l.subject,
+    text: l.text,
+    ...(l.html ? { html: l.html } : {}),
+    headers: l.html ? { 'List-Unsubscribe': `<https://www.${domain}/unsubscribe/${m.n}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } : {},
+    attachments: [],
+  });
+  return sign(composed, { domain, selector: 's1', privateKey: m.privateKey });
+}
+
 export function letter(c: Corpus, from: { name: string; address: string }, bytes: number): Letter {
   const domain = from.address.split('@')[1];
   const greeting = `Hi ${c.name().split(' ')[0]}`;
@@ -373,20 +395,7 @@ async function inboundMessages(c: Corpus, keys: Map<string, string>, n: number):
     const l = letter(c, from, TARGET_BYTES);
     const domain = from.address.split('@')[1];
     const messageId = `${(start + i).toString(36)}.${i}.${Math.floor(c.rand() * 1e9).toString(36)}@${domain}`;
-    const composed = await compose({
-      messageId,
-      date: start + i * 1000,
-      from,
-      to: [{ name: 'Bench', address: INBOX }],
-      cc: [],
-      replyTo: [],
-      subject: l.subject,
-      text: l.text,
-      ...(l.html ? { html: l.html } : {}),
-      headers: l.html ? { 'List-Unsubscribe': `<https://www.${domain}/unsubscribe/${i}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } : {},
-      attachments: [],
-    });
-    out.push({ messageId, raw: await sign(composed, { domain, selector: 's1', privateKey: keys.get(domain)! }), letter: l });
+    out.push({ messageId, raw: await signedLetter(l, { from, to: INBOX, messageId, date: start + i * 1000, n: i, privateKey: keys.get(domain)! }), letter: l });
   }
   return out;
 }
