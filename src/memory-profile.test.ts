@@ -1,11 +1,13 @@
 // memory_profile (issue 22): "small" runs one signing thread however much mail waits, where "default" runs one
-// per core. Counted by the threads' own names (worker-boot.mjs) in this process, where the app runs.
+// per core (counted by the threads' own names, worker-boot.mjs, in this process, where the app runs); analyze
+// threads are one for small and one less than the cores for default.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { startOutboundScene, eventually } from './testkit/outbound.ts';
 import { request } from './testkit/app.ts';
+import { memorySettings } from './config-live.ts';
 
 const threads = (name: string) => readdirSync('/proc/self/task').filter((t) => readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim() === name).length;
 
@@ -26,5 +28,11 @@ for (const profile of ['small', 'default'] as const) {
     }
   });
 }
+
+test('analyze threads: small one; default one less than the cores, at least one', () => {
+  assert.equal([1, 2, 4, 8].map((cores) => memorySettings('default', cores).analyzeWorkers), [1, 1, 3, 7]);
+  assert.equal([1, 2, 8].map((cores) => memorySettings('small', cores).analyzeWorkers), [1, 1, 1]);
+  assert.equal([2, 8].map((cores) => memorySettings('default', cores).signWorkers), [2, 8]);
+});
 
 test.run();
