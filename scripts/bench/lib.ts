@@ -225,16 +225,7 @@ export function rssSampler() {
 }
 
 /** A seeded generator (mulberry32): the same corpus on every run. */
-export function mulberry32(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 } from '../../src/testkit/random.ts';
 
 /** Walker's alias table: rank i (0-based) drawn with weight 1/(i+1)^s, O(1) per draw. */
 export function zipf(n: number, s: number, rand: () => number): () => number {

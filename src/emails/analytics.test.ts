@@ -17,6 +17,7 @@ import { createWorkspace, ensureDefaultWorkspace } from '../account/workspaces.t
 import { login, request, seedWorkspace } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
+import { mulberry32 } from '../testkit/random.ts';
 import { addEvent, utcDay, type EventType } from './events.ts';
 import { addDays, analyticsOf, settleSubjectWindow, TOP, type Analytics, type WindowDays } from './analytics.ts';
 
@@ -77,17 +78,6 @@ const naiveDomains = (db: Db, ws: string, first: string, today: string) =>
        GROUP BY em.domain ORDER BY sent DESC, delivered DESC, domain LIMIT ${TOP}`,
     )
     .all(ws, Date.parse(`${first}T00:00:00Z`), Date.parse(`${addDays(today, 1)}T00:00:00Z`));
-
-function mulberry32(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 test('domains and topContent rank exactly as grouping every event of the window would, as days pass, jump ahead and go back', () => {
   const { db, ws, other } = store();
