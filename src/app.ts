@@ -169,9 +169,8 @@ export async function startApp(
     metrics,
   };
   const memory = memorySettings(config.memoryProfile);
-  const young = memory.workerYoungMb === undefined ? {} : { maxYoungGenerationSizeMb: memory.workerYoungMb };
-  const signer = new Signer({ size: memory.signWorkers, resourceLimits: young });
-  const analyzer = new Analyzer(config, { size: memory.analyzeWorkers, resourceLimits: young });
+  const signer = new Signer({ size: memory.signWorkers });
+  const analyzer = new Analyzer(config, { size: memory.analyzeWorkers });
   const deliverer = new Deliverer({
     resolver: app.dns,
     dial: app.dial,

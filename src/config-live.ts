@@ -4,14 +4,16 @@
 import { availableParallelism } from 'node:os';
 import { KEYS, type Config } from './config.ts';
 
-/** What a memory profile sets: worker threads per pool, each worker's young generation, the queue's depth. */
+/**
+ * What a memory profile sets: worker threads per pool and the queue's depth. The size of every thread's V8 heap
+ * is set for the whole process by scripts/mailwright's V8 flags (which take precedence over a worker's
+ * resourceLimits).
+ */
 export interface MemorySettings {
   /** Threads that authenticate and parse received mail. */
   analyzeWorkers: number;
   /** Threads that compose and DKIM-sign outgoing mail. */
   signWorkers: number;
-  /** Each analyze and sign worker's V8 young generation (MiB); undefined: V8's default, up to 48 MiB per thread. */
-  workerYoungMb: number | undefined;
   /** Recipients the queue works on at once. */
   queueInFlight: number;
 }
@@ -20,11 +22,11 @@ export function memorySettings(profile: Config['memoryProfile'], cores = availab
   // Measured with scripts/bench (README, Benchmarks: memory). default's analyze threads leave one core to the
   // event loop and the writer: on two cores one analyze thread received as fast as two (1,659 and 1,722 msgs/s
   // against 1,533 and 1,737 at 20 and 100 sessions, same session) for 50-90 MiB less. Signing keeps a thread per
-  // core (sends are signed at acceptance while the queue delivers). small also keeps one signing thread, young
-  // generations and the queue's depth small.
+  // core (sends are signed at acceptance while the queue delivers). small also keeps one signing thread and the
+  // queue's depth small.
   return profile === 'small'
-    ? { analyzeWorkers: 1, signWorkers: 1, workerYoungMb: 8, queueInFlight: 200 }
-    : { analyzeWorkers: Math.max(1, cores - 1), signWorkers: cores, workerYoungMb: 16, queueInFlight: 1000 };
+    ? { analyzeWorkers: 1, signWorkers: 1, queueInFlight: 200 }
+    : { analyzeWorkers: Math.max(1, cores - 1), signWorkers: cores, queueInFlight: 1000 };
 }
 
 /**

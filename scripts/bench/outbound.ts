@@ -28,6 +28,7 @@ import { Queue } from '../../src/send/queue.ts';
 import { Presigner } from '../../src/send/presign.ts';
 import Database from 'better-sqlite3';
 import { databasePath } from '../../src/db/open.ts';
+import { heapSampler } from './heap-split.ts';
 import { spawnServe, type ServeProcess } from './serve-process.ts';
 import { createResolver } from '../../src/dns/resolver.ts';
 import type { DnsServer } from '../../src/testkit/dns-server.ts';
@@ -378,13 +379,15 @@ async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer)
     const httpPort = await freePort();
     const env2 = { ...app.env, MAILWRIGHT_HTTP_PORT: String(httpPort) };
     app = null;
-    serve = await spawnServe(env2);
+    const heaps = heapSampler();
+    serve = await spawnServe(env2, { nodeOptions: heaps.nodeOptions });
     const api = `http://127.0.0.1:${httpPort}/api/v1`;
     sink = await Sink.start(sinkPort, dumpDir);
     sinkBefore = sink.cpuMicros();
     machineBefore = machineBusyMicros();
     const cpuBefore = serveCpu(serve.pid);
     startRss = procMemoryMiB(serve.pid).rss;
+    heaps.start(serve.pid);
     queries = dns.queries.length;
     const started = performance.now();
     let next = 0;
@@ -407,6 +410,7 @@ async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer)
     machine = machineBusyMicros() - machineBefore;
     sinkCpu = sink.cpuMicros() - sinkBefore;
     const peak = procMemoryMiB(serve.pid).peak;
+    const split = await heaps.stop();
     // Within a minute of the load's end, RSS should be back under 160 MiB (issue 22 goal 1).
     await new Promise((r) => setTimeout(r, IDLE_WAIT_MS));
     const idleRss = procMemoryMiB(serve.pid).rss;
@@ -416,6 +420,7 @@ async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer)
     runs.push(
       mailwrightRun('enqueued while delivering', (done - started) / 1000, { ...cpu, machine }, sinkCpu, { start: startRss, peak }, [
         `POST /emails/batch (${BATCH} per request, ${BATCH_CLIENTS} at a time, from the bench's process) had every message committed after ${fmt((enqueued - started) / 1000, 1)} s; ${batchesNote(dns.queries.length - queries)}`,
+        split,
         `RSS ${fmt(IDLE_WAIT_MS / 1000)} s after the sink's last message: ${fmt(idleRss)} MiB; serve exited with code ${code}`,
         await checkDump(sink, dns),
       ]),

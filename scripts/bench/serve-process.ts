@@ -40,6 +40,13 @@ export interface ServeOptions extends SpawnOptions {
 /** BENCH_SERVE_ENV: more of serve's environment, as space-separated NAME=value (e.g. MALLOC_ARENA_MAX=2). */
 const serveEnv = () => Object.fromEntries((process.env.BENCH_SERVE_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 
+/** The V8 flags scripts/mailwright gives node (its `v8flags=`). */
+function launcherV8Flags(): string[] {
+  const flags = /^v8flags="([^"]*)"$/m.exec(readFileSync(CLI, 'utf8'));
+  if (!flags) throw new Error(`no v8flags="..." line in ${CLI}`);
+  return flags[1].split(' ').filter(Boolean);
+}
+
 /** serve on a fresh data directory: free ports, an API key made with the CLI. */
 export async function startServe(opts: ServeOptions): Promise<FreshServe> {
   const dataDir = benchDir(opts.label);
@@ -56,10 +63,10 @@ export async function startServe(opts: ServeOptions): Promise<FreshServe> {
 export async function spawnServe(env: Record<string, string>, opts: SpawnOptions = {}): Promise<ServeProcess> {
   const logFile = join(env.MAILWRIGHT_DATA_DIR, 'serve.log');
   const fd = openSync(logFile, 'a');
-  // scripts/mailwright execs node with tsx's loader; node refuses --cpu-prof in NODE_OPTIONS, so when profiling
-  // the same command is spelled out with the flag.
+  // node refuses --cpu-prof in NODE_OPTIONS, so when profiling scripts/mailwright's command is spelled out with
+  // the flag, and its V8 flags.
   const [cmd, args] = opts.profileDir
-    ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`, '--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(ROOT, 'src/main.ts'), 'serve']]
+    ? [process.execPath, [...launcherV8Flags(), '--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`, '--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(ROOT, 'src/main.ts'), 'serve']]
     : [CLI, ['serve']];
   const nodeOptions = `${process.env.BENCH_NODE_OPTIONS ?? ''} ${opts.nodeOptions ?? ''}`.trim();
   const child = spawn(cmd, args, {

@@ -56,13 +56,6 @@ interface ApiErrorData {
 /** `batches`: the sizes of the group commits made since the previous answer (metrics, issue 21). */
 export type Answer = ({ results: unknown[]; logs: LogEntry[] } | { refused: ApiErrorData }) & { batches?: number[] };
 
-/**
- * The writer's young generation (MiB). What it allocates per call dies with the call (payloads read, rows
- * bound), so V8's default (up to 48 MiB of semi-spaces, which it grows to under a burst of mail and keeps)
- * buys nothing but RSS.
- */
-const WRITER_YOUNG_MB = 8;
-
 export class Writer extends WorkerPool<Call, Answer> {
   constructor(
     config: Config,
@@ -81,7 +74,6 @@ export class Writer extends WorkerPool<Call, Answer> {
       size: 1,
       jobsPerWorker: 1024,
       workerData: { config, jobs: jobs.href },
-      resourceLimits: { maxYoungGenerationSizeMb: WRITER_YOUNG_MB },
     });
   }
 

@@ -5,7 +5,6 @@
 // 554 5.6.0), and each analysis has a wall-clock budget (config analyze_timeout) past which the worker is
 // replaced and the message gets 451 4.3.0 (catalogue RES-06b). Each worker has a heap limit: a message built
 // to blow up when decoded (catalogue RES-08) ends that worker and fails its message with a 451, never the process.
-import type { ResourceLimits } from 'node:worker_threads';
 import type { Config } from '../config.ts';
 import { SmtpError } from '../errors.ts';
 import { headerOverLimit } from '../mail/header-limits.ts';
@@ -24,13 +23,13 @@ export class AnalysisTimeout extends SmtpError {
 export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, StoredAnalysis | ParsedMessage> {
   private readonly budgetMs: number;
 
-  constructor(config: Pick<Config, 'dnsServers' | 'analyzeTimeout'>, opts: { size?: number; resourceLimits?: ResourceLimits } = {}) {
+  constructor(config: Pick<Config, 'dnsServers' | 'analyzeTimeout'>, opts: { size?: number } = {}) {
     super({
       name: 'analyze',
       module: new URL('./analyze-worker.ts', import.meta.url),
       size: opts.size,
       workerData: { dnsServers: config.dnsServers },
-      resourceLimits: { maxOldGenerationSizeMb: 512, ...opts.resourceLimits },
+      resourceLimits: { maxOldGenerationSizeMb: 512 },
       // Authentication waits on DNS: a few more messages per worker keep it busy while one waits.
       jobsPerWorker: 8,
       // Analysis is pure (no store), so the jobs beside one past its budget can run again on a new worker.

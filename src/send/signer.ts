@@ -3,7 +3,6 @@
 // leaves a caller's promise unsettled (worker-pool.ts).
 import type { ComposeInput } from '../mail/compose.ts';
 import type { DkimKey } from '../mail/sign.ts';
-import type { ResourceLimits } from 'node:worker_threads';
 import { asBuffer, WorkerPool } from '../threads/worker-pool.ts';
 import type { SignedJob, SignJob } from './sign-worker.ts';
 import type { Personalisation } from './personalise.ts';
@@ -18,8 +17,8 @@ export interface Signed {
 }
 
 export class Signer extends WorkerPool<SignJob, SignedJob> {
-  constructor(opts: { size?: number; resourceLimits?: ResourceLimits } = {}) {
-    super({ name: 'sign', module: new URL('./sign-worker.ts', import.meta.url), size: opts.size, resourceLimits: opts.resourceLimits });
+  constructor(opts: { size?: number } = {}) {
+    super({ name: 'sign', module: new URL('./sign-worker.ts', import.meta.url), size: opts.size });
   }
 
   /**
