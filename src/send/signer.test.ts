@@ -3,6 +3,7 @@
 // the key published in the test DNS server. Then the pool's job budget, on a probe job module: a job past it
 // fails and its worker is replaced, and the jobs beside it run again.
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { generateKeyPairSync } from 'node:crypto';
 import type { Worker } from 'node:worker_threads';
 import { dkimVerify } from 'mailauth';
@@ -70,6 +71,17 @@ test('200 concurrent jobs: each comes back signed, verifies, and is its own mess
   assert.ok(stats.every((w) => w.done > 0 && w.inFlight === 0), JSON.stringify(stats));
   assert.is(new Set(stats.map((w) => w.threadId)).size, 2);
   assert.is(stats.reduce((n, w) => n + w.done, 0), 200);
+});
+
+test('the signing threads run at the lowest priority (nice 19), the rest of the process at its own', async () => {
+  await signer.composeAndSign(input(0), KEY);
+  // /proc/<pid>/task/<tid>/stat: nice is the 19th field; the 2nd, the name, is in parentheses and may hold spaces.
+  const nice = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]);
+  const tasks = readdirSync('/proc/self/task').map((tid) => ({ name: readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim(), nice: nice(tid) }));
+  const sign = tasks.filter((t) => t.name === 'mw-sign');
+  assert.ok(sign.length >= 1, JSON.stringify(tasks));
+  assert.equal(sign.map((t) => t.nice), sign.map(() => 19));
+  assert.is(nice(String(process.pid)), 0, 'the event loop keeps its priority');
 });
 
 test('attachments cross the thread boundary intact, and the caller keeps its buffers', async () => {

@@ -16,9 +16,15 @@ export interface Signed {
   bodies: { text: string | Buffer | null; html: string | Buffer | null } | null;
 }
 
+/** Linux nice of the signing threads, the lowest priority: about 1/70 of a nice-0 thread's weight on a core they share. */
+const SIGN_NICE = 19;
+
 export class Signer extends WorkerPool<SignJob, SignedJob> {
   constructor(opts: { size?: number } = {}) {
-    super({ name: 'sign', module: new URL('./sign-worker.ts', import.meta.url), size: opts.size });
+    // Signing yields the cores to acceptance (the event loop answering, the writer committing): under a burst of
+    // sends the API keeps answering near its own speed, and what it accepted is signed and delivered as the
+    // cores come free, nothing acknowledged waiting on anything but its commit. An idle box signs at full speed.
+    super({ name: 'sign', module: new URL('./sign-worker.ts', import.meta.url), size: opts.size, nice: SIGN_NICE });
   }
 
   /**

@@ -74,6 +74,11 @@ export interface PoolOptions {
    * Default IDLE_MS.
    */
   idleMs?: number;
+  /**
+   * The threads' scheduling priority on Linux (nice, 1-19; elsewhere ignored): a pool whose work may wait while
+   * the event loop and the writer want the cores. Default 0, as the process.
+   */
+  nice?: number;
 }
 
 /** How long a worker may sit without a job before it is ended (PoolOptions.idleMs). */
@@ -193,7 +198,7 @@ export class WorkerPool<J, R> {
     // No inherited execArgv: the boot file registers tsx itself, and flags of the parent's command line such as
     // --input-type (or a second --import tsx) break or slow a worker's start.
     const worker = new Worker(BOOT, {
-      workerData: { ...this.opts.workerData, module: this.opts.module.href, name: this.opts.name },
+      workerData: { ...this.opts.workerData, module: this.opts.module.href, name: this.opts.name, nice: this.opts.nice ?? 0 },
       execArgv: [],
       resourceLimits: this.opts.resourceLimits,
     });
