@@ -16,7 +16,7 @@ export interface Signed {
   bodies: { text: string | Buffer | null; html: string | Buffer | null } | null;
 }
 
-/** Linux nice of the signing threads, the lowest priority: about 1/70 of a nice-0 thread's weight on a core they share. */
+/** Linux nice of the signing threads, the lowest: about 1/70 of a nice-0 thread's weight on a shared core. */
 const SIGN_NICE = 19;
 
 export class Signer extends WorkerPool<SignJob, SignedJob> {
