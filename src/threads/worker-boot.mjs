@@ -1,7 +1,8 @@
 // Entry file of every worker thread (worker-pool.ts): a worker's entry must be plain JavaScript, because
 // tsx's hooks do not load a .ts entry inside a worker. It names the thread, sets its priority, registers tsx
 // unless the module is plain JavaScript (serve from the build in lib/; a test's data: module may import
-// TypeScript), then imports the module named by the pool. It must do nothing else: the work and its protocol live in that module.
+// TypeScript), then imports the module named by the pool. It must do nothing else: the work and its protocol
+// live in that module.
 import { readlinkSync, writeFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
