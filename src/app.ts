@@ -25,7 +25,8 @@ import { boxRoutes } from './account/box-routes.ts';
 import { domainRoutes } from './domains/routes.ts';
 import { recheckDueDomains, rotateDueKeys } from './domains/verification.ts';
 import { emailRoutes } from './emails/routes.ts';
-import { emailListRoutes } from './emails/search-routes.ts';
+import { emailListRoutes, indexBacklogNow } from './emails/search-routes.ts';
+import { hasBacklog, searchBacklog } from './emails/search-backlog.ts';
 import { analyticsRoutes } from './emails/analytics-routes.ts';
 import { labelRoutes } from './labels/routes.ts';
 import { Scheduler } from './send/schedule.ts';
@@ -142,7 +143,7 @@ export async function startApp(
   const checking = checkAtStart(databasePath(config.dataDir), { waitMs: opts.checkWaitMs ?? START_CHECK_WAIT_MS, health, log });
   const dns = createResolver(config.dnsServers);
   // One registry per app (issue 21): two apps in one process (tests) keep their own counts.
-  const metrics = new Metrics({ queueDepth: () => queueDepth(db, clock.now()), databaseFile: databasePath(config.dataDir) });
+  const metrics = new Metrics({ queueDepth: () => queueDepth(db, clock.now()), searchBacklog: () => searchBacklog(db), databaseFile: databasePath(config.dataDir) });
   const disk = new FreeSpace(config.dataDir, config.minFreeSpaceMb * 1024 * 1024, opts.measureFreeSpace);
   disk.start((low, bytes) =>
     low
@@ -244,6 +245,9 @@ export async function startApp(
       await deliverer.close();
       await signer.close();
       await analyzer.close();
+      // What was acknowledged goes into the full-text index before the writer ends, so a search after the
+      // next start waits for nothing (emails/search-backlog.ts); if it cannot, the next start indexes it.
+      if (hasBacklog(db)) await indexBacklogNow(app).catch((err) => log.warn('could not index the full-text backlog before stopping', { err }));
       await app.writer.close();
     },
   ];
@@ -258,6 +262,8 @@ export async function startApp(
     opened.push(async () => check.stop());
     if (check.damaged) throw new StartupError(check.damaged);
     queue.start();
+    // A backlog of the full-text index left by a stop that could not index it (kill -9, a power loss).
+    if (hasBacklog(db)) indexBacklogNow(app).catch((err) => log.warn('could not index the full-text backlog yet', { err }));
     opened.push(() => queue.stop());
     presigner.start();
     opened.push(() => presigner.stop());

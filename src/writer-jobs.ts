@@ -1,6 +1,6 @@
 // The writer's job table (db/writer.ts), assembled beside app.ts so that db/ knows no flow: each kind a flow
 // or resource posts to the writer thread, and the function that runs it there. Loaded by the writer thread.
-import type { JobTable } from './db/writer.ts';
+import type { BackgroundJob, JobTable } from './db/writer.ts';
 import { writeAnswer } from './db/idempotency.ts';
 import { markPending } from './inboxes/forwarding.ts';
 import { deleteLabel } from './labels/labels.ts';
@@ -9,6 +9,7 @@ import { resortStep } from './labels/resort.ts';
 import { fileMessage } from './receive/file.ts';
 import { writeBatch, writeSends } from './send/submit.ts';
 import { releaseDue } from './send/schedule.ts';
+import { indexAll, indexBacklog } from './emails/search-backlog.ts';
 
 export const jobs = {
   /** Received mail, filed for every inbox it reached (receive/). */
@@ -29,4 +30,9 @@ export const jobs = {
   'labels.delete': (ctx, p: { workspaceId: string; labelId: string }) => deleteLabel(ctx.db, p.workspaceId, p.labelId),
   /** One bounded batch of applying a label to stored mail. */
   'labels.resort': (ctx, p: { batch?: number }) => resortStep(ctx, p),
+  /** The full-text index's backlog, all of it: GET /emails is about to search (emails/search-backlog.ts). */
+  'search.index': (ctx) => indexAll(ctx.db),
 } satisfies JobTable;
+
+/** What the writer does in its own time, after its commits: the next batch of the full-text index's backlog. */
+export const background: BackgroundJob = (ctx) => indexBacklog(ctx.db);

@@ -9,9 +9,9 @@ import { ApiError } from '../errors.ts';
 import type { Config } from '../config.ts';
 import type { Level, Log } from '../log.ts';
 import { serveJobs, withBuffers } from '../threads/worker-pool.ts';
-import type { Answer, DbContext, JobTable, LogEntry, Step } from './writer.ts';
+import type { Answer, BackgroundJob, DbContext, JobTable, LogEntry, Step } from './writer.ts';
 
-const jobs = ((await import(workerData.jobs as string)) as { jobs: JobTable }).jobs;
+const { jobs, background } = (await import(workerData.jobs as string)) as { jobs: JobTable; background?: BackgroundJob };
 const config = workerData.config as Config;
 const db = openDatabase(config.dataDir);
 // A batch's size rides on the first answer sent after its commit (metrics, issue 21).
@@ -27,6 +27,27 @@ const collectingLog = (base: Record<string, unknown>): Log => {
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (fields) => collectingLog({ ...base, ...fields }), setLevel: () => {} };
 };
 const log = collectingLog({});
+
+// The background job runs this long after a call's commit, so that it finds a batch to do (search-backlog.ts:
+// at 4,500 API sends a second, 50 ms gathers about 200), and then again at once while it has more.
+const BACKGROUND_DELAY_MS = 50;
+let backgroundTimer: NodeJS.Timeout | null = null;
+const scheduleBackground = (ms: number) => {
+  if (!background || backgroundTimer) return;
+  backgroundTimer = setTimeout(() => {
+    backgroundTimer = null;
+    const ctx: DbContext = { db, clock: { now: () => Date.now() }, log, config };
+    commit.runUnacknowledged(() => background(ctx)).then(
+      (more) => more && scheduleBackground(0),
+      // It failed with its batch (the disk, a lock held too long): the next call's commit brings it back.
+      () => {},
+    );
+  }, ms);
+  // It must not keep an idle writer alive: the pool ends it, and the next writer starts over from the table.
+  backgroundTimer.unref();
+};
+// A backlog left by the thread before (ended, or the process stopped) is taken up at once.
+scheduleBackground(0);
 
 serveJobs(async ({ steps, now }: { steps: Step[]; now: number }) => {
   for (const step of steps) if (!jobs[step.kind]) throw new Error(`the writer has no job "${step.kind}"`);
@@ -46,6 +67,7 @@ serveJobs(async ({ steps, now }: { steps: Step[]; now: number }) => {
       }
     });
     answer = { results, logs };
+    scheduleBackground(BACKGROUND_DELAY_MS);
   } catch (err) {
     // A check that can only be made in the transaction (a label the send would create) refused the call:
     // the caller's 4xx, with nothing written.

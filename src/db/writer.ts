@@ -28,6 +28,13 @@ export interface DbContext {
 export type WriterJob = (ctx: DbContext, payload: any) => unknown;
 export type JobTable = Record<string, WriterJob>;
 
+/**
+ * Work the writer thread does in its own time (the module's `background` export beside `jobs`): run a moment
+ * after a call's commit, in a transaction that acknowledges nobody, again at once while it returns true (more
+ * is left). It may be run again after a rollback, like a job.
+ */
+export type BackgroundJob = (ctx: DbContext) => boolean;
+
 /** One step of a call: the job `kind` of the table, with its payload. */
 export interface Step {
   kind: string;

@@ -360,6 +360,7 @@ test('DELETE removes the message, its raw bytes, attachments, events and full-te
   const attachment = (await api(`/emails/${id}`)).body.attachments[0].id;
   const matches = () => db.prepare(`SELECT count(*) FROM email_search WHERE email_search MATCH ?`).pluck().get(word) as number;
   const count = (table: string) => db.prepare(`SELECT count(*) FROM ${table} WHERE email_id = ?`).pluck().get(id) as number;
+  assert.is((await api(`/emails?query=${word}`)).body.count, 1, 'found before');
   assert.is(matches(), 1, 'indexed before');
   assert.is(count('email_attachments'), 1);
   assert.is(count('email_contents'), 1);

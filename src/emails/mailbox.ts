@@ -10,6 +10,7 @@ import { ApiError, validationError } from '../errors.ts';
 import { labelsOf, type Label } from '../labels/labels.ts';
 import { unpackBodies, unpackMessageAsync } from '../mail/packing.ts';
 import { unindexEmail } from './search-index.ts';
+import { dropFromBacklog } from './search-backlog.ts';
 
 type MailboxRow = Pick<
   EmailRow,
@@ -225,10 +226,11 @@ function categoryReason(category: Category, learned: boolean, previous: Category
 }
 
 /**
- * Deletes the email and everything that belongs to it: its full-text row here, and by foreign-key cascade
- * its bodies and raw bytes, attachments, events, queue rows and bounce reports. Deliveries of sent mail that
- * are still queued or deferred are cancelled with it; while one is being attempted the delete is refused
- * (409), since the attempt would then record its outcome for an email that no longer exists.
+ * Deletes the email and everything that belongs to it: its full-text row (or its place on the index's
+ * backlog) here, and by foreign-key cascade its bodies and raw bytes, attachments, events, queue rows and
+ * bounce reports. Deliveries of sent mail that are still queued or deferred are cancelled with it; while one
+ * is being attempted the delete is refused (409), since the attempt would then record its outcome for an
+ * email that no longer exists.
  * False: no such email.
  */
 export function deleteEmail(db: Db, workspaceId: string, id: string): boolean {
@@ -237,7 +239,10 @@ export function deleteEmail(db: Db, workspaceId: string, id: string): boolean {
   if (db.prepare("SELECT 1 FROM deliveries WHERE email_id = ? AND state = 'sending' LIMIT 1").get(id)) {
     throw new ApiError(409, 'delivery_in_progress', 'This email is being delivered right now; delete it again in a moment');
   }
-  if (row.search_rowid !== null) unindexEmail(db, row.search_rowid);
+  if (row.search_rowid !== null) {
+    unindexEmail(db, row.search_rowid);
+    dropFromBacklog(db, row.search_rowid);
+  }
   // Unsubscribe links in copies already delivered keep working (0012_unsubscribe_after_delete.sql). The
   // position is the recipient's among the email's deliveries, as its token says (feedback/link-token.ts).
   db.prepare(

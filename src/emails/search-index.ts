@@ -1,8 +1,8 @@
-// Writes what GET /emails searches by for every writer of emails (emails/store.ts): the email's row
-// in the full-text index (email_search, contentless FTS5) and the first 3 letters of its words (email_prefixes)
-// under its rowid, and its senders and recipients in `correspondents`. Synchronous single-row statements for the writer's own transaction. (Not a
-// trigger: a statement that fires one opens a savepoint, and FTS5 then flushes its pending rows, one tiny
-// segment per email of a group commit, which cost 35-70 µs per email more.)
+// Writes what GET /emails searches by, for the emails the writer thread takes off the backlog
+// (search-backlog.ts): the email's row in the full-text index (email_search, contentless FTS5) and the first 3
+// letters of its words (email_prefixes) under its rowid, and its senders and recipients in `correspondents`.
+// Synchronous single-row statements for the writer's own transaction. (Not a trigger: a statement that fires
+// one opens a savepoint, and FTS5 then flushes its pending rows, one tiny segment per email.)
 import type { Db } from '../db/open.ts';
 import type { Mailbox } from '../mail/addresses.ts';
 import { wordsOf } from './search-query.ts';

@@ -10,6 +10,7 @@ import { normaliseDomain } from '../mail/domain-name.ts';
 import { CATEGORIES, STATUSES, listEmails, type ListParams, type Status } from './list.ts';
 import type { Category } from './rows.ts';
 import { parseSearchQuery } from './search-query.ts';
+import { hasBacklog } from './search-backlog.ts';
 
 const MAX_LIST_VALUES = 20;
 const MAX_FILTER_CHARS = 320;
@@ -17,10 +18,18 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export function emailListRoutes(app: App) {
   const r = apiRouter();
-  r.get('/emails', requireAuth(app.config.publicUrl), (ctx) => {
-    ctx.body = listEmails(app.db, principalOf(ctx).workspaceId, parseListParams(ctx.query));
+  r.get('/emails', requireAuth(app.config.publicUrl), async (ctx) => {
+    const p = parseListParams(ctx.query);
+    // Words, `from` and `to` are found through the full-text index: what was acknowledged must be in it first.
+    if ((p.search || p.from || p.to) && hasBacklog(app.db)) await indexBacklogNow(app);
+    ctx.body = listEmails(app.db, principalOf(ctx).workspaceId, p);
   });
   return r;
+}
+
+/** Has the writer thread index the whole backlog of the full-text index (emails/search-backlog.ts). */
+export async function indexBacklogNow(app: Pick<App, 'writer' | 'clock' | 'log'>): Promise<void> {
+  await app.writer.commit([{ kind: 'search.index', payload: null }], { now: app.clock.now(), log: app.log });
 }
 
 /** The query string of GET /emails -> ListParams; throws a 400 validation_error naming the parameter. */

@@ -1,6 +1,7 @@
-// Mail at rest, written: a received message for one inbox, or a send, with its row, bodies, attachments,
-// full-text row and correspondents. Synchronous SQL for the caller's transaction (the writer's group commit), so
-// an email is stored whole or not at all. It decides nothing: the flows classify, thread and queue.
+// Mail at rest, written: a received message for one inbox, or a send, with its row, bodies, attachments and
+// its place on the full-text index's backlog (search-backlog.ts). Synchronous SQL for the caller's transaction
+// (the writer's group commit), so an email is stored whole or not at all. It decides nothing: the flows
+// classify, thread and queue.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
@@ -10,7 +11,8 @@ import type { PackedMail } from '../mail/packing.ts';
 import { addEvent } from './events.ts';
 import { countedRow, recount } from './counts.ts';
 import type { Category } from './rows.ts';
-import { htmlText, indexEmail, nextSearchRowid, previewOf } from './search-index.ts';
+import { htmlText, nextSearchRowid, previewOf } from './search-index.ts';
+import { queueIndexing } from './search-backlog.ts';
 import type { TemplateOrigin } from '../templates/content.ts';
 
 export interface ReceivedEmail {
@@ -51,7 +53,7 @@ export function storeReceivedEmail(db: Db, clock: Clock, m: ReceivedEmail): { id
     JSON.stringify(m.authentication), previewOf(text), searchRowid, now,
   );
   storeBodies(db, id, m.workspaceId, now, { text: m.stored.text, html: m.stored.html, raw: m.stored.raw, attachments: p.attachments });
-  indexEmail(db, searchRowid, {
+  queueIndexing(db, searchRowid, id, {
     workspaceId: m.workspaceId,
     subject: p.subject,
     body: text,
@@ -105,11 +107,11 @@ export interface SentEmail {
   content: OutgoingContent;
 }
 
-/** Stores a send (status `sent`) with its bodies, attachments and full-text row; its queue rows are the send flow's. */
+/** Stores a send (status `sent`) with its bodies and attachments, on the full-text backlog; its queue rows are the send flow's. */
 export function storeSentEmail(db: Db, clock: Clock, e: SentEmail): void {
   const now = clock.now();
   const c = e.content;
-  // Its full-text row, under a rowid taken in commit order (the list's newest-first key).
+  // Its full-text rowid, taken in commit order (the list's newest-first key).
   const searchRowid = nextSearchRowid(db, now);
   const text = c.text ?? (c.html !== undefined ? htmlText(c.html) : '');
   db.prepare(
@@ -124,7 +126,7 @@ export function storeSentEmail(db: Db, clock: Clock, e: SentEmail): void {
     c.messageClass, e.envelopeFrom, previewOf(text), searchRowid, now,
     c.origin?.templateId ?? null, c.origin?.versionId ?? null, c.origin?.test ? 1 : 0,
   );
-  indexEmail(db, searchRowid, {
+  queueIndexing(db, searchRowid, e.id, {
     workspaceId: e.workspaceId,
     subject: c.subject,
     body: text,

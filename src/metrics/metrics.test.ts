@@ -154,6 +154,7 @@ test('the exposition parses, with the default process metrics, the queue, the fi
   for (const name of ['nodejs_eventloop_lag_seconds', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes']) assert.ok(e.types.has(name), name);
   for (const state of ['queued', 'sending', 'deferred']) assert.ok(e.samples.some((x) => x.name === 'mailwright_queue_recipients' && x.labels.state === state), state);
   assert.is(e.types.get('mailwright_queue_oldest_age_seconds'), 'gauge');
+  assert.is(e.types.get('mailwright_search_backlog'), 'gauge');
   assert.ok(valueOf(e, 'mailwright_database_bytes', { file: 'db' }) > 0, 'the database file has a size');
   assert.ok(e.samples.some((x) => x.name === 'mailwright_database_bytes' && x.labels.file === 'wal'));
   // Setting up the scene (domains, inboxes) went through both group commits.

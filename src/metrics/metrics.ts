@@ -23,6 +23,8 @@ export interface QueueDepth {
 
 export interface MetricsSources {
   queueDepth: () => QueueDepth;
+  /** Emails stored but not yet in the full-text index (emails/search-backlog.ts). */
+  searchBacklog: () => number;
   /** The SQLite file; its `-wal` file is measured beside it. */
   databaseFile: string;
 }
@@ -42,6 +44,7 @@ export class Metrics {
   private readonly batchSizes: Histogram<'commit'>;
   private readonly queue: Gauge<'state'>;
   private readonly oldest: Gauge;
+  private readonly backlog: Gauge;
   private readonly files: Gauge<'file'>;
 
   constructor(private readonly sources: MetricsSources) {
@@ -50,6 +53,7 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry });
     this.queue = new Gauge({ name: 'mailwright_queue_recipients', help: 'Outbound recipients in the queue, by state.', labelNames: ['state'], registers });
     this.oldest = new Gauge({ name: 'mailwright_queue_oldest_age_seconds', help: 'Age of the oldest queued or deferred recipient (0 when the queue is empty).', registers });
+    this.backlog = new Gauge({ name: 'mailwright_search_backlog', help: 'Emails stored but not yet in the full-text index (indexed a moment after, or before a search).', registers });
     this.files = new Gauge({ name: 'mailwright_database_bytes', help: 'Size of the SQLite database file and of its write-ahead log.', labelNames: ['file'], registers });
     this.deliveries = new Counter({ name: 'mailwright_deliveries_total', help: 'Outbound delivery attempts per recipient, by outcome and status class (2, 4 or 5).', labelNames: ['outcome', 'class'], registers });
     this.inboundAccepted = new Counter({ name: 'mailwright_inbound_accepted_total', help: 'Messages the MX listener accepted (250 after the commit).', registers });
@@ -68,6 +72,7 @@ export class Metrics {
     const depth = this.sources.queueDepth();
     for (const [state, n] of Object.entries(depth.byState)) this.queue.set({ state }, n);
     this.oldest.set(depth.oldestAgeMs / 1000);
+    this.backlog.set(this.sources.searchBacklog());
     this.files.set({ file: 'db' }, sizeOf(this.sources.databaseFile));
     this.files.set({ file: 'wal' }, sizeOf(`${this.sources.databaseFile}-wal`));
     return this.registry.metrics();

@@ -1,0 +1,104 @@
+// The full-text index, a moment after the mail (issue 22). An email is acknowledged with a row in search_backlog
+// instead of its index rows, and the writer thread indexes the backlog in batches, in transactions that answer
+// nobody (writer-jobs.ts `background`): FTS5 writes a segment per commit, so indexing 6 emails a group commit
+// cost about twice what the same emails cost a hundred at a time, and the acknowledged commit is what every
+// sender waits on. GET /emails indexes what is left before it searches (search-routes.ts), so a search never
+// misses an email that was acknowledged; a list without words, `from` or `to` reads no index and waits for nothing.
+//
+// The writer thread keeps the documents it queued (the text is at hand then, not yet packed); a backlog row it
+// holds no document for (queued by a writer that ended, before a restart, or on another connection) is indexed
+// from the stored email.
+import { isMainThread } from 'node:worker_threads';
+import type { Db } from '../db/open.ts';
+import { unpackBodies } from '../mail/packing.ts';
+import { htmlText, indexEmail, type IndexedMailbox, type SearchDocument } from './search-index.ts';
+
+/** Emails indexed per background transaction: most of the batching's gain (50 gets most of it, 200 a little more). */
+export const INDEX_BATCH = 128;
+/** Documents held in memory at most; past this, the rest are read back from the stored emails when indexed. */
+const MAX_HELD = 1024;
+
+/** Documents queued by this thread, by search rowid, with the email they belong to (a rowid can be handed out again). */
+const held = new Map<number, { emailId: string; doc: SearchDocument }>();
+
+/** Puts a stored email on the backlog, in the caller's transaction, with its document. */
+export function queueIndexing(db: Db, rowid: number, emailId: string, doc: SearchDocument): void {
+  db.prepare('INSERT OR REPLACE INTO search_backlog (search_rowid, email_id) VALUES (?, ?)').run(rowid, emailId);
+  // Only the writer thread indexes: a document held anywhere else would never be let go.
+  if (!isMainThread && (held.size < MAX_HELD || held.has(rowid))) held.set(rowid, { emailId, doc });
+}
+
+/** Takes an email off the backlog (it is being deleted before it was indexed). */
+export function dropFromBacklog(db: Db, rowid: number): void {
+  db.prepare('DELETE FROM search_backlog WHERE search_rowid = ?').run(rowid);
+}
+
+export function hasBacklog(db: Db): boolean {
+  return db.prepare('SELECT 1 FROM search_backlog LIMIT 1').get() !== undefined;
+}
+
+/** How many emails wait for the index (metrics). */
+export function searchBacklog(db: Db): number {
+  return db.prepare('SELECT count(*) FROM search_backlog').pluck().get() as number;
+}
+
+/**
+ * Indexes up to `limit` emails of the backlog, oldest first, in the caller's transaction; true when more are
+ * left. An email deleted meanwhile is skipped.
+ */
+export function indexBacklog(db: Db, limit = INDEX_BATCH): boolean {
+  const rows = db.prepare('SELECT search_rowid, email_id FROM search_backlog ORDER BY search_rowid LIMIT ?').all(limit + 1) as Array<{ search_rowid: number; email_id: string }>;
+  for (const row of rows.slice(0, limit)) {
+    db.prepare('DELETE FROM search_backlog WHERE search_rowid = ?').run(row.search_rowid);
+    const mine = held.get(row.search_rowid);
+    held.delete(row.search_rowid);
+    const doc = mine?.emailId === row.email_id ? mine.doc : storedDocument(db, row.search_rowid, row.email_id);
+    if (doc) indexEmail(db, row.search_rowid, doc);
+  }
+  return rows.length > limit;
+}
+
+/** Indexes the whole backlog, in the caller's transaction. */
+export function indexAll(db: Db): void {
+  while (indexBacklog(db));
+}
+
+interface StoredEmail {
+  workspace_id: string;
+  subject: string;
+  from_address: string | null;
+  from_name: string | null;
+  to_json: string;
+  cc_json: string;
+  bcc_json: string;
+  reply_to_json: string;
+  text_body: string | Uint8Array | null;
+  html_body: string | Uint8Array | null;
+}
+
+/**
+ * An email's document as its writer made it (store.ts), from what is stored: the text body, or the HTML's
+ * text; every recipient; Reply-To. (A received message's further From mailboxes are not stored, so an email
+ * indexed this way is not found by them.) Null when the email is gone.
+ */
+function storedDocument(db: Db, rowid: number, emailId: string): SearchDocument | null {
+  const e = db
+    .prepare(
+      `SELECT e.workspace_id, e.subject, e.from_address, e.from_name, e.to_json, e.cc_json, e.bcc_json, e.reply_to_json, c.text_body, c.html_body
+       FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.id = ? AND e.search_rowid = ?`,
+    )
+    .get(emailId, rowid) as StoredEmail | undefined;
+  if (!e) return null;
+  const bodies = unpackBodies({ text: e.text_body, html: e.html_body });
+  const mailboxes = (json: string) => (JSON.parse(json || '[]') as IndexedMailbox[]) ?? [];
+  const attachments = db.prepare('SELECT filename FROM email_attachments WHERE email_id = ? ORDER BY position').pluck().all(emailId) as string[];
+  return {
+    workspaceId: e.workspace_id,
+    subject: e.subject,
+    body: bodies.text ?? (bodies.html !== null ? htmlText(bodies.html) : ''),
+    from: { address: e.from_address ?? '', name: e.from_name },
+    recipients: [...mailboxes(e.to_json), ...mailboxes(e.cc_json), ...mailboxes(e.bcc_json)],
+    others: mailboxes(e.reply_to_json),
+    attachments,
+  };
+}
