@@ -15,17 +15,34 @@ import { htmlText, indexEmail, type IndexedMailbox, type SearchDocument } from '
 
 /** Emails indexed per background transaction: most of the batching's gain (50 gets most of it, 200 a little more). */
 export const INDEX_BATCH = 128;
-/** Documents held in memory at most; past this, the rest are read back from the stored emails when indexed. */
-const MAX_HELD = 1024;
+/**
+ * Characters of body text held in memory at most (the writer's heap, under the memory goal of issue 22); past
+ * this, documents are read back from the stored emails when indexed, which costs unpacking them.
+ */
+const MAX_HELD_CHARS = 2 * 1024 * 1024;
 
 /** Documents queued by this thread, by search rowid, with the email they belong to (a rowid can be handed out again). */
 const held = new Map<number, { emailId: string; doc: SearchDocument }>();
+let heldChars = 0;
+
+function release(rowid: number): { emailId: string; doc: SearchDocument } | undefined {
+  const mine = held.get(rowid);
+  if (mine) {
+    held.delete(rowid);
+    heldChars -= mine.doc.body.length;
+  }
+  return mine;
+}
 
 /** Puts a stored email on the backlog, in the caller's transaction, with its document. */
 export function queueIndexing(db: Db, rowid: number, emailId: string, doc: SearchDocument): void {
   db.prepare('INSERT OR REPLACE INTO search_backlog (search_rowid, email_id) VALUES (?, ?)').run(rowid, emailId);
   // Only the writer thread indexes: a document held anywhere else would never be let go.
-  if (!isMainThread && (held.size < MAX_HELD || held.has(rowid))) held.set(rowid, { emailId, doc });
+  if (isMainThread) return;
+  release(rowid); // a rowid handed out again by a batch run again
+  if (heldChars + doc.body.length > MAX_HELD_CHARS) return;
+  held.set(rowid, { emailId, doc });
+  heldChars += doc.body.length;
 }
 
 /** Takes an email off the backlog (it is being deleted before it was indexed). */
@@ -48,10 +65,14 @@ export function searchBacklog(db: Db): number {
  */
 export function indexBacklog(db: Db, limit = INDEX_BATCH): boolean {
   const rows = db.prepare('SELECT search_rowid, email_id FROM search_backlog ORDER BY search_rowid LIMIT ?').all(limit + 1) as Array<{ search_rowid: number; email_id: string }>;
+  if (rows.length === 0) {
+    // This connection sees its own transaction's rows, so anything still held was deleted before it was indexed.
+    held.clear();
+    heldChars = 0;
+  }
   for (const row of rows.slice(0, limit)) {
     db.prepare('DELETE FROM search_backlog WHERE search_rowid = ?').run(row.search_rowid);
-    const mine = held.get(row.search_rowid);
-    held.delete(row.search_rowid);
+    const mine = release(row.search_rowid);
     const doc = mine?.emailId === row.email_id ? mine.doc : storedDocument(db, row.search_rowid, row.email_id);
     if (doc) indexEmail(db, row.search_rowid, doc);
   }
