@@ -11,6 +11,7 @@ import { labelsOf, type Label } from '../labels/labels.ts';
 import { unpackBodies, unpackMessageAsync } from '../mail/packing.ts';
 import { unindexEmail } from './search-index.ts';
 import { dropFromBacklog } from './search-backlog.ts';
+import { unpackCopy } from './outgoing.ts';
 
 type MailboxRow = Pick<
   EmailRow,
@@ -134,7 +135,7 @@ export async function emailRaw(db: Db, workspaceId: string, id: string, recipien
           .prepare('SELECT dc.raw FROM deliveries d JOIN delivery_contents dc ON dc.delivery_id = d.id WHERE d.email_id = ? AND lower(d.recipient) = lower(?)')
           .pluck()
           .get(id, recipient) as Buffer | undefined);
-  return { raw: copy ? await unpackMessageAsync(copy, bodies) : null, perRecipient: true, expired: false };
+  return { raw: copy ? await unpackCopy(db, copy, bodies) : null, perRecipient: true, expired: false };
 }
 
 /** An attachment of one of the workspace's emails, with its bytes. */

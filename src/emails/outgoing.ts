@@ -5,7 +5,7 @@
 import type { Db } from '../db/open.ts';
 import type { Mailbox } from '../mail/addresses.ts';
 import type { ComposeInput } from '../mail/compose.ts';
-import { unpackBodies, unpackHtml, unpackMessageAsync, type StoredBodies } from '../mail/packing.ts';
+import { copyPackedAgainst, unpackAgainstCopy, unpackBodies, unpackHtml, unpackMessageAsync, type StoredBodies } from '../mail/packing.ts';
 import type { EmailRow } from './rows.ts';
 
 /**
@@ -45,12 +45,39 @@ export async function personalCopy(db: Db, deliveryId: number): Promise<Buffer |
   const row = db
     .prepare('SELECT dc.raw, c.text_body AS text, c.html_body AS html FROM delivery_contents dc JOIN deliveries d ON d.id = dc.delivery_id JOIN email_contents c ON c.email_id = d.email_id WHERE dc.delivery_id = ?')
     .get(deliveryId) as (StoredBodies & { raw: Buffer }) | undefined;
-  return row ? unpackMessageAsync(row.raw, row) : null;
+  return row ? unpackCopy(db, row.raw, row) : null;
 }
 
 /**
- * Stores a recipient's own signed copy, packed against the email's bodies (mail/packing.ts); false (nothing
- * written) when one is stored already: the first one stands. For the caller's transaction.
+ * A stored personal copy unpacked: against the email's bodies, or against the other copy of the email it was
+ * packed against (mail/packing.ts). Copies are deleted only with their email, all at once, so that one is there.
+ */
+export async function unpackCopy(db: Db, stored: Buffer, bodies: StoredBodies): Promise<Buffer> {
+  const against = copyPackedAgainst(stored);
+  if (against === null) return unpackMessageAsync(stored, bodies);
+  const base = db.prepare('SELECT raw FROM delivery_contents WHERE delivery_id = ?').pluck().get(against) as Buffer | undefined;
+  if (!base) throw new Error(`packed mail: the copy this one was packed against (delivery ${against}) is missing`);
+  return unpackAgainstCopy(stored, await unpackMessageAsync(base, bodies));
+}
+
+/**
+ * The copy of a personalised email that its other copies are packed against (the first stored that was packed
+ * against the bodies), with its delivery id and bytes; null before any is stored.
+ */
+export async function baseCopy(db: Db, emailId: string): Promise<{ id: number; raw: Buffer } | null> {
+  const row = db
+    .prepare(
+      `SELECT dc.delivery_id AS id, dc.raw, c.text_body AS text, c.html_body AS html
+       FROM deliveries d JOIN delivery_contents dc ON dc.delivery_id = d.id JOIN email_contents c ON c.email_id = d.email_id
+       WHERE d.email_id = ? AND substr(dc.raw, 1, 2) IS NOT x'0002' ORDER BY d.id LIMIT 1`,
+    )
+    .get(emailId) as (StoredBodies & { id: number; raw: Buffer }) | undefined;
+  return row ? { id: row.id, raw: await unpackMessageAsync(row.raw, row) } : null;
+}
+
+/**
+ * Stores a recipient's own signed copy, packed against the email's bodies or its base copy (mail/packing.ts);
+ * false (nothing written) when one is stored already: the first one stands. For the caller's transaction.
  */
 export function storePersonalCopy(db: Db, deliveryId: number, packed: Buffer): boolean {
   return db.prepare('INSERT INTO delivery_contents (delivery_id, raw) VALUES (?, ?) ON CONFLICT DO NOTHING').run(deliveryId, packed).changes > 0;

@@ -20,7 +20,7 @@ import { createWorkspace } from '../account/workspaces.ts';
 import { createKey } from '../account/keys.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
-import { isPacked, unpackBodies } from '../mail/packing.ts';
+import { copyPackedAgainst, isPacked, unpackBodies } from '../mail/packing.ts';
 import { personalCopy, signedCopy } from './outgoing.ts';
 
 let s: InboundScene;
@@ -115,25 +115,36 @@ test('a send: the sink gets a verifying signature, GET /raw is exactly those byt
   assert.ok((await signedCopy(s.t.app.db, sentId))!.equals(bytes), 'what a retry would send');
 });
 
-test('open tracking: each recipient gets its own copy, stored packed, and GET /raw?recipient= gives it back exactly', async () => {
+test('open tracking: each recipient gets its own copy, the first packed against the bodies, the others against it, and GET /raw?recipient= gives each back exactly', async () => {
   assert.is((await request(`${s.t.api}/domains/${domainId}`, { method: 'PATCH', body: { open_tracking: true }, key: s.key })).status, 200);
   try {
     const text = prose(3000, 3);
-    const res = await request(`${s.t.api}/emails`, { body: { from: 'news@out.example', to: ['bob@dest.example', 'cy@dest.example'], subject: 'Tracked send', text, html: htmlOf(text) }, key: s.key });
+    const to = ['bob@dest.example', 'cy@dest.example', 'di@dest.example'];
+    const res = await request(`${s.t.api}/emails`, { body: { from: 'news@out.example', to, subject: 'Tracked send', text, html: htmlOf(text) }, key: s.key });
     assert.is(res.status, 200);
     const copies = await eventually(() => {
       const got = s.sink.messages.filter((m) => m.raw.toString('latin1').includes('\r\nSubject: Tracked send\r\n'));
-      return got.length === 2 ? got : null;
-    }, 10_000, 'two copies delivered');
+      return got.length === 3 ? got : null;
+    }, 10_000, 'three copies delivered');
+    const db = s.t.app.db;
+    const stored = db
+      .prepare('SELECT d.id, d.recipient, dc.raw FROM deliveries d JOIN delivery_contents dc ON dc.delivery_id = d.id WHERE d.email_id = ? ORDER BY d.id')
+      .all(res.body.id) as Array<{ id: number; recipient: string; raw: Buffer }>;
+    assert.is(stored.length, 3);
+    const bases = stored.filter((c) => isPacked(c.raw));
+    assert.is(bases.length, 1, 'one copy packed against the bodies');
     for (const m of copies) {
       const [recipient] = m.rcptTo;
       assert.is((await s.dkim(m.raw)).status, 'pass');
       const bytes = await raw(res.body.id, recipient);
       assert.ok(bytes.equals(m.raw), `${recipient}'s copy`);
-      const id = s.t.app.db.prepare('SELECT id FROM deliveries WHERE email_id = ? AND recipient = ?').pluck().get(res.body.id, recipient) as number;
-      const stored = s.t.app.db.prepare('SELECT raw FROM delivery_contents WHERE delivery_id = ?').pluck().get(id) as Buffer;
-      assert.ok(isPacked(stored) && stored.length < bytes.length / 3, `${stored.length} bytes stored for ${bytes.length}`);
-      assert.ok((await personalCopy(s.t.app.db, id))!.equals(bytes));
+      const copy = stored.find((c) => c.recipient === recipient)!;
+      if (copy === bases[0]) assert.ok(copy.raw.length < bytes.length / 3, `the base: ${copy.raw.length} bytes stored for ${bytes.length}`);
+      else {
+        assert.is(copyPackedAgainst(copy.raw), bases[0].id, `${recipient}'s copy is packed against the base`);
+        assert.ok(copy.raw.length < bytes.length / 10, `${copy.raw.length} bytes stored for ${bytes.length}`);
+      }
+      assert.ok((await personalCopy(db, copy.id))!.equals(bytes));
     }
     assert.ok(Buffer.isBuffer(contents(res.body.id).text_body), 'the bodies packed with the first copy');
   } finally {

@@ -4,7 +4,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
-import { isPacked, packBodies, packMail, packMessage, unpackBodies, unpackHtml, unpackMessage, unpackMessageAsync, unpackText } from './packing.ts';
+import {
+  copyPackedAgainst, isPacked, packAgainstCopy, packBodies, packMail, packMessage, unpackAgainstCopy, unpackBodies, unpackHtml, unpackMessage, unpackMessageAsync, unpackText,
+} from './packing.ts';
 
 const TEXT = 'Hello Ann,\n\nThe invoice for March is attached; thanks for your order.\n\n-- \nBob\n';
 const HTML = `<html><body><p>Hello Ann,</p><p>The invoice for <b>March</b> is attached; thanks for your order.</p><p>Bob</p></body></html>`;
@@ -35,6 +37,27 @@ test('packed alone (a kept report), a message needs no bodies; asked to, it neve
   const packed = packMail(raw, TEXT, null, { alone: true });
   assert.ok(unpackMessage(packed.alone!, null).equals(raw));
   assert.throws(() => unpackMessage(packed.raw, null), /packed against its bodies/);
+});
+
+test('a copy packed against another copy names it, costs its differences, reads back only against that copy, and never as plain bytes', async () => {
+  const base = message(TEXT.repeat(40).replace('March', 'March https://box.example/t/aaaaaaaaaaaaaaaa'));
+  const copy = message(TEXT.repeat(40).replace('March', 'March https://box.example/t/bbbbbbbbbbbbbbbb'));
+  const packed = packAgainstCopy(copy, { id: 281_474_976_710_000, raw: base });
+  assert.is(copyPackedAgainst(packed), 281_474_976_710_000, 'the id survives in 6 bytes');
+  assert.not.ok(isPacked(packed));
+  assert.is(copyPackedAgainst(packMessage(copy, null)), null);
+  assert.is(copyPackedAgainst(copy), null, 'a message as it is names no copy');
+  assert.ok(packed.length < copy.length / 20, `${packed.length} bytes for a copy of ${copy.length} that differs in a link`);
+  assert.ok((await unpackAgainstCopy(packed, base)).equals(copy));
+  await unpackAgainstCopy(packed, copy).then(
+    () => assert.unreachable('read against another copy'),
+    (err) => assert.match(String(err), /dictionary/i),
+  );
+  assert.throws(() => unpackMessage(packed, null), /packed against another copy/);
+  await unpackMessageAsync(packed, null).then(
+    () => assert.unreachable('read without its copy'),
+    (err) => assert.match(String(err), /packed against another copy/),
+  );
 });
 
 test('values written before packing read as they are: a message is its bytes, a body a string', () => {

@@ -4,8 +4,11 @@
 // runs in the analyze and sign worker threads, unpacking wherever stored mail is read. It decides nothing
 // about what is stored where (emails/ does), and never changes a byte of what it is given back.
 //
-// A packed value is a Buffer: 0x00 0x01, then a zlib stream (RFC 1950) of deflate level PACK_LEVEL. Values
-// written before packing read as they are, and nothing else marks them:
+// A packed value is a Buffer: 0x00 0x01, then a zlib stream (RFC 1950) of deflate level PACK_LEVEL. A recipient's
+// own copy of a personalised email may instead be packed against another recipient's copy of the same email
+// (the email's first, packed against its bodies): 0x00 0x02, that copy's delivery id in 6 bytes, then the zlib
+// stream; the copies differ only in a few links and their signatures, so such a copy costs a few hundred bytes.
+// Values written before packing read as they are, and nothing else marks them:
 // - a stored message (email_contents.raw, delivery_contents.raw, inbound_reports.raw) never starts with NUL:
 //   the box's stored messages start with its own Received or DKIM-Signature field (RFC 5322: a header field
 //   name is printable ASCII), and packMessage packs any that would;
@@ -26,6 +29,9 @@ export const PACK_LEVEL = 6;
 
 const MARK = 0x00;
 const ZLIB = 0x01;
+const AGAINST_COPY = 0x02;
+/** The bytes of the other copy's id in an AGAINST_COPY value. */
+const COPY_ID_BYTES = 6;
 /** deflate's window: a dictionary's last 32 KiB are all it can refer to. */
 const WINDOW = 32 * 1024;
 /** Above this many packed bytes a message is inflated on libuv's pool, off the calling thread. */
@@ -94,6 +100,33 @@ export function packMessage(raw: Uint8Array, dictionary: Uint8Array | null): Buf
   return pack(raw, dictionary);
 }
 
+/** A copy's bytes packed against another copy of the same email, stored under delivery id `copyId`. */
+export function packAgainstCopy(raw: Uint8Array, copy: { id: number; raw: Uint8Array }): Buffer {
+  const z = deflateSync(raw, { level: PACK_LEVEL, dictionary: tail(copy.raw) });
+  const out = Buffer.allocUnsafe(2 + COPY_ID_BYTES + z.length);
+  out[0] = MARK;
+  out[1] = AGAINST_COPY;
+  out.writeUIntBE(copy.id, 2, COPY_ID_BYTES);
+  z.copy(out, 2 + COPY_ID_BYTES);
+  return out;
+}
+
+/** The delivery id of the copy a stored copy was packed against, or null when it was not. */
+export function copyPackedAgainst(stored: Uint8Array): number | null {
+  if (stored.length <= 2 + COPY_ID_BYTES || stored[0] !== MARK || stored[1] !== AGAINST_COPY) return null;
+  return Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength).readUIntBE(2, COPY_ID_BYTES);
+}
+
+/** A copy packed against another (packAgainstCopy), given that copy's bytes unpacked. */
+export async function unpackAgainstCopy(stored: Uint8Array, copy: Uint8Array): Promise<Buffer> {
+  const stream = stored.subarray(2 + COPY_ID_BYTES);
+  return stream.length > ASYNC_ABOVE ? inflateAsync(stream, { dictionary: tail(copy) }) : inflateSync(stream, { dictionary: tail(copy) });
+}
+
+function refuseAgainstCopy(stored: Uint8Array): void {
+  if (copyPackedAgainst(stored) !== null) throw new Error('packed mail: this copy was packed against another copy, which was not given');
+}
+
 /** A body's UTF-8 as stored, unpacked; `text` is the dictionary an HTML body may have been packed against. */
 function bodyBytes(stored: StoredBody, text: Uint8Array | null): Buffer | null {
   if (stored === null) return null;
@@ -125,12 +158,14 @@ function messageDictionary(bodies: StoredBodies | null): Buffer | null {
 
 /** A stored message's bytes, exactly as they were given to packMessage (or as stored before packing). */
 export function unpackMessage(stored: Uint8Array, bodies: StoredBodies | null): Buffer {
+  refuseAgainstCopy(stored);
   if (!isPacked(stored)) return Buffer.isBuffer(stored) ? stored : Buffer.from(stored);
   return unpack(stored, needsDictionary(stored) ? messageDictionary(bodies) : null);
 }
 
 /** unpackMessage for the event loop: a large message is inflated on libuv's thread pool. */
 export async function unpackMessageAsync(stored: Uint8Array, bodies: StoredBodies | null): Promise<Buffer> {
+  refuseAgainstCopy(stored);
   if (!isPacked(stored) || stored.length <= ASYNC_ABOVE) return unpackMessage(stored, bodies);
   const dictionary = needsDictionary(stored) ? messageDictionary(bodies) : null;
   if (needsDictionary(stored) && !dictionary) throw new Error('packed mail: this value was packed against its bodies, which were not given');

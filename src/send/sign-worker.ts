@@ -5,7 +5,7 @@ import crypto, { type KeyObject } from 'node:crypto';
 import { asBuffer, serveJobs, transferable } from '../threads/worker-pool.ts';
 import { compose, type ComposeInput } from '../mail/compose.ts';
 import { sign, type DkimKey } from '../mail/sign.ts';
-import { bodiesDictionary, packBodies, packMessage } from '../mail/packing.ts';
+import { bodiesDictionary, packAgainstCopy, packBodies, packMessage } from '../mail/packing.ts';
 import type { Personalisation } from './personalise.ts';
 import { personalCopy } from './personal-copy.ts';
 
@@ -20,9 +20,11 @@ export interface SignJob {
   personal?: Personalisation;
   /** Also pack the input's bodies (the email's as stored), to store them packed with the copy. */
   packBodies?: boolean;
+  /** Pack the copy against this other copy of the email (its delivery id and bytes) instead of the bodies. */
+  against?: { id: number; raw: Uint8Array };
 }
 
-/** The signed bytes, and as they are stored: packed against the email's bodies, and those bodies packed when asked. */
+/** The signed bytes, and as they are stored: packed against the email's bodies (or another copy), and those bodies packed when asked. */
 export interface SignedJob {
   raw: Uint8Array;
   packed: Uint8Array;
@@ -56,7 +58,6 @@ serveJobs(async (job: SignJob) => {
   // Packed against the bodies as the email stores them: the input's, never a recipient's personalised HTML.
   const [text, html] = [job.input.text ?? null, job.input.html ?? null];
   const bodies = job.packBodies ? packBodies(text, html) : null;
-  const dictionary = bodies ? bodies.dictionary : bodiesDictionary(text === null ? null : Buffer.from(text, 'utf8'), html === null ? null : Buffer.from(html, 'utf8'));
   const transfer: ArrayBuffer[] = [];
   const move = <T>(b: T): T => {
     if (!Buffer.isBuffer(b)) return b;
@@ -64,6 +65,8 @@ serveJobs(async (job: SignJob) => {
     transfer.push(own.buffer);
     return own as T;
   };
-  const result: SignedJob = { raw: move(signed), packed: move(packMessage(signed, dictionary)), bodies: bodies && { text: move(bodies.text), html: move(bodies.html) } };
+  const dictionary = () => (bodies ? bodies.dictionary : bodiesDictionary(text === null ? null : Buffer.from(text, 'utf8'), html === null ? null : Buffer.from(html, 'utf8')));
+  const packed = job.against ? packAgainstCopy(signed, job.against) : packMessage(signed, dictionary());
+  const result: SignedJob = { raw: move(signed), packed: move(packed), bodies: bodies && { text: move(bodies.text), html: move(bodies.html) } };
   return { result, transfer };
 });

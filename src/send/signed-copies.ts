@@ -1,14 +1,16 @@
 // Making the signed copies, once: each email is composed and DKIM-signed (in the Signer's worker threads) before
 // its first attempt, stored, and reused by every attempt; a personalised email gets one copy per recipient
-// (personalise.ts), each stored in delivery_contents. Copies are stored packed against the email's bodies, and
-// the bodies packed with the first copy (mail/packing.ts; the workers pack). It must not deliver, record
-// outcomes, or sign twice.
+// (personalise.ts), each stored in delivery_contents. A shared copy and an email's first personal copy are stored
+// packed against the email's bodies, with the bodies packed (mail/packing.ts; the workers pack); its other
+// personal copies against that first one, which they differ from in a few links and their signatures. It must
+// not deliver, record outcomes, or sign twice.
 import type { App } from '../context.ts';
 import type { ComposeInput } from '../mail/compose.ts';
 import type { DkimKey } from '../mail/sign.ts';
 import { signingKey } from '../domains/dkim-keys.ts';
 import {
-  composeInput, hasSignedCopy, htmlBody, noteFirstCopySigned, outgoingEmail, packStoredBodies, personalCopy, signedCopy, storePersonalCopy, storeSignedCopy, type OutgoingEmail,
+  baseCopy, composeInput, hasSignedCopy, htmlBody, noteFirstCopySigned, outgoingEmail, packStoredBodies, personalCopy, signedCopy, storePersonalCopy, storeSignedCopy,
+  type OutgoingEmail,
 } from '../emails/outgoing.ts';
 import type { Claimed } from './claims.ts';
 import { personalisation, planFor, storedPlan, type Plan } from './personalise.ts';
@@ -41,7 +43,15 @@ interface PersonalEmail {
   returnPath: string;
   /** The bodies are to be packed with the next copy made (the first). */
   packBodies: boolean;
+  /**
+   * The copy the others are packed against (baseCopy): the one stored, or the first made here, which the
+   * copies made meanwhile wait for. Null when it failed: copies are then packed against the bodies.
+   */
+  base?: Promise<CopyBase | null>;
 }
+
+/** A stored copy other copies of its email are packed against: its delivery id and bytes. */
+type CopyBase = { id: number; raw: Buffer };
 
 /** An email's one signed copy for all its recipients, or its personal copies to make. */
 type Signed = { envelopeFrom: string; senderDomain: string } & ({ raw: Buffer } | { personal: PersonalEmail });
@@ -186,17 +196,33 @@ export class SignedCopies {
     const { db } = this.app;
     const done = await personalCopy(db, r.id);
     if (done) return done;
-    const personal = personalisation(this.app, email.plan, { emailId: email.id, recipient: r.recipient, index: email.index.get(r.id)!, returnPath: email.returnPath });
-    const packBodies = email.packBodies;
-    email.packBodies = false;
-    const signed = await this.signer.composeAndSign(email.input, email.key, personal, { packBodies });
-    const ours = await this.app.commit.runUnacknowledged(() => {
-      if (!storePersonalCopy(db, r.id, signed.packed)) return false;
-      noteFirstCopySigned(db, email.id, signed.raw.length, this.app.clock.now());
-      if (signed.bodies) packStoredBodies(db, email.id, signed.bodies);
-      return true;
+    // The first copy made for this email here looks for its base and, finding none, becomes it; the copies made
+    // meanwhile wait for it. A base is always packed against the bodies: never a chain of copies.
+    let settleBase: ((base: CopyBase | null) => void) | null = null;
+    email.base ??= new Promise<CopyBase | null>((resolve) => {
+      settleBase = resolve;
     });
-    // A worker whose claim on this recipient had expired may have stored one first; what is stored goes out.
-    return ours ? signed.raw : (await personalCopy(db, r.id))!;
+    const first = settleBase as ((base: CopyBase | null) => void) | null;
+    const against = first ? await baseCopy(db, email.id).catch(() => null) : await email.base;
+    const becomingBase = first !== null && against === null;
+    if (first && against) first(against);
+    try {
+      const personal = personalisation(this.app, email.plan, { emailId: email.id, recipient: r.recipient, index: email.index.get(r.id)!, returnPath: email.returnPath });
+      const packBodies = email.packBodies;
+      email.packBodies = false;
+      const signed = await this.signer.composeAndSign(email.input, email.key, personal, { packBodies, ...(against ? { against } : {}) });
+      const ours = await this.app.commit.runUnacknowledged(() => {
+        if (!storePersonalCopy(db, r.id, signed.packed)) return false;
+        noteFirstCopySigned(db, email.id, signed.raw.length, this.app.clock.now());
+        if (signed.bodies) packStoredBodies(db, email.id, signed.bodies);
+        return true;
+      });
+      if (becomingBase) first!(ours ? { id: r.id, raw: signed.raw } : await baseCopy(db, email.id).catch(() => null));
+      // A worker whose claim on this recipient had expired may have stored one first; what is stored goes out.
+      return ours ? signed.raw : (await personalCopy(db, r.id))!;
+    } catch (err) {
+      if (becomingBase) first!(null);
+      throw err;
+    }
   }
 }

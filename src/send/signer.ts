@@ -9,7 +9,7 @@ import type { Personalisation } from './personalise.ts';
 
 export type { WorkerStats } from '../threads/worker-pool.ts';
 
-/** A signed message: the bytes as signed, as stored (packed against the email's bodies), the bodies packed when asked. */
+/** A signed message: the bytes as signed, as stored (packed against the email's bodies or another copy), the bodies packed when asked. */
 export interface Signed {
   raw: Buffer;
   packed: Buffer;
@@ -31,9 +31,15 @@ export class Signer extends WorkerPool<SignJob, SignedJob> {
    * sign(await compose(input), key), on a worker thread; `personal` makes it one recipient's copy
    * (personal-copy.ts). A function as `input` is called only when a worker takes the job, so a long queue
    * keeps message bodies in SQLite rather than in this thread's heap. The worker also packs the result for
-   * storing, against the input's bodies, and with `packBodies` those bodies too (mail/packing.ts).
+   * storing, against the input's bodies, and with `packBodies` those bodies too (mail/packing.ts); or, given
+   * `against`, another recipient's copy of the email (its delivery id and bytes), against that copy.
    */
-  async composeAndSign(input: ComposeInput | (() => ComposeInput), key: DkimKey, personal?: Personalisation, opts: { packBodies?: boolean } = {}): Promise<Signed> {
+  async composeAndSign(
+    input: ComposeInput | (() => ComposeInput),
+    key: DkimKey,
+    personal?: Personalisation,
+    opts: { packBodies?: boolean; against?: { id: number; raw: Buffer } } = {},
+  ): Promise<Signed> {
     const signed = await this.runFrom(() => {
       const given = typeof input === 'function' ? input() : input;
       // A Buffer is often a view into a larger allocation (Node's pool, a whole request body), and structured
@@ -44,7 +50,7 @@ export class Signer extends WorkerPool<SignJob, SignedJob> {
         transfer.push(content.buffer);
         return { ...a, content };
       });
-      return { job: { input: { ...given, attachments }, key, personal, packBodies: opts.packBodies }, transfer };
+      return { job: { input: { ...given, attachments }, key, personal, packBodies: opts.packBodies, against: opts.against }, transfer };
     });
     const buffer = <T>(b: T): T => (b instanceof Uint8Array ? (asBuffer(b) as T) : b);
     return { raw: buffer(signed.raw), packed: buffer(signed.packed), bodies: signed.bodies && { text: buffer(signed.bodies.text), html: buffer(signed.bodies.html) } } as Signed;
