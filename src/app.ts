@@ -262,8 +262,9 @@ export async function startApp(
     opened.push(async () => check.stop());
     if (check.damaged) throw new StartupError(check.damaged);
     queue.start();
-    // A backlog of the full-text index left by a stop that could not index it (kill -9, a power loss).
-    if (hasBacklog(db)) indexBacklogNow(app).catch((err) => log.warn('could not index the full-text backlog yet', { err }));
+    // A backlog of the full-text index left by a stop that could not index it (kill -9, a power loss): the
+    // writer takes it a batch at a time between mail, however long it is.
+    if (hasBacklog(db)) indexBacklogNow(app, { all: false }).catch((err) => log.warn('could not index the full-text backlog yet', { err }));
     opened.push(() => queue.stop());
     presigner.start();
     opened.push(() => presigner.stop());

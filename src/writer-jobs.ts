@@ -30,8 +30,11 @@ export const jobs = {
   'labels.delete': (ctx, p: { workspaceId: string; labelId: string }) => deleteLabel(ctx.db, p.workspaceId, p.labelId),
   /** One bounded batch of applying a label to stored mail. */
   'labels.resort': (ctx, p: { batch?: number }) => resortStep(ctx, p),
-  /** The full-text index's backlog, all of it: GET /emails is about to search (emails/search-backlog.ts). */
-  'search.index': (ctx) => indexAll(ctx.db),
+  /**
+   * The full-text index's backlog (emails/search-backlog.ts): all of it (GET /emails is about to search), or
+   * with `{ all: false }` one batch, and the writer's background goes on with the rest between other calls.
+   */
+  'search.index': (ctx, p: { all?: boolean } | null) => (p?.all === false ? void indexBacklog(ctx.db) : indexAll(ctx.db)),
 } satisfies JobTable;
 
 /** What the writer does in its own time, after its commits: the next batch of the full-text index's backlog. */

@@ -27,9 +27,12 @@ export function emailListRoutes(app: App) {
   return r;
 }
 
-/** Has the writer thread index the whole backlog of the full-text index (emails/search-backlog.ts). */
-export async function indexBacklogNow(app: Pick<App, 'writer' | 'clock' | 'log'>): Promise<void> {
-  await app.writer.commit([{ kind: 'search.index', payload: null }], { now: app.clock.now(), log: app.log });
+/**
+ * Has the writer thread index the whole backlog of the full-text index (emails/search-backlog.ts) in one
+ * transaction, or with `all: false` start on it a batch at a time between its other calls.
+ */
+export async function indexBacklogNow(app: Pick<App, 'writer' | 'clock' | 'log'>, opts: { all?: boolean } = {}): Promise<void> {
+  await app.writer.commit([{ kind: 'search.index', payload: { all: opts.all ?? true } }], { now: app.clock.now(), log: app.log });
 }
 
 /** The query string of GET /emails -> ListParams; throws a 400 validation_error naming the parameter. */
