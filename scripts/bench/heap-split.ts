@@ -1,13 +1,15 @@
 // Where a `serve` process's memory goes, thread by thread, while a benchmark loads it: node's diagnostic report
 // (--report-on-signal) asked for every second, which carries each thread's V8 heap (the event loop's and every
 // worker's), beside the process's RSS read from /proc at the same moment. Benchmark-only: the flags go on the
-// child's command line through NODE_OPTIONS, and the server's code knows nothing of it.
+// child's command line through NODE_OPTIONS, and the server's code knows nothing of it. A report blocks the
+// event loop while it is written, without the network part (reverse lookups of every socket's endpoints);
+// BENCH_HEAP_SPLIT_MS sets how often (default 1000; 0 takes none but the one after the load).
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchDir, fmt, procMemoryMiB } from './lib.ts';
 
 /** NODE_OPTIONS that make `serve` write a report into `dir` on SIGUSR2. */
-export const reportOptions = (dir: string) => `--report-on-signal --report-signal=SIGUSR2 --report-compact --report-directory=${dir}`;
+export const reportOptions = (dir: string) => `--report-on-signal --report-signal=SIGUSR2 --report-compact --report-exclude-network --report-directory=${dir}`;
 
 interface Heap {
   /** V8's committed heap (MiB): what the thread's isolate holds of the RSS. */
@@ -44,7 +46,7 @@ const heapOf = (h: { totalMemory: number; usedMemory: number; externalMemory: nu
  */
 const kindOf = (limit: number) => (limit < 2 ** 30 ? 'analyze' : 'writer/other');
 
-export function heapSampler(everyMs = 1000): HeapSampler {
+export function heapSampler(everyMs = Number(process.env.BENCH_HEAP_SPLIT_MS ?? 1000)): HeapSampler {
   const dir = benchDir('mw-bench-reports-');
   mkdirSync(dir, { recursive: true });
   const rssAt = new Map<string, number>();
@@ -55,6 +57,7 @@ export function heapSampler(everyMs = 1000): HeapSampler {
     nodeOptions: reportOptions(dir),
     start(p) {
       pid = p;
+      if (!(everyMs > 0)) return;
       timer = setInterval(() => {
         try {
           // The report is written a few ms later; the RSS read now is the one it is compared with.
