@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import {
-  copyPackedAgainst, isPacked, packAgainstCopy, packBodies, packMail, packMessage, unpackAgainstCopy, unpackBodies, unpackHtml, unpackMessage, unpackMessageAsync, unpackText,
+  copyDictionary, copyPackedAgainst, isPacked, packAgainstCopy, packBodies, packMail, packMessage, unpackAgainstCopy, unpackBodies, unpackHtml, unpackMessage, unpackMessageAsync, unpackText,
 } from './packing.ts';
 
 const TEXT = 'Hello Ann,\n\nThe invoice for March is attached; thanks for your order.\n\n-- \nBob\n';
@@ -58,6 +58,18 @@ test('a copy packed against another copy names it, costs its differences, reads 
     () => assert.unreachable('read without its copy'),
     (err) => assert.match(String(err), /packed against another copy/),
   );
+});
+
+test('a copy over 32 KiB packed against the last 32 KiB of its base (what the signing thread is given) reads back against the whole base', async () => {
+  const body = Array.from({ length: 2000 }, (_, i) => `line ${i} of a long letter with words ${(i * 7919) % 1000}`).join('\n');
+  const base = message(`${body}\nhttps://box.example/t/aaaaaaaaaaaaaaaa\n`);
+  const copy = message(`${body}\nhttps://box.example/t/bbbbbbbbbbbbbbbb\n`);
+  assert.ok(base.length > 64 * 1024);
+  const dictionary = copyDictionary(base);
+  assert.is(dictionary.length, 32 * 1024);
+  const packed = packAgainstCopy(copy, { id: 7, raw: dictionary });
+  assert.ok((await unpackAgainstCopy(packed, base)).equals(copy));
+  assert.ok((await unpackAgainstCopy(packed, dictionary)).equals(copy));
 });
 
 test('values written before packing read as they are: a message is its bytes, a body a string', () => {

@@ -100,7 +100,13 @@ export function packMessage(raw: Uint8Array, dictionary: Uint8Array | null): Buf
   return pack(raw, dictionary);
 }
 
-/** A copy's bytes packed against another copy of the same email, stored under delivery id `copyId`. */
+/**
+ * What of a copy another copy is packed against: its last 32 KiB (all deflate can refer to), copied out, so a
+ * large message is not posted whole to the signing thread for each of its recipients.
+ */
+export const copyDictionary = (raw: Uint8Array): Buffer => Buffer.from(tail(raw));
+
+/** A copy's bytes packed against another copy of the same email (given whole or as its copyDictionary), stored under its delivery id. */
 export function packAgainstCopy(raw: Uint8Array, copy: { id: number; raw: Uint8Array }): Buffer {
   const z = deflateSync(raw, { level: PACK_LEVEL, dictionary: tail(copy.raw) });
   const out = Buffer.allocUnsafe(2 + COPY_ID_BYTES + z.length);

@@ -7,6 +7,7 @@
 import type { App } from '../context.ts';
 import type { ComposeInput } from '../mail/compose.ts';
 import type { DkimKey } from '../mail/sign.ts';
+import { copyDictionary } from '../mail/packing.ts';
 import { signingKey } from '../domains/dkim-keys.ts';
 import {
   baseCopy, composeInput, hasSignedCopy, htmlBody, noteFirstCopySigned, outgoingEmail, packStoredBodies, personalCopy, signedCopy, storePersonalCopy, storeSignedCopy,
@@ -50,7 +51,7 @@ interface PersonalEmail {
   base?: Promise<CopyBase | null>;
 }
 
-/** A stored copy other copies of its email are packed against: its delivery id and bytes. */
+/** A stored copy other copies of its email are packed against: its delivery id and its last 32 KiB (copyDictionary). */
 type CopyBase = { id: number; raw: Buffer };
 
 /** An email's one signed copy for all its recipients, or its personal copies to make. */
@@ -192,6 +193,12 @@ export class SignedCopies {
     return work;
   }
 
+  /** The email's stored base copy, as much of it as the others are packed against; null when none is stored. */
+  private async base(emailId: string): Promise<CopyBase | null> {
+    const stored = await baseCopy(this.app.db, emailId).catch(() => null);
+    return stored && { id: stored.id, raw: copyDictionary(stored.raw) };
+  }
+
   private async makePersonalCopy(email: PersonalEmail, r: Pick<Claimed, 'id' | 'recipient'>): Promise<Buffer> {
     const { db } = this.app;
     const done = await personalCopy(db, r.id);
@@ -203,7 +210,7 @@ export class SignedCopies {
       settleBase = resolve;
     });
     const first = settleBase as ((base: CopyBase | null) => void) | null;
-    const against = first ? await baseCopy(db, email.id).catch(() => null) : await email.base;
+    const against = first ? await this.base(email.id) : await email.base;
     const becomingBase = first !== null && against === null;
     if (first && against) first(against);
     try {
@@ -217,7 +224,7 @@ export class SignedCopies {
         if (signed.bodies) packStoredBodies(db, email.id, signed.bodies);
         return true;
       });
-      if (becomingBase) first!(ours ? { id: r.id, raw: signed.raw } : await baseCopy(db, email.id).catch(() => null));
+      if (becomingBase) first!(ours ? { id: r.id, raw: copyDictionary(signed.raw) } : await this.base(email.id));
       // A worker whose claim on this recipient had expired may have stored one first; what is stored goes out.
       return ours ? signed.raw : (await personalCopy(db, r.id))!;
     } catch (err) {
