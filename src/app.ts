@@ -245,8 +245,7 @@ export async function startApp(
       await deliverer.close();
       await signer.close();
       await analyzer.close();
-      // What was acknowledged goes into the full-text index before the writer ends, so a search after the
-      // next start waits for nothing (emails/search-backlog.ts); if it cannot, the next start indexes it.
+      // The full-text backlog before the writer ends (emails/search-backlog.ts); else the next start takes it.
       if (hasBacklog(db)) await indexBacklogNow(app).catch((err) => log.warn('could not index the full-text backlog before stopping', { err }));
       await app.writer.close();
     },
@@ -262,8 +261,7 @@ export async function startApp(
     opened.push(async () => check.stop());
     if (check.damaged) throw new StartupError(check.damaged);
     queue.start();
-    // A backlog of the full-text index left by a stop that could not index it (kill -9, a power loss): the
-    // writer takes it a batch at a time between mail, however long it is.
+    // A full-text backlog left by kill -9 or a power loss: the writer takes it a batch at a time between mail.
     if (hasBacklog(db)) indexBacklogNow(app, { all: false }).catch((err) => log.warn('could not index the full-text backlog yet', { err }));
     opened.push(() => queue.stop());
     presigner.start();
