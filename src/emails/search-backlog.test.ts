@@ -1,7 +1,8 @@
 // The full-text index a moment after the mail (search-backlog.ts), against the real app: a search finds every
 // email the moment it was acknowledged (sent through the API or received over SMTP), a deleted email never
 // reaches the index, a clean stop leaves no backlog, and a backlog left behind is indexed at the next start
-// from the stored emails, answering every kind of search as the index made at the time did.
+// from the stored emails, answering every kind of search as the index made at the time did. Searches in parallel
+// with sends never fail, never cross workspaces, and bad input is a 400.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
@@ -9,7 +10,7 @@ import { startApp, type RunningApp } from '../app.ts';
 import { loadConfig } from '../config.ts';
 import { createLog } from '../log.ts';
 import { databasePath } from '../db/open.ts';
-import { request } from '../testkit/app.ts';
+import { request, seedWorkspace } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
 
@@ -55,6 +56,35 @@ test('a search finds every email the moment it was acknowledged, sent or receive
   assert.is((await found(`query=${word.slice(0, 3)}*&direction=out`)).length >= 30, true, 'a prefix too');
   const db = s.readDb();
   await eventually(() => db.prepare('SELECT count(*) FROM search_backlog').pluck().get() === 0, 5_000, 'the backlog emptied');
+});
+
+test('searches in parallel while sends stream in: every one answers, none sees another workspace, bad input is a 400', async () => {
+  const word = `wombat${Date.now()}`;
+  const other = await seedWorkspace(s.t, { workspace: 'backlog-other' });
+  let sending = true;
+  const sent: string[] = [];
+  const sender = (async () => {
+    for (let i = 0; sending && i < 200; i++) sent.push(await send({ to: [`stream${i}@far.example`], subject: `Stream ${i}`, text: `a ${word} in flight` }));
+  })();
+  const foreign: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        i % 4 === 3
+          ? call(`/emails?query=${word}&to=stream1@far.example`, { key: other.key })
+          : call(`/emails?${['query', 'from', 'to'][i % 3]}=${i % 3 ? 'hello@in.example' : word}&limit=100`),
+      ),
+    );
+    for (const r of replies) assert.is(r.status, 200, JSON.stringify(r.body).slice(0, 200));
+    replies.forEach((r, i) => i % 4 === 3 && foreign.push(r.body.count));
+  }
+  const bad = await call(`/emails?query=${'x'.repeat(2000)}&from=${encodeURIComponent('\u0001')}`);
+  assert.is(bad.status, 400);
+  assert.is(bad.body.error.code, 'validation_error');
+  sending = false;
+  await sender;
+  assert.ok(foreign.every((n) => n === 0), 'another workspace finds none of it');
+  assert.is((await found(`query=${word}`)).length, sent.length, 'after the stream, every send is found');
 });
 
 test('an email deleted before it was indexed never reaches the index', async () => {

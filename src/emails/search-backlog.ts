@@ -111,7 +111,7 @@ function storedDocument(db: Db, rowid: number, emailId: string): SearchDocument 
     .get(emailId, rowid) as StoredEmail | undefined;
   if (!e) return null;
   const bodies = unpackBodies({ text: e.text_body, html: e.html_body });
-  const mailboxes = (json: string) => (JSON.parse(json || '[]') as IndexedMailbox[]) ?? [];
+  const mailboxes = (json: string | null) => (JSON.parse(json || '[]') as IndexedMailbox[] | null) ?? [];
   const attachments = db.prepare('SELECT filename FROM email_attachments WHERE email_id = ? ORDER BY position').pluck().all(emailId) as string[];
   return {
     workspaceId: e.workspace_id,
