@@ -4,6 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
+import { deflateSync } from 'node:zlib';
 import {
   copyDictionary, copyPackedAgainst, isPacked, packAgainstCopy, packBodies, packMail, packMessage, unpackAgainstCopy, unpackBodies, unpackHtml, unpackMessage, unpackMessageAsync, unpackText,
 } from './packing.ts';
@@ -80,6 +81,29 @@ test('values written before packing read as they are: a message is its bytes, a 
   assert.is(unpackHtml(HTML, TEXT), HTML);
   assert.is(unpackText(null), null);
   assert.is(unpackHtml(null, TEXT), null);
+});
+
+test('a message is packed against its bodies with their lines ended as on the wire: its CRLF lines cost next to nothing', () => {
+  // Irregular lines, so deflate cannot find the text's repeats within the message itself.
+  const text = Array.from({ length: 150 }, (_, i) => `line ${i}: ${((i * 2654435761) % 1000003).toString(36)} of the order`).join('\n');
+  const raw = message(text);
+  const packed = packMail(raw, text, null);
+  assert.is(packed.raw[1], 0x03, 'marked as packed against the wire form');
+  assert.ok(unpackMessage(packed.raw, packed).equals(raw));
+  // Against the text as stored (LF), every line would begin a new match.
+  const asStored = deflateSync(raw, { level: 6, dictionary: Buffer.from(text) }).length;
+  assert.ok(packed.raw.length < asStored / 2, `${packed.raw.length} bytes beside the bodies, against ${asStored} as stored`);
+});
+
+test('a message packed against its bodies as stored (the first packing, 0x01) still reads', () => {
+  const text = TEXT.repeat(20);
+  const raw = message(text);
+  const p = packBodies(text, HTML);
+  const dictionary = Buffer.concat([Buffer.from(text), Buffer.from(HTML)]);
+  const old = Buffer.concat([Buffer.from([0x00, 0x01]), deflateSync(raw, { level: 6, dictionary })]);
+  assert.ok(unpackMessage(old, p).equals(raw));
+  assert.ok(unpackMessage(old, { text, html: HTML }).equals(raw));
+  assert.throws(() => unpackMessage(old, { text: text + ' ', html: HTML }));
 });
 
 test('a message that starts with NUL is packed anyway, so it never reads as a packed value', () => {
