@@ -6,10 +6,10 @@
 //     typography; composed by nodemailer (mail/compose.ts) as about half text/plain and half multipart/alternative
 //     with an HTML part (quoted-printable where it needs it), DKIM-signed by one of 8 sender domains whose SPF,
 //     DKIM and DMARC records the test DNS server publishes. Not smtp-source's filler, which deflates to 1.4 %.
-//   * sent: BENCH_STORAGE_SENT (default 3,000, as many as received: at 1,000 the run stopped just after a merge of
-//     the full-text index, which left 700-780 B a message of free pages, 15-45 B at 3,000) sends through POST
-//     /api/v1/emails with the same kind of text and HTML, one recipient each, delivered (composed, DKIM-signed,
-//     stored as signed) to an SMTP sink.
+//   * sent: BENCH_STORAGE_SENT (default 3,000, as many as received) sends through POST /api/v1/emails with the
+//     same kind of text and HTML, one recipient each, delivered (composed, DKIM-signed, stored as signed) to an
+//     SMTP sink. Each email still waiting to be signed when the burst ends frees about a page when its bodies
+//     are replaced packed, which no later mail reuses in the run: the run prints how many waited.
 //   * sent, tracked: BENCH_STORAGE_TRACKED (default 1,500: at 500 the full-text index was 350 B a message larger,
 //     less merged) sends with open tracking on, two recipients each, so every recipient gets a signed copy of its
 //     own (delivery_contents).
@@ -274,6 +274,8 @@ interface Growth {
   tables: Array<{ table: string; bytes: number }>;
   objects: Array<{ name: string; table: string; bytes: number }>;
   free: number;
+  /** What explains the run's free pages, printed under its table. */
+  note?: string;
 }
 
 function growth(run: string, messages: number, rawBytes: number, before: Objects, after: Objects): Growth {
@@ -497,6 +499,10 @@ async function sentRun(c: Corpus, run: string, n: number, opts: { tracked: boole
     const started = performance.now();
     await Promise.all(Array.from({ length: API_CLIENTS }, client));
     const db = s.bench.running.app.db;
+    // Bodies are stored as text until the copy is signed, then packed: each email signed after the burst frees
+    // about a page that no later mail reuses in this run (README, Storage and durability).
+    const unsigned = db.prepare('SELECT count(*) FROM emails WHERE signed_at IS NULL').pluck().get() as number;
+    const freeThen = db.pragma('freelist_count', { simple: true }) as number;
     await until(
       `${n * recipients} deliveries to the sink`,
       () => (db.prepare("SELECT count(*) FROM deliveries WHERE state = 'delivered'").pluck().get() as number) >= n * recipients,
@@ -520,9 +526,11 @@ async function sentRun(c: Corpus, run: string, n: number, opts: { tracked: boole
       if (!raw.equals(delivered)) throw new Error(`GET /emails/${ids[i]}/raw is not what the sink got`);
     }
     const rawBytes = s.sink.messages.reduce((sum, m) => sum + m.raw.length, 0) / s.sink.messages.length;
+    const freeDelivered = db.pragma('freelist_count', { simple: true }) as number;
     await s.bench.running.stop();
     const after = measureFile(s.bench.dataDir);
-    return growth(run, n, rawBytes, before, after);
+    const note = `${fmt(unsigned)} of the ${fmt(n)} emails were still waiting to be signed when the last send was answered, and the file held ${fmt(freeThen)} free pages; ${fmt(freeDelivered)} once all were delivered (their bodies replaced packed, a page or so freed each)`;
+    return { ...growth(run, n, rawBytes, before, after), note };
   } finally {
     await stopScene(s);
   }
@@ -731,6 +739,7 @@ function report(g: Growth): void {
   rows.push(['everything else', fmt(g.perMessage - listed), `${fmt((100 * (g.perMessage - listed)) / g.perMessage, 1)} %`, g.free ? `free pages ${fmt(g.free)}` : '']);
   rows.push(['**whole file**', `**${fmt(g.perMessage)}**`, '100 %', `**${fmt(g.perMessage / g.rawBytes, 2)}x** the raw size`]);
   table(['table (with its indexes)', 'bytes per message', 'share', 'objects'], rows);
+  if (g.note) console.log(`\n${g.note}.`);
 }
 
 export async function benchStorage(): Promise<Growth[]> {
