@@ -49,6 +49,8 @@ const DKIM_SAMPLE = 25;
 const RUN_TIMEOUT_MS = 15 * 60_000;
 /** BENCH_MEMORY_PROFILE=small measures serve with the profile for a 1 GiB VPS. */
 const MEMORY_PROFILE = process.env.BENCH_MEMORY_PROFILE ?? 'default';
+/** BENCH_OUTBOUND_PROFILE=<dir>: serve runs under node --cpu-prof (every thread) and leaves its .cpuprofile files there. */
+const PROFILE_DIR = process.env.BENCH_OUTBOUND_PROFILE;
 /** How long after the load serve's RSS is read again (issue 22: under 160 MiB within a minute). */
 const IDLE_WAIT_MS = Number(process.env.BENCH_IDLE_WAIT_MS ?? 60_000);
 /** How Postfix reaches OpenDKIM: a unix socket, as Debian's stock opendkim.conf has it, or BENCH_OPENDKIM_SOCKET=inet (a loopback port). */
@@ -340,7 +342,7 @@ async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer)
     let machineBefore = machineBusyMicros();
     let queries = dns.queries.length;
     const spawned = performance.now();
-    serve = await spawnServe(env1);
+    serve = await spawnServe(env1, { profileDir: PROFILE_DIR });
     const readyIn = performance.now() - spawned;
     let startRss = procMemoryMiB(serve.pid).rss;
     let done = await sink.reached(MESSAGES, RUN_TIMEOUT_MS);
@@ -380,7 +382,7 @@ async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer)
     const env2 = { ...app.env, MAILWRIGHT_HTTP_PORT: String(httpPort) };
     app = null;
     const heaps = heapSampler();
-    serve = await spawnServe(env2, { nodeOptions: heaps.nodeOptions });
+    serve = await spawnServe(env2, { nodeOptions: heaps.nodeOptions, profileDir: PROFILE_DIR });
     const api = `http://127.0.0.1:${httpPort}/api/v1`;
     sink = await Sink.start(sinkPort, dumpDir);
     sinkBefore = sink.cpuMicros();
