@@ -85,16 +85,17 @@ function storedBodiesDictionary(text: Uint8Array | null, html: Uint8Array | null
 }
 
 /**
- * Every LF not after a CR preceded by one. Bodies are stored (and parsed out of received mail) with bare LFs,
- * but a message carries them with CRLF: against the bodies as stored, each line of a message's body began a
- * new deflate match. Ours, not compose's normalisation, so stored values never depend on another module.
+ * The bytes with a CR put before each LF that has none. Bodies are stored (and parsed out of received mail)
+ * with bare LFs, but a message carries them with CRLF: against the bodies as stored, each line of a message's
+ * body began a new deflate match. Ours, not compose's normalisation, so stored values never depend on another
+ * module.
  */
 const wireLines = (b: Uint8Array | null) => b && Buffer.from(Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1').replace(/(?<!\r)\n/g, '\r\n'), 'latin1');
 
 /**
  * What a message's bytes are packed against: its text, then its HTML, each with its lines ended as on the wire,
- * the last 32 KiB. On the storage benchmark's mail a sent message's bytes then cost 500-780 bytes beside its
- * bodies instead of 1,000-1,100 (quoted-printable's soft line breaks are most of what remains).
+ * the last 32 KiB. A signed 10 KB letter's bytes then cost 500-780 bytes beside its bodies instead of
+ * 1,000-1,100 (quoted-printable's soft line breaks are most of what remains).
  */
 export function bodiesDictionary(text: Uint8Array | null, html: Uint8Array | null): Buffer | null {
   return storedBodiesDictionary(wireLines(text), wireLines(html));
