@@ -106,6 +106,15 @@ test('a message packed against its bodies as stored (the first packing, 0x01) st
   assert.throws(() => unpackMessage(old, { text: text + ' ', html: HTML }));
 });
 
+test('a large message packed against its bodies as stored (0x01) reads off the calling thread too', async () => {
+  const text = Array.from({ length: 40_000 }, (_, i) => `line ${i} ${(i * 2654435761) % 1000003}`).join('\n');
+  const raw = message(text);
+  const dictionary = Buffer.from(text).subarray(-32 * 1024);
+  const old = Buffer.concat([Buffer.from([0x00, 0x01]), deflateSync(raw, { level: 6, dictionary })]);
+  assert.ok(old.length > 64 * 1024, 'big enough for the thread pool');
+  assert.ok((await unpackMessageAsync(old, packBodies(text, null))).equals(raw));
+});
+
 test('a message that starts with NUL is packed anyway, so it never reads as a packed value', () => {
   const odd = Buffer.from([0x00, 0x01, 0x78, 0x9c, 1, 2, 3, 4, 5]);
   const packed = packMessage(odd, null);
