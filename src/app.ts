@@ -38,6 +38,7 @@ import { issueSetupToken } from './account/setup.ts';
 import { dashboardPages } from './dashboard/routes.ts';
 import { runRetention } from './emails/retention.ts';
 import { FreeSpace } from './db/free-space.ts';
+import { startReclaiming } from './db/free-pages.ts';
 import { templateRoutes } from './templates/routes.ts';
 import { Resorter } from './labels/resort.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
@@ -241,6 +242,11 @@ export async function startApp(
     async () => void db.close(),
     async () => app.commit.flush(),
     async () => disk.stop(),
+    startReclaiming(db, app.commit, (pages, err) =>
+      err
+        ? log.warn('could not give free pages back to the disk; the next look tries again', { err })
+        : log.info('free pages given back to the disk', { pages, bytes: pages * Number(db.pragma('page_size', { simple: true })) }),
+    ),
     async () => {
       await deliverer.close();
       await signer.close();

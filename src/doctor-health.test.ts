@@ -5,6 +5,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { startTestApp, tempDir, type TestApp } from './testkit/app.ts';
@@ -53,10 +55,31 @@ test('a recipient deferred for more than a day is a problem with its last answer
 });
 
 test('free space near or below the margin is a problem; the database size is reported', () => {
-  const fine = storageCheck(t.app.config);
+  const fine = storageCheck(t.app.config, t.app.db);
   assert.ok(fine.ok && /the database is \d+ MiB, [\d,]+ MiB free/.test(fine.text), fine.text);
-  const tight = storageCheck({ ...t.app.config, minFreeSpaceMb: 100_000_000 });
+  assert.not.match(fine.text, /free pages/);
+  const tight = storageCheck({ ...t.app.config, minFreeSpaceMb: 100_000_000 }, t.app.db);
   assert.equal([tight.ok, /below min_free_space_mb/.test(tight.text)], [false, true], tight.text);
+});
+
+test('a database made before the box gave free pages back says how many it keeps, and how to convert it', () => {
+  const dir = tempDir('old-db-');
+  const db = new Database(databasePath(dir));
+  try {
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (b BLOB)');
+    const insert = db.prepare('INSERT INTO t (b) VALUES (?)');
+    db.transaction(() => {
+      for (let i = 0; i < 2_400; i++) insert.run(randomBytes(8_000));
+    })();
+    db.exec('DELETE FROM t');
+    const check = storageCheck({ ...t.app.config, dataDir: dir }, db);
+    assert.ok(check.ok, check.text);
+    assert.match(check.text, /; (18|19) MiB of the database is free pages it keeps for new mail/);
+    assert.match(check.text, /'mailwright backup', then 'mailwright restore' of that file with serve stopped, converts it/);
+  } finally {
+    db.close();
+  }
 });
 
 test('a webhook the box disabled is a problem; one its owner disabled is not', () => {

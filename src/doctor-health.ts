@@ -12,6 +12,7 @@ import type { Config } from './config.ts';
 import type { Db } from './db/open.ts';
 import { databasePath } from './db/open.ts';
 import { databaseBytes, sizeSamples } from './db/size.ts';
+import { freePages, givesPagesBack } from './db/free-pages.ts';
 import { oldestDeferred, queueCounts } from './send/queue-stats.ts';
 
 export interface Check {
@@ -65,17 +66,26 @@ export function freeBytes(dir: string): number {
   return Number(s.bavail) * Number(s.bsize);
 }
 
-export function storageCheck(config: Config): Check {
+export function storageCheck(config: Config, db: Db): Check {
   const dbBytes = databaseBytes(databasePath(config.dataDir));
   const free = freeBytes(config.dataDir);
   const mb = (n: number) => `${Math.round(n / 1024 / 1024).toLocaleString('en')} MiB`;
   const text = `storage: the database is ${mb(dbBytes)}, ${mb(free)} free under ${config.dataDir}`;
+  // A database created before it gave free pages back (db/free-pages.ts) keeps what deleted mail left.
+  const pages = freePages(db);
+  const kept =
+    !givesPagesBack(db) && pages.free * pages.pageSize >= KEPT_PAGES_NOTED
+      ? `; ${mb(pages.free * pages.pageSize)} of the database is free pages it keeps for new mail, as databases made before the box gave them back to the disk do ('mailwright backup', then 'mailwright restore' of that file with serve stopped, converts it)`
+      : '';
   const margin = config.minFreeSpaceMb * 1024 * 1024;
   if (margin && free < margin * 2) {
-    return { ok: false, text: `${text}: ${free < margin ? 'below' : 'near'} min_free_space_mb (${config.minFreeSpaceMb}), where new mail is refused`, fix: 'free space or grow the disk; retention_mail_days and retention_raw_days bound the database' };
+    return { ok: false, text: `${text}: ${free < margin ? 'below' : 'near'} min_free_space_mb (${config.minFreeSpaceMb}), where new mail is refused${kept}`, fix: 'free space or grow the disk; retention_mail_days and retention_raw_days bound the database' };
   }
-  return { ok: true, text };
+  return { ok: true, text: text + kept };
 }
+
+/** Free pages a database keeps are worth a word from this much on. */
+const KEPT_PAGES_NOTED = 16 * 1024 * 1024;
 
 export function webhookChecks(db: Db): Check[] {
   const off = db.prepare("SELECT id, url, disabled_reason FROM webhooks WHERE enabled = 0 AND disabled_reason IS NOT NULL AND disabled_reason <> 'disabled by the owner'").all() as Array<{ id: string; url: string; disabled_reason: string }>;

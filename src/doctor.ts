@@ -154,7 +154,7 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
   checkClaims(db, r);
   await checkDomainConnectKey(config, resolver, r);
   r.lines.push('', 'This box');
-  report(r, [certificateCheck(config, Date.now()), queueCheck(db, Date.now()), storageCheck(config), growthCheck(db, config), ...webhookChecks(db)]);
+  report(r, [certificateCheck(config, Date.now()), queueCheck(db, Date.now()), storageCheck(config, db), growthCheck(db, config), ...webhookChecks(db)]);
   report(r, await outboundChecks(config, resolver));
   r.lines.push('', r.problems === 0 ? 'No problems found.' : `${r.problems} problem${r.problems === 1 ? '' : 's'} found.`);
   for (const line of r.lines) write(line);

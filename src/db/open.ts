@@ -23,6 +23,8 @@ export function openDatabase(dataDir: string): Db {
   try {
     // The first that reads the file: one whose header is damaged fails here with SQLITE_NOTADB.
     db.pragma('busy_timeout = 5000');
+    // Only a database without pages can take it; it then gives free pages back to the disk (free-pages.ts).
+    if (db.pragma('page_count', { simple: true }) === 0) db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
