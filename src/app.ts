@@ -38,7 +38,7 @@ import { issueSetupToken } from './account/setup.ts';
 import { dashboardPages } from './dashboard/routes.ts';
 import { runRetention } from './emails/retention.ts';
 import { FreeSpace } from './db/free-space.ts';
-import { startReclaiming } from './db/free-pages.ts';
+import { freePages, startReclaiming } from './db/free-pages.ts';
 import { templateRoutes } from './templates/routes.ts';
 import { Resorter } from './labels/resort.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
@@ -144,7 +144,15 @@ export async function startApp(
   const checking = checkAtStart(databasePath(config.dataDir), { waitMs: opts.checkWaitMs ?? START_CHECK_WAIT_MS, health, log });
   const dns = createResolver(config.dnsServers);
   // One registry per app (issue 21): two apps in one process (tests) keep their own counts.
-  const metrics = new Metrics({ queueDepth: () => queueDepth(db, clock.now()), searchBacklog: () => searchBacklog(db), databaseFile: databasePath(config.dataDir) });
+  const metrics = new Metrics({
+    queueDepth: () => queueDepth(db, clock.now()),
+    searchBacklog: () => searchBacklog(db),
+    databaseFile: databasePath(config.dataDir),
+    databaseFreeBytes: () => {
+      const { free, pageSize } = freePages(db);
+      return free * pageSize;
+    },
+  });
   const disk = new FreeSpace(config.dataDir, config.minFreeSpaceMb * 1024 * 1024, opts.measureFreeSpace);
   disk.start((low, bytes) =>
     low

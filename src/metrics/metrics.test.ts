@@ -157,6 +157,9 @@ test('the exposition parses, with the default process metrics, the queue, the fi
   assert.is(e.types.get('mailwright_search_backlog'), 'gauge');
   assert.ok(valueOf(e, 'mailwright_database_bytes', { file: 'db' }) > 0, 'the database file has a size');
   assert.ok(e.samples.some((x) => x.name === 'mailwright_database_bytes' && x.labels.file === 'wal'));
+  const db = s.t.app.db;
+  assert.is(e.types.get('mailwright_database_free_bytes'), 'gauge');
+  assert.is(valueOf(e, 'mailwright_database_free_bytes', {}), (db.pragma('freelist_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number));
   // Setting up the scene (domains, inboxes) went through both group commits.
   assert.ok(valueOf(e, 'mailwright_writer_batch_size_count', { commit: 'main' }) > 0, 'main-thread commits observed');
   assert.is(e.types.get('mailwright_writer_batch_size'), 'histogram');

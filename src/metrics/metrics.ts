@@ -27,6 +27,8 @@ export interface MetricsSources {
   searchBacklog: () => number;
   /** The SQLite file; its `-wal` file is measured beside it. */
   databaseFile: string;
+  /** Bytes of free pages inside the database file (db/free-pages.ts). */
+  databaseFreeBytes: () => number;
 }
 
 // Seconds: most API calls answer in milliseconds; a send with attachments or a search can take seconds.
@@ -46,6 +48,7 @@ export class Metrics {
   private readonly oldest: Gauge;
   private readonly backlog: Gauge;
   private readonly files: Gauge<'file'>;
+  private readonly freeInFile: Gauge;
 
   constructor(private readonly sources: MetricsSources) {
     const registers = [this.registry];
@@ -55,6 +58,7 @@ export class Metrics {
     this.oldest = new Gauge({ name: 'mailwright_queue_oldest_age_seconds', help: 'Age of the oldest queued or deferred recipient (0 when the queue is empty).', registers });
     this.backlog = new Gauge({ name: 'mailwright_search_backlog', help: 'Emails stored but not yet in the full-text index (indexed a moment after, or before a search).', registers });
     this.files = new Gauge({ name: 'mailwright_database_bytes', help: 'Size of the SQLite database file and of its write-ahead log.', labelNames: ['file'], registers });
+    this.freeInFile = new Gauge({ name: 'mailwright_database_free_bytes', help: 'Free pages inside the database file: given back to the disk when they pass 1 MiB and 1 % of it, or kept for new mail by a database made before that.', registers });
     this.deliveries = new Counter({ name: 'mailwright_deliveries_total', help: 'Outbound delivery attempts per recipient, by outcome and status class (2, 4 or 5).', labelNames: ['outcome', 'class'], registers });
     this.inboundAccepted = new Counter({ name: 'mailwright_inbound_accepted_total', help: 'Messages the MX listener accepted (250 after the commit).', registers });
     this.inboundRejected = new Counter({ name: 'mailwright_inbound_rejected_total', help: 'Recipients and messages the MX listener refused, by reason.', labelNames: ['reason'], registers });
@@ -75,6 +79,7 @@ export class Metrics {
     this.backlog.set(this.sources.searchBacklog());
     this.files.set({ file: 'db' }, sizeOf(this.sources.databaseFile));
     this.files.set({ file: 'wal' }, sizeOf(`${this.sources.databaseFile}-wal`));
+    this.freeInFile.set(this.sources.databaseFreeBytes());
     return this.registry.metrics();
   }
 
