@@ -13,8 +13,7 @@ import { databasePath, openDatabase, type Db } from './open.ts';
 import { GroupCommit } from './group-commit.ts';
 import { RECLAIM_MIN_PAGES, freePages, givesPagesBack, reclaimFreePages } from './free-pages.ts';
 import { createBackup, restoreBackup } from './backup.ts';
-import { startOutboundScene } from '../testkit/outbound.ts';
-import { eventually } from '../testkit/outbound.ts';
+import { eventually, startOutboundScene } from '../testkit/outbound.ts';
 import { request } from '../testkit/app.ts';
 
 const dirs: string[] = [];
