@@ -138,8 +138,11 @@ test('the running box gives back the pages of mail deleted through the API, by i
     db.pragma('wal_checkpoint(TRUNCATE)');
     const before = fileBytes(db);
 
+    // Signing replaced each send's bodies packed, which freed pages too: the box may have given those back already.
+    const reclaims = () => s.t.logs.filter((line) => line.includes('free pages given back to the disk')).length;
+    const reclaimedBefore = reclaims();
     for (const id of deleted) assert.is((await request(`${s.t.api}/emails/${id}`, { method: 'DELETE', key: s.key })).status, 200);
-    await eventually(() => s.t.logs.some((line) => line.includes('free pages given back to the disk')), 15_000, 'the reclaim');
+    await eventually(() => reclaims() > reclaimedBefore && !freePages(db).worthReclaiming, 25_000, 'the reclaim');
     db.pragma('wal_checkpoint(TRUNCATE)');
     const cut = before - fileBytes(db);
     assert.ok(cut > contents * 0.6, `the file is ${cut} bytes shorter after deleting emails whose contents took ${contents}`);
