@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import { deflateSync } from 'node:zlib';
 import {
-  copyDictionary, copyPackedAgainst, isPacked, packAgainstCopy, packBodies, packMail, packMessage, unpackAgainstCopy, unpackBodies, unpackHtml, unpackMessage, unpackMessageAsync, unpackText,
+  bodiesDictionary, copyDictionary, copyPackedAgainst, isPacked, packAgainstCopy, packBodies, packMail, packMessage, unpackAgainstCopy, unpackBodies, unpackHtml, unpackMessage, unpackMessageAsync, unpackText,
 } from './packing.ts';
 
 const TEXT = 'Hello Ann,\n\nThe invoice for March is attached; thanks for your order.\n\n-- \nBob\n';
@@ -93,6 +93,19 @@ test('a message is packed against its bodies with their lines ended as on the wi
   // Against the text as stored (LF), every line would begin a new match.
   const asStored = deflateSync(raw, { level: 6, dictionary: Buffer.from(text) }).length;
   assert.ok(packed.raw.length < asStored / 2, `${packed.raw.length} bytes beside the bodies, against ${asStored} as stored`);
+});
+
+test('the dictionary is each body with a CR before each bare LF, the text then the HTML, their last 32 KiB', () => {
+  // Stored messages were packed against exactly these bytes: the rule may not change.
+  const dict = (text: string | null, html: string | null) => bodiesDictionary(text === null ? null : Buffer.from(text, 'latin1'), html === null ? null : Buffer.from(html, 'latin1'));
+  assert.is(dict('a\nb\r\nc\r', '\nd\n')!.toString('latin1'), 'a\r\nb\r\nc\r\r\nd\r\n', "the HTML's first LF is bare even after the text's CR");
+  assert.is(dict('\n\n', null)!.toString('latin1'), '\r\n\r\n');
+  assert.is(dict(null, 'x')!.toString('latin1'), 'x');
+  assert.is(dict(null, null), null);
+  assert.is(dict('', ''), null);
+  const long = 'y'.repeat(40_000);
+  assert.is(dict(long, 'z\n')!.toString('latin1'), `${'y'.repeat(32 * 1024 - 3)}z\r\n`);
+  assert.is(dict('é\n', null)!.toString('latin1'), 'é\r\n', 'bytes, whatever they encode');
 });
 
 test('a message packed against its bodies as stored (the first packing, 0x01) still reads', () => {
