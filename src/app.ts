@@ -38,7 +38,7 @@ import { issueSetupToken } from './account/setup.ts';
 import { dashboardPages } from './dashboard/routes.ts';
 import { runRetention } from './emails/retention.ts';
 import { FreeSpace } from './db/free-space.ts';
-import { freePages, startReclaiming } from './db/free-pages.ts';
+import { freePageBytes, startReclaiming } from './db/free-pages.ts';
 import { templateRoutes } from './templates/routes.ts';
 import { Resorter } from './labels/resort.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
@@ -144,15 +144,7 @@ export async function startApp(
   const checking = checkAtStart(databasePath(config.dataDir), { waitMs: opts.checkWaitMs ?? START_CHECK_WAIT_MS, health, log });
   const dns = createResolver(config.dnsServers);
   // One registry per app (issue 21): two apps in one process (tests) keep their own counts.
-  const metrics = new Metrics({
-    queueDepth: () => queueDepth(db, clock.now()),
-    searchBacklog: () => searchBacklog(db),
-    databaseFile: databasePath(config.dataDir),
-    databaseFreeBytes: () => {
-      const { free, pageSize } = freePages(db);
-      return free * pageSize;
-    },
-  });
+  const metrics = new Metrics({ queueDepth: () => queueDepth(db, clock.now()), searchBacklog: () => searchBacklog(db), databaseFile: databasePath(config.dataDir), databaseFreeBytes: () => freePageBytes(db) });
   const disk = new FreeSpace(config.dataDir, config.minFreeSpaceMb * 1024 * 1024, opts.measureFreeSpace);
   disk.start((low, bytes) =>
     low
@@ -250,11 +242,7 @@ export async function startApp(
     async () => void db.close(),
     async () => app.commit.flush(),
     async () => disk.stop(),
-    startReclaiming(db, app.commit, (pages, err) =>
-      err
-        ? log.warn('could not give free pages back to the disk; the next look tries again', { err })
-        : log.info('free pages given back to the disk', { pages, bytes: pages * Number(db.pragma('page_size', { simple: true })) }),
-    ),
+    startReclaiming(db, app.commit, log),
     async () => {
       await deliverer.close();
       await signer.close();

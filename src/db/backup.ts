@@ -97,18 +97,14 @@ const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
 // the copy holds exactly what was acknowledged when it began. The online backup API restarts whenever another
 // connection writes, which on a busy box (the writer thread commits constantly) may never finish. It runs in a
 // worker thread with its own connection, since a large database takes seconds and serve's event loop must not
-// wait; plain JavaScript, so the worker starts without tsx. The copy is written in auto_vacuum=INCREMENTAL mode
-// whatever the source's (free-pages.ts): restoring a backup converts a database created before that mode. The
-// pragma is asked only of a source in another mode, where it changes nothing but this copy; asked of one
-// already in it, it would write the live database's header.
+// wait; plain JavaScript, so the worker starts without tsx. The copy is in auto_vacuum=INCREMENTAL mode, so a
+// restore converts an older database (free-pages.ts); the pragma is asked only of a source in another mode (of
+// one already in it, it would take the write lock and write the live header).
 const SNAPSHOT_WORKER = `
 const { workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.source, { fileMustExist: true, timeout: 30000 });
-try {
-  if (db.pragma('auto_vacuum', { simple: true }) !== 2) db.pragma('auto_vacuum = INCREMENTAL');
-  db.prepare('VACUUM INTO ?').run(workerData.dest);
-} finally { db.close(); }
+try { if (db.pragma('auto_vacuum', { simple: true }) !== 2) db.pragma('auto_vacuum = INCREMENTAL'); db.prepare('VACUUM INTO ?').run(workerData.dest); } finally { db.close(); }
 `;
 
 function snapshotDatabase(source: string, dest: string): Promise<void> {

@@ -10,6 +10,7 @@
 // INCREMENTAL mode (backup.ts), so `mailwright backup` and `mailwright restore` convert one.
 import type { Db } from './open.ts';
 import type { GroupCommit } from './group-commit.ts';
+import type { Log } from '../log.ts';
 
 /** How often the free pages are counted: reading the count is reading page 1, which costs nothing. */
 export const RECLAIM_EVERY_MS = 10_000;
@@ -23,6 +24,12 @@ const INCREMENTAL = 2;
 /** Whether the database gives free pages back (created by this release, or restored from a backup of it). */
 export function givesPagesBack(db: Db): boolean {
   return db.pragma('auto_vacuum', { simple: true }) === INCREMENTAL;
+}
+
+/** Bytes of free pages inside the database file (metrics). */
+export function freePageBytes(db: Db): number {
+  const { free, pageSize } = freePages(db);
+  return free * pageSize;
 }
 
 /** The database's free pages and whether they are worth giving back now. */
@@ -56,8 +63,8 @@ export async function reclaimFreePages(db: Db, commit: GroupCommit, stopped: () 
   return reclaimed;
 }
 
-/** Counts the free pages every RECLAIM_EVERY_MS and gives them back when worth it. Returns the stop function. */
-export function startReclaiming(db: Db, commit: GroupCommit, onReclaimed: (pages: number, err?: unknown) => void): () => Promise<void> {
+/** Counts the free pages every RECLAIM_EVERY_MS and gives them back when worth it, logging each time. Returns the stop function. */
+export function startReclaiming(db: Db, commit: GroupCommit, log: Log): () => Promise<void> {
   let stopped = false;
   let running: Promise<void> | null = null;
   const timer = setInterval(() => {
@@ -65,9 +72,9 @@ export function startReclaiming(db: Db, commit: GroupCommit, onReclaimed: (pages
     running = reclaimFreePages(db, commit, () => stopped)
       .then(
         (pages) => {
-          if (pages > 0) onReclaimed(pages);
+          if (pages > 0) log.info('free pages given back to the disk', { pages, bytes: pages * (db.pragma('page_size', { simple: true }) as number) });
         },
-        (err: unknown) => onReclaimed(0, err),
+        (err: unknown) => log.warn('could not give free pages back to the disk; the next look tries again', { err }),
       )
       .finally(() => {
         running = null;
