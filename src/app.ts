@@ -146,11 +146,7 @@ export async function startApp(
   // One registry per app (issue 21): two apps in one process (tests) keep their own counts.
   const metrics = new Metrics({ queueDepth: () => queueDepth(db, clock.now()), searchBacklog: () => searchBacklog(db), databaseFile: databasePath(config.dataDir), databaseFreeBytes: () => freePageBytes(db) });
   const disk = new FreeSpace(config.dataDir, config.minFreeSpaceMb * 1024 * 1024, opts.measureFreeSpace);
-  disk.start((low, bytes) =>
-    low
-      ? log.warn('free space under the data directory is below min_free_space_mb: new mail and sends are refused until there is more', { freeBytes: bytes, dataDir: config.dataDir })
-      : log.info('free space is back above min_free_space_mb: mail and sends are accepted again', { freeBytes: bytes }),
-  );
+  disk.start(log);
   const app: App = {
     config,
     db,

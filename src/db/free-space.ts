@@ -2,6 +2,7 @@
 // than after (issue 21): below the margin, inbound SMTP answers 452 4.3.1 at MAIL and sends answer 507, and
 // both resume by themselves once space returns. A statfs every few seconds costs nothing.
 import { statfsSync } from 'node:fs';
+import type { Log } from '../log.ts';
 
 const EVERY_MS = 5_000;
 
@@ -20,7 +21,12 @@ export class FreeSpace {
     },
   ) {}
 
-  start(onChange?: (low: boolean, bytes: number) => void): void {
+  /** Looks now and every few seconds; each crossing of the margin is logged once. */
+  start(log: Log): void {
+    const onChange = (low: boolean, bytes: number) =>
+      low
+        ? log.warn('free space under the data directory is below min_free_space_mb: new mail and sends are refused until there is more', { freeBytes: bytes, dataDir: this.dir })
+        : log.info('free space is back above min_free_space_mb: mail and sends are accepted again', { freeBytes: bytes });
     const check = () => {
       try {
         this.bytesNow = this.measure(this.dir);
@@ -28,7 +34,7 @@ export class FreeSpace {
         return; // a failed statfs says nothing about space: keep the last answer
       }
       const low = this.marginBytes > 0 && this.bytesNow < this.marginBytes;
-      if (low !== this.lowNow) onChange?.(low, this.bytesNow);
+      if (low !== this.lowNow) onChange(low, this.bytesNow);
       this.lowNow = low;
     };
     check();
