@@ -41,9 +41,9 @@ const COUNTED: Partial<Record<EventType, string>> = {
 };
 
 /**
- * Adds the event, its row in the live stream's feed and its webhook outbox rows, and counts it in its workspace's
- * day (daily_stats), all in the caller's transaction. The only writer of `events` (events.test.ts checks
- * that), so every event gets its feed row and deliveries as durably as itself.
+ * Adds the event, its webhook outbox rows, and counts it in its workspace's day (daily_stats), all in the caller's
+ * transaction. The only writer of `events` (events.test.ts checks that), so every event gets its deliveries as
+ * durably as itself. Its `seq` (0028) is the live stream's order: given under the write lock, so in commit order.
  */
 export function addEvent(db: Db, clock: Clock, e: NewEvent): void {
   const now = clock.now();
@@ -57,7 +57,7 @@ export function addEvent(db: Db, clock: Clock, e: NewEvent): void {
     JSON.stringify(e.data ?? {}),
     now,
   );
-  fanOut(db, id, e, now);
+  addOutbox(db, id, e, now);
   const column = COUNTED[e.type];
   if (column) {
     db.prepare(`INSERT INTO daily_stats (workspace_id, day, ${column}) VALUES (?, ?, 1) ON CONFLICT (workspace_id, day) DO UPDATE SET ${column} = ${column} + 1`).run(e.workspaceId, utcDay(now));
@@ -65,15 +65,14 @@ export function addEvent(db: Db, clock: Clock, e: NewEvent): void {
 }
 
 /**
- * What the trigger of 0019_webhooks.sql did until 0024 dropped it: the event's row in `event_feed` (the commit
- * order the live stream, webhooks/stream.ts, serves), and one `webhook_deliveries` row per enabled endpoint of
- * the workspace subscribed to its type and matching its inbox and domain filters. A trigger on `events` made
- * every insert into it open a statement journal, and FTS5 flush the group commit's pending full-text rows, one
+ * What the trigger of 0019_webhooks.sql did until 0024 dropped it: one `webhook_deliveries` row per enabled
+ * endpoint of the workspace subscribed to its type and matching its inbox and domain filters. (Its other row,
+ * in `event_feed`, went with 0028: the event's own seq is the stream's order.) A trigger on `events` made every
+ * insert into it open a statement journal, and FTS5 flush the group commit's pending full-text rows, one
  * segment per send (see search-index.ts): 20-40 µs of the writer per API send (issue 22). The outbox query
  * runs only for a workspace with an enabled endpoint, found by its index (webhooks_workspace).
  */
-function fanOut(db: Db, eventId: string, e: NewEvent, now: number): void {
-  db.prepare('INSERT INTO event_feed (event_id, workspace_id, created_at) VALUES (?, ?, ?)').run(eventId, e.workspaceId, now);
+function addOutbox(db: Db, eventId: string, e: NewEvent, now: number): void {
   if (!db.prepare('SELECT 1 FROM webhooks WHERE workspace_id = ? AND enabled = 1 LIMIT 1').get(e.workspaceId)) return;
   db.prepare(
     `INSERT INTO webhook_deliveries (id, webhook_id, workspace_id, event_id, email_id, type, next_attempt_at, created_at, updated_at)
@@ -98,10 +97,46 @@ export function listEvents(db: Db, workspaceId: string, emailId: string) {
   return rows.map(presentEvent);
 }
 
-/** One event as the API shows it, with its workspace; undefined once its email is gone. */
-export function eventById(db: Db, id: string): (PresentedEvent & { workspaceId: string }) | undefined {
-  const row = db.prepare('SELECT id, workspace_id, email_id, type, recipient, data, created_at FROM events WHERE id = ?').get(id) as (EventRow & { workspace_id: string }) | undefined;
-  return row && { ...presentEvent(row), workspaceId: row.workspace_id };
+const EVENT_COLUMNS = 'seq, id, workspace_id, email_id, type, recipient, data, created_at';
+type StoredEvent = EventRow & { seq: number; workspace_id: string };
+/** An event as the API shows it, with its workspace and its place in commit order. */
+export interface EventOfWorkspace {
+  seq: number;
+  workspaceId: string;
+  event: PresentedEvent;
+}
+const withWorkspace = (row: StoredEvent | undefined): EventOfWorkspace | undefined => row && { seq: row.seq, workspaceId: row.workspace_id, event: presentEvent(row) };
+
+/** One event of an email as the API shows it, with its workspace; undefined once its email is gone. */
+export function eventOf(db: Db, emailId: string, id: string): EventOfWorkspace | undefined {
+  return withWorkspace(db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE email_id = ? AND id = ?`).get(emailId, id) as StoredEvent | undefined);
+}
+
+/**
+ * A workspace's events committed after `after` and up to `upTo` (their seq), made since `since`, in commit order.
+ * It walks that slice of the sequence (the rowid), never events_workspace: a slice reads as many rows as it spans.
+ */
+export function eventsInOrder(db: Db, workspaceId: string, after: number, upTo: number, since: number): EventOfWorkspace[] {
+  const rows = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events NOT INDEXED WHERE seq > ? AND seq <= ? AND workspace_id = ? AND created_at >= ? ORDER BY seq`).all(after, upTo, workspaceId, since) as StoredEvent[];
+  return rows.map((r) => withWorkspace(r)!);
+}
+
+/** Every workspace's events committed after `after`, at most `limit`, in commit order: what the live stream polls. */
+export function eventsAfter(db: Db, after: number, limit: number): EventOfWorkspace[] {
+  const rows = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`).all(after, limit) as StoredEvent[];
+  return rows.map((r) => withWorkspace(r)!);
+}
+
+/** The seq of the newest event committed (0 before the first). */
+export const newestSeq = (db: Db) => Number(db.prepare('SELECT coalesce(max(seq), 0) FROM events').pluck().get());
+
+/**
+ * The seq just before a workspace's first event made since `since`: where catching up on that window starts.
+ * (Commit order and creation time can differ by a transaction's wait at the window's edge.)
+ */
+export function seqBefore(db: Db, workspaceId: string, since: number): number | null {
+  const first = db.prepare('SELECT seq FROM events WHERE workspace_id = ? AND created_at >= ? ORDER BY created_at LIMIT 1').pluck().get(workspaceId, since) as number | undefined;
+  return first === undefined ? null : first - 1;
 }
 
 /**

@@ -5,9 +5,10 @@
 import { Webhook } from 'standardwebhooks';
 import type { App } from '../context.ts';
 import { FetchFailed, FetchRefused, safeRequest } from '../dns/safe-fetch.ts';
+import { eventOf } from '../emails/events.ts';
 import { signingSecrets, type WebhookRow } from './endpoints.ts';
 import { claimDue, KEEP_FINISHED_MS, markFailed, pruneFinished, recordAttempt, storePayload, unclaim, type Attempt, type DeliveryRow } from './outbox.ts';
-import { payloadOfEvent } from './payload.ts';
+import { eventPayload } from './payload.ts';
 
 const PRUNE_EVERY_MS = 60 * 60_000;
 
@@ -107,7 +108,8 @@ export class WebhookDispatcher {
           out.push(d as DeliveryRow & { payload: string });
           continue;
         }
-        const payload = d.event_id ? payloadOfEvent(db, config.publicUrl, d.event_id) : null;
+        const event = d.event_id && d.email_id ? eventOf(db, d.email_id, d.event_id) : undefined;
+        const payload = event ? eventPayload(db, config.publicUrl, event) : null;
         if (!payload) {
           markFailed(db, clock.now(), d.id, 'the event is gone: its email was deleted');
           continue;

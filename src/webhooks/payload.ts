@@ -2,7 +2,7 @@
 // (DESIGN.md) with `data.email`, the email's summary, and `data.event`, the event as GET /emails/:id/events
 // shows it. A received email also carries what an app needs to act without a second call.
 import type { Db } from '../db/open.ts';
-import { eventById, type PresentedEvent } from '../emails/events.ts';
+import type { EventOfWorkspace } from '../emails/events.ts';
 import { getEmail } from '../emails/mailbox.ts';
 
 export interface Payload {
@@ -45,17 +45,10 @@ export function emailSummary(db: Db, publicUrl: string, workspaceId: string, ema
   };
 }
 
-export function eventPayload(db: Db, publicUrl: string, event: PresentedEvent & { workspaceId: string }): Payload {
-  const { workspaceId, ...shown } = event;
+export function eventPayload(db: Db, publicUrl: string, { workspaceId, event }: Pick<EventOfWorkspace, 'workspaceId' | 'event'>): Payload {
   return {
     type: `email.${event.type}`,
     created_at: event.createdAt,
-    data: { email: emailSummary(db, publicUrl, workspaceId, event.emailId, event.type === 'received'), event: shown },
+    data: { email: emailSummary(db, publicUrl, workspaceId, event.emailId, event.type === 'received'), event },
   };
-}
-
-/** The payload of an event by id; null once the event (its email deleted) is gone. */
-export function payloadOfEvent(db: Db, publicUrl: string, eventId: string): Payload | null {
-  const event = eventById(db, eventId);
-  return event ? eventPayload(db, publicUrl, event) : null;
 }

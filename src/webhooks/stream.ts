@@ -1,16 +1,20 @@
 // The live event stream (GET /events/stream): Server-Sent Events carrying the webhook payloads of a workspace's
-// events, in commit order (event_feed's sequence is each message's `id:`), so a client reconnecting with
-// Last-Event-ID gets what it missed from the last 24 hours. One poller serves every open stream.
+// events, in commit order (each event's `seq`, migration 0028, is its message's `id:`), so a client reconnecting
+// with Last-Event-ID gets what it missed from the last 24 hours. One poller serves every open stream; a client
+// that reconnects catches up on its own, a slice of the sequence at a time, at the pace its socket takes.
 import { PassThrough } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { App } from '../context.ts';
-import { payloadOfEvent, type Payload } from './payload.ts';
+import { eventsAfter, eventsInOrder, newestSeq, seqBefore, type EventOfWorkspace } from '../emails/events.ts';
+import { eventPayload, type Payload } from './payload.ts';
 
 /** How far back a reconnecting client can catch up. */
 export const FEED_RETENTION_MS = 24 * 60 * 60_000;
 const POLL_MS = 250;
 const HEARTBEAT_MS = 15_000;
-const PRUNE_EVERY_MS = 60 * 60_000;
 const BATCH = 1000;
+/** How much of the sequence one step of a catch-up reads (every workspace's events are in it). */
+const CATCH_UP_SEQS = 5000;
 
 export interface StreamFilter {
   workspaceId: string;
@@ -23,12 +27,8 @@ interface Subscriber extends StreamFilter {
   out: PassThrough;
   /** The last sequence number this client has (or had before it connected). */
   cursor: number;
-}
-
-interface FeedRow {
-  seq: number;
-  event_id: string;
-  workspace_id: string;
+  /** Caught up: the poller sends it what comes. */
+  live: boolean;
 }
 
 export class EventStream {
@@ -36,12 +36,12 @@ export class EventStream {
   private polled = 0;
   private timer: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
-  private prunedAt = 0;
+  private stopped = false;
 
   constructor(private readonly app: App) {}
 
   start(): void {
-    this.polled = this.maxSeq();
+    this.polled = newestSeq(this.app.db);
     this.timer = setInterval(() => this.poll(), POLL_MS);
     this.timer.unref();
     this.heartbeat = setInterval(() => {
@@ -51,6 +51,7 @@ export class EventStream {
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     if (this.heartbeat) clearInterval(this.heartbeat);
     for (const s of this.subscribers) s.out.end();
@@ -60,56 +61,91 @@ export class EventStream {
   /** A stream for one client: what it missed since `lastEventId` (within the retention), then live events. */
   open(filter: StreamFilter, lastEventId: number | null): PassThrough {
     const out = new PassThrough();
-    const sub: Subscriber = { ...filter, out, cursor: this.maxSeq() };
+    const newest = newestSeq(this.app.db);
+    const sub: Subscriber = { ...filter, out, cursor: lastEventId === null ? newest : Math.min(lastEventId, newest), live: false };
     out.write(`retry: 2000\n: connected\n\n`);
-    if (lastEventId !== null) {
-      const missed = this.app.db
-        .prepare('SELECT seq, event_id, workspace_id FROM event_feed WHERE workspace_id = ? AND seq > ? AND seq <= ? AND created_at >= ? ORDER BY seq LIMIT ?')
-        .all(filter.workspaceId, lastEventId, sub.cursor, this.app.clock.now() - FEED_RETENTION_MS, BATCH * 10) as FeedRow[];
-      for (const row of missed) this.send(sub, row, payloadOfEvent(this.app.db, this.app.config.publicUrl, row.event_id));
-    }
     this.subscribers.add(sub);
     out.on('close', () => this.subscribers.delete(sub));
+    if (sub.cursor >= newest) {
+      sub.live = true;
+      return out;
+    }
+    const since = this.app.clock.now() - FEED_RETENTION_MS;
+    sub.cursor = Math.max(sub.cursor, seqBefore(this.app.db, filter.workspaceId, since) ?? newest);
+    this.catchUp(sub, newest, since).catch((err) => {
+      this.app.log.error('event stream: catching a client up failed', { err });
+      out.end();
+    });
     return out;
   }
 
-  private maxSeq(): number {
-    return Number(this.app.db.prepare('SELECT coalesce(max(seq), 0) FROM event_feed').pluck().get());
+  /**
+   * Sends a reconnected client its workspace's events from its cursor up to the newest when it connected, and on
+   * to what the poller has handed out since, then hands it to the poller. A step reads a slice of the sequence,
+   * and waits whenever the client's socket has not taken what it was sent, so neither a long absence nor a slow
+   * reader holds the event loop or grows the buffer.
+   */
+  private async catchUp(sub: Subscriber, newest: number, since: number): Promise<void> {
+    while (!sub.out.destroyed && !this.stopped) {
+      const end = Math.max(newest, this.polled);
+      // Checked and joined in one turn of the event loop: the poller hands out nothing in between.
+      if (sub.cursor >= end) {
+        sub.live = true;
+        return;
+      }
+      const upTo = Math.min(end, sub.cursor + CATCH_UP_SEQS);
+      for (const e of eventsInOrder(this.app.db, sub.workspaceId, sub.cursor, upTo, since)) {
+        this.send(sub, e, () => this.payloadOf(e));
+        if (sub.out.writableNeedDrain) await drained(sub.out);
+        if (sub.out.destroyed) return;
+      }
+      sub.cursor = upTo;
+      await nextTurn();
+    }
   }
 
   private poll(): void {
     try {
-      this.prune();
-      if (this.subscribers.size === 0) {
-        this.polled = this.maxSeq();
+      // No one to send to: skip ahead (a client catching up reads on to wherever this is).
+      if (![...this.subscribers].some((s) => s.live)) {
+        this.polled = newestSeq(this.app.db);
         return;
       }
-      const rows = this.app.db.prepare('SELECT seq, event_id, workspace_id FROM event_feed WHERE seq > ? ORDER BY seq LIMIT ?').all(this.polled, BATCH) as FeedRow[];
-      for (const row of rows) {
-        this.polled = row.seq;
-        const listening = [...this.subscribers].filter((s) => s.workspaceId === row.workspace_id && row.seq > s.cursor);
-        if (!listening.length) continue;
-        const payload = payloadOfEvent(this.app.db, this.app.config.publicUrl, row.event_id);
-        for (const s of listening) this.send(s, row, payload);
+      for (const e of eventsAfter(this.app.db, this.polled, BATCH)) {
+        this.polled = e.seq;
+        let payload: Payload | undefined;
+        const payloadOf = () => (payload ??= this.payloadOf(e));
+        for (const s of this.subscribers) if (s.live && s.workspaceId === e.workspaceId && e.seq > s.cursor) this.send(s, e, payloadOf);
       }
     } catch (err) {
-      this.app.log.error('event stream: reading the feed failed', { err });
+      this.app.log.error('event stream: reading the events failed', { err });
     }
   }
 
-  private send(s: Subscriber, row: FeedRow, payload: Payload | null): void {
-    s.cursor = row.seq;
-    if (!payload) return;
-    if (s.types && !s.types.has(payload.type)) return;
-    if (s.inboxId && (payload.data.email as { inboxId?: string } | null)?.inboxId !== s.inboxId) return;
-    s.out.write(`id: ${row.seq}\nevent: ${payload.type}\ndata: ${JSON.stringify(payload)}\n\n`);
+  private payloadOf(e: EventOfWorkspace): Payload {
+    return eventPayload(this.app.db, this.app.config.publicUrl, e);
   }
 
-  /** The feed keeps a day: older rows go, at most once an hour, in one small write. */
-  private prune(): void {
-    const now = this.app.clock.now();
-    if (now - this.prunedAt < PRUNE_EVERY_MS) return;
-    this.prunedAt = now;
-    void this.app.commit.run(() => this.app.db.prepare('DELETE FROM event_feed WHERE created_at < ?').run(now - FEED_RETENTION_MS)).catch((err) => this.app.log.error('event stream: pruning the feed failed', { err }));
+  /** Sends the event if the client's filter takes it; its payload is made only then, and once per event. */
+  private send(s: Subscriber, e: EventOfWorkspace, payloadOf: () => Payload): void {
+    s.cursor = e.seq;
+    const type = `email.${e.event.type}`;
+    if (s.types && !s.types.has(type)) return;
+    const payload = payloadOf();
+    if (s.inboxId && (payload.data.email as { inboxId?: string } | null)?.inboxId !== s.inboxId) return;
+    s.out.write(`id: ${e.seq}\nevent: ${type}\ndata: ${JSON.stringify(payload)}\n\n`);
   }
+}
+
+/** Resolves once the stream takes more, or is closed. */
+function drained(out: PassThrough): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('drain', done);
+      out.off('close', done);
+      resolve();
+    };
+    out.on('drain', done);
+    out.on('close', done);
+  });
 }
