@@ -1,115 +1,129 @@
-// The live stream's catch-up (webhooks/stream.ts) on a real database, without HTTP: a client back after a long
-// absence gets every event of its workspace from the last 24 hours after its Last-Event-ID, in commit order,
-// once each, across many slices of the sequence and between another workspace's events; then live events.
-// A client that does not read holds back the catch-up instead of growing its buffer. (webhooks.test.ts covers
-// the stream over HTTP.)
+// The live stream's catch-up (webhooks/stream.ts, GET /events/stream) on the running app: a client back after
+// a long absence gets every event of its workspace from the last 24 hours after its Last-Event-ID, in commit
+// order, once each, across many slices of the sequence and between another workspace's events; then live
+// events. A client that does not read holds the catch-up back instead of growing its buffer. The events are
+// written straight into the box's database (the stream's subject is events, not mail: webhooks.test.ts streams
+// real mail).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { PassThrough } from 'node:stream';
-import type { App } from '../context.ts';
-import { openDatabase, type Db } from '../db/open.ts';
-import { migrate } from '../db/migrate.ts';
 import { addEvent, newestSeq } from '../emails/events.ts';
+import { seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
+import { eventually } from '../testkit/outbound.ts';
 import { EventStream, FEED_RETENTION_MS } from './stream.ts';
 
 const DAY = FEED_RETENTION_MS;
-let t = Date.UTC(2026, 10, 26, 12, 0, 0);
-const clock = { now: () => t };
+let offset = 0;
+const clock = { now: () => Date.now() + offset };
+let t: TestApp;
+const key: Record<'a' | 'b', string> = { a: '', b: '' };
+const ws: Record<'a' | 'b', string> = { a: '', b: '' };
 
-function box(): { db: Db; stream: EventStream } {
-  const db = openDatabase(mkdtempSync(join(tmpdir(), 'mw-stream-')));
-  migrate(db);
-  for (const ws of ['ws_a', 'ws_b']) {
-    db.prepare('INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)').run(ws, ws, t);
-    db.prepare("INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, subject, created_at) VALUES (?, ?, 'out', 'sent', ?, ?, 'a@x.example', ?, ?)").run(
-      `em_${ws}`, ws, `${ws}@x.example`, `em_${ws}`, `mail of ${ws}`, t,
-    );
+test.before(async () => {
+  t = await startTestApp({ clock });
+  for (const [name, id] of [['a', 'alpha'], ['b', 'beta']] as const) {
+    const seeded = await seedWorkspace(t, { workspace: id, email: `owner@${id}.test` });
+    key[name] = seeded.key;
+    ws[name] = seeded.workspace.id;
+    t.app.db
+      .prepare("INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, subject, created_at) VALUES (?, ?, 'out', 'sent', ?, ?, 'a@x.example', ?, ?)")
+      .run(`em_${id}`, ws[name], `${id}@x.example`, `em_${id}`, `mail of ${id}`, clock.now());
   }
-  const errors: unknown[] = [];
-  const app = { db, clock, config: { publicUrl: 'http://box.example' }, log: { error: (_: string, f: unknown) => errors.push(f) } } as unknown as App;
-  const stream = new EventStream(app);
-  stream.start();
-  return { db, stream };
-}
+});
 
-/** `n` events, each workspace in turn (`ws_a` first), one a second; returns ws_a's seqs. */
-function events(db: Db, n: number): number[] {
+test.after(() => t.stop());
+
+/** `n` events, alpha's every third and beta's between, `stepMs` apart ending now; returns alpha's seqs. */
+function events(n: number, stepMs = 1000): number[] {
   const mine: number[] = [];
-  db.transaction(() => {
+  const end = offset;
+  t.app.db.transaction(() => {
     for (let i = 0; i < n; i++) {
-      t += 1000;
-      const ws = i % 3 === 0 ? 'ws_a' : 'ws_b';
-      addEvent(db, clock, { workspaceId: ws, emailId: `em_${ws}`, type: 'delivered', recipient: `r${i}@dest.example` });
-      if (ws === 'ws_a') mine.push(newestSeq(db));
+      offset = end - (n - 1 - i) * stepMs;
+      const name = i % 3 === 0 ? 'a' : 'b';
+      addEvent(t.app.db, clock, { workspaceId: ws[name], emailId: `em_${name === 'a' ? 'alpha' : 'beta'}`, type: 'delivered', recipient: `r${i}@dest.example` });
+      if (name === 'a') mine.push(newestSeq(t.app.db));
     }
   })();
+  offset = end;
   return mine;
 }
 
-function reader(out: PassThrough) {
-  let text = '';
-  out.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-  const messages = () =>
-    text
-      .split('\n\n')
-      .filter((m) => m.includes('data: '))
-      .map((m) => ({ id: Number(/^id: (\d+)$/m.exec(m)![1]), data: JSON.parse(/^data: (.*)$/m.exec(m)![1]) as { type: string; data: { email: { id: string }; event: { recipient: string } } } }));
-  return { messages };
+interface Message {
+  id: number;
+  data: { type: string; data: { email: { id: string }; event: { recipient: string } } };
 }
+/** The complete messages of the stream so far (a read may end inside one). */
+const parse = (text: string): Message[] =>
+  text
+    .slice(0, text.lastIndexOf('\n\n') + 1)
+    .split('\n\n')
+    .filter((m) => m.includes('data: '))
+    .map((m) => ({ id: Number(/^id: (\d+)$/m.exec(m)![1]), data: JSON.parse(/^data: (.*)$/m.exec(m)![1]) as Message['data'] }));
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(check(), what);
+async function connect(who: 'a' | 'b', lastEventId?: number) {
+  const ctl = new AbortController();
+  const res = await fetch(`${t.api}/events/stream`, { headers: { authorization: `Bearer ${key[who]}`, ...(lastEventId !== undefined ? { 'last-event-id': String(lastEventId) } : {}) }, signal: ctl.signal });
+  assert.is(res.status, 200);
+  const reader = res.body!.getReader();
+  let text = '';
+  void (async () => {
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+      if (done) return;
+      text += new TextDecoder().decode(value);
+    }
+  })();
+  return { messages: () => parse(text), connected: () => text.includes(': connected'), close: () => ctl.abort() };
 }
 
 test('back after a long absence: every event of its workspace in the last day, in order, once, then live ones', async () => {
-  const { db, stream } = box();
-  const old = events(db, 600);
-  // When the next 18,000 (several slices of the sequence) are in, the first 450 seconds are more than a day old.
-  t += DAY - 18_150 * 1000;
-  const mine = events(db, 18_000);
-  const last = old[100];
-  const out = stream.open({ workspaceId: 'ws_a', types: null, inboxId: null }, last);
-  const r = reader(out);
-  const inWindow = old.filter((seq) => seq > last && Number(db.prepare('SELECT created_at FROM events WHERE seq = ?').pluck().get(seq)) >= t - DAY);
-  assert.ok(inWindow.length > 0 && inWindow.length < old.length - 100, 'some of the old events are still within the day');
-  const expected = [...inWindow, ...mine];
-  await until(() => r.messages().length >= expected.length, 'the catch-up');
-  assert.equal(r.messages().map((m) => m.id), expected);
-  assert.ok(r.messages().every((m) => m.data.type === 'email.delivered' && m.data.data.email.id === 'em_ws_a'));
-  const [live] = events(db, 1);
-  await until(() => r.messages().length === expected.length + 1, 'the live event');
-  assert.is(r.messages().at(-1)!.id, live);
-  stream.stop();
+  // 18,600 events a second apart up to 18,149 s after a day ago (several slices of the sequence): the first
+  // 450 are more than a day old now.
+  offset = -DAY + 18_149 * 1000;
+  const all = events(18_600);
+  offset = 0;
+  const last = all[100];
+  const created = (seq: number) => Number(t.app.db.prepare('SELECT created_at FROM events WHERE seq = ?').pluck().get(seq));
+  const expected = all.filter((seq) => seq > last && created(seq) >= clock.now() - DAY);
+  assert.ok(expected[0] > all[101], 'some events after its Last-Event-ID are more than a day old');
+  const back = await connect('a', last);
+  await eventually(() => back.messages().length >= expected.length, 20_000, 'the catch-up');
+  assert.equal(back.messages().map((m) => m.id), expected);
+  assert.ok(back.messages().every((m) => m.data.type === 'email.delivered' && m.data.data.email.id === 'em_alpha'), 'only its own workspace');
+  const [live] = events(1);
+  await eventually(() => back.messages().length === expected.length + 1, 5_000, 'the live event');
+  assert.is(back.messages().at(-1)!.id, live);
+  back.close();
+});
+
+test('a Last-Event-ID from the future, or no events of its own in the day: nothing replayed, live events arrive', async () => {
+  offset += 2 * DAY;
+  const ahead = await connect('a', 1e12);
+  const quiet = await connect('a', 1);
+  await eventually(() => ahead.connected() && quiet.connected(), 5_000, 'both streams open');
+  await new Promise((r) => setTimeout(r, 600));
+  assert.equal([ahead.messages().length, quiet.messages().length], [0, 0]);
+  const [live] = events(1);
+  await eventually(() => ahead.messages().length === 1 && quiet.messages().length === 1, 5_000, 'the live event on both');
+  assert.equal([ahead.messages()[0].id, quiet.messages()[0].id], [live, live]);
+  ahead.close();
+  quiet.close();
 });
 
 test('a client that does not read holds the catch-up back; it goes on when the client reads', async () => {
-  const { db, stream } = box();
-  const mine = events(db, 15_000);
-  const out = stream.open({ workspaceId: 'ws_a', types: null, inboxId: null }, 0);
+  const mine = events(15_000, 1);
+  // The box's own stream, on its own PassThrough: what a socket that takes nothing leaves in it.
+  const stream = new EventStream(t.app);
+  stream.start();
+  const out: PassThrough = stream.open({ workspaceId: ws.a, types: null, inboxId: null }, mine[0] - 1);
   await new Promise((r) => setTimeout(r, 300));
   const held = out.readableLength + out.writableLength;
   assert.ok(held < 64 * 1024, `${held} bytes buffered for a client that reads nothing`);
-  const r = reader(out);
-  await until(() => r.messages().length >= mine.length, 'the rest once it reads');
-  assert.equal(r.messages().map((m) => m.id), mine);
-  stream.stop();
-});
-
-test('a Last-Event-ID from the future, or no events in the day: nothing replayed, live events arrive', async () => {
-  const { db, stream } = box();
-  events(db, 30);
-  t += 2 * DAY;
-  const ahead = reader(stream.open({ workspaceId: 'ws_a', types: null, inboxId: null }, 1e12));
-  const quiet = reader(stream.open({ workspaceId: 'ws_a', types: null, inboxId: null }, 1));
-  await new Promise((r) => setTimeout(r, 300));
-  assert.equal([ahead.messages().length, quiet.messages().length], [0, 0]);
-  const [live] = events(db, 1);
-  await until(() => ahead.messages().length === 1 && quiet.messages().length === 1, 'the live event on both');
-  assert.equal([ahead.messages()[0].id, quiet.messages()[0].id], [live, live]);
+  let text = '';
+  out.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  await eventually(() => parse(text).length >= mine.length, 20_000, 'the rest once it reads');
+  assert.equal(parse(text).map((m) => m.id), mine);
   stream.stop();
 });
 
