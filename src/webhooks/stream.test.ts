@@ -1,7 +1,8 @@
 // The live stream's catch-up (webhooks/stream.ts, GET /events/stream) on the running app: a client back after
 // a long absence gets every event of its workspace from the last 24 hours after its Last-Event-ID, in commit
 // order, once each, across many slices of the sequence and between another workspace's events; then live
-// events. A client that does not read holds the catch-up back instead of growing its buffer. The events are
+// events. A client that does not read holds the catch-up back instead of growing its buffer, and a live client
+// that leaves a megabyte unread is ended, to reconnect with what it read and lose nothing. The events are
 // written straight into the box's database (the stream's subject is events, not mail: webhooks.test.ts streams
 // real mail).
 import { test } from 'uvu';
@@ -10,7 +11,7 @@ import type { PassThrough } from 'node:stream';
 import { addEvent, newestSeq } from '../emails/events.ts';
 import { seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
 import { eventually } from '../testkit/outbound.ts';
-import { EventStream, FEED_RETENTION_MS } from './stream.ts';
+import { EventStream, FEED_RETENTION_MS, MAX_UNREAD_BYTES } from './stream.ts';
 
 const DAY = FEED_RETENTION_MS;
 let offset = 0;
@@ -124,6 +125,28 @@ test('a client that does not read holds the catch-up back; it goes on when the c
   out.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   await eventually(() => parse(text).length >= mine.length, 20_000, 'the rest once it reads');
   assert.equal(parse(text).map((m) => m.id), mine);
+  stream.stop();
+});
+
+test('a live client that stops reading is ended once a megabyte waits; reconnecting, it gets the rest', async () => {
+  const stream = new EventStream(t.app);
+  stream.start();
+  const out: PassThrough = stream.open({ workspaceId: ws.a, types: null, inboxId: null }, null);
+  const mine = events(9_000, 1);
+  await eventually(() => out.writableEnded, 10_000, 'the stream ended');
+  const held = out.readableLength + out.writableLength;
+  assert.ok(held > MAX_UNREAD_BYTES && held < MAX_UNREAD_BYTES + 1024 * 1024, `${held} bytes held for it`);
+  let text = '';
+  out.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  await new Promise((r) => out.once('end', r));
+  const read = parse(text).map((m) => m.id);
+  assert.ok(read.length > 0 && read.length < mine.length, `${read.length} of ${mine.length} before it was ended`);
+  assert.equal(read, mine.slice(0, read.length), 'what it got is a prefix, in order');
+  const again = stream.open({ workspaceId: ws.a, types: null, inboxId: null }, read.at(-1)!);
+  let rest = '';
+  again.on('data', (chunk: Buffer) => (rest += chunk.toString('utf8')));
+  await eventually(() => read.length + parse(rest).length >= mine.length, 20_000, 'the rest');
+  assert.equal([...read, ...parse(rest).map((m) => m.id)], mine);
   stream.stop();
 });
 

@@ -1,7 +1,8 @@
 // The live event stream (GET /events/stream): Server-Sent Events carrying the webhook payloads of a workspace's
 // events, in commit order (each event's `seq`, migration 0028, is its message's `id:`), so a client reconnecting
 // with Last-Event-ID gets what it missed from the last 24 hours. One poller serves every open stream; a client
-// that reconnects catches up on its own, a slice of the sequence at a time, at the pace its socket takes.
+// that reconnects catches up on its own, a slice of the sequence at a time, at the pace its socket takes, and a
+// live client that leaves too much unread is ended, to reconnect and catch up so.
 import { PassThrough } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { App } from '../context.ts';
@@ -15,6 +16,11 @@ const HEARTBEAT_MS = 15_000;
 const BATCH = 1000;
 /** How much of the sequence one step of a catch-up reads (every workspace's events are in it). */
 const CATCH_UP_SEQS = 5000;
+/**
+ * What a live client may leave unread before it is cut off. Its EventSource reconnects with the last id it
+ * read and catches up at its own pace, so nothing is lost, and a client that stopped reading holds no more.
+ */
+export const MAX_UNREAD_BYTES = 1024 * 1024;
 
 export interface StreamFilter {
   workspaceId: string;
@@ -115,7 +121,15 @@ export class EventStream {
         this.polled = e.seq;
         let payload: Payload | undefined;
         const payloadOf = () => (payload ??= this.payloadOf(e));
-        for (const s of this.subscribers) if (s.live && s.workspaceId === e.workspaceId && e.seq > s.cursor) this.send(s, e, payloadOf);
+        for (const s of this.subscribers) {
+          if (!s.live || s.workspaceId !== e.workspaceId || e.seq <= s.cursor) continue;
+          if (s.out.writableLength <= MAX_UNREAD_BYTES) this.send(s, e, payloadOf);
+          else {
+            // Ended, not destroyed: what it has is still its to read, then the response ends and it reconnects.
+            this.subscribers.delete(s);
+            s.out.end();
+          }
+        }
       }
     } catch (err) {
       this.app.log.error('event stream: reading the events failed', { err });
