@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert';
 import type { PassThrough } from 'node:stream';
 import { addEvent, newestSeq } from '../emails/events.ts';
 import { seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
+import { openEventStream, streamMessages } from '../testkit/event-stream.ts';
 import { eventually } from '../testkit/outbound.ts';
 import { EventStream, FEED_RETENTION_MS, MAX_UNREAD_BYTES } from './stream.ts';
 
@@ -50,32 +51,13 @@ function events(n: number, stepMs = 1000): number[] {
   return mine;
 }
 
-interface Message {
-  id: number;
-  data: { type: string; data: { email: { id: string }; event: { recipient: string } } };
-}
-/** The complete messages of the stream so far (a read may end inside one). */
-const parse = (text: string): Message[] =>
-  text
-    .slice(0, text.lastIndexOf('\n\n') + 1)
-    .split('\n\n')
-    .filter((m) => m.includes('data: '))
-    .map((m) => ({ id: Number(/^id: (\d+)$/m.exec(m)![1]), data: JSON.parse(/^data: (.*)$/m.exec(m)![1]) as Message['data'] }));
+type Payload = { type: string; data: { email: { id: string }; event: { recipient: string } } };
+const parse = (text: string) => streamMessages<Payload>(text);
 
 async function connect(who: 'a' | 'b', lastEventId?: number) {
-  const ctl = new AbortController();
-  const res = await fetch(`${t.api}/events/stream`, { headers: { authorization: `Bearer ${key[who]}`, ...(lastEventId !== undefined ? { 'last-event-id': String(lastEventId) } : {}) }, signal: ctl.signal });
-  assert.is(res.status, 200);
-  const reader = res.body!.getReader();
-  let text = '';
-  void (async () => {
-    for (;;) {
-      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-      if (done) return;
-      text += new TextDecoder().decode(value);
-    }
-  })();
-  return { messages: () => parse(text), connected: () => text.includes(': connected'), close: () => ctl.abort() };
+  const stream = await openEventStream<Payload>(`${t.api}/events/stream`, key[who], lastEventId);
+  assert.is(stream.res.status, 200);
+  return stream;
 }
 
 test('back after a long absence: every event of its workspace in the last day, in order, once, then live ones', async () => {

@@ -11,6 +11,7 @@ import { Webhook } from 'standardwebhooks';
 import { Resend } from 'resend';
 import { request, seedWorkspace, startTestApp } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
+import { openEventStream } from '../testkit/event-stream.ts';
 import { eventually } from '../testkit/outbound.ts';
 
 interface Hit {
@@ -169,21 +170,11 @@ test('webhook.test, secret rotation (both sign for a day), the deliveries list, 
 });
 
 test('the live stream: a received mail arrives as an event, and a reconnect with Last-Event-ID gets what it missed', async () => {
-  const open = async (lastId?: string) => {
-    const ctl = new AbortController();
-    const res = await fetch(`${s.t.api}/events/stream?types=email.received`, { headers: { authorization: `Bearer ${s.key}`, ...(lastId ? { 'last-event-id': lastId } : {}) }, signal: ctl.signal });
-    assert.is(res.headers.get('content-type'), 'text/event-stream; charset=utf-8');
-    const reader = res.body!.getReader();
-    let text = '';
-    const messages = () => text.split('\n\n').filter((m) => m.includes('data: ')).map((m) => ({ id: /^id: (\d+)$/m.exec(m)![1], data: JSON.parse(/^data: (.*)$/m.exec(m)![1]) }));
-    void (async () => {
-      for (;;) {
-        const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-        if (done) return;
-        text += new TextDecoder().decode(value);
-      }
-    })();
-    return { messages, close: () => ctl.abort() };
+  type Received = { type: string; data: { email: { subject: string } } };
+  const open = async (lastId?: number) => {
+    const stream = await openEventStream<Received>(`${s.t.api}/events/stream?types=email.received`, s.key, lastId);
+    assert.is(stream.res.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+    return stream;
   };
   const live = await open();
   await inbound('Streamed one');
@@ -195,31 +186,21 @@ test('the live stream: a received mail arrives as an event, and a reconnect with
   const back = await open(got.id);
   await eventually(() => back.messages().length >= 2, 5_000, 'the missed events');
   assert.equal(back.messages().map((m) => m.data.data.email.subject), ['Missed two', 'Missed three']);
-  assert.ok(Number(back.messages()[0].id) > Number(got.id));
+  assert.ok(back.messages()[0].id > got.id);
   back.close();
   assert.is((await api('/events/stream?types=nope')).status, 400);
 });
 
 test('the live stream sees every event of a burst of concurrent sends (each sent in one group commit or another)', async () => {
-  const ctl = new AbortController();
-  const res = await fetch(`${s.t.api}/events/stream?types=email.sent`, { headers: { authorization: `Bearer ${s.key}` }, signal: ctl.signal });
-  const reader = res.body!.getReader();
-  let text = '';
-  void (async () => {
-    for (;;) {
-      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-      if (done) return;
-      text += new TextDecoder().decode(value);
-    }
-  })();
-  await eventually(() => text.includes(': connected'), 5_000, 'the stream to open');
+  const stream = await openEventStream<{ data: { email: { id: string } } }>(`${s.t.api}/events/stream?types=email.sent`, s.key);
+  await eventually(() => stream.connected(), 5_000, 'the stream to open');
   const sent = await Promise.all(Array.from({ length: 30 }, (_, i) => s.send({ from: 'app@sender.test', to: [`burst${i}@dest.test`], subject: `burst ${i}`, text: 'x' })));
   assert.ok(sent.every((r) => r.status === 200), JSON.stringify(sent.find((r) => r.status !== 200)?.body));
   const ids = new Set(sent.map((r) => r.body.id as string));
-  const seen = () => text.split('\n\n').filter((m) => m.includes('data: ')).map((m) => JSON.parse(/^data: (.*)$/m.exec(m)![1]).data.email.id as string).filter((id) => ids.has(id));
+  const seen = () => stream.messages().map((m) => m.data.data.email.id).filter((id) => ids.has(id));
   await eventually(() => seen().length >= ids.size, 10_000, 'every email.sent');
   assert.is(new Set(seen()).size, ids.size, 'each email once');
-  ctl.abort();
+  stream.close();
 });
 
 test('a hanging endpoint never slows mail: sends and receives finish while every callback waits', async () => {
