@@ -12,9 +12,9 @@ import { addEvent, newestSeq } from '../emails/events.ts';
 import { seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
 import { openEventStream, streamMessages } from '../testkit/event-stream.ts';
 import { eventually } from '../testkit/outbound.ts';
-import { EventStream, FEED_RETENTION_MS, MAX_UNREAD_BYTES } from './stream.ts';
+import { EventStream, REPLAY_WINDOW_MS, MAX_UNREAD_BYTES } from './stream.ts';
 
-const DAY = FEED_RETENTION_MS;
+const DAY = REPLAY_WINDOW_MS;
 let offset = 0;
 const clock = { now: () => Date.now() + offset };
 let t: TestApp;

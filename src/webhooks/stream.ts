@@ -10,7 +10,7 @@ import { eventsAfter, eventsInOrder, newestSeq, seqBefore, type EventOfWorkspace
 import { eventPayload, type Payload } from './payload.ts';
 
 /** How far back a reconnecting client can catch up. */
-export const FEED_RETENTION_MS = 24 * 60 * 60_000;
+export const REPLAY_WINDOW_MS = 24 * 60 * 60_000;
 const POLL_MS = 250;
 const HEARTBEAT_MS = 15_000;
 const BATCH = 1000;
@@ -76,7 +76,7 @@ export class EventStream {
       sub.live = true;
       return out;
     }
-    const since = this.app.clock.now() - FEED_RETENTION_MS;
+    const since = this.app.clock.now() - REPLAY_WINDOW_MS;
     sub.cursor = Math.max(sub.cursor, seqBefore(this.app.db, filter.workspaceId, since) ?? newest);
     this.catchUp(sub, newest, since).catch((err) => {
       this.app.log.error('event stream: catching a client up failed', { err });
