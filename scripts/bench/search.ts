@@ -349,6 +349,11 @@ async function measure(dataDir: string, meta: Meta) {
     testEnv(dataDir, { MAILWRIGHT_LOG_LEVEL: 'info', MAILWRIGHT_RATE_LIMIT: '0', ...(process.env.MAILWRIGHT_MEMORY_PROFILE ? { MAILWRIGHT_MEMORY_PROFILE: process.env.MAILWRIGHT_MEMORY_PROFILE } : {}) }),
     120_000,
   );
+  // A large database's quick_check runs on after `ready` (db/integrity.ts), a core busy for a minute or more:
+  // the rounds measure the box after it, as it serves for the rest of its life.
+  const checked = performance.now();
+  while (!/"msg":"(database checked|the database could not be checked)"/.test(app.output()) && performance.now() - checked < 600_000) await new Promise((r) => setTimeout(r, 200));
+  const checkWait = (performance.now() - checked) / 1000;
   const db = new Database(databasePath(dataDir), { readonly: true });
   const rows: Array<Array<string | number>> = [];
   const plans: string[] = [];
@@ -433,7 +438,7 @@ async function measure(dataDir: string, meta: Meta) {
   const at = `${fmt(MESSAGES)} emails`;
   reportGoal({ goal: `search at ${at}, slowest median p95 of the target's kinds`, measured: `${fmt(slowest, 1)} ms`, target: `< ${TARGET_P95_MS} ms`, pass: slowest < TARGET_P95_MS });
   if (peakRss !== null) reportGoal({ goal: `memory, search server at ${at} (peak RSS, ${process.env.MAILWRIGHT_MEMORY_PROFILE ?? 'default'} profile)`, measured: `${fmt(peakRss)} MiB`, target: '≤ 256 MiB', pass: peakRss <= 256 });
-  console.log(`\nBefore measuring, the database was flushed and read once (${fmt(warm)} s): a warm page cache, as in performance-baseline.md.`);
+  console.log(`\nBefore measuring, the database was flushed and read once (${fmt(warm)} s): a warm page cache, as in performance-baseline.md. The rounds began once serve's start-up quick_check had finished (${fmt(checkWait, 1)} s after ready).`);
   console.log(`Build: ${fmt(meta.build.seconds)} s (${fmt(meta.build.perSecond)} emails/s, SQL straight into a migrated database, FTS row included).`);
   const group = (re: RegExp) => parts.filter((p) => re.test(p.name)).reduce((n, p) => n + p.bytes, 0);
   console.log(`Database: ${fmt(size / 2 ** 20)} MiB for ${fmt(count)} emails = **${fmt(size / count)} bytes per email** (text bodies ${fmt(textBytes / count)} bytes per email).`);

@@ -177,4 +177,23 @@ test('0028: events in the feed keep its number, older ones come before them, the
   assert.equal(eventsInOrder(db, 'ws_a', 4, 8, t0 + 5).map((e) => e.seq), [6, 8], 'a slice, within the window, in commit order');
 });
 
+test('0028 writes the events it copies in seq order, so the new table has full pages', () => {
+  const db = openDatabase(mkdtempSync(join(tmpdir(), 'mw-events-')));
+  migrate(db, t, listMigrations().filter((m) => m.version < 28));
+  db.prepare('INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)').run('ws_a', 'ws_a', t);
+  const em = email(db, 'ws_a');
+  // 6,000 events, the feed holding the last 1,000: both kinds of copy span many pages.
+  db.transaction(() => {
+    for (let i = 0; i < 6000; i++) {
+      const id = `evt_01KQ${String(i).padStart(22, '0')}`;
+      db.prepare("INSERT INTO events (id, workspace_id, email_id, type, recipient, data, created_at) VALUES (?, 'ws_a', ?, 'delivered', 'r@dest.example', '{}', ?)").run(id, em, t + i);
+      if (i >= 5000) db.prepare('INSERT INTO event_feed (event_id, workspace_id, created_at) VALUES (?, ?, ?)').run(id, 'ws_a', t + i);
+    }
+  })();
+  migrate(db, t);
+  const { pages, unused } = db.prepare("SELECT count(*) AS pages, sum(unused) AS unused FROM dbstat WHERE name = 'events' AND pagetype = 'leaf'").get() as { pages: number; unused: number };
+  assert.ok(pages > 20, `${pages} leaf pages`);
+  assert.ok(unused / (pages * 4096) < 0.1, `${Math.round((100 * unused) / (pages * 4096))} % of the leaves unused`);
+});
+
 test.run();
