@@ -42,7 +42,6 @@ export class EventStream {
   private polled = 0;
   private timer: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
-  private stopped = false;
 
   constructor(private readonly app: App) {}
 
@@ -57,7 +56,6 @@ export class EventStream {
   }
 
   stop(): void {
-    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     if (this.heartbeat) clearInterval(this.heartbeat);
     for (const s of this.subscribers) s.out.end();
@@ -92,7 +90,8 @@ export class EventStream {
    * reader holds the event loop or grows the buffer.
    */
   private async catchUp(sub: Subscriber, newest: number, since: number): Promise<void> {
-    while (!sub.out.destroyed && !this.stopped) {
+    const gone = () => sub.out.destroyed || sub.out.writableEnded;
+    while (!gone()) {
       const end = Math.max(newest, this.polled);
       // Checked and joined in one turn of the event loop: the poller hands out nothing in between.
       if (sub.cursor >= end) {
@@ -103,7 +102,7 @@ export class EventStream {
       for (const e of eventsInOrder(this.app.db, sub.workspaceId, sub.cursor, upTo, since)) {
         this.send(sub, e, () => this.payloadOf(e));
         if (sub.out.writableNeedDrain) await drained(sub.out);
-        if (sub.out.destroyed) return;
+        if (gone()) return;
       }
       sub.cursor = upTo;
       await nextTurn();
