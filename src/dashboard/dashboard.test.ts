@@ -150,7 +150,8 @@ test('compose: a draft saved as you type, a file attached with the limits shown,
   await dialog.locator('[data-testid=attachment]', { hasText: 'report.csv' }).getByRole('button', { name: 'Remove' }).waitFor();
   await screenshots(page, 'compose');
   await dialog.getByRole('button', { name: 'Send', exact: true }).click();
-  await page.getByText('Sent', { exact: true }).waitFor();
+  // The toast, not the mailbox navigation's link, which reads Sent too once it is shown.
+  await page.locator('.toast[role=status]', { hasText: /^Sent$/ }).waitFor();
   const m = await eventually(() => s.sink.messages.find((x) => x.rcptTo.includes('friend@dest.test')), 10_000, 'the message at the sink');
   const parsed = await simpleParser(m.raw);
   assert.equal([parsed.subject, parsed.text?.trim(), parsed.attachments[0]?.filename, parsed.attachments[0]?.content.toString()], ['Report attached', 'Here it is.', 'report.csv', 'a,b\n1,2\n']);
