@@ -12,7 +12,7 @@ import type { Config } from './config.ts';
 import type { Db } from './db/open.ts';
 import { databasePath } from './db/open.ts';
 import { databaseBytes, sizeSamples } from './db/size.ts';
-import { freePages, givesPagesBack } from './db/free-pages.ts';
+import { freePageBytes, givesPagesBack } from './db/free-pages.ts';
 import { oldestDeferred, queueCounts } from './send/queue-stats.ts';
 
 export interface Check {
@@ -72,10 +72,10 @@ export function storageCheck(config: Config, db: Db): Check {
   const mb = (n: number) => `${Math.round(n / 1024 / 1024).toLocaleString('en')} MiB`;
   const text = `storage: the database is ${mb(dbBytes)}, ${mb(free)} free under ${config.dataDir}`;
   // A database created before it gave free pages back (db/free-pages.ts) keeps what deleted mail left.
-  const pages = freePages(db);
+  const keptBytes = givesPagesBack(db) ? 0 : freePageBytes(db);
   const kept =
-    !givesPagesBack(db) && pages.free * pages.pageSize >= KEPT_PAGES_NOTED
-      ? `; ${mb(pages.free * pages.pageSize)} of the database is free pages it keeps for new mail, as databases made before the box gave them back to the disk do ('mailwright backup', then 'mailwright restore' of that file with serve stopped, converts it)`
+    keptBytes >= KEPT_PAGES_NOTED
+      ? `; ${mb(keptBytes)} of the database is free pages it keeps for new mail, as databases made before the box gave them back to the disk do ('mailwright backup', then 'mailwright restore' of that file with serve stopped, converts it)`
       : '';
   const margin = config.minFreeSpaceMb * 1024 * 1024;
   if (margin && free < margin * 2) {

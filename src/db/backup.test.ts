@@ -13,7 +13,8 @@ import { startSmtpSink } from '../testkit/smtp-sink.ts';
 import { request, runCli, startAppProcess, startTestApp, tempDir, testEnv, type Reply } from '../testkit/app.ts';
 import { eventually, BOX } from '../testkit/outbound.ts';
 import { ConfigError, loadConfig } from '../config.ts';
-import { BackupError, readBackup, restoreBackup, scheduledBackup, verifyBackup } from './backup.ts';
+import { BackupError, readBackup, scheduledBackup, verifyBackup } from './backup.ts';
+import { restoreBackup } from './restore.ts';
 
 let dns: DnsServer;
 test.before(async () => {

@@ -1,6 +1,6 @@
-// Backup and restore of a whole data directory as one checksummed file (`mailwright backup|restore`, and the
-// scheduled backups of `serve`): the file format (pack, unpack, verify), the consistent database snapshot, and
-// the pruning of old backups. Whether `serve` runs on a data directory is serving.ts's.
+// Backup of a whole data directory as one checksummed file (`mailwright backup`, and the scheduled backups of
+// `serve`): the file format (pack, unpack, verify), the consistent database snapshot, and the pruning of old
+// backups. Putting one back is restore.ts's; whether `serve` runs on a data directory is serving.ts's.
 //
 // The format, version 1 (readable with head, dd and sha256sum; no dependency):
 //   MAILWRIGHT-BACKUP 1 <manifest length in bytes>\n
@@ -11,30 +11,29 @@
 // everything private). So `head -c -72 FILE | sha256sum` checks a backup by hand.
 import { createHash, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { existsSync, lstatSync, rmSync } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, rm, rmdir, type FileHandle } from 'node:fs/promises';
+import { existsSync, rmSync } from 'node:fs';
+import { lstat, mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import Database from 'better-sqlite3';
 import type { Config } from '../config.ts';
 import type { Log } from '../log.ts';
 import { databasePath } from './open.ts';
 import { quickCheck } from './integrity.ts';
-import { RUN_DIR, servingProcesses } from './serving.ts';
+import { RUN_DIR } from './serving.ts';
 
 export const FORMAT_VERSION = 1;
 const MAGIC = 'MAILWRIGHT-BACKUP';
 const TRAILER_BYTES = 'SHA256 '.length + 64 + 1;
-const DB_ENTRY = 'mailwright.db';
+export const DB_ENTRY = 'mailwright.db';
 const CHUNK = 1024 * 1024;
 const MAX_MANIFEST = 64 * 1024 * 1024;
 // Names a backup never carries: the live database files (the snapshot stands for them), serve's markers, and
 // what backup and restore leave themselves (temporary files, staging folders, the files a restore moved aside).
-const LIVE_DB = new Set([DB_ENTRY, `${DB_ENTRY}-wal`, `${DB_ENTRY}-shm`, `${DB_ENTRY}-journal`]);
+export const LIVE_DB = new Set([DB_ENTRY, `${DB_ENTRY}-wal`, `${DB_ENTRY}-shm`, `${DB_ENTRY}-journal`]);
 const TEMP_SUFFIX = '.tmp-backup';
-const ASIDE = '.before-restore-';
-const STAGING = '.restore-';
+export const ASIDE = '.before-restore-';
+export const STAGING = '.restore-';
 
 export type Entry = { path: string; type: 'file'; size: number; sha256: string } | { path: string; type: 'dir' };
 export interface Manifest {
@@ -302,110 +301,6 @@ function parseManifest(json: Buffer, damaged: (why: string) => BackupError): Man
 /** Checks a backup file end to end without writing anything. */
 export const verifyBackup = (file: string) => readBackup(file, null);
 
-// --- Restoring ------------------------------------------------------------------------------------------------
-
-/**
- * Puts a backup back into `dataDir` (made if missing, as on a new machine). Refuses while serve runs there.
- * Everything is unpacked and checked (checksums, then PRAGMA integrity_check) in a staging folder inside the
- * data directory first, so a bad backup changes nothing; then each top-level entry the backup holds replaces
- * the one in place, which is kept as `<name>.before-restore-<time>`. Entries the backup does not hold stay.
- */
-export async function restoreBackup(file: string, dataDirIn: string, now = new Date()): Promise<{ restored: string[]; movedAside: string[]; manifest: Manifest }> {
-  const dataDir = resolve(dataDirIn);
-  const running = servingProcesses(dataDir);
-  if (running.length) {
-    throw new BackupError(
-      `mailwright serve is running on ${dataDir} (pid ${running.join(', ')}): stop it first (systemctl stop mailwright), then run restore again. ` +
-        `Nothing was changed.`,
-    );
-  }
-  if (!existsSync(file)) throw new BackupError(`${file} does not exist`);
-  const created = !existsSync(dataDir);
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  const time = stamp(now, true);
-  const staging = join(dataDir, `${STAGING}${time}-${process.pid}`);
-  let manifest: Manifest;
-  try {
-    await mkdir(staging, { mode: 0o700 });
-    manifest = await readBackup(file, staging);
-    prepareDatabase(join(staging, DB_ENTRY), file, now.getTime());
-  } catch (err) {
-    await rm(staging, { recursive: true, force: true });
-    if (created) await rmdir(dataDir).catch(() => {});
-    throw err;
-  }
-
-  // The database last: if anything before it fails, the box is still on its old database.
-  const names = [...new Set(manifest.entries.map((e) => e.path.split('/')[0]))].sort((a, b) => Number(a === DB_ENTRY) - Number(b === DB_ENTRY));
-  // The old WAL goes aside with its database: left in place, SQLite would replay it into the restored one.
-  const aside = names.flatMap((name) => (name === DB_ENTRY ? [...LIVE_DB] : [name])).filter((old) => exists(join(dataDir, old)));
-  const taken = aside.find((old) => exists(join(dataDir, `${old}${ASIDE}${time}`)));
-  if (taken) {
-    await rm(staging, { recursive: true, force: true });
-    throw new BackupError(`${join(dataDir, `${taken}${ASIDE}${time}`)} exists already; run restore again. Nothing was changed.`);
-  }
-  const restored: string[] = [];
-  const movedAside: string[] = [];
-  try {
-    for (const name of names) {
-      for (const old of aside.filter((a) => a === name || (name === DB_ENTRY && LIVE_DB.has(a)))) {
-        await rename(join(dataDir, old), join(dataDir, `${old}${ASIDE}${time}`));
-        movedAside.push(`${old}${ASIDE}${time}`);
-      }
-      await rename(join(staging, name), join(dataDir, name));
-      restored.push(name);
-    }
-    await syncDir(dataDir);
-  } catch (err) {
-    throw new BackupError(
-      `restore stopped half-way (${(err as Error).message}): restored ${restored.join(', ') || 'nothing'}; the files it replaced are kept as ` +
-        `*${ASIDE}${time} in ${dataDir}, and the rest of the backup is in ${staging}`,
-    );
-  }
-  await rm(staging, { recursive: true, force: true });
-  return { restored, movedAside, manifest };
-}
-
-const exists = (path: string) => {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-/**
- * Checks the unpacked database and readies it for the box that will open it: claims on the queue were held by
- * processes of the machine the backup came from, none of which runs here, so they are put back (a pid alive
- * here would otherwise keep its recipients for the 30-minute lease); left in rollback-journal mode so that it
- * is one self-contained file until serve opens it (in WAL).
- */
-function prepareDatabase(path: string, file: string, now: number): void {
-  let db: Database.Database;
-  try {
-    db = new Database(path, { fileMustExist: true });
-  } catch (err) {
-    throw new BackupError(`the database in ${file} cannot be opened (${(err as Error).message}); nothing was restored`);
-  }
-  try {
-    let problems: string[];
-    try {
-      problems = (db.pragma('integrity_check(20)') as Array<{ integrity_check: string }>).map((r) => String(r.integrity_check));
-    } catch (err) {
-      problems = [(err as Error).message];
-    }
-    if (problems.length !== 1 || problems[0] !== 'ok') throw new BackupError(`the database in ${file} fails integrity_check (${problems.join('; ')}); nothing was restored`);
-    const hasQueue = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'deliveries'").get();
-    if (hasQueue) {
-      db.prepare("UPDATE deliveries SET state = CASE WHEN attempts > 0 THEN 'deferred' ELSE 'queued' END, next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL, updated_at = ? WHERE state = 'sending'").run(now, now);
-    }
-    db.pragma('journal_mode = DELETE');
-  } finally {
-    db.close();
-  }
-}
-
 // --- Scheduled backups ----------------------------------------------------------------------------------------
 
 const SCHEDULED = /^mailwright-\d{8}T\d{9}Z\.backup$/;
@@ -426,12 +321,12 @@ export async function scheduledBackup(config: Pick<Config, 'dataDir' | 'backupDi
 }
 
 // 20250102T030405Z (with milliseconds, 20250102T030405678Z), so names sort by time.
-function stamp(date: Date, millis = false): string {
+export function stamp(date: Date, millis = false): string {
   const iso = date.toISOString().replace(/[-:]/g, '');
   return millis ? iso.replace('.', '') : iso.replace(/\.\d+/, '');
 }
 
-async function syncDir(dir: string): Promise<void> {
+export async function syncDir(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { databasePath, openDatabase, type Db } from './open.ts';
 import { GroupCommit } from './group-commit.ts';
 import { RECLAIM_MIN_PAGES, freePages, givesPagesBack, reclaimFreePages } from './free-pages.ts';
-import { createBackup, restoreBackup } from './backup.ts';
+import { createBackup } from './backup.ts';
+import { restoreBackup } from './restore.ts';
 import { eventually, startOutboundScene } from '../testkit/outbound.ts';
 import { request } from '../testkit/app.ts';
 

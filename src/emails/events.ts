@@ -105,11 +105,12 @@ export interface EventOfWorkspace {
   workspaceId: string;
   event: PresentedEvent;
 }
-const withWorkspace = (row: StoredEvent | undefined): EventOfWorkspace | undefined => row && { seq: row.seq, workspaceId: row.workspace_id, event: presentEvent(row) };
+const withWorkspace = (row: StoredEvent): EventOfWorkspace => ({ seq: row.seq, workspaceId: row.workspace_id, event: presentEvent(row) });
 
 /** One event of an email as the API shows it, with its workspace; undefined once its email is gone. */
 export function eventOf(db: Db, emailId: string, id: string): EventOfWorkspace | undefined {
-  return withWorkspace(db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE email_id = ? AND id = ?`).get(emailId, id) as StoredEvent | undefined);
+  const row = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE email_id = ? AND id = ?`).get(emailId, id) as StoredEvent | undefined;
+  return row && withWorkspace(row);
 }
 
 /**
@@ -118,13 +119,13 @@ export function eventOf(db: Db, emailId: string, id: string): EventOfWorkspace |
  */
 export function eventsInOrder(db: Db, workspaceId: string, after: number, upTo: number, since: number): EventOfWorkspace[] {
   const rows = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events NOT INDEXED WHERE seq > ? AND seq <= ? AND workspace_id = ? AND created_at >= ? ORDER BY seq`).all(after, upTo, workspaceId, since) as StoredEvent[];
-  return rows.map((r) => withWorkspace(r)!);
+  return rows.map(withWorkspace);
 }
 
 /** Every workspace's events committed after `after`, at most `limit`, in commit order: what the live stream polls. */
 export function eventsAfter(db: Db, after: number, limit: number): EventOfWorkspace[] {
   const rows = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`).all(after, limit) as StoredEvent[];
-  return rows.map((r) => withWorkspace(r)!);
+  return rows.map(withWorkspace);
 }
 
 /** The seq of the newest event committed (0 before the first). */
