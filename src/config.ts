@@ -1,14 +1,15 @@
 // The one place configuration is read: an optional TOML file, overridden key by key by MAILWRIGHT_*
 // environment variables, validated into a typed Config. A bad value stops start-up with a message that
 // names the key and its variable; nothing downstream re-checks.
-import { existsSync, readFileSync, accessSync, constants } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { getServers } from 'node:dns';
-import { isIP } from 'node:net';
 import { hostname as osHostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { validate as validCron } from 'node-cron';
 import { parse as parseToml } from 'smol-toml';
-import { z } from 'zod';
+import {
+  backupSchedule, boolean, dnsServers, duration, durationOf, durations, fail, hostname, hostnames, integer, listenHost, logLevel, optionalUrl, plans, port, publicUrl, rate,
+  readableFile, relays, text, type LogLevel, type Parser, type Plan, type RelayRule,
+} from './config-values.ts';
 
 export interface Config {
   dataDir: string;
@@ -32,7 +33,7 @@ export interface Config {
   allowPrivateFetch: boolean;
   allowPrivateDelivery: boolean;
   sessionTtlHours: number;
-  logLevel: 'debug' | 'info' | 'warn' | 'error';
+  logLevel: LogLevel;
   /** Domain Connect service provider id; empty means the box's hostname. */
   domainConnectProviderId: string;
   domainConnectServiceId: string;
@@ -102,29 +103,7 @@ export interface Config {
   metricsToken: string | null;
 }
 
-/** A plan: `key` is `<tier>_<message_class>_<interval>`; a null limit is unlimited; limits are per calendar month. */
-export interface Plan {
-  key: string;
-  tier: string;
-  messageClass: 'transactional' | 'marketing';
-  interval: 'monthly' | 'yearly';
-  /** In minor units (cents). */
-  price: number;
-  currency: string;
-  limits: { recipients: number | null; attachmentBytes: number | null };
-}
-
-/**
- * A relay for some mail ([[relay]]): `match` on the sending domain or the recipient's domain (each with its
- * subdomains), or everything. The session must be encrypted: STARTTLS required on smtp://, implicit TLS on
- * smtps://, and the certificate verified unless tlsVerify is false.
- */
-export interface RelayRule {
-  match: RelayMatch[];
-  url: string;
-  tlsVerify: boolean;
-}
-export type RelayMatch = { on: 'sender' | 'recipient'; domain: string } | { on: 'any' };
+export type { Plan, RelayMatch, RelayRule } from './config-values.ts';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -133,7 +112,6 @@ export class ConfigError extends Error {
   }
 }
 
-type Parser<T> = (raw: unknown) => T;
 interface KeySpec<K extends keyof Config> {
   key: string;
   field: K;
@@ -141,200 +119,8 @@ interface KeySpec<K extends keyof Config> {
   fallback: () => Config[K];
 }
 
-const fail = (msg: string): never => {
-  throw new TypeError(msg);
-};
-
-const text = (raw: unknown) => (typeof raw === 'string' ? raw.trim() : typeof raw === 'number' ? String(raw) : fail('must be a string'));
-
-const integer = (min: number, max: number): Parser<number> => (raw) => {
-  const s = typeof raw === 'number' ? String(raw) : text(raw);
-  if (!/^\d+$/.test(s) || Number(s) < min || Number(s) > max) fail(`must be a whole number from ${min} to ${max}`);
-  return Number(s);
-};
-
-const port = integer(0, 65535);
-
-const boolean: Parser<boolean> = (raw) => {
-  if (typeof raw === 'boolean') return raw;
-  const s = text(raw).toLowerCase();
-  if (['true', '1', 'yes', 'on'].includes(s)) return true;
-  if (['false', '0', 'no', 'off'].includes(s)) return false;
-  return fail('must be true or false');
-};
-
-const listenHost: Parser<string> = (raw) => {
-  const s = text(raw);
-  if (s === 'localhost' || isIP(s)) return s;
-  return fail('must be an IP address to listen on (0.0.0.0, ::, 127.0.0.1, ...) or localhost');
-};
-
-const HOST_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
-const hostname: Parser<string> = (raw) => {
-  const s = text(raw).replace(/\.$/, '').toLowerCase();
-  if (s.length > 253 || !s.split('.').every((l) => HOST_LABEL.test(l))) fail('must be a host name such as mail.example.com');
-  return s;
-};
-
-const publicUrl: Parser<string> = (raw) => {
-  let url: URL;
-  try {
-    url = new URL(text(raw));
-  } catch {
-    return fail('must be an absolute http:// or https:// URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail('must be an http:// or https:// URL');
-  if (url.search || url.hash || url.username || url.password) fail('must not carry credentials, a query or a fragment');
-  return url.href.replace(/\/+$/, '');
-};
-
-// `ip`, `ip:port`, `[ipv6]:port` or a bare IPv6 address: the forms Resolver.setServers accepts.
-const dnsServers: Parser<string[]> = (raw) => {
-  const items = Array.isArray(raw) ? raw.map(text) : text(raw).split(',');
-  const servers = items.map((s) => s.trim()).filter(Boolean);
-  if (servers.length === 0) fail('must list at least one resolver');
-  for (const s of servers) {
-    const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(s) ?? /^([^:]+)(?::(\d+))?$/.exec(s);
-    const ip = m ? m[1] : s;
-    const p = m?.[2];
-    if (!isIP(ip) || (p !== undefined && (Number(p) < 1 || Number(p) > 65535))) fail(`"${s}" is not an ip or ip:port`);
-  }
-  return servers;
-};
-
-// A list (TOML) or one comma-separated string (environment) of host names; may be empty.
-const hostnames: Parser<string[]> = (raw) => (Array.isArray(raw) ? raw.map(text) : text(raw).split(',')).map((s) => s.trim()).filter(Boolean).map(hostname);
-
-const PlanSchema = z
-  .object({
-    key: z.string(),
-    tier: z.string().regex(/^[a-z0-9]{1,32}$/, 'tier must be 1-32 lower-case letters or digits'),
-    message_class: z.enum(['transactional', 'marketing']),
-    interval: z.enum(['monthly', 'yearly']),
-    price: z.number().int().min(0),
-    currency: z.string().regex(/^[A-Z]{3}$/, 'currency must be an ISO 4217 code such as USD'),
-    // TOML has no null: a limit left out is unlimited, as null is in JSON.
-    limits: z.object({ recipients: z.number().int().min(0).nullish(), attachment_bytes: z.number().int().min(0).nullish() }).strict().default({}),
-  })
-  .strict()
-  .refine((p) => p.key === `${p.tier}_${p.message_class}_${p.interval}`, { message: 'key must be <tier>_<message_class>_<interval>' });
-
-// A list of tables in TOML ([[plans]]), or the same as JSON in MAILWRIGHT_PLANS.
-const plans: Parser<Plan[]> = (raw) => {
-  let value = raw;
-  if (typeof raw === 'string') {
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      return fail('must be a JSON array of plans');
-    }
-  }
-  const parsed = z.array(PlanSchema).min(1).safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return fail(`${issue.path.join('.') || 'plans'}: ${issue.message}`);
-  }
-  const keys = parsed.data.map((p) => p.key);
-  if (new Set(keys).size !== keys.length) fail('lists a plan key twice');
-  return parsed.data.map((p) => ({ key: p.key, tier: p.tier, messageClass: p.message_class, interval: p.interval, price: p.price, currency: p.currency, limits: { recipients: p.limits.recipients ?? null, attachmentBytes: p.limits.attachment_bytes ?? null } }));
-};
-
-const RelaySchema = z
-  .object({
-    match: z.union([z.string(), z.array(z.string()).min(1)]),
-    url: z.string(),
-    tls_verify: z.boolean().default(true),
-  })
-  .strict();
-
-const relayMatch = (s: string): RelayMatch => {
-  const m = /^(sender|recipient):(.+)$/.exec(s.trim());
-  if (s.trim() === '*') return { on: 'any' };
-  if (!m) return fail(`match "${s}" must be "sender:<domain>", "recipient:<domain>" or "*"`);
-  return { on: m[1] as 'sender' | 'recipient', domain: hostname(m[2]) };
-};
-
-// A list of tables in TOML ([[relay]]), or the same as JSON in MAILWRIGHT_RELAY.
-const relays: Parser<RelayRule[]> = (raw) => {
-  let value = raw;
-  if (typeof raw === 'string') {
-    if (!raw.trim()) return [];
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      return fail('must be a JSON array of relays such as [{"match": "sender:example.com", "url": "smtps://user:pass@smtp.example.net:465"}]');
-    }
-  }
-  const parsed = z.array(RelaySchema).safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return fail(`${issue.path.join('.') || 'relay'}: ${issue.message}`);
-  }
-  return parsed.data.map((r, i) => {
-    const url = optionalUrl(['smtp:', 'smtps:'])(r.url) ?? fail(`${i}.url must not be empty`);
-    return { match: (Array.isArray(r.match) ? r.match : [r.match]).map(relayMatch), url, tlsVerify: r.tls_verify };
-  });
-};
-
-const rate: Parser<number> = (raw) => {
-  const n = typeof raw === 'number' ? raw : Number(text(raw));
-  if (!Number.isFinite(n) || n <= 0 || n > 1) fail('must be a fraction above 0 and at most 1, such as 0.05 for 5 %');
-  return n;
-};
-
 const SELFHOSTED: Plan = { key: 'selfhosted_transactional_monthly', tier: 'selfhosted', messageClass: 'transactional', interval: 'monthly', price: 0, currency: 'USD', limits: { recipients: null, attachmentBytes: null } };
 
-const optionalUrl = (protocols: string[]): Parser<string | null> => (raw) => {
-  const s = text(raw);
-  if (!s) return null;
-  let url: URL;
-  try {
-    url = new URL(s);
-  } catch {
-    return fail(`must be a URL such as ${protocols[0]}//user:pass@host:587`);
-  }
-  if (!protocols.includes(url.protocol)) fail(`must use ${protocols.join(' or ')}`);
-  if (!url.hostname) fail('must name a host');
-  return s;
-};
-
-const readableFile: Parser<string | null> = (raw) => {
-  const s = text(raw);
-  if (!s) return null;
-  const path = resolve(s);
-  try {
-    accessSync(path, constants.R_OK);
-  } catch {
-    fail(`cannot read ${path}`);
-  }
-  return path;
-};
-
-const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const durationOf = (s: string): number => {
-  const m = /^(\d+)\s*([smhd])$/.exec(s.trim());
-  if (!m || Number(m[1]) === 0) return fail(`"${s}" is not a duration such as 30s, 5m, 2h or 5d`);
-  return Number(m[1]) * UNITS[m[2]];
-};
-const duration: Parser<number> = (raw) => durationOf(text(raw));
-const durations: Parser<number[]> = (raw) => {
-  const list = (Array.isArray(raw) ? raw.map(text) : text(raw).split(',')).map((s) => s.trim()).filter(Boolean);
-  if (list.length === 0) fail('must list at least one duration');
-  return list.map(durationOf);
-};
-
-const logLevel: Parser<Config['logLevel']> = (raw) => {
-  const s = text(raw).toLowerCase();
-  if (s === 'debug' || s === 'info' || s === 'warn' || s === 'error') return s;
-  return fail('must be debug, info, warn or error');
-};
-
-// A cron expression (five fields, or six with seconds) as node-cron reads it; empty or "off" is no schedule.
-const backupSchedule: Parser<string | null> = (raw) => {
-  const s = text(raw);
-  if (s === '' || s.toLowerCase() === 'off') return null;
-  return validCron(s) ? s : fail('must be a cron expression such as "30 3 * * *" (03:30 every day), or empty for none');
-};
 
 const spec = <K extends keyof Config>(key: string, field: K, parse: Parser<Config[K]>, fallback: () => Config[K]): KeySpec<K> => ({
   key,

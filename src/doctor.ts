@@ -16,7 +16,7 @@ import { allDomains } from './domains/domains.ts';
 import { overlappingClaims } from './domains/claims.ts';
 import { domainDns } from './domains/verification.ts';
 import { getWorkspace } from './account/workspaces.ts';
-import { loadOrCreateSigningKey, publicKeyFromRecords, publicKeyRecord, SIGNING_KEY_FILE } from './dns/domain-connect.ts';
+import { loadOrCreateSigningKey, publicKeyFromRecords, publicKeyRecord, SIGNING_KEY_FILE } from './dns/domain-connect-keys.ts';
 import { KEY_HOST } from './domains/connect.ts';
 import { certificateCheck, growthCheck, queueCheck, reachabilityChecks, storageCheck, webhookChecks, type Check } from './doctor-health.ts';
 import { outboundChecks } from './doctor-outbound.ts';

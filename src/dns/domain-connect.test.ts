@@ -14,17 +14,14 @@ import {
   consentUrl,
   discoverSettings,
   DomainConnectError,
-  loadOrCreateSigningKey,
   parseSettings,
-  publicKeyFromRecords,
-  publicKeyRecord,
   supportsTemplate,
   TEMPLATE_VARIABLES,
   templateVariables,
-  verifyConsentUrl,
   type ServiceIdentity,
   type Settings,
 } from './domain-connect.ts';
+import { loadOrCreateSigningKey, publicKeyFromRecords, publicKeyRecord, verifyConsentUrl } from './domain-connect-keys.ts';
 
 const ZONE = 'customer.test';
 

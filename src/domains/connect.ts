@@ -4,7 +4,8 @@
 // public half is published by the operator at _dck1.<provider id> (`doctor` prints the record).
 import type { App } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { consentUrl, discoverSettings, DomainConnectError, loadOrCreateSigningKey, supportsTemplate, templateVariables, type ServiceIdentity } from '../dns/domain-connect.ts';
+import { consentUrl, discoverSettings, DomainConnectError, supportsTemplate, templateVariables, type ServiceIdentity } from '../dns/domain-connect.ts';
+import { loadOrCreateSigningKey } from '../dns/domain-connect-keys.ts';
 import { FetchFailed, FetchRefused, type FetchPolicy } from '../dns/safe-fetch.ts';
 import { checkDmarc } from '../dns/verify.ts';
 import { DnsLookupError, findZone, relativeHost } from '../dns/zone.ts';

@@ -7,7 +7,7 @@ import { createPublicKey } from 'node:crypto';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
 import { startDomainConnectProvider, type DomainConnectProvider } from '../testkit/domain-connect-provider.ts';
 import { startTestApp, seedWorkspace, request, runCli, type TestApp } from '../testkit/app.ts';
-import { loadOrCreateSigningKey, publicKeyRecord, verifyConsentUrl } from '../dns/domain-connect.ts';
+import { loadOrCreateSigningKey, publicKeyRecord, verifyConsentUrl } from '../dns/domain-connect-keys.ts';
 
 const ZONE = 'dc-example.test';
 const PUBLIC = 'https://mail.box.test';
