@@ -13,6 +13,8 @@
 // and the whole job of the analyze worker (analyze, then the stored message packed: analyze-worker.ts storing()).
 // BENCH_ANALYZE_PROFILE=<dir> also writes a CPU profile (.cpuprofile) of the whole-job stage per kind and
 // prints the top functions by self time (BENCH_ANALYZE_PROFILE_STAGE: the stage's index, 0-3, default 3).
+// BENCH_ANALYZE_ALLOCATIONS=1 also samples what that stage allocates (V8's sampling heap profiler, objects the
+// collector has freed included) and prints KB per message by function: what the helper threads' GC works on.
 //   node --import tsx scripts/bench/analyze-profile.ts
 import { generateKeyPairSync } from 'node:crypto';
 import { Session } from 'node:inspector/promises';
@@ -32,6 +34,7 @@ import { topFunctions } from './profile.ts';
 const PER_KIND = Number(process.env.BENCH_ANALYZE_MESSAGES ?? 300);
 const ROUNDS = Number(process.env.BENCH_ANALYZE_ROUNDS ?? 5);
 const PROFILE_DIR = process.env.BENCH_ANALYZE_PROFILE;
+const ALLOCATIONS = process.env.BENCH_ANALYZE_ALLOCATIONS === '1';
 const HOSTNAME = 'mx.inbound.bench.test';
 const INBOX = 'bench@inbound.bench.test';
 const SOURCE_DOMAIN = 'sender.bench.test';
@@ -139,6 +142,41 @@ async function profiled(kind: Kind, stage: Stage, label: string): Promise<void> 
   for (const line of topFunctions(profile, kind.messages.length * 3, 30)) console.log(line);
 }
 
+interface SamplingNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SamplingNode[];
+}
+
+/** What one stage allocates per message, by function: self and with its callees, the top 25 of each. */
+async function allocations(kind: Kind, stage: Stage, label: string): Promise<void> {
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  // Node 20's inspector types lack the two include* flags V8 has taken since 10.x; without them only what is still alive at the end is counted.
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as { samplingInterval: number });
+  for (let r = 0; r < 3; r++) for (const m of kind.messages) await stage(m);
+  const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as { profile: { head: SamplingNode } };
+  session.disconnect();
+  const perMessage = (bytes: number) => (bytes / (kind.messages.length * 3) / 1024).toFixed(1).padStart(7);
+  const name = (f: SamplingNode['callFrame']) => `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(node_modules|src)\//, '$1/')}:${f.lineNumber + 1}`;
+  const self = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  const walk = (node: SamplingNode, callers: Set<string>) => {
+    const key = name(node.callFrame);
+    self.set(key, (self.get(key) ?? 0) + node.selfSize);
+    const stack = new Set(callers).add(key);
+    for (const k of stack) inclusive.set(k, (inclusive.get(k) ?? 0) + node.selfSize);
+    for (const child of node.children) walk(child, stack);
+  };
+  walk(profile.head, new Set());
+  console.log(`\n${kind.name}, ${label}: ${perMessage(inclusive.get(name(profile.head.callFrame)) ?? 0).trim()} KB allocated per message`);
+  for (const [title, m] of [['self', self], ['with callees', inclusive]] as const) {
+    console.log(`\nKB per message, ${title}:`);
+    for (const [k, v] of [...m].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${perMessage(v)}  ${k}`);
+  }
+}
+
 export async function benchAnalyzeProfile(): Promise<void> {
   const { kinds: all } = await kinds();
   console.log(`\n## Analyze thread CPU per received message, by stage\n`);
@@ -159,9 +197,12 @@ export async function benchAnalyzeProfile(): Promise<void> {
     rows.push(row);
   }
   table(['message', ...STAGES.map(([name]) => `${name} µs, least (median)`)], rows);
-  if (!PROFILE_DIR) return;
   const stage = Number(process.env.BENCH_ANALYZE_PROFILE_STAGE ?? 3);
-  for (const [i, kind] of all.entries()) await profiled(kind, STAGES[stage][1], `${['source', 'text', 'html'][i]}-${stage}`);
+  for (const [i, kind] of all.entries()) {
+    const label = `${['source', 'text', 'html'][i]}-${stage}`;
+    if (PROFILE_DIR) await profiled(kind, STAGES[stage][1], label);
+    if (ALLOCATIONS) await allocations(kind, STAGES[stage][1], label);
+  }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await benchAnalyzeProfile();

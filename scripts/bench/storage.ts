@@ -23,7 +23,8 @@
 // a minute apart as before 0025, no prefix index, detail=column, after 'optimize'). Since 0025 the index no
 // longer depends on how far apart mail arrives (dense rowids; search_clock adds a row a minute at most), so the
 // runs' burst of arrivals gives the figure real mail would. Last, how many free pages the index's merges leave
-// over a longer run (BENCH_STORAGE_MERGE_STUDY letters, default 6,000). BENCH_STORAGE_* = 0 skips a run.
+// over a longer run (BENCH_STORAGE_MERGE_STUDY letters, default 6,000). BENCH_STORAGE_* = 0 skips a run;
+// BENCH_STORAGE_KEEP=1 keeps each run's data directory (its path printed) to look into with sqlite3 and dbstat.
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -325,7 +326,8 @@ async function startScene(env: Record<string, string> = {}): Promise<Scene> {
 
 async function stopScene(s: Scene): Promise<void> {
   await s.bench.running.stop().catch(() => undefined);
-  rmSync(s.bench.dataDir, { recursive: true, force: true });
+  if (process.env.BENCH_STORAGE_KEEP) console.log(`bench: storage: data kept in ${s.bench.dataDir}`);
+  else rmSync(s.bench.dataDir, { recursive: true, force: true });
   await s.sink.close();
   await s.dns.close();
 }
