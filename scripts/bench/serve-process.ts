@@ -3,7 +3,6 @@
 // process (inbound.ts, api-send.ts, outbound.ts). It runs `lib/` when the build is fresh, as in production.
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CLI, ROOT, runCli, testEnv } from '../../src/testkit/app.ts';
@@ -41,12 +40,11 @@ export interface ServeOptions extends SpawnOptions {
 /** BENCH_SERVE_ENV: more of serve's environment, as space-separated NAME=value (e.g. MALLOC_ARENA_MAX=2). */
 const serveEnv = () => Object.fromEntries((process.env.BENCH_SERVE_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 
-/** The flags scripts/mailwright gives node: its `v8flags=`, and V8's helper threads as it counts them (one per core but one, 1 to 4). */
+/** The V8 flags scripts/mailwright gives node (its `v8flags=`). */
 function launcherV8Flags(): string[] {
   const flags = /^v8flags="([^"]*)"$/m.exec(readFileSync(CLI, 'utf8'));
   if (!flags) throw new Error(`no v8flags="..." line in ${CLI}`);
-  const pool = Math.min(4, Math.max(1, availableParallelism() - 1));
-  return [...flags[1].split(' ').filter(Boolean), `--v8-pool-size=${pool}`];
+  return flags[1].split(' ').filter(Boolean);
 }
 
 /** serve on a fresh data directory: free ports, an API key made with the CLI. */
