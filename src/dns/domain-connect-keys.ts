@@ -1,6 +1,6 @@
 // The keys of Domain Connect's signed requests (domain-connect.ts builds the consent URL they sign): the box's
-// RSA key in its data directory, created once and kept, its public half as the TXT record a DNS provider reads,
-// and the check a DNS provider makes of a signed URL, which the tests and `doctor` make too.
+// RSA key in its data directory, created once and kept; its public half as the TXT record a DNS provider reads
+// (doctor compares it with what DNS publishes); and the check a DNS provider makes of a signed URL (the tests').
 import { createPrivateKey, createPublicKey, generateKeyPair, randomBytes, verify } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { chmod, link, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
