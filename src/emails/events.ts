@@ -10,6 +10,8 @@ export const EVENT_TYPES = [
   'received', 'forwarded', 'scheduled', 'canceled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+/** An event type as webhooks, their subscriptions and the live stream name it: `email.<type>`. */
+export const webhookEventType = (type: EventType) => `email.${type}`;
 
 export interface NewEvent {
   workspaceId: string;
@@ -82,7 +84,7 @@ function addOutbox(db: Db, eventId: string, e: NewEvent, now: number): void {
        AND EXISTS (SELECT 1 FROM json_each(w.events_json) j WHERE j.value IN ('*', @type))
        AND (w.inbox_id IS NULL OR w.inbox_id = (SELECT m.inbox_id FROM emails m WHERE m.id = @emailId))
        AND (w.domain_id IS NULL OR w.domain_id = (SELECT m.domain_id FROM emails m WHERE m.id = @emailId))`,
-  ).run({ eventId, workspaceId: e.workspaceId, emailId: e.emailId, type: `email.${e.type}`, now });
+  ).run({ eventId, workspaceId: e.workspaceId, emailId: e.emailId, type: webhookEventType(e.type), now });
 }
 
 /** YYYY-MM-DD of a time in UTC: the day analytics and reputation count it in. */

@@ -2,7 +2,7 @@
 // (DESIGN.md) with `data.email`, the email's summary, and `data.event`, the event as GET /emails/:id/events
 // shows it. A received email also carries what an app needs to act without a second call.
 import type { Db } from '../db/open.ts';
-import type { EventOfWorkspace } from '../emails/events.ts';
+import { webhookEventType, type EventOfWorkspace } from '../emails/events.ts';
 import { getEmail } from '../emails/mailbox.ts';
 
 export interface Payload {
@@ -47,7 +47,7 @@ export function emailSummary(db: Db, publicUrl: string, workspaceId: string, ema
 
 export function eventPayload(db: Db, publicUrl: string, { workspaceId, event }: Pick<EventOfWorkspace, 'workspaceId' | 'event'>): Payload {
   return {
-    type: `email.${event.type}`,
+    type: webhookEventType(event.type),
     created_at: event.createdAt,
     data: { email: emailSummary(db, publicUrl, workspaceId, event.emailId, event.type === 'received'), event },
   };

@@ -10,14 +10,14 @@ import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
 import { iso } from '../clock.ts';
 import { checkUrl, FetchRefused } from '../dns/safe-fetch.ts';
-import { EVENT_TYPES } from '../emails/events.ts';
+import { EVENT_TYPES, webhookEventType } from '../emails/events.ts';
 import { getInbox } from '../inboxes/inboxes.ts';
 import { createWebhook, deleteWebhook, listWebhooks, present, rotateSecret, ROTATION_OVERLAP_MS, updateWebhook, webhookById, type WebhookSettings } from './endpoints.ts';
 import { addTestDelivery, deliveryById, listDeliveries, presentDelivery, replay } from './outbox.ts';
 import type { WebhookDispatcher } from './deliver.ts';
 import type { EventStream } from './stream.ts';
 
-const TYPES = EVENT_TYPES.map((t) => `email.${t}`);
+const TYPES = EVENT_TYPES.map(webhookEventType);
 const events = z
   .array(z.string().refine((t) => t === '*' || TYPES.includes(t), `must be "*" or one of ${TYPES.join(', ')}`))
   .min(1)

@@ -6,7 +6,7 @@
 import { PassThrough } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { App } from '../context.ts';
-import { eventsAfter, eventsInOrder, newestSeq, seqBefore, type EventOfWorkspace } from '../emails/events.ts';
+import { eventsAfter, eventsInOrder, newestSeq, seqBefore, webhookEventType, type EventOfWorkspace } from '../emails/events.ts';
 import { eventPayload, type Payload } from './payload.ts';
 
 /** How far back a reconnecting client can catch up. */
@@ -142,7 +142,7 @@ export class EventStream {
   /** Sends the event if the client's filter takes it; its payload is made only then, and once per event. */
   private send(s: Subscriber, e: EventOfWorkspace, payloadOf: () => Payload): void {
     s.cursor = e.seq;
-    const type = `email.${e.event.type}`;
+    const type = webhookEventType(e.event.type);
     if (s.types && !s.types.has(type)) return;
     const payload = payloadOf();
     if (s.inboxId && (payload.data.email as { inboxId?: string } | null)?.inboxId !== s.inboxId) return;
