@@ -6,8 +6,9 @@ import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import { deflateSync } from 'node:zlib';
 import {
-  bodiesDictionary, copyDictionary, copyPackedAgainst, isPacked, packAgainstCopy, packBodies, packMail, packMessage, unpackAgainstCopy, unpackBodies, unpackHtml, unpackMessage, unpackMessageAsync, unpackText,
+  bodiesDictionary, copyDictionary, copyPackedAgainst, isPacked, lineBodiesDictionary, packAgainstCopy, packBodies, packMail, packMessage, unpackAgainstCopy, unpackBodies, unpackHtml, unpackMessage, unpackMessageAsync, unpackText,
 } from './packing.ts';
+import { compose } from './compose.ts';
 
 const TEXT = 'Hello Ann,\n\nThe invoice for March is attached; thanks for your order.\n\n-- \nBob\n';
 const HTML = `<html><body><p>Hello Ann,</p><p>The invoice for <b>March</b> is attached; thanks for your order.</p><p>Bob</p></body></html>`;
@@ -88,16 +89,16 @@ test('a message is packed against its bodies with their lines ended as on the wi
   const text = Array.from({ length: 150 }, (_, i) => `line ${i}: ${((i * 2654435761) % 1000003).toString(36)} of the order`).join('\n');
   const raw = message(text);
   const packed = packMail(raw, text, null);
-  assert.is(packed.raw[1], 0x03, 'marked as packed against the wire form');
+  assert.is(packed.raw[1], 0x04, 'marked as packed against the wire forms');
   assert.ok(unpackMessage(packed.raw, packed).equals(raw));
   // Against the text as stored (LF), every line would begin a new match.
   const asStored = deflateSync(raw, { level: 6, dictionary: Buffer.from(text) }).length;
   assert.ok(packed.raw.length < asStored / 2, `${packed.raw.length} bytes beside the bodies, against ${asStored} as stored`);
 });
 
-test('the dictionary is each body with a CR before each bare LF, the text then the HTML, their last 32 KiB', () => {
+test('the CRLF dictionary (0x03) is each body with a CR before each bare LF, the text then the HTML, their last 32 KiB', () => {
   // Stored messages were packed against exactly these bytes: the rule may not change.
-  const dict = (text: string | null, html: string | null) => bodiesDictionary(text === null ? null : Buffer.from(text, 'latin1'), html === null ? null : Buffer.from(html, 'latin1'));
+  const dict = (text: string | null, html: string | null) => lineBodiesDictionary(text === null ? null : Buffer.from(text, 'latin1'), html === null ? null : Buffer.from(html, 'latin1'));
   assert.is(dict('a\nb\r\nc\r', '\nd\n')!.toString('latin1'), 'a\r\nb\r\nc\r\r\nd\r\n', "the HTML's first LF is bare even after the text's CR");
   assert.is(dict('\n\n', null)!.toString('latin1'), '\r\n\r\n');
   assert.is(dict(null, 'x')!.toString('latin1'), 'x');
@@ -106,6 +107,50 @@ test('the dictionary is each body with a CR before each bare LF, the text then t
   const long = 'y'.repeat(40_000);
   assert.is(dict(long, 'z\n')!.toString('latin1'), `${'y'.repeat(32 * 1024 - 3)}z\r\n`);
   assert.is(dict('é\n', null)!.toString('latin1'), 'é\r\n', 'bytes, whatever they encode');
+});
+
+test('the dictionary (0x04) is the CRLF forms, then each body as quoted-printable where that differs, their last 32 KiB', () => {
+  // Stored messages are packed against exactly these bytes: the rule may not change.
+  const dict = (text: string | null, html: string | null) => bodiesDictionary(text === null ? null : Buffer.from(text), html === null ? null : Buffer.from(html))?.toString('latin1') ?? null;
+  assert.is(dict('plain ASCII\nin short lines\n', null), 'plain ASCII\r\nin short lines\r\n', 'no second form when quoted-printable would be the same');
+  assert.is(dict('Zoë = 1 \n', '<p>Zoë</p>'), 'Zo\xc3\xab = 1 \r\n<p>Zo\xc3\xab</p>' + 'Zo=C3=AB =3D 1=20\r\n' + '<p>Zo=C3=AB</p>', "escapes, '=' and a space before a line end included");
+  const words = Array.from({ length: 30 }, (_, i) => `word${i}`).join(' ');
+  const lines = dict(null, `${words}\n`)!.slice(words.length + 2).split('\r\n');
+  assert.equal(lines.map((l) => l.length), [75, 71, 55, 0], 'soft breaks after the last space within 76 characters');
+  assert.ok(lines.slice(0, 2).every((l) => l.endsWith(' =')), 'each soft break after a space');
+  assert.is(lines.join('').replace(/ =/g, ' '), words, 'the words, none lost');
+  const accents = 'é'.repeat(40);
+  assert.equal(dict(null, accents)!.slice(80).split('=\r\n'), ['=C3=A9'.repeat(12), '=C3=A9'.repeat(12), '=C3=A9'.repeat(12), '=C3=A9'.repeat(4)], 'never inside a UTF-8 sequence');
+  const long = 'é'.repeat(20_000);
+  assert.is(dict(long, null)!.length, 32 * 1024, 'the last 32 KiB');
+  assert.ok(dict(long, null)!.endsWith('=C3=A9'));
+});
+
+test("a composed letter's quoted-printable parts are in the dictionary as compose writes them, so its bytes cost little beside its bodies", async () => {
+  const sentences = ['Café prices rose 3 % this year—so we’re changing plans.', 'Your “starter” plan stays, with 10 = ten seats.', 'Questions? Reply to this email, we read every one!'];
+  const text = Array.from({ length: 60 }, (_, i) => sentences[i % 3] + ` (${(i * 7919) % 1000})`).join(' ') + '\n\nThanks,\nZoë\n';
+  const html = `<html><body><p style="font-family:Arial,sans-serif;color:#333">${text.replace(/\n/g, '<br>')}</p></body></html>`;
+  const raw = await compose({ messageId: 'a1@example.com', date: 0, from: { address: 'zoe@example.com' }, to: [{ address: 'ann@example.com' }], cc: [], replyTo: [], subject: 'Plans', text, html, headers: {}, attachments: [] });
+  const wire = raw.toString('latin1');
+  const dictionary = bodiesDictionary(Buffer.from(text), Buffer.from(html))!.toString('latin1');
+  const parts = [...wire.matchAll(/Content-Transfer-Encoding: quoted-printable\r\n(?:[^\r]+\r\n)*\r\n([^]*?)\r\n--/g)].map((m) => m[1]);
+  assert.is(parts.length, 2, 'text and HTML, quoted-printable');
+  for (const part of parts) assert.ok(dictionary.includes(part), `the part as written is in the dictionary: ${part.slice(0, 60)}...`);
+  const packed = packMail(raw, text, html);
+  const before = deflateSync(raw, { level: 6, dictionary: lineBodiesDictionary(Buffer.from(text), Buffer.from(html))! }).length;
+  assert.ok(packed.raw.length < before * 0.7, `${packed.raw.length} bytes beside the bodies, ${before} against their CRLF forms alone`);
+  assert.ok(unpackMessage(packed.raw, packed).equals(raw));
+});
+
+test('a message packed against its bodies\' CRLF forms (0x03, as mail was packed before) still reads', async () => {
+  const text = 'Zoë wrote:\n' + TEXT.repeat(20);
+  const raw = message(text);
+  const p = packBodies(text, HTML);
+  const old = Buffer.concat([Buffer.from([0x00, 0x03]), deflateSync(raw, { level: 6, dictionary: lineBodiesDictionary(Buffer.from(text), Buffer.from(HTML))! })]);
+  assert.ok(isPacked(old));
+  assert.ok(unpackMessage(old, p).equals(raw));
+  assert.ok((await unpackMessageAsync(old, { text, html: HTML })).equals(raw));
+  assert.throws(() => unpackMessage(old, { text: text + ' ', html: HTML }));
 });
 
 test('a message packed against its bodies as stored (the first packing, 0x01) still reads', () => {

@@ -5,8 +5,9 @@
 // about what is stored where (emails/ does), and never changes a byte of what it is given back.
 //
 // A packed value is a Buffer: 0x00 0x01, then a zlib stream (RFC 1950) of deflate level PACK_LEVEL; a message
-// packed against its bodies is marked 0x00 0x03 instead, for the dictionary is then the bodies with their lines
-// ended as on the wire (bodiesDictionary). A recipient's
+// packed against its bodies is marked 0x00 0x04 instead, for the dictionary is then the bodies as they look on
+// the wire, with CRLF line ends and as quoted-printable (bodiesDictionary), or 0x00 0x03 as mail was packed
+// before, against the CRLF form alone (lineBodiesDictionary). A recipient's
 // own copy of a personalised email may instead be packed against another recipient's copy of the same email
 // (the email's first, packed against its bodies): 0x00 0x02, that copy's delivery id in 6 bytes, then the zlib
 // stream; the copies differ only in a few links and their signatures, so such a copy costs a few hundred bytes.
@@ -20,6 +21,7 @@
 // are written once and never changed (emails/store.ts), which is what lets a message's bytes depend on them.
 import { promisify } from 'node:util';
 import { deflateSync, inflate, inflateSync } from 'node:zlib';
+import { quotedPrintable, wireLines } from './wire-form.ts';
 
 /**
  * zlib's default. On the storage benchmark's 10 KB messages (scripts/bench/storage.ts: 10,379 bytes with 8,799 of
@@ -32,7 +34,11 @@ export const PACK_LEVEL = 6;
 const MARK = 0x00;
 const ZLIB = 0x01;
 const AGAINST_COPY = 0x02;
-/** A message packed against its bodies' wire form; 0x01 with a dictionary is against the bodies as stored, as mail was packed at first. */
+/**
+ * A message packed against its bodies' CRLF lines and quoted-printable; 0x03 against their CRLF lines alone, as
+ * mail was packed before; 0x01 with a dictionary against the bodies as stored, as mail was packed at first.
+ */
+const AGAINST_ENCODED_BODIES = 0x04;
 const AGAINST_WIRE_BODIES = 0x03;
 /** The bytes of the other copy's id in an AGAINST_COPY value. */
 const COPY_ID_BYTES = 6;
@@ -52,7 +58,7 @@ export interface StoredBodies {
 }
 
 export function isPacked(value: Uint8Array): boolean {
-  return value.length > 4 && value[0] === MARK && (value[1] === ZLIB || value[1] === AGAINST_WIRE_BODIES);
+  return value.length > 4 && value[0] === MARK && (value[1] === ZLIB || value[1] === AGAINST_WIRE_BODIES || value[1] === AGAINST_ENCODED_BODIES);
 }
 
 function pack(bytes: Uint8Array, dictionary: Uint8Array | null, mark = ZLIB): Buffer {
@@ -84,25 +90,35 @@ function storedBodiesDictionary(text: Uint8Array | null, html: Uint8Array | null
   return Buffer.from(tail(Buffer.concat([text, html])));
 }
 
+const latin1Tail = (s: string) => Buffer.from(s.length > WINDOW ? s.slice(s.length - WINDOW) : s, 'latin1');
+
 /**
- * The bytes, as Latin-1 text, with a CR put before each LF that has none. Bodies are stored (and parsed out of
- * received mail) with bare LFs, but a message carries them with CRLF: against the bodies as stored, each line of
- * a message's body began a new deflate match. Ours, not compose's normalisation, so stored values never depend
- * on another module. Text, not bytes: the regular expression runs natively, where a loop over the lines' bytes
- * cost more.
+ * What a message's bytes were packed against before (0x03): its text, then its HTML, each with its lines ended
+ * as on the wire, the last 32 KiB. Quoted-printable's soft line breaks and escapes then began a new match every
+ * line: a signed 10 KB letter's bytes cost 500-780 bytes beside its bodies, 1,450 when its HTML is personalised.
  */
-const wireLines = (b: Uint8Array | null) => (b?.length ? Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1').replace(/(?<!\r)\n/g, '\r\n') : '');
+export function lineBodiesDictionary(text: Uint8Array | null, html: Uint8Array | null): Buffer | null {
+  const wire = wireLines(text) + wireLines(html);
+  return wire ? latin1Tail(wire) : null;
+}
 
 /**
  * What a message's bytes are packed against: its text, then its HTML, each with its lines ended as on the wire,
- * the last 32 KiB. A signed 10 KB letter's bytes then cost 500-780 bytes beside its bodies instead of
- * 1,000-1,100 (quoted-printable's soft line breaks are most of what remains). One copy into bytes, of the tail
- * alone: it runs for every message packed and every one read back.
+ * then each again as quoted-printable where that differs, the last 32 KiB (so quoted-printable first, past it).
+ * A message carries a body in one of the two forms (or base64, which neither helps), and deflate finds it in
+ * either: on the storage benchmark's letters, 775 bytes beside the bodies instead of 918, and 921 instead of
+ * 1,449 for a personalised HTML letter's first copy (scripts/bench/storage.ts). One copy into bytes, of the
+ * tail alone: it runs for every message packed and every one read back.
  */
 export function bodiesDictionary(text: Uint8Array | null, html: Uint8Array | null): Buffer | null {
-  const wire = wireLines(text) + wireLines(html);
-  if (!wire) return null;
-  return Buffer.from(wire.length > WINDOW ? wire.slice(wire.length - WINDOW) : wire, 'latin1');
+  const t = wireLines(text);
+  const h = wireLines(html);
+  const encoded = (lines: string) => {
+    const qp = quotedPrintable(lines);
+    return qp === lines ? '' : qp;
+  };
+  const wire = t + h + encoded(t) + encoded(h);
+  return wire ? latin1Tail(wire) : null;
 }
 
 /**
@@ -122,7 +138,7 @@ export function packBodies(text: string | null, html: string | null): { text: st
 
 /** A message's bytes packed (always: a stored message that starts with NUL would otherwise read as packed). */
 export function packMessage(raw: Uint8Array, dictionary: Uint8Array | null): Buffer {
-  return pack(raw, dictionary, dictionary?.length ? AGAINST_WIRE_BODIES : ZLIB);
+  return pack(raw, dictionary, dictionary?.length ? AGAINST_ENCODED_BODIES : ZLIB);
 }
 
 /**
@@ -181,12 +197,13 @@ export function unpackBodies(stored: StoredBodies): { text: string | null; html:
   return { text: unpackText(stored.text), html: unpackHtml(stored.html, stored.text) };
 }
 
-/** The dictionary a packed message was made against: its bodies' wire form (0x03), or as stored (0x01). */
+/** The dictionary a packed message was made against: its bodies' wire forms (0x04), CRLF lines (0x03), or as stored (0x01). */
 function messageDictionary(stored: Uint8Array, bodies: StoredBodies | null): Buffer | null {
   if (!bodies || !needsDictionary(stored)) return null;
   const text = bodyBytes(bodies.text, null);
   const html = bodyBytes(bodies.html, text);
-  return stored[1] === AGAINST_WIRE_BODIES ? bodiesDictionary(text, html) : storedBodiesDictionary(text, html);
+  if (stored[1] === AGAINST_ENCODED_BODIES) return bodiesDictionary(text, html);
+  return stored[1] === AGAINST_WIRE_BODIES ? lineBodiesDictionary(text, html) : storedBodiesDictionary(text, html);
 }
 
 /** A stored message's bytes, exactly as they were given to packMessage (or as stored before packing). */
