@@ -1,7 +1,7 @@
 // Identifiers: a type prefix and a 26-character ULID (48-bit millisecond time + 80 random bits, Crockford
 // base32), so ids sort by creation time as strings. Ids made in the same millisecond by this process
 // increase monotonically, so their order is the order they were made.
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 
 export type IdPrefix = 'ws' | 'usr' | 'ses' | 'key' | 'em' | 'dom' | 'dk' | 'evt' | 'inb' | 'lbl' | 'lrule' | 'tmpl' | 'tmplv' | 'dr' | 'att' | 'q' | 'rpt' | 'sub' | 'chk' | 'wh' | 'whmsg';
 
@@ -30,6 +30,24 @@ export function ulid(now = Date.now()): string {
 }
 
 export const newId = (prefix: IdPrefix, now?: number) => `${prefix}_${ulid(now)}`;
+
+/**
+ * An id of the same form whose 80 bits after the time are an HMAC of a number under a secret key: the same id
+ * whenever it is asked for, so a row need not store it, and no more guessable than a random one (the number,
+ * such as a row's place in a table, stays hidden).
+ */
+export function keyedId(prefix: IdPrefix, time: number, key: Buffer, n: number): string {
+  return `${prefix}_${encodeTime(time)}${encodeRandom(createHmac('sha256', key).update(`${prefix}:${n}`).digest().subarray(0, 10))}`;
+}
+
+/** The millisecond time at the start of an id made here (newId, keyedId); NaN for anything else. */
+export function idTime(id: string): number {
+  const ulidPart = id.slice(id.indexOf('_') + 1);
+  if (!ULID_RE.test(ulidPart)) return NaN;
+  let ms = 0;
+  for (const c of ulidPart.slice(0, 10)) ms = ms * 32 + ALPHABET.indexOf(c);
+  return ms;
+}
 
 export const isId = (prefix: IdPrefix, value: unknown): value is string =>
   typeof value === 'string' && value.startsWith(prefix + '_') && ULID_RE.test(value.slice(prefix.length + 1));

@@ -1,5 +1,5 @@
 // What every event brings with it (emails/events.ts addEvent, since 0024 dropped the events trigger): its seq, the
-// live stream's commit order (0028), never given twice, and webhook outbox rows for exactly the endpoints that
+// live stream's commit order (0028), never given twice, its id made from it rather than stored, and webhook outbox rows for exactly the endpoints that
 // want it, in the same transaction; a workspace without an endpoint gets no outbox row. And addEvent stays the
 // only writer of `events`, so no event can miss them. Migration 0028 on a database of the schema before it.
 import { test } from 'uvu';
@@ -12,6 +12,7 @@ import { openDatabase, type Db } from '../db/open.ts';
 import { listMigrations, migrate } from '../db/migrate.ts';
 import { createWebhook, updateWebhook, webhookById } from '../webhooks/endpoints.ts';
 import { addEvent, eventOf, eventsInOrder, listEvents, newestSeq, seqBefore, type EventType } from './events.ts';
+import { idTime, isId, newId } from '../db/ids.ts';
 
 const SRC = fileURLToPath(new URL('..', import.meta.url));
 let t = 1_800_000_000_000;
@@ -58,6 +59,38 @@ test('a workspace without a webhook endpoint: every event takes the next seq, an
   assert.equal(seqs.map((f) => [f.workspace_id, f.type]), [['ws_a', 'sent'], ['ws_a', 'delivered'], ['ws_a', 'opened']]);
   assert.ok(seqs[0].seq < seqs[1].seq && seqs[1].seq < seqs[2].seq);
   assert.equal(outbox(db), []);
+});
+
+test("an event's id is made from its time and seq, not stored: the same at every read, unique, in time order, found again; ids stored before still read", () => {
+  const db = freshDb();
+  hook(db, 'ws_a', ['*']);
+  const em = email(db, 'ws_a');
+  for (const type of ['sent', 'delivered'] as const) addEvent(db, clock, { workspaceId: 'ws_a', emailId: em, type, recipient: 'r@dest.example' });
+  event(db, 'ws_a', em, 'opened');
+  assert.equal(db.prepare('SELECT DISTINCT id FROM events').pluck().all(), [''], 'no id stored');
+  const listed = listEvents(db, 'ws_a', em);
+  const ids = listed.map((e) => e.id);
+  assert.ok(ids.every((id) => isId('evt', id)), ids.join(' '));
+  assert.is(new Set(ids).size, 3, 'two events of one millisecond differ');
+  assert.equal(ids.map(idTime), [t - 1, t - 1, t], 'the time each was made, so ids sort by it');
+  assert.equal(listEvents(db, 'ws_a', em), listed, 'the same at the next read');
+  assert.equal(eventsInOrder(db, 'ws_a', 0, newestSeq(db), 0).map((e) => e.event), listed, 'the stream shows the same');
+  for (const e of listed) assert.equal(eventOf(db, em, e.id)?.event, e);
+  assert.equal(db.prepare('SELECT event_id FROM webhook_deliveries ORDER BY rowid').pluck().all(), ids, 'the webhook deliveries carry them');
+  assert.is(eventOf(db, em, `${ids[0].slice(0, -1)}${ids[0].endsWith('0') ? '1' : '0'}`), undefined, 'a made-up id of the same millisecond');
+  assert.is(eventOf(db, em, 'evt_nonsense'), undefined);
+  // Another box numbers its events alike, and its ids differ: the seq is keyed under each box's secret.
+  const other = freshDb();
+  const otherEmail = email(other, 'ws_a');
+  t -= 1;
+  for (const type of ['sent', 'delivered'] as const) addEvent(other, clock, { workspaceId: 'ws_a', emailId: otherEmail, type, recipient: 'r@dest.example' });
+  t += 1;
+  assert.not.ok(listEvents(other, 'ws_a', otherEmail).some((e) => ids.includes(e.id)));
+  // An event stored with its id, as before: shown and found by it.
+  const stored = newId('evt', t);
+  db.prepare("INSERT INTO events (id, workspace_id, email_id, type, recipient, data, created_at) VALUES (?, 'ws_a', ?, 'clicked', 'r@dest.example', '{}', ?)").run(stored, em, t);
+  assert.is(listEvents(db, 'ws_a', em)[3].id, stored);
+  assert.is(eventOf(db, em, stored)?.event.type, 'clicked');
 });
 
 test('a seq is never given twice: the newest events deleted with their email, the next still comes after them', () => {
@@ -154,7 +187,10 @@ test('0028: events in the feed keep its number, older ones come before them, the
   ids.forEach((id, i) => db.prepare('INSERT INTO event_feed (event_id, workspace_id, created_at) VALUES (?, ?, ?)').run(id, 'ws_a', t0 + i));
   db.prepare('INSERT INTO event_feed (event_id, workspace_id, created_at) VALUES (?, ?, ?)').run('evt_gone', 'ws_a', t0 + 7);
   db.prepare('DELETE FROM event_feed WHERE seq <= 2 OR seq = 7').run();
-  const before = listEvents(db, 'ws_a', em);
+  // As the API showed them before 0028: by id, which was stored.
+  const before = (db.prepare('SELECT id, email_id, type, recipient, data, created_at FROM events ORDER BY id').all() as Array<Record<string, string | number>>).map((r) => ({
+    id: r.id, emailId: r.email_id, type: r.type, recipient: r.recipient, createdAt: new Date(r.created_at).toISOString(), data: JSON.parse(r.data as string),
+  }));
   // An event of an email that is gone, as only a file written with foreign keys off can hold: left behind.
   db.pragma('foreign_keys = OFF');
   db.prepare("INSERT INTO events (id, workspace_id, email_id, type, data, created_at) VALUES ('evt_orphan', 'ws_a', 'em_gone', 'sent', '{}', ?)").run(t0);

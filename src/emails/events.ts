@@ -1,9 +1,13 @@
 // Delivery events of an email ({id, emailId, type, recipient, createdAt, data}, DESIGN.md) and the email's
 // status that follows from its recipients. Written in the same transaction as the change they describe.
+// An event's id is not stored (issue 22: storage near the message size; 31 bytes an event, 124 a tracked email
+// to two recipients): it is made from the event's time and seq under the box's secret (db/ids.ts keyedId), the
+// same whenever it is read. Events stored before carry their id in the `id` column, which is '' for the rest.
 import type { Clock } from '../clock.ts';
 import { iso } from '../clock.ts';
 import type { Db } from '../db/open.ts';
-import { newId } from '../db/ids.ts';
+import { idTime, keyedId } from '../db/ids.ts';
+import { boxSecret } from '../db/box-secret.ts';
 
 export const EVENT_TYPES = [
   'sent', 'delivered', 'delivery_delayed', 'bounced', 'blocked', 'failed', 'opened', 'clicked', 'complained', 'unsubscribed',
@@ -22,6 +26,8 @@ export interface NewEvent {
 }
 
 interface EventRow {
+  seq: number;
+  /** '' for an event stored since ids are made from the seq (eventId). */
   id: string;
   email_id: string;
   type: EventType;
@@ -49,9 +55,7 @@ const COUNTED: Partial<Record<EventType, string>> = {
  */
 export function addEvent(db: Db, clock: Clock, e: NewEvent): void {
   const now = clock.now();
-  const id = newId('evt', now);
-  db.prepare('INSERT INTO events (id, workspace_id, email_id, type, recipient, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
-    id,
+  const added = db.prepare("INSERT INTO events (id, workspace_id, email_id, type, recipient, data, created_at) VALUES ('', ?, ?, ?, ?, ?, ?)").run(
     e.workspaceId,
     e.emailId,
     e.type,
@@ -59,7 +63,7 @@ export function addEvent(db: Db, clock: Clock, e: NewEvent): void {
     JSON.stringify(e.data ?? {}),
     now,
   );
-  addOutbox(db, id, e, now);
+  addOutbox(db, () => eventId(db, now, Number(added.lastInsertRowid)), e, now);
   const column = COUNTED[e.type];
   if (column) {
     db.prepare(`INSERT INTO daily_stats (workspace_id, day, ${column}) VALUES (?, ?, 1) ON CONFLICT (workspace_id, day) DO UPDATE SET ${column} = ${column} + 1`).run(e.workspaceId, utcDay(now));
@@ -74,8 +78,9 @@ export function addEvent(db: Db, clock: Clock, e: NewEvent): void {
  * segment per send (see search-index.ts): 20-40 µs of the writer per API send (issue 22). The outbox query
  * runs only for a workspace with an enabled endpoint, found by its index (webhooks_workspace).
  */
-function addOutbox(db: Db, eventId: string, e: NewEvent, now: number): void {
+function addOutbox(db: Db, id: () => string, e: NewEvent, now: number): void {
   if (!db.prepare('SELECT 1 FROM webhooks WHERE workspace_id = ? AND enabled = 1 LIMIT 1').get(e.workspaceId)) return;
+  const eventId = id();
   db.prepare(
     `INSERT INTO webhook_deliveries (id, webhook_id, workspace_id, event_id, email_id, type, next_attempt_at, created_at, updated_at)
      SELECT 'whmsg_' || substr(@eventId, 5) || '_' || substr(w.id, 4), w.id, @workspaceId, @eventId, @emailId, @type, @now, @now, @now
@@ -90,29 +95,47 @@ function addOutbox(db: Db, eventId: string, e: NewEvent, now: number): void {
 /** YYYY-MM-DD of a time in UTC: the day analytics and reputation count it in. */
 export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-const presentEvent = (r: EventRow) => ({ id: r.id, emailId: r.email_id, type: r.type, recipient: r.recipient, createdAt: iso(r.created_at), data: JSON.parse(r.data) as Record<string, unknown> });
+/** The id of an event stored without one: its time, and 80 bits keyed on its seq. */
+const eventId = (db: Db, createdAt: number, seq: number) => keyedId('evt', createdAt, boxSecret(db), seq);
+const idOf = (db: Db, r: EventRow) => r.id || eventId(db, r.created_at, r.seq);
+
+const presentEvent = (db: Db, r: EventRow) => ({
+  id: idOf(db, r),
+  emailId: r.email_id,
+  type: r.type,
+  recipient: r.recipient,
+  createdAt: iso(r.created_at),
+  data: JSON.parse(r.data) as Record<string, unknown>,
+});
 export type PresentedEvent = ReturnType<typeof presentEvent>;
 
-/** An email's events in the order they happened (ids are time-ordered). */
-export function listEvents(db: Db, workspaceId: string, emailId: string) {
-  const rows = db.prepare('SELECT id, email_id, type, recipient, data, created_at FROM events WHERE workspace_id = ? AND email_id = ? ORDER BY id').all(workspaceId, emailId) as EventRow[];
-  return rows.map(presentEvent);
-}
-
 const EVENT_COLUMNS = 'seq, id, workspace_id, email_id, type, recipient, data, created_at';
-type StoredEvent = EventRow & { seq: number; workspace_id: string };
+type StoredEvent = EventRow & { workspace_id: string };
+
+/** An email's events in the order they were committed. */
+export function listEvents(db: Db, workspaceId: string, emailId: string) {
+  const rows = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE workspace_id = ? AND email_id = ? ORDER BY seq`).all(workspaceId, emailId) as StoredEvent[];
+  return rows.map((r) => presentEvent(db, r));
+}
 /** An event as the API shows it, with its workspace and its place in commit order. */
 export interface EventOfWorkspace {
   seq: number;
   workspaceId: string;
   event: PresentedEvent;
 }
-const withWorkspace = (row: StoredEvent): EventOfWorkspace => ({ seq: row.seq, workspaceId: row.workspace_id, event: presentEvent(row) });
+const withWorkspace = (db: Db, row: StoredEvent): EventOfWorkspace => ({ seq: row.seq, workspaceId: row.workspace_id, event: presentEvent(db, row) });
 
-/** One event of an email as the API shows it, with its workspace; undefined once its email is gone. */
+/**
+ * One event of an email as the API shows it, with its workspace; undefined once its email is gone. Found among
+ * the email's events of the millisecond the id names (or by the id stored, as events were before).
+ */
 export function eventOf(db: Db, emailId: string, id: string): EventOfWorkspace | undefined {
-  const row = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE email_id = ? AND id = ?`).get(emailId, id) as StoredEvent | undefined;
-  return row && withWorkspace(row);
+  const time = idTime(id);
+  const rows = db
+    .prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE email_id = ? AND (id = ? OR (id = '' AND created_at = ?))`)
+    .all(emailId, id, Number.isNaN(time) ? -1 : time) as StoredEvent[];
+  const row = rows.find((r) => idOf(db, r) === id);
+  return row && withWorkspace(db, row);
 }
 
 /**
@@ -121,13 +144,13 @@ export function eventOf(db: Db, emailId: string, id: string): EventOfWorkspace |
  */
 export function eventsInOrder(db: Db, workspaceId: string, after: number, upTo: number, since: number): EventOfWorkspace[] {
   const rows = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events NOT INDEXED WHERE seq > ? AND seq <= ? AND workspace_id = ? AND created_at >= ? ORDER BY seq`).all(after, upTo, workspaceId, since) as StoredEvent[];
-  return rows.map(withWorkspace);
+  return rows.map((r) => withWorkspace(db, r));
 }
 
 /** Every workspace's events committed after `after`, at most `limit`, in commit order: what the live stream polls. */
 export function eventsAfter(db: Db, after: number, limit: number): EventOfWorkspace[] {
   const rows = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`).all(after, limit) as StoredEvent[];
-  return rows.map(withWorkspace);
+  return rows.map((r) => withWorkspace(db, r));
 }
 
 /** The seq of the newest event committed (0 before the first). */

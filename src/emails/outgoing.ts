@@ -7,6 +7,7 @@ import type { Mailbox } from '../mail/addresses.ts';
 import type { ComposeInput } from '../mail/compose.ts';
 import { copyPackedAgainst, unpackAgainstCopy, unpackBodies, unpackHtml, unpackMessageAsync, type StoredBodies } from '../mail/packing.ts';
 import type { EmailRow } from './rows.ts';
+import { PACKED_ROWID } from './contents-rowids.ts';
 
 /**
  * A sent email as composing reads it. storeSentEmail always writes a sent email's sending domain and envelope
@@ -85,11 +86,11 @@ export function storePersonalCopy(db: Db, deliveryId: number, packed: Buffer): b
 
 /**
  * Replaces a send's bodies, stored as strings at submission, with the same text packed (mail/packing.ts: the
- * signing worker packs them), unless they are packed already. Never other text: the stored copies' bytes are
- * packed against what these bodies hold.
+ * signing worker packs them), unless they are packed already, and moves the row among the packed ones
+ * (contents-rowids.ts). Never other text: the stored copies' bytes are packed against what these bodies hold.
  */
 export function packStoredBodies(db: Db, emailId: string, bodies: { text: string | Buffer | null; html: string | Buffer | null }): void {
-  db.prepare("UPDATE email_contents SET text_body = ?, html_body = ? WHERE email_id = ? AND typeof(text_body) IS NOT 'blob' AND typeof(html_body) IS NOT 'blob'").run(
+  db.prepare(`UPDATE email_contents SET rowid = ${PACKED_ROWID}, text_body = ?, html_body = ? WHERE email_id = ? AND typeof(text_body) IS NOT 'blob' AND typeof(html_body) IS NOT 'blob'`).run(
     bodies.text,
     bodies.html,
     emailId,

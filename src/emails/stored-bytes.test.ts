@@ -56,6 +56,9 @@ const raw = async (id: string, recipient?: string) => {
 const email = async (id: string) => (await request(`${s.t.api}/emails/${id}`, { key: s.key })).body as { text: string | null; html: string | null };
 const contents = (id: string) =>
   s.t.app.db.prepare('SELECT raw, text_body, html_body FROM email_contents WHERE email_id = ?').get(id) as { raw: Buffer | null; text_body: string | Buffer | null; html_body: string | Buffer | null };
+const rowid = (id: string) => s.t.app.db.prepare('SELECT rowid FROM email_contents WHERE email_id = ?').pluck().get(id) as number;
+/** Where rows waiting to be packed begin (contents-rowids.ts). */
+const WAITING = 2 ** 52;
 const search = async (query: string) => (await request(`${s.t.api}/emails?query=${encodeURIComponent(query)}`, { key: s.key })).body.data as Array<{ id: string; snippet: string }>;
 
 let receivedId: string;
@@ -113,6 +116,22 @@ test('a send: the sink gets a verifying signature, GET /raw is exactly those byt
   assert.ok(c.raw!.length < bytes.length / 5, `the signed copy beside its bodies: ${c.raw!.length} bytes for ${bytes.length}`);
   assert.equal(await email(sentId).then((e) => ({ text: e.text, html: e.html })), { text, html });
   assert.ok((await signedCopy(s.t.app.db, sentId))!.equals(bytes), 'what a retry would send');
+  // Packed, the row joined the packed ones (contents-rowids.ts): after the received one, below the waiting rows.
+  assert.ok(rowid(sentId) > rowid(receivedId) && rowid(sentId) < WAITING, `rowid ${rowid(sentId)}`);
+});
+
+test('a send not yet signed (scheduled) keeps its bodies as text apart from the packed rows, and reads back whole', async () => {
+  const text = `${prose(3000, 4)}\nZoë’s note.\n`;
+  const res = await request(`${s.t.api}/emails`, {
+    body: { from: 'news@out.example', to: ['eve@dest.example'], subject: 'Later', text, html: htmlOf(text), scheduled_at: new Date(Date.now() + 3_600_000).toISOString() },
+    key: s.key,
+  });
+  assert.is(res.status, 200, JSON.stringify(res.body));
+  const c = contents(res.body.id);
+  assert.ok(typeof c.text_body === 'string' && typeof c.html_body === 'string' && c.raw === null, 'stored as text, not signed');
+  assert.ok(rowid(res.body.id) >= WAITING, `rowid ${rowid(res.body.id)}`);
+  assert.equal(await email(res.body.id).then((e) => ({ text: e.text, html: e.html })), { text, html: htmlOf(text) });
+  assert.is((await request(`${s.t.api}/emails/${res.body.id}/cancel`, { method: 'POST', key: s.key })).status, 200);
 });
 
 test('open tracking: each recipient gets its own copy, the first packed against the bodies, the others against it, and GET /raw?recipient= gives each back exactly', async () => {
