@@ -104,7 +104,8 @@ export function lineBodiesDictionary(text: Uint8Array | null, html: Uint8Array |
 
 /**
  * What a message's bytes are packed against: its text, then its HTML, each with its lines ended as on the wire,
- * then each again as quoted-printable where that differs, the last 32 KiB (so quoted-printable first, past it).
+ * then each again as quoted-printable where that differs, the last 32 KiB (for larger bodies, the
+ * quoted-printable forms are what is kept).
  * A message carries a body in one of the two forms (or base64, which neither helps), and deflate finds it in
  * either: on the storage benchmark's letters, 775 bytes beside the bodies instead of 918, and 921 instead of
  * 1,449 for a personalised HTML letter's first copy (scripts/bench/storage.ts). One copy into bytes, of the
