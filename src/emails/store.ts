@@ -53,7 +53,7 @@ export function storeReceivedEmail(db: Db, clock: Clock, m: ReceivedEmail): { id
     p.subject, m.envelopeFrom, m.stored.size, m.verdict.category, m.verdict.important ? 1 : 0, m.verdict.classification,
     JSON.stringify(m.authentication), previewOf(text), searchRowid, now,
   );
-  storeBodies(db, id, m.workspaceId, now, { text: m.stored.text, html: m.stored.html, raw: m.stored.raw, attachments: p.attachments }, PACKED_ROWID);
+  storeBodies(db, id, m.workspaceId, now, { text: m.stored.text, html: m.stored.html, raw: m.stored.raw, attachments: p.attachments }, false);
   queueIndexing(db, searchRowid, id, {
     workspaceId: m.workspaceId,
     subject: p.subject,
@@ -136,7 +136,7 @@ export function storeSentEmail(db: Db, clock: Clock, e: SentEmail): void {
     others: c.replyTo,
     attachments: c.attachments.map((a) => a.filename),
   });
-  storeBodies(db, e.id, e.workspaceId, now, { text: c.text ?? null, html: c.html ?? null, raw: null, attachments: c.attachments }, WAITING_ROWID);
+  storeBodies(db, e.id, e.workspaceId, now, { text: c.text ?? null, html: c.html ?? null, raw: null, attachments: c.attachments }, true);
   if (e.labelIds.length) recount(db, null, countedRow(db, e.id)!);
 }
 
@@ -145,8 +145,8 @@ export function storeSentEmail(db: Db, clock: Clock, e: SentEmail): void {
  * (mail/packing.ts). Received mail's come packed; a send's are strings until the queue stores them packed with
  * its signed copy (emails/outgoing.ts), the same text in fewer bytes, so they wait apart (contents-rowids.ts).
  */
-function storeBodies(db: Db, emailId: string, workspaceId: string, now: number, b: { text: string | Buffer | null; html: string | Buffer | null; raw: Buffer | null; attachments: StoredAttachment[] }, rowid: typeof PACKED_ROWID | typeof WAITING_ROWID): void {
-  db.prepare(`INSERT INTO email_contents (rowid, email_id, text_body, html_body, raw) VALUES (${rowid}, ?, ?, ?, ?)`).run(emailId, b.text, b.html, b.raw);
+function storeBodies(db: Db, emailId: string, workspaceId: string, now: number, b: { text: string | Buffer | null; html: string | Buffer | null; raw: Buffer | null; attachments: StoredAttachment[] }, waiting: boolean): void {
+  db.prepare(`INSERT INTO email_contents (rowid, email_id, text_body, html_body, raw) VALUES (${waiting ? WAITING_ROWID : PACKED_ROWID}, ?, ?, ?, ?)`).run(emailId, b.text, b.html, b.raw);
   const attachment = db.prepare('INSERT INTO email_attachments (id, email_id, workspace_id, position, filename, content_type, content_id, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
   b.attachments.forEach((a, i) => attachment.run(newId('att', now), emailId, workspaceId, i, a.filename, a.contentType, a.contentId ?? null, a.content.length, a.content));
 }
