@@ -16,7 +16,7 @@
 // BENCH_API_PROFILE=<dir>: each Mailwright run's counted window is profiled, every thread (profile.ts), and
 // its .cpuprofile files are left in that directory.
 import { fork } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -172,16 +172,20 @@ async function mailwright(delivering: boolean): Promise<ApiRun> {
     let batchesAtEnd: Promise<{ commits: number; calls: number }> | null = null;
     let profiling: Promise<Profiling> | null = null;
     let profiles: Promise<string[]> | null = null;
+    let ioAtStart = procIo();
+    let ioAtEnd = ioAtStart;
     const run = await measure(delivering ? 'Mailwright, queue delivering to smtp-sink meanwhile' : 'Mailwright, queue and signing stopped (the API alone)', `${app.api}/emails`, app.key, {
       start: () => {
         sunk = sink?.messages ?? 0;
         queries = dns.queries.length;
         batchesAtStart = writerBatches(app.running.app.metrics);
+        ioAtStart = procIo();
         if (PROFILE_DIR) profiling = startProfiling(PROFILE_DIR, delivering ? 'delivering' : 'alone');
       },
       end: () => {
         if (profiling) profiles = profiling.then((p) => p.stop());
         batchesAtEnd = writerBatches(app.running.app.metrics);
+        ioAtEnd = procIo();
         if (!sink) return [];
         const delivered = sink.messages - sunk;
         const lookups = dns.queries.length - queries;
@@ -195,6 +199,8 @@ async function mailwright(delivering: boolean): Promise<ApiRun> {
       const commits = after.commits - before.commits;
       run.notes.push(`the writer thread made ${fmt(commits)} group commits in the counted window, ${fmt((after.calls - before.calls) / Math.max(1, commits), 1)} calls each`);
     }
+    const counted = run.perSecond * (DURATION_MS / 1000);
+    run.notes.push(`written by this process in the counted window: ${fmt((ioAtEnd.wchar - ioAtStart.wchar) / counted)} bytes per accepted send in ${fmt((ioAtEnd.syscw - ioAtStart.syscw) / counted, 1)} write calls`);
     const written = profiles as Promise<string[]> | null;
     if (written) run.notes.push(`profiles of the counted window: ${(await written).join(', ')}`);
     if (delivering) await queue.stop();
@@ -311,6 +317,13 @@ async function serveDelivering(): Promise<ApiRun> {
     await sink.stop();
     await dns.close();
   }
+}
+
+/** This process's bytes passed to write calls and the calls' count so far (/proc/self/io). */
+function procIo(): { wchar: number; syscw: number } {
+  const text = readFileSync('/proc/self/io', 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { wchar: field('wchar'), syscw: field('syscw') };
 }
 
 /** Group commits the writer thread made so far, and the calls they carried (the metrics' batch histogram). */

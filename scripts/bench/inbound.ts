@@ -1,23 +1,27 @@
 // Benchmark: inbound SMTP, messages accepted per second. smtp-source (Postfix's load generator) sends 10 KB
 // messages (`-l 10240`, one recipient each) over 20 and then 100 concurrent sessions that reuse their connection
-// (`-d`), a fixed count per run, to three servers in the same run, one after the other:
+// (`-d`), a fixed count per run, to four servers in the same run, one after the other:
 //   * smtp-sink: Postfix's C sink, which reads and discards: the transport limit of this machine;
 //   * Postfix 3.7 (Debian's package) in a directory of its own: smtpd on a free loopback port, the recipient's
 //     domain a relay domain with one listed recipient, delivered to discard:, every queue file fsynced by cleanup
 //     before the 250 (Postfix's default);
 //   * Mailwright in a process of its own (scripts/mailwright serve, fresh data directory per run), its inbox
 //     domain set up for inbound mail through the HTTP API, every message authenticated (SPF and DMARC records
-//     published in a test DNS server this process runs), parsed, classified, indexed and fsynced before its 250.
+//     published in a test DNS server this process runs), parsed, classified, indexed and fsynced before its 250;
+//   * the libraries' floor (inbound-floor.ts): smtp-server running the box's analyze() (mailauth and mailparser)
+//     on its one thread and storing nothing. Its CPU per message, with smtp-source's, gives the most any server
+//     built on these libraries could accept on this machine's cores: the ceiling a goal set as a ratio to
+//     Postfix meets here before the box stores a byte.
 // The clock runs from smtp-source's start to its exit (exit 0: every message got its 250). Beside the load a
 // probe client of this process sends the same kind of message on one more session, 10 ms apart, and times each
 // final dot to its 250 (p50, p99); its messages acknowledged inside the window count towards msgs/s. Server CPU is read from /proc; Mailwright's RSS at the end of the load and its peak
 // (VmHWM) too. Afterwards every accepted message must be there: smtp-sink's counter, Postfix's cleanup log lines,
 // Mailwright's received emails in its SQLite file (opened read-only once the app has stopped).
-import { spawn } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { cpus, totalmem } from 'node:os';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { databasePath } from '../../src/db/open.ts';
 import { request } from '../../src/testkit/app.ts';
@@ -32,8 +36,8 @@ const MESSAGES = Number(process.env.BENCH_INBOUND_MESSAGES ?? 20_000);
 /** Sent (same shape, unmeasured) before each measured run: start-up, JIT and caches out of the figures. */
 const WARMUP = Number(process.env.BENCH_INBOUND_WARMUP ?? 500);
 const SHAPES = (process.env.BENCH_INBOUND_SESSIONS ?? '20,100').split(',').map(Number);
-/** Which servers to run (all three by default); the ratios need Postfix and smtp-sink in the same run. */
-const SERVERS = (process.env.BENCH_INBOUND_SERVERS ?? 'smtp-sink,Postfix,Mailwright').split(',').map((s) => s.trim().toLowerCase());
+/** Which servers to run (all four by default); the ratios need Postfix and smtp-sink in the same run. */
+const SERVERS = (process.env.BENCH_INBOUND_SERVERS ?? 'smtp-sink,Postfix,libraries,Mailwright').split(',').map((s) => s.trim().toLowerCase());
 /** A directory: Mailwright runs under node --cpu-prof and leaves one .cpuprofile per run there. */
 const PROFILE_DIR = process.env.BENCH_INBOUND_PROFILE;
 // BENCH_NODE_OPTIONS: node flags for Mailwright's process (e.g. --max-semi-space-size=2, --heapsnapshot-signal=SIGUSR2);
@@ -58,7 +62,7 @@ const BUSY_LIMIT = 0.1;
 /** Postfix's smtpd process limit: 100 by default, which would leave the probe's 101st session waiting. */
 const POSTFIX_SMTPD_LIMIT = 150;
 
-type Server = 'smtp-sink' | 'Postfix' | 'Mailwright';
+type Server = 'smtp-sink' | 'Postfix' | 'libraries' | 'Mailwright';
 
 interface Row {
   sessions: number;
@@ -75,6 +79,8 @@ interface Row {
   notes: string[];
   /** Cores busy on the machine just before the run, with the server idle (other people's work). */
   busyBefore: number;
+  /** smtp-source's CPU per message, µs (kept for the libraries' floor, whose ceiling counts it). */
+  sourceCpu?: number;
   error?: string;
 }
 
@@ -421,7 +427,36 @@ async function postfixRun(sessions: number): Promise<Row> {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// 3. Mailwright in a process of its own
+// 3. The libraries' floor: smtp-server, mailauth and mailparser on one thread, nothing stored
+
+const FLOOR = fileURLToPath(new URL('./inbound-floor.ts', import.meta.url));
+
+/**
+ * Messages per second the machine's cores could accept at most with the floor's CPU per message and the load
+ * generator's beside it, every core busy: what no server built on these libraries can beat here.
+ */
+const ceiling = (r: Row, sourceCpu: number) => (cpus().length * 1e6) / (r.serverCpu + sourceCpu);
+
+async function floorRun(sessions: number): Promise<Row> {
+  const child = fork(FLOOR, [JSON.stringify({ hostname: BOX, client: CLIENT_HOST, senderDomain: SENDER_DOMAIN })], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once('message', (m: { port: number }) => resolve(m.port));
+      child.once('exit', (code) => reject(new Error(`inbound-floor.ts exited with code ${code} before listening`)));
+    });
+    const m = await measure(sessions, port, () => procCpuMicros(`/proc/${child.pid}/stat`));
+    const rss = procMemoryMiB(child.pid!);
+    const r = row(sessions, 'libraries', m, [], rss);
+    r.sourceCpu = m.sourceCpu;
+    r.notes.push(`one thread (and V8's helpers): at ${fmt(m.serverCpu)} µs of CPU per message, with smtp-source's ${fmt(m.sourceCpu)}, ${cpus().length} cores could accept at most ${fmt(ceiling(r, m.sourceCpu))} msgs/s`);
+    return r;
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 4. Mailwright in a process of its own
 
 /** The test DNS server: the box, and a sender domain with SPF for 127.0.0.1, DMARC p=none, its client's A and PTR. */
 async function startInboundDns(): Promise<DnsServer> {
@@ -575,6 +610,7 @@ export async function benchInbound(): Promise<Row[]> {
     `\ninbound: ${fmt(MESSAGES)} messages of 10 KB per run (after ${fmt(WARMUP)} unmeasured), one recipient each, over reused sessions: ${SHAPES.map((s) => `\`${sourceCommand(s, MESSAGES)}\``).join(', ')}. ` +
       `Postfix 3.7: default queue (cleanup fsyncs each queue file before the 250), relay domain with one listed recipient, delivered to discard:. ` +
       `Mailwright: \`scripts/mailwright serve\` in its own process, fresh data directory per run; SPF and DMARC published for the sender. ` +
+      `libraries: smtp-server running the box's analyze() (mailauth, mailparser) on one thread, storing nothing (inbound-floor.ts). ` +
       `A probe session beside the load times each final dot to its 250.`,
   );
   const dns = await startInboundDns();
@@ -583,6 +619,7 @@ export async function benchInbound(): Promise<Row[]> {
     for (const sessions of SHAPES) {
       if (SERVERS.includes('smtp-sink')) rows.push(await attempt(sessions, 'smtp-sink', () => sinkRun(sessions)));
       if (SERVERS.includes('postfix')) rows.push(await attempt(sessions, 'Postfix', () => postfixRun(sessions)));
+      if (SERVERS.includes('libraries')) rows.push(await attempt(sessions, 'libraries', () => floorRun(sessions)));
       if (SERVERS.includes('mailwright')) rows.push(await attempt(sessions, 'Mailwright', () => mailwrightRun(sessions, dns)));
     }
   } finally {
@@ -616,12 +653,20 @@ export async function benchInbound(): Promise<Row[]> {
   for (const [sessions, min] of [[20, 1.5], [100, 2.0]] as const) {
     const mw = find(sessions, 'Mailwright');
     const measured = mw ? ratio(mw, 'Postfix') : '–';
-    reportGoal({ goal: `inbound, ${sessions} sessions, vs Postfix`, measured, target: `≥ ${min.toFixed(1)}x`, pass: measured === '–' ? null : parseFloat(measured) >= min });
+    const floor = find(sessions, 'libraries');
+    const postfix = find(sessions, 'Postfix');
+    const reach = floor && postfix ? ` (the libraries' ceiling on this machine: ${(ceiling(floor, floor.sourceCpu ?? 0) / rate(postfix)).toFixed(2)}x)` : '';
+    reportGoal({ goal: `inbound, ${sessions} sessions, vs Postfix`, measured: `${measured}${measured === '–' ? '' : reach}`, target: `≥ ${min.toFixed(1)}x`, pass: measured === '–' ? null : parseFloat(measured) >= min });
     if (sessions === 100) reportGoal({ goal: `memory, inbound at 100 sessions (peak RSS, ${process.env.BENCH_MEMORY_PROFILE ?? 'default'} profile)`, measured: mw?.rss ? `${fmt(mw.rss.peak)} MiB` : '–', target: '≤ 256 MiB', pass: mw?.rss ? mw.rss.peak <= 256 : null });
   }
   const skewed = rows.filter((r) => r.busyBefore > BUSY_LIMIT).length;
   if (skewed) console.log(`\n**${skewed} of ${rows.length} runs started on a machine other processes kept busy (see the notes): their figures, and the ratios between them, are not those of a quiet machine.**`);
-  console.log(`\nserver CPU: smtp-sink's and Mailwright's own process; for Postfix the whole machine less this process (probe, DNS server) and smtp-source. Notes:`);
+  for (const sessions of SHAPES) {
+    const floor = find(sessions, 'libraries');
+    const postfix = find(sessions, 'Postfix');
+    if (floor && postfix) console.log(`\n${sessions} sessions: the libraries' ceiling on this machine (smtp-server, mailauth and mailparser on every core, nothing stored) is ${fmt(ceiling(floor, floor.sourceCpu ?? 0))} msgs/s, ${(ceiling(floor, floor.sourceCpu ?? 0) / rate(postfix)).toFixed(2)}x Postfix.`);
+  }
+  console.log(`\nserver CPU: smtp-sink's, the libraries' and Mailwright's own process; for Postfix the whole machine less this process (probe, DNS server) and smtp-source. Notes:`);
   for (const r of rows) {
     if (r.error) console.log(`- ${r.sessions} sessions, ${r.server}: **failed**: ${r.error.replace(/\n/g, '\n  ')}`);
     for (const note of r.notes) console.log(`- ${r.sessions} sessions, ${r.server}: ${note}`);

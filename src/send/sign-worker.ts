@@ -1,10 +1,10 @@
 // Runs inside a sign worker thread: composes and DKIM-signs the jobs the pool (signer.ts) posts, and posts back
 // the signed bytes, packed too for storing (mail/packing.ts), or the error's name and message. It must hold no
 // state between jobs and never let one job's failure end the thread.
-import crypto, { type KeyObject } from 'node:crypto';
 import { asBuffer, serveJobs, transferable } from '../threads/worker-pool.ts';
 import { compose, type ComposeInput } from '../mail/compose.ts';
 import { sign, type DkimKey } from '../mail/sign.ts';
+import { rememberParsedKeys } from '../mail/parsed-keys.ts';
 import { bodiesDictionary, packAgainstCopy, packBodies, packMessage } from '../mail/packing.ts';
 import type { Personalisation } from './personalise.ts';
 import { personalCopy } from './personal-copy.ts';
@@ -31,24 +31,7 @@ export interface SignedJob {
   bodies: { text: string | Uint8Array | null; html: string | Uint8Array | null } | null;
 }
 
-// mailauth has no way to take a parsed key: it calls crypto.createPrivateKey on the PEM for every message,
-// about 0.6 ms of this thread's CPU each time (npm run bench profile). A KeyObject is immutable, so this
-// thread keeps the one it parsed for each PEM and hands it back; mailauth still does all of the signing.
-const parseKey = crypto.createPrivateKey;
-const parsedKeys = new Map<string, KeyObject>();
-const MAX_PARSED_KEYS = 1000;
-crypto.createPrivateKey = ((input: Parameters<typeof parseKey>[0]) => {
-  const pem = typeof input === 'object' && !Buffer.isBuffer(input) && 'key' in input && input.format === 'pem' ? input.key : null;
-  if (typeof pem !== 'string' && !Buffer.isBuffer(pem)) return parseKey(input);
-  const id = Buffer.isBuffer(pem) ? pem.toString('latin1') : pem;
-  let key = parsedKeys.get(id);
-  if (!key) {
-    if (parsedKeys.size >= MAX_PARSED_KEYS) parsedKeys.clear();
-    key = parseKey(input);
-    parsedKeys.set(id, key);
-  }
-  return key;
-}) as typeof parseKey;
+rememberParsedKeys();
 
 serveJobs(async (job: SignJob) => {
   // nodemailer wants Buffers; this view shares the received memory.
