@@ -36,7 +36,7 @@ import { planList } from '../../src/emails/list.ts';
 import { ensureLabels } from '../../src/labels/labels.ts';
 import { parseListParams } from '../../src/emails/search-routes.ts';
 import { startAppProcess, testEnv } from '../../src/testkit/app.ts';
-import { benchDir, fmt, machineBusyMicros, mulberry32, percentile, reportGoal, table, zipf } from './lib.ts';
+import { WORDS_FILE, benchDir, ensureWordsInstalled, fmt, machineBusyMicros, mulberry32, percentile, reportGoal, table, zipf } from './lib.ts';
 
 const MESSAGES = Number(process.env.BENCH_SEARCH_MESSAGES ?? 1_000_000);
 const REQUESTS = Number(process.env.BENCH_SEARCH_REQUESTS ?? 200);
@@ -46,7 +46,6 @@ const KEEP_DIR = process.env.BENCH_SEARCH_DIR;
 const TARGET_P95_MS = 25;
 const BATCH = 20_000;
 const SPAN_MS = 2 * 365 * 86_400_000;
-const WORDS_FILE = '/usr/share/dict/words';
 const OWN_DOMAIN = 'acme.example';
 const LABELS = ['invoices', 'receipts', 'travel', 'newsletters', 'support', 'hiring', 'legal', 'family'];
 const FIRST_NAMES = ['Alice', 'Bob', 'Carol', 'Dave', 'Erin', 'Frank', 'Grace', 'Heidi', 'Ivan', 'Judy', 'Mallory', 'Niaj', 'Olivia', 'Peggy', 'Rupert', 'Sybil', 'Trent', 'Victor', 'Walter', 'Yasmin', 'Zoe', 'Amir', 'Bea', 'Chen', 'Dara', 'Emeka', 'Fatima', 'Goran', 'Hana', 'Ines', 'Jonas', 'Kenji', 'Lena', 'Marco', 'Nora', 'Oscar', 'Priya', 'Quinn', 'Rosa', 'Sven'];
@@ -67,11 +66,7 @@ export interface Meta {
 // The vocabulary (words drawn with lib.ts's seeded generator and Zipf alias tables).
 
 function vocabulary(rand: () => number): string[] {
-  if (!existsSync(WORDS_FILE) && process.getuid?.() === 0) {
-    console.error('bench: installing Debian wamerican (for /usr/share/dict/words)...');
-    spawnSync('sh', ['-c', 'apt-get install -y -q wamerican || (apt-get update -q && apt-get install -y -q wamerican)'], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-  }
-  if (!existsSync(WORDS_FILE)) throw new Error(`${WORDS_FILE} is missing: apt-get install wamerican`);
+  if (!ensureWordsInstalled()) throw new Error(`${WORDS_FILE} is missing: apt-get install wamerican`);
   const words = [...new Set(readFileSync(WORDS_FILE, 'utf8').split('\n').filter((w) => /^[a-z]{2,}$/.test(w)))];
   for (let i = words.length - 1; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));

@@ -45,7 +45,7 @@ import { startSmtpSink, type SmtpSink } from '../../src/testkit/smtp-sink.ts';
 import { RawSmtp } from '../../src/testkit/smtp-client.ts';
 import { createResolver } from '../../src/dns/resolver.ts';
 import type { DnsServer } from '../../src/testkit/dns-server.ts';
-import { RECIPIENT_DOMAIN, SENDER_DOMAIN, fmt, mulberry32, opensslRsa2048SignMicros, reportGoal, startBenchApp, startBenchDns, table, until, zipf, type BenchApp } from './lib.ts';
+import { RECIPIENT_DOMAIN, SENDER_DOMAIN, WORDS_FILE, ensureWordsInstalled, fmt, mulberry32, opensslRsa2048SignMicros, reportGoal, startBenchApp, startBenchDns, table, until, zipf, type BenchApp } from './lib.ts';
 
 const RECEIVED = Number(process.env.BENCH_STORAGE_MESSAGES ?? 3000);
 const SENT = Number(process.env.BENCH_STORAGE_SENT ?? 3000);
@@ -56,7 +56,6 @@ const TARGET_BYTES = 10 * 1024;
 const GOAL_RATIO = 1.3;
 /** Messages per run whose stored bytes are read back through GET /emails/:id/raw and compared. */
 const CHECKED = 25;
-const WORDS_FILE = '/usr/share/dict/words';
 const INBOX_DOMAIN = 'inbound.bench.test';
 const INBOX = `bench@${INBOX_DOMAIN}`;
 const SENDER_DOMAINS = Array.from({ length: 8 }, (_, i) => `news${i}.senders.bench.test`);
@@ -89,7 +88,7 @@ export class Corpus {
   constructor(seed: number) {
     this.rand = mulberry32(seed);
     let words: string[];
-    if (existsSync(WORDS_FILE)) {
+    if (ensureWordsInstalled()) {
       words = [...new Set(readFileSync(WORDS_FILE, 'utf8').split('\n').filter((w) => /^[a-z]{2,}$/.test(w)))];
       for (let i = words.length - 1; i > 0; i--) {
         const j = Math.floor(this.rand() * (i + 1));
