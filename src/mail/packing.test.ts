@@ -9,6 +9,7 @@ import {
   bodiesDictionary, copyDictionary, copyPackedAgainst, isPacked, lineBodiesDictionary, packAgainstCopy, packBodies, packMail, packMessage, unpackAgainstCopy, unpackBodies, unpackHtml, unpackMessage, unpackMessageAsync, unpackText,
 } from './packing.ts';
 import { compose } from './compose.ts';
+import { quotedPrintable, wireLines } from './wire-form.ts';
 
 const TEXT = 'Hello Ann,\n\nThe invoice for March is attached; thanks for your order.\n\n-- \nBob\n';
 const HTML = `<html><body><p>Hello Ann,</p><p>The invoice for <b>March</b> is attached; thanks for your order.</p><p>Bob</p></body></html>`;
@@ -89,7 +90,7 @@ test('a message is packed against its bodies with their lines ended as on the wi
   const text = Array.from({ length: 150 }, (_, i) => `line ${i}: ${((i * 2654435761) % 1000003).toString(36)} of the order`).join('\n');
   const raw = message(text);
   const packed = packMail(raw, text, null);
-  assert.is(packed.raw[1], 0x04, 'marked as packed against the wire forms');
+  assert.is(packed.raw[1], 0x03, 'no quoted-printable in the message: marked as packed against the CRLF lines alone');
   assert.ok(unpackMessage(packed.raw, packed).equals(raw));
   // Against the text as stored (LF), every line would begin a new match.
   const asStored = deflateSync(raw, { level: 6, dictionary: Buffer.from(text) }).length;
@@ -137,9 +138,29 @@ test("a composed letter's quoted-printable parts are in the dictionary as compos
   assert.is(parts.length, 2, 'text and HTML, quoted-printable');
   for (const part of parts) assert.ok(dictionary.includes(part), `the part as written is in the dictionary: ${part.slice(0, 60)}...`);
   const packed = packMail(raw, text, html);
+  assert.is(packed.raw[1], 0x04, 'marked as packed against both wire forms');
   const before = deflateSync(raw, { level: 6, dictionary: lineBodiesDictionary(Buffer.from(text), Buffer.from(html))! }).length;
   assert.ok(packed.raw.length < before * 0.7, `${packed.raw.length} bytes beside the bodies, ${before} against their CRLF forms alone`);
   assert.ok(unpackMessage(packed.raw, packed).equals(raw));
+});
+
+test('the quoted-printable forms join the dictionary only for a message that carries quoted-printable', () => {
+  // Irregular lines, so deflate cannot find the text's repeats within the message itself.
+  const text = Array.from({ length: 60 }, (_, i) => `Zoë paid = ${(i * 2654435761) % 1000003} € for order ${i.toString(36)}, with thanks.`).join('\n');
+  const plain = message(text);
+  const encoded = (cte: string) =>
+    Buffer.concat([plain.subarray(0, plain.indexOf('\r\n\r\n')), Buffer.from(`\r\nContent-Transfer-Encoding: ${cte}\r\n\r\n${quotedPrintable(wireLines(Buffer.from(text)))}`, 'latin1')]);
+  for (const [raw, mark, what] of [[plain, 0x03, '8bit text'], [encoded('quoted-printable'), 0x04, 'quoted-printable'], [encoded('Quoted-Printable'), 0x04, 'Quoted-Printable'], [encoded('QUOTED-PRINTABLE'), 0x04, 'QUOTED-PRINTABLE']] as const) {
+    const packed = packMail(raw, text, null);
+    assert.is(packed.raw[1], mark, what);
+    assert.ok(unpackMessage(packed.raw, packed).equals(raw), `${what} reads back`);
+    assert.ok(unpackMessage(packed.raw, { text, html: null }).equals(raw), `${what} reads back against the text as a string`);
+  }
+  // What each form buys: the quoted-printable message beside its bodies costs little only with the second form.
+  const qp = encoded('quoted-printable');
+  const withBoth = packMail(qp, text, null).raw.length;
+  const linesAlone = deflateSync(qp, { level: 6, dictionary: lineBodiesDictionary(Buffer.from(text), null)! }).length;
+  assert.ok(withBoth < linesAlone * 0.6, `${withBoth} bytes against both forms, ${linesAlone} against the CRLF lines alone`);
 });
 
 test('a message packed against its bodies\' CRLF forms (0x03, as mail was packed before) still reads', async () => {
@@ -183,9 +204,9 @@ test('a body that packing would not shrink stays a string; empty and missing bod
   const p = packBodies('Hi', '');
   assert.is(p.text, 'Hi');
   assert.is(p.html, '');
-  assert.equal(packBodies(null, null), { text: null, html: null, dictionary: null });
+  assert.equal(packBodies(null, null), { text: null, html: null, bytes: { text: null, html: null } });
   const raw = message('Hi');
-  assert.ok(unpackMessage(packMessage(raw, p.dictionary), { text: 'Hi', html: '' }).equals(raw));
+  assert.ok(unpackMessage(packMessage(raw, p.bytes), { text: 'Hi', html: '' }).equals(raw));
 });
 
 test('read against other bodies, or damaged, a packed value throws', () => {

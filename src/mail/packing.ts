@@ -6,8 +6,9 @@
 //
 // A packed value is a Buffer: 0x00 0x01, then a zlib stream (RFC 1950) of deflate level PACK_LEVEL; a message
 // packed against its bodies is marked 0x00 0x04 instead, for the dictionary is then the bodies as they look on
-// the wire, with CRLF line ends and as quoted-printable (bodiesDictionary), or 0x00 0x03 as mail was packed
-// before, against the CRLF form alone (lineBodiesDictionary). A recipient's
+// the wire, with CRLF line ends and as quoted-printable (bodiesDictionary), or 0x00 0x03 when it is the CRLF
+// form alone (lineBodiesDictionary): how a message that carries no quoted-printable is packed, and how all mail
+// was packed before the quoted-printable form. A recipient's
 // own copy of a personalised email may instead be packed against another recipient's copy of the same email
 // (the email's first, packed against its bodies): 0x00 0x02, that copy's delivery id in 6 bytes, then the zlib
 // stream; the copies differ only in a few links and their signatures, so such a copy costs a few hundred bytes.
@@ -35,8 +36,9 @@ const MARK = 0x00;
 const ZLIB = 0x01;
 const AGAINST_COPY = 0x02;
 /**
- * A message packed against its bodies' CRLF lines and quoted-printable; 0x03 against their CRLF lines alone, as
- * mail was packed before; 0x01 with a dictionary against the bodies as stored, as mail was packed at first.
+ * A message packed against its bodies' CRLF lines and quoted-printable; 0x03 against their CRLF lines alone (a
+ * message without quoted-printable, or any message packed before); 0x01 with a dictionary against the bodies as
+ * stored, as mail was packed at first.
  */
 const AGAINST_ENCODED_BODIES = 0x04;
 const AGAINST_WIRE_BODIES = 0x03;
@@ -93,9 +95,10 @@ function storedBodiesDictionary(text: Uint8Array | null, html: Uint8Array | null
 const latin1Tail = (s: string) => Buffer.from(s.length > WINDOW ? s.slice(s.length - WINDOW) : s, 'latin1');
 
 /**
- * What a message's bytes were packed against before (0x03): its text, then its HTML, each with its lines ended
- * as on the wire, the last 32 KiB. Quoted-printable's soft line breaks and escapes then began a new match every
- * line: a signed 10 KB letter's bytes cost 500-780 bytes beside its bodies, 1,450 when its HTML is personalised.
+ * What a message without quoted-printable is packed against (0x03), and all mail was before: its text, then its
+ * HTML, each with its lines ended as on the wire, the last 32 KiB. In a message that carries quoted-printable,
+ * its soft line breaks and escapes began a new match every line: a signed 10 KB letter's bytes cost 500-780
+ * bytes beside its bodies, 1,450 when its HTML is personalised.
  */
 export function lineBodiesDictionary(text: Uint8Array | null, html: Uint8Array | null): Buffer | null {
   const wire = wireLines(text) + wireLines(html);
@@ -122,24 +125,58 @@ export function bodiesDictionary(text: Uint8Array | null, html: Uint8Array | nul
   return wire ? latin1Tail(wire) : null;
 }
 
+/** A message's bodies as UTF-8: what its bytes are packed against (packMessage). */
+export interface BodyBytes {
+  text: Uint8Array | null;
+  html: Uint8Array | null;
+}
+
+export const bodyBytesOf = (text: string | null, html: string | null): BodyBytes => ({
+  text: text === null ? null : Buffer.from(text, 'utf8'),
+  html: html === null ? null : Buffer.from(html, 'utf8'),
+});
+
 /**
- * The bodies as they are to be stored, each packed unless that would not make it smaller, and the dictionary
+ * The bodies as they are to be stored, each packed unless that would not make it smaller, and their bytes, which
  * the message's bytes are then packed against (packMessage).
  */
-export function packBodies(text: string | null, html: string | null): { text: string | Buffer | null; html: string | Buffer | null; dictionary: Buffer | null } {
-  const t = text === null ? null : Buffer.from(text, 'utf8');
-  const h = html === null ? null : Buffer.from(html, 'utf8');
-  const smaller = (plain: string, bytes: Buffer, packed: Buffer) => (packed.length < bytes.length ? packed : plain);
+export function packBodies(text: string | null, html: string | null): { text: string | Buffer | null; html: string | Buffer | null; bytes: BodyBytes } {
+  const bytes = bodyBytesOf(text, html);
+  const [t, h] = [bytes.text as Buffer | null, bytes.html as Buffer | null];
+  const smaller = (plain: string, utf8: Buffer, packed: Buffer) => (packed.length < utf8.length ? packed : plain);
   return {
     text: t === null ? null : smaller(text!, t, pack(t, null)),
     html: h === null ? null : smaller(html!, h, pack(h, t && tail(t))),
-    dictionary: bodiesDictionary(t, h),
+    bytes,
   };
 }
 
-/** A message's bytes packed (always: a stored message that starts with NUL would otherwise read as packed). */
-export function packMessage(raw: Uint8Array, dictionary: Uint8Array | null): Buffer {
-  return pack(raw, dictionary, dictionary?.length ? AGAINST_ENCODED_BODIES : ZLIB);
+/**
+ * Whether a message names the quoted-printable transfer encoding anywhere, in any case (the header's value is
+ * case-insensitive) but for a mixed-case "rintable", which only packs the message a little less tightly.
+ * Searched for natively, as two byte strings: a few µs for 10 KB.
+ */
+function carriesQuotedPrintable(raw: Uint8Array): boolean {
+  const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  for (const end of ['rintable', 'RINTABLE']) {
+    for (let at = bytes.indexOf(end); at >= 0; at = bytes.indexOf(end, at + 1)) {
+      if (at >= 8 && bytes.toString('latin1', at - 8, at).toLowerCase() === 'quoted-p') return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * A message's bytes packed (always: a stored message that starts with NUL would otherwise read as packed),
+ * against its bodies when given: their quoted-printable forms only when the message carries quoted-printable,
+ * for otherwise they could only cost time. A 10 KB smtp-source message took 90 µs to make the dictionary of both
+ * forms and 95 to deflate against it, against 24 and 61 with its CRLF lines alone, for the same bytes.
+ */
+export function packMessage(raw: Uint8Array, bodies: BodyBytes | null): Buffer {
+  if (!bodies) return pack(raw, null, ZLIB);
+  const encoded = carriesQuotedPrintable(raw);
+  const dictionary = encoded ? bodiesDictionary(bodies.text, bodies.html) : lineBodiesDictionary(bodies.text, bodies.html);
+  return pack(raw, dictionary, !dictionary?.length ? ZLIB : encoded ? AGAINST_ENCODED_BODIES : AGAINST_WIRE_BODIES);
 }
 
 /**
@@ -236,5 +273,5 @@ export interface PackedMail {
 /** Packs a message whose bodies (as read from it) are stored beside it. */
 export function packMail(raw: Uint8Array, text: string | null, html: string | null, opts: { alone?: boolean } = {}): PackedMail {
   const bodies = packBodies(text, html);
-  return { raw: packMessage(raw, bodies.dictionary), size: raw.length, text: bodies.text, html: bodies.html, alone: opts.alone ? packMessage(raw, null) : null };
+  return { raw: packMessage(raw, bodies.bytes), size: raw.length, text: bodies.text, html: bodies.html, alone: opts.alone ? packMessage(raw, null) : null };
 }
