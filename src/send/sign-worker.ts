@@ -5,7 +5,7 @@ import { asBuffer, serveJobs, transferable } from '../threads/worker-pool.ts';
 import { compose, type ComposeInput } from '../mail/compose.ts';
 import { sign, type DkimKey } from '../mail/sign.ts';
 import { rememberParsedKeys } from '../mail/parsed-keys.ts';
-import { bodiesDictionary, packAgainstCopy, packBodies, packMessage } from '../mail/packing.ts';
+import { bodyBytesOf, packAgainstCopy, packBodies, packMessage } from '../mail/packing.ts';
 import type { Personalisation } from './personalise.ts';
 import { personalCopy } from './personal-copy.ts';
 
@@ -48,8 +48,7 @@ serveJobs(async (job: SignJob) => {
     transfer.push(own.buffer);
     return own as T;
   };
-  const dictionary = () => (bodies ? bodies.dictionary : bodiesDictionary(text === null ? null : Buffer.from(text, 'utf8'), html === null ? null : Buffer.from(html, 'utf8')));
-  const packed = job.against ? packAgainstCopy(signed, job.against) : packMessage(signed, dictionary());
+  const packed = job.against ? packAgainstCopy(signed, job.against) : packMessage(signed, bodies ? bodies.bytes : bodyBytesOf(text, html));
   const result: SignedJob = { raw: move(signed), packed: move(packed), bodies: bodies && { text: move(bodies.text), html: move(bodies.html) } };
   return { result, transfer };
 });
