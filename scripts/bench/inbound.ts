@@ -435,7 +435,7 @@ const FLOOR = fileURLToPath(new URL('./inbound-floor.ts', import.meta.url));
  * Messages per second the machine's cores could accept at most with the floor's CPU per message and the load
  * generator's beside it, every core busy: what no server built on these libraries can beat here.
  */
-const ceiling = (r: Row, sourceCpu: number) => (cpus().length * 1e6) / (r.serverCpu + sourceCpu);
+const ceiling = (r: Row) => (cpus().length * 1e6) / (r.serverCpu + (r.sourceCpu ?? 0));
 
 async function floorRun(sessions: number): Promise<Row> {
   const child = fork(FLOOR, [JSON.stringify({ hostname: BOX, client: CLIENT_HOST, senderDomain: SENDER_DOMAIN })], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -446,9 +446,8 @@ async function floorRun(sessions: number): Promise<Row> {
     });
     const m = await measure(sessions, port, () => procCpuMicros(`/proc/${child.pid}/stat`));
     const rss = procMemoryMiB(child.pid!);
-    const r = row(sessions, 'libraries', m, [], rss);
-    r.sourceCpu = m.sourceCpu;
-    r.notes.push(`one thread (and V8's helpers): at ${fmt(m.serverCpu)} µs of CPU per message, with smtp-source's ${fmt(m.sourceCpu)}, ${cpus().length} cores could accept at most ${fmt(ceiling(r, m.sourceCpu))} msgs/s`);
+    const r = { ...row(sessions, 'libraries', m, [], rss), sourceCpu: m.sourceCpu };
+    r.notes.push(`one thread (and V8's helpers): at ${fmt(m.serverCpu)} µs of CPU per message, with smtp-source's ${fmt(m.sourceCpu)}, ${cpus().length} cores could accept at most ${fmt(ceiling(r))} msgs/s`);
     return r;
   } finally {
     child.kill('SIGTERM');
@@ -650,21 +649,24 @@ export async function benchInbound(): Promise<Row[]> {
           ],
     ),
   );
+  /** The libraries' ceiling as a ratio to Postfix's rate in the same shape, when both ran. */
+  const reachable = (sessions: number) => {
+    const floor = find(sessions, 'libraries');
+    const postfix = find(sessions, 'Postfix');
+    return floor && postfix ? { perSecond: ceiling(floor), ratio: `${(ceiling(floor) / rate(postfix)).toFixed(2)}x` } : null;
+  };
   for (const [sessions, min] of [[20, 1.5], [100, 2.0]] as const) {
     const mw = find(sessions, 'Mailwright');
     const measured = mw ? ratio(mw, 'Postfix') : '–';
-    const floor = find(sessions, 'libraries');
-    const postfix = find(sessions, 'Postfix');
-    const reach = floor && postfix ? ` (the libraries' ceiling on this machine: ${(ceiling(floor, floor.sourceCpu ?? 0) / rate(postfix)).toFixed(2)}x)` : '';
+    const reach = reachable(sessions) ? ` (the libraries' ceiling on this machine: ${reachable(sessions)!.ratio})` : '';
     reportGoal({ goal: `inbound, ${sessions} sessions, vs Postfix`, measured: `${measured}${measured === '–' ? '' : reach}`, target: `≥ ${min.toFixed(1)}x`, pass: measured === '–' ? null : parseFloat(measured) >= min });
     if (sessions === 100) reportGoal({ goal: `memory, inbound at 100 sessions (peak RSS, ${process.env.BENCH_MEMORY_PROFILE ?? 'default'} profile)`, measured: mw?.rss ? `${fmt(mw.rss.peak)} MiB` : '–', target: '≤ 256 MiB', pass: mw?.rss ? mw.rss.peak <= 256 : null });
   }
   const skewed = rows.filter((r) => r.busyBefore > BUSY_LIMIT).length;
   if (skewed) console.log(`\n**${skewed} of ${rows.length} runs started on a machine other processes kept busy (see the notes): their figures, and the ratios between them, are not those of a quiet machine.**`);
   for (const sessions of SHAPES) {
-    const floor = find(sessions, 'libraries');
-    const postfix = find(sessions, 'Postfix');
-    if (floor && postfix) console.log(`\n${sessions} sessions: the libraries' ceiling on this machine (smtp-server, mailauth and mailparser on every core, nothing stored) is ${fmt(ceiling(floor, floor.sourceCpu ?? 0))} msgs/s, ${(ceiling(floor, floor.sourceCpu ?? 0) / rate(postfix)).toFixed(2)}x Postfix.`);
+    const reach = reachable(sessions);
+    if (reach) console.log(`\n${sessions} sessions: the libraries' ceiling on this machine (smtp-server, mailauth and mailparser on every core, nothing stored) is ${fmt(reach.perSecond)} msgs/s, ${reach.ratio} Postfix.`);
   }
   console.log(`\nserver CPU: smtp-sink's, the libraries' and Mailwright's own process; for Postfix the whole machine less this process (probe, DNS server) and smtp-source. Notes:`);
   for (const r of rows) {
