@@ -29,6 +29,7 @@ import { analyze } from '../../src/receive/analyze.ts';
 import type { DnsLookup } from '../../src/dns/cache.ts';
 import { Corpus, letter, signedLetter } from './storage.ts';
 import { fmt, table } from './lib.ts';
+import { mapLookup, senderRecords } from './map-dns.ts';
 import { topFunctions } from './profile.ts';
 
 const PER_KIND = Number(process.env.BENCH_ANALYZE_MESSAGES ?? 300);
@@ -47,24 +48,9 @@ interface Kind {
   messages: Array<{ raw: Buffer; ctx: AuthContext }>;
 }
 
-/** DNS from a Map: what the worker's cache gives once it holds every answer (no lookup waits on a socket). */
-function mapLookup(records: Map<string, unknown[]>): DnsLookup {
-  return {
-    async resolve(name, type) {
-      const answer = records.get(`${type} ${name.toLowerCase()}`);
-      if (answer) return answer;
-      throw Object.assign(new Error(`queryTxt ENOTFOUND ${name}`), { code: 'ENOTFOUND' });
-    },
-  };
-}
-
 export async function kinds(): Promise<{ kinds: Kind[]; dns: DnsLookup }> {
-  const records = new Map<string, unknown[]>();
+  const records = senderRecords(CLIENT, SOURCE_DOMAIN);
   const txt = (name: string, value: string) => records.set(`TXT ${name}`, [[value]]);
-  records.set(`A ${CLIENT}`, ['127.0.0.1']);
-  records.set('PTR 1.0.0.127.in-addr.arpa', [CLIENT]);
-  txt(SOURCE_DOMAIN, 'v=spf1 ip4:127.0.0.1 -all');
-  txt(`_dmarc.${SOURCE_DOMAIN}`, 'v=DMARC1; p=none');
   const keys = new Map<string, string>();
   for (const domain of SENDER_DOMAINS) {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });

@@ -3,12 +3,12 @@
 // then answers 250, storing nothing: no worker threads, no classification, no SQLite, no fsync. What it spends
 // per message is what the mandated libraries cost before the box does any work of its own, so the inbound
 // benchmark measures it beside Postfix to show how far a goal set as a ratio to Postfix can be reached on the
-// machine at hand. DNS answers come from a Map, as the box's warm cache gives them.
+// machine at hand. DNS answers come from a Map (map-dns.ts), as the box's warm cache gives them.
 // Run by inbound.ts: node --import tsx inbound-floor.ts '<json: hostname, client, sender domain>'; it sends
 // { port } over IPC once listening and exits on SIGTERM.
 import { SMTPServer } from 'smtp-server';
 import { analyze } from '../../src/receive/analyze.ts';
-import type { DnsLookup } from '../../src/dns/cache.ts';
+import { mapLookup, senderRecords } from './map-dns.ts';
 
 interface FloorOptions {
   hostname: string;
@@ -20,19 +20,7 @@ interface FloorOptions {
 
 const opts = JSON.parse(process.argv[2] ?? '{}') as FloorOptions;
 
-const records = new Map<string, unknown[]>([
-  [`A ${opts.client}`, ['127.0.0.1']],
-  ['PTR 1.0.0.127.in-addr.arpa', [opts.client]],
-  [`TXT ${opts.senderDomain}`, [['v=spf1 ip4:127.0.0.1 -all']]],
-  [`TXT _dmarc.${opts.senderDomain}`, [['v=DMARC1; p=none']]],
-]);
-const dns: DnsLookup = {
-  async resolve(name, type) {
-    const answer = records.get(`${type} ${name.toLowerCase()}`);
-    if (answer) return answer;
-    throw Object.assign(new Error(`query ENOTFOUND ${name}`), { code: 'ENOTFOUND' });
-  },
-};
+const dns = mapLookup(senderRecords(opts.client, opts.senderDomain));
 
 const server = new SMTPServer({
   name: opts.hostname,

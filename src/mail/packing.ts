@@ -131,7 +131,7 @@ export interface BodyBytes {
   html: Uint8Array | null;
 }
 
-export const bodyBytesOf = (text: string | null, html: string | null): BodyBytes => ({
+export const bodyBytesOf = (text: string | null, html: string | null): { text: Buffer | null; html: Buffer | null } => ({
   text: text === null ? null : Buffer.from(text, 'utf8'),
   html: html === null ? null : Buffer.from(html, 'utf8'),
 });
@@ -142,7 +142,7 @@ export const bodyBytesOf = (text: string | null, html: string | null): BodyBytes
  */
 export function packBodies(text: string | null, html: string | null): { text: string | Buffer | null; html: string | Buffer | null; bytes: BodyBytes } {
   const bytes = bodyBytesOf(text, html);
-  const [t, h] = [bytes.text as Buffer | null, bytes.html as Buffer | null];
+  const { text: t, html: h } = bytes;
   const smaller = (plain: string, utf8: Buffer, packed: Buffer) => (packed.length < utf8.length ? packed : plain);
   return {
     text: t === null ? null : smaller(text!, t, pack(t, null)),
