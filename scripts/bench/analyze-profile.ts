@@ -15,12 +15,15 @@
 // prints the top functions by self time (BENCH_ANALYZE_PROFILE_STAGE: the stage's index, 0-3, default 3).
 // BENCH_ANALYZE_ALLOCATIONS=1 also samples what that stage allocates (V8's sampling heap profiler, objects the
 // collector has freed included) and prints KB per message by function: what the helper threads' GC works on.
+// It runs itself again in a node with the V8 flags scripts/mailwright gives serve, since they change what the
+// collector costs; BENCH_ANALYZE_V8_FLAGS gives others instead ('' for V8's defaults).
 //   node --import tsx scripts/bench/analyze-profile.ts
+import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { Session } from 'node:inspector/promises';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseMessage } from '../../src/mail/parse.ts';
 import { packMail } from '../../src/mail/packing.ts';
 import { withoutAuthResultsOf } from '../../src/mail/trace.ts';
@@ -31,6 +34,7 @@ import { Corpus, letter, signedLetter } from './storage.ts';
 import { fmt, table } from './lib.ts';
 import { mapLookup, senderRecords } from './map-dns.ts';
 import { topFunctions } from './profile.ts';
+import { launcherV8Flags } from './serve-process.ts';
 
 const PER_KIND = Number(process.env.BENCH_ANALYZE_MESSAGES ?? 300);
 const ROUNDS = Number(process.env.BENCH_ANALYZE_ROUNDS ?? 5);
@@ -168,7 +172,7 @@ export async function benchAnalyzeProfile(): Promise<void> {
   console.log(`\n## Analyze thread CPU per received message, by stage\n`);
   console.log(
     `${PER_KIND} messages per kind (${all.map((k) => `${k.name}: ${fmt(k.messages.reduce((s, m) => s + m.raw.length, 0) / k.messages.length)} bytes`).join('; ')}); ` +
-      `least of ${ROUNDS} rounds after one warm-up, process CPU (user+system, V8's helper threads included), node ${process.version}\n`,
+      `least of ${ROUNDS} rounds after one warm-up, process CPU (user+system, V8's helper threads included), node ${process.version} with ${v8Flags() || "V8's defaults"}\n`,
   );
   const rows: Array<Array<string>> = [];
   for (const kind of all) {
@@ -191,4 +195,17 @@ export async function benchAnalyzeProfile(): Promise<void> {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await benchAnalyzeProfile();
+/** The V8 flags this node was started with. */
+const v8Flags = () => process.execArgv.filter((a, i, all) => a !== '--import' && all[i - 1] !== '--import').join(' ');
+
+/** Runs this file again with serve's V8 flags (or BENCH_ANALYZE_V8_FLAGS), once. */
+function inServeFlags(): void {
+  const flags = process.env.BENCH_ANALYZE_V8_FLAGS?.split(' ').filter(Boolean) ?? launcherV8Flags();
+  const run = spawnSync(process.execPath, [...flags, '--import', 'tsx', fileURLToPath(import.meta.url)], { stdio: 'inherit', env: { ...process.env, BENCH_ANALYZE_FLAGGED: '1' } });
+  process.exitCode = run.status ?? 1;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  if (process.env.BENCH_ANALYZE_FLAGGED) await benchAnalyzeProfile();
+  else inServeFlags();
+}

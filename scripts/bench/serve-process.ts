@@ -41,7 +41,7 @@ export interface ServeOptions extends SpawnOptions {
 const serveEnv = () => Object.fromEntries((process.env.BENCH_SERVE_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 
 /** The V8 flags scripts/mailwright gives node (its `v8flags=`). */
-function launcherV8Flags(): string[] {
+export function launcherV8Flags(): string[] {
   const flags = /^v8flags="([^"]*)"$/m.exec(readFileSync(CLI, 'utf8'));
   if (!flags) throw new Error(`no v8flags="..." line in ${CLI}`);
   return flags[1].split(' ').filter(Boolean);
