@@ -129,4 +129,14 @@ test('prefixesOf: the first 3 letters of each word of 3 or more, folded as the i
   assert.is(prefixesOf(['', 'a b cd']), '');
 });
 
+test('prefixesOf: each prefix once, whichever way it was written; every call starts afresh', () => {
+  // "Naive", "naïve" and "NAÏVE" fold to one prefix; "Café" and "cafeteria" too; 𠀀 is one character of two UTF-16 units.
+  const texts = ['Naive naïve NAÏVE', 'Café cafeteria CAFE 𠀀yz 𠀀y', 'Ärger arg'];
+  const first = prefixesOf(texts).split(' ').sort();
+  assert.equal(first, ['arg', 'caf', 'nai', '𠀀yz'].sort());
+  assert.equal(prefixesOf(texts).split(' ').sort(), first);
+  assert.equal(prefixesOf(['Naive']), 'nai');
+  assert.equal(prefixesOf(['Zürich', 'zur']), 'zur');
+});
+
 test.run();
