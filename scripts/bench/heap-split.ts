@@ -1,9 +1,10 @@
 // Where a `serve` process's memory goes, thread by thread, while a benchmark loads it: node's diagnostic report
-// (--report-on-signal) asked for every second, which carries each thread's V8 heap (the event loop's and every
+// (--report-on-signal) asked for every few seconds, which carries each thread's V8 heap (the event loop's and every
 // worker's), beside the process's RSS read from /proc at the same moment. Benchmark-only: the flags go on the
 // child's command line through NODE_OPTIONS, and the server's code knows nothing of it. A report blocks the
-// event loop while it is written, without the network part (reverse lookups of every socket's endpoints);
-// BENCH_HEAP_SPLIT_MS sets how often (default 1000; 0 takes none but the one after the load).
+// event loop while it is written, without the network part (reverse lookups of every socket's endpoints), and
+// waits for each worker thread to answer: five a second took 10 % off the inbound rate at 100 sessions, so one
+// every BENCH_HEAP_SPLIT_MS (default 5000; 0 takes none but the one after the load).
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchDir, fmt, procMemoryMiB } from './lib.ts';
@@ -46,7 +47,7 @@ const heapOf = (h: { totalMemory: number; usedMemory: number; externalMemory: nu
  */
 const kindOf = (limit: number) => (limit < 2 ** 30 ? 'analyze' : 'writer/other');
 
-export function heapSampler(everyMs = Number(process.env.BENCH_HEAP_SPLIT_MS ?? 1000)): HeapSampler {
+export function heapSampler(everyMs = Number(process.env.BENCH_HEAP_SPLIT_MS ?? 5000)): HeapSampler {
   const dir = benchDir('mw-bench-reports-');
   mkdirSync(dir, { recursive: true });
   const rssAt = new Map<string, number>();
@@ -75,7 +76,7 @@ export function heapSampler(everyMs = Number(process.env.BENCH_HEAP_SPLIT_MS ?? 
       if (!samples.length) return 'no heap reports were written';
       const top = samples.reduce((a, b) => (b.rss > a.rss || !(a.rss >= 0) ? b : a));
       const peakMain = Math.max(...samples.map((s) => s.main.total + s.main.external));
-      return `memory split at the highest RSS sampled (${fmt(top.rss)} MiB, ${samples.length} samples 1 s apart), ${describe(top)}; the event loop's heap + external peaked at ${fmt(peakMain)}`;
+      return `memory split at the highest RSS sampled (${fmt(top.rss)} MiB, ${samples.length} samples ${fmt(everyMs / 1000)} s apart), ${describe(top)}; the event loop's heap + external peaked at ${fmt(peakMain)}`;
     },
     async last() {
       const rss = procMemoryMiB(pid).rss;
