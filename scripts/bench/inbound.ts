@@ -27,7 +27,7 @@ import { databasePath } from '../../src/db/open.ts';
 import { request } from '../../src/testkit/app.ts';
 import { startDnsServer, type DnsServer } from '../../src/testkit/dns-server.ts';
 import { BOX } from '../../src/testkit/outbound.ts';
-import { SENDER_DOMAIN, Sink, ensurePostfixInstalled, fmt, freePort, logTail, machineBusyMicros, percentile, procCpuMicros, procMemoryMiB, reportGoal, table, threadCpuByName, until } from './lib.ts';
+import { SENDER_DOMAIN, Sink, ensurePostfixInstalled, fmt, freePort, logTail, machineBusyMicros, percentile, procCpuMicros, procMemoryMiB, reportGoal, reportRssAfterGoal, rssSettling, table, threadCpuByName, until } from './lib.ts';
 import { Postfix } from './postfix.ts';
 import { heapSampler } from './heap-split.ts';
 import { startServe, type FreshServe } from './serve-process.ts';
@@ -73,7 +73,8 @@ interface Row {
   /** CPU of the server per accepted message, µs (Postfix: the machine less this process and smtp-source). */
   serverCpu: number;
   machineCpu: number;
-  rss?: { rss: number; peak: number };
+  /** MiB: at the end of the load, the peak, and SETTLE_S after the load (when waited for). */
+  rss?: { rss: number; peak: number; after?: number };
   p50: number;
   p99: number;
   notes: string[];
@@ -556,11 +557,7 @@ async function mailwrightRun(sessions: number, dns: DnsServer): Promise<Row> {
     const rss = procMemoryMiB(app.pid);
     const split = await heaps.stop();
     const queries = dns.queries.length;
-    const settled: string[] = [];
-    for (let s = 10; s <= SETTLE_S; s += 10) {
-      await new Promise((r) => setTimeout(r, 10_000));
-      settled.push(`${s} s ${fmt(procMemoryMiB(app.pid).rss)}`);
-    }
+    const settled = await rssSettling(app.pid, SETTLE_S);
     const after = `${SETTLE_S} s after the load, ${await heaps.last()}`;
     const code = await app.stop();
     stopped = true;
@@ -570,7 +567,7 @@ async function mailwrightRun(sessions: number, dns: DnsServer): Promise<Row> {
       .filter(([, perMessage]) => perMessage >= 1)
       .sort((a, b) => b[1] - a[1]);
     const notes = [
-      `RSS MiB idle before the load ${fmt(idle)}, at its end ${fmt(rss.rss)}, peak ${fmt(rss.peak)}; after it${settled.length ? `: ${settled.join(', ')}` : ' (not waited for)'}`,
+      `RSS MiB idle before the load ${fmt(idle)}, at its end ${fmt(rss.rss)}, peak ${fmt(rss.peak)}; after it${settled.samples.length ? `: ${settled.samples.join(', ')}` : ' (not waited for)'}`,
       split,
       after,
       `of the server CPU, µs/msg by thread: ${cpuSplit.map(([name, perMessage]) => `${name} ${fmt(perMessage)}`).join(', ')}`,
@@ -582,7 +579,7 @@ async function mailwrightRun(sessions: number, dns: DnsServer): Promise<Row> {
     const log = readFileSync(app.logFile, 'utf8').trimEnd().split('\n');
     const problems = log.filter((line) => /"level":"(warn|error)"/.test(line));
     notes.push(`logged ${fmt(log.length)} lines${problems.length ? `, ${fmt(problems.length)} warnings or errors, the first: ${problems[0].slice(0, 300)}` : ''}`);
-    return row(sessions, 'Mailwright', m, notes, rss);
+    return row(sessions, 'Mailwright', m, notes, { ...rss, after: settled.last });
   } catch (err) {
     const tail = logTail(app.logFile, 3);
     throw new Error(`${(err as Error).message}${tail ? `\nlast lines of its log:\n${tail}` : ''}`);
@@ -660,7 +657,9 @@ export async function benchInbound(): Promise<Row[]> {
     const measured = mw ? ratio(mw, 'Postfix') : '–';
     const reach = reachable(sessions) ? ` (the libraries' ceiling on this machine: ${reachable(sessions)!.ratio})` : '';
     reportGoal({ goal: `inbound, ${sessions} sessions, vs Postfix`, measured: `${measured}${measured === '–' ? '' : reach}`, target: `≥ ${min.toFixed(1)}x`, pass: measured === '–' ? null : parseFloat(measured) >= min });
-    if (sessions === 100) reportGoal({ goal: `memory, inbound at 100 sessions (peak RSS, ${process.env.BENCH_MEMORY_PROFILE ?? 'default'} profile)`, measured: mw?.rss ? `${fmt(mw.rss.peak)} MiB` : '–', target: '≤ 256 MiB', pass: mw?.rss ? mw.rss.peak <= 256 : null });
+    if (sessions !== 100) continue;
+    reportGoal({ goal: `memory, inbound at 100 sessions (peak RSS, ${process.env.BENCH_MEMORY_PROFILE ?? 'default'} profile)`, measured: mw?.rss ? `${fmt(mw.rss.peak)} MiB` : '–', target: '≤ 256 MiB', pass: mw?.rss ? mw.rss.peak <= 256 : null });
+    reportRssAfterGoal('inbound at 100 sessions', SETTLE_S, mw?.rss?.after);
   }
   const skewed = rows.filter((r) => r.busyBefore > BUSY_LIMIT).length;
   if (skewed) console.log(`\n**${skewed} of ${rows.length} runs started on a machine other processes kept busy (see the notes): their figures, and the ratios between them, are not those of a quiet machine.**`);

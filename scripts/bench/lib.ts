@@ -284,6 +284,26 @@ export function reportGoal(result: GoalResult): void {
   if (file) appendFileSync(file, `${JSON.stringify(result)}\n`);
 }
 
+/** Issue 22, goal 1's second half for one load: serve's RSS `seconds` after it, under 160 MiB within a minute. */
+export function reportRssAfterGoal(load: string, seconds: number, mib: number | undefined): void {
+  if (mib === undefined) return;
+  // Under 160 later than 60 s, or still over before 60 s, says nothing either way.
+  const pass = mib < 160 ? (seconds <= 60 ? true : null) : seconds >= 60 ? false : null;
+  reportGoal({ goal: `memory, ${load}: RSS ${fmt(seconds)} s after the load`, measured: `${fmt(mib)} MiB`, target: '< 160 MiB within 60 s', pass });
+}
+
+/** A process's RSS every 10 s for `seconds` (a load just ended): the samples as notes, and the last in MiB. */
+export async function rssSettling(pid: number, seconds: number): Promise<{ samples: string[]; last?: number }> {
+  const samples: string[] = [];
+  let last: number | undefined;
+  for (let s = 10; s <= seconds; s += 10) {
+    await new Promise((r) => setTimeout(r, 10_000));
+    last = procMemoryMiB(pid).rss;
+    samples.push(`${s} s ${fmt(last)}`);
+  }
+  return { samples, last };
+}
+
 export const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '–');
 
 export function percentile(sorted: number[], p: number): number {
