@@ -33,8 +33,13 @@ import { heapSampler } from './heap-split.ts';
 import { startServe, type FreshServe } from './serve-process.ts';
 
 const MESSAGES = Number(process.env.BENCH_INBOUND_MESSAGES ?? 20_000);
-/** Sent (same shape, unmeasured) before each measured run: start-up, JIT and caches out of the figures. */
-const WARMUP = Number(process.env.BENCH_INBOUND_WARMUP ?? 500);
+/**
+ * Sent (same shape, unmeasured) before each measured run: start-up, JIT and caches out of the figures. A fresh
+ * serve's three isolates take 3,000-4,000 messages to optimise what they run (V8's --trace-opt: 302 functions
+ * compiled by TurboFan in the first 500 messages, 107 in the next 500, 74, 71, 35, 31, 17, 12, then a handful;
+ * about 3 s of a helper thread's CPU in all), which a box that runs for months pays once.
+ */
+const WARMUP = Number(process.env.BENCH_INBOUND_WARMUP ?? 4000);
 const SHAPES = (process.env.BENCH_INBOUND_SESSIONS ?? '20,100').split(',').map(Number);
 /** Which servers to run (all four by default); the ratios need Postfix and smtp-sink in the same run. */
 const SERVERS = (process.env.BENCH_INBOUND_SERVERS ?? 'smtp-sink,Postfix,libraries,Mailwright').split(',').map((s) => s.trim().toLowerCase());
