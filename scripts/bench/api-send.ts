@@ -1,8 +1,11 @@
 // Benchmark: POST /api/v1/emails accepted per second with 20 concurrent keep-alive clients sending about 1 KB of
 // JSON each (one recipient), 2 s of warm-up then 10 s counted. The clients run in a child process
-// (api-load.ts) so the server's CPU is this process's alone. Three servers, in the same run:
+// (api-load.ts) so the server's CPU is this process's alone. Four servers, in the same run:
 //   * node:http that reads the body, JSON.parses it and answers 200: the ceiling of HTTP plus this load
 //     generator on this machine, the baseline the ratios are to;
+//   * the libraries' floor (api-floor.ts): Koa, @koa/router, koa-body and zod taking the same request and
+//     committing one row per send to SQLite before the 200, and nothing else: the most a durable API built on
+//     the box's libraries reaches here, so how far the goal's ratio is the libraries' and how far the box's own;
 //   * Mailwright with its queue and its signing at acceptance stopped: the API alone (validate, group-committed
 //     insert of the email, its queue row and its event, 200 after the commit), what every send costs before
 //     the work after the commit (signing, delivery), as this run measured before signing moved to acceptance;
@@ -12,7 +15,7 @@
 // (serve-process.ts), the only honest figure of the server's own memory: the runs above share this process with
 // the benchmark's DNS server and tsx. Its RSS peak (VmHWM), its split per thread (heap-split.ts) and its RSS
 // BENCH_API_SETTLE_S (60) seconds after the load are reported.
-// BENCH_API_RUNS=alone,delivering,serve picks the Mailwright runs (node:http is always measured, it is the baseline).
+// BENCH_API_RUNS=libraries,alone,delivering,serve picks the runs (node:http is always measured, it is the baseline).
 // BENCH_API_PROFILE=<dir>: each Mailwright run's counted window is profiled, every thread (profile.ts), and
 // its .cpuprofile files are left in that directory.
 import { fork } from 'node:child_process';
@@ -27,6 +30,7 @@ import type { LoadOptions, LoadResult } from './api-load.ts';
 import { startProfiling, type Profiling } from './profile.ts';
 import { heapSampler } from './heap-split.ts';
 import { startServe } from './serve-process.ts';
+import { FLOOR_KEY, startApiFloor } from './api-floor.ts';
 import { databasePath } from '../../src/db/open.ts';
 import { request } from '../../src/testkit/app.ts';
 import type { Histogram } from 'prom-client';
@@ -41,7 +45,7 @@ const WARMUP_MS = Number(process.env.BENCH_API_WARMUP_MS ?? 2000);
 const DURATION_MS = Number(process.env.BENCH_API_MS ?? 10_000);
 const BODY_BYTES = 1024;
 const LOAD = fileURLToPath(new URL('./api-load.ts', import.meta.url));
-const RUNS = (process.env.BENCH_API_RUNS ?? 'alone,delivering,serve').split(',').map((r) => r.trim());
+const RUNS = (process.env.BENCH_API_RUNS ?? 'libraries,alone,delivering,serve').split(',').map((r) => r.trim());
 const SETTLE_S = Number(process.env.BENCH_API_SETTLE_S ?? 60);
 const PROFILE_DIR = process.env.BENCH_API_PROFILE;
 
@@ -151,6 +155,21 @@ async function bareHttp(): Promise<ApiRun> {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }
+}
+
+/** The libraries' floor (api-floor.ts), in this process as node:http is; every 200 must be a committed row. */
+async function librariesFloor(): Promise<ApiRun> {
+  const floor = await startApiFloor();
+  let rows = 0;
+  let run: ApiRun & { result: LoadResult };
+  try {
+    run = await measure('the libraries alone: Koa, @koa/router, koa-body, zod, one row committed per send (api-floor.ts)', floor.url, FLOOR_KEY);
+  } finally {
+    rows = await floor.close();
+  }
+  const accepted = run.result.statuses['200'] ?? 0;
+  if (rows !== accepted) throw new Error(`the libraries' floor answered ${accepted} sends with 200 but committed ${rows}`);
+  return run;
 }
 
 async function mailwright(delivering: boolean): Promise<ApiRun> {
@@ -337,6 +356,7 @@ export async function benchApiSend(): Promise<ApiRun[]> {
   let runs: ApiRun[];
   try {
     runs = [await bareHttp()];
+    if (RUNS.includes('libraries')) runs.push(await librariesFloor());
     if (RUNS.includes('alone')) runs.push(await mailwright(false));
     if (RUNS.includes('delivering')) runs.push(await mailwright(true));
     if (RUNS.includes('serve')) runs.push(await serveDelivering());
@@ -358,7 +378,10 @@ export async function benchApiSend(): Promise<ApiRun[]> {
   const delivering = runs.find((r) => r.server.includes('delivering') && !r.server.includes('own process'));
   const served = runs.find((r) => r.server.includes('own process'));
   if (alone && delivering) console.log(`- with the queue delivering, ${Math.round((100 * delivering.perSecond) / alone.perSecond)}% of the API-alone figure was accepted`);
-  reportGoal({ goal: 'API alone, vs node:http', measured: alone ? `${(alone.perSecond / base).toFixed(2)}x` : '–', target: '≥ 0.15x', pass: alone ? alone.perSecond / base >= 0.15 : null });
+  const floor = runs.find((r) => r.server.includes('libraries alone'));
+  const floorRatio = floor ? `; the libraries alone ${(floor.perSecond / base).toFixed(2)}x` : '';
+  if (alone && floor) console.log(`- the API alone spent ${fmt(alone.cpu)} µs of server CPU a send, ${(alone.cpu / floor.cpu).toFixed(1)} times the libraries' ${fmt(floor.cpu)}`);
+  reportGoal({ goal: 'API alone, vs node:http', measured: alone ? `${(alone.perSecond / base).toFixed(2)}x${floorRatio}` : '–', target: '≥ 0.15x', pass: alone ? alone.perSecond / base >= 0.15 : null });
   reportGoal({
     goal: 'API with the queue delivering, share of the API-alone figure',
     measured: alone && delivering ? `${Math.round((100 * delivering.perSecond) / alone.perSecond)}%` : '–',
