@@ -57,6 +57,12 @@ test('unknown routes are 404 and wrong methods 405, in the envelope', async () =
   envelope(await request(`${t.api}/nope`, { key: owner.key }), 404, 'not_found');
   envelope(await request(`${t.url}/nope`), 404, 'not_found');
   envelope(await request(`${t.api}/keys`, { method: 'PUT', body: {}, key: owner.key }), 405, 'method_not_allowed');
+  // Requests are routed on their first segment (server.ts bySegment): every router serving it answers.
+  const wrong = await request(`${t.api}/emails`, { method: 'PUT', body: {}, key: owner.key });
+  envelope(wrong, 405, 'method_not_allowed');
+  assert.equal(wrong.headers.get('allow')?.split(/,\s*/).filter((m) => m === 'GET' || m === 'POST').sort(), ['GET', 'POST'], 'the list and the send, two routers');
+  for (const path of ['', '/', '/keys/x/y', '/k%20eys', '/keys.json', '/..', '/%2e%2e/keys']) envelope(await request(`${t.api}${path}`, { key: owner.key }), 404, 'not_found');
+  for (const path of ['/keys', '/KEYS', '/Keys/', '/emails', '/domains']) assert.is((await request(`${t.api}${path}`, { key: owner.key })).status, 200, path);
 });
 
 test('pagination: limit and offset are validated by name and hasMore tells the rest', async () => {

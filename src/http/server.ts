@@ -94,11 +94,17 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
     ],
   });
   const gate: Koa.Middleware = (ctx, next) => identify(ctx, () => limit(ctx, () => admit(ctx, next)));
-  const api = new Router({ prefix: API_PREFIX });
   const parseJson = jsonBody({ limitBytes: DEFAULT_BODY_LIMIT, larger: deps.largerBodies });
   const raw = deps.rawBodies ?? [];
-  api.use((ctx, next) => (SIGNED_WEBHOOKS.includes(ctx.path) || (ctx.method === 'POST' && raw.some((p) => p.test(ctx.path))) ? next() : parseJson(ctx, next)));
-  for (const r of routers) api.use(r.routes());
+  const body: Koa.Middleware = (ctx, next) => (SIGNED_WEBHOOKS.includes(ctx.path) || (ctx.method === 'POST' && raw.some((p) => p.test(ctx.path))) ? next() : parseJson(ctx, next));
+  const mount = (mounted: Router[]) => {
+    const router = new Router({ prefix: API_PREFIX });
+    router.use(body);
+    for (const r of mounted) router.use(r.routes());
+    return router;
+  };
+  const api = mount(routers);
+  const apiRoutes = bySegment(routers, mount, api);
 
   // /healthz and the pages live outside /api/v1: an API request goes straight to the gate instead of through
   // the root and page routers, each of which would try its routes on it and pass it on (issue 22).
@@ -107,7 +113,7 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
     return (ctx, after) => routes(ctx, () => next(ctx, after));
   }, (_ctx, after) => after());
   app.use((ctx, next) => (ctx.path === API_PREFIX || ctx.path.startsWith(`${API_PREFIX}/`) ? gate(ctx, next) : outsideApi(ctx, next)));
-  app.use(api.routes());
+  app.use(apiRoutes);
   // The router answers a path served under other methods with 405 and its Allow header; the envelope is ours.
   const allowedMethods = api.allowedMethods();
   app.use(async (ctx, next) => {
@@ -115,6 +121,30 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
     if (ctx.status === 405 && ctx.body === undefined) throw new ApiError(405, 'method_not_allowed', `Method ${ctx.method} is not allowed here; allowed: ${ctx.response.get('Allow')}`);
   });
   return app;
+}
+
+/**
+ * The API's routes, dispatched on the path's first segment after /api/v1 to a router holding only the resource
+ * routers that serve paths under it. @koa/router tries every route of a router in turn on every request (a
+ * regular expression and a debug call each): the whole API's 91 took 55-65 µs of the event loop per request
+ * (issue 22), a tenth of a send's. A router with a path that does not start with a plain segment is mounted
+ * under every segment; a path under no segment goes to `all`, which holds every route, so its 404 or 405 is
+ * what it would have been. Routes match without regard to case, and so do segments here.
+ */
+function bySegment(routers: Router[], mount: (routers: Router[]) => Router, all: Router): Koa.Middleware {
+  const firstSegment = (path: string | RegExp) => (typeof path === 'string' ? (/^\/([\w.-]+)(?:\/|$)/.exec(path)?.[1]?.toLowerCase() ?? null) : null);
+  const everywhere = routers.filter((r) => r.stack.some((layer) => firstSegment(layer.path) === null));
+  const segments = new Set(routers.flatMap((r) => r.stack.map((layer) => firstSegment(layer.path)).filter((s): s is string => s !== null)));
+  const routes = new Map<string, Koa.Middleware>();
+  for (const segment of segments) {
+    const serving = routers.filter((r) => everywhere.includes(r) || r.stack.some((layer) => firstSegment(layer.path) === segment));
+    routes.set(segment, mount(serving).routes() as unknown as Koa.Middleware);
+  }
+  const fallback = all.routes() as unknown as Koa.Middleware;
+  return (ctx, next) => {
+    const segment = ctx.path.startsWith(`${API_PREFIX}/`) ? firstSegment(ctx.path.slice(API_PREFIX.length)) : null;
+    return ((segment !== null && routes.get(segment)) || fallback)(ctx, next);
+  };
 }
 
 export function createHttpServer(app: Koa): Server {
