@@ -8,9 +8,16 @@
 // what senders write; the quoted-printable one breaks lines where nodemailer (mail/compose.ts) does, which is
 // where most of the box's own mail breaks them. Text, not bytes: regular expressions run natively.
 
-/** The bytes, as Latin-1 text, with a CR put before each LF that has none. */
-export const wireLines = (b: Uint8Array | null): string =>
-  b?.length ? Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1').replace(/(?<!\r)\n/g, '\r\n') : '';
+/**
+ * The bytes, as Latin-1 text, with a CR put before each LF that has none. Bodies as mailparser gives them hold
+ * no CR at all: every LF then takes one, found natively by a plain search, 2-3 µs for 9 KB against 9-26 for
+ * the look-behind, which only the rest need (issue 22: it runs for every message packed against its bodies).
+ */
+export function wireLines(b: Uint8Array | null): string {
+  if (!b?.length) return '';
+  const text = Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
+  return text.includes('\r') ? text.replace(/(?<!\r)\n/g, '\r\n') : text.replaceAll('\n', '\r\n');
+}
 
 const LINE = 76;
 /** How far back from a line's end a soft break may move to fall after a space or punctuation. */
