@@ -362,7 +362,7 @@ export async function benchApiSend(): Promise<ApiRun[]> {
     if (RUNS.includes('libraries')) runs.push(await librariesFloor());
     if (RUNS.includes('alone')) runs.push(await mailwright(false));
     // node:http again, so that the baseline brackets the runs its ratios are for: on a shared machine its rate
-    // moved by half within minutes (issue 22, nineteenth session: 11,470-19,245/s in one hour).
+    // moved by half within minutes (issue 22, nineteenth session: 11,470-19,245/s in five minutes).
     if (RUNS.includes('libraries') || RUNS.includes('alone')) runs.push({ ...(await bareHttp()), server: BARE_AGAIN });
     if (RUNS.includes('delivering')) runs.push(await mailwright(true));
     if (RUNS.includes('serve')) runs.push(await serveDelivering());
