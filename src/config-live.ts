@@ -35,7 +35,7 @@ export function memorySettings(profile: Config['memoryProfile'], cores = availab
  * key changed in the file waits for a restart, and the reload says which.
  */
 export const LIVE_KEYS: ReadonlySet<string> = new Set([
-  'log_level', 'relay_url', 'relay', 'retry_schedule', 'queue_lifetime', 'min_free_space_mb', 'metrics_token',
+  'log_level', 'relay_url', 'relay', 'retry_schedule', 'queue_lifetime', 'min_free_space_mb', 'metrics_token', 'metrics_allow',
   'retention_mail_days', 'retention_raw_days', 'retention_events_days', 'backup_dir', 'backup_keep',
   'dkim_rotation_days', 'dkim_ed25519', 'dns_recheck_minutes', 'upload_timeout',
   'reputation_min_sent', 'reputation_bounce_at_risk', 'reputation_bounce_pause', 'reputation_complaint_at_risk', 'reputation_complaint_pause',

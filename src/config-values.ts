@@ -94,6 +94,19 @@ export const dnsServers: Parser<string[]> = (raw) => {
   return servers;
 };
 
+// A list (TOML) or one comma-separated string (environment) of IP addresses and CIDR ranges (192.0.2.0/24,
+// 2001:db8::/32); may be empty. Kept as text: net.BlockList is built from it where it is used (ip-ranges.ts).
+export const addressRanges: Parser<string[]> = (raw) => {
+  const items = (Array.isArray(raw) ? raw.map(text) : text(raw).split(',')).map((s) => s.trim()).filter(Boolean);
+  for (const item of items) {
+    const [ip, bits, extra] = item.split('/');
+    const family = isIP(ip);
+    const max = family === 4 ? 32 : 128;
+    if (!family || extra !== undefined || (bits !== undefined && (!/^\d{1,3}$/.test(bits) || Number(bits) > max))) fail(`"${item}" is not an IP address or a CIDR range such as 192.0.2.0/24`);
+  }
+  return items;
+};
+
 // A list (TOML) or one comma-separated string (environment) of host names; may be empty.
 export const hostnames: Parser<string[]> = (raw) => (Array.isArray(raw) ? raw.map(text) : text(raw).split(',')).map((s) => s.trim()).filter(Boolean).map(hostname);
 

@@ -7,7 +7,7 @@ import { hostname as osHostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import {
-  backupSchedule, boolean, dnsServers, duration, durationOf, durations, fail, hostname, hostnames, integer, listenHost, logLevel, optionalUrl, plans, port, publicUrl, rate,
+  addressRanges, backupSchedule, boolean, dnsServers, duration, durationOf, durations, fail, hostname, hostnames, integer, listenHost, logLevel, optionalUrl, plans, port, publicUrl, rate,
   readableFile, relays, text, type LogLevel, type Parser, type Plan, type RelayRule,
 } from './config-values.ts';
 
@@ -101,6 +101,21 @@ export interface Config {
   backupKeep: number;
   /** Bearer token GET /metrics asks for; null: only loopback clients may scrape (metrics/routes.ts). */
   metricsToken: string | null;
+  /** Addresses and ranges that may read /metrics without the token (metrics/routes.ts). */
+  metricsAllow: string[];
+  /**
+   * Peers (addresses and ranges) whose X-Forwarded-For or Forwarded header names the real client: the reverse
+   * proxies in front of the box. A request from any other peer is judged by the peer's own address.
+   */
+  trustedProxies: string[];
+  /** DKIM signatures (and the distinct body hashes they need) verified per received message; the rest are ignored (RFC 6376 6.1). */
+  dkimMaxSignatures: number;
+  /** SMTP connections open at once from one network (an IPv4 /24, an IPv6 /64), per listener; more get 421. */
+  smtpMaxClientsPerNetwork: number;
+  /** Of smtp_max_clients, the slots only clients that delivered mail before may take (default a fifth). */
+  smtpReservedClients: number;
+  /** Memory all uploads in flight may hold at once (MiB); an upload that would go past it gets 429. */
+  uploadMemoryMb: number;
 }
 
 export type { Plan, RelayMatch, RelayRule } from './config-values.ts';
@@ -191,6 +206,13 @@ export const KEYS = [
   spec('backup_dir', 'backupDir', (raw) => (text(raw) ? resolve(text(raw)) : ''), () => ''),
   spec('backup_keep', 'backupKeep', integer(1, 10_000), () => 7),
   // Metrics (issue 21): a scrape token long enough not to be guessed; unset keeps /metrics to loopback.
+  spec('metrics_allow', 'metricsAllow', addressRanges, () => []),
+  spec('trusted_proxies', 'trustedProxies', addressRanges, () => []),
+  spec('dkim_max_signatures', 'dkimMaxSignatures', integer(1, 10_000), () => 10),
+  spec('smtp_max_clients_per_network', 'smtpMaxClientsPerNetwork', integer(1, 100_000), () => 50),
+  // -1 until loadConfig knows smtp_max_clients: the default is a fifth of it.
+  spec('smtp_reserved_clients', 'smtpReservedClients', integer(0, 100_000), () => -1),
+  spec('upload_memory_mb', 'uploadMemoryMb', integer(16, 100_000), () => 64),
   spec('metrics_token', 'metricsToken', (raw) => (text(raw) ? (/^[\x21-\x7e]{16,}$/.test(text(raw)) ? text(raw) : fail('must be at least 16 printable characters without spaces, such as the output of openssl rand -hex 32')) : null), () => null),
 ] as const;
 
@@ -238,6 +260,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   for (const [atRisk, pause, what] of [[result.reputationBounceAtRisk, result.reputationBouncePause, 'bounce'], [result.reputationComplaintAtRisk, result.reputationComplaintPause, 'complaint']] as const) {
     if (atRisk >= pause) throw new ConfigError(`config: reputation_${what}_at_risk must be below reputation_${what}_pause`);
+  }
+  if (result.smtpReservedClients < 0) result.smtpReservedClients = Math.floor(result.smtpMaxClients / 5);
+  if (result.smtpReservedClients >= result.smtpMaxClients) {
+    throw new ConfigError('config: smtp_reserved_clients (MAILWRIGHT_SMTP_RESERVED_CLIENTS) must be below smtp_max_clients (MAILWRIGHT_SMTP_MAX_CLIENTS)');
   }
   if ((result.tlsCert === null) !== (result.tlsKey === null)) {
     throw new ConfigError('config: tls_cert (MAILWRIGHT_TLS_CERT) and tls_key (MAILWRIGHT_TLS_KEY) must be set together');

@@ -60,8 +60,8 @@ A workspace named "${DEFAULT_WORKSPACE}" exists from the first start.`,
 Creates the user who signs in to the dashboard of a workspace (default: "${DEFAULT_WORKSPACE}") and prints
 the user id. The password (at least 10 characters) is read from standard input, e.g.
   printf '%s' "$PASSWORD" | mailwright user add --email owner@example.com --password-stdin
-unlock clears the failed sign-ins recorded against that user, and those of every address that failed
-against it, so a locked-out owner can sign in again at once.`,
+unlock clears every failed sign-in that could stop that user: those against the account and those of
+every address (the user's own address is not known), so a locked-out owner can sign in again at once.`,
   key: `Usage: mailwright key create --name NAME [--workspace ID|NAME]
 
 Creates an API key in a workspace (default: "${DEFAULT_WORKSPACE}") and prints only the key (re_...) on
@@ -179,7 +179,7 @@ async function main(argv: string[]): Promise<number> {
     if (positionals.length !== 1) throw new UsageError('user unlock takes exactly one EMAIL');
     return withStore(config, (db) => {
       if (!findUserByEmail(db, positionals[0].trim().toLowerCase())) throw new Error(`no user ${positionals[0]}`);
-      console.log(`cleared ${unlockLogin(db, positionals[0])} failed login attempts of ${positionals[0]}`);
+      console.log(`cleared ${unlockLogin(db)} failed login attempts: those against ${positionals[0]} and every address's`);
     });
   }
   if (command === 'user') {

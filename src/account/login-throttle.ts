@@ -1,7 +1,8 @@
 // Slows, then refuses, repeated failed logins and SMTP AUTH attempts (DESIGN.md: per IP and per account;
 // catalogue API-06, AUTH-12). An attempt is counted from the moment it starts, before any await, so 60
 // guesses sent at once are judged like 60 in a row; failures are kept in the database for the window, so
-// `mailwright user unlock` can clear them and a restart does not.
+// `mailwright user unlock` can clear them and a restart does not. The address is the client's as
+// http/client-address.ts finds it behind trusted_proxies.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 
@@ -37,23 +38,25 @@ export class LoginThrottle {
 
   /**
    * Reserves an attempt from `ip` at `account`, or refuses it. An address is refused after IP_LIMIT failures;
-   * an account after ACCOUNT_LIMIT only for addresses that have failed too, so guessing from elsewhere cannot
-   * lock the owner out: a clean address is slowed at most.
+   * an account after ACCOUNT_LIMIT only for the addresses that failed against that account, so guessing from
+   * elsewhere (or at other accounts) cannot lock the owner out: a clean address is slowed at most.
    */
   begin(ip: string, account: string): ThrottleVerdict {
     const since = this.clock.now() - WINDOW_MS;
-    const byIp = this.failures('ip', ip, since);
-    const byAccount = this.failures('account', account, since);
+    const pair = `pair:${ip}\u0000${account}`;
+    const byIp = this.failures('ip = ?', [ip], since);
+    const byAccount = this.failures('account = ?', [account], since);
     const ipCount = byIp.count + this.pending(`ip:${ip}`);
     const accountCount = byAccount.count + this.pending(`acct:${account}`);
-    const blockedSince = ipCount >= IP_LIMIT ? byIp.oldest : accountCount >= ACCOUNT_LIMIT && ipCount > 0 ? byAccount.oldest : undefined;
+    const failedHere = () => this.failures('ip = ? AND account = ?', [ip, account], since).count + this.pending(pair) > 0;
+    const blockedSince = ipCount >= IP_LIMIT ? byIp.oldest : accountCount >= ACCOUNT_LIMIT && failedHere() ? byAccount.oldest : undefined;
     if (blockedSince !== undefined) {
       // All counted attempts still in flight: they end within seconds, not with the window.
       const retryAfterSeconds = blockedSince === null ? 1 : Math.max(1, Math.ceil((blockedSince + WINDOW_MS - this.clock.now()) / 1000));
       return { refuse: true, retryAfterSeconds };
     }
     const excess = Math.max(ipCount, accountCount) - FREE_FAILURES;
-    const keys = [`ip:${ip}`, `acct:${account}`];
+    const keys = [`ip:${ip}`, `acct:${account}`, pair];
     for (const key of keys) this.inFlight.set(key, this.pending(key) + 1);
     let ended = false;
     const end = () => {
@@ -83,13 +86,12 @@ export class LoginThrottle {
     return this.inFlight.get(key) ?? 0;
   }
 
-  private failures(by: 'ip' | 'account', value: string, since: number): { count: number; oldest: number | null } {
-    // `by` picks one of two fixed column names, never text from a client.
-    const row = this.db.prepare(`SELECT count(*) AS count, min(at) AS oldest FROM auth_failures WHERE scope = ? AND ${by} = ? AND at > ?`).get(this.scope, value, since) as {
+  private failures(where: 'ip = ?' | 'account = ?' | 'ip = ? AND account = ?', values: string[], since: number): { count: number; oldest: number | null } {
+    // `where` is one of three fixed conditions, never text from a client.
+    return this.db.prepare(`SELECT count(*) AS count, min(at) AS oldest FROM auth_failures WHERE scope = ? AND ${where} AND at > ?`).get(this.scope, ...values, since) as {
       count: number;
       oldest: number | null;
     };
-    return row;
   }
 }
 
@@ -97,12 +99,10 @@ export class LoginThrottle {
 export const purgeAuthFailures = (db: Db, clock: Clock) => db.prepare('DELETE FROM auth_failures WHERE at <= ?').run(clock.now() - WINDOW_MS).changes;
 
 /**
- * `mailwright user unlock`: clears a user's failed logins, both against the account and from every address
- * that failed against it. Returns how many failures were forgotten.
+ * `mailwright user unlock`: clears whatever stops that user from signing in, from any address: the failures
+ * against the account, and every address's failed logins (the user's own address is not known, and behind a
+ * misconfigured proxy it is everyone's). Returns how many failures were forgotten.
  */
-export function unlockLogin(db: Db, email: string): number {
-  const account = email.trim().toLowerCase();
-  return db
-    .prepare(`DELETE FROM auth_failures WHERE scope = 'login' AND (account = ? OR ip IN (SELECT ip FROM auth_failures WHERE scope = 'login' AND account = ?))`)
-    .run(account, account).changes;
+export function unlockLogin(db: Db): number {
+  return db.prepare("DELETE FROM auth_failures WHERE scope = 'login'").run().changes;
 }

@@ -15,6 +15,8 @@ import { securityHeaders } from './security-headers.ts';
 import { jsonBody } from './body.ts';
 import { requireCredential, resolveAuth, type Authenticator } from './auth.ts';
 import { hostCheck } from './host-check.ts';
+import { clientAddress } from './client-address.ts';
+import { inRanges } from '../dns/ip-ranges.ts';
 import { ApiError } from '../errors.ts';
 import { rateLimit, type RateLimiter } from './rate-limit.ts';
 import type { Metrics } from '../metrics/metrics.ts'; // metrics (issue 21)
@@ -54,9 +56,11 @@ export const pageRouter = () => new Router();
 
 export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[] = []): Koa {
   const app = new Koa();
-  app.proxy = false; // X-Forwarded-* are not trusted: the client address feeds login throttling.
+  // X-Forwarded-* are not Koa's to trust: clientAddress reads them only from trusted_proxies.
+  app.proxy = false;
   app.silent = true; // errors are answered and logged by errorEnvelope
 
+  app.use(clientAddress(inRanges(deps.config.trustedProxies)));
   app.use(async (ctx, next) => {
     ctx.state.requestId = newId('q').slice(2);
     ctx.set('X-Request-Id', ctx.state.requestId);

@@ -223,20 +223,34 @@ test('API latency is labelled by the route pattern (/emails, /emails/:id), never
   assert.not.ok([...routes].some((r) => r.includes('/metrics') || r.includes('/healthz')), 'only the API is timed');
 });
 
-test('access: loopback without a token; with metrics_token a Bearer token, compared whole', async () => {
-  assert.is(metricsAccess(null, '127.0.0.1', undefined), 'ok');
-  assert.is(metricsAccess(null, '::1', undefined), 'ok');
-  assert.is(metricsAccess(null, '::ffff:127.0.0.1', undefined), 'ok');
-  assert.is(metricsAccess(null, '192.0.2.10', undefined), 403);
-  assert.is(metricsAccess(null, '::ffff:192.0.2.10', `Bearer ${TOKEN}`), 403, 'no token configured: a token opens nothing');
-  assert.is(metricsAccess(TOKEN, '127.0.0.1', undefined), 401, 'a token set is asked of loopback too');
-  assert.is(metricsAccess(TOKEN, '192.0.2.10', `Bearer ${TOKEN}`), 'ok');
-  assert.is(metricsAccess(TOKEN, '192.0.2.10', `bearer ${TOKEN}`), 'ok');
-  assert.is(metricsAccess(TOKEN, '192.0.2.10', `Bearer ${TOKEN.slice(0, -1)}`), 401);
-  assert.is(metricsAccess(TOKEN, '192.0.2.10', `Bearer ${TOKEN}x`), 401);
-  assert.is(metricsAccess(TOKEN, '192.0.2.10', TOKEN), 401, 'the scheme is required');
-  assert.is(metricsAccess(TOKEN, '192.0.2.10', `Basic ${TOKEN}`), 401);
+test('access: loopback without a token; with metrics_token a Bearer token, compared whole; metrics_allow; loopback alone opens nothing behind a trusted proxy', async () => {
+  const gate = (metricsToken: string | null, more: { metricsAllow?: string[]; trustedProxies?: string[] } = {}) => ({ metricsToken, metricsAllow: [], trustedProxies: [], ...more });
+  assert.is(metricsAccess(gate(null), '127.0.0.1', undefined), 'ok');
+  assert.is(metricsAccess(gate(null), '::1', undefined), 'ok');
+  assert.is(metricsAccess(gate(null), '::ffff:127.0.0.1', undefined), 'ok');
+  assert.is(metricsAccess(gate(null), '192.0.2.10', undefined), 403);
+  assert.is(metricsAccess(gate(null), '::ffff:192.0.2.10', `Bearer ${TOKEN}`), 403, 'no token configured: a token opens nothing');
+  assert.is(metricsAccess(gate(TOKEN), '127.0.0.1', undefined), 401, 'a token set is asked of loopback too');
+  assert.is(metricsAccess(gate(TOKEN), '192.0.2.10', `Bearer ${TOKEN}`), 'ok');
+  assert.is(metricsAccess(gate(TOKEN), '192.0.2.10', `bearer ${TOKEN}`), 'ok');
+  assert.is(metricsAccess(gate(TOKEN), '192.0.2.10', `Bearer ${TOKEN.slice(0, -1)}`), 401);
+  assert.is(metricsAccess(gate(TOKEN), '192.0.2.10', `Bearer ${TOKEN}x`), 401);
+  assert.is(metricsAccess(gate(TOKEN), '192.0.2.10', TOKEN), 401, 'the scheme is required');
+  assert.is(metricsAccess(gate(TOKEN), '192.0.2.10', `Basic ${TOKEN}`), 401);
+  // Behind a proxy on the same host every visitor reaches the box from loopback.
+  assert.is(metricsAccess(gate(null, { trustedProxies: ['127.0.0.1'] }), '127.0.0.1', undefined), 403);
+  assert.is(metricsAccess(gate(TOKEN, { trustedProxies: ['127.0.0.1'] }), '127.0.0.1', `Bearer ${TOKEN}`), 'ok');
+  const allow = gate(null, { metricsAllow: ['10.1.0.0/16', '2001:db8::7'], trustedProxies: ['127.0.0.1'] });
+  assert.is(metricsAccess(allow, '10.1.200.3', undefined), 'ok');
+  assert.is(metricsAccess(allow, '::ffff:10.1.200.3', undefined), 'ok');
+  assert.is(metricsAccess(allow, '2001:DB8::7', undefined), 'ok');
+  assert.is(metricsAccess(allow, '10.2.0.1', undefined), 403);
+  assert.is(metricsAccess(allow, '127.0.0.1', undefined), 403, 'a list set replaces the loopback default');
+  assert.is(metricsAccess({ ...allow, metricsToken: TOKEN }, '10.1.0.9', undefined), 'ok', 'the list needs no token');
   assert.throws(() => loadConfig({ ...testEnv(tempDir()), MAILWRIGHT_METRICS_TOKEN: 'short' }), (err: Error) => err instanceof ConfigError && /metrics_token/.test(err.message));
+  for (const bad of ['10.0.0.0/33', 'example.com', '10.0.0.1/8/2', '::1/129', '10.0.0.0/x']) {
+    assert.throws(() => loadConfig({ ...testEnv(tempDir()), MAILWRIGHT_METRICS_ALLOW: bad }), (err: Error) => err instanceof ConfigError && err.message.includes('metrics_allow') && err.message.includes(bad), bad);
+  }
 });
 
 test('a second app in this process has its own registry, and asks for its token over HTTP', async () => {

@@ -27,7 +27,7 @@ export const SMTPD_ERROR_SLEEP_TIME_MAX = 400;
 export const MAX_UNAUTHENTICATED_COMMANDS = 10;
 
 /** One client, however it wrote its address: IPv4-mapped IPv6 (::ffff:192.0.2.1) is plain IPv4, case folded. */
-export const clientAddress = (raw: string) => raw.trim().replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '').toLowerCase();
+export { plainAddress as clientAddress } from '../dns/ip-ranges.ts';
 
 /** How long (ms) to hold back the reply that is a session's `errors`-th error. */
 export function errorSleep(errors: number): number {
