@@ -24,3 +24,21 @@ export function inRanges(ranges: readonly string[]): RangeTest {
     return family !== 0 && list.check(ip, family === 4 ? 'ipv4' : 'ipv6');
   };
 }
+
+/**
+ * The network an address belongs to, as mail servers count neighbours (Postfix postscreen, Spamhaus, Gmail's
+ * limits): its IPv4 /24 ("192.0.2.0/24") or its IPv6 /64 ("2001:db8:1:2::/64", one site's LAN by RFC 4291 2.5.1).
+ * Written the same however the address was (IPv4-mapped, upper case, leading zeros, an embedded IPv4 tail).
+ */
+export function networkOf(raw: string): string {
+  const ip = plainAddress(raw);
+  const family = isIP(ip);
+  if (family === 4) return `${ip.slice(0, ip.lastIndexOf('.'))}.0/24`;
+  if (family !== 6) return ip;
+  // Only the first four groups matter; a tail in dotted IPv4 form takes the place of two groups.
+  const [head, tail = null] = ip.split('%')[0].split('::');
+  const groups = (part: string) => (part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])));
+  const first = groups(head);
+  const filled = tail === null ? first : [...first, ...Array(8 - first.length - groups(tail).length).fill('0'), ...groups(tail)];
+  return `${filled.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+}

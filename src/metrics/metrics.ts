@@ -41,6 +41,7 @@ export class Metrics {
   private readonly deliveries: Counter<'outcome' | 'class'>;
   private readonly inboundAccepted: Counter;
   private readonly inboundRejected: Counter<'reason'>;
+  private readonly tlsFailures: Counter<'listener'>;
   private readonly apiRequests: Histogram<'method' | 'route' | 'status_class'>;
   private readonly webhookDeliveries: Counter<'outcome'>;
   private readonly batchSizes: Histogram<'commit'>;
@@ -62,6 +63,7 @@ export class Metrics {
     this.deliveries = new Counter({ name: 'mailwright_deliveries_total', help: 'Outbound delivery attempts per recipient, by outcome and status class (2, 4 or 5).', labelNames: ['outcome', 'class'], registers });
     this.inboundAccepted = new Counter({ name: 'mailwright_inbound_accepted_total', help: 'Messages the MX listener accepted (250 after the commit).', registers });
     this.inboundRejected = new Counter({ name: 'mailwright_inbound_rejected_total', help: 'Recipients and messages the MX listener refused, by reason.', labelNames: ['reason'], registers });
+    this.tlsFailures = new Counter({ name: 'mailwright_smtp_tls_handshake_failures_total', help: 'TLS that SMTP clients broke, by listener: a failed STARTTLS handshake (garbage, no protocol or cipher in common, a scanner) or a broken TLS record later in a session.', labelNames: ['listener'], registers });
     this.apiRequests = new Histogram({ name: 'mailwright_http_request_duration_seconds', help: 'API request latency by matched route pattern and status class.', labelNames: ['method', 'route', 'status_class'], buckets: LATENCY_BUCKETS, registers });
     this.webhookDeliveries = new Counter({ name: 'mailwright_webhook_deliveries_total', help: 'Webhook delivery attempts by outcome (delivered: 2xx; rejected: another status; unreachable: no answer).', labelNames: ['outcome'], registers });
     this.batchSizes = new Histogram({ name: 'mailwright_writer_batch_size', help: 'Calls committed together in one group commit (writer: the writer thread; main: the event loop\'s).', labelNames: ['commit'], buckets: BATCH_BUCKETS, registers });
@@ -69,6 +71,7 @@ export class Metrics {
     for (const [outcome, cls] of [['delivered', '2'], ['deferred', '4'], ['bounced', '5'], ['failed', '5']]) this.deliveries.inc({ outcome, class: cls }, 0);
     for (const reason of Object.values(REASONS)) this.inboundRejected.inc({ reason }, 0);
     for (const outcome of ['delivered', 'rejected', 'unreachable']) this.webhookDeliveries.inc({ outcome }, 0);
+    for (const listener of ['mx', 'submission']) this.tlsFailures.inc({ listener }, 0);
   }
 
   /** The exposition, in the Prometheus text format; the queue and the files are measured now, once per scrape. */
@@ -95,6 +98,11 @@ export class Metrics {
   inbound(refusal?: unknown): void {
     if (refusal === undefined) this.inboundAccepted.inc();
     else this.inboundRejected.inc({ reason: rejectionReason(refusal) });
+  }
+
+  /** A client's TLS failed on an SMTP listener (smtp/listener-errors.ts). */
+  smtpTlsFailure(listener: 'mx' | 'submission'): void {
+    this.tlsFailures.inc({ listener });
   }
 
   /**

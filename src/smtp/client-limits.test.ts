@@ -54,17 +54,17 @@ test('one address: IPv4-mapped IPv6 is the IPv4 client', () => {
   assert.is(clientAddress('::ffff:192.0.2.7'), '192.0.2.7');
   assert.is(clientAddress('::FFFF:192.0.2.7'), '192.0.2.7');
   assert.is(clientAddress('2001:DB8::1'), '2001:db8::1');
-  const table = new ClientTable({ maxOpen: 1, ratePerMinute: 0 });
+  const table = new ClientTable({ maxOpen: 1, ratePerMinute: 0, maxOpenPerNetwork: 50, maxTotal: 200, reserved: 40 });
   assert.ok(table.admit('a', clientAddress('::ffff:192.0.2.7'), 0).ok);
   assert.not.ok(table.admit('b', clientAddress('192.0.2.7'), 0).ok);
 });
 
 test('the table counts open connections exactly, the rate per window, and forgets idle addresses', () => {
-  const table = new ClientTable({ maxOpen: 2, ratePerMinute: 3 });
+  const table = new ClientTable({ maxOpen: 2, ratePerMinute: 3, maxOpenPerNetwork: 50, maxTotal: 100_000, reserved: 0 });
   assert.ok(table.admit('a', '192.0.2.1', 0).ok);
   assert.ok(table.admit('b', '192.0.2.1', 1).ok);
   const third = table.admit('c', '192.0.2.1', 2);
-  assert.equal(third, { ok: false, reason: 'Too many connections from your address (2 open), try again later', report: true });
+  assert.equal(third, { ok: false, status: '4.7.0', reason: 'Too many connections from your address (2 open), try again later', report: true });
   table.release('c'); // never admitted: nothing to give back
   table.release('a');
   table.release('a'); // twice: once

@@ -1,6 +1,8 @@
 // The per-client limits of one SMTP listener, after Postfix's anvil and smtpd: connections open at once and
-// opened per minute from one client address, and the count of a session's error replies with the growing
+// opened per minute from one client address, open at once from one network, the slots of smtp_max_clients
+// kept for clients that delivered mail before, and the count of a session's error replies with the growing
 // delay they earn. Counters and arithmetic only: session.ts applies the verdicts to smtp-server's sockets.
+import { networkOf } from '../dns/ip-ranges.ts';
 
 /** Postfix anvil_rate_time_unit: the window of the connection rate, from an address's first connection in it. */
 export const ANVIL_RATE_TIME_UNIT = 60_000;
@@ -45,64 +47,115 @@ interface Client {
   reported: boolean;
 }
 
+/** One network (networkOf): its open connections, and one refusal logged per network a minute. */
+interface Network {
+  open: number;
+  windowStart: number;
+  reported: boolean;
+}
+
 export interface ClientLimits {
   /** Connections open at once from one address (smtp_max_clients_per_ip). */
   maxOpen: number;
   /** Connections tried per ANVIL_RATE_TIME_UNIT from one address (smtp_connection_rate_per_ip); 0 = no limit. */
   ratePerMinute: number;
+  /** Connections open at once from one IPv4 /24 or IPv6 /64 (smtp_max_clients_per_network). */
+  maxOpenPerNetwork: number;
+  /** Connections open at once in all (smtp_max_clients). */
+  maxTotal: number;
+  /** Of maxTotal, the slots only a known sender may take (smtp_reserved_clients); below maxTotal. */
+  reserved: number;
 }
 
-export type Admission = { ok: true } | { ok: false; reason: string; report: boolean };
+/**
+ * A refusal's RFC 3463 code: 4.7.0 (policy) for a client over its own limits, or a stranger when only the
+ * reserved slots are left; 4.3.2 (system not accepting network messages, Postfix postscreen's "All server
+ * ports are busy") when every slot is taken.
+ */
+export type Admission = { ok: true } | { ok: false; status: '4.7.0' | '4.3.2'; reason: string; report: boolean };
 
 /**
- * Counts one listener's connections per client address. admit() when a connection arrives, release() when it
- * has closed: each admitted id is released at most once. Addresses with nothing open and an expired window are
- * forgotten once a window, so memory follows the addresses seen in the last minute or two.
+ * Counts one listener's connections per client address, per network and in all. admit() when a connection
+ * arrives, release() when it has closed: each admitted id is released at most once. Addresses and networks with
+ * nothing open and an expired window are forgotten once a window, so memory follows the clients seen in the
+ * last minute or two.
  */
 export class ClientTable {
   private readonly clients = new Map<string, Client>();
-  /** Admitted connection id -> its address. */
-  private readonly admitted = new Map<string, string>();
+  private readonly networks = new Map<string, Network>();
+  /** Admitted connection id -> its address and network. */
+  private readonly admitted = new Map<string, { address: string; network: string }>();
+  private total = 0;
   private sweptAt = 0;
+  /** When a refusal for want of slots was last logged (one line a minute for the listener), or never. */
+  private busyReportedAt = -Infinity;
 
   constructor(private readonly limits: ClientLimits) {}
 
-  admit(id: string, address: string, now: number): Admission {
+  /** `known`: the client's network delivered mail here before (KnownNetworks), so it may take a reserved slot. */
+  admit(id: string, address: string, now: number, known = false): Admission {
     this.sweep(now);
-    let client = this.clients.get(address);
-    if (!client) {
-      client = { open: 0, windowStart: now, tried: 0, reported: false };
-      this.clients.set(address, client);
-    }
+    const client = this.clients.get(address) ?? { open: 0, windowStart: now, tried: 0, reported: false };
+    this.clients.set(address, client);
     if (now - client.windowStart >= ANVIL_RATE_TIME_UNIT) Object.assign(client, { windowStart: now, tried: 0, reported: false });
     client.tried++;
-    const refuse = (reason: string): Admission => {
-      const report = !client.reported;
-      client.reported = true;
-      return { ok: false, reason, report };
+    const name = networkOf(address);
+    const network = this.networks.get(name) ?? { open: 0, windowStart: now, reported: false };
+    this.networks.set(name, network);
+    if (now - network.windowStart >= ANVIL_RATE_TIME_UNIT) Object.assign(network, { windowStart: now, reported: false });
+
+    const refuse = (reason: string, by: { reported: boolean }): Admission => {
+      const report = !by.reported;
+      by.reported = true;
+      return { ok: false, status: '4.7.0', reason, report };
     };
-    const { ratePerMinute, maxOpen } = this.limits;
+    const { ratePerMinute, maxOpen, maxOpenPerNetwork, maxTotal, reserved } = this.limits;
     if (ratePerMinute > 0 && client.tried > ratePerMinute) {
-      return refuse(`Too many connections from your address (over ${ratePerMinute} a minute), try again later`);
+      return refuse(`Too many connections from your address (over ${ratePerMinute} a minute), try again later`, client);
     }
-    if (client.open >= maxOpen) return refuse(`Too many connections from your address (${maxOpen} open), try again later`);
+    if (client.open >= maxOpen) return refuse(`Too many connections from your address (${maxOpen} open), try again later`, client);
+    if (network.open >= maxOpenPerNetwork) {
+      return refuse(`Too many connections from your network ${name} (${maxOpenPerNetwork} open), try again later`, network);
+    }
+    const full = this.total >= maxTotal;
+    if (full || (!known && this.total >= maxTotal - reserved)) {
+      const report = now - this.busyReportedAt >= ANVIL_RATE_TIME_UNIT;
+      if (report) this.busyReportedAt = now;
+      if (full) return { ok: false, status: '4.3.2', reason: 'All connection slots are busy, try again later', report };
+      return { ok: false, status: '4.7.0', reason: 'Too many connections: the slots left are kept for servers that delivered mail here before, try again later', report };
+    }
     client.open++;
-    this.admitted.set(id, address);
+    network.open++;
+    this.total++;
+    this.admitted.set(id, { address, network: name });
     return { ok: true };
   }
 
   /** The connection `id` has closed; ids never admitted (or already released) are ignored. */
   release(id: string): void {
-    const address = this.admitted.get(id);
-    if (address === undefined) return;
+    const entry = this.admitted.get(id);
+    if (entry === undefined) return;
     this.admitted.delete(id);
-    const client = this.clients.get(address);
+    this.total--;
+    const client = this.clients.get(entry.address);
     if (client) client.open--;
+    const network = this.networks.get(entry.network);
+    if (network) network.open--;
+  }
+
+  /** Connections open now, in all. */
+  get openTotal(): number {
+    return this.total;
   }
 
   /** Connections open from `address` now. */
   openFrom(address: string): number {
     return this.clients.get(address)?.open ?? 0;
+  }
+
+  /** Connections open from the network `network` (as networkOf writes it) now. */
+  openFromNetwork(network: string): number {
+    return this.networks.get(network)?.open ?? 0;
   }
 
   /** Addresses remembered now. */
@@ -115,6 +168,9 @@ export class ClientTable {
     this.sweptAt = now;
     for (const [address, client] of this.clients) {
       if (client.open === 0 && now - client.windowStart >= ANVIL_RATE_TIME_UNIT) this.clients.delete(address);
+    }
+    for (const [name, network] of this.networks) {
+      if (network.open === 0 && now - network.windowStart >= ANVIL_RATE_TIME_UNIT) this.networks.delete(name);
     }
   }
 }

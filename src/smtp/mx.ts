@@ -1,8 +1,8 @@
 // The MX listener on port 25 (smtp-server): the session rules of a trusted mail server, then a hand-off to
 // receive/. It answers as MAILWRIGHT_HOSTNAME, offers STARTTLS, advertises and enforces SIZE, looks up the
-// client's PTR through the configured resolvers, caps clients (in all and per address), errors, recipients,
-// messages and session time, and decides every recipient at RCPT (receive/route.ts). It replies 250 only when
-// receive() has committed.
+// client's PTR through the configured resolvers, caps clients (in all, per address and per network, with slots
+// kept for known senders), errors, recipients, messages and session time, and decides every recipient at RCPT
+// (receive/route.ts). It replies 250 only when receive() has committed.
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { App } from '../context.ts';
 import { SmtpError } from '../errors.ts';
@@ -10,6 +10,7 @@ import { reverseLookup } from '../dns/resolver.ts';
 import { receive, type Envelope, type ReceiveWorkers } from '../receive/receive.ts';
 import { routeRecipient, type Target } from '../receive/route.ts';
 import type { TlsCredentials } from './certificate.ts';
+import { reportListenerErrors } from './listener-errors.ts';
 import { clientIp, collect, limitClients, OUR_FAULT, ourFault, SessionTable, sessionDeadline, sessionLimits } from './session.ts';
 
 interface SessionState {
@@ -94,9 +95,10 @@ export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWo
     },
   });
 
-  // RES-04b, RES-15: connections per client address, and the error limit of every session.
+  // RES-04b, RES-15, RES-16: connections per client address and network, the slots kept for known senders, and
+  // the error limit of every session.
   limitClients(server, config, log, { listener: 'mx', beforeAuth: null });
-  server.on('error', (err) => log.warn('smtp connection error', { err }));
+  reportListenerErrors(server, log, app.metrics, 'mx');
   return server;
 }
 

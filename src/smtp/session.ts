@@ -8,7 +8,9 @@ import type { SMTPServer, SMTPServerDataStream, SMTPServerOptions, SMTPServerSes
 import type { Config } from '../config.ts';
 import type { Log } from '../log.ts';
 import { storageFault } from '../db/health.ts';
+import { networkOf } from '../dns/ip-ranges.ts';
 import { ClientTable, clientAddress, ReplyCount } from './client-limits.ts';
+import { KnownNetworks } from './known-senders.ts';
 
 /** RFC 5321 4.5.3.1.8: a server must take at least 100 recipients; more get 452 (smtp-server's maxRecipients). */
 export const MAX_RECIPIENTS = 100;
@@ -94,21 +96,36 @@ export const clientIp = (session: SMTPServerSession) => clientAddress(session.re
 const REFUSED_LINGER_MS = 5_000;
 
 /**
- * RES-04b, RES-15 on one listener: at most smtp_max_clients_per_ip connections open and smtp_connection_rate_per_ip
- * opened a minute from one client address (each listener has its own table), and the error limit of every
- * session, with the limit on replies before AUTH where `beforeAuth` is set (submission).
+ * RES-04b, RES-15, RES-16 on one listener: at most smtp_max_clients_per_ip connections open and
+ * smtp_connection_rate_per_ip opened a minute from one client address, smtp_max_clients_per_network open from
+ * one IPv4 /24 or IPv6 /64, and of smtp_max_clients in all, the last smtp_reserved_clients only for a client
+ * whose network delivered mail to this listener before (each listener has its own table and history); and the
+ * error limit of every session, with the limit on replies before AUTH where `beforeAuth` is set (submission).
  *
  * A connection is counted in server.connect(), as smtp-server hands it the accepted socket: before its 100 ms
- * early-talker wait, its PTR lookup (up to 1.5 s) and onConnect. So a flood from one address never holds the
- * smtp_max_clients slots while it waits to be refused, and a refused connection costs no DNS query: it never
- * becomes a session, it gets its 421 and is closed here. An admitted connection is released in onClose, which
- * smtp-server (3.21) calls exactly once for every connection that reached connect(), however it ends: init()
- * registers the socket's close listener before anything can refuse it (smtp-server's maxClients 421, onConnect,
- * a client talking before the greeting, QUIT, idle timeout, reset, shutdown), upgrade() gives the TLS socket of
- * STARTTLS one too, and _onClose calls onClose only the first time (_closed).
+ * early-talker wait, its PTR lookup (up to 1.5 s) and onConnect. So a flood never holds the smtp_max_clients
+ * slots while it waits to be refused, and a refused connection costs no DNS query: it never becomes a
+ * session, it gets its 421 and is closed here. smtp-server's own maxClients stays as the hard cap behind ours
+ * (our count is released a tick after its own, so ours is reached first). An admitted connection is released
+ * in onClose, which smtp-server (3.21) calls exactly once for every connection that reached connect(), however
+ * it ends: init() registers the socket's close listener before anything can refuse it (smtp-server's maxClients
+ * 421, onConnect, a client talking before the greeting, QUIT, idle timeout, reset, shutdown), upgrade() gives
+ * the TLS socket of STARTTLS one too, and _onClose calls onClose only the first time (_closed).
+ *
+ * The history of known senders is kept in memory (KnownNetworks), not in the database: a received message's
+ * row does not hold the client address (only its stored Received field does), and a durable history would add
+ * a write to every message's transaction for a hint. What a restart loses comes back with each sender's next
+ * message; until then a known sender competes for the unreserved slots like anyone else.
  */
 export function limitClients(server: SMTPServer, config: Config, log: Log, opts: { listener: string; beforeAuth: number | null }): ClientTable {
-  const clients = new ClientTable({ maxOpen: config.smtpMaxClientsPerIp, ratePerMinute: config.smtpConnectionRatePerIp });
+  const clients = new ClientTable({
+    maxOpen: config.smtpMaxClientsPerIp,
+    ratePerMinute: config.smtpConnectionRatePerIp,
+    maxOpenPerNetwork: config.smtpMaxClientsPerNetwork,
+    maxTotal: config.smtpMaxClients,
+    reserved: config.smtpReservedClients,
+  });
+  const known = new KnownNetworks();
   let draining = false;
   const connect = server.connect.bind(server);
   server.connect = (socket, socketOptions) => {
@@ -119,16 +136,20 @@ export function limitClients(server: SMTPServer, config: Config, log: Log, opts:
     // A socket already gone has nothing to count, and its close may have been emitted already.
     if (!raw || socket.destroyed) return connect(socket, { ...socketOptions, id });
     const ip = clientAddress(raw);
-    const admission = clients.admit(id, ip, performance.now());
+    const network = networkOf(ip);
+    const admission = clients.admit(id, ip, performance.now(), known.has(network));
     if (!admission.ok) {
-      if (admission.report) log.info('smtp client refused', { listener: opts.listener, ip, reason: admission.reason });
-      return refuse(socket, `421 4.7.0 ${config.hostname} ${admission.reason}`);
+      if (admission.report) log.info('smtp client refused', { listener: opts.listener, ip, network, open: clients.openTotal, reason: admission.reason });
+      return refuse(socket, `421 ${admission.status} ${config.hostname} ${admission.reason}`);
     }
     connect(socket, { ...socketOptions, id });
     for (const connection of server.connections) {
       if (connection.id !== id) continue;
-      const ended = (reason: string) => log.info('smtp session ended by its limits', { listener: opts.listener, session: id, ip, reason });
-      paceReplies(connection, config.hostname, opts.beforeAuth, ended);
+      paceReplies(connection, config.hostname, opts.beforeAuth, {
+        ended: (reason) => log.info('smtp session ended by its limits', { listener: opts.listener, session: id, ip, reason }),
+        // RES-16: a 250 after DATA makes the client's network a known sender (the reserved slots).
+        delivered: () => known.delivered(network),
+      });
     }
   };
   const onClose = server.onClose.bind(server);
@@ -173,7 +194,7 @@ function refuse(socket: Socket, reply: string): void {
  * before it reads on, the delay holds the client, and nothing piles up in memory while it runs. A 421, the 220
  * to STARTTLS (the TLS handshake follows at once) and close() write whatever is queued first, at once.
  */
-function paceReplies(connection: Connection, hostname: string, beforeAuth: number | null, ended: (reason: string) => void): void {
+function paceReplies(connection: Connection, hostname: string, beforeAuth: number | null, on: { ended: (reason: string) => void; delivered: () => void }): void {
   const count = new ReplyCount(beforeAuth);
   const send = connection.send.bind(connection);
   const close = connection.close.bind(connection);
@@ -211,9 +232,11 @@ function paceReplies(connection: Connection, hostname: string, beforeAuth: numbe
       flush();
       return send(code, data, context);
     }
-    const verdict = count.judge({ code, delivered: code === 250 && context === 'DATA_OK', authenticated: Boolean(connection.session.user) });
+    const delivered = code === 250 && context === 'DATA_OK';
+    if (delivered) on.delivered();
+    const verdict = count.judge({ code, delivered, authenticated: Boolean(connection.session.user) });
     if ('end' in verdict) {
-      ended(verdict.end);
+      on.ended(verdict.end);
       flush();
       held = undefined;
       return send(421, `4.7.0 ${hostname} ${verdict.end}`); // smtp-server closes after any 421

@@ -17,6 +17,7 @@ import type { Analyzer } from '../receive/analyzer.ts';
 import type { SendRequest } from '../send/request.ts';
 import { submit, type Submitted } from '../send/submit.ts';
 import type { TlsCredentials } from './certificate.ts';
+import { reportListenerErrors } from './listener-errors.ts';
 import { requestFromMessage } from './request-from-message.ts';
 import { MAX_UNAUTHENTICATED_COMMANDS } from './client-limits.ts';
 import { clientIp, collect, limitClients, OUR_FAULT, ourFault, SessionTable, sessionDeadline, sessionLimits } from './session.ts';
@@ -159,7 +160,7 @@ export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: 
   // smtp-server's maxAllowedUnauthenticatedCommands only counts while AUTH is offered, which here is only after
   // STARTTLS, so a client could NOOP in clear until the session deadline.
   limitClients(server, config, log, { listener: 'submission', beforeAuth: MAX_UNAUTHENTICATED_COMMANDS });
-  server.on('error', (err) => log.warn('smtp submission connection error', { err }));
+  reportListenerErrors(server, log, app.metrics, 'submission');
   return server;
 }
 

@@ -1,7 +1,7 @@
 // Test-only: a raw SMTP client that sends exactly the bytes a test writes and reads whole replies
 // (multi-line included), for asserting reply codes and for hostile input no well-behaved client sends.
 import { connect, type Socket } from 'node:net';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import { once } from 'node:events';
 
 export interface SmtpReply {
@@ -30,9 +30,10 @@ export class RawSmtp {
     socket.on('error', () => (this.closed = true));
   }
 
-  static open(port: number, host = '127.0.0.1'): Promise<RawSmtp> {
+  /** `localAddress`: the client's own address, another of 127.0.0.0/8 to be another client (or network). */
+  static open(port: number, host = '127.0.0.1', localAddress?: string): Promise<RawSmtp> {
     return new Promise((resolve, reject) => {
-      const socket = connect(port, host, () => resolve(new RawSmtp(socket)));
+      const socket = connect({ port, host, localAddress }, () => resolve(new RawSmtp(socket)));
       socket.once('error', reject);
     });
   }
@@ -61,11 +62,14 @@ export class RawSmtp {
     return this.read(timeoutMs);
   }
 
-  /** After a 220 to STARTTLS: the TLS handshake (any certificate accepted); the dialogue goes on over TLS. */
-  async startTls(servername?: string): Promise<TLSSocket> {
+  /**
+   * After a 220 to STARTTLS: the TLS handshake (any certificate accepted); the dialogue goes on over TLS.
+   * `options` change the client's side (an old client: `{ maxVersion: 'TLSv1' }`); a failed handshake rejects.
+   */
+  async startTls(servername?: string, options: ConnectionOptions = {}): Promise<TLSSocket> {
     const plain = this.socket;
     plain.removeAllListeners('data');
-    const secure = tlsConnect({ socket: plain, rejectUnauthorized: false, servername });
+    const secure = tlsConnect({ ...options, socket: plain, rejectUnauthorized: false, servername });
     await once(secure, 'secureConnect');
     this.socket = secure;
     this.listen(secure);
