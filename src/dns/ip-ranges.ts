@@ -26,9 +26,10 @@ export function inRanges(ranges: readonly string[]): RangeTest {
 }
 
 /**
- * The network an address belongs to, as mail servers count neighbours (Postfix postscreen, Spamhaus, Gmail's
- * limits): its IPv4 /24 ("192.0.2.0/24") or its IPv6 /64 ("2001:db8:1:2::/64", one site's LAN by RFC 4291 2.5.1).
- * Written the same however the address was (IPv4-mapped, upper case, leading zeros, an embedded IPv4 tail).
+ * The network an address belongs to, the unit one operator usually holds: its IPv4 /24 ("192.0.2.0/24", the
+ * smallest block routed on the Internet) or its IPv6 /64 ("2001:db8:1:2::/64", one link: RFC 4291 2.5.1 gives
+ * interface ids 64 bits, so one host may use a whole /64). Written the same however the address was
+ * (IPv4-mapped, upper case, leading zeros, an embedded IPv4 tail, a zone).
  */
 export function networkOf(raw: string): string {
   const ip = plainAddress(raw);
@@ -40,5 +41,8 @@ export function networkOf(raw: string): string {
   const groups = (part: string) => (part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])));
   const first = groups(head);
   const filled = tail === null ? first : [...first, ...Array(8 - first.length - groups(tail).length).fill('0'), ...groups(tail)];
-  return `${filled.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+  const prefix = filled.slice(0, 4).map((g) => parseInt(g, 16).toString(16));
+  // RFC 5952 4.2: the zeros at the end of the prefix join the "::" (always the longest run of zeros here).
+  while (prefix.at(-1) === '0') prefix.pop();
+  return `${prefix.join(':')}::/64`;
 }

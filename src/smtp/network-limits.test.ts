@@ -22,10 +22,12 @@ arithmetic('the network of an address: its IPv4 /24 or IPv6 /64, however the add
   assert.is(networkOf('::ffff:192.0.2.77'), '192.0.2.0/24');
   assert.is(networkOf('2001:DB8:1:2:3:4:5:6'), '2001:db8:1:2::/64');
   assert.is(networkOf('2001:db8:0001:0002::9'), '2001:db8:1:2::/64');
-  assert.is(networkOf('2001:db8::1'), '2001:db8:0:0::/64');
-  assert.is(networkOf('2001:db8:1::'), '2001:db8:1:0::/64');
-  assert.is(networkOf('64:ff9b::192.0.2.1'), '64:ff9b:0:0::/64');
-  assert.is(networkOf('::1'), '0:0:0:0::/64');
+  assert.is(networkOf('2001:db8::1'), '2001:db8::/64');
+  assert.is(networkOf('2001:db8:1::'), '2001:db8:1::/64');
+  assert.is(networkOf('2001:0:0:5::7'), '2001:0:0:5::/64');
+  assert.is(networkOf('64:ff9b::192.0.2.1'), '64:ff9b::/64');
+  assert.is(networkOf('::1'), '::/64');
+  assert.is(networkOf('fe80::1%eth0'), 'fe80::/64');
   assert.is.not(networkOf('2001:db8:1:2::1'), networkOf('2001:db8:1:3::1'));
 });
 
