@@ -62,6 +62,8 @@ export async function readRawBody(ctx: Context, limits: RawBodyLimits): Promise<
   // Bytes past the Content-Length are no request: Node answers them 400 and drops the connection, so the
   // caller never hears of this upload either, and it must not be kept.
   if (req.socket.destroyed) refuse(aborted());
+  // Never a buffer with bytes it was not sent: allocUnsafe's would be another request's memory.
+  if (whole && size !== whole.length) refuse(aborted());
   return whole ?? Buffer.concat(chunks, size);
 }
 
