@@ -24,14 +24,14 @@ interface Answer {
 }
 
 /** A POST over its own connection; the answer is kept even when the server closes before taking the whole body. */
-function post(url: string, headers: Record<string, string>, body: Buffer): Promise<Answer> {
+function post(url: string, headers: Record<string, string>, body: Buffer, localAddress = '127.0.0.1'): Promise<Answer> {
   return new Promise((resolve) => {
     let settled = false;
     const settle = (a: Answer) => {
       if (!settled) resolve(a);
       settled = true;
     };
-    const req = httpRequest(url, { method: 'POST', agent: false, headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
+    const req = httpRequest(url, { method: 'POST', agent: false, localAddress, headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -66,8 +66,8 @@ test.after(async () => {
 });
 
 const api = (path: string, opts: Parameters<typeof request>[1] = {}) => request(`${app.url}/api/v1${path}`, { key, ...opts });
-const upload = (draftId: string, body: Buffer) =>
-  post(`${app.url}/api/v1/drafts/${draftId}/attachments`, { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream' }, body);
+const upload = (draftId: string, body: Buffer, localAddress?: string) =>
+  post(`${app.url}/api/v1/drafts/${draftId}/attachments`, { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream' }, body, localAddress);
 
 test(`${UPLOADS} parallel 9.9 MB uploads: RSS within baseline + upload_memory_mb + 100 MiB, each 201 or 429, the stored ones intact`, async () => {
   const pid = app.child.pid!;
@@ -85,7 +85,8 @@ test(`${UPLOADS} parallel 9.9 MB uploads: RSS within baseline + upload_memory_mb
   }
   let sampled = baseline;
   const sampler = setInterval(() => (sampled = Math.max(sampled, statusField(pid, 'VmRSS'))), 20);
-  const answers = await Promise.all(drafts.slice(0, UPLOADS).map((id) => upload(id, FILE)));
+  // One key, sixty client addresses: what a limit per address would not stop.
+  const answers = await Promise.all(drafts.slice(0, UPLOADS).map((id, i) => upload(id, FILE, `127.0.1.${i + 1}`)));
   clearInterval(sampler);
   const peak = Math.max(sampled, hwm ? statusField(pid, 'VmHWM') : 0);
   const bound = baseline + (BUDGET_MB + 100) * MiB;
