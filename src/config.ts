@@ -114,7 +114,10 @@ export interface Config {
   smtpMaxClientsPerNetwork: number;
   /** Of smtp_max_clients, the slots only clients that delivered mail before may take (default a fifth). */
   smtpReservedClients: number;
-  /** Memory all uploads in flight may hold at once (MiB); an upload that would go past it gets 429. */
+  /**
+   * Memory all uploads in flight may hold at once (MiB): drafts' files and sends' JSON bodies over 1 MiB; an
+   * upload that would go past it gets 429 (http/body-memory.ts).
+   */
   uploadMemoryMb: number;
 }
 

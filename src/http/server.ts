@@ -13,6 +13,7 @@ import { errorEnvelope } from './errors.ts';
 import { accessLog } from './access-log.ts';
 import { securityHeaders } from './security-headers.ts';
 import { jsonBody } from './body.ts';
+import { BodyMemory, holdBodyMemory } from './body-memory.ts';
 import { requireCredential, resolveAuth, type Authenticator } from './auth.ts';
 import { hostCheck } from './host-check.ts';
 import { clientAddress } from './client-address.ts';
@@ -38,7 +39,10 @@ export interface HttpDeps {
   healthy: () => boolean;
   /** Paths that take bodies over the default 1 MiB (sends with attachments), once the caller is authenticated. */
   largerBodies?: Array<{ path: RegExp; limitBytes: number }>;
-  /** Paths whose body is not JSON but read by the route itself (an upload), once the caller is authenticated. */
+  /**
+   * Paths whose body is not JSON but read by the route itself (an upload), once the caller is authenticated;
+   * readRawBody holds it under the box-wide budget (upload_memory_mb).
+   */
   rawBodies?: RegExp[];
   /** API latency by matched route (metrics/metrics.ts, issue 21). */
   metrics?: Metrics;
@@ -98,9 +102,15 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
     ],
   });
   const gate: Koa.Middleware = (ctx, next) => identify(ctx, () => limit(ctx, () => admit(ctx, next)));
-  const parseJson = jsonBody({ limitBytes: DEFAULT_BODY_LIMIT, larger: deps.largerBodies });
+  // One budget for the box: what uploads and the larger JSON bodies hold at once (RES-16).
+  const memory = new BodyMemory(() => deps.config.uploadMemoryMb * 1024 * 1024);
+  const parseJson = jsonBody({ limitBytes: DEFAULT_BODY_LIMIT, larger: deps.largerBodies, memory });
+  const holdRaw = holdBodyMemory(memory);
   const raw = deps.rawBodies ?? [];
-  const body: Koa.Middleware = (ctx, next) => (SIGNED_WEBHOOKS.includes(ctx.path) || (ctx.method === 'POST' && raw.some((p) => p.test(ctx.path))) ? next() : parseJson(ctx, next));
+  const body: Koa.Middleware = (ctx, next) => {
+    if (SIGNED_WEBHOOKS.includes(ctx.path)) return next();
+    return ctx.method === 'POST' && raw.some((p) => p.test(ctx.path)) ? holdRaw(ctx, next) : parseJson(ctx, next);
+  };
   const mount = (mounted: Router[]) => {
     const router = new Router({ prefix: API_PREFIX });
     router.use(body);
