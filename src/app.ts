@@ -50,6 +50,7 @@ import { Queue } from './send/queue.ts';
 import { SignedCopies } from './send/signed-copies.ts';
 import { Presigner } from './send/presign.ts';
 import { linkPages } from './feedback/link-routes.ts';
+import { LinkVisits } from './feedback/visits.ts';
 import { suppressionRoutes } from './feedback/routes.ts';
 import { billingRoutes } from './billing/routes.ts';
 import { billingPages } from './billing/page-routes.ts';
@@ -193,6 +194,7 @@ export async function startApp(
   app.scheduler = scheduler;
   const dispatcher = new WebhookDispatcher(app, { timeoutMs: config.webhookTimeout, keepFinishedMs: config.retentionWebhookDays * 24 * 60 * 60_000 });
   const eventStream = new EventStream(app);
+  const linkVisits = new LinkVisits(app);
 
   const authenticator: Authenticator = {
     byKey: (secret) => {
@@ -223,7 +225,7 @@ export async function startApp(
       metrics,
     },
     [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app), boxRoutes(app)],
-    [forwardingPages(app), linkPages(app), billingPages(app), metricsPage(app), dashboardPages()],
+    [forwardingPages(app), linkPages(app, linkVisits), billingPages(app), metricsPage(app), dashboardPages()],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.
   httpApp.on('error', (err) => health.observe(err));
@@ -270,6 +272,9 @@ export async function startApp(
     opened.push(() => scheduler.stop());
     dispatcher.start();
     opened.push(() => dispatcher.stop());
+    // Stopped after the HTTP listener (undone in reverse): its last count of repeated visits is written then.
+    linkVisits.start();
+    opened.push(() => linkVisits.stop());
     smtpAddress = await listen(mx.server, config.smtpHost, config.smtpPort, 'SMTP', 'MAILWRIGHT_SMTP_PORT');
     opened.push(() => new Promise<void>((resolve) => mx.close(() => resolve())));
     if (submission) {

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { request, seedWorkspace, TEST_PASSWORD } from '../testkit/app.ts';
+import { addEvent } from '../emails/events.ts';
 import { eventually, startOutboundScene, type OutboundScene } from '../testkit/outbound.ts';
 import { DESKTOP, openBrowser, PHONE, screenshots, signedIn } from '../testkit/browser.ts';
 
@@ -234,6 +235,20 @@ test("an email's event log", async () => {
   await page.locator('tr[data-event="sent"]').getByText('reader@dest.test').waitFor();
   await page.locator('tr[data-event="delivered"]').waitFor();
   await fitsPhone(page, 'the event log');
+  // A much-opened email: its events a page of 100 at a time, oldest first.
+  const { db, clock } = s.t.app;
+  const workspaceId = db.prepare('SELECT workspace_id FROM emails WHERE id = ?').pluck().get(sent.body.id) as string;
+  db.transaction(() => {
+    for (let i = 0; i < 150; i++) addEvent(db, clock, { workspaceId, emailId: sent.body.id, type: 'opened', recipient: 'reader@dest.test', data: { ip: `192.0.2.${i}` } });
+  })();
+  await page.reload();
+  await page.getByText('1–100', { exact: true }).waitFor();
+  await page.getByRole('button', { name: 'Later' }).click();
+  await page.locator('tr[data-event="opened"]').getByText('ip: 192.0.2.149').waitFor();
+  assert.is(await page.getByRole('button', { name: 'Later' }).isDisabled(), true);
+  await page.getByRole('button', { name: 'Earlier' }).click();
+  await page.getByText('1–100', { exact: true }).waitFor();
+  await page.locator('tr[data-event="sent"]').waitFor();
 });
 
 test('no page errors', () => {

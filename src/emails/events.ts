@@ -51,9 +51,10 @@ const COUNTED: Partial<Record<EventType, string>> = {
 /**
  * Adds the event, its webhook outbox rows, and counts it in its workspace's day (daily_stats), all in the caller's
  * transaction. The only writer of `events` (events.test.ts checks that), so every event gets its deliveries as
- * durably as itself. Its `seq` (0028) is the live stream's order: given under the write lock, so in commit order.
+ * durably as itself. Its `seq` (0028), returned, is the live stream's order: given under the write lock, so in
+ * commit order.
  */
-export function addEvent(db: Db, clock: Clock, e: NewEvent): void {
+export function addEvent(db: Db, clock: Clock, e: NewEvent): number {
   const now = clock.now();
   const added = db.prepare("INSERT INTO events (id, workspace_id, email_id, type, recipient, data, created_at) VALUES ('', ?, ?, ?, ?, ?, ?)").run(
     e.workspaceId,
@@ -68,6 +69,7 @@ export function addEvent(db: Db, clock: Clock, e: NewEvent): void {
   if (column) {
     db.prepare(`INSERT INTO daily_stats (workspace_id, day, ${column}) VALUES (?, ?, 1) ON CONFLICT (workspace_id, day) DO UPDATE SET ${column} = ${column} + 1`).run(e.workspaceId, utcDay(now));
   }
+  return Number(added.lastInsertRowid);
 }
 
 /**
@@ -120,10 +122,42 @@ export type PresentedEvent = ReturnType<typeof presentEvent>;
 const EVENT_COLUMNS = 'seq, id, workspace_id, email_id, type, recipient, data, created_at';
 type StoredEvent = EventRow & { workspace_id: string };
 
-/** An email's events in the order they were committed. */
-export function listEvents(db: Db, workspaceId: string, emailId: string) {
-  const rows = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE workspace_id = ? AND email_id = ? ORDER BY seq`).all(workspaceId, emailId) as StoredEvent[];
+/**
+ * An email's events in the order they were committed; with `page`, `limit` of them from `offset` (events_email
+ * holds (email_id, seq), so a page reads only its own rows and those it skips).
+ */
+export function listEvents(db: Db, workspaceId: string, emailId: string, page?: { limit: number; offset: number }) {
+  const rows = (
+    page
+      ? db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE workspace_id = ? AND email_id = ? ORDER BY seq LIMIT ? OFFSET ?`).all(workspaceId, emailId, page.limit, page.offset)
+      : db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE workspace_id = ? AND email_id = ? ORDER BY seq`).all(workspaceId, emailId)
+  ) as StoredEvent[];
   return rows.map((r) => presentEvent(db, r));
+}
+
+/**
+ * The newest `opened` or `clicked` event of one recipient of an email made since `since` (for a click, of the
+ * link to `url`): the event a repeated visit is counted on (feedback/visits.ts). Its seq and time, or null.
+ */
+export function recentVisit(db: Db, v: { emailId: string; type: 'opened' | 'clicked'; recipient: string; url: string | null; since: number }): { seq: number; createdAt: number } | null {
+  const row = db
+    .prepare(
+      `SELECT seq, created_at FROM events WHERE email_id = @emailId AND type = @type AND recipient = @recipient AND created_at >= @since
+         AND (@url IS NULL OR json_extract(data, '$.url') = @url) ORDER BY seq DESC LIMIT 1`,
+    )
+    .get(v) as { seq: number; created_at: number } | undefined;
+  return row ? { seq: row.seq, createdAt: row.created_at } : null;
+}
+
+/**
+ * Adds `n` repeated visits, the last at `lastAt`, to an `opened` or `clicked` event: its data's `repeats` and
+ * `lastRepeatAt`. Nothing when the event is gone (with its email). The only change to a stored event.
+ */
+export function addRepeats(db: Db, seq: number, n: number, lastAt: number): void {
+  db.prepare(
+    `UPDATE events SET data = json_set(data, '$.repeats', coalesce(json_extract(data, '$.repeats'), 0) + ?, '$.lastRepeatAt', ?)
+     WHERE seq = ? AND type IN ('opened', 'clicked')`,
+  ).run(n, iso(lastAt), seq);
 }
 /** An event as the API shows it, with its workspace and its place in commit order. */
 export interface EventOfWorkspace {

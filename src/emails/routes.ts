@@ -9,6 +9,7 @@ import { apiRouter } from '../http/server.ts';
 import { principalOf, requireAuth } from '../http/auth.ts';
 import { claimOf, idempotent } from '../http/idempotency.ts';
 import { parseInput } from '../http/validate.ts';
+import { pageOf, parsePage } from '../http/pagination.ts';
 import { attachmentDisposition } from '../http/content-disposition.ts';
 import { parseSendRequest, scheduledAt } from '../send/request.ts';
 import { submit, submitBatch } from '../send/submit.ts';
@@ -67,8 +68,9 @@ export function emailRoutes(app: App) {
   r.get('/emails/:id/events', auth, (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
     if (!app.db.prepare('SELECT 1 FROM emails WHERE workspace_id = ? AND id = ?').get(workspaceId, ctx.params.id)) throw notFound('Email');
-    const data = listEvents(app.db, workspaceId, ctx.params.id);
-    ctx.body = { data, count: data.length };
+    // A list like every other (DESIGN.md "lists"): an email's events are many once it is tracked.
+    const page = parsePage(ctx.query);
+    ctx.body = pageOf(listEvents(app.db, workspaceId, ctx.params.id, { limit: page.limit + 1, offset: page.offset }), page);
   });
 
   r.get('/emails/:id', auth, (ctx) => {

@@ -1,11 +1,12 @@
 // Open and click tracking, per sending domain and off by default (PATCH /domains/:id open_tracking,
 // click_tracking). A tracked copy's HTML gets a 1x1 image, and its http(s) links lead through the box, under
-// the public URL; fetching them records `opened` / `clicked` for that copy's recipient. A click goes only to
-// a link that was in the message (stored with the email, chosen by its signed position), never to a URL a
-// request names: the box is no open redirect. The text part is never changed.
+// the public URL; fetching them records `opened` / `clicked` for that copy's recipient (once an hour per link;
+// visits.ts counts the repeats). A click goes only to a link that was in the message (stored with the email,
+// chosen by its signed position), never to a URL a request names: the box is no open redirect. The text part
+// is never changed.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
-import { addEvent } from '../emails/events.ts';
+import { addEvent, recentVisit } from '../emails/events.ts';
 import { escapeHtml } from '../pages/html.ts';
 import { resolveLinkToken, type LinkHolder } from './link-token.ts';
 
@@ -186,12 +187,16 @@ export interface Visit {
   ip: string;
 }
 
-export function recordOpen(db: Db, clock: Clock, token: string, visit: Visit): boolean {
-  const holder = resolveLinkToken(db, 'open', token);
-  if (!holder) return false;
-  addEvent(db, clock, { workspaceId: holder.workspaceId, emailId: holder.emailId, type: 'opened', recipient: holder.recipient, data: { ...visit } });
-  return true;
+/** One visit of a recipient's pixel (`opened`) or of one of its links (`clicked`, with the link's URL). */
+export interface LinkVisit {
+  holder: LinkHolder;
+  type: 'opened' | 'clicked';
+  url: string | null;
+  visit: Visit;
 }
+
+/** The recipient an open pixel's token names, or null. Reads only. */
+export const openHolder = (db: Db, token: string): LinkHolder | null => resolveLinkToken(db, 'open', token);
 
 /** Where a click token leads: one of the links stored with its email, or nowhere (null). Reads only. */
 export function clickTarget(db: Db, token: string): (LinkHolder & { url: string }) | null {
@@ -201,6 +206,16 @@ export function clickTarget(db: Db, token: string): (LinkHolder & { url: string 
   return url ? { ...holder, url } : null;
 }
 
-export function recordClick(db: Db, clock: Clock, target: LinkHolder & { url: string }, visit: Visit): void {
-  addEvent(db, clock, { workspaceId: target.workspaceId, emailId: target.emailId, type: 'clicked', recipient: target.recipient, data: { url: target.url, ...visit } });
+/**
+ * In the caller's transaction: the visit's `opened` / `clicked` event (with its webhooks and its count in
+ * analytics), unless one of the same recipient (and link) made since `since` stands for it already. The seq and
+ * time of the event the visit belongs to, and whether it was added now.
+ */
+export function recordVisit(db: Db, clock: Clock, v: LinkVisit, since: number): { seq: number; createdAt: number; added: boolean } {
+  const { holder } = v;
+  const found = recentVisit(db, { emailId: holder.emailId, type: v.type, recipient: holder.recipient, url: v.url, since });
+  if (found) return { ...found, added: false };
+  const data = v.url === null ? { ...v.visit } : { url: v.url, ...v.visit };
+  const seq = addEvent(db, clock, { workspaceId: holder.workspaceId, emailId: holder.emailId, type: v.type, recipient: holder.recipient, data });
+  return { seq, createdAt: clock.now(), added: true };
 }

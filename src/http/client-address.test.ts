@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { inRanges } from '../dns/ip-ranges.ts';
-import { forwardedClient, forwardedHops } from './client-address.ts';
+import { clientKey, forwardedClient, forwardedHops } from './client-address.ts';
 
 const proxies = inRanges(['127.0.0.1', '10.0.0.0/8', 'fd00::/8']);
 const client = (peer: string, headers: Record<string, string>) => (proxies(peer) ? forwardedClient(peer, forwardedHops(headers), proxies) : peer);
@@ -46,6 +46,13 @@ test('trusted ranges: addresses, CIDR, IPv4-mapped and case', () => {
   assert.not.ok(proxies('11.0.0.1'));
   assert.not.ok(proxies('not an address'));
   assert.not.ok(inRanges([])('127.0.0.1'));
+});
+
+test('clientKey: an IPv4 address is itself; an IPv6 address counts as its /64, however it is written', () => {
+  assert.is(clientKey('203.0.113.9'), '203.0.113.9');
+  const key = clientKey('2001:db8:1:2::5');
+  for (const same of ['2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:0db8:0001:0002::', '2001:db8:1:2:0:0:0:1', '2001:db8:1:2::1.2.3.4']) assert.is(clientKey(same), key, same);
+  for (const other of ['2001:db8:1:3::5', '2001:db8::5', '::1']) assert.is.not(clientKey(other), key, other);
 });
 
 test.run();

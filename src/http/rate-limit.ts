@@ -26,8 +26,9 @@ export class RateLimiter {
   constructor(
     readonly perSecond: number,
     private readonly clock: Clock,
+    burst = perSecond * 2,
   ) {
-    this.burst = perSecond * 2;
+    this.burst = burst;
   }
 
   take(key: string): Decision {

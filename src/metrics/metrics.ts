@@ -50,6 +50,9 @@ export class Metrics {
   private readonly backlog: Gauge;
   private readonly files: Gauge<'file'>;
   private readonly freeInFile: Gauge;
+  private readonly trackingVisits: Counter<'outcome'>;
+  private readonly streamsRefused: Counter<'limit'>;
+  private readonly streamsDropped: Counter;
 
   constructor(private readonly sources: MetricsSources) {
     const registers = [this.registry];
@@ -67,11 +70,16 @@ export class Metrics {
     this.apiRequests = new Histogram({ name: 'mailwright_http_request_duration_seconds', help: 'API request latency by matched route pattern and status class.', labelNames: ['method', 'route', 'status_class'], buckets: LATENCY_BUCKETS, registers });
     this.webhookDeliveries = new Counter({ name: 'mailwright_webhook_deliveries_total', help: 'Webhook delivery attempts by outcome (delivered: 2xx; rejected: another status; unreachable: no answer).', labelNames: ['outcome'], registers });
     this.batchSizes = new Histogram({ name: 'mailwright_writer_batch_size', help: 'Calls committed together in one group commit (writer: the writer thread; main: the event loop\'s).', labelNames: ['commit'], buckets: BATCH_BUCKETS, registers });
+    this.trackingVisits = new Counter({ name: 'mailwright_tracking_visits_total', help: 'Visits of open pixels and click links by outcome (recorded: an event; repeat: counted on the event of the hour; limited: over the per-address budget, not counted).', labelNames: ['outcome'], registers });
+    this.streamsRefused = new Counter({ name: 'mailwright_event_streams_refused_total', help: 'Live event streams refused with 429, by the limit they would have passed.', labelNames: ['limit'], registers });
+    this.streamsDropped = new Counter({ name: 'mailwright_event_streams_dropped_total', help: 'Live event streams ended because their client left too much unread.', registers });
     // Known label values start at 0, so rate() and increase() work from the first scrape after a restart.
     for (const [outcome, cls] of [['delivered', '2'], ['deferred', '4'], ['bounced', '5'], ['failed', '5']]) this.deliveries.inc({ outcome, class: cls }, 0);
     for (const reason of Object.values(REASONS)) this.inboundRejected.inc({ reason }, 0);
     for (const outcome of ['delivered', 'rejected', 'unreachable']) this.webhookDeliveries.inc({ outcome }, 0);
     for (const listener of ['mx', 'submission']) this.tlsFailures.inc({ listener }, 0);
+    for (const outcome of ['recorded', 'repeat', 'limited']) this.trackingVisits.inc({ outcome }, 0);
+    for (const limit of ['credential', 'address', 'workspace', 'box']) this.streamsRefused.inc({ limit }, 0);
   }
 
   /** The exposition, in the Prometheus text format; the queue and the files are measured now, once per scrape. */
@@ -124,6 +132,16 @@ export class Metrics {
   /** An attempt's HTTP status (null when the endpoint never answered); no attempt at all counts nothing. */
   webhookDelivery(attempt: { status: number | null } | null): void {
     if (attempt) this.webhookDeliveries.inc({ outcome: attempt.status === null ? 'unreachable' : attempt.status >= 200 && attempt.status < 300 ? 'delivered' : 'rejected' });
+  }
+
+  trackingVisit(outcome: 'recorded' | 'repeat' | 'limited'): void {
+    this.trackingVisits.inc({ outcome });
+  }
+
+  /** A live event stream refused (by the limit it would pass) or ended for falling behind. */
+  eventStream(what: { refused: 'credential' | 'address' | 'workspace' | 'box' } | 'dropped'): void {
+    if (what === 'dropped') this.streamsDropped.inc();
+    else this.streamsRefused.inc({ limit: what.refused });
   }
 
   writerBatch(commit: 'writer' | 'main', calls: number): void {

@@ -1,6 +1,7 @@
 // Webhook endpoints (issue 19): register, list, show, change, delete, rotate the secret; the deliveries of an
 // endpoint with one replayed or a window replayed; a signed webhook.test; and the live event stream
 // (GET /events/stream, Server-Sent Events). The secret is shown once, at creation and at rotation.
+import type { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import type { App } from '../context.ts';
 import { notFound, validationError } from '../errors.ts';
@@ -16,6 +17,8 @@ import { createWebhook, deleteWebhook, listWebhooks, present, rotateSecret, ROTA
 import { addTestDelivery, deliveryById, listDeliveries, presentDelivery, replay } from './outbox.ts';
 import type { WebhookDispatcher } from './deliver.ts';
 import type { EventStream } from './stream.ts';
+import { StreamSlots, TooManyStreams } from './stream-slots.ts';
+import { clientKey } from '../http/client-address.ts';
 
 const TYPES = EVENT_TYPES.map(webhookEventType);
 const events = z
@@ -38,6 +41,7 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
   const { db, clock } = app;
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
+  const slots = new StreamSlots();
 
   const webhookOf = (workspaceId: string, id: string) => {
     const w = webhookById(db, workspaceId, id);
@@ -155,6 +159,26 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
     for (const t of types ?? []) if (!TYPES.includes(t)) throw validationError('types', `${t} is not an event type; use ${TYPES.join(', ')}`);
     const last = ctx.get('Last-Event-ID');
     if (last && !/^\d{1,15}$/.test(last)) throw validationError('Last-Event-ID', 'must be the id of an event this stream sent');
+    // Refused before anything is sent (429 too_many_streams); the slot is given back when the stream closes.
+    const principal = principalOf(ctx);
+    const credential = principal.kind === 'key' ? `key:${principal.keyId}` : `session:${principal.sessionId}`;
+    let release: () => void;
+    try {
+      release = slots.take({ credential, workspaceId, address: clientKey(ctx.ip) });
+    } catch (err) {
+      if (err instanceof TooManyStreams) app.metrics?.eventStream({ refused: err.limit });
+      throw err;
+    }
+    let out: PassThrough;
+    try {
+      out = stream.open({ workspaceId, types, inboxId: q.inbox_id ?? null }, last ? Number(last) : null);
+    } catch (err) {
+      release();
+      throw err;
+    }
+    out.once('close', release);
+    // Even if the client left before the response was piped: the stream (and its slot) goes with its socket.
+    ctx.res.once('close', () => out.destroy());
     // A stream stays open: no socket timeout, and nothing buffered on the way (proxies included).
     ctx.req.socket.setTimeout(0);
     ctx.req.socket.setNoDelay(true);
@@ -162,7 +186,7 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
     ctx.set('Cache-Control', 'no-cache, no-transform');
     ctx.set('X-Accel-Buffering', 'no');
     ctx.status = 200;
-    ctx.body = stream.open({ workspaceId, types, inboxId: q.inbox_id ?? null }, last ? Number(last) : null);
+    ctx.body = out;
   });
 
   return r;

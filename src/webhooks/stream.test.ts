@@ -2,7 +2,7 @@
 // a long absence gets every event of its workspace from the last 24 hours after its Last-Event-ID, in commit
 // order, once each, across many slices of the sequence and between another workspace's events; then live
 // events. A client that does not read holds the catch-up back instead of growing its buffer, and a live client
-// that leaves a megabyte unread is ended, to reconnect with what it read and lose nothing. The events are
+// that leaves MAX_UNREAD_BYTES unread is ended, to reconnect with what it read and lose nothing. The events are
 // written straight into the box's database (the stream's subject is events, not mail: webhooks.test.ts streams
 // real mail).
 import { test } from 'uvu';
@@ -12,7 +12,7 @@ import { addEvent, newestSeq } from '../emails/events.ts';
 import { seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
 import { openEventStream, streamMessages } from '../testkit/event-stream.ts';
 import { eventually } from '../testkit/outbound.ts';
-import { EventStream, REPLAY_WINDOW_MS, MAX_UNREAD_BYTES } from './stream.ts';
+import { EventStream, fitted, MAX_MESSAGE_BYTES, REPLAY_WINDOW_MS, MAX_UNREAD_BYTES } from './stream.ts';
 
 const DAY = REPLAY_WINDOW_MS;
 let offset = 0;
@@ -110,7 +110,7 @@ test('a client that does not read holds the catch-up back; it goes on when the c
   stream.stop();
 });
 
-test('a live client that stops reading is ended once a megabyte waits; reconnecting, it gets the rest', async () => {
+test('a live client that stops reading is ended once MAX_UNREAD_BYTES wait; reconnecting, it gets the rest', async () => {
   const stream = new EventStream(t.app);
   stream.start();
   const out: PassThrough = stream.open({ workspaceId: ws.a, types: null, inboxId: null }, null);
@@ -130,6 +130,21 @@ test('a live client that stops reading is ended once a megabyte waits; reconnect
   await eventually(() => read.length + parse(rest).length >= mine.length, 20_000, 'the rest');
   assert.equal([...read, ...parse(rest).map((m) => m.id)], mine);
   stream.stop();
+});
+
+test('a message is cut to MAX_MESSAGE_BYTES: whole when it fits, else without the text, else the ids and links alone', () => {
+  const event = { id: 'evt_1', emailId: 'em_1', type: 'received', recipient: 'a@b.example', createdAt: '2026-01-01T00:00:00.000Z', data: {} };
+  const email = { id: 'em_1', direction: 'in', subject: 'Hi', text: 'short', attachments: [], links: { self: 'https://box.example/api/v1/emails/em_1' } };
+  const small = { type: 'email.received', created_at: event.createdAt, data: { email, event } };
+  assert.equal(JSON.parse(fitted(small)), small);
+  const long = { ...small, data: { email: { ...email, text: 'é'.repeat(MAX_MESSAGE_BYTES) }, event } };
+  const cut = JSON.parse(fitted(long));
+  assert.equal(cut.data.email, { id: 'em_1', direction: 'in', subject: 'Hi', links: email.links, truncated: true });
+  assert.equal(cut.data.event, event);
+  const huge = { ...small, data: { email: { ...email, subject: 'x'.repeat(MAX_MESSAGE_BYTES) }, event: { ...event, data: { diagnostic: 'y'.repeat(MAX_MESSAGE_BYTES) } } } };
+  const least = fitted(huge);
+  assert.ok(Buffer.byteLength(least) < 1024, `${Buffer.byteLength(least)} bytes`);
+  assert.equal(JSON.parse(least).data, { email: { id: 'em_1', direction: 'in', links: email.links, truncated: true }, event: { ...event, data: {}, truncated: true } });
 });
 
 test.run();

@@ -2,7 +2,9 @@
 // events, in commit order (each event's `seq`, migration 0028, is its message's `id:`), so a client reconnecting
 // with Last-Event-ID gets what it missed from the last 24 hours. One poller serves every open stream; a client
 // that reconnects catches up on its own, a slice of the sequence at a time, at the pace its socket takes, and a
-// live client that leaves too much unread is ended, to reconnect and catch up so.
+// live client that leaves too much unread is ended with a hint to reconnect, to catch up so. What one stream
+// holds is bounded: an event's message is made once for all streams and cut to MAX_MESSAGE_BYTES (a received
+// email's text can be megabytes: the message then leaves it out, and links.self fetches it).
 import { PassThrough } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { App } from '../context.ts';
@@ -20,7 +22,11 @@ const CATCH_UP_SEQS = 5000;
  * What a live client may leave unread before it is cut off. Its EventSource reconnects with the last id it
  * read and catches up at its own pace, so nothing is lost, and a client that stopped reading holds no more.
  */
-export const MAX_UNREAD_BYTES = 1024 * 1024;
+export const MAX_UNREAD_BYTES = 256 * 1024;
+/** The largest `data:` of one message: a payload beyond it goes out slimmed (fitted). */
+export const MAX_MESSAGE_BYTES = 64 * 1024;
+/** How long a client ended for falling behind has to take what it was sent before its connection is closed. */
+const ENDED_GRACE_MS = 30_000;
 
 export interface StreamFilter {
   workspaceId: string;
@@ -100,7 +106,7 @@ export class EventStream {
       }
       const upTo = Math.min(end, sub.cursor + CATCH_UP_SEQS);
       for (const e of eventsInOrder(this.app.db, sub.workspaceId, sub.cursor, upTo, since)) {
-        this.send(sub, e, () => this.payloadOf(e));
+        this.send(sub, e, this.messageOf(e));
         if (sub.out.writableNeedDrain) await drained(sub.out);
         if (gone()) return;
       }
@@ -118,16 +124,12 @@ export class EventStream {
       }
       for (const e of eventsAfter(this.app.db, this.polled, BATCH)) {
         this.polled = e.seq;
-        let payload: Payload | undefined;
-        const payloadOf = () => (payload ??= this.payloadOf(e));
+        // Made once for every stream that takes it: they all hold the same bytes until their sockets take them.
+        const message = this.messageOf(e);
         for (const s of this.subscribers) {
           if (!s.live || s.workspaceId !== e.workspaceId || e.seq <= s.cursor) continue;
-          if (s.out.writableLength <= MAX_UNREAD_BYTES) this.send(s, e, payloadOf);
-          else {
-            // Ended, not destroyed: what it has is still its to read, then the response ends and it reconnects.
-            this.subscribers.delete(s);
-            s.out.end();
-          }
+          if (s.out.writableLength <= MAX_UNREAD_BYTES) this.send(s, e, message);
+          else this.drop(s);
         }
       }
     } catch (err) {
@@ -135,19 +137,66 @@ export class EventStream {
     }
   }
 
-  private payloadOf(e: EventOfWorkspace): Payload {
-    return eventPayload(this.app.db, this.app.config.publicUrl, e);
+  /**
+   * Ends a live client that left more than MAX_UNREAD_BYTES unread: not destroyed, so what it has is still its to
+   * read, then a comment saying why and a `retry:` for its EventSource, which reconnects with the last id it
+   * read. A client that reads nothing more is disconnected after ENDED_GRACE_MS, so it holds nothing for long.
+   */
+  private drop(s: Subscriber): void {
+    this.subscribers.delete(s);
+    this.app.metrics?.eventStream('dropped');
+    s.out.end(`: ended: more than ${MAX_UNREAD_BYTES} bytes were left unread; reconnect with Last-Event-ID to go on\nretry: 1000\n\n`);
+    const timer = setTimeout(() => s.out.destroy(), ENDED_GRACE_MS);
+    timer.unref();
+    s.out.once('close', () => clearTimeout(timer));
   }
 
-  /** Sends the event if the client's filter takes it; its payload is made only then, and once per event. */
-  private send(s: Subscriber, e: EventOfWorkspace, payloadOf: () => Payload): void {
-    s.cursor = e.seq;
-    const type = webhookEventType(e.event.type);
-    if (s.types && !s.types.has(type)) return;
-    const payload = payloadOf();
-    if (s.inboxId && (payload.data.email as { inboxId?: string } | null)?.inboxId !== s.inboxId) return;
-    s.out.write(`id: ${e.seq}\nevent: ${type}\ndata: ${JSON.stringify(payload)}\n\n`);
+  /** An event's message, its payload made only when a client's filter asks for it, and then once. */
+  private messageOf(e: EventOfWorkspace): Message {
+    let payload: Payload | undefined;
+    let bytes: Buffer | undefined;
+    const payloadOf = () => (payload ??= eventPayload(this.app.db, this.app.config.publicUrl, e));
+    return {
+      type: webhookEventType(e.event.type),
+      payload: payloadOf,
+      bytes: () => (bytes ??= Buffer.from(`id: ${e.seq}\nevent: ${webhookEventType(e.event.type)}\ndata: ${fitted(payloadOf())}\n\n`)),
+    };
   }
+
+  /** Sends the event if the client's filter takes it. */
+  private send(s: Subscriber, e: EventOfWorkspace, message: Message): void {
+    s.cursor = e.seq;
+    if (s.types && !s.types.has(message.type)) return;
+    if (s.inboxId && (message.payload().data.email as { inboxId?: string } | null)?.inboxId !== s.inboxId) return;
+    s.out.write(message.bytes());
+  }
+}
+
+interface Message {
+  type: string;
+  payload: () => Payload;
+  /** The SSE message as sent: the same Buffer for every stream. */
+  bytes: () => Buffer;
+}
+
+/**
+ * The payload's JSON in at most MAX_MESSAGE_BYTES: whole when it fits (nearly always); else the email's summary
+ * without the received mail's text, attachments and authentication results; else only the email's id,
+ * direction and links, and the event without its data. A slimmed part says `truncated: true`; GET
+ * /emails/:id (the summary's links.self) and GET /emails/:id/events have the rest.
+ */
+export function fitted(payload: Payload): string {
+  const whole = JSON.stringify(payload);
+  if (whole.length <= MAX_MESSAGE_BYTES / 3 || Buffer.byteLength(whole) <= MAX_MESSAGE_BYTES) return whole;
+  const email = payload.data.email as Record<string, unknown> | null;
+  const event = payload.data.event as Record<string, unknown>;
+  if (email) {
+    const { text: _text, attachments: _attachments, authentication: _authentication, ...rest } = email;
+    const slim = JSON.stringify({ ...payload, data: { ...payload.data, email: { ...rest, truncated: true } } });
+    if (Buffer.byteLength(slim) <= MAX_MESSAGE_BYTES) return slim;
+  }
+  const least = email && { id: email.id, direction: email.direction, ...(email.links ? { links: email.links } : {}), truncated: true };
+  return JSON.stringify({ ...payload, data: { email: least, event: { ...event, data: {}, truncated: true } } });
 }
 
 /** Resolves once the stream takes more, or is closed. */

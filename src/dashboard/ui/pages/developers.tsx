@@ -927,11 +927,20 @@ function eventDetail(data: EmailEvent['data']): string {
     .join(' · ');
 }
 
+const EVENT_PAGE = 100;
+
 function EventLog() {
   const { query } = useLocation();
   const emailId = (query.get('email') ?? '').trim();
   const narrow = useNarrow();
-  const events = useLoad(async () => (emailId ? api<{ data: EmailEvent[]; count: number }>(`/emails/${encodeURIComponent(emailId)}/events`) : { data: [], count: 0 }), [emailId]);
+  // A page of the email's events at a time, oldest first (a tracked email's opens and clicks can be many).
+  const [at, setAt] = useState({ emailId, offset: 0 });
+  const offset = at.emailId === emailId ? at.offset : 0;
+  const events = useLoad(
+    async (): Promise<List<EmailEvent>> =>
+      emailId ? api<List<EmailEvent>>(`/emails/${encodeURIComponent(emailId)}/events?${qs({ limit: EVENT_PAGE, offset })}`) : { data: [], count: 0, hasMore: false },
+    [emailId, offset],
+  );
   const recent = useLoad(async () => (emailId ? null : api<List<SentSummary>>('/emails?direction=out&limit=10')), [emailId]);
   return (
     <>
@@ -1030,6 +1039,19 @@ function EventLog() {
             )
           }
         </Loaded>
+      )}
+      {emailId && events.data && (offset > 0 || events.data.hasMore) && (
+        <div class="row" style={{ justifyContent: 'flex-end', marginTop: '10px' }}>
+          <span class="muted">
+            {offset + 1}–{offset + events.data.data.length}
+          </span>
+          <button class="button small" disabled={offset === 0} onClick={() => setAt({ emailId, offset: Math.max(0, offset - EVENT_PAGE) })}>
+            Earlier
+          </button>
+          <button class="button small" disabled={!events.data.hasMore} onClick={() => setAt({ emailId, offset: offset + EVENT_PAGE })}>
+            Later
+          </button>
+        </div>
       )}
     </>
   );
