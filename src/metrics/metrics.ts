@@ -49,6 +49,7 @@ export class Metrics {
   private readonly backlog: Gauge;
   private readonly files: Gauge<'file'>;
   private readonly freeInFile: Gauge;
+  private readonly passwordHashes: Counter<'outcome'>;
 
   constructor(private readonly sources: MetricsSources) {
     const registers = [this.registry];
@@ -64,11 +65,13 @@ export class Metrics {
     this.inboundRejected = new Counter({ name: 'mailwright_inbound_rejected_total', help: 'Recipients and messages the MX listener refused, by reason.', labelNames: ['reason'], registers });
     this.apiRequests = new Histogram({ name: 'mailwright_http_request_duration_seconds', help: 'API request latency by matched route pattern and status class.', labelNames: ['method', 'route', 'status_class'], buckets: LATENCY_BUCKETS, registers });
     this.webhookDeliveries = new Counter({ name: 'mailwright_webhook_deliveries_total', help: 'Webhook delivery attempts by outcome (delivered: 2xx; rejected: another status; unreachable: no answer).', labelNames: ['outcome'], registers });
+    this.passwordHashes = new Counter({ name: 'mailwright_password_hashes_total', help: 'Password hashes (sign-in checks, the first start\'s owner) computed, and callers turned away with 503 because too many waited.', labelNames: ['outcome'], registers });
     this.batchSizes = new Histogram({ name: 'mailwright_writer_batch_size', help: 'Calls committed together in one group commit (writer: the writer thread; main: the event loop\'s).', labelNames: ['commit'], buckets: BATCH_BUCKETS, registers });
     // Known label values start at 0, so rate() and increase() work from the first scrape after a restart.
     for (const [outcome, cls] of [['delivered', '2'], ['deferred', '4'], ['bounced', '5'], ['failed', '5']]) this.deliveries.inc({ outcome, class: cls }, 0);
     for (const reason of Object.values(REASONS)) this.inboundRejected.inc({ reason }, 0);
     for (const outcome of ['delivered', 'rejected', 'unreachable']) this.webhookDeliveries.inc({ outcome }, 0);
+    for (const outcome of ['computed', 'busy']) this.passwordHashes.inc({ outcome }, 0);
   }
 
   /** The exposition, in the Prometheus text format; the queue and the files are measured now, once per scrape. */
@@ -116,6 +119,11 @@ export class Metrics {
   /** An attempt's HTTP status (null when the endpoint never answered); no attempt at all counts nothing. */
   webhookDelivery(attempt: { status: number | null } | null): void {
     if (attempt) this.webhookDeliveries.inc({ outcome: attempt.status === null ? 'unreachable' : attempt.status >= 200 && attempt.status < 300 ? 'delivered' : 'rejected' });
+  }
+
+  /** One password hash started, or one caller turned away by the box-wide bound (account/password-gate.ts). */
+  passwordHash(outcome: 'computed' | 'busy'): void {
+    this.passwordHashes.inc({ outcome });
   }
 
   writerBatch(commit: 'writer' | 'main', calls: number): void {

@@ -1,0 +1,104 @@
+// The box-wide bound on password hashes (catalogue AUTH-13). Each scrypt hash takes about 0.4 s and 32 MiB
+// on one of libuv's four threads, which fs and dns.lookup share: a few at once, and a short queue served by
+// the caller's standing (login-throttle.ts rank), so a flood of guesses waits behind the owner, not in front.
+// Past the queue a caller is refused at once (503 with retry-after) instead of waiting without end.
+import { ApiError } from '../errors.ts';
+
+/** Hashes at once: half of libuv's default pool, so files and DNS keep two threads. */
+export const MAX_HASHES_IN_FLIGHT = 2;
+/** Callers waiting for a hash: a morning's logins of a small team; the last waits about 3 s. */
+export const MAX_HASHES_WAITING = 16;
+const RETRY_AFTER_S = 2;
+
+export type GateOutcome = 'computed' | 'busy';
+
+export interface GateOptions {
+  maxInFlight: number;
+  maxWaiting: number;
+  /** Told of each hash started and each caller turned away (metrics). */
+  observe?: (outcome: GateOutcome) => void;
+}
+
+interface Waiter {
+  rank: number;
+  seq: number;
+  start(): void;
+  refuse(err: ApiError): void;
+}
+
+export const busy = () =>
+  new ApiError(503, 'server_busy', `Too many passwords are being checked right now; try again in ${RETRY_AFTER_S} seconds`, { headers: { 'retry-after': String(RETRY_AFTER_S) } });
+
+const abandoned = () => new ApiError(400, 'request_aborted', 'The client left before its password was checked');
+
+export class PasswordGate {
+  private running = 0;
+  private seq = 0;
+  private readonly waiting: Waiter[] = [];
+
+  private readonly opts: GateOptions;
+
+  constructor(opts: Partial<GateOptions> = {}) {
+    this.opts = { maxInFlight: MAX_HASHES_IN_FLIGHT, maxWaiting: MAX_HASHES_WAITING, ...opts };
+  }
+
+  /**
+   * Runs `hash` once a slot is free, before every waiter of a higher rank and after those of a lower one (the
+   * older first among equals). When the queue is full, the newest waiter of the highest rank is refused, or
+   * this caller if none ranks above it. A caller whose `signal` aborts while waiting leaves the queue.
+   */
+  async run<T>(rank: number, hash: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) throw abandoned();
+    if (this.running < this.opts.maxInFlight) this.running++;
+    else await this.wait(rank, signal);
+    try {
+      this.opts.observe?.('computed');
+      return await hash();
+    } finally {
+      this.running--;
+      this.startNext();
+    }
+  }
+
+  private wait(rank: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const leave = () => {
+        const at = this.waiting.indexOf(waiter);
+        if (at >= 0) this.waiting.splice(at, 1);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const onAbort = () => {
+        leave();
+        reject(abandoned());
+      };
+      const waiter: Waiter = {
+        rank,
+        seq: this.seq++,
+        start: () => {
+          leave();
+          this.running++;
+          resolve();
+        },
+        refuse: (err) => {
+          leave();
+          reject(err);
+        },
+      };
+      if (this.waiting.length >= this.opts.maxWaiting) {
+        const worst = this.waiting.reduce((a, b) => (b.rank > a.rank || (b.rank === a.rank && b.seq > a.seq) ? b : a));
+        this.opts.observe?.('busy');
+        if (worst.rank <= rank) return reject(busy());
+        worst.refuse(busy());
+      }
+      this.waiting.push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  private startNext(): void {
+    while (this.running < this.opts.maxInFlight && this.waiting.length) {
+      const best = this.waiting.reduce((a, b) => (b.rank < a.rank || (b.rank === a.rank && b.seq < a.seq) ? b : a));
+      best.start();
+    }
+  }
+}
