@@ -5,6 +5,7 @@
 // http/client-address.ts finds it behind trusted_proxies.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
+import { CLEAN_RANK, SIGNED_IN_RANK } from './password-gate.ts';
 
 const WINDOW_MS = 15 * 60 * 1000;
 const FREE_FAILURES = 3; // typos cost nothing
@@ -65,7 +66,7 @@ export class LoginThrottle {
     if (blockedSince !== undefined) return this.refusal(blockedSince);
     const excess = Math.max(ipCount, accountCount) - FREE_FAILURES;
     const trusted = (this.signedInFrom.get(ip) ?? -Infinity) > this.clock.now() - TRUSTED_MS;
-    const rank = ipCount > 0 ? 1 + ipCount : trusted ? 0 : 1;
+    const rank = ipCount > 0 ? CLEAN_RANK + ipCount : trusted ? SIGNED_IN_RANK : CLEAN_RANK;
     const keys = [`ip:${ip}`, `acct:${account}`, pair];
     for (const key of keys) this.inFlight.set(key, this.pending(key) + 1);
     let ended = false;

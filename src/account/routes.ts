@@ -47,6 +47,7 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
 
   // Every password hash of the box goes through this gate (password-gate.ts): login, setup and the decoy.
   const hashes = new PasswordGate({ observe: (outcome) => app.metrics?.passwordHash(outcome) });
+  app.metrics?.watchPasswordHashes(() => hashes.state);
 
   r.post('/auth/login', async (ctx) => {
     // Login CSRF: a foreign page must not sign a browser into an attacker's account.

@@ -50,6 +50,7 @@ export class Metrics {
   private readonly files: Gauge<'file'>;
   private readonly freeInFile: Gauge;
   private readonly passwordHashes: Counter<'outcome'>;
+  private hashQueueState: (() => { running: number; waiting: number }) | null = null;
 
   constructor(private readonly sources: MetricsSources) {
     const registers = [this.registry];
@@ -65,6 +66,17 @@ export class Metrics {
     this.inboundRejected = new Counter({ name: 'mailwright_inbound_rejected_total', help: 'Recipients and messages the MX listener refused, by reason.', labelNames: ['reason'], registers });
     this.apiRequests = new Histogram({ name: 'mailwright_http_request_duration_seconds', help: 'API request latency by matched route pattern and status class.', labelNames: ['method', 'route', 'status_class'], buckets: LATENCY_BUCKETS, registers });
     this.webhookDeliveries = new Counter({ name: 'mailwright_webhook_deliveries_total', help: 'Webhook delivery attempts by outcome (delivered: 2xx; rejected: another status; unreachable: no answer).', labelNames: ['outcome'], registers });
+    const hashQueue = new Gauge({
+      name: 'mailwright_password_hash_queue',
+      help: 'Password hashes running now, and sign-ins waiting for one (at most 2 and 16).',
+      labelNames: ['state'],
+      registers,
+      collect: () => {
+        const state = this.hashQueueState?.() ?? { running: 0, waiting: 0 };
+        hashQueue.set({ state: 'running' }, state.running);
+        hashQueue.set({ state: 'waiting' }, state.waiting);
+      },
+    });
     this.passwordHashes = new Counter({ name: 'mailwright_password_hashes_total', help: 'Password hashes (sign-in checks, the first start\'s owner) computed, and callers turned away with 503 because too many waited.', labelNames: ['outcome'], registers });
     this.batchSizes = new Histogram({ name: 'mailwright_writer_batch_size', help: 'Calls committed together in one group commit (writer: the writer thread; main: the event loop\'s).', labelNames: ['commit'], buckets: BATCH_BUCKETS, registers });
     // Known label values start at 0, so rate() and increase() work from the first scrape after a restart.
@@ -124,6 +136,11 @@ export class Metrics {
   /** One password hash started, or one caller turned away by the box-wide bound (account/password-gate.ts). */
   passwordHash(outcome: 'computed' | 'busy'): void {
     this.passwordHashes.inc({ outcome });
+  }
+
+  /** Where the password-hash queue's state is read at each scrape. */
+  watchPasswordHashes(state: () => { running: number; waiting: number }): void {
+    this.hashQueueState = state;
   }
 
   writerBatch(commit: 'writer' | 'main', calls: number): void {
