@@ -17,7 +17,7 @@ import { findUserByEmail, getUser, insertUser, userEmailProblem } from './users.
 import { createWorkspace, DEFAULT_WORKSPACE, findWorkspace, getWorkspace } from './workspaces.ts';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.ts';
 import { hasUsers, passphraseProblem, setupTokenIsLive, takeSetupToken } from './setup.ts';
-import { PasswordGate } from './password-gate.ts';
+import { PasswordGate, SIGNED_IN_RANK } from './password-gate.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import { accountOf, accountState, type BoxFacts } from './overview.ts';
 import { resumeSending } from './reputation.ts';
@@ -106,7 +106,7 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
     const weak = passphraseProblem(body.password, email);
     if (weak) throw validationError('password', weak);
     // Whoever holds the live token is the owner to be: first in the queue.
-    const passwordHash = await hashes.run(0, () => hashPassword(body.password), clientGone(ctx));
+    const passwordHash = await hashes.run(SIGNED_IN_RANK, () => hashPassword(body.password), clientGone(ctx));
     const owner = await app.commit.run(() => {
       if (!takeSetupToken(db, clock, body.token)) return null;
       const workspace = findWorkspace(db, DEFAULT_WORKSPACE) ?? createWorkspace(db, clock, DEFAULT_WORKSPACE);
