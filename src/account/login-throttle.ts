@@ -5,6 +5,7 @@
 // http/client-address.ts finds it behind trusted_proxies.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
+import { CLEAN_RANK, SIGNED_IN_RANK } from './password-gate.ts';
 
 const WINDOW_MS = 15 * 60 * 1000;
 const FREE_FAILURES = 3; // typos cost nothing
@@ -12,16 +13,26 @@ const STEP_DELAY_MS = 250;
 const MAX_DELAY_MS = 2000;
 const IP_LIMIT = 10;
 const ACCOUNT_LIMIT = 30;
+// How long, and for how many addresses, a successful sign-in puts an address first in the hash queue.
+const TRUSTED_MS = 24 * 60 * 60 * 1000;
+const TRUSTED_ADDRESSES = 1000;
 
 export type Scope = 'login' | 'smtp';
 
-/** An attempt under way: exactly one of succeed() or fail() ends it. */
+/** An attempt under way: exactly one of succeed(), fail() or abandon() ends it. */
 export interface Attempt {
   refuse: false;
   /** How long to wait before checking the credential. */
   delayMs: number;
+  /**
+   * Its place in the password-hash queue (password-gate.ts), lower first: 0 for an address that signed in
+   * lately and has not failed since, 1 for one without failures, 1 + its failures (and attempts in flight) else.
+   */
+  rank: number;
   succeed(): void;
   fail(): void;
+  /** Ends it uncounted: the credential was never checked (the box was too busy, the client left). */
+  abandon(): void;
 }
 
 export type ThrottleVerdict = { refuse: true; retryAfterSeconds: number } | Attempt;
@@ -29,6 +40,8 @@ export type ThrottleVerdict = { refuse: true; retryAfterSeconds: number } | Atte
 export class LoginThrottle {
   /** Attempts started and not yet ended, by `ip:` and `acct:` key. */
   private readonly inFlight = new Map<string, number>();
+  /** Addresses that signed in, with when: oldest first, at most TRUSTED_ADDRESSES, kept in memory only. */
+  private readonly signedInFrom = new Map<string, number>();
 
   constructor(
     private readonly db: Db,
@@ -50,12 +63,10 @@ export class LoginThrottle {
     const accountCount = byAccount.count + this.pending(`acct:${account}`);
     const failedHere = () => this.failures('ip = ? AND account = ?', [ip, account], since).count + this.pending(pair) > 0;
     const blockedSince = ipCount >= IP_LIMIT ? byIp.oldest : accountCount >= ACCOUNT_LIMIT && failedHere() ? byAccount.oldest : undefined;
-    if (blockedSince !== undefined) {
-      // All counted attempts still in flight: they end within seconds, not with the window.
-      const retryAfterSeconds = blockedSince === null ? 1 : Math.max(1, Math.ceil((blockedSince + WINDOW_MS - this.clock.now()) / 1000));
-      return { refuse: true, retryAfterSeconds };
-    }
+    if (blockedSince !== undefined) return this.refusal(blockedSince);
     const excess = Math.max(ipCount, accountCount) - FREE_FAILURES;
+    const trusted = (this.signedInFrom.get(ip) ?? -Infinity) > this.clock.now() - TRUSTED_MS;
+    const rank = ipCount > 0 ? CLEAN_RANK + ipCount : trusted ? SIGNED_IN_RANK : CLEAN_RANK;
     const keys = [`ip:${ip}`, `acct:${account}`, pair];
     for (const key of keys) this.inFlight.set(key, this.pending(key) + 1);
     let ended = false;
@@ -72,14 +83,35 @@ export class LoginThrottle {
     return {
       refuse: false,
       delayMs: excess > 0 ? Math.min(MAX_DELAY_MS, excess * STEP_DELAY_MS) : 0,
+      rank,
       succeed: () => {
         // A success clears the address's record (API-06); the account's failures from elsewhere stay.
-        if (end()) this.db.prepare('DELETE FROM auth_failures WHERE scope = ? AND ip = ?').run(this.scope, ip);
+        if (!end()) return;
+        this.db.prepare('DELETE FROM auth_failures WHERE scope = ? AND ip = ?').run(this.scope, ip);
+        this.signedInFrom.delete(ip);
+        this.signedInFrom.set(ip, this.clock.now());
+        if (this.signedInFrom.size > TRUSTED_ADDRESSES) this.signedInFrom.delete(this.signedInFrom.keys().next().value!);
       },
       fail: () => {
         if (end()) this.db.prepare('INSERT INTO auth_failures (scope, ip, account, at) VALUES (?, ?, ?, ?)').run(this.scope, ip, account, this.clock.now());
       },
+      abandon: () => void end(),
     };
+  }
+
+  /**
+   * The refusal of an address past its failure limit, whatever the account: the check that needs no request
+   * body, so a refused guesser's body is never read (catalogue API-21). begin() makes it again, with the rest.
+   */
+  refusesAddress(ip: string): { refuse: true; retryAfterSeconds: number } | null {
+    const byIp = this.failures('ip = ?', [ip], this.clock.now() - WINDOW_MS);
+    return byIp.count + this.pending(`ip:${ip}`) >= IP_LIMIT ? this.refusal(byIp.oldest) : null;
+  }
+
+  private refusal(blockedSince: number | null): { refuse: true; retryAfterSeconds: number } {
+    // All counted attempts still in flight: they end within seconds, not with the window.
+    const retryAfterSeconds = blockedSince === null ? 1 : Math.max(1, Math.ceil((blockedSince + WINDOW_MS - this.clock.now()) / 1000));
+    return { refuse: true, retryAfterSeconds };
   }
 
   private pending(key: string): number {

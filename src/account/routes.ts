@@ -9,13 +9,15 @@ import { ApiError, notFound, validationError } from '../errors.ts';
 import { apiRouter } from '../http/server.ts';
 import { checkOrigin, principalOf, requireAuth, requireSession, SESSION_COOKIE } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
+import { readSmallJson } from '../http/body.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
 import { createKey, listKeys, revokeKey, type ApiKey } from './keys.ts';
 import { createSession, listSessions, revokeSession, revokeSessionById } from './sessions.ts';
 import { findUserByEmail, getUser, insertUser, userEmailProblem } from './users.ts';
 import { createWorkspace, DEFAULT_WORKSPACE, findWorkspace, getWorkspace } from './workspaces.ts';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.ts';
-import { hasUsers, passphraseProblem, takeSetupToken } from './setup.ts';
+import { hasUsers, passphraseProblem, setupTokenIsLive, takeSetupToken } from './setup.ts';
+import { PasswordGate, SIGNED_IN_RANK } from './password-gate.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import { accountOf, accountState, type BoxFacts } from './overview.ts';
 import { resumeSending } from './reputation.ts';
@@ -43,22 +45,32 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
   const secure = config.publicUrl.startsWith('https:');
   const ttlMs = config.sessionTtlHours * 60 * 60 * 1000;
 
+  // Every password hash of the box goes through this gate (password-gate.ts): login, setup and the decoy.
+  const hashes = new PasswordGate({ observe: (outcome) => app.metrics?.passwordHash(outcome) });
+  app.metrics?.watchPasswordHashes(() => hashes.state);
+
   r.post('/auth/login', async (ctx) => {
     // Login CSRF: a foreign page must not sign a browser into an attacker's account.
     checkOrigin(ctx, config.publicUrl);
-    const body = parseInput(LoginBody, ctx.request.body);
+    // An address past its failure limit is refused before its body is read (catalogue API-21).
+    const refused = throttle.refusesAddress(ctx.ip);
+    if (refused) throw tooManyLogins(refused.retryAfterSeconds);
+    const body = parseInput(LoginBody, await readSmallJson(ctx));
     const email = body.email.trim().toLowerCase();
     const attempt = throttle.begin(ctx.ip, email);
-    if (attempt.refuse) {
-      throw new ApiError(429, 'too_many_login_attempts', 'Too many failed logins; try again later', { headers: { 'retry-after': String(attempt.retryAfterSeconds) } });
-    }
+    if (attempt.refuse) throw tooManyLogins(attempt.retryAfterSeconds);
     let user: ReturnType<typeof findUserByEmail>;
     try {
       if (attempt.delayMs) await new Promise((resolve) => setTimeout(resolve, attempt.delayMs));
       user = findUserByEmail(db, email);
-      if (!(await verifyPassword(body.password, user?.passwordHash ?? (await decoyHash()))) || !user) user = null;
+      // An unknown address is checked against the decoy, in the same queue: it costs what a wrong password does.
+      const stored = user?.passwordHash;
+      const right = await hashes.run(attempt.rank, async () => verifyPassword(body.password, stored ?? (await decoyHash())), clientGone(ctx));
+      if (!right || !user) user = null;
     } catch (err) {
-      attempt.fail();
+      // Turned away by a full queue, or the client left: the password was never checked.
+      if (err instanceof ApiError && (err.status === 503 || err.code === 'request_aborted')) attempt.abandon();
+      else attempt.fail();
       throw err;
     }
     if (!user) {
@@ -81,22 +93,26 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
     ctx.body = { needed: !hasUsers(db) };
   });
 
+  // Cheap checks first (catalogue AUTH-13): a box with an owner refuses before reading the body, a wrong token
+  // before the passphrase is hashed. The token is taken only in the transaction that creates the owner.
   r.post('/setup', async (ctx) => {
     checkOrigin(ctx, config.publicUrl);
-    const body = parseInput(SetupBody, ctx.request.body);
+    if (hasUsers(db)) throw invalidSetupToken();
+    const body = parseInput(SetupBody, await readSmallJson(ctx));
+    if (!setupTokenIsLive(db, clock, body.token)) throw invalidSetupToken();
     const email = body.email.trim().toLowerCase();
     const badEmail = userEmailProblem(email);
     if (badEmail) throw validationError('email', badEmail);
     const weak = passphraseProblem(body.password, email);
     if (weak) throw validationError('password', weak);
-    // The hash is slow: made before the token is taken, so a refusal below costs the caller, not the box.
-    const passwordHash = await hashPassword(body.password);
+    // Whoever holds the live token is the owner to be: first in the queue.
+    const passwordHash = await hashes.run(SIGNED_IN_RANK, () => hashPassword(body.password), clientGone(ctx));
     const owner = await app.commit.run(() => {
       if (!takeSetupToken(db, clock, body.token)) return null;
       const workspace = findWorkspace(db, DEFAULT_WORKSPACE) ?? createWorkspace(db, clock, DEFAULT_WORKSPACE);
       return { workspace, user: insertUser(db, clock, { workspaceId: workspace.id, email, passwordHash }) };
     });
-    if (!owner) throw new ApiError(403, 'invalid_setup_token', 'This setup link is not valid: it was used already, it expired, or the box has an owner. Restart the box to print a new one while it has no owner.');
+    if (!owner) throw invalidSetupToken();
     const session = createSession(db, clock, { workspaceId: owner.workspace.id, userId: owner.user.id, ttlMs });
     setSessionCookie(ctx, session.token, Math.floor(ttlMs / 1000), secure);
     app.log.info('first start: the owner was created', { email, workspace: owner.workspace.name });
@@ -169,6 +185,21 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
   });
 
   return r;
+}
+
+const tooManyLogins = (retryAfterSeconds: number) =>
+  new ApiError(429, 'too_many_login_attempts', 'Too many failed logins; try again later', { headers: { 'retry-after': String(retryAfterSeconds) } });
+
+const invalidSetupToken = () =>
+  new ApiError(403, 'invalid_setup_token', 'This setup link is not valid: it was used already, it expired, or the box has an owner. Restart the box to print a new one while it has no owner.');
+
+/** Aborts when the client closes the connection before its answer is sent, so its queued hash is dropped. */
+function clientGone(ctx: Context): AbortSignal {
+  const gone = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableEnded) gone.abort();
+  });
+  return gone.signal;
 }
 
 // Written by hand rather than with ctx.cookies.set: behind a TLS-terminating proxy the connection to us

@@ -22,14 +22,22 @@ export function issueSetupToken(db: Db, clock: Clock): string | null {
   return token;
 }
 
-/** Whether `token` is the live setup token; it is consumed (deleted) by the caller's transaction on success. */
-export function takeSetupToken(db: Db, clock: Clock, token: string): boolean {
+/**
+ * Whether `token` is the live setup token of a box with no user yet, without consuming it: the check to make
+ * before any slow password hash. Compared as SHA-256 digests of equal length, in constant time.
+ */
+export function setupTokenIsLive(db: Db, clock: Clock, token: string): boolean {
   if (hasUsers(db)) return false;
   const stored = db.prepare("SELECT value FROM box_settings WHERE key = 'setup_token_hash'").pluck().get() as Buffer | undefined;
   const expires = Number((db.prepare("SELECT value FROM box_settings WHERE key = 'setup_token_expires'").pluck().get() as Buffer | undefined)?.toString() ?? 0);
   if (!stored || clock.now() >= expires) return false;
   const given = secretHash(token);
-  if (given.length !== stored.length || !timingSafeEqual(given, stored)) return false;
+  return given.length === stored.length && timingSafeEqual(given, stored);
+}
+
+/** Whether `token` is the live setup token; it is consumed (deleted) by the caller's transaction on success. */
+export function takeSetupToken(db: Db, clock: Clock, token: string): boolean {
+  if (!setupTokenIsLive(db, clock, token)) return false;
   db.prepare("DELETE FROM box_settings WHERE key IN ('setup_token_hash', 'setup_token_expires')").run();
   return true;
 }

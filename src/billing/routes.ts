@@ -10,6 +10,8 @@ import { ApiError, notFound } from '../errors.ts';
 import { apiRouter } from '../http/server.ts';
 import { principalOf, requireSession } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
+import { readRawBody } from '../http/raw-body.ts';
+import { SMALL_BODY_TIMEOUT_MS } from '../http/body.ts';
 import { actOnStripeEvent, cancelPlans, PLAN_KEY, startCheckout } from './checkout.ts';
 import { parseStripeEvent, verifyStripeSignature } from './stripe.ts';
 
@@ -61,22 +63,14 @@ export function billingRoutes(app: App) {
   return r;
 }
 
-/** The request body exactly as sent (a signature is over these bytes), up to `limit`. */
-async function rawBody(ctx: Context, limit: number): Promise<Buffer> {
-  const declared = Number(ctx.get('Content-Length') || NaN);
-  if (declared > limit) throw new ApiError(413, 'payload_too_large', 'Request body is too large');
-  if (ctx.get('Expect').toLowerCase() === '100-continue') ctx.res.writeContinue();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit) throw new ApiError(413, 'payload_too_large', 'Request body is too large');
-      chunks.push(chunk);
-    }
-  } catch (err) {
-    if (err instanceof ApiError) throw err;
-    throw new ApiError(400, 'request_aborted', 'The request body was not received in full');
-  }
-  return Buffer.concat(chunks);
-}
+/**
+ * The request body exactly as sent (a signature is over these bytes), up to `limit`, arriving within
+ * SMALL_BODY_TIMEOUT_MS: the caller is a stranger until the signature is checked (catalogue API-21).
+ */
+const rawBody = (ctx: Context, limit: number): Promise<Buffer> =>
+  readRawBody(ctx, {
+    maxBytes: limit,
+    timeoutMs: SMALL_BODY_TIMEOUT_MS,
+    tooLarge: () => new ApiError(413, 'payload_too_large', 'Request body is too large'),
+    tooSlow: () => new ApiError(408, 'request_timeout', `The request body did not arrive within ${SMALL_BODY_TIMEOUT_MS / 1000} s`),
+  });

@@ -12,6 +12,8 @@ export interface RawBodyLimits {
   timeoutMs: number;
   /** The error for a body over maxBytes (declared or as read). */
   tooLarge: () => ApiError;
+  /** The error for a body still arriving after timeoutMs (default: 408 naming an upload). */
+  tooSlow?: () => ApiError;
 }
 
 export async function readRawBody(ctx: Context, limits: RawBodyLimits): Promise<Buffer> {
@@ -55,7 +57,8 @@ export async function readRawBody(ctx: Context, limits: RawBodyLimits): Promise<
     const onEnd = () => done(declared !== undefined && size !== declared ? aborted() : null);
     const onAborted = () => done(aborted());
     const onClose = () => done(req.complete ? null : aborted());
-    const timer = setTimeout(() => done(new ApiError(408, 'request_timeout', `The upload did not arrive within ${Math.round(limits.timeoutMs / 1000)} s`)), limits.timeoutMs);
+    const tooSlow = limits.tooSlow ?? (() => new ApiError(408, 'request_timeout', `The upload did not arrive within ${Math.round(limits.timeoutMs / 1000)} s`));
+    const timer = setTimeout(() => done(tooSlow()), limits.timeoutMs);
     req.on('data', onData).on('end', onEnd).on('aborted', onAborted).on('error', onAborted).on('close', onClose);
   });
   if (outcome) refuse(outcome);

@@ -2,7 +2,7 @@
 // checks around everything, `/healthz` and the pages that links in mail open outside the API, and under
 // /api/v1 credentials first (from the headers alone), then the rate limit, then the body parser, which every
 // resource's routes (mounted by app.ts) rely on. A request without a valid credential is answered before a
-// byte of its body is read.
+// byte of its body is read; the few routes open to strangers read theirs themselves, a few KB at most.
 import { createServer, type Server } from 'node:http';
 import Koa from 'koa';
 import { Router } from '@koa/router';
@@ -29,6 +29,14 @@ const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 
 // Webhooks a provider signs over the exact bytes of their body instead of sending a credential (Stripe's,
 // billing/routes.ts): the gate lets them in, and the body parser leaves the body for the route to verify.
 const SIGNED_WEBHOOKS = [`${API_PREFIX}/billing/stripe/webhook`];
+// What a stranger may call: login, the first start's setup (it asks for the one-time token instead) and the
+// signed webhooks. Each reads its body itself, capped at a few KB (catalogue API-21).
+const OPEN_ROUTES = [
+  { method: 'POST', path: `${API_PREFIX}/auth/login` },
+  { method: 'GET', path: `${API_PREFIX}/setup` },
+  { method: 'POST', path: `${API_PREFIX}/setup` },
+  ...SIGNED_WEBHOOKS.map((path) => ({ method: 'POST', path })),
+];
 
 export interface HttpDeps {
   config: Config;
@@ -92,23 +100,18 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
   // Outside the router, whose middleware runs only for paths that have a route: an unknown path is 401 too.
   const identify = resolveAuth(deps.authenticator);
   const limit = rateLimit(deps.rateLimiter);
-  // Besides login and signed webhooks, the first start's setup is open: it asks for the one-time token instead.
-  const admit = requireCredential({
-    except: [
-      { method: 'POST', path: `${API_PREFIX}/auth/login` },
-      { method: 'GET', path: `${API_PREFIX}/setup` },
-      { method: 'POST', path: `${API_PREFIX}/setup` },
-      ...SIGNED_WEBHOOKS.map((path) => ({ method: 'POST', path })),
-    ],
-  });
+  const admit = requireCredential({ except: OPEN_ROUTES });
   const gate: Koa.Middleware = (ctx, next) => identify(ctx, () => limit(ctx, () => admit(ctx, next)));
   // One budget for the box: what uploads and the larger JSON bodies hold at once (RES-16).
   const memory = new BodyMemory(() => deps.config.uploadMemoryMb * 1024 * 1024);
   const parseJson = jsonBody({ limitBytes: DEFAULT_BODY_LIMIT, larger: deps.largerBodies, memory });
   const holdRaw = holdBodyMemory(memory);
   const raw = deps.rawBodies ?? [];
+  // A stranger got past the gate only to an open route, which reads its own body after its cheap checks
+  // (body.ts readSmallJson, the webhook's signature); so does a known caller of one.
+  const readsOwnBody = (ctx: Koa.Context) => !ctx.state.principal || OPEN_ROUTES.some((r) => r.method === ctx.method && r.path === ctx.path);
   const body: Koa.Middleware = (ctx, next) => {
-    if (SIGNED_WEBHOOKS.includes(ctx.path)) return next();
+    if (readsOwnBody(ctx)) return next();
     return ctx.method === 'POST' && raw.some((p) => p.test(ctx.path)) ? holdRaw(ctx, next) : parseJson(ctx, next);
   };
   const mount = (mounted: Router[]) => {

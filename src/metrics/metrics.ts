@@ -53,6 +53,8 @@ export class Metrics {
   private readonly trackingVisits: Counter<'outcome'>;
   private readonly streamsRefused: Counter<'limit'>;
   private readonly streamsDropped: Counter;
+  private readonly passwordHashes: Counter<'outcome'>;
+  private hashQueueState: (() => { running: number; waiting: number }) | null = null;
 
   constructor(private readonly sources: MetricsSources) {
     const registers = [this.registry];
@@ -69,6 +71,18 @@ export class Metrics {
     this.tlsFailures = new Counter({ name: 'mailwright_smtp_tls_handshake_failures_total', help: 'TLS that SMTP clients broke, by listener: a failed STARTTLS handshake (garbage, no protocol or cipher in common, a scanner) or a broken TLS record later in a session.', labelNames: ['listener'], registers });
     this.apiRequests = new Histogram({ name: 'mailwright_http_request_duration_seconds', help: 'API request latency by matched route pattern and status class.', labelNames: ['method', 'route', 'status_class'], buckets: LATENCY_BUCKETS, registers });
     this.webhookDeliveries = new Counter({ name: 'mailwright_webhook_deliveries_total', help: 'Webhook delivery attempts by outcome (delivered: 2xx; rejected: another status; unreachable: no answer).', labelNames: ['outcome'], registers });
+    const hashQueue = new Gauge({
+      name: 'mailwright_password_hash_queue',
+      help: 'Password hashes running now, and sign-ins waiting for one (at most 2 and 16).',
+      labelNames: ['state'],
+      registers,
+      collect: () => {
+        const state = this.hashQueueState?.() ?? { running: 0, waiting: 0 };
+        hashQueue.set({ state: 'running' }, state.running);
+        hashQueue.set({ state: 'waiting' }, state.waiting);
+      },
+    });
+    this.passwordHashes = new Counter({ name: 'mailwright_password_hashes_total', help: 'Password hashes (sign-in checks, the first start\'s owner) computed, and callers turned away with 503 because too many waited.', labelNames: ['outcome'], registers });
     this.batchSizes = new Histogram({ name: 'mailwright_writer_batch_size', help: 'Calls committed together in one group commit (writer: the writer thread; main: the event loop\'s).', labelNames: ['commit'], buckets: BATCH_BUCKETS, registers });
     this.trackingVisits = new Counter({ name: 'mailwright_tracking_visits_total', help: 'Visits of open pixels and click links by outcome (recorded: an event; repeat: counted on the event of the hour; limited: over the per-address budget, not counted).', labelNames: ['outcome'], registers });
     this.streamsRefused = new Counter({ name: 'mailwright_event_streams_refused_total', help: 'Live event streams refused with 429, by the limit they would have passed.', labelNames: ['limit'], registers });
@@ -80,6 +94,7 @@ export class Metrics {
     for (const listener of ['mx', 'submission']) this.tlsFailures.inc({ listener }, 0);
     for (const outcome of ['recorded', 'repeat', 'limited']) this.trackingVisits.inc({ outcome }, 0);
     for (const limit of ['credential', 'address', 'workspace', 'box']) this.streamsRefused.inc({ limit }, 0);
+    for (const outcome of ['computed', 'busy']) this.passwordHashes.inc({ outcome }, 0);
   }
 
   /** The exposition, in the Prometheus text format; the queue and the files are measured now, once per scrape. */
@@ -142,6 +157,16 @@ export class Metrics {
   eventStream(what: { refused: 'credential' | 'address' | 'workspace' | 'box' } | 'dropped'): void {
     if (what === 'dropped') this.streamsDropped.inc();
     else this.streamsRefused.inc({ limit: what.refused });
+  }
+
+  /** One password hash started, or one caller turned away by the box-wide bound (account/password-gate.ts). */
+  passwordHash(outcome: 'computed' | 'busy'): void {
+    this.passwordHashes.inc({ outcome });
+  }
+
+  /** Where the password-hash queue's state is read at each scrape. */
+  watchPasswordHashes(state: () => { running: number; waiting: number }): void {
+    this.hashQueueState = state;
   }
 
   writerBatch(commit: 'writer' | 'main', calls: number): void {
