@@ -227,10 +227,13 @@ test('private addresses are refused: in the URL at once, and behind a name at de
   const strict = await startTestApp({ env: { MAILWRIGHT_DNS_SERVERS: s.dns.address, MAILWRIGHT_RATE_LIMIT: '0' } });
   try {
     const { key } = await seedWorkspace(strict);
-    for (const url of ['https://127.0.0.1/hook', 'https://10.0.0.8/hook', 'https://[::1]/hook', 'http://example.com/hook']) {
+    for (const url of ['https://127.0.0.1/hook', 'https://10.0.0.8/hook', 'https://[::1]/hook', 'http://example.com/hook', 'https://[2002:a00:8::]/hook', 'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook', 'https://[64:ff9b:1::808:808]/hook']) {
       const res = await request(`${strict.api}/webhooks`, { key, body: { url, events: ['*'] } });
       assert.equal([res.status, res.body.error.errors[0].path], [400, 'url'], url);
     }
+    // SEC-02: the refusal names the private IPv4 address a 6to4 address embeds.
+    const sixToFour = await request(`${strict.api}/webhooks`, { key, body: { url: 'https://[2002:a00:8::]/hook', events: ['*'] } });
+    assert.match(sixToFour.body.error.errors[0].message, /a private address \(10\.0\.0\.8\) embedded in IPv6 as 6to4/);
     s.dns.add('inside.test', 'A', '127.0.0.1');
     const w = (await request(`${strict.api}/webhooks`, { key, body: { url: 'https://inside.test/hook', events: ['*'] } })).body;
     await request(`${strict.api}/webhooks/${w.id}/test`, { key, method: 'POST' });
