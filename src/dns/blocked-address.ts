@@ -29,10 +29,7 @@ const V6_BLOCKED: Array<[string, number, string]> = [
 
 const LOW32 = 0xffffffffn;
 
-/**
- * IPv6 forms that carry IPv4 addresses a packet to them ends up reaching: each its prefix, its name, and where
- * the IPv4 addresses sit (bit offsets from the right of the 128 bits, and whether they are stored inverted).
- */
+/** IPv6 forms that carry IPv4 addresses a packet to them ends up reaching: each its prefix, its name, and the IPv4 addresses it carries. */
 const V6_EMBEDDING_V4: Array<{ base: string; bits: number; name: string; embedded: (value: bigint) => bigint[] }> = [
   // RFC 4291 2.5.5.2; the deprecated IPv4-compatible form (2.5.5.1); RFC 2765 SIIT's IPv4-translated form.
   { base: '::ffff:0:0', bits: 96, name: 'IPv4-mapped', embedded: (v) => [v & LOW32] },
