@@ -32,6 +32,11 @@ let hanging = 0;
 let mostHanging = 0;
 const api = (path: string, opts: Parameters<typeof request>[1] = {}) => request(`${s.t.api}${path}`, { key: s.key, ...opts });
 const hitsAt = (path: string) => hits.filter((h) => h.path === path);
+/** The calls carrying one delivery (its webhook-id), whatever else reaches its endpoint meanwhile. */
+const hitsOf = (deliveryId: string) => hits.filter((h) => h.headers['webhook-id'] === deliveryId);
+/** The delivery once its n-th attempt is recorded (the receiver sees the call before the outcome is stored). */
+const recorded = (webhookId: string, deliveryId: string, n: number) =>
+  eventually(async () => (await api(`/webhooks/${webhookId}/deliveries?limit=100`)).body.data.find((d: { id: string; attempts: number }) => d.id === deliveryId && d.attempts === n), 10_000, `attempt ${n} recorded`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function hook(path: string, extra: Record<string, unknown> = {}, key = s.key) {
@@ -268,21 +273,23 @@ test('workspace isolation: another workspace sees none of these webhooks or deli
 test('retries on the schedule after 500s and timeouts; 410 disables at once; five days of failure disable', async () => {
   behaviour.set('/flaky', 500);
   const flaky = await hook('/flaky', { events: ['email.delivered'] });
-  await api(`/webhooks/${flaky.id}/test`, { method: 'POST' });
-  await eventually(() => hitsAt('/flaky').length === 1);
+  const probe = (await api(`/webhooks/${flaky.id}/test`, { method: 'POST' })).body.id as string;
+  await eventually(() => hitsOf(probe).length === 1);
+  await recorded(flaky.id, probe, 1);
   await sleep(600);
-  assert.is(hitsAt('/flaky').length, 1, 'the second attempt waits 5 s of the box clock');
+  assert.is(hitsOf(probe).length, 1, 'the second attempt waits 5 s of the box clock');
   offset += 5_000;
-  await eventually(() => hitsAt('/flaky').length === 2);
-  assert.is(hitsAt('/flaky')[1].headers['webhook-id'], hitsAt('/flaky')[0].headers['webhook-id'], 'a retry keeps its webhook-id');
+  // A retry keeps its webhook-id: the second call carries the same one.
+  await eventually(() => hitsOf(probe).length === 2, 10_000, 'the retry, with the same webhook-id');
+  await recorded(flaky.id, probe, 2);
   behaviour.set('/flaky', 'hang');
   offset += 5 * 60_000;
-  await eventually(() => hitsAt('/flaky').length === 3);
-  const timedOut = await eventually(async () => (await api(`/webhooks/${flaky.id}/deliveries`)).body.data.find((d: { attempts: number }) => d.attempts === 3));
+  await eventually(() => hitsOf(probe).length === 3);
+  const timedOut = await recorded(flaky.id, probe, 3);
   assert.match(timedOut.lastError, /within 1000 ms/);
   behaviour.set('/flaky', 200);
   offset += 30 * 60_000;
-  await eventually(async () => (await api(`/webhooks/${flaky.id}/deliveries`)).body.data[0].status === 'delivered', 10_000, 'delivered on the 4th attempt');
+  await eventually(async () => (await api(`/webhooks/${flaky.id}/deliveries?limit=100`)).body.data.find((d: { id: string }) => d.id === probe)?.status === 'delivered', 10_000, 'delivered on the 4th attempt');
   assert.is((await api(`/webhooks/${flaky.id}`)).body.failingSince, null, 'a success ends the failure streak');
 
   behaviour.set('/gone', 410);
@@ -296,14 +303,16 @@ test('retries on the schedule after 500s and timeouts; 410 disables at once; fiv
 
   behaviour.set('/down', 503);
   const down = await hook('/down', { events: ['email.delivered'] });
-  await api(`/webhooks/${down.id}/test`, { method: 'POST' });
-  await eventually(() => hitsAt('/down').length === 1);
+  const downProbe = (await api(`/webhooks/${down.id}/test`, { method: 'POST' })).body.id as string;
+  await eventually(() => hitsOf(downProbe).length === 1);
   for (const step of [5_000, 5 * 60_000, 30 * 60_000, 2 * 3600_000, 5 * 3600_000, 10 * 3600_000, 10 * 3600_000]) {
-    const n = hitsAt('/down').length;
+    const n = hitsOf(downProbe).length;
+    // The clock moves once the attempt is recorded: moved earlier, the retry would be scheduled from the new time.
+    await recorded(down.id, downProbe, n);
     offset += step;
-    await eventually(() => hitsAt('/down').length === n + 1, 5_000, `attempt ${n + 1}`);
+    await eventually(() => hitsOf(downProbe).length === n + 1, 5_000, `attempt ${n + 1}`);
   }
-  const failed = await eventually(async () => (await api(`/webhooks/${down.id}/deliveries`)).body.data.find((d: { status: string }) => d.status === 'failed'));
+  const failed = await eventually(async () => (await api(`/webhooks/${down.id}/deliveries?limit=100`)).body.data.find((d: { id: string; status: string }) => d.id === downProbe && d.status === 'failed'));
   assert.equal([failed.attempts, failed.nextAttemptAt], [8, null], 'gives up after the 8th attempt');
   assert.is((await api(`/webhooks/${down.id}`)).body.enabled, true, 'not yet five days');
   offset += 4 * 24 * 3600_000;
