@@ -40,6 +40,9 @@ test.before(async () => {
   dns.add('metadata.evil.test', 'A', '169.254.169.254');
   dns.add('v6loop.evil.test', 'AAAA', '::1');
   dns.add('mapped.evil.test', 'AAAA', '::ffff:127.0.0.1');
+  // Teredo whose client field (inverted) is 127.0.0.1, and 6to4 around the metadata address (SEC-02).
+  dns.add('teredo.evil.test', 'AAAA', '2001:0:4136:e378:8000:63bf:80ff:fffe');
+  dns.add('sixtofour.evil.test', 'AAAA', '2002:a9fe:a9fe::1');
   dns.add('mixed.evil.test', 'A', '203.0.113.7');
   dns.add('mixed.evil.test', 'A', '192.168.1.1');
   dns.add('public.test', 'A', '203.0.113.10');
@@ -155,7 +158,9 @@ test('refuses host names resolving to loopback, private, metadata, ::1 and mappe
     ['ten.evil.test', /10\.1\.2\.3 \(a private address\)/],
     ['metadata.evil.test', /169\.254\.169\.254 \(a link-local address\)/],
     ['v6loop.evil.test', /::1 \(a loopback address\)/],
-    ['mapped.evil.test', /embedded in IPv6/],
+    ['mapped.evil.test', /a loopback address \(127\.0\.0\.1\) embedded in IPv6 as IPv4-mapped/],
+    ['teredo.evil.test', /a loopback address \(127\.0\.0\.1\) embedded in IPv6 as Teredo/],
+    ['sixtofour.evil.test', /a link-local address \(169\.254\.169\.254\) embedded in IPv6 as 6to4/],
     ['mixed.evil.test', /192\.168\.1\.1 \(a private address\)/],
   ];
   for (const [host, why] of cases) {
@@ -168,7 +173,7 @@ test('refuses host names resolving to loopback, private, metadata, ::1 and mappe
 });
 
 test('refuses IP literals however they are spelled', async () => {
-  for (const host of ['127.0.0.1', '2130706433', '0x7f.1', '0177.0.0.1', '127.1', '0', '[::1]', '[::ffff:127.0.0.1]', '[::]', '10.0.0.1', '169.254.169.254', '100.64.0.1', '[fd00::1]', '[fe80::1]', '[64:ff9b::a9fe:a9fe]']) {
+  for (const host of ['127.0.0.1', '2130706433', '0x7f.1', '0177.0.0.1', '127.1', '0', '[::1]', '[::ffff:127.0.0.1]', '[::]', '10.0.0.1', '169.254.169.254', '100.64.0.1', '[fd00::1]', '[fe80::1]', '[64:ff9b::a9fe:a9fe]', '[2002:a00:1::]', '[2001:0:a00:1::]', '[::ffff:0:a00:1]', '[64:ff9b:1::808:808]']) {
     const err = await refusal(`https://${host}:${provider.port}/`, strict);
     assert.is(err.reason, 'address', host);
   }
@@ -324,6 +329,52 @@ test('blockedReason: public addresses pass, the catalogue ranges do not', () => 
   for (const ip of ['0.0.0.0', '172.16.0.1', '172.31.255.255', '192.168.0.1', '224.0.0.1', '255.255.255.255', '::', '::1', 'fc00::1', 'febf::1', 'ff02::1', '::ffff:10.0.0.1', '::ffff:a9fe:a9fe']) {
     assert.ok(blockedReason(ip), ip);
   }
+});
+
+test('blockedReason: IPv6 transition prefixes are refused for the private IPv4 they embed, named (SEC-02)', () => {
+  const refused: Array<[string, RegExp]> = [
+    // 6to4, RFC 3056: the IPv4 address in bits 16-47, however the IPv6 address is spelled.
+    ['2002:7f00:1::1', /^a loopback address \(127\.0\.0\.1\) embedded in IPv6 as 6to4/],
+    ['2002:0A00:0001:0000::', /^a private address \(10\.0\.0\.1\) embedded in IPv6 as 6to4/],
+    ['2002:c0a8:101:1:2:3:4:5', /\(192\.168\.1\.1\) embedded in IPv6 as 6to4/],
+    ['2002:a9fe:a9fe::', /^a link-local address \(169\.254\.169\.254\)/],
+    // Teredo, RFC 4380: the server in bits 32-63; the client in the last 32, inverted.
+    ['2001:0:a00:1:8000:63bf:3fff:fdd2', /^a private address \(10\.0\.0\.1\) embedded in IPv6 as Teredo/],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', /^a loopback address \(127\.0\.0\.1\) embedded in IPv6 as Teredo/],
+    ['2001::4136:e378:0:0:3f57:fefe', /^a private address \(192\.168\.1\.1\)/],
+    // NAT64, RFC 6052, in hex and in the dotted spelling.
+    ['64:ff9b::a9fe:a9fe', /^a link-local address \(169\.254\.169\.254\) embedded in IPv6 as NAT64/],
+    ['64:ff9b::10.1.2.3', /^a private address \(10\.1\.2\.3\) embedded in IPv6 as NAT64/],
+    // The local-use NAT64 prefix, RFC 8215: refused whatever it embeds.
+    ['64:ff9b:1::808:808', /^a local-use NAT64 address/],
+    ['64:ff9b:1:ffff::1', /^a local-use NAT64 address/],
+    // SIIT IPv4-translated (RFC 2765), IPv4-mapped and IPv4-compatible.
+    ['::ffff:0:10.0.0.1', /^a private address \(10\.0\.0\.1\) embedded in IPv6 as SIIT/],
+    ['::ffff:0:7f00:1', /^a loopback address \(127\.0\.0\.1\) embedded in IPv6 as SIIT/],
+    ['::ffff:192.168.0.1', /^a private address \(192\.168\.0\.1\) embedded in IPv6 as IPv4-mapped/],
+    ['::10.0.0.1', /^a private address \(10\.0\.0\.1\) embedded in IPv6 as IPv4-compatible/],
+    ['::a9fe:a9fe', /^a link-local address \(169\.254\.169\.254\) embedded in IPv6 as IPv4-compatible/],
+  ];
+  for (const [ip, why] of refused) assert.match(String(blockedReason(ip)), why, ip);
+  // The same mechanisms around public IPv4 addresses are not refused for the embedding alone.
+  const allowed = [
+    '2002:808:808::1', // 6to4 of 8.8.8.8
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2', // RFC 4380's example: server 65.54.227.120, client 192.0.2.45
+    '64:ff9b::808:808',
+    '64:ff9b::8.8.4.4',
+    '::ffff:0:8.8.8.8',
+    '::8.8.8.8',
+    '2001:db8::1', // 2001:db8::/32 is not Teredo's 2001:0::/32
+    '2001:4860:4860::8888',
+  ];
+  for (const ip of allowed) assert.is(blockedReason(ip), null, ip);
+});
+
+test('refuses an IP-literal URL whose IPv6 embeds a private IPv4, naming it, before any request', async () => {
+  const err = await refusal(`https://[2002:7f00:1::]:${provider.port}/`, strict);
+  assert.is(err.reason, 'address');
+  assert.match(err.message, /2002:7f00:1:: is a loopback address \(127\.0\.0\.1\) embedded in IPv6 as 6to4 \(RFC 3056\)/);
+  assert.is(provider.requests.length, 0);
 });
 
 test.run();

@@ -7,6 +7,9 @@ import net from 'node:net';
 import type { Resolver } from 'node:dns/promises';
 import type { IncomingMessage } from 'node:http';
 import type { LookupFunction } from 'node:net';
+import { blockedReason } from './blocked-address.ts';
+
+export { blockedReason };
 
 export interface FetchPolicy {
   resolver: Resolver;
@@ -167,87 +170,6 @@ export function checkUrl(raw: string, opts: { allowPrivate: boolean; allowHttp?:
 /** origin + path: no userinfo or query, which may carry secrets, goes into a message. */
 function shownUrl(url: URL): string {
   return `${url.protocol}//${url.host}${url.pathname}`;
-}
-
-// OWASP SSRF cheat sheet / catalogue API-10: every range a request from the box could use to reach the box
-// itself, its LAN, the cloud metadata service or nothing routable at all.
-const V4_BLOCKED: Array<[string, number, string]> = [
-  ['0.0.0.0', 8, 'a "this network" address'],
-  ['10.0.0.0', 8, 'a private address'],
-  ['100.64.0.0', 10, 'a carrier-grade NAT address'],
-  ['127.0.0.0', 8, 'a loopback address'],
-  ['169.254.0.0', 16, 'a link-local address'],
-  ['172.16.0.0', 12, 'a private address'],
-  ['192.0.0.0', 24, 'an IETF protocol address'],
-  ['192.168.0.0', 16, 'a private address'],
-  ['198.18.0.0', 15, 'a benchmarking address'],
-  ['224.0.0.0', 4, 'a multicast address'],
-  ['240.0.0.0', 4, 'a reserved address'],
-];
-const V6_BLOCKED: Array<[string, number, string]> = [
-  ['::', 128, 'the unspecified address'],
-  ['::1', 128, 'a loopback address'],
-  ['fc00::', 7, 'a unique-local address'],
-  ['fe80::', 10, 'a link-local address'],
-  ['fec0::', 10, 'a site-local address'],
-  ['ff00::', 8, 'a multicast address'],
-];
-// IPv6 forms that carry an IPv4 address in their last 32 bits and reach it: IPv4-mapped (RFC 4291 2.5.5.2),
-// the deprecated IPv4-compatible form, and the NAT64 well-known prefix (RFC 6052), which a NAT64 gateway
-// would translate to 169.254.169.254 as readily as to anything else.
-const V6_EMBEDDING_V4: Array<[string, number]> = [
-  ['::ffff:0:0', 96],
-  ['::', 96],
-  ['64:ff9b::', 96],
-];
-
-/** Why an address must not be fetched from, or null when it is a public address. */
-export function blockedReason(address: string): string | null {
-  if (net.isIPv4(address)) return v4Reason(address);
-  if (!net.isIPv6(address)) return 'not an IP address';
-  const value = v6ToBigInt(address);
-  for (const [base, bits, why] of V6_BLOCKED) if (inPrefix(value, v6ToBigInt(base), bits, 128)) return why;
-  for (const [base, bits] of V6_EMBEDDING_V4) {
-    if (!inPrefix(value, v6ToBigInt(base), bits, 128)) continue;
-    const v4 = Number(value & 0xffffffffn);
-    const dotted = [v4 >>> 24, (v4 >>> 16) & 255, (v4 >>> 8) & 255, v4 & 255].join('.');
-    const why = v4Reason(dotted);
-    if (why) return `${why}, embedded in IPv6`;
-  }
-  return null;
-}
-
-function v4Reason(address: string): string | null {
-  if (address === '255.255.255.255') return 'the broadcast address';
-  const value = BigInt(v4ToInt(address));
-  for (const [base, bits, why] of V4_BLOCKED) if (inPrefix(value, BigInt(v4ToInt(base)), bits, 32)) return why;
-  return null;
-}
-
-function inPrefix(value: bigint, base: bigint, bits: number, width: number): boolean {
-  const shift = BigInt(width - bits);
-  return value >> shift === base >> shift;
-}
-
-function v4ToInt(address: string): number {
-  return address.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
-}
-
-/** Expects net.isIPv6 to have said yes. Handles '::' and a dotted IPv4 tail. */
-function v6ToBigInt(address: string): bigint {
-  let text = address.toLowerCase();
-  const zone = text.indexOf('%');
-  if (zone >= 0) text = text.slice(0, zone);
-  const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (tail) {
-    const v4 = v4ToInt(tail[1]!);
-    text = text.slice(0, tail.index) + `${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
-  }
-  const [head, rest] = text.split('::') as [string, string | undefined];
-  const left = head ? head.split(':') : [];
-  const right = rest === undefined ? [] : rest ? rest.split(':') : [];
-  const groups = rest === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return groups.reduce((acc, group) => (acc << 16n) | BigInt(parseInt(group, 16)), 0n);
 }
 
 async function resolveAll(host: string, resolver: Resolver, shown: string): Promise<string[]> {

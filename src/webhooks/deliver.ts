@@ -1,20 +1,23 @@
 // Delivering the outbox: due deliveries are claimed, signed with Standard Webhooks (the `standardwebhooks`
 // package: webhook-id, webhook-timestamp, webhook-signature) and POSTed through the SSRF-guarded request of
-// dns/safe-fetch.ts, with bounded concurrency per endpoint and overall, so slow endpoints only ever wait on
-// themselves: sending and receiving never wait on a webhook.
+// dns/safe-fetch.ts, with the slots shared per workspace and endpoint (fair-share.ts), so slow endpoints only
+// ever wait on themselves: sending, receiving and other workspaces' webhooks never wait on a webhook.
 import { Webhook } from 'standardwebhooks';
 import type { App } from '../context.ts';
+import { FullDiskBackoff } from '../db/full-disk-backoff.ts';
 import { FetchFailed, FetchRefused, safeRequest } from '../dns/safe-fetch.ts';
 import { eventOf } from '../emails/events.ts';
 import { signingSecrets, type WebhookRow } from './endpoints.ts';
+import { DEFAULT_SHARES, type Shares } from './fair-share.ts';
 import { claimDue, KEEP_FINISHED_MS, markFailed, pruneFinished, recordAttempt, storePayload, unclaim, type Attempt, type DeliveryRow } from './outbox.ts';
 import { eventPayload } from './payload.ts';
 
 const PRUNE_EVERY_MS = 60 * 60_000;
+/** The longest wait between tries while claiming or recording fails (a full disk). */
+const MAX_BACKOFF_MS = 30_000;
 
 export interface DispatchOptions {
-  maxInFlight?: number;
-  perEndpoint?: number;
+  shares?: Partial<Shares>;
   pollMs?: number;
   /** A 2xx must arrive within this. */
   timeoutMs?: number;
@@ -34,37 +37,38 @@ export function signedHeaders(secrets: string[], id: string, at: Date, body: str
 }
 
 export class WebhookDispatcher {
-  private readonly busy = new Map<string, number>();
+  /** Slots held by attempts in flight, per endpoint and per workspace. */
+  private readonly held = { endpoints: new Map<string, number>(), workspaces: new Map<string, number>() };
   private readonly running = new Set<Promise<void>>();
   private inFlight = 0;
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
   private prunedAt = 0;
   private stopped = false;
-  private readonly maxInFlight: number;
-  private readonly perEndpoint: number;
+  private readonly shares: Shares;
   private readonly pollMs: number;
   private readonly timeoutMs: number;
   private readonly keepFinishedMs: number;
+  private readonly backoff: FullDiskBackoff;
 
   constructor(
     private readonly app: App,
     opts: DispatchOptions = {},
   ) {
-    this.maxInFlight = opts.maxInFlight ?? 16;
-    this.perEndpoint = opts.perEndpoint ?? 4;
+    this.shares = { ...DEFAULT_SHARES, ...opts.shares };
     this.pollMs = opts.pollMs ?? 250;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.keepFinishedMs = opts.keepFinishedMs ?? KEEP_FINISHED_MS;
+    this.backoff = new FullDiskBackoff(app.log, { name: 'webhooks', work: 'deliveries', baseMs: this.pollMs, maxMs: MAX_BACKOFF_MS });
   }
 
   start(): void {
     this.schedule(0);
   }
 
-  /** Look now (a test delivery was added, a replay asked for, an attempt finished). */
+  /** Look now (a test delivery was added, a replay asked for, an attempt finished); not while backing off. */
   wake(): void {
-    if (!this.stopped) this.schedule(0);
+    if (!this.stopped && !this.backoff.retrying) this.schedule(0);
   }
 
   async stop(): Promise<void> {
@@ -88,13 +92,20 @@ export class WebhookDispatcher {
         this.prunedAt = now;
         await this.app.commit.run(() => pruneFinished(this.app.db, now, this.keepFinishedMs));
       }
-      const room = this.maxInFlight - this.inFlight;
-      if (room > 0) for (const d of await this.claim(room)) this.attempt(d);
+      // While the disk is full one delivery at a time tries whether there is room: fewer sent only to be
+      // sent again when their record fails.
+      const room = Math.min(this.shares.slots - this.inFlight, this.backoff.full ? 1 : Infinity);
+      if (room > 0) {
+        const claimed = await this.claim(room);
+        for (const d of claimed) this.attempt(d);
+        // A claim's few bytes do not prove the disk has room for an attempt's record: only a record ends a full disk.
+        if (!this.backoff.full) this.backoff.wrote();
+      }
     } catch (err) {
-      this.app.log.error('webhooks: claiming deliveries failed; trying again shortly', { err });
+      if (!this.backoff.failed(err)) this.app.log.error('webhooks: claiming deliveries failed; trying again shortly', { err, retryMs: this.backoff.delayMs() });
     } finally {
       this.ticking = false;
-      if (!this.stopped) this.schedule(this.pollMs);
+      if (!this.stopped) this.schedule(this.backoff.delayMs());
     }
   }
 
@@ -103,7 +114,7 @@ export class WebhookDispatcher {
     const { db, clock, config } = this.app;
     return this.app.commit.run(() => {
       const out: Array<DeliveryRow & { payload: string }> = [];
-      for (const d of claimDue(db, clock.now(), room, this.perEndpoint, this.busy)) {
+      for (const d of claimDue(db, clock.now(), room, this.shares, this.held)) {
         if (d.payload !== null) {
           out.push(d as DeliveryRow & { payload: string });
           continue;
@@ -124,20 +135,31 @@ export class WebhookDispatcher {
 
   private attempt(d: DeliveryRow & { payload: string }): void {
     this.inFlight++;
-    this.busy.set(d.webhook_id, (this.busy.get(d.webhook_id) ?? 0) + 1);
+    this.hold(d, 1);
     const run = this.post(d)
       .then((outcome) => (this.app.metrics?.webhookDelivery(outcome), outcome)) // metrics (issue 21)
       .then((outcome) => this.app.commit.run(() => (outcome ? recordAttempt(this.app.db, this.app.clock.now(), d, outcome) : unclaim(this.app.db, this.app.clock.now(), d.id))))
-      .catch((err) => this.app.log.error('webhooks: recording a delivery failed; it is tried again when its lease ends', { err, delivery: d.id }))
+      .then(
+        () => this.backoff.wrote(),
+        (err) => {
+          if (!this.backoff.failed(err)) this.app.log.error('webhooks: recording a delivery failed; it is tried again when its lease ends', { err, delivery: d.id });
+        },
+      )
       .finally(() => {
         this.inFlight--;
-        const n = (this.busy.get(d.webhook_id) ?? 1) - 1;
-        if (n) this.busy.set(d.webhook_id, n);
-        else this.busy.delete(d.webhook_id);
+        this.hold(d, -1);
         this.running.delete(run);
         this.wake();
       });
     this.running.add(run);
+  }
+
+  private hold(d: DeliveryRow, n: number): void {
+    for (const [counts, key] of [[this.held.endpoints, d.webhook_id], [this.held.workspaces, d.workspace_id]] as const) {
+      const now = (counts.get(key) ?? 0) + n;
+      if (now > 0) counts.set(key, now);
+      else counts.delete(key);
+    }
   }
 
   /** The attempt's outcome; null when the endpoint was disabled after the claim (nothing was sent). */

@@ -4,6 +4,7 @@
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
 import { iso } from '../clock.ts';
+import { handOut, type DueEndpoint, type Held, type Shares } from './fair-share.ts';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -37,27 +38,34 @@ export interface DeliveryRow {
 
 /**
  * Due deliveries of enabled endpoints, each the earliest pending one of its email for its endpoint (so an
- * email's events arrive in order), at most `perEndpoint` per endpoint counting `busy`, `max` in all. Claimed
- * by moving their next attempt a lease ahead, so another process leaves them alone.
+ * email's events arrive in order), at most `free` of them, shared out by fair-share.ts given the slots `held`.
+ * Claimed by moving their next attempt a lease ahead, so another process leaves them alone.
  */
-export function claimDue(db: Db, now: number, max: number, perEndpoint: number, busy: Map<string, number>): DeliveryRow[] {
-  const candidates = db
+export function claimDue(db: Db, now: number, free: number, shares: Shares, held: Held): DeliveryRow[] {
+  const due = db
     .prepare(
-      `SELECT d.* FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.enabled = 1
-       WHERE d.status = 'pending' AND d.next_attempt_at <= ?
-         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.webhook_id = d.webhook_id AND p.email_id = d.email_id AND p.status = 'pending' AND p.id < d.id)
-       ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+      `SELECT * FROM (SELECT w.id, w.workspace_id AS workspaceId,
+         (SELECT min(d.next_attempt_at) FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'pending') AS dueAt
+       FROM webhooks w WHERE w.enabled = 1) WHERE dueAt <= ?`,
     )
-    .all(now, max * 4) as DeliveryRow[];
+    .all(now) as DueEndpoint[];
+  if (due.length === 0) return [];
+  const next = db.prepare(
+    `SELECT d.* FROM webhook_deliveries d
+     WHERE d.webhook_id = ? AND d.status = 'pending' AND d.next_attempt_at <= ?
+       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.webhook_id = d.webhook_id AND p.email_id = d.email_id AND p.status = 'pending' AND p.id < d.id)
+     ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+  );
+  // Each endpoint's next few, read once the first time it is given a slot.
+  const heads = new Map<string, DeliveryRow[]>();
   const taken: DeliveryRow[] = [];
-  const counts = new Map(busy);
-  for (const d of candidates) {
-    if (taken.length >= max) break;
-    const n = counts.get(d.webhook_id) ?? 0;
-    if (n >= perEndpoint) continue;
-    counts.set(d.webhook_id, n + 1);
-    taken.push(d);
-  }
+  handOut(due, held, free, shares, (e) => {
+    let queue = heads.get(e.id);
+    if (!queue) heads.set(e.id, (queue = next.all(e.id, now, shares.perEndpoint) as DeliveryRow[]));
+    const d = queue.shift();
+    if (d) taken.push(d);
+    return d !== undefined;
+  });
   const lease = db.prepare('UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ? WHERE id = ?');
   for (const d of taken) lease.run(now + LEASE_MS, now, d.id);
   return taken;

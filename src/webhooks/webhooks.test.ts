@@ -32,6 +32,11 @@ let hanging = 0;
 let mostHanging = 0;
 const api = (path: string, opts: Parameters<typeof request>[1] = {}) => request(`${s.t.api}${path}`, { key: s.key, ...opts });
 const hitsAt = (path: string) => hits.filter((h) => h.path === path);
+/** The calls carrying one delivery (its webhook-id), whatever else reaches its endpoint meanwhile. */
+const hitsOf = (deliveryId: string) => hits.filter((h) => h.headers['webhook-id'] === deliveryId);
+/** The delivery once its n-th attempt is recorded (the receiver sees the call before the outcome is stored). */
+const recorded = (webhookId: string, deliveryId: string, n: number) =>
+  eventually(async () => (await api(`/webhooks/${webhookId}/deliveries?limit=100`)).body.data.find((d: { id: string; attempts: number }) => d.id === deliveryId && d.attempts === n), 10_000, `attempt ${n} recorded`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function hook(path: string, extra: Record<string, unknown> = {}, key = s.key) {
@@ -227,10 +232,13 @@ test('private addresses are refused: in the URL at once, and behind a name at de
   const strict = await startTestApp({ env: { MAILWRIGHT_DNS_SERVERS: s.dns.address, MAILWRIGHT_RATE_LIMIT: '0' } });
   try {
     const { key } = await seedWorkspace(strict);
-    for (const url of ['https://127.0.0.1/hook', 'https://10.0.0.8/hook', 'https://[::1]/hook', 'http://example.com/hook']) {
+    for (const url of ['https://127.0.0.1/hook', 'https://10.0.0.8/hook', 'https://[::1]/hook', 'http://example.com/hook', 'https://[2002:a00:8::]/hook', 'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook', 'https://[64:ff9b:1::808:808]/hook']) {
       const res = await request(`${strict.api}/webhooks`, { key, body: { url, events: ['*'] } });
       assert.equal([res.status, res.body.error.errors[0].path], [400, 'url'], url);
     }
+    // SEC-02: the refusal names the private IPv4 address a 6to4 address embeds.
+    const sixToFour = await request(`${strict.api}/webhooks`, { key, body: { url: 'https://[2002:a00:8::]/hook', events: ['*'] } });
+    assert.match(sixToFour.body.error.errors[0].message, /a private address \(10\.0\.0\.8\) embedded in IPv6 as 6to4/);
     s.dns.add('inside.test', 'A', '127.0.0.1');
     const w = (await request(`${strict.api}/webhooks`, { key, body: { url: 'https://inside.test/hook', events: ['*'] } })).body;
     await request(`${strict.api}/webhooks/${w.id}/test`, { key, method: 'POST' });
@@ -265,21 +273,23 @@ test('workspace isolation: another workspace sees none of these webhooks or deli
 test('retries on the schedule after 500s and timeouts; 410 disables at once; five days of failure disable', async () => {
   behaviour.set('/flaky', 500);
   const flaky = await hook('/flaky', { events: ['email.delivered'] });
-  await api(`/webhooks/${flaky.id}/test`, { method: 'POST' });
-  await eventually(() => hitsAt('/flaky').length === 1);
+  const probe = (await api(`/webhooks/${flaky.id}/test`, { method: 'POST' })).body.id as string;
+  await eventually(() => hitsOf(probe).length === 1);
+  await recorded(flaky.id, probe, 1);
   await sleep(600);
-  assert.is(hitsAt('/flaky').length, 1, 'the second attempt waits 5 s of the box clock');
+  assert.is(hitsOf(probe).length, 1, 'the second attempt waits 5 s of the box clock');
   offset += 5_000;
-  await eventually(() => hitsAt('/flaky').length === 2);
-  assert.is(hitsAt('/flaky')[1].headers['webhook-id'], hitsAt('/flaky')[0].headers['webhook-id'], 'a retry keeps its webhook-id');
+  // A retry keeps its webhook-id: the second call carries the same one.
+  await eventually(() => hitsOf(probe).length === 2, 10_000, 'the retry, with the same webhook-id');
+  await recorded(flaky.id, probe, 2);
   behaviour.set('/flaky', 'hang');
   offset += 5 * 60_000;
-  await eventually(() => hitsAt('/flaky').length === 3);
-  const timedOut = await eventually(async () => (await api(`/webhooks/${flaky.id}/deliveries`)).body.data.find((d: { attempts: number }) => d.attempts === 3));
+  await eventually(() => hitsOf(probe).length === 3);
+  const timedOut = await recorded(flaky.id, probe, 3);
   assert.match(timedOut.lastError, /within 1000 ms/);
   behaviour.set('/flaky', 200);
   offset += 30 * 60_000;
-  await eventually(async () => (await api(`/webhooks/${flaky.id}/deliveries`)).body.data[0].status === 'delivered', 10_000, 'delivered on the 4th attempt');
+  await eventually(async () => (await api(`/webhooks/${flaky.id}/deliveries?limit=100`)).body.data.find((d: { id: string }) => d.id === probe)?.status === 'delivered', 10_000, 'delivered on the 4th attempt');
   assert.is((await api(`/webhooks/${flaky.id}`)).body.failingSince, null, 'a success ends the failure streak');
 
   behaviour.set('/gone', 410);
@@ -293,14 +303,16 @@ test('retries on the schedule after 500s and timeouts; 410 disables at once; fiv
 
   behaviour.set('/down', 503);
   const down = await hook('/down', { events: ['email.delivered'] });
-  await api(`/webhooks/${down.id}/test`, { method: 'POST' });
-  await eventually(() => hitsAt('/down').length === 1);
+  const downProbe = (await api(`/webhooks/${down.id}/test`, { method: 'POST' })).body.id as string;
+  await eventually(() => hitsOf(downProbe).length === 1);
   for (const step of [5_000, 5 * 60_000, 30 * 60_000, 2 * 3600_000, 5 * 3600_000, 10 * 3600_000, 10 * 3600_000]) {
-    const n = hitsAt('/down').length;
+    const n = hitsOf(downProbe).length;
+    // The clock moves once the attempt is recorded: moved earlier, the retry would be scheduled from the new time.
+    await recorded(down.id, downProbe, n);
     offset += step;
-    await eventually(() => hitsAt('/down').length === n + 1, 5_000, `attempt ${n + 1}`);
+    await eventually(() => hitsOf(downProbe).length === n + 1, 5_000, `attempt ${n + 1}`);
   }
-  const failed = await eventually(async () => (await api(`/webhooks/${down.id}/deliveries`)).body.data.find((d: { status: string }) => d.status === 'failed'));
+  const failed = await eventually(async () => (await api(`/webhooks/${down.id}/deliveries?limit=100`)).body.data.find((d: { id: string; status: string }) => d.id === downProbe && d.status === 'failed'));
   assert.equal([failed.attempts, failed.nextAttemptAt], [8, null], 'gives up after the 8th attempt');
   assert.is((await api(`/webhooks/${down.id}`)).body.enabled, true, 'not yet five days');
   offset += 4 * 24 * 3600_000;
