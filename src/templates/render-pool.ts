@@ -20,9 +20,10 @@ export const INLINE_MAX_WORK = 256 * 1024;
 export const RENDERS_PER_WORKSPACE = 2;
 export const WAITING_PER_WORKSPACE = 8;
 export const WAITING_IN_ALL = 32;
-// Linux nice of the render threads: the event loop, the writer and the analysis of received mail come first
-// on a busy box; an idle one renders at full speed.
-const RENDER_NICE = 10;
+// Linux nice of the render threads: on a busy box the event loop, the writer and the analysis of received mail
+// get about three times their share (an idle box renders at full speed). Not the signing threads' 19: someone
+// waits for a render, and it has a budget.
+const RENDER_NICE = 5;
 
 /** The render threads app.ts starts with the box (none runs until a large template is rendered). */
 export function createRenderPool(config: Pick<Config, 'renderTimeout'>, size: number): FairPool<unknown, unknown> {

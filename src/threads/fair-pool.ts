@@ -1,7 +1,8 @@
 // Worker threads shared fairly between keys (workspaces): at most perKey jobs of one key run at once, the rest
-// wait in a bounded line of their key, and a thread that comes free takes the next key in turn. So a burst of
-// one key's heavy jobs delays another key's job by at most the jobs already running (nginx limit_conn with a
-// queue per client). Past the lines' bounds run() refuses at once with Busy, holding nothing.
+// wait in a bounded line of their key, and a thread that comes free goes to the waiting key with the fewest
+// running, in turn among equals. So a burst of one key's heavy jobs delays another key's job by at most the jobs
+// already running (nginx limit_conn with a queue per client). Past the lines' bounds run() refuses at once with
+// Busy, holding nothing.
 import { WorkerPool, type JobSource, type PoolOptions } from './worker-pool.ts';
 
 export interface FairPoolOptions extends Omit<PoolOptions, 'jobsPerWorker'> {
@@ -95,11 +96,18 @@ export class FairPool<J, R> {
     });
   }
 
-  /** Hands free threads to waiting jobs, one key after another. */
+  /**
+   * Hands free threads to waiting jobs: first to the key with the fewest running, and among those the one whose
+   * turn it is, so a key that has none running goes before one that already has a thread.
+   */
   private next(): void {
-    for (;;) {
-      if (this.running >= this.pool.size) return;
-      const key = [...this.lines.keys()].find((k) => (this.runningByKey.get(k) ?? 0) < this.opts.perKey);
+    while (this.running < this.pool.size) {
+      let key: string | undefined;
+      let least = this.opts.perKey;
+      for (const k of this.lines.keys()) {
+        const running = this.runningByKey.get(k) ?? 0;
+        if (running < least) [key, least] = [k, running];
+      }
       if (key === undefined) return;
       const line = this.lines.get(key)!;
       const turn = line.shift()!;
