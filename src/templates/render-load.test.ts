@@ -210,6 +210,7 @@ test('a render past render_timeout: 503 with retry-after over the API, 451 over 
     assert.is(viaSmtp?.responseCode, 451, 'a temporary failure: the sender tries again later');
     assert.match(viaSmtp!.response, /4\.3\.0 Rendering the template ran past its/);
     assert.is((await api('/emails?direction=out')).body.count, 0, 'nothing was stored or queued');
+    assert.ok(o.t.logs.some((line) => line.includes('template render ran past its budget')), 'the operator is told');
 
     // A small template is rendered on the event loop, at once, whatever the budget of the render threads.
     const small = (await api('/templates', { body: { name: 'Small', key: 'small', starter: 'welcome' } })).body.template.id as string;

@@ -47,7 +47,7 @@ export function createRenderPool(config: Pick<Config, 'renderTimeout'>, size: nu
  * its turn comes (a line of waiting renders holds ids, not megabytes). 429 too_many_renders when the
  * workspace's line is full, 503 render_timeout past the budget.
  */
-export async function renderVersion(app: Pick<App, 'db' | 'config' | 'templateRenders'>, workspaceId: string, version: VersionSize, data: Record<string, unknown>, options: RenderOptions): Promise<Rendered> {
+export async function renderVersion(app: Pick<App, 'db' | 'config' | 'log' | 'templateRenders'>, workspaceId: string, version: VersionSize, data: Record<string, unknown>, options: RenderOptions): Promise<Rendered> {
   if (version.chars <= INLINE_MAX_CHARS) {
     const row = versionById(app.db, version.id);
     if (!row) throw notFound('Template version');
@@ -68,6 +68,8 @@ export async function renderVersion(app: Pick<App, 'db' | 'config' | 'templateRe
       });
     }
     if (err instanceof JobTimeout) {
+      // Rendering is linear in bounded input, so this is a box short of CPU (or a template worth a look).
+      app.log.warn('template render ran past its budget', { workspaceId, versionId: version.id, chars: version.chars, budgetMs: app.config.renderTimeout });
       const seconds = app.config.renderTimeout / 1000;
       throw new ApiError(503, 'render_timeout', `Rendering the template ran past its ${seconds} s budget (render_timeout); nothing was rendered or sent. Retry later, or make the template smaller`, {
         headers: { 'retry-after': String(Math.max(1, Math.ceil(seconds))) },

@@ -35,7 +35,7 @@ export function refuseOnErrors(rendered: Rendered, key: string, dataPath: string
 
 /** The active release rendered for a real send (on a render thread when it is large: render-pool.ts). */
 export async function renderForSend(
-  app: Pick<App, 'db' | 'config' | 'templateRenders'>,
+  app: Pick<App, 'db' | 'config' | 'log' | 'templateRenders'>,
   workspaceId: string,
   use: { ref: string; data: Record<string, unknown> },
   keepUnsubscribe: (messageClass: TemplateContent['messageClass']) => boolean,
