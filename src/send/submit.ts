@@ -61,12 +61,11 @@ const MAX_REFERENCES = 20;
  * Checks a send and works out its ids, thread and envelope with reads only; throws ApiError for what the
  * caller must fix. Nothing is written: writeSend does that, in the writer's transaction.
  */
-export function planSend(app: DbContext, workspaceId: string, request: SendRequest): PlannedSend {
+export function planSend(app: DbContext, workspaceId: string, req: SendRequest): PlannedSend {
   const { db, clock } = app;
   assertSendingAllowed(db, app.config, workspaceId, clock.now());
   // A send by template is rendered before it is planned (withTemplate), off the event loop when it is large.
-  if (request.template) throw new Error('planSend: render the template first (withTemplate)');
-  const req = request;
+  if (req.template) throw new Error('planSend: render the template first (withTemplate)');
   const fromDomain = domainOf(req.from.address);
   const domain = findSendingDomain(db, workspaceId, fromDomain);
   if (!domain || domain.status !== 'verified') {
