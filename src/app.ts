@@ -40,6 +40,7 @@ import { runRetention } from './emails/retention.ts';
 import { FreeSpace } from './db/free-space.ts';
 import { freePageBytes, startReclaiming } from './db/free-pages.ts';
 import { templateRoutes } from './templates/routes.ts';
+import { createRenderPool } from './templates/render-pool.ts';
 import { Resorter } from './labels/resort.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
 import { Signer } from './send/signer.ts';
@@ -148,6 +149,7 @@ export async function startApp(
   const metrics = new Metrics({ queueDepth: () => queueDepth(db, clock.now()), searchBacklog: () => searchBacklog(db), databaseFile: databasePath(config.dataDir), databaseFreeBytes: () => freePageBytes(db) });
   const disk = new FreeSpace(config.dataDir, config.minFreeSpaceMb * 1024 * 1024, opts.measureFreeSpace);
   disk.start(log);
+  const memory = memorySettings(config.memoryProfile);
   const app: App = {
     config,
     db,
@@ -166,8 +168,8 @@ export async function startApp(
     billing: createCheckoutProvider(config, { resolver: dns, fetchCa: opts.fetchCa }),
     fetchCa: opts.fetchCa,
     metrics,
+    templateRenders: createRenderPool(config, memory.renderWorkers),
   };
-  const memory = memorySettings(config.memoryProfile);
   const signer = new Signer({ size: memory.signWorkers });
   const analyzer = new Analyzer(config, { size: memory.analyzeWorkers });
   const deliverer = new Deliverer({
@@ -245,6 +247,7 @@ export async function startApp(
       await deliverer.close();
       await signer.close();
       await analyzer.close();
+      await app.templateRenders.close();
       // The full-text backlog before the writer ends (emails/search-backlog.ts); else the next start takes it.
       if (hasBacklog(db)) await indexBacklogNow(app).catch((err) => log.warn('could not index the full-text backlog before stopping', { err }));
       await app.writer.close();

@@ -16,6 +16,8 @@ export interface MemorySettings {
   signWorkers: number;
   /** Recipients the queue works on at once. */
   queueInFlight: number;
+  /** Threads that render large hosted templates (templates/render-pool.ts); each ends after 30 s idle. */
+  renderWorkers: number;
 }
 
 export function memorySettings(profile: Config['memoryProfile'], cores = availableParallelism()): MemorySettings {
@@ -23,10 +25,11 @@ export function memorySettings(profile: Config['memoryProfile'], cores = availab
   // event loop and the writer: on two cores one analyze thread received as fast as two (1,659 and 1,722 msgs/s
   // against 1,533 and 1,737 at 20 and 100 sessions, same session) for 50-90 MiB less. Signing keeps a thread per
   // core (sends are signed at acceptance while the queue delivers). small also keeps one signing thread and the
-  // queue's depth small.
+  // queue's depth small. Rendering a large template is rare and interactive: one thread, two on four cores or
+  // more, so renders never take more than a core from mail on a small box.
   return profile === 'small'
-    ? { analyzeWorkers: 1, signWorkers: 1, queueInFlight: 200 }
-    : { analyzeWorkers: Math.max(1, cores - 1), signWorkers: cores, queueInFlight: 1000 };
+    ? { analyzeWorkers: 1, signWorkers: 1, queueInFlight: 200, renderWorkers: 1 }
+    : { analyzeWorkers: Math.max(1, cores - 1), signWorkers: cores, queueInFlight: 1000, renderWorkers: cores >= 4 ? 2 : 1 };
 }
 
 /**

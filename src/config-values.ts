@@ -220,6 +220,12 @@ export const durationOf = (s: string): number => {
   return Number(m[1]) * UNITS[m[2]];
 };
 export const duration: Parser<number> = (raw) => durationOf(text(raw));
+/** A duration, or milliseconds written `250ms`: for a budget that can be well under a second. */
+export const budget: Parser<number> = (raw) => {
+  const m = /^(\d+)\s*ms$/.exec(text(raw).trim());
+  if (!m) return durationOf(text(raw));
+  return Number(m[1]) > 0 ? Number(m[1]) : fail(`"${text(raw)}" is not a duration such as 500ms, 10s or 1m`);
+};
 export const durations: Parser<number[]> = (raw) => {
   const list = (Array.isArray(raw) ? raw.map(text) : text(raw).split(',')).map((s) => s.trim()).filter(Boolean);
   if (list.length === 0) fail('must list at least one duration');

@@ -7,7 +7,7 @@ import { hostname as osHostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import {
-  addressRanges, backupSchedule, boolean, dnsServers, duration, durationOf, durations, fail, hostname, hostnames, integer, listenHost, logLevel, optionalUrl, plans, port, publicUrl, rate,
+  addressRanges, backupSchedule, boolean, budget, dnsServers, duration, durationOf, durations, fail, hostname, hostnames, integer, listenHost, logLevel, optionalUrl, plans, port, publicUrl, rate,
   readableFile, relays, text, type LogLevel, type Parser, type Plan, type RelayRule,
 } from './config-values.ts';
 
@@ -59,6 +59,8 @@ export interface Config {
   smtpConnectionRatePerIp: number;
   /** Wall-clock budget of one analysis of a received or submitted message (ms); past it, 451 4.3.0. */
   analyzeTimeout: number;
+  /** Wall-clock budget of one template render on a render thread (ms). */
+  renderTimeout: number;
   /** How long one upload of a draft's file may take to arrive (ms). */
   uploadTimeout: number;
   /** How long a webhook endpoint has to answer 2xx (ms). */
@@ -182,6 +184,7 @@ export const KEYS = [
   spec('smtp_max_clients_per_ip', 'smtpMaxClientsPerIp', integer(1, 100_000), () => 20),
   spec('smtp_connection_rate_per_ip', 'smtpConnectionRatePerIp', integer(0, 1_000_000), () => 60),
   spec('analyze_timeout', 'analyzeTimeout', duration, () => durationOf('10s')),
+  spec('render_timeout', 'renderTimeout', budget, () => durationOf('10s')),
   spec('upload_timeout', 'uploadTimeout', duration, () => durationOf('2m')),
   spec('webhook_timeout', 'webhookTimeout', duration, () => durationOf('10s')),
   spec('retention_mail_days', 'retentionMailDays', integer(0, 100_000), () => 0),

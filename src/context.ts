@@ -11,6 +11,7 @@ import type { Idempotency } from './db/idempotency.ts';
 import type { Log } from './log.ts';
 import type { DbContext, Writer } from './db/writer.ts';
 import type { Metrics } from './metrics/metrics.ts';
+import type { FairPool } from './threads/fair-pool.ts';
 
 /**
  * Opens a connection to an address (never a name) and port, settling once it is connected; `signal` aborts
@@ -54,6 +55,11 @@ export interface App {
   billing: CheckoutProvider;
   /** Extra CA certificates (PEM) that outgoing HTTPS fetches trust: the local providers of tests. */
   fetchCa?: string;
+  /**
+   * The threads that render large hosted templates, shared fairly between workspaces
+   * (templates/render-pool.ts posts its jobs and reads their answers; the job's shape is templates/').
+   */
+  templateRenders: FairPool<unknown, unknown>;
   /** Prometheus counters and gauges (GET /metrics); absent where no app was assembled (the CLI, some tests). */
   metrics?: Metrics;
 }

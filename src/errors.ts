@@ -13,8 +13,10 @@ export class ApiError extends Error {
   readonly headers?: Record<string, string>;
   /** A template's findings, when they are why a render or a send was refused. */
   readonly findings?: unknown[];
+  /** How many findings were left out of `findings` (templates/findings.ts keeps at most 100). */
+  readonly findingsOmitted?: number;
 
-  constructor(status: number, code: string, message: string, extra: { errors?: FieldError[]; headers?: Record<string, string>; findings?: unknown[] } = {}) {
+  constructor(status: number, code: string, message: string, extra: { errors?: FieldError[]; headers?: Record<string, string>; findings?: unknown[]; findingsOmitted?: number } = {}) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
@@ -22,6 +24,7 @@ export class ApiError extends Error {
     this.errors = extra.errors;
     this.headers = extra.headers;
     this.findings = extra.findings;
+    this.findingsOmitted = extra.findingsOmitted;
   }
 }
 

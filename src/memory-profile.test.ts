@@ -35,4 +35,9 @@ test('analyze threads: small one; default one less than the cores, at least one'
   assert.equal([2, 8].map((cores) => memorySettings('default', cores).signWorkers), [2, 8]);
 });
 
+test('render threads (large templates): one, two from four cores; small one', () => {
+  assert.equal([1, 2, 4, 8].map((cores) => memorySettings('default', cores).renderWorkers), [1, 1, 2, 2]);
+  assert.equal([2, 8].map((cores) => memorySettings('small', cores).renderWorkers), [1, 1]);
+});
+
 test.run();

@@ -25,7 +25,7 @@ export function errorEnvelope(log: Log): Middleware {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw new ApiError(404, 'not_found', 'Not found');
     } catch (err) {
-      const { status, code, message, errors, headers, findings } = describe(err);
+      const { status, code, message, errors, headers, findings, findingsOmitted } = describe(err);
       // An ApiError is an answer we chose (a 501, an unreachable DNS provider); only the unexpected is logged.
       if (status === 507) log.warn('request refused: the disk is full', { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, cause: errorCode(err) });
       else if (status >= 500 && !(err instanceof ApiError)) {
@@ -34,7 +34,7 @@ export function errorEnvelope(log: Log): Middleware {
       }
       for (const [name, value] of Object.entries(headers ?? {})) ctx.set(name, value);
       ctx.status = status;
-      ctx.body = { error: { message, status, code, ...(errors ? { errors } : {}), ...(findings ? { findings } : {}) } };
+      ctx.body = { error: { message, status, code, ...(errors ? { errors } : {}), ...(findings ? { findings, findingsOmitted: findingsOmitted ?? 0 } : {}) } };
     }
   };
 }
@@ -42,7 +42,7 @@ export function errorEnvelope(log: Log): Middleware {
 /** How long a client should wait after a 507 before it tries again. */
 const DISK_FULL_RETRY_AFTER_S = 60;
 
-function describe(err: unknown): Pick<ApiError, 'status' | 'code' | 'message' | 'errors' | 'headers' | 'findings'> {
+function describe(err: unknown): Pick<ApiError, 'status' | 'code' | 'message' | 'errors' | 'headers' | 'findings' | 'findingsOmitted'> {
   if (err instanceof ApiError) return err;
   // SQLITE_FULL (from this thread's commit or the writer thread's) or ENOSPC: nothing was stored.
   if (storageFault(err) === 'full') {

@@ -61,10 +61,11 @@ const MAX_REFERENCES = 20;
  * Checks a send and works out its ids, thread and envelope with reads only; throws ApiError for what the
  * caller must fix. Nothing is written: writeSend does that, in the writer's transaction.
  */
-export function planSend(app: DbContext, workspaceId: string, request: SendRequest): PlannedSend {
+export function planSend(app: DbContext, workspaceId: string, req: SendRequest): PlannedSend {
   const { db, clock } = app;
   assertSendingAllowed(db, app.config, workspaceId, clock.now());
-  const req = request.template ? withTemplate(db, workspaceId, request) : request;
+  // A send by template is rendered before it is planned (withTemplate), off the event loop when it is large.
+  if (req.template) throw new Error('planSend: render the template first (withTemplate)');
   const fromDomain = domainOf(req.from.address);
   const domain = findSendingDomain(db, workspaceId, fromDomain);
   if (!domain || domain.status !== 'verified') {
@@ -110,12 +111,18 @@ export function planSend(app: DbContext, workspaceId: string, request: SendReque
   };
 }
 
-/** A send by template with the active release rendered into it (400 with the findings when it cannot be). */
-function withTemplate(db: DbContext['db'], workspaceId: string, req: SendRequest): SendRequest {
+/**
+ * A send by template with the active release rendered into it (400 with the findings when it cannot be; 429 or
+ * 503 from the render threads: templates/render-pool.ts); any other send as it is. A paused workspace is told
+ * so before anything is rendered, as planSend would.
+ */
+async function withTemplate(app: App, workspaceId: string, req: SendRequest): Promise<SendRequest> {
+  if (!req.template) return req;
+  assertSendingAllowed(app.db, app.config, workspaceId, app.clock.now());
   const { template: use, ...rest } = req;
   // The box fills {{unsubscribe_url}} per recipient only where it manages unsubscribe (send/personalise.ts).
   const keep = (messageClass: string) => messageClass === 'marketing' && !hasOwnOneClick(req.headers);
-  const { rendered, messageClass, origin } = renderForSend(db, workspaceId, use!, keep, use!.messageClass);
+  const { rendered, messageClass, origin } = await renderForSend(app, workspaceId, use!, keep, use!.messageClass);
   return {
     ...rest,
     subject: use!.subject ?? rendered.subject,
@@ -200,7 +207,7 @@ async function commitSends(app: App, plans: PlannedSend[], now: number, answer?:
  */
 export async function submit(app: App, workspaceId: string, req: SendRequest, claim?: IdempotencyClaim, also: Step[] = []): Promise<Submitted> {
   refuseWhenDiskLow(app);
-  const plan = planSend(app, workspaceId, req);
+  const plan = planSend(app, workspaceId, await withTemplate(app, workspaceId, req));
   await commitSends(app, [plan], plan.now, claim && { claim, status: 200, body: plan.answer }, also);
   wakeFor(app, [plan]);
   return plan.answer;
@@ -219,15 +226,20 @@ export function refuseWhenDiskLow(app: Pick<App, 'disk'>): void {
 
 export async function submitBatch(app: App, workspaceId: string, items: Array<SendRequest | ApiError>, claim?: IdempotencyClaim) {
   refuseWhenDiskLow(app);
-  const planned = items.map((item) => {
-    if (item instanceof ApiError) return item;
-    try {
-      return planSend(app, workspaceId, item);
-    } catch (err) {
-      if (err instanceof ApiError) return err;
-      throw err;
+  // One item after another: a batch holds at most one of the workspace's render threads (render-pool.ts).
+  const planned: Array<PlannedSend | ApiError> = [];
+  for (const item of items) {
+    if (item instanceof ApiError) {
+      planned.push(item);
+      continue;
     }
-  });
+    try {
+      planned.push(planSend(app, workspaceId, await withTemplate(app, workspaceId, item)));
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      planned.push(err);
+    }
+  }
   const data: BatchItem[] = planned.map((p, index) => (p instanceof ApiError ? { index, ok: false, error: { message: p.message, code: p.code } } : { index, ok: true, id: p.answer.id }));
   const { step, transfer } = sendStep(planned.filter((p): p is PlannedSend => !(p instanceof ApiError)));
   const batch: BatchJob = { plans: step.payload as PlannedSend[], data, record: claim?.record };

@@ -208,6 +208,10 @@ function refusal(err: ApiError): SmtpError {
       return new SmtpError(554, '5.6.0 Idempotency-Key: already used with a different message; use a new key for a new message');
     case 'concurrent_idempotent_requests':
       return new SmtpError(451, '4.3.0 Idempotency-Key: a message with this key is still being processed; retry when it has finished');
+    // The render threads are busy or the render ran past its budget (templates/render-pool.ts): try again later.
+    case 'too_many_renders':
+    case 'render_timeout':
+      return new SmtpError(451, `4.3.0 ${text}`);
   }
   // A paused workspace (403 sending_paused) and an exhausted plan (429 quota_exceeded) are policy refusals.
   if (err.status === 403 || err.code === 'quota_exceeded') return new SmtpError(550, `5.7.1 ${text}`);

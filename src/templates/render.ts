@@ -4,19 +4,18 @@
 // prototype chain), values are looked up as own keys only, escaped per part, and every part has a bound.
 import { parseMailbox } from '../mail/addresses.ts';
 import { UNSUBSCRIBE_KEY, UNSUBSCRIBE_PLACEHOLDER, type TemplateContent, type VariableType } from './content.ts';
+import { findingList, type Finding } from './findings.ts';
 
-export interface Finding {
-  severity: 'error' | 'warning' | 'info';
-  code: string;
-  message: string;
-  variable?: string;
-}
+export type { Finding } from './findings.ts';
 
 export interface Rendered {
   subject: string;
   html: string;
   text: string;
+  /** At most MAX_FINDINGS (findings.ts), errors first. */
   findings: Finding[];
+  /** How many more findings there were. */
+  findingsOmitted: number;
 }
 
 export interface RenderOptions {
@@ -77,19 +76,19 @@ export function placeholders(part: string): string[] {
 }
 
 export function render(content: TemplateContent, data: Record<string, unknown>, options: RenderOptions): Rendered {
-  const findings: Finding[] = [];
+  const findings = findingList();
   const declared = new Map(content.variables.map((v) => [v.key, v]));
   const values = new Map<string, string>();
 
   for (const v of content.variables) {
     const value = own(data, v.key) ?? (options.useSampleData ? own(content.sampleData, v.key) : undefined);
     if (value === undefined) {
-      if (v.required) findings.push({ severity: 'error', code: 'missing_variable', message: `${v.key} is required and has no value`, variable: v.key });
+      if (v.required) findings.note('error', () => ({ code: 'missing_variable', message: `${v.key} is required and has no value`, variable: v.key }));
       values.set(v.key, '');
       continue;
     }
     const problem = typeProblem(v.type, value);
-    if (problem) findings.push({ severity: 'error', code: 'invalid_type', message: `${v.key}: ${problem}`, variable: v.key });
+    if (problem) findings.note('error', () => ({ code: 'invalid_type', message: `${v.key}: ${problem}`, variable: v.key }));
     values.set(v.key, problem ? '' : String(value));
   }
 
@@ -103,7 +102,7 @@ export function render(content: TemplateContent, data: Record<string, unknown>, 
       const key = inner.trim();
       let value: string;
       if (!VARIABLE_KEY.test(key)) {
-        if (!warned.has(whole)) findings.push({ severity: 'warning', code: 'invalid_placeholder', message: `${whole} in the ${name} is not a placeholder (write {{variable_key}}) and is left as written` });
+        if (!warned.has(whole)) findings.note('warning', () => ({ code: 'invalid_placeholder', message: `${whole} in the ${name} is not a placeholder (write {{variable_key}}) and is left as written` }));
         warned.add(whole);
         value = whole;
       } else if (key === UNSUBSCRIBE_KEY && !declared.has(key)) {
@@ -112,7 +111,7 @@ export function render(content: TemplateContent, data: Record<string, unknown>, 
         used.add(key);
         value = escape(values.get(key)!);
       } else {
-        if (!warned.has(key)) findings.push({ severity: 'warning', code: 'undeclared_variable', message: `{{${key}}} is used but not declared in variables`, variable: key });
+        if (!warned.has(key)) findings.note('warning', () => ({ code: 'undeclared_variable', message: `{{${key}}} is used but not declared in variables`, variable: key }));
         warned.add(key);
         value = escape(scalar(own(data, key)) ?? '');
       }
@@ -121,7 +120,7 @@ export function render(content: TemplateContent, data: Record<string, unknown>, 
       return value;
     });
     if (!tooLarge && out.length <= max) return out;
-    findings.push({ severity: 'error', code: 'too_large', message: `the rendered ${name} is over ${max} characters` });
+    findings.note('error', () => ({ code: 'too_large', message: `the rendered ${name} is over ${max} characters` }));
     return '';
   };
 
@@ -130,13 +129,14 @@ export function render(content: TemplateContent, data: Record<string, unknown>, 
   const text = fill(content.textTemplate, (s) => s, 'text', MAX_RENDERED_PART);
 
   for (const v of content.variables) {
-    if (!used.has(v.key)) findings.push({ severity: 'info', code: 'unused_variable', message: `${v.key} is declared but no part uses it`, variable: v.key });
+    if (!used.has(v.key)) findings.note('info', () => ({ code: 'unused_variable', message: `${v.key} is declared but no part uses it`, variable: v.key }));
   }
-  findings.push(...contentFindings(content));
-  return { subject, html, text, findings };
+  for (const f of contentFindings(content)) findings.note(f.severity, () => f);
+  const { findings: kept, omitted } = findings.done();
+  return { subject, html, text, findings: kept, findingsOmitted: omitted };
 }
 
-/** What is worth saying about the content itself, whatever the data. */
+/** What is worth saying about the content itself, whatever the data (at most four findings). */
 function contentFindings(c: TemplateContent): Finding[] {
   const out: Finding[] = [];
   const html = c.htmlTemplate;

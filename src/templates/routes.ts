@@ -12,13 +12,15 @@ import { parseMailbox } from '../mail/addresses.ts';
 import { NO_CONTROL, templateData } from '../send/request.ts';
 import { submit } from '../send/submit.ts';
 import { STARTER_NAMES, UNSUBSCRIBE_KEY, VARIABLE_TYPES, type TemplateContent } from './content.ts';
-import { render, typeProblem, VARIABLE_KEY } from './render.ts';
+import { typeProblem, VARIABLE_KEY } from './render.ts';
+import { renderVersion } from './render-pool.ts';
 import { starterContent } from './starters.ts';
 import {
   contentOf,
   createTemplate,
   draftFromRelease,
   draftOf,
+  draftSizeOf,
   listTemplates,
   publishDraft,
   releasesOf,
@@ -28,6 +30,7 @@ import {
   templateByRef,
   usageOf,
   versionById,
+  versionSize,
   type TemplateRow,
   type VersionRow,
 } from './store.ts';
@@ -135,11 +138,12 @@ export function templateRoutes(app: App) {
     if (!t) throw notFound('Template');
     return t;
   };
-  /** What render and test send use: the draft, else the active release. */
-  const workingVersion = (t: TemplateRow) => draftOf(db, t.id) ?? (t.active_version_id ? versionById(db, t.active_version_id) : undefined);
-  const preview = (v: VersionRow, rawData: unknown) => {
-    const content = contentOf(v);
-    return { content, rendered: render(content, templateData(rawData, 'data'), { useSampleData: true, keepUnsubscribe: content.messageClass === 'marketing' }) };
+  /** What render and test send use: the draft, else the active release (by size: render-pool.ts reads it). */
+  const workingVersion = (t: TemplateRow) => draftSizeOf(db, t.id) ?? (t.active_version_id ? versionSize(db, t.active_version_id) : undefined);
+  const preview = async (workspaceId: string, t: TemplateRow, rawData: unknown) => {
+    const v = workingVersion(t)!;
+    const options = { useSampleData: true, keepUnsubscribe: v.message_class === 'marketing' };
+    return { version: v, rendered: await renderVersion(app, workspaceId, v, templateData(rawData, 'data'), options) };
   };
 
   r.get('/templates', auth, (ctx) => {
@@ -214,12 +218,11 @@ export function templateRoutes(app: App) {
     ctx.body = { draft: { id: draft.id, revision: draft.revision } };
   });
 
-  r.post('/templates/:id/render', auth, (ctx) => {
+  r.post('/templates/:id/render', auth, async (ctx) => {
     const body = parseInput(RenderBody, ctx.request.body ?? {});
-    const t = templateOf(principalOf(ctx).workspaceId, ctx.params.id);
-    const v = workingVersion(t)!;
-    const { rendered } = preview(v, body.data);
-    ctx.body = { subject: rendered.subject, html: rendered.html, text: rendered.text, findings: rendered.findings };
+    const workspaceId = principalOf(ctx).workspaceId;
+    const { rendered } = await preview(workspaceId, templateOf(workspaceId, ctx.params.id), body.data);
+    ctx.body = { subject: rendered.subject, html: rendered.html, text: rendered.text, findings: rendered.findings, findingsOmitted: rendered.findingsOmitted };
   });
 
   r.post('/templates/:id/test', auth, async (ctx) => {
@@ -233,8 +236,7 @@ export function templateRoutes(app: App) {
       return m.mailbox;
     };
     const to = (typeof body.to === 'string' ? [body.to] : body.to).map((s, i) => address(s, typeof body.to === 'string' ? 'to' : `to.${i}`));
-    const v = workingVersion(t)!;
-    const { content, rendered } = preview(v, body.data);
+    const { version: v, rendered } = await preview(workspaceId, t, body.data);
     refuseOnErrors(rendered, t.key, 'data');
     const sent = await submit(app, workspaceId, {
       from: address(body.from, 'from'),
@@ -249,7 +251,7 @@ export function templateRoutes(app: App) {
       attachments: [],
       tags: [],
       labels: [],
-      messageClass: content.messageClass,
+      messageClass: v.message_class,
       origin: { templateId: t.id, versionId: v.id, test: true },
     });
     ctx.status = 201;

@@ -85,6 +85,22 @@ export function templateByRef(db: Db, workspaceId: string, ref: string): Templat
 
 export const versionById = (db: Db, id: string) => db.prepare('SELECT * FROM template_versions WHERE id = ?').get(id) as VersionRow | undefined;
 
+/** A version without its content: what decides where it is rendered, read without copying megabytes of it. */
+export interface VersionSize {
+  id: string;
+  message_class: VersionRow['message_class'];
+  /** Characters of its content columns together. */
+  chars: number;
+}
+
+const SIZE = `SELECT id, message_class,
+  length(subject_template) + length(html_template) + length(text_template) + length(variables_json) + length(sample_data_json) AS chars
+  FROM template_versions`;
+
+export const versionSize = (db: Db, id: string) => db.prepare(`${SIZE} WHERE id = ?`).get(id) as VersionSize | undefined;
+
+export const draftSizeOf = (db: Db, templateId: string) => db.prepare(`${SIZE} WHERE template_id = ? AND state = 'draft'`).get(templateId) as VersionSize | undefined;
+
 export const draftOf = (db: Db, templateId: string) =>
   db.prepare("SELECT * FROM template_versions WHERE template_id = ? AND state = 'draft'").get(templateId) as VersionRow | undefined;
 

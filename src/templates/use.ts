@@ -1,22 +1,24 @@
 // A template as a send uses it: the active release of an active template, rendered with the caller's data and
 // no sample data, or a 400 that names the template and carries the findings. Reads only; the send path
 // (send/submit) stores what comes out.
+import type { App } from '../context.ts';
 import type { Db } from '../db/open.ts';
 import { ApiError, validationError } from '../errors.ts';
-import { hasErrors, render, type Finding, type Rendered } from './render.ts';
-import { contentOf, templateByRef, versionById, type TemplateRow, type VersionRow } from './store.ts';
+import { hasErrors, type Finding, type Rendered } from './render.ts';
+import { renderVersion } from './render-pool.ts';
+import { templateByRef, versionSize, type TemplateRow, type VersionSize } from './store.ts';
 import type { TemplateContent, TemplateOrigin } from './content.ts';
 
 /** The release a send by `ref` uses; 400 (naming `path`) when there is none to send. */
-export function releaseForSend(db: Db, workspaceId: string, ref: string, path = 'template'): { template: TemplateRow; release: VersionRow; content: TemplateContent } {
+export function releaseForSend(db: Db, workspaceId: string, ref: string, path = 'template'): { template: TemplateRow; release: VersionSize } {
   const template = templateByRef(db, workspaceId, ref);
   if (!template) throw validationError(path, `no template "${ref}" in this workspace`);
   if (template.lifecycle === 'archived') {
     throw validationError(path, `template "${template.key}" is archived and cannot be sent: POST /templates/${template.id}/restore first`);
   }
-  const release = template.active_version_id ? versionById(db, template.active_version_id) : undefined;
+  const release = template.active_version_id ? versionSize(db, template.active_version_id) : undefined;
   if (!release) throw validationError(path, `template "${template.key}" has no published release yet: POST /templates/${template.id}/publish first`);
-  return { template, release, content: contentOf(release) };
+  return { template, release };
 }
 
 /** 400 carrying every finding when any is an error; each error naming a variable becomes a field error. */
@@ -27,20 +29,21 @@ export function refuseOnErrors(rendered: Rendered, key: string, dataPath: string
   throw new ApiError(400, 'validation_error', `template "${key}" cannot be rendered: ${errors.map((f) => f.message).join('; ')}`, {
     errors: errors.map(field),
     findings: rendered.findings,
+    findingsOmitted: rendered.findingsOmitted,
   });
 }
 
-/** The active release rendered for a real send. */
-export function renderForSend(
-  db: Db,
+/** The active release rendered for a real send (on a render thread when it is large: render-pool.ts). */
+export async function renderForSend(
+  app: Pick<App, 'db' | 'config' | 'log' | 'templateRenders'>,
   workspaceId: string,
   use: { ref: string; data: Record<string, unknown> },
   keepUnsubscribe: (messageClass: TemplateContent['messageClass']) => boolean,
   messageClass?: TemplateContent['messageClass'],
-): { rendered: Rendered; messageClass: TemplateContent['messageClass']; origin: TemplateOrigin } {
-  const { template, release, content } = releaseForSend(db, workspaceId, use.ref);
-  const klass = messageClass ?? content.messageClass;
-  const rendered = render(content, use.data, { useSampleData: false, keepUnsubscribe: keepUnsubscribe(klass) });
+): Promise<{ rendered: Rendered; messageClass: TemplateContent['messageClass']; origin: TemplateOrigin }> {
+  const { template, release } = releaseForSend(app.db, workspaceId, use.ref);
+  const klass = messageClass ?? release.message_class;
+  const rendered = await renderVersion(app, workspaceId, release, use.data, { useSampleData: false, keepUnsubscribe: keepUnsubscribe(klass) });
   refuseOnErrors(rendered, template.key, 'template.data');
   return { rendered, messageClass: klass, origin: { templateId: template.id, versionId: release.id, test: false } };
 }

@@ -66,6 +66,8 @@ interface Rendered {
   html: string;
   text: string;
   findings: Finding[];
+  /** Findings past the 100 the box returns (errors are returned first). */
+  findingsOmitted: number;
 }
 
 const TYPES: VarType[] = ['string', 'number', 'boolean', 'date', 'url', 'email'];
@@ -740,6 +742,11 @@ function Preview({ preview, retry }: { preview: { data: Rendered | null; error: 
                     <span style={{ wordBreak: 'break-word' }}>{f.message}</span>
                   </li>
                 ))}
+                {r.findingsOmitted > 0 && (
+                  <li class="muted" data-testid="findings-omitted">
+                    and {r.findingsOmitted.toLocaleString()} more not shown
+                  </li>
+                )}
               </ul>
             )}
           </div>
