@@ -32,6 +32,8 @@ export interface AnalyzeJob {
 export interface StoredAnalysis {
   messageId: string | null;
   problem: string | null;
+  /** Set when DKIM signatures (or the ARC sets) were left unchecked: how many were checked of how many. */
+  unchecked?: { checked: number; of: number; arc: boolean };
   /** serializeAnalysis() of the analysis (analysed.ts). */
   analysis: Uint8Array;
 }
@@ -43,6 +45,7 @@ export interface ParseJob {
 }
 
 const dns = cachingLookup(createResolver(workerData.dnsServers as string[]));
+const maxSignatures = workerData.dkimMaxSignatures as number | undefined;
 
 // mailauth 4.13.3 prints a stray debugging line (dkim-verifier.js: 'TOTAL ... EXPECTING ...') for every
 // signature whose l= does not match the body: plain text in the middle of the box's JSON log lines on stdout.
@@ -58,11 +61,11 @@ serveJobs<AnalyzeJob | ParseJob, StoredAnalysis | ParsedMessage>(async (job) => 
     parsed.attachments = movingContents(parsed.attachments, transfer);
     return { result: parsed, transfer };
   }
-  const analysis = await analyze(raw, { ip: job.ip, helo: job.helo, mailFrom: job.mailFrom, hostname: job.hostname, dns });
-  const { parsed, verdicts } = analysis;
+  const analysis = await analyze(raw, { ip: job.ip, helo: job.helo, mailFrom: job.mailFrom, hostname: job.hostname, dns, maxSignatures });
+  const { parsed, verdicts, unchecked } = analysis;
   const bytes = transferable(serializeAnalysis({ parsed, verdicts, stored: storing(analysis, raw, job) }));
   transfer.push(bytes.buffer);
-  return { result: { messageId: parsed.messageId, problem: parsed.problem, analysis: bytes } satisfies StoredAnalysis, transfer };
+  return { result: { messageId: parsed.messageId, problem: parsed.problem, unchecked, analysis: bytes } satisfies StoredAnalysis, transfer };
 });
 
 /**

@@ -30,9 +30,10 @@ export class RawSmtp {
     socket.on('error', () => (this.closed = true));
   }
 
-  static open(port: number, host = '127.0.0.1'): Promise<RawSmtp> {
+  /** `localAddress`: the client's own address (any of 127.0.0.0/8 on loopback), to be another client. */
+  static open(port: number, host = '127.0.0.1', localAddress?: string): Promise<RawSmtp> {
     return new Promise((resolve, reject) => {
-      const socket = connect(port, host, () => resolve(new RawSmtp(socket)));
+      const socket = connect({ port, host, localAddress }, () => resolve(new RawSmtp(socket)));
       socket.once('error', reject);
     });
   }
