@@ -8,7 +8,10 @@
 // decoded (catalogue RES-08) ends that worker and fails that message with a 451, never the process. Jobs carry
 // their client's key (its network, or the submitting workspace), so one client cannot hold the workers while
 // another's message waits, and a client whose message was refused has its next ones run on a lane of their own.
+import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
+import { answerLookups } from '../dns/remote.ts';
+import { createResolver } from '../dns/resolver.ts';
 import { SmtpError } from '../errors.ts';
 import { headerOverLimit } from '../mail/header-limits.ts';
 import { asBuffer, JobTimeout, transferable, WorkerPool } from '../threads/worker-pool.ts';
@@ -25,13 +28,17 @@ export class AnalysisTimeout extends SmtpError {
 
 export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, StoredAnalysis | ParsedMessage> {
   private readonly budgetMs: number;
+  private readonly stopAnswering: () => void;
 
   constructor(config: Pick<Config, 'dnsServers' | 'analyzeTimeout' | 'dkimMaxSignatures'>, opts: { size?: number } = {}) {
+    // The workers' DNS queries are asked here, on this thread (dns/remote.ts): a worker stopped for its budget
+    // must hold none of its own.
+    const dnsChannel = `mailwright-analyze-dns-${randomUUID()}`;
     super({
       name: 'analyze',
       module: new URL('./analyze-worker.ts', import.meta.url),
       size: opts.size,
-      workerData: { dnsServers: config.dnsServers, dkimMaxSignatures: config.dkimMaxSignatures },
+      workerData: { dnsChannel, dkimMaxSignatures: config.dkimMaxSignatures },
       resourceLimits: { maxOldGenerationSizeMb: 512 },
       // Authentication waits on DNS: a few more messages per worker keep it busy while one waits.
       jobsPerWorker: 8,
@@ -41,6 +48,12 @@ export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, StoredAnalysis |
       soloWorkers: 1,
     });
     this.budgetMs = config.analyzeTimeout;
+    this.stopAnswering = answerLookups(dnsChannel, createResolver(config.dnsServers));
+  }
+
+  override async close(): Promise<void> {
+    this.stopAnswering();
+    await super.close();
   }
 
   /**
