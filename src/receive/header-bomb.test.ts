@@ -8,6 +8,7 @@ import { SmtpError } from '../errors.ts';
 import { MAX_CONTINUATION_LINES, MAX_FIELD_BYTES, MAX_HEADER_BYTES, MAX_HEADER_LINES } from '../mail/header-limits.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import type { SmtpReply } from '../testkit/smtp-client.ts';
+import { within } from '../testkit/within.ts';
 import { Analyzer } from './analyzer.ts';
 
 let s: InboundScene;
@@ -25,13 +26,6 @@ const message = (extra: string, body = 'Hello there.\r\n') => {
   return { id, raw: Buffer.from(raw, 'latin1') };
 };
 const emailRows = () => (s.readDb().prepare('SELECT count(*) AS n FROM emails').get() as { n: number }).n;
-
-/** `promise`, or a failure naming `what` after `ms`: no test waits without a bound. */
-function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms)));
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
 
 async function refused(raw: Buffer, id: string): Promise<SmtpReply> {
   const before = emailRows();
