@@ -1,10 +1,11 @@
 // Runs inside an analyze worker thread (analyzer.ts): authenticates and parses the messages the MX listener
-// posts, and parses those SMTP submission posts. Its DNS lookups go to the configured resolvers through a
-// short answer cache of its own. A received message is packed for storage here too (mail/packing.ts), off the
-// event loop and the writer thread, and its analysis goes back serialized for the writer (analysed.ts).
+// posts, and parses those SMTP submission posts. Its DNS lookups go to the configured resolvers by way of the
+// thread that started it (dns/remote.ts), through a short answer cache of its own. A received message is
+// packed for storage here too (mail/packing.ts), off the event loop and the writer thread, and its analysis
+// goes back serialized for the writer (analysed.ts).
 import { workerData } from 'node:worker_threads';
 import { cachingLookup } from '../dns/cache.ts';
-import { createResolver } from '../dns/resolver.ts';
+import { remoteLookup } from '../dns/remote.ts';
 import { asBuffer, movingContents, serveJobs, transferable } from '../threads/worker-pool.ts';
 import { analyze, type Analysis } from './analyze.ts';
 import { serializeAnalysis } from './analysed.ts';
@@ -32,6 +33,8 @@ export interface AnalyzeJob {
 export interface StoredAnalysis {
   messageId: string | null;
   problem: string | null;
+  /** Set when DKIM signatures (or the ARC sets) were left unchecked: how many were checked of how many. */
+  unchecked?: { checked: number; of: number; arc: boolean };
   /** serializeAnalysis() of the analysis (analysed.ts). */
   analysis: Uint8Array;
 }
@@ -42,7 +45,10 @@ export interface ParseJob {
   raw: Uint8Array;
 }
 
-const dns = cachingLookup(createResolver(workerData.dnsServers as string[]));
+// Asked of the thread that started this one (dns/remote.ts): a worker stopped for its budget must not be
+// parsing a DNS answer of its own. Answers are kept here for a while, so only a miss crosses threads.
+const dns = cachingLookup(remoteLookup(workerData.dnsChannel as string));
+const maxSignatures = workerData.dkimMaxSignatures as number | undefined;
 
 // mailauth 4.13.3 prints a stray debugging line (dkim-verifier.js: 'TOTAL ... EXPECTING ...') for every
 // signature whose l= does not match the body: plain text in the middle of the box's JSON log lines on stdout.
@@ -58,11 +64,11 @@ serveJobs<AnalyzeJob | ParseJob, StoredAnalysis | ParsedMessage>(async (job) => 
     parsed.attachments = movingContents(parsed.attachments, transfer);
     return { result: parsed, transfer };
   }
-  const analysis = await analyze(raw, { ip: job.ip, helo: job.helo, mailFrom: job.mailFrom, hostname: job.hostname, dns });
-  const { parsed, verdicts } = analysis;
+  const analysis = await analyze(raw, { ip: job.ip, helo: job.helo, mailFrom: job.mailFrom, hostname: job.hostname, dns, maxSignatures });
+  const { parsed, verdicts, unchecked } = analysis;
   const bytes = transferable(serializeAnalysis({ parsed, verdicts, stored: storing(analysis, raw, job) }));
   transfer.push(bytes.buffer);
-  return { result: { messageId: parsed.messageId, problem: parsed.problem, analysis: bytes } satisfies StoredAnalysis, transfer };
+  return { result: { messageId: parsed.messageId, problem: parsed.problem, unchecked, analysis: bytes } satisfies StoredAnalysis, transfer };
 });
 
 /**

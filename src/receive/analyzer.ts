@@ -1,11 +1,17 @@
 // The worker threads that authenticate, parse and pack for storage received mail (analyze.ts, mail/packing.ts)
 // and parse submitted mail, so the event loop that answers every SMTP session spends its time on the protocol
-// and the store. No message can
-// hold a worker: its header section is bounded before it is posted (mail/header-limits.ts: 552 5.3.4 or
-// 554 5.6.0), and each analysis has a wall-clock budget (config analyze_timeout) past which the worker is
-// replaced and the message gets 451 4.3.0 (catalogue RES-06b). Each worker has a heap limit: a message built
-// to blow up when decoded (catalogue RES-08) ends that worker and fails its message with a 451, never the process.
+// and the store. No message can hold a worker: its header section is bounded before it is posted
+// (mail/header-limits.ts: 552 5.3.4 or 554 5.6.0), the signatures checked are bounded (signature-cap.ts), and
+// each analysis has a wall-clock budget (config analyze_timeout) for its own work: a message past it gets
+// 451 4.3.0, and the messages that shared its worker run again alone and are answered as usual (catalogue
+// RES-06b, RES-06c; threads/worker-pool.ts). Each worker has a heap limit: a message built to blow up when
+// decoded (catalogue RES-08) ends that worker and fails that message with a 451, never the process. Jobs carry
+// their client's key (its network, or the submitting workspace), so one client cannot hold the workers while
+// another's message waits, and a client whose message was refused has its next ones run on a lane of their own.
+import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
+import { answerLookups } from '../dns/remote.ts';
+import { createResolver } from '../dns/resolver.ts';
 import { SmtpError } from '../errors.ts';
 import { headerOverLimit } from '../mail/header-limits.ts';
 import { asBuffer, JobTimeout, transferable, WorkerPool } from '../threads/worker-pool.ts';
@@ -22,20 +28,32 @@ export class AnalysisTimeout extends SmtpError {
 
 export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, StoredAnalysis | ParsedMessage> {
   private readonly budgetMs: number;
+  private readonly stopAnswering: () => void;
 
-  constructor(config: Pick<Config, 'dnsServers' | 'analyzeTimeout'>, opts: { size?: number } = {}) {
+  constructor(config: Pick<Config, 'dnsServers' | 'analyzeTimeout' | 'dkimMaxSignatures'>, opts: { size?: number } = {}) {
+    // The workers' DNS queries are asked here, on this thread (dns/remote.ts): a worker stopped for its budget
+    // must hold none of its own.
+    const dnsChannel = `mailwright-analyze-dns-${randomUUID()}`;
     super({
       name: 'analyze',
       module: new URL('./analyze-worker.ts', import.meta.url),
       size: opts.size,
-      workerData: { dnsServers: config.dnsServers },
+      workerData: { dnsChannel, dkimMaxSignatures: config.dkimMaxSignatures },
       resourceLimits: { maxOldGenerationSizeMb: 512 },
       // Authentication waits on DNS: a few more messages per worker keep it busy while one waits.
       jobsPerWorker: 8,
-      // Analysis is pure (no store), so the jobs beside one past its budget can run again on a new worker.
+      // Analysis is pure (no store), so the jobs beside one past its budget can run again alone. One solo
+      // thread at most (started when needed, ended when idle): memory is what a small box lacks.
       jobTimeoutMs: config.analyzeTimeout,
+      soloWorkers: 1,
     });
     this.budgetMs = config.analyzeTimeout;
+    this.stopAnswering = answerLookups(dnsChannel, createResolver(config.dnsServers));
+  }
+
+  override async close(): Promise<void> {
+    this.stopAnswering();
+    await super.close();
   }
 
   /**
@@ -43,16 +61,17 @@ export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, StoredAnalysis |
    * for storage: serialized for the writer thread, all but the fields the event loop logs (StoredAnalysis).
    * `raw` is copied to the worker (not moved: a job beside one past its budget can then run again elsewhere),
    * and only copied here first when it is a slice of Node's shared pool, which would be copied whole.
+   * `client` is whose message it is (dns/client-network.ts): waiting messages are taken fairly between clients.
    */
-  async analyze(raw: Buffer, ctx: Omit<AnalyzeJob, 'raw' | 'kind'>): Promise<StoredAnalysis> {
+  async analyze(raw: Buffer, ctx: Omit<AnalyzeJob, 'raw' | 'kind'>, { client = '' }: { client?: string } = {}): Promise<StoredAnalysis> {
     refuseOversizedHeader(raw);
-    return (await this.run({ kind: 'analyze', ...ctx, raw: transferable(raw) }).catch(this.overBudget)) as StoredAnalysis;
+    return (await this.run({ kind: 'analyze', ...ctx, raw: transferable(raw) }, [], { key: client }).catch(this.overBudget)) as StoredAnalysis;
   }
 
-  /** mailparser's reading of a message, without authentication (SMTP submission). */
-  async parse(raw: Buffer): Promise<ParsedMessage> {
+  /** mailparser's reading of a message, without authentication (SMTP submission); `client` as for analyze(). */
+  async parse(raw: Buffer, { client = '' }: { client?: string } = {}): Promise<ParsedMessage> {
     refuseOversizedHeader(raw);
-    return withBuffers((await this.run({ kind: 'parse', raw: transferable(raw) }).catch(this.overBudget)) as ParsedMessage);
+    return withBuffers((await this.run({ kind: 'parse', raw: transferable(raw) }, [], { key: client }).catch(this.overBudget)) as ParsedMessage);
   }
 
   private readonly overBudget = (err: unknown): never => {

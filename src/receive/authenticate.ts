@@ -5,6 +5,7 @@ import './dkim-keys.ts'; // before mailauth loads: its verifiers take getPublicK
 import { authenticate as mailauth } from 'mailauth';
 import type { DnsLookup } from '../dns/cache.ts';
 import { headerEnd } from '../mail/headers.ts';
+import { capSignatures, DEFAULT_MAX_SIGNATURES } from './signature-cap.ts';
 
 export interface AuthVerdicts {
   /** pass, fail, softfail, neutral, none, temperror or permerror, for the MAIL FROM (or HELO) domain. */
@@ -20,6 +21,8 @@ export interface Authenticated {
   verdicts: AuthVerdicts;
   /** Our Authentication-Results (and Received-SPF) header lines, CRLF-terminated. */
   headers: string;
+  /** Set when signatures were left unchecked (signature-cap.ts): how many DKIM signatures were checked of how many. */
+  unchecked?: { checked: number; of: number; arc: boolean };
 }
 
 export interface AuthContext {
@@ -28,11 +31,14 @@ export interface AuthContext {
   mailFrom: string;
   hostname: string;
   dns: DnsLookup;
+  /** DKIM signatures checked at most (config dkim_max_signatures; RFC 6376 6.1). */
+  maxSignatures?: number;
 }
 
 export async function authenticate(raw: Buffer, ctx: AuthContext): Promise<Authenticated> {
   const resolver = (name: string, type: string) => ctx.dns.resolve(name, type) as Promise<string[][]>;
-  const result = await mailauth(whatMailauthReads(raw), {
+  const capped = capSignatures(raw, ctx.maxSignatures ?? DEFAULT_MAX_SIGNATURES);
+  const result = await mailauth(capped.input === raw ? whatMailauthReads(raw) : capped.input, {
     ip: ctx.ip,
     helo: ctx.helo,
     sender: ctx.mailFrom,
@@ -64,7 +70,11 @@ export async function authenticate(raw: Buffer, ctx: AuthContext): Promise<Authe
     // mailauth left DMARC out of its header; say what we decided.
     headers = headers.replace(/(Authentication-Results: [^;]+;)/, `$1\r\n dmarc=fail (${dmarc.reason}) header.from=${fromCount === 0 ? 'none' : 'multiple'};`);
   }
-  return { verdicts: { spf, dkim, dmarc, arc }, headers };
+  if (capped.checked === capped.signatures && !capped.arcLeftOut) return { verdicts: { spf, dkim, dmarc, arc }, headers };
+  // RFC 8601 2.2: a comment after the authserv-id says what was left unchecked, for whoever reads the header.
+  const note = [capped.checked < capped.signatures ? `${capped.checked} of ${capped.signatures} DKIM signatures checked` : '', capped.arcLeftOut ? 'ARC not checked' : ''].filter(Boolean).join(', ');
+  headers = headers.replace(/^(Authentication-Results: [^;\s]+)/m, `$1 (${note})`);
+  return { verdicts: { spf, dkim, dmarc, arc }, headers, unchecked: { checked: capped.checked, of: capped.signatures, arc: capped.arcLeftOut } };
 }
 
 /**

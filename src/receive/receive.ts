@@ -7,6 +7,7 @@ import type { App } from '../context.ts';
 import { SmtpError } from '../errors.ts';
 import { hasSmugglingLookAlike } from '../mail/smuggling.ts';
 import { countReceived } from '../mail/trace.ts';
+import { clientNetwork } from '../dns/client-network.ts';
 import { AnalysisTimeout, type Analyzer } from './analyzer.ts';
 import type { Target } from './route.ts';
 import type { Writer } from '../db/writer.ts';
@@ -46,18 +47,22 @@ export async function receive(app: App, workers: ReceiveWorkers, envelope: Envel
   // The workers also pack the message as stored: our trace fields, then the bytes as received (less any
   // Authentication-Results claiming to be ours); a report to a VERP address is kept without its bodies.
   // What comes back is serialized for the writer, past this thread: only the fields logged here are read.
-  const { messageId, problem, analysis } = await workers.analyzer
-    .analyze(data, { ip: envelope.ip, helo: envelope.helo, mailFrom: envelope.mailFrom, hostname: config.hostname, trace: traceFields(app, envelope), alone: targets.some((t) => t.kind === 'report') })
+  // Keyed by the client's network: waiting messages are taken fairly between clients (analyzer.ts).
+  const client = clientNetwork(envelope.ip);
+  const { messageId, problem, unchecked, analysis } = await workers.analyzer
+    .analyze(data, { ip: envelope.ip, helo: envelope.helo, mailFrom: envelope.mailFrom, hostname: config.hostname, trace: traceFields(app, envelope), alone: targets.some((t) => t.kind === 'report') }, { client })
     .catch((err: unknown) => {
       // The sender gets 451 4.3.0 and tries again later; a warning, not an error of ours.
-      if (err instanceof AnalysisTimeout) log.warn('message analysis ran past its budget: worker replaced, answered 451', { session: envelope.sessionId, bytes: data.length, budgetMs: config.analyzeTimeout });
+      if (err instanceof AnalysisTimeout) log.warn('message analysis ran past its budget: worker replaced, answered 451', { session: envelope.sessionId, ip: envelope.ip, client, bytes: data.length, budgetMs: config.analyzeTimeout });
       throw err;
     });
   if (problem) log.warn('received message stored unparsed in part', { session: envelope.sessionId, problem });
   const filed = await fileInWriter(workers.writer, { mailFrom: envelope.mailFrom, targets, analysis }, app.clock.now(), log);
   if (filed.forwarded) app.queue.wake();
   // One line per accepted message, after the commit and just before the 250: the sysadmin's "did it arrive?".
-  log.info('received', { session: envelope.sessionId, ip: envelope.ip, mailFrom: envelope.mailFrom, recipients: envelope.recipients.length, bytes: data.length, messageId, ids: filed.ids });
+  // dkimChecked: "10/500" when signatures past dkim_max_signatures or the other bounds were left unchecked.
+  const bounded = unchecked && { dkimChecked: `${unchecked.checked}/${unchecked.of}`, ...(unchecked.arc && { arcChecked: false }) };
+  log.info('received', { session: envelope.sessionId, ip: envelope.ip, mailFrom: envelope.mailFrom, recipients: envelope.recipients.length, bytes: data.length, messageId, ids: filed.ids, ...bounded });
   return filed.ids;
 }
 

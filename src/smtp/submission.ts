@@ -166,7 +166,8 @@ export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: 
 
 /** Parse, build the request, honour Idempotency-Key, submit: resolves once the message is committed. */
 async function submitMessage(app: App, analyzer: Pick<Analyzer, 'parse'>, workspaceId: string, data: Buffer, envelopeTo: Mailbox[]): Promise<Submitted> {
-  const parsed = await analyzer.parse(data);
+  // Keyed by workspace: one workspace's submissions cannot hold the analyze workers while another's wait.
+  const parsed = await analyzer.parse(data, { client: `workspace:${workspaceId}` });
   const req = requestFromMessage(parsed, envelopeTo);
   const key = parsed.headers['idempotency-key']?.[0];
   if (key === undefined) return submit(app, workspaceId, req);

@@ -81,6 +81,7 @@ export class DnsServer {
 
   private readonly zone = new Map<string, Map<RecordType, Answer[]>>();
   private readonly failures = new Map<string, Map<string, FailMode>>();
+  private readonly delays = new Map<string, number>();
   private readonly connections = new Set<net.Socket>();
   private readonly udp: dgram.Socket;
   private readonly tcp: net.Server;
@@ -163,6 +164,13 @@ export class DnsServer {
     return this;
   }
 
+  /** Answers queries of this name over UDP only after `ms` (0: at once again), as a slow authoritative server would. */
+  slow(name: string, ms: number): this {
+    if (ms > 0) this.delays.set(normalize(name), ms);
+    else this.delays.delete(normalize(name));
+    return this;
+  }
+
   unfail(name?: string): this {
     if (name === undefined) this.failures.clear();
     else this.failures.delete(normalize(name));
@@ -205,7 +213,14 @@ export class DnsServer {
     }
     if (!wire) return;
     // A send failure means the client is gone; it has nothing to hear.
-    this.udp.send(wire, rinfo.port, rinfo.address, () => {});
+    const send = () => {
+      try {
+        this.udp.send(wire, rinfo.port, rinfo.address, () => {});
+      } catch {} // closed meanwhile
+    };
+    const delay = this.delays.get(normalize(query.questions?.[0]?.name ?? ''));
+    if (delay) setTimeout(send, delay).unref();
+    else send();
   }
 
   private onConnection(socket: net.Socket): void {

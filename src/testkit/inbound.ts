@@ -17,7 +17,7 @@ export interface InboundScene extends OutboundScene {
   inboundDomain(name: string): Promise<{ id: string; name: string }>;
   createInbox(domainId: string, localPart: string): Promise<{ id: string; address: string }>;
   /** One SMTP transaction; the reply to the final dot (or the first refusal). */
-  deliver(raw: string | Buffer, opts: { from?: string; to?: string[]; helo?: string }): Promise<SmtpReply>;
+  deliver(raw: string | Buffer, opts: { from?: string; to?: string[]; helo?: string; localAddress?: string }): Promise<SmtpReply>;
   /** Publishes SPF (127.0.0.1 allowed), a DKIM key and a DMARC policy for a sending domain; returns a signer. */
   senderDomain(name: string, dmarc?: string): { sign(raw: string): Promise<Buffer> };
   /** A read-only connection to the app's database, for checking what was written. */
@@ -71,8 +71,8 @@ export async function startInboundScene(opts: Parameters<typeof startOutboundSce
     inbox,
     inboundDomain,
     createInbox,
-    async deliver(raw, { from = 'alice@sender.example', to = [inbox.address], helo = 'client.sender.example' }) {
-      const c = await RawSmtp.open(t.smtpPort);
+    async deliver(raw, { from = 'alice@sender.example', to = [inbox.address], helo = 'client.sender.example', localAddress }) {
+      const c = await RawSmtp.open(t.smtpPort, '127.0.0.1', localAddress);
       try {
         await c.read();
         await c.command(`EHLO ${helo}`);

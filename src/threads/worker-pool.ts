@@ -1,31 +1,19 @@
 // A pool of worker threads for CPU-heavy work kept off the event loop (composing and signing outgoing mail,
 // authenticating and parsing received mail). It owns the workers and the jobs in flight: a job is answered
-// once, with its result or its error. A worker that dies fails its own jobs and is replaced by the next job.
-// With a job budget (jobTimeoutMs), a job past it fails and its worker is replaced, and the other jobs that
-// worker held are handed again. The worker side is `serveJobs` in the module the pool names.
+// once, with its result or its error. Waiting jobs are handed out fairly between the keys they carry
+// (fair-queue.ts). Without a budget, a worker that dies fails its own jobs and is replaced by the next job.
+// With a job budget (jobTimeoutMs) each job answers for its own work only: see PoolOptions.jobTimeoutMs.
+// The worker side is `serveJobs` in the module the pool names (serve-jobs.ts).
 import { availableParallelism } from 'node:os';
-import { isMainThread, parentPort, Worker, type ResourceLimits, type Transferable } from 'node:worker_threads';
+import { isMainThread, Worker, type ResourceLimits, type Transferable } from 'node:worker_threads';
+import { FairQueue } from './fair-queue.ts';
 import { reclaimSoon } from './reclaim.ts';
+import { revive, type Posted, type Reply } from './serve-jobs.ts';
+
+export { serveJobs } from './serve-jobs.ts';
+export { asBuffer, movingContents, transferable, withBuffers } from './buffers.ts';
 
 const BOOT = new URL('./worker-boot.mjs', import.meta.url);
-
-interface Posted<J> {
-  id: number;
-  job: J;
-}
-/** An error as it crosses the thread boundary: `code` is a string such as SQLITE_FULL when the error had one. */
-interface ErrorData {
-  name: string;
-  message: string;
-  code?: string;
-}
-// `ready` is sent once, when the worker's module has loaded and serves jobs.
-type Reply<R> = { id: number; result: R } | { id: number; error: ErrorData } | { ready: true };
-
-interface Pending<R> {
-  resolve: (result: R) => void;
-  reject: (err: Error) => void;
-}
 
 interface Slot<J, R> {
   worker: Worker;
@@ -34,6 +22,8 @@ interface Slot<J, R> {
   done: number;
   /** The worker has loaded its module: the budget of its jobs runs from now on. */
   ready: boolean;
+  /** On the solo lane: it holds one job at a time. */
+  solo: boolean;
   /** Ends the worker once it has had no job for PoolOptions.idleMs. */
   idle?: NodeJS.Timeout;
 }
@@ -44,6 +34,8 @@ export interface WorkerStats {
   inFlight: number;
   /** Jobs answered, with a result or an error. */
   done: number;
+  /** `solo`: a worker that runs one job at a time (PoolOptions.jobTimeoutMs). */
+  lane: 'shared' | 'solo';
 }
 
 export interface PoolOptions {
@@ -61,12 +53,24 @@ export interface PoolOptions {
    */
   jobsPerWorker?: number;
   /**
-   * Wall-clock budget of one job (ms), from when a started worker has it. Past it the job fails with
-   * JobTimeout and its worker is terminated and replaced; the other jobs that worker held are handed again,
-   * first in line and each with a fresh budget, when they can be made again (see InFlight.again). Set it only
-   * for pools whose jobs can run twice without harm (parsing, signing), never for one that writes. Default: none.
+   * Wall-clock budget of one job (ms), from when a started worker has it. Jobs that share a worker share its
+   * event loop, so one that blocks it makes the others late too: when a worker with several jobs runs past a
+   * budget (or dies), it is terminated and every job it held becomes a suspect, run again alone on a solo
+   * lane (soloWorkers threads, one job each) with a fresh budget. Only a job that ran alone the whole time
+   * fails: with JobTimeout past its budget, or with the worker's death. Its key is then confined
+   * (quarantineMs). A job whose data was transferred to the stopped worker cannot be made again and fails.
+   * Set it only for pools whose jobs can run twice without harm (parsing, signing), never for one that
+   * writes. Default: none.
    */
   jobTimeoutMs?: number;
+  /** Threads of the solo lane (started on demand, ended when idle like the others). Default 1. */
+  soloWorkers?: number;
+  /**
+   * How long (ms) a key whose job failed alone has its further jobs run on the solo lane, one at a time,
+   * away from everyone else's; each such failure starts the time again. Jobs without a key are never
+   * confined. Default QUARANTINE_MS.
+   */
+  quarantineMs?: number;
   /**
    * A worker that has had no job for this long (ms) is terminated; the next job starts a new one (a few tens of
    * ms: its module loads again). An idle thread keeps its V8 heap as the last burst of work left it, tens of
@@ -81,10 +85,22 @@ export interface PoolOptions {
   nice?: number;
 }
 
+export interface RunOptions {
+  /**
+   * Whose job it is (an SMTP client's network, a workspace): waiting jobs go first to the key with the fewest
+   * in flight, and a confined key's jobs run on the solo lane. Default '': one key for every job, oldest first.
+   */
+  key?: string;
+}
+
 /** How long a worker may sit without a job before it is ended (PoolOptions.idleMs). */
 export const IDLE_MS = 30_000;
+/** How long a key whose job failed alone stays confined to the solo lane (PoolOptions.quarantineMs). */
+export const QUARANTINE_MS = 10 * 60_000;
+/** Keys confined at once; the one confined longest ago is let go first. */
+const MAX_CONFINED = 10_000;
 
-/** A job that ran past its pool's budget (PoolOptions.jobTimeoutMs); its worker was replaced. */
+/** A job that ran past its pool's budget (PoolOptions.jobTimeoutMs) alone; its worker was replaced. */
 export class JobTimeout extends Error {
   constructor(message: string) {
     super(message);
@@ -92,16 +108,14 @@ export class JobTimeout extends Error {
   }
 }
 
-/** How often one job may be handed again after the worker it was on was stopped for another job's budget. */
-export const MAX_REQUEUES = 3;
-
 /** A job, or what makes it when a worker has room (so its data is read only then). */
 export type JobSource<J> = { job: J; transfer?: Transferable[] } | (() => { job: J; transfer?: Transferable[] });
 
-interface Waiting<J, R> extends Pending<R> {
+interface Waiting<J, R> {
   source: JobSource<J>;
-  /** Times it was handed again after its worker was stopped for another job's budget. */
-  requeues: number;
+  key: string;
+  resolve: (result: R) => void;
+  reject: (err: Error) => void;
 }
 
 interface InFlight<J, R> extends Waiting<J, R> {
@@ -110,6 +124,8 @@ interface InFlight<J, R> extends Waiting<J, R> {
    * is made by a function, which can make it again. Data transferred to a terminated worker is gone.
    */
   again: boolean;
+  /** Another job was on its worker at some moment while it ran: what happened to the worker may not be its doing. */
+  shared: boolean;
   timer?: NodeJS.Timeout;
 }
 
@@ -117,36 +133,46 @@ interface InFlight<J, R> extends Waiting<J, R> {
 export class WorkerPool<J, R> {
   readonly size: number;
   private readonly jobsPerWorker: number;
+  private readonly soloSize: number;
   private readonly slots = new Set<Slot<J, R>>();
-  private readonly waiting: Array<Waiting<J, R>> = [];
+  /** Jobs for the shared workers. */
+  private readonly waiting = new FairQueue<Waiting<J, R>>();
+  /** Jobs that were on a worker stopped for a budget or a death, for the solo lane. */
+  private readonly suspects = new FairQueue<Waiting<J, R>>();
+  /** Jobs of confined keys, for the solo lane after the suspects. */
+  private readonly confinedJobs = new FairQueue<Waiting<J, R>>();
+  private readonly inFlight = new Map<string, number>();
+  /** Confined keys and until when (ms since the epoch), oldest first. */
+  private readonly confined = new Map<string, number>();
   private nextId = 1;
   private closed = false;
 
   constructor(private readonly opts: PoolOptions) {
     this.size = Math.max(1, Math.floor(opts.size ?? availableParallelism()));
     this.jobsPerWorker = Math.max(1, Math.floor(opts.jobsPerWorker ?? 2));
+    this.soloSize = opts.jobTimeoutMs ? Math.max(1, Math.floor(opts.soloWorkers ?? 1)) : 0;
   }
 
-  run(job: J, transfer: Transferable[] = []): Promise<R> {
-    return this.runFrom({ job, transfer });
+  run(job: J, transfer: Transferable[] = [], opts: RunOptions = {}): Promise<R> {
+    return this.runFrom({ job, transfer }, opts);
   }
 
   /** run(), with the job made by `source` when a worker takes it. */
-  runFrom(source: JobSource<J>): Promise<R> {
+  runFrom(source: JobSource<J>, { key = '' }: RunOptions = {}): Promise<R> {
     if (this.closed) return Promise.reject(new Error(`${this.opts.name} pool is closed`));
     return new Promise<R>((resolve, reject) => {
-      this.waiting.push({ source, resolve, reject, requeues: 0 });
+      (this.isConfined(key) ? this.confinedJobs : this.waiting).push(key, { source, key, resolve, reject });
       this.dispatch();
     });
   }
 
   stats(): WorkerStats[] {
-    return [...this.slots].map((s) => ({ threadId: s.threadId, inFlight: s.jobs.size, done: s.done }));
+    return [...this.slots].map((s) => ({ threadId: s.threadId, inFlight: s.jobs.size, done: s.done, lane: s.solo ? 'solo' : 'shared' }));
   }
 
   /** Jobs not yet handed to a worker. */
   get queued(): number {
-    return this.waiting.length;
+    return this.waiting.size + this.suspects.size + this.confinedJobs.size;
   }
 
   /** Rejects the jobs in flight and ends every worker. */
@@ -156,45 +182,76 @@ export class WorkerPool<J, R> {
     this.slots.clear();
     for (const slot of slots) clearTimeout(slot.idle);
     const closed = new Error(`${this.opts.name} pool closed before the job finished`);
-    for (const job of this.waiting.splice(0)) job.reject(closed);
-    for (const slot of slots) failAll(slot, closed);
+    for (const queue of [this.waiting, this.suspects, this.confinedJobs]) for (const job of queue.drain()) job.reject(closed);
+    for (const slot of slots) for (const job of this.takeJobs(slot)) job.reject(closed);
     await Promise.all(slots.map((s) => s.worker.terminate()));
   }
 
-  /** Hands waiting jobs, oldest first, to workers with room. */
+  /** Hands waiting jobs to workers with room: the key with the fewest jobs in flight first. */
   private dispatch(): void {
-    while (this.waiting.length > 0 && !this.closed) {
-      const slot = this.pick();
-      if (!slot) return;
-      const waiting = this.waiting.shift()!;
-      const { source } = waiting;
-      const id = this.nextId++;
-      const entry: InFlight<J, R> = { ...waiting, again: typeof source === 'function' };
-      slot.jobs.set(id, entry);
-      clearTimeout(slot.idle);
-      try {
-        const { job, transfer = [] } = typeof source === 'function' ? source() : source;
-        entry.again ||= transfer.length === 0;
-        slot.worker.postMessage({ id, job } satisfies Posted<J>, transfer);
-        if (slot.ready) this.startClock(slot, id, entry);
-      } catch (err) {
-        // The job could not be made or cloned (not plain data); the worker never saw it.
-        slot.jobs.delete(id);
-        entry.reject(err instanceof Error ? err : new Error(String(err)));
-      }
+    const fewest = (key: string) => this.inFlight.get(key) ?? 0;
+    // Suspects of keys not confined first: they are most likely innocent, and have waited already.
+    const confinedLast = (key: string) => (this.isConfined(key) ? 1 : 0);
+    while (this.waiting.size > 0 && !this.closed) {
+      const slot = this.pickShared();
+      if (!slot) break;
+      this.post(slot, this.waiting.take(fewest)!);
+    }
+    while (this.suspects.size + this.confinedJobs.size > 0 && !this.closed) {
+      const slot = this.pickSolo();
+      if (!slot) break;
+      this.post(slot, (this.suspects.take(confinedLast) ?? this.confinedJobs.take(fewest))!);
     }
   }
 
-  // The least busy worker with room; a new one while the pool is short and every worker has work. Workers
-  // start on demand, so a process that never needs one never starts one, and a dead worker is replaced here.
-  private pick(): Slot<J, R> | null {
-    let best: Slot<J, R> | undefined;
-    for (const slot of this.slots) if (!best || slot.jobs.size < best.jobs.size) best = slot;
-    if (best && (best.jobs.size === 0 || this.slots.size >= this.size)) return best.jobs.size < this.jobsPerWorker ? best : null;
-    return this.spawn();
+  private post(slot: Slot<J, R>, waiting: Waiting<J, R>): void {
+    const { source } = waiting;
+    const id = this.nextId++;
+    const entry: InFlight<J, R> = { ...waiting, again: typeof source === 'function', shared: slot.jobs.size > 0 };
+    for (const other of slot.jobs.values()) other.shared = true;
+    slot.jobs.set(id, entry);
+    this.count(entry.key, 1);
+    clearTimeout(slot.idle);
+    try {
+      const { job, transfer = [] } = typeof source === 'function' ? source() : source;
+      entry.again ||= transfer.length === 0;
+      slot.worker.postMessage({ id, job } satisfies Posted<J>, transfer);
+      if (slot.ready) this.startClock(slot, id, entry);
+    } catch (err) {
+      // The job could not be made or cloned (not plain data); the worker never saw it.
+      slot.jobs.delete(id);
+      this.count(entry.key, -1);
+      entry.reject(err instanceof Error ? err : new Error(String(err)));
+    }
   }
 
-  private spawn(): Slot<J, R> {
+  // The least busy shared worker with room; a new one while the pool is short and every worker has work.
+  // Workers start on demand, so a process that never needs one never starts one, and a dead worker is
+  // replaced here.
+  private pickShared(): Slot<J, R> | null {
+    let best: Slot<J, R> | undefined;
+    let shared = 0;
+    for (const slot of this.slots) {
+      if (slot.solo) continue;
+      shared++;
+      if (!best || slot.jobs.size < best.jobs.size) best = slot;
+    }
+    if (best && (best.jobs.size === 0 || shared >= this.size)) return best.jobs.size < this.jobsPerWorker ? best : null;
+    return this.spawn(false);
+  }
+
+  /** A solo worker without a job, or a new one while the lane is short. */
+  private pickSolo(): Slot<J, R> | null {
+    let solo = 0;
+    for (const slot of this.slots) {
+      if (!slot.solo) continue;
+      if (slot.jobs.size === 0) return slot;
+      solo++;
+    }
+    return solo < this.soloSize ? this.spawn(true) : null;
+  }
+
+  private spawn(solo: boolean): Slot<J, R> {
     // No inherited execArgv: the boot file registers tsx itself, and flags of the parent's command line such as
     // --input-type (or a second --import tsx) break or slow a worker's start.
     const worker = new Worker(BOOT, {
@@ -202,7 +259,7 @@ export class WorkerPool<J, R> {
       execArgv: [],
       resourceLimits: this.opts.resourceLimits,
     });
-    const slot: Slot<J, R> = { worker, threadId: worker.threadId, jobs: new Map(), done: 0, ready: false };
+    const slot: Slot<J, R> = { worker, threadId: worker.threadId, jobs: new Map(), done: 0, ready: false, solo };
     this.slots.add(slot);
     worker.on('message', (reply: Reply<R>) => {
       if ('ready' in reply) {
@@ -212,10 +269,11 @@ export class WorkerPool<J, R> {
         return;
       }
       const pending = slot.jobs.get(reply.id);
-      // A job this worker no longer holds: failed for its budget, or handed again, while the answer was on its way.
+      // A job this worker no longer holds: it failed or was handed on while the answer was on its way.
       if (!pending) return;
       slot.jobs.delete(reply.id);
       clearTimeout(pending.timer);
+      this.count(pending.key, -1);
       slot.done++;
       if ('result' in reply) pending.resolve(reply.result);
       else pending.reject(revive(reply.error));
@@ -225,18 +283,9 @@ export class WorkerPool<J, R> {
     // An uncaught error (or running out of its heap limit) ends the thread: 'error' carries the cause,
     // 'exit' follows (or comes alone).
     const name = this.opts.name;
-    worker.on('error', (err: unknown) => this.retire(slot, new Error(`${name} worker failed: ${err instanceof Error ? err.message : String(err)}`)));
-    worker.on('exit', (code) => this.retire(slot, new Error(`${name} worker exited with code ${code}`)));
+    worker.on('error', (err: unknown) => this.lose(slot, new Error(`${name} worker failed: ${err instanceof Error ? err.message : String(err)}`)));
+    worker.on('exit', (code) => this.lose(slot, new Error(`${name} worker exited with code ${code}`)));
     return slot;
-  }
-
-  // A worker that died by itself (an uncaught error, its heap limit) fails all its jobs: any of them may be
-  // what killed it, so none is run again.
-  private retire(slot: Slot<J, R>, err: Error): void {
-    this.slots.delete(slot);
-    failAll(slot, err);
-    // What was waiting for this worker goes to its replacement.
-    this.dispatch();
   }
 
   /** Ends `slot`'s worker if it is still without a job after idleMs; a job handed to it meanwhile stops the clock. */
@@ -246,7 +295,7 @@ export class WorkerPool<J, R> {
     clearTimeout(slot.idle);
     slot.idle = setTimeout(() => {
       if (slot.jobs.size > 0 || !this.slots.has(slot)) return;
-      // Out of the pool first: 'exit' then retires a slot that holds nothing, and the next job starts a worker.
+      // Out of the pool first: 'exit' then finds a slot the pool no longer has, and the next job starts a worker.
       this.slots.delete(slot);
       void slot.worker.terminate();
       // The burst of work this pool served is over: the thread that posted it gives back its garbage too.
@@ -264,108 +313,72 @@ export class WorkerPool<J, R> {
     entry.timer.unref();
   }
 
-  /**
-   * Job `id` ran past its budget: it fails, and its worker, which may be stuck in it for good, is terminated.
-   * The worker's other jobs are innocent as far as anyone can tell: they go back to the front of the line in
-   * the order they were posted, for a new worker, unless their data went to the dead one or they were handed
-   * again too often already. A job that blocks its worker's event loop also stops the jobs beside it, so the
-   * oldest of those may run out first and take the blame (451, tried again later by the sender); the blocker
-   * is then handed again with a fresh budget, at most MAX_REQUEUES times.
-   */
+  /** Job `id` ran past its budget: its worker, which may be stuck for good, is terminated (see lose()). */
   private expire(slot: Slot<J, R>, id: number): void {
-    const late = slot.jobs.get(id);
-    if (!late || !this.slots.has(slot)) return;
-    this.slots.delete(slot);
-    const others = [...slot.jobs.entries()].filter(([other]) => other !== id).map(([, entry]) => entry);
-    for (const entry of slot.jobs.values()) clearTimeout(entry.timer);
-    slot.jobs.clear();
-    // 'exit' follows and retires a slot that holds nothing by then.
-    void slot.worker.terminate();
+    if (!slot.jobs.has(id) || !this.slots.has(slot)) return;
     const { name, jobTimeoutMs: ms } = this.opts;
-    late.reject(new JobTimeout(`${name} job ran past its ${ms} ms budget; its worker was replaced`));
-    const again: Array<Waiting<J, R>> = [];
-    for (const entry of others) {
-      if (!entry.again) entry.reject(new Error(`${name} worker was stopped: another of its jobs ran past the ${ms} ms budget`));
-      else if (entry.requeues >= MAX_REQUEUES) entry.reject(new JobTimeout(`${name} job was on ${MAX_REQUEUES + 1} workers stopped for running past the ${ms} ms budget`));
-      else again.push({ source: entry.source, resolve: entry.resolve, reject: entry.reject, requeues: entry.requeues + 1 });
+    this.lose(slot, new JobTimeout(`${name} job ran past its ${ms} ms budget; its worker was replaced`));
+    // 'exit' follows and finds a slot the pool no longer has.
+    void slot.worker.terminate();
+  }
+
+  /**
+   * `slot`'s worker is gone: it died (an uncaught error, its heap limit) or ran past a budget (`cause` is a
+   * JobTimeout). Without a budget every job it held fails with `cause`. With one, a job that ran alone the
+   * whole time is the one to blame: it fails and its key is confined. Otherwise nobody can tell which job it
+   * was, so each becomes a suspect and runs again alone; one whose data went to the dead worker fails.
+   */
+  private lose(slot: Slot<J, R>, cause: Error): void {
+    if (!this.slots.delete(slot)) return;
+    clearTimeout(slot.idle);
+    const jobs = this.takeJobs(slot);
+    const [only] = jobs;
+    if (!this.opts.jobTimeoutMs) {
+      for (const job of jobs) job.reject(cause);
+    } else if (jobs.length === 1 && !only.shared) {
+      this.confine(only.key);
+      only.reject(cause);
+    } else {
+      const stopped = cause instanceof JobTimeout ? new Error(`${this.opts.name} worker was stopped: another of its jobs ran past the ${this.opts.jobTimeoutMs} ms budget`) : cause;
+      for (const { source, key, resolve, reject, again } of jobs) {
+        if (again) this.suspects.push(key, { source, key, resolve, reject });
+        else reject(stopped);
+      }
     }
-    this.waiting.unshift(...again);
+    // What was waiting for this worker goes to its replacement.
     this.dispatch();
   }
-}
 
-function failAll<J, R>(slot: Slot<J, R>, err: Error): void {
-  const jobs = [...slot.jobs.values()];
-  slot.jobs.clear();
-  for (const job of jobs) {
-    clearTimeout(job.timer);
-    job.reject(err);
+  /** Empties `slot`, stopping its jobs' clocks; what it held, in the order it was posted. */
+  private takeJobs(slot: Slot<J, R>): Array<InFlight<J, R>> {
+    const jobs = [...slot.jobs.values()];
+    slot.jobs.clear();
+    for (const job of jobs) {
+      clearTimeout(job.timer);
+      this.count(job.key, -1);
+    }
+    return jobs;
   }
-}
 
-// Errors cross the thread boundary as name, message and string code only; the class is not rebuilt, so
-// callers tell them apart by name (ComposeError, SignError) or code (SQLITE_FULL, SQLITE_CORRUPT).
-function revive(e: ErrorData): Error {
-  const err: Error & { code?: string } = new Error(e.message);
-  err.name = e.name;
-  if (typeof e.code === 'string') err.code = e.code;
-  return err;
-}
+  private count(key: string, by: number): void {
+    const n = (this.inFlight.get(key) ?? 0) + by;
+    if (n > 0) this.inFlight.set(key, n);
+    else this.inFlight.delete(key);
+  }
 
-function errorData(err: unknown): ErrorData {
-  if (!(err instanceof Error)) return { name: 'Error', message: String(err) };
-  const { code } = err as { code?: unknown };
-  return typeof code === 'string' ? { name: err.name, message: err.message, code } : { name: err.name, message: err.message };
-}
+  private confine(key: string): void {
+    const ms = this.opts.quarantineMs ?? QUARANTINE_MS;
+    if (!key || ms <= 0) return;
+    this.confined.delete(key);
+    if (this.confined.size >= MAX_CONFINED) this.confined.delete(this.confined.keys().next().value!);
+    this.confined.set(key, Date.now() + ms);
+  }
 
-/**
- * The worker side: says it is ready, then answers each job the pool posts with `handle`'s result (moving the
- * buffers it lists) or its error's name, message and code. One job's failure never ends the thread.
- */
-export function serveJobs<J, R>(handle: (job: J) => Promise<{ result: R; transfer?: Transferable[] }>): void {
-  const port = parentPort;
-  if (!port) throw new Error('serveJobs runs only inside a worker thread (see worker-pool.ts)');
-  // Nothing reads a stack captured in this thread: its errors cross as name, message and code, and a thread
-  // that dies is reported by its error's message. Node's stream.pipeline aborts an AbortController as each
-  // pipeline ends, and the DOMException that makes walks the stack: with nodemailer's and mailparser's
-  // pipelines that was 30-50 µs of a signing thread's CPU per 10 KB message (issue 22).
-  Error.stackTraceLimit = 0;
-  port.on('message', ({ id, job }: Posted<J>) => {
-    handle(job).then(
-      ({ result, transfer }) => port.postMessage({ id, result } satisfies Reply<R>, transfer ?? []),
-      (err: unknown) => port.postMessage({ id, error: errorData(err) } satisfies Reply<R>),
-    );
-  });
-  port.postMessage({ ready: true } satisfies Reply<R>);
-}
-
-/**
- * A Uint8Array that owns its whole ArrayBuffer, so it can be moved to another thread: a small Buffer can be a
- * slice of Node's shared allocation pool, whose transfer would detach every other buffer in it. Anything
- * else is copied once.
- */
-export function transferable(buf: Uint8Array): Uint8Array<ArrayBuffer> {
-  const { buffer } = buf;
-  if (buffer instanceof ArrayBuffer && buf.byteOffset === 0 && buf.byteLength === buffer.byteLength) return new Uint8Array(buffer);
-  return new Uint8Array(buf);
-}
-
-/** A Buffer over a Uint8Array that crossed a thread boundary: structured clone delivers Buffers as plain Uint8Arrays. */
-export const asBuffer = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
-
-/** `value` with every Uint8Array in it (in place, at any depth of plain objects and arrays) a Buffer over the same bytes. */
-export function withBuffers<T>(value: T): T {
-  if (value instanceof Uint8Array) return (Buffer.isBuffer(value) ? value : asBuffer(value)) as T;
-  if (Array.isArray(value)) value.forEach((v, i) => (value[i] = withBuffers(v)));
-  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) (value as Record<string, unknown>)[k] = withBuffers(v);
-  return value;
-}
-
-/** The items with contents another thread can take over without a copy; their buffers are added to `transfer`. */
-export function movingContents<A extends { content: Buffer }>(items: A[], transfer: ArrayBuffer[]): A[] {
-  return items.map((item) => {
-    const content = transferable(item.content);
-    transfer.push(content.buffer);
-    return { ...item, content: content as Buffer };
-  });
+  private isConfined(key: string): boolean {
+    const until = this.confined.get(key);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    this.confined.delete(key);
+    return false;
+  }
 }
