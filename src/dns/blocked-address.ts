@@ -2,6 +2,7 @@
 // SEC-02): the box itself, its LAN, the cloud metadata service, nothing routable, and IPv6 addresses that a
 // transition mechanism (6to4, Teredo, NAT64, SIIT) turns back into one of those IPv4 addresses.
 import net from 'node:net';
+import { v6ToBigInt } from './ip-ranges.ts';
 
 const V4_BLOCKED: Array<[string, number, string]> = [
   ['0.0.0.0', 8, 'a "this network" address'],
@@ -77,20 +78,3 @@ function v4ToInt(address: string): number {
 }
 
 const v4Dotted = (v4: number) => [v4 >>> 24, (v4 >>> 16) & 255, (v4 >>> 8) & 255, v4 & 255].join('.');
-
-/** Expects net.isIPv6 to have said yes. Handles '::', a zone index and a dotted IPv4 tail. */
-export function v6ToBigInt(address: string): bigint {
-  let text = address.toLowerCase();
-  const zone = text.indexOf('%');
-  if (zone >= 0) text = text.slice(0, zone);
-  const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (tail) {
-    const v4 = v4ToInt(tail[1]!);
-    text = text.slice(0, tail.index) + `${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
-  }
-  const [head, rest] = text.split('::') as [string, string | undefined];
-  const left = head ? head.split(':') : [];
-  const right = rest === undefined ? [] : rest ? rest.split(':') : [];
-  const groups = rest === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return groups.reduce((acc, group) => (acc << 16n) | BigInt(parseInt(group, 16)), 0n);
-}

@@ -32,17 +32,36 @@ export function inRanges(ranges: readonly string[]): RangeTest {
  * (IPv4-mapped, upper case, leading zeros, an embedded IPv4 tail, a zone).
  */
 export function networkOf(raw: string): string {
-  const ip = plainAddress(raw);
+  const ip = plainAddress(raw).replace(/%.*$/, '');
   const family = isIP(ip);
   if (family === 4) return `${ip.slice(0, ip.lastIndexOf('.'))}.0/24`;
   if (family !== 6) return ip;
-  // Only the first four groups matter; a tail in dotted IPv4 form takes the place of two groups.
-  const [head, tail = null] = ip.split('%')[0].split('::');
-  const groups = (part: string) => (part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])));
-  const first = groups(head);
-  const filled = tail === null ? first : [...first, ...Array(8 - first.length - groups(tail).length).fill('0'), ...groups(tail)];
-  const prefix = filled.slice(0, 4).map((g) => parseInt(g, 16).toString(16));
+  const top = v6ToBigInt(ip) >> 64n;
+  const prefix = [48n, 32n, 16n, 0n].map((shift) => ((top >> shift) & 0xffffn).toString(16));
   // RFC 5952 4.2: the zeros at the end of the prefix join the "::" (always the longest run of zeros here).
   while (prefix.at(-1) === '0') prefix.pop();
   return `${prefix.join(':')}::/64`;
+}
+
+/**
+ * A client as per-client limits count it: an IPv4 address, or an IPv6 address's /64, the smallest network a
+ * host is given (RFC 6177), so one host cannot count as 2^64 clients.
+ */
+export const clientKey = (ip: string): string => (isIP(plainAddress(ip)) === 6 ? networkOf(ip) : plainAddress(ip));
+
+/** An IPv6 address (net.isIPv6 said yes) as a 128-bit number: '::', a zone index and a dotted IPv4 tail handled. */
+export function v6ToBigInt(address: string): bigint {
+  let text = address.toLowerCase();
+  const zone = text.indexOf('%');
+  if (zone >= 0) text = text.slice(0, zone);
+  const tail = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (tail) {
+    const [a, b, c, d] = tail.slice(1).map(Number);
+    text = text.slice(0, tail.index) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, rest] = text.split('::') as [string, string | undefined];
+  const left = head ? head.split(':') : [];
+  const right = rest === undefined ? [] : rest ? rest.split(':') : [];
+  const groups = rest === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return groups.reduce((acc, group) => (acc << 16n) | BigInt(parseInt(group, 16)), 0n);
 }

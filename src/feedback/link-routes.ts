@@ -12,7 +12,7 @@
 import type { Context } from 'koa';
 import type { App } from '../context.ts';
 import { pageRouter } from '../http/server.ts';
-import { clientKey } from '../http/client-address.ts';
+import { clientKey } from '../dns/ip-ranges.ts';
 import { RateLimiter } from '../http/rate-limit.ts';
 import { escapeHtml, renderPage, sendPage } from '../pages/html.ts';
 import { clickTarget, CLICK_PATH, OPEN_PATH, openHolder, type LinkVisit, type Visit } from './tracking.ts';

@@ -2,8 +2,8 @@
 // trusted_proxies lists. A client's own entries lie left of what the proxies append and are never read.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { inRanges } from '../dns/ip-ranges.ts';
-import { clientKey, forwardedClient, forwardedHops } from './client-address.ts';
+import { clientKey, inRanges } from '../dns/ip-ranges.ts';
+import { forwardedClient, forwardedHops } from './client-address.ts';
 
 const proxies = inRanges(['127.0.0.1', '10.0.0.0/8', 'fd00::/8']);
 const client = (peer: string, headers: Record<string, string>) => (proxies(peer) ? forwardedClient(peer, forwardedHops(headers), proxies) : peer);

@@ -52,18 +52,3 @@ function addressOf(hop: string): string | null {
   const ip = m ? m[1] : s;
   return isIP(ip) ? plainAddress(ip) : null;
 }
-
-/**
- * A client as per-client limits count it: an IPv4 address, or an IPv6 address's /64, the smallest network a
- * host is given (RFC 6177), so one host cannot count as 2^64 clients.
- */
-export function clientKey(ip: string): string {
-  if (isIP(ip) !== 6) return ip;
-  const [head, tail] = ip.split('::');
-  const groups = (part: string | undefined) => (part ? part.split(':') : []);
-  const front = groups(head);
-  // An IPv4 tail (::1.2.3.4) is two groups; only the first four groups matter here.
-  const back = groups(tail).flatMap((g) => (g.includes('.') ? ['0', '0'] : [g]));
-  const all = tail === undefined ? front : [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
-  return `${all.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
-}

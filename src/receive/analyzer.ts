@@ -61,7 +61,7 @@ export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, StoredAnalysis |
    * for storage: serialized for the writer thread, all but the fields the event loop logs (StoredAnalysis).
    * `raw` is copied to the worker (not moved: a job beside one past its budget can then run again elsewhere),
    * and only copied here first when it is a slice of Node's shared pool, which would be copied whole.
-   * `client` is whose message it is (dns/client-network.ts): waiting messages are taken fairly between clients.
+   * `client` is whose message it is (dns/ip-ranges.ts networkOf): waiting messages are taken fairly between clients.
    */
   async analyze(raw: Buffer, ctx: Omit<AnalyzeJob, 'raw' | 'kind'>, { client = '' }: { client?: string } = {}): Promise<StoredAnalysis> {
     refuseOversizedHeader(raw);

@@ -7,7 +7,7 @@ import type { App } from '../context.ts';
 import { SmtpError } from '../errors.ts';
 import { hasSmugglingLookAlike } from '../mail/smuggling.ts';
 import { countReceived } from '../mail/trace.ts';
-import { clientNetwork } from '../dns/client-network.ts';
+import { networkOf } from '../dns/ip-ranges.ts';
 import { AnalysisTimeout, type Analyzer } from './analyzer.ts';
 import type { Target } from './route.ts';
 import type { Writer } from '../db/writer.ts';
@@ -48,7 +48,7 @@ export async function receive(app: App, workers: ReceiveWorkers, envelope: Envel
   // Authentication-Results claiming to be ours); a report to a VERP address is kept without its bodies.
   // What comes back is serialized for the writer, past this thread: only the fields logged here are read.
   // Keyed by the client's network: waiting messages are taken fairly between clients (analyzer.ts).
-  const client = clientNetwork(envelope.ip);
+  const client = networkOf(envelope.ip);
   const { messageId, problem, unchecked, analysis } = await workers.analyzer
     .analyze(data, { ip: envelope.ip, helo: envelope.helo, mailFrom: envelope.mailFrom, hostname: config.hostname, trace: traceFields(app, envelope), alone: targets.some((t) => t.kind === 'report') }, { client })
     .catch((err: unknown) => {

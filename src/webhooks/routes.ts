@@ -18,7 +18,7 @@ import { addTestDelivery, deliveryById, listDeliveries, presentDelivery, replay 
 import type { WebhookDispatcher } from './deliver.ts';
 import type { EventStream } from './stream.ts';
 import { StreamSlots, TooManyStreams } from './stream-slots.ts';
-import { clientKey } from '../http/client-address.ts';
+import { clientKey } from '../dns/ip-ranges.ts';
 
 const TYPES = EVENT_TYPES.map(webhookEventType);
 const events = z
