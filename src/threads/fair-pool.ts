@@ -3,6 +3,7 @@
 // running, in turn among equals. So a burst of one key's heavy jobs delays another key's job by at most the jobs
 // already running (nginx limit_conn with a queue per client). Past the lines' bounds run() refuses at once with
 // Busy, holding nothing.
+import { FairQueue } from './fair-queue.ts';
 import { WorkerPool, type JobSource, type PoolOptions } from './worker-pool.ts';
 
 export interface FairPoolOptions extends Omit<PoolOptions, 'jobsPerWorker'> {
@@ -26,6 +27,7 @@ export class Busy extends Error {
 }
 
 interface Turn<J, R> {
+  key: string;
   source: JobSource<J>;
   resolve: (result: R) => void;
   reject: (err: Error) => void;
@@ -33,11 +35,10 @@ interface Turn<J, R> {
 
 export class FairPool<J, R> {
   private readonly pool: WorkerPool<J, R>;
-  /** Waiting jobs per key; the Map's order is the order keys take turns (a served key goes to the end). */
-  private readonly lines = new Map<string, Array<Turn<J, R>>>();
+  /** Waiting jobs per key, handed out to the key with the fewest running, in turn among equals. */
+  private readonly lines = new FairQueue<Turn<J, R>>();
   private readonly runningByKey = new Map<string, number>();
   private running = 0;
-  private waiting = 0;
 
   constructor(private readonly opts: FairPoolOptions) {
     // One job per thread: a render holds its thread until it ends, so a second job posted beside it would only
@@ -53,30 +54,24 @@ export class FairPool<J, R> {
   /** Runs the job when its key's turn comes; `source` as a function is made only then (worker-pool.ts). */
   run(key: string, source: JobSource<J>): Promise<R> {
     if (!this.startsNow(key)) {
-      const line = this.lines.get(key) ?? [];
-      if (line.length >= this.opts.waitingPerKey) return Promise.reject(new Busy(`${this.opts.name}: ${line.length} jobs of this workspace are already waiting`, 1));
-      if (this.waiting >= this.opts.waitingTotal) return Promise.reject(new Busy(`${this.opts.name}: ${this.waiting} jobs are already waiting`, 1));
-      return new Promise<R>((resolve, reject) => {
-        line.push({ source, resolve, reject });
-        this.lines.set(key, line);
-        this.waiting++;
-      });
+      const waiting = this.lines.sizeOf(key);
+      if (waiting >= this.opts.waitingPerKey) return Promise.reject(new Busy(`${this.opts.name}: ${waiting} jobs of this workspace are already waiting`, 1));
+      if (this.lines.size >= this.opts.waitingTotal) return Promise.reject(new Busy(`${this.opts.name}: ${this.lines.size} jobs are already waiting`, 1));
+      return new Promise<R>((resolve, reject) => this.lines.push(key, { key, source, resolve, reject }));
     }
     return this.start(key, source);
   }
 
   /** Jobs running and waiting, for key or all keys. */
   load(key?: string): { running: number; waiting: number } {
-    if (key === undefined) return { running: this.running, waiting: this.waiting };
-    return { running: this.runningByKey.get(key) ?? 0, waiting: this.lines.get(key)?.length ?? 0 };
+    if (key === undefined) return { running: this.running, waiting: this.lines.size };
+    return { running: this.runningByKey.get(key) ?? 0, waiting: this.lines.sizeOf(key) };
   }
 
   /** Refuses the waiting jobs and ends the threads (failing the jobs on them). */
   async close(): Promise<void> {
     const closed = new Error(`${this.opts.name} pool closed before the job ran`);
-    for (const line of this.lines.values()) for (const turn of line) turn.reject(closed);
-    this.lines.clear();
-    this.waiting = 0;
+    for (const turn of this.lines.drain()) turn.reject(closed);
     await this.pool.close();
   }
 
@@ -96,26 +91,15 @@ export class FairPool<J, R> {
     });
   }
 
-  /**
-   * Hands free threads to waiting jobs: first to the key with the fewest running, and among those the one whose
-   * turn it is, so a key that has none running goes before one that already has a thread.
-   */
+  /** Hands free threads to waiting jobs: first to the key with the fewest running, in turn among equals. */
   private next(): void {
     while (this.running < this.pool.size) {
-      let key: string | undefined;
-      let least = this.opts.perKey;
-      for (const k of this.lines.keys()) {
-        const running = this.runningByKey.get(k) ?? 0;
-        if (running < least) [key, least] = [k, running];
-      }
-      if (key === undefined) return;
-      const line = this.lines.get(key)!;
-      const turn = line.shift()!;
-      this.waiting--;
-      // The key goes to the back of the turns, with what it has left waiting.
-      this.lines.delete(key);
-      if (line.length) this.lines.set(key, line);
-      this.start(key, turn.source).then(turn.resolve, turn.reject);
+      const turn = this.lines.take((key) => {
+        const running = this.runningByKey.get(key) ?? 0;
+        return running < this.opts.perKey ? running : Infinity;
+      });
+      if (!turn) return;
+      this.start(turn.key, turn.source).then(turn.resolve, turn.reject);
     }
   }
 }

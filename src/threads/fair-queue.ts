@@ -17,6 +17,11 @@ export class FairQueue<T> {
     return this.count;
   }
 
+  /** Items waiting under `key`. */
+  sizeOf(key: string): number {
+    return this.byKey.get(key)?.length ?? 0;
+  }
+
   push(key: string, item: T): void {
     const items = this.byKey.get(key);
     if (items) items.push(item);
@@ -26,7 +31,8 @@ export class FairQueue<T> {
 
   /**
    * The oldest item of the key with the lowest `rank` (for instance its jobs in flight), the key served
-   * longest ago among equals. Undefined when empty. Linear in the keys waiting.
+   * longest ago among equals; a key ranked Infinity may not be served now. Undefined when none may. Linear in
+   * the keys waiting.
    */
   take(rank: (key: string) => number = () => 0): T | undefined {
     let best: string | undefined;
@@ -35,6 +41,7 @@ export class FairQueue<T> {
     for (const key of this.byKey.keys()) {
       const r = rank(key);
       const served = this.served.get(key) ?? 0;
+      if (r === Infinity) continue;
       if (r < bestRank || (r === bestRank && served < bestServed)) [best, bestRank, bestServed] = [key, r, served];
     }
     if (best === undefined) return undefined;
