@@ -8,7 +8,7 @@ import type { App, Dial } from './context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createLog, type Log } from './log.ts';
 import { DataDirRefused, databasePath, openDatabase, secureDataDir, type Db } from './db/open.ts';
-import { damagedAdvice, errorCode, storageFault, StoreHealth } from './db/health.ts';
+import { damagedAdvice, errorCode, FullDiskNotice, storageFault, StoreHealth } from './db/health.ts';
 import { checkAtStart, START_CHECK_WAIT_MS } from './db/integrity.ts';
 import { migrate } from './db/migrate.ts';
 import { GroupCommit } from './db/group-commit.ts';
@@ -34,7 +34,7 @@ import { draftRoutes } from './drafts/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { WebhookDispatcher } from './webhooks/deliver.ts';
 import { EventStream } from './webhooks/stream.ts';
-import { issueSetupToken } from './account/setup.ts';
+import { hasUsers, SETUP_LINK_COMMAND } from './account/setup.ts';
 import { dashboardPages } from './dashboard/routes.ts';
 import { runRetention } from './emails/retention.ts';
 import { FreeSpace } from './db/free-space.ts';
@@ -89,12 +89,9 @@ export class StartupError extends Error {
 }
 
 /**
- * Opens the data directory's database with every migration applied: for `serve` and the CLI alike. A data
- * directory others can write, and a database SQLite finds damaged, are StartupErrors (exit 78).
- */
-/**
- * The migrated database of the data directory. Each migration it applies is announced first, to `log` or else
- * to stderr (the CLI): one that rebuilds the search index of a large mailbox runs for minutes (README, Storage).
+ * The data directory's database with every migration applied, for `serve` and the CLI alike; a data directory
+ * others can write and a damaged database are StartupErrors (exit 78). Each migration is announced first, to `log`
+ * or else to stderr (the CLI): one that rebuilds the search index of a large mailbox runs for minutes.
  */
 export function openStore(config: Config, clock: Clock = systemClock, log?: Log) {
   let db: Db;
@@ -125,8 +122,10 @@ export function openStore(config: Config, clock: Clock = systemClock, log?: Log)
 
 function refusal(err: unknown, dataDir: string): unknown {
   if (err instanceof DataDirRefused) return new StartupError(err.message);
-  if (storageFault(err) !== 'damaged') return err;
   const file = databasePath(dataDir);
+  // Only a new database or a pending migration writes here, and neither can wait for room: exit 1 (systemd tries again).
+  if (storageFault(err) === 'full') return new Error(`cannot set up the database ${file}: the disk under ${dataDir} is full (${errorCode(err)}: ${(err as Error).message}). Free some space there, then start again.`);
+  if (storageFault(err) !== 'damaged') return err;
   return new StartupError(`the database ${file} is damaged (${errorCode(err)}: ${(err as Error).message}). ${damagedAdvice(file)}`);
 }
 
@@ -137,8 +136,7 @@ export async function startApp(
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLog({ level: config.logLevel });
   const db = openStore(config, clock, log);
-  // How `mailwright restore` knows this data directory is in use (db/backup.ts says why a marker, not a lock).
-  const unmarkServing = markServing(config.dataDir);
+  const unmarkServing = markServing(config.dataDir, log); // how `restore` knows serve runs here (serving.ts says why a marker)
   const health = new StoreHealth(databasePath(config.dataDir), log);
   // Runs while the rest is built; nothing listens before it answered (or its wait ran out).
   const checking = checkAtStart(databasePath(config.dataDir), { waitMs: opts.checkWaitMs ?? START_CHECK_WAIT_MS, health, log });
@@ -205,6 +203,7 @@ export async function startApp(
     },
   };
   const tls = await tlsCredentials(config);
+  if (tls.notSaved) log.warn('could not keep the new self-signed TLS certificate; STARTTLS uses it from memory and the next start makes another', tls.notSaved);
   const resorter = new Resorter(db, app.writer, clock, log, opts.resortBatch);
   let healthy = false;
   const httpApp = createHttpApp(
@@ -260,7 +259,7 @@ export async function startApp(
     if (check.damaged) throw new StartupError(check.damaged);
     queue.start();
     // A full-text backlog left by kill -9 or a power loss: the writer takes it a batch at a time between mail.
-    if (hasBacklog(db)) indexBacklogNow(app, { all: false }).catch((err) => log.warn('could not index the full-text backlog yet', { err }));
+    if (hasBacklog(db)) indexBacklogNow(app, { all: false }).catch((err) => log.warn('could not index the full-text backlog yet', storageFault(err) === 'full' ? { code: errorCode(err) } : { err }));
     opened.push(() => queue.stop());
     presigner.start();
     opened.push(() => presigner.stop());
@@ -292,6 +291,7 @@ export async function startApp(
   const firstBoxDns = setTimeout(() => void checkBoxDns(), 60_000);
   firstBoxDns.unref();
   opened.push(async () => clearTimeout(firstBoxDns));
+  const housekeepingDisk = new FullDiskNotice(log, 'housekeeping');
   const jobs = [
     // Each minute picks the domains whose last DNS check is older than dns_recheck_minutes.
     cron.schedule('* * * * *', () => recheckDueDomains(app), { noOverlap: true }),
@@ -300,10 +300,13 @@ export async function startApp(
     // The box's addresses and PTR names as GET /account shows them, looked up again every hour.
     cron.schedule('41 * * * *', () => checkBoxDns()),
     cron.schedule('17 * * * *', () => {
-      const sessions = purgeSessions(db, clock);
-      const idempotency = app.idempotency.purgeExpired();
-      const authFailures = purgeAuthFailures(db, clock);
-      log.info('housekeeping', { sessionsPurged: sessions, idempotencyKeysPurged: idempotency, authFailuresPurged: authFailures });
+      try {
+        const purged = { sessionsPurged: purgeSessions(db, clock), idempotencyKeysPurged: app.idempotency.purgeExpired(), authFailuresPurged: purgeAuthFailures(db, clock) };
+        housekeepingDisk.succeeded();
+        log.info('housekeeping', purged);
+      } catch (err) {
+        if (!housekeepingDisk.failed(err)) log.error('housekeeping failed; it runs again next hour', { err });
+      }
     }),
     // Retention (off unless configured): nightly, in small batches, after the backup hour most people pick;
     // it records the database's size each night either way (doctor's growth figure).
@@ -323,9 +326,8 @@ export async function startApp(
   });
 
   healthy = true;
-  // First start: no owner yet, so print the one-time link that creates one (account/setup.ts).
-  const setupToken = issueSetupToken(db, clock);
-  if (setupToken) log.warn('first start: open this link to create the owner of this box (valid 24 hours, once)', { setupUrl: `${config.publicUrl.replace(/\/+$/, '')}/setup#${setupToken}` });
+  // The one-time setup link is a credential: never logged (journald and log shippers keep logs); the CLI prints it.
+  if (!hasUsers(db)) log.warn(`this box has no owner yet: run '${SETUP_LINK_COMMAND}' on this machine for the one-time link that creates one`);
   log.info('ready', { http: `${httpAddress.address}:${httpAddress.port}`, smtp: `${smtpAddress.address}:${smtpAddress.port}`, submission: submissionAddress && `${submissionAddress.address}:${submissionAddress.port}`, hostname: config.hostname, dataDir: config.dataDir });
 
   let stopping: Promise<void> | null = null;

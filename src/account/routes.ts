@@ -15,7 +15,7 @@ import { createSession, listSessions, revokeSession, revokeSessionById } from '.
 import { findUserByEmail, getUser, insertUser, userEmailProblem } from './users.ts';
 import { createWorkspace, DEFAULT_WORKSPACE, findWorkspace, getWorkspace } from './workspaces.ts';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.ts';
-import { hasUsers, passphraseProblem, takeSetupToken } from './setup.ts';
+import { hasUsers, passphraseProblem, SETUP_LINK_COMMAND, takeSetupToken } from './setup.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import { accountOf, accountState, type BoxFacts } from './overview.ts';
 import { resumeSending } from './reputation.ts';
@@ -96,7 +96,7 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
       const workspace = findWorkspace(db, DEFAULT_WORKSPACE) ?? createWorkspace(db, clock, DEFAULT_WORKSPACE);
       return { workspace, user: insertUser(db, clock, { workspaceId: workspace.id, email, passwordHash }) };
     });
-    if (!owner) throw new ApiError(403, 'invalid_setup_token', 'This setup link is not valid: it was used already, it expired, or the box has an owner. Restart the box to print a new one while it has no owner.');
+    if (!owner) throw new ApiError(403, 'invalid_setup_token', `This setup link is not valid: it was used already, it expired, a newer one replaced it, or the box has an owner. Run '${SETUP_LINK_COMMAND}' on the box for a new one while it has no owner.`);
     const session = createSession(db, clock, { workspaceId: owner.workspace.id, userId: owner.user.id, ttlMs });
     setSessionCookie(ctx, session.token, Math.floor(ttlMs / 1000), secure);
     app.log.info('first start: the owner was created', { email, workspace: owner.workspace.name });

@@ -56,3 +56,33 @@ export class StoreHealth {
     this.log.error('the database is damaged; /healthz now answers 503', { file: this.file, reason, action: damagedAdvice(this.file) });
   }
 }
+
+/**
+ * A background job's full disk (catalogue DUR-13): said once, as a warning without a stack, and its end once,
+ * however often the job tries meanwhile; the job keeps its own pace or backs off.
+ */
+export class FullDiskNotice {
+  private full = false;
+
+  constructor(
+    private readonly log: Log,
+    private readonly what: string,
+  ) {}
+
+  /** Whether `err` is a full disk (then told, the first time); any other error is the caller's to log. */
+  failed(err: unknown): boolean {
+    if (storageFault(err) !== 'full') return false;
+    if (!this.full) this.log.warn(`${this.what}: the disk is full; trying again until it has room`, { code: errorCode(err) });
+    this.full = true;
+    return true;
+  }
+
+  succeeded(): void {
+    if (this.full) this.log.info(`${this.what}: the disk has room again`);
+    this.full = false;
+  }
+
+  get isFull(): boolean {
+    return this.full;
+  }
+}

@@ -9,8 +9,11 @@ import { eventOf } from '../emails/events.ts';
 import { signingSecrets, type WebhookRow } from './endpoints.ts';
 import { claimDue, KEEP_FINISHED_MS, markFailed, pruneFinished, recordAttempt, storePayload, unclaim, type Attempt, type DeliveryRow } from './outbox.ts';
 import { eventPayload } from './payload.ts';
+import { FullDiskNotice } from '../db/health.ts';
 
 const PRUNE_EVERY_MS = 60 * 60_000;
+/** How often a full disk is tried again: the claim shares commits with the box's other writes. */
+const FULL_DISK_RETRY_MS = 5_000;
 
 export interface DispatchOptions {
   maxInFlight?: number;
@@ -41,6 +44,7 @@ export class WebhookDispatcher {
   private ticking = false;
   private prunedAt = 0;
   private stopped = false;
+  private readonly fullDisk: FullDiskNotice;
   private readonly maxInFlight: number;
   private readonly perEndpoint: number;
   private readonly pollMs: number;
@@ -56,6 +60,7 @@ export class WebhookDispatcher {
     this.pollMs = opts.pollMs ?? 250;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.keepFinishedMs = opts.keepFinishedMs ?? KEEP_FINISHED_MS;
+    this.fullDisk = new FullDiskNotice(app.log, 'webhooks: claiming deliveries');
   }
 
   start(): void {
@@ -90,11 +95,12 @@ export class WebhookDispatcher {
       }
       const room = this.maxInFlight - this.inFlight;
       if (room > 0) for (const d of await this.claim(room)) this.attempt(d);
+      this.fullDisk.succeeded();
     } catch (err) {
-      this.app.log.error('webhooks: claiming deliveries failed; trying again shortly', { err });
+      if (!this.fullDisk.failed(err)) this.app.log.error('webhooks: claiming deliveries failed; trying again shortly', { err });
     } finally {
       this.ticking = false;
-      if (!this.stopped) this.schedule(this.pollMs);
+      if (!this.stopped) this.schedule(this.fullDisk.isFull ? Math.max(this.pollMs, FULL_DISK_RETRY_MS) : this.pollMs);
     }
   }
 
