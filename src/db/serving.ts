@@ -23,7 +23,7 @@ const OLD_NAME = /^serve-\d+-[0-9a-f]{8}\.pid$/;
  * (a read-only or exhausted filesystem) does not stop serve: the reason is logged once, with the path, and it
  * is tried again every 30 seconds until it is made.
  */
-export function markServing(dataDir: string, log: Log): () => void {
+export function markServing(dataDir: string, log: Log, retryMs = RETRY_MS): () => void {
   const dir = join(dataDir, RUN_DIR);
   const marker = join(dir, `serve-${process.pid}-${processStart(process.pid) ?? 0}-${randomBytes(4).toString('hex')}.pid`);
   let made = false;
@@ -35,8 +35,8 @@ export function markServing(dataDir: string, log: Log): () => void {
       closeSync(openSync(marker, 'w', 0o600));
     } catch (err) {
       if (!timer) {
-        log.warn(`could not make the serving marker; serving anyway, but 'mailwright restore' cannot tell that serve runs here until it is made (tried again every ${RETRY_MS / 1000} s)`, { path: marker, reason: (err as Error).message });
-        timer = setInterval(make, RETRY_MS);
+        log.warn(`could not make the serving marker; serving anyway, but 'mailwright restore' cannot tell that serve runs here until it is made (tried again every ${retryMs / 1000} s)`, { path: marker, reason: (err as Error).message });
+        timer = setInterval(make, retryMs);
         timer.unref();
       }
       return;
