@@ -1,14 +1,15 @@
 // Starting on a full disk (catalogue DUR-13): serve is killed with SIGKILL while it takes mail and sends, the
 // disk then fills to its last page, and serve starts again. It must start and serve: SMTP 451 4.3.0, API writes
 // 507 insufficient_storage with retry-after, /healthz 200, a reason logged once and no stack trace; and once
-// the space is back it takes mail and sends again without a restart, having lost nothing it acknowledged.
+// the space is back it takes mail and sends again without a restart, having lost nothing it acknowledged. With the
+// free-space margin on (the default), the same start answers 452 4.3.1 at MAIL and 507 before anything is written.
 // The data directory is a small tmpfs (mount(8), so root): skipped with a message where it cannot be mounted.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { request, runCli, startAppProcess, testEnv, type AppProcess } from '../testkit/app.ts';
+import { request, runCli, startAppProcess, testEnv, type AppProcess, type Reply } from '../testkit/app.ts';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
 import { BOX, eventually } from '../testkit/outbound.ts';
 import { RawSmtp, type SmtpReply } from '../testkit/smtp-client.ts';
@@ -52,6 +53,11 @@ if (!('skipped' in disk)) {
     process.exit(1);
   }, 300_000).unref();
 
+  // Made by the first test, used by the second: the box's environment, its inbox address and a send with its key.
+  let env: Record<string, string> = {};
+  let to = '';
+  let send: (url: string, subject: string) => Promise<Reply> = () => Promise.reject(new Error('no key yet'));
+
   test.before(async () => {
     dns = await startDnsServer();
     dns.add(BOX, 'A', '127.0.0.1');
@@ -68,9 +74,10 @@ if (!('skipped' in disk)) {
   test('kill -9 under load, the disk fills, serve starts: 451 and 507 until there is room, then mail and sends again', async () => {
     // The margin (min_free_space_mb) is off: the disk itself fills, as on a box whose margin was set too low.
     // Deliveries go to a port where nothing listens, so sent mail stays queued and the queue keeps writing.
-    const env = testEnv(disk.dir, { MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_LOG_LEVEL: 'info', MAILWRIGHT_RATE_LIMIT: '0', MAILWRIGHT_MIN_FREE_SPACE_MB: '0', MAILWRIGHT_MTA_PORT: '9', MAILWRIGHT_ALLOW_PRIVATE_DELIVERY: 'true', MAILWRIGHT_RETRY_SCHEDULE: '1s' });
+    env = testEnv(disk.dir, { MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_LOG_LEVEL: 'info', MAILWRIGHT_RATE_LIMIT: '0', MAILWRIGHT_MIN_FREE_SPACE_MB: '0', MAILWRIGHT_MTA_PORT: '9', MAILWRIGHT_ALLOW_PRIVATE_DELIVERY: 'true', MAILWRIGHT_RETRY_SCHEDULE: '1s' });
     app = await startAppProcess(env);
     const key = (await runCli(['key', 'create', '--name', 'full'], env)).stdout.trim();
+    send = (url, subject) => request(`${url}/api/v1/emails`, { key, body: { from: 'app@full.example', to: ['someone@dest.test'], subject, text: 'x'.repeat(2000) } });
     const api = `${app.url}/api/v1`;
     const domain = (await request(`${api}/domains`, { body: { name: 'full.example' }, key })).body;
     dns.publish(domain.records);
@@ -78,10 +85,9 @@ if (!('skipped' in disk)) {
     await request(`${api}/domains/${domain.id}/inbound/setup`, { method: 'POST', key });
     dns.set('full.example', 'MX', [{ preference: 10, exchange: BOX }]);
     assert.is((await request(`${api}/domains/${domain.id}/inbound/verify`, { method: 'POST', key })).body.status, 'ready');
-    const to = (await request(`${api}/inboxes`, { body: { domain_id: domain.id, local_part: 'keep' }, key })).body.address;
+    to = (await request(`${api}/inboxes`, { body: { domain_id: domain.id, local_part: 'keep' }, key })).body.address;
     dns.set('dest.test', 'MX', [{ preference: 10, exchange: 'mx.dest.test' }]);
     dns.set('mx.dest.test', 'A', ['127.0.0.2']);
-    const send = (url: string, subject: string) => request(`${url}/api/v1/emails`, { key, body: { from: 'app@full.example', to: ['someone@dest.test'], subject, text: 'x'.repeat(2000) } });
 
     // Load: four SMTP sessions and four API senders, until the process is killed under them.
     const acked = new Set<number | string>();
@@ -186,6 +192,34 @@ if (!('skipped' in disk)) {
     } finally {
       db.close();
     }
+  });
+
+  test('with the free-space margin on, as by default: 452 4.3.1 at MAIL and 507 from the start, until there is room', async () => {
+    const margined = { ...env, MAILWRIGHT_MIN_FREE_SPACE_MB: '2' };
+    app = await startAppProcess(margined);
+    const inFlight = Promise.all([send(app.url, 'in flight'), deliver(app.smtpPort, to, 'in-flight')]).catch(() => null);
+    await app.stop('SIGKILL');
+    await inFlight;
+    app = null;
+    for (const name of readdirSync(join(disk.dir, 'run'))) rmSync(join(disk.dir, 'run', name));
+    assert.ok(disk.fill() > 0);
+
+    app = await startAppProcess(margined, 60_000);
+    const url = app.url;
+    const port = app.smtpPort;
+    const mail = await deliver(port, to, 'margin');
+    assert.is(mail.code, 452, mail.text);
+    assert.match(mail.text, /^4\.3\.1 /);
+    const refused = await send(url, 'margin');
+    assert.equal([refused.status, refused.body.error.code, refused.headers.get('retry-after')], [507, 'insufficient_storage', '60']);
+    assert.match(app.output(), /"msg":"free space under the data directory is below min_free_space_mb/);
+
+    disk.free();
+    // The margin is looked at every 5 seconds.
+    await eventually(async () => (await send(url, 'after margin')).status === 200, 20_000, 'a send accepted once there is room');
+    await eventually(async () => (await deliver(port, to, 'after-margin')).code === 250, 20_000, 'mail accepted once there is room');
+    assert.is(await app.stop(), 0);
+    app = null;
   });
 }
 
