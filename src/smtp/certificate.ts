@@ -54,7 +54,7 @@ export async function tlsCredentials(config: Pick<Config, 'tlsCert' | 'tlsKey' |
   } catch (err) {
     // A full disk must not stop the start (catalogue DUR-13): STARTTLS works with the certificate in memory.
     for (const tmp of [`${keyFile}.tmp`, `${certFile}.tmp`]) rmSync(tmp, { force: true });
-    return { ...credentials, notSaved: { path: certFile, reason: (err as Error).message } }; // Node's names its code: ENOSPC: no space left on device, ...
+    return { ...credentials, notSaved: { path: certFile, reason: (err as Error).message } }; // Node's message names the code: 'ENOSPC: no space left on device, write'
   }
   return credentials;
 }
