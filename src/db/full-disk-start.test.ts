@@ -213,6 +213,11 @@ if (!('skipped' in disk)) {
     const refused = await send(url, 'margin');
     assert.equal([refused.status, refused.body.error.code, refused.headers.get('retry-after')], [507, 'insufficient_storage', '60']);
     assert.match(app.output(), /"msg":"free space under the data directory is below min_free_space_mb/);
+    // A new data directory, unlike one whose schema is in place, cannot wait for room: the command says why and where.
+    const fresh = join(disk.dir, 'fresh');
+    const created = await runCli(['queue', 'list'], { ...margined, MAILWRIGHT_DATA_DIR: fresh });
+    assert.is(created.code, 1, created.stdout);
+    assert.ok(created.stderr.includes(`mailwright: cannot set up the database ${join(fresh, 'mailwright.db')}: the disk under ${fresh} is full (SQLITE_FULL: `), created.stderr);
 
     disk.free();
     // The margin is looked at every 5 seconds.
