@@ -291,10 +291,10 @@ export async function startApp(
   const firstBoxDns = setTimeout(() => void checkBoxDns(), 60_000);
   firstBoxDns.unref();
   opened.push(async () => clearTimeout(firstBoxDns));
-  const housekeepingDisk = new FullDiskNotice(log, 'housekeeping');
+  const [housekeepingDisk, recheckDisk] = [new FullDiskNotice(log, 'housekeeping'), new FullDiskNotice(log, 'periodic DNS re-check')];
   const jobs = [
     // Each minute picks the domains whose last DNS check is older than dns_recheck_minutes.
-    cron.schedule('* * * * *', () => recheckDueDomains(app), { noOverlap: true }),
+    cron.schedule('* * * * *', () => recheckDueDomains(app).then(() => recheckDisk.succeeded(), (err: unknown) => recheckDisk.failed(err) || log.error('periodic DNS re-check failed', { err })), { noOverlap: true }),
     // dkim_rotation_days (off by default): keys past their age get a successor to publish.
     cron.schedule('23 * * * *', () => rotateDueKeys(app).then(() => {}, (err: unknown) => log.error('scheduled DKIM rotation failed', { err })), { noOverlap: true }),
     // The box's addresses and PTR names as GET /account shows them, looked up again every hour.
