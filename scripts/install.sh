@@ -91,5 +91,5 @@ say "receivers distrust mail from an address whose PTR does not name the sender 
 step "Next"
 say "1. sudoedit /etc/mailwright/mailwright.toml     # hostname, public_url, tls_cert/tls_key"
 say "2. sudo systemctl enable --now mailwright"
-say "3. journalctl -u mailwright | grep setupUrl     # open the one-time link to create the owner"
+say "3. sudo -u mailwright MAILWRIGHT_CONFIG=/etc/mailwright/mailwright.toml $APP_DIR/scripts/mailwright setup link   # open the one-time link it prints to create the owner"
 say "Then add your domain in the dashboard and run: sudo -u mailwright MAILWRIGHT_CONFIG=/etc/mailwright/mailwright.toml $APP_DIR/scripts/mailwright doctor"

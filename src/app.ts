@@ -9,6 +9,7 @@ import { systemClock, type Clock } from './clock.ts';
 import { createLog, type Log } from './log.ts';
 import { DataDirRefused, databasePath, openDatabase, secureDataDir, type Db } from './db/open.ts';
 import { damagedAdvice, errorCode, storageFault, StoreHealth } from './db/health.ts';
+import { FullDiskNotice } from './db/full-disk.ts';
 import { checkAtStart, START_CHECK_WAIT_MS } from './db/integrity.ts';
 import { migrate } from './db/migrate.ts';
 import { GroupCommit } from './db/group-commit.ts';
@@ -34,7 +35,7 @@ import { draftRoutes } from './drafts/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { WebhookDispatcher } from './webhooks/deliver.ts';
 import { EventStream } from './webhooks/stream.ts';
-import { issueSetupToken } from './account/setup.ts';
+import { hasUsers, SETUP_LINK_COMMAND } from './account/setup.ts';
 import { dashboardPages } from './dashboard/routes.ts';
 import { runRetention } from './emails/retention.ts';
 import { FreeSpace } from './db/free-space.ts';
@@ -91,12 +92,9 @@ export class StartupError extends Error {
 }
 
 /**
- * Opens the data directory's database with every migration applied: for `serve` and the CLI alike. A data
- * directory others can write, and a database SQLite finds damaged, are StartupErrors (exit 78).
- */
-/**
- * The migrated database of the data directory. Each migration it applies is announced first, to `log` or else
- * to stderr (the CLI): one that rebuilds the search index of a large mailbox runs for minutes (README, Storage).
+ * The data directory's database with every migration applied, for `serve` and the CLI alike; a data directory
+ * others can write and a damaged database are StartupErrors (exit 78). Each migration is announced first, to `log`
+ * or else to stderr (the CLI): one that rebuilds the search index of a large mailbox runs for minutes.
  */
 export function openStore(config: Config, clock: Clock = systemClock, log?: Log) {
   let db: Db;
@@ -127,8 +125,10 @@ export function openStore(config: Config, clock: Clock = systemClock, log?: Log)
 
 function refusal(err: unknown, dataDir: string): unknown {
   if (err instanceof DataDirRefused) return new StartupError(err.message);
-  if (storageFault(err) !== 'damaged') return err;
   const file = databasePath(dataDir);
+  // Only a new database or a pending migration writes here, and neither can wait for room: exit 1 (systemd tries again).
+  if (storageFault(err) === 'full') return new Error(`cannot set up the database ${file}: the disk under ${dataDir} is full (${errorCode(err)}: ${(err as Error).message}). Free some space there, then start again.`);
+  if (storageFault(err) !== 'damaged') return err;
   return new StartupError(`the database ${file} is damaged (${errorCode(err)}: ${(err as Error).message}). ${damagedAdvice(file)}`);
 }
 
@@ -139,8 +139,7 @@ export async function startApp(
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLog({ level: config.logLevel });
   const db = openStore(config, clock, log);
-  // How `mailwright restore` knows this data directory is in use (db/backup.ts says why a marker, not a lock).
-  const unmarkServing = markServing(config.dataDir);
+  const unmarkServing = markServing(config.dataDir, log); // how `restore` knows serve runs here (serving.ts says why a marker)
   const health = new StoreHealth(databasePath(config.dataDir), log);
   // Runs while the rest is built; nothing listens before it answered (or its wait ran out).
   const checking = checkAtStart(databasePath(config.dataDir), { waitMs: opts.checkWaitMs ?? START_CHECK_WAIT_MS, health, log });
@@ -209,6 +208,7 @@ export async function startApp(
     },
   };
   const tls = await tlsCredentials(config);
+  if (tls.notSaved) log.warn('could not keep the new self-signed TLS certificate; STARTTLS uses it from memory and the next start makes another', tls.notSaved);
   const resorter = new Resorter(db, app.writer, clock, log, opts.resortBatch);
   let healthy = false;
   const httpApp = createHttpApp(
@@ -265,7 +265,7 @@ export async function startApp(
     if (check.damaged) throw new StartupError(check.damaged);
     queue.start();
     // A full-text backlog left by kill -9 or a power loss: the writer takes it a batch at a time between mail.
-    if (hasBacklog(db)) indexBacklogNow(app, { all: false }).catch((err) => log.warn('could not index the full-text backlog yet', { err }));
+    if (hasBacklog(db)) indexBacklogNow(app, { all: false }).catch((err) => log.warn('could not index the full-text backlog yet', storageFault(err) === 'full' ? { code: errorCode(err) } : { err }));
     opened.push(() => queue.stop());
     presigner.start();
     opened.push(() => presigner.stop());
@@ -300,18 +300,22 @@ export async function startApp(
   const firstBoxDns = setTimeout(() => void checkBoxDns(), 60_000);
   firstBoxDns.unref();
   opened.push(async () => clearTimeout(firstBoxDns));
+  const [housekeepingDisk, recheckDisk] = [new FullDiskNotice(log, 'housekeeping'), new FullDiskNotice(log, 'periodic DNS re-check')];
   const jobs = [
     // Each minute picks the domains whose last DNS check is older than dns_recheck_minutes.
-    cron.schedule('* * * * *', () => recheckDueDomains(app), { noOverlap: true }),
+    cron.schedule('* * * * *', () => recheckDueDomains(app).then(() => recheckDisk.succeeded(), (err: unknown) => recheckDisk.failed(err) || log.error('periodic DNS re-check failed', { err })), { noOverlap: true }),
     // dkim_rotation_days (off by default): keys past their age get a successor to publish.
     cron.schedule('23 * * * *', () => rotateDueKeys(app).then(() => {}, (err: unknown) => log.error('scheduled DKIM rotation failed', { err })), { noOverlap: true }),
     // The box's addresses and PTR names as GET /account shows them, looked up again every hour.
     cron.schedule('41 * * * *', () => checkBoxDns()),
     cron.schedule('17 * * * *', () => {
-      const sessions = purgeSessions(db, clock);
-      const idempotency = app.idempotency.purgeExpired();
-      const authFailures = purgeAuthFailures(db, clock);
-      log.info('housekeeping', { sessionsPurged: sessions, idempotencyKeysPurged: idempotency, authFailuresPurged: authFailures });
+      try {
+        const purged = { sessionsPurged: purgeSessions(db, clock), idempotencyKeysPurged: app.idempotency.purgeExpired(), authFailuresPurged: purgeAuthFailures(db, clock) };
+        housekeepingDisk.succeeded();
+        log.info('housekeeping', purged);
+      } catch (err) {
+        if (!housekeepingDisk.failed(err)) log.error('housekeeping failed; it runs again next hour', { err });
+      }
     }),
     // Retention (off unless configured): nightly, in small batches, after the backup hour most people pick;
     // it records the database's size each night either way (doctor's growth figure).
@@ -331,9 +335,8 @@ export async function startApp(
   });
 
   healthy = true;
-  // First start: no owner yet, so print the one-time link that creates one (account/setup.ts).
-  const setupToken = issueSetupToken(db, clock);
-  if (setupToken) log.warn('first start: open this link to create the owner of this box (valid 24 hours, once)', { setupUrl: `${config.publicUrl.replace(/\/+$/, '')}/setup#${setupToken}` });
+  // The one-time setup link is a credential: never logged (journald and log shippers keep logs); the CLI prints it.
+  if (!hasUsers(db)) log.warn(`this box has no owner yet: run '${SETUP_LINK_COMMAND}' on this machine for the one-time link that creates one`);
   log.info('ready', { http: `${httpAddress.address}:${httpAddress.port}`, smtp: `${smtpAddress.address}:${smtpAddress.port}`, submission: submissionAddress && `${submissionAddress.address}:${submissionAddress.port}`, hostname: config.hostname, dataDir: config.dataDir });
 
   let stopping: Promise<void> | null = null;

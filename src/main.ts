@@ -4,11 +4,13 @@
 import { parseArgs } from 'node:util';
 import { text } from 'node:stream/consumers';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { openStore, startApp, StartupError } from './app.ts';
-import { createLog } from './log.ts';
+import { openStore, startApp, StartupError, type RunningApp } from './app.ts';
+import { createLog, type Log } from './log.ts';
 import { systemClock } from './clock.ts';
 import { databasePath, type Db } from './db/open.ts';
 import { databaseProblems } from './db/integrity.ts';
+import { storageFault } from './db/health.ts';
+import { hasUsers, issueSetupToken, SETUP_LINK_COMMAND, setupLink } from './account/setup.ts';
 import { createWorkspace, findWorkspace, DEFAULT_WORKSPACE } from './account/workspaces.ts';
 import { createUser, findUserByEmail } from './account/users.ts';
 import { unlockLogin } from './account/login-throttle.ts';
@@ -36,6 +38,7 @@ const HELP: Record<string, string> = {
 Commands:
   serve                  run the appliance (SMTP, HTTP API, queue) until SIGTERM
   workspace create NAME  create a workspace; prints its id
+  setup link             print a one-time link that creates the box's owner (while it has none)
   user add | unlock      create the user who signs in to a workspace's dashboard; clear its failed sign-ins
   key create             create an API key; prints only the key (re_...)
   doctor                 check the box's DNS, ports and every domain's records; prints what to fix
@@ -50,6 +53,11 @@ config/mailwright.toml (or MAILWRIGHT_CONFIG) and MAILWRIGHT_* variables; see th
 
 Runs the appliance in the foreground on the configured ports. SIGTERM or SIGINT stops accepting new
 connections, lets work in flight finish, commits and exits 0. /healthz answers 200 once it is up.`,
+  setup: `Usage: mailwright setup link
+
+While the box has no owner, prints a one-time link (<public_url>/setup#<token>) on standard output: open it
+in a browser and create the owner. It works once, for 24 hours; each new link replaces the one before. serve
+never writes the link to its log; run this on the box (as the user serve runs as) to get it.`,
   workspace: `Usage: mailwright workspace create NAME
 
 Creates a workspace named NAME (1-64 printable characters, unique) and prints its id (ws_...).
@@ -168,6 +176,15 @@ async function main(argv: string[]): Promise<number> {
       else for (const r of rows) console.log([r.emailId, r.recipient, r.state, `attempts ${r.attempts}`, r.nextAttemptAt ? `next ${r.nextAttemptAt}` : '', r.lastResponse ?? ''].filter(Boolean).join('  '));
     });
   }
+  if (command === 'setup') {
+    if (sub !== 'link' || rest.length) throw new UsageError('use "setup link"');
+    return withStore(config, (db) => {
+      const token = issueSetupToken(db, systemClock);
+      if (token === null) throw new Error(`this box has an owner already: sign in at ${config.publicUrl.replace(/\/+$/, '')}/login, or add a user with 'mailwright user add'`);
+      console.log(setupLink(config.publicUrl, token));
+      console.error('mailwright: open it in a browser to create the owner; it works once, for 24 hours, and replaces any earlier link');
+    });
+  }
   if (command === 'workspace') {
     if (sub !== 'create') throw new UsageError(`unknown command "workspace ${sub ?? ''}"; did you mean "workspace create NAME"?`);
     const { positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true });
@@ -232,6 +249,7 @@ async function serve(config: Config): Promise<number> {
     await buildDashboard().catch((err) => log.error('the dashboard could not be built; the API works without it', { err }));
   }
   const running = await startApp(config, { log });
+  if (process.stderr.isTTY) await showSetupLink(running, config, log);
   return new Promise((resolve) => {
     const shutdown = (signal: string) => {
       log.info('shutting down', { signal });
@@ -252,6 +270,24 @@ async function serve(config: Config): Promise<number> {
     });
     process.once('SIGINT', () => shutdown('SIGINT'));
   });
+}
+
+/**
+ * serve on a terminal (npm start) shows a box without an owner its one-time link there, where the newcomer
+ * looks. Never through the logger: under systemd stderr is no terminal, and the log is journald's.
+ */
+async function showSetupLink(running: RunningApp, config: Config, log: Log): Promise<void> {
+  const { db, clock, commit } = running.app;
+  if (hasUsers(db)) return;
+  let token: string | null;
+  try {
+    token = await commit.run(() => issueSetupToken(db, clock));
+  } catch (err) {
+    if (storageFault(err) !== 'full') throw err;
+    log.warn(`could not issue a setup link: the disk is full; run '${SETUP_LINK_COMMAND}' once there is room`);
+    return;
+  }
+  if (token) process.stderr.write(`\nOpen this link to create the owner of this box (it works once, for 24 hours):\n  ${setupLink(config.publicUrl, token)}\n\n`);
 }
 
 main(process.argv.slice(2)).then(

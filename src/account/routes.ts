@@ -16,7 +16,7 @@ import { createSession, listSessions, revokeSession, revokeSessionById } from '.
 import { findUserByEmail, getUser, insertUser, userEmailProblem } from './users.ts';
 import { createWorkspace, DEFAULT_WORKSPACE, findWorkspace, getWorkspace } from './workspaces.ts';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.ts';
-import { hasUsers, passphraseProblem, setupTokenIsLive, takeSetupToken } from './setup.ts';
+import { hasUsers, passphraseProblem, SETUP_LINK_COMMAND, setupTokenIsLive, takeSetupToken } from './setup.ts';
 import { PasswordGate, SIGNED_IN_RANK } from './password-gate.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import { accountOf, accountState, type BoxFacts } from './overview.ts';
@@ -191,7 +191,7 @@ const tooManyLogins = (retryAfterSeconds: number) =>
   new ApiError(429, 'too_many_login_attempts', 'Too many failed logins; try again later', { headers: { 'retry-after': String(retryAfterSeconds) } });
 
 const invalidSetupToken = () =>
-  new ApiError(403, 'invalid_setup_token', 'This setup link is not valid: it was used already, it expired, or the box has an owner. Restart the box to print a new one while it has no owner.');
+  new ApiError(403, 'invalid_setup_token', `This setup link is not valid: it was used already, it expired, a newer one replaced it, or the box has an owner. Run '${SETUP_LINK_COMMAND}' on the box for a new one while it has no owner.`);
 
 /** Aborts when the client closes the connection before its answer is sent, so its queued hash is dropped. */
 function clientGone(ctx: Context): AbortSignal {

@@ -1,12 +1,19 @@
-// The box's first start: while no user exists, `serve` issues a one-time setup token (its hash kept in
-// box_settings, valid 24 hours) and prints the URL that carries it; whoever opens it creates the owner. No one
-// without the token can claim the box, and once an owner exists no token is issued or accepted again.
+// The box's first start: while no user exists, `mailwright setup link` (or serve on a terminal) issues a one-time
+// setup token (its hash kept in box_settings, valid 24 hours) and prints the URL that carries it; whoever opens it
+// creates the owner. No one without the token can claim the box, and once an owner exists no token is issued or
+// accepted again. The token is a credential: it is printed, never logged.
 import { randomToken, secretHash } from './secrets.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { timingSafeEqual } from 'node:crypto';
 
 export const SETUP_TTL_MS = 24 * 60 * 60_000;
+
+/** What a sysadmin on the box runs for a new link; the log and the refusals name it. */
+export const SETUP_LINK_COMMAND = 'mailwright setup link';
+
+/** The page that creates the owner; the token rides in the fragment, so it reaches no server log or Referer. */
+export const setupLink = (publicUrl: string, token: string) => `${publicUrl.replace(/\/+$/, '')}/setup#${token}`;
 
 export const hasUsers = (db: Db) => db.prepare('SELECT 1 FROM users LIMIT 1').get() !== undefined;
 

@@ -1,5 +1,5 @@
 // The dashboard in a real browser (Debian's Chromium through playwright-core) against the real app: the first
-// start through the printed link (and the link refused a second time), signing in and out, reading hostile
+// start through the link `mailwright setup link` prints (and the link refused a second time), signing in and out, reading hostile
 // HTML mail in the sandboxed pane (scripts, handlers and a meta refresh never run, remote images load only
 // when asked), archiving with `e`, composing with a file, and scheduling then canceling a send.
 import { test } from 'uvu';
@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { simpleParser } from 'mailparser';
-import { request, startTestApp, TEST_PASSWORD } from '../testkit/app.ts';
+import { request, runCli, startTestApp, TEST_PASSWORD } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
 import { DESKTOP, openBrowser, screenshots, signedIn } from '../testkit/browser.ts';
@@ -40,17 +40,17 @@ test.after(async () => {
   await s?.stop();
 });
 
-test('first start: the printed link creates the owner once; the same link is refused afterwards', async () => {
+test('first start: the link the CLI prints creates the owner once; the same link is refused afterwards', async () => {
   const fresh = await startTestApp({ env: { MAILWRIGHT_RATE_LIMIT: '0' } });
   const context = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
   try {
-    const line = fresh.logs.find((l) => l.includes('setupUrl'));
-    assert.ok(line, 'serve printed a setup link');
-    const token = /\/setup#([A-Za-z0-9_-]+)/.exec(JSON.parse(line!).setupUrl)![1];
+    const link = await runCli(['setup', 'link'], fresh.env);
+    assert.is(link.code, 0, link.stderr);
+    const token = /\/setup#([A-Za-z0-9_-]+)$/.exec(link.stdout.trim())![1];
     const p = await context.newPage();
     await p.goto(`${fresh.url}/`);
     await p.waitForURL(/\/setup$/);
-    await p.getByText('Open the setup link').waitFor();
+    await p.locator('code', { hasText: 'mailwright setup link' }).waitFor();
     await p.goto(`${fresh.url}/setup#${token}`);
     await screenshots(p, 'setup');
     await p.getByLabel('Your e-mail address').fill('owner@box.example');

@@ -122,8 +122,7 @@ async function listDataDir(dataDir: string, skip: string[]): Promise<{ found: Ar
     for (const name of (await readdir(dir)).sort()) {
       const abs = join(dir, name);
       const rel = prefix ? `${prefix}/${name}` : name;
-      if (name.endsWith(TEMP_SUFFIX) || name.includes(ASIDE) || skip.some((s) => abs === s || abs.startsWith(s + sep))) continue;
-      if (!prefix && (LIVE_DB.has(name) || name === RUN_DIR || name.startsWith(STAGING))) continue;
+      if (rel === DB_ENTRY || neverCarried(rel) || skip.some((s) => abs === s || abs.startsWith(s + sep))) continue;
       let stat;
       try {
         stat = await lstat(abs);
@@ -140,6 +139,20 @@ async function listDataDir(dataDir: string, skip: string[]): Promise<{ found: Ar
   };
   await walk(dataDir, '');
   return { found, skipped };
+}
+
+/**
+ * What a path of the data directory is when a backup never carries it, or null. The database is carried, as its
+ * snapshot (the first entry); restore refuses a backup that holds any of these (restore.ts).
+ */
+export function neverCarried(path: string): string | null {
+  const parts = path.split('/');
+  if (parts.length === 1 && LIVE_DB.has(path) && path !== DB_ENTRY) return "a file of a live database beside the database (a backup's database is one self-contained snapshot)";
+  if (parts[0] === RUN_DIR) return "serve's markers of a running process";
+  if (parts[0].startsWith(STAGING)) return "a restore's staging folder";
+  if (parts.some((p) => p.endsWith(TEMP_SUFFIX))) return "a backup's temporary file";
+  if (parts.some((p) => p.includes(ASIDE))) return 'a file an earlier restore moved aside';
+  return null;
 }
 
 async function digest(path: string): Promise<{ size: number; sha256: string }> {
@@ -209,31 +222,12 @@ async function writePack(path: string, manifest: Manifest, sources: Map<string, 
  * the first thing that is wrong; what it wrote into `into` by then is the caller's to remove.
  */
 export async function readBackup(file: string, into: string | null = null): Promise<Manifest> {
-  let fh: FileHandle;
+  const fh = await openBackup(file);
+  const damaged = (why: string) => damagedBackup(file, why);
   try {
-    fh = await open(file, 'r');
-  } catch (err) {
-    throw new BackupError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  const damaged = (why: string) => new BackupError(`${file} is damaged or not a Mailwright backup (${why}); nothing was restored`);
-  try {
-    const size = (await fh.stat()).size;
-    const head = Buffer.alloc(Math.min(64, size));
-    await fh.read(head, 0, head.length, 0);
-    const newline = head.indexOf(10);
-    const m = newline > 0 ? /^MAILWRIGHT-BACKUP (\d+) (\d+)$/.exec(head.subarray(0, newline).toString('latin1')) : null;
-    if (!m) throw damaged('no MAILWRIGHT-BACKUP header');
-    if (Number(m[1]) !== FORMAT_VERSION) throw new BackupError(`${file} is a version ${m[1]} backup; this release reads version ${FORMAT_VERSION}: restore it with the release that made it`);
-    const manifestLength = Number(m[2]);
-    if (manifestLength > MAX_MANIFEST || newline + 1 + manifestLength > size) throw damaged('its manifest is cut short');
-    const json = Buffer.alloc(manifestLength);
-    await fh.read(json, 0, manifestLength, newline + 1);
-    const manifest = parseManifest(json, damaged);
-    const expected = newline + 1 + manifestLength + manifest.entries.reduce((n, e) => n + (e.type === 'file' ? e.size : 0), 0) + TRAILER_BYTES;
-    if (size !== expected) throw damaged(`${size} bytes where its manifest adds up to ${expected}: cut short or altered`);
-
-    const whole = createHash('sha256').update(head.subarray(0, newline + 1)).update(json);
-    let position = newline + 1 + manifestLength;
+    const { line, json, manifest, dataStart } = await readHead(fh, file);
+    const whole = createHash('sha256').update(line).update(json);
+    let position = dataStart;
     const buffer = Buffer.allocUnsafe(CHUNK);
     for (const entry of manifest.entries) {
       const target = into && join(into, ...entry.path.split('/'));
@@ -270,6 +264,47 @@ export async function readBackup(file: string, into: string | null = null): Prom
   } finally {
     await fh.close();
   }
+}
+
+/** A backup's manifest, checked, and where the bytes of its first entry begin; the entries are not read. */
+export async function readManifest(file: string): Promise<{ manifest: Manifest; dataStart: number }> {
+  const fh = await openBackup(file);
+  try {
+    const { manifest, dataStart } = await readHead(fh, file);
+    return { manifest, dataStart };
+  } finally {
+    await fh.close();
+  }
+}
+
+async function openBackup(file: string): Promise<FileHandle> {
+  try {
+    return await open(file, 'r');
+  } catch (err) {
+    throw new BackupError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+const damagedBackup = (file: string, why: string) => new BackupError(`${file} is damaged or not a Mailwright backup (${why}); nothing was restored`);
+
+/** The header line and the manifest as they are in the file, the manifest parsed and checked against the file's size. */
+async function readHead(fh: FileHandle, file: string): Promise<{ line: Buffer; json: Buffer; manifest: Manifest; dataStart: number }> {
+  const damaged = (why: string) => damagedBackup(file, why);
+  const size = (await fh.stat()).size;
+  const head = Buffer.alloc(Math.min(64, size));
+  await fh.read(head, 0, head.length, 0);
+  const newline = head.indexOf(10);
+  const m = newline > 0 ? /^MAILWRIGHT-BACKUP (\d+) (\d+)$/.exec(head.subarray(0, newline).toString('latin1')) : null;
+  if (!m) throw damaged('no MAILWRIGHT-BACKUP header');
+  if (Number(m[1]) !== FORMAT_VERSION) throw new BackupError(`${file} is a version ${m[1]} backup; this release reads version ${FORMAT_VERSION}: restore it with the release that made it`);
+  const manifestLength = Number(m[2]);
+  if (manifestLength > MAX_MANIFEST || newline + 1 + manifestLength > size) throw damaged('its manifest is cut short');
+  const json = Buffer.alloc(manifestLength);
+  await fh.read(json, 0, manifestLength, newline + 1);
+  const manifest = parseManifest(json, damaged);
+  const expected = newline + 1 + manifestLength + manifest.entries.reduce((n, e) => n + (e.type === 'file' ? e.size : 0), 0) + TRAILER_BYTES;
+  if (size !== expected) throw damaged(`${size} bytes where its manifest adds up to ${expected}: cut short or altered`);
+  return { line: head.subarray(0, newline + 1), json, manifest, dataStart: newline + 1 + manifestLength };
 }
 
 function parseManifest(json: Buffer, damaged: (why: string) => BackupError): Manifest {

@@ -4,63 +4,23 @@
 // restart. Needs mount(8) (root): skipped with a message where it is not allowed.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { execFileSync } from 'node:child_process';
-import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
-import { request, tempDir } from '../testkit/app.ts';
+import { request } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
+import { mountSmallDisk } from '../testkit/full-disk.ts';
 
-const mountPoint = tempDir('mailwright-full-');
-let mounted = false;
-try {
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=12m,mode=0700', 'tmpfs', mountPoint], { stdio: 'pipe', timeout: 10_000 });
-  mounted = true;
-} catch (err) {
-  rmSync(mountPoint, { recursive: true, force: true });
-  console.log(`disk-full.test.ts skipped: cannot mount a tmpfs here (${String((err as Error).message).split('\n')[0]})`);
-}
-
-const filler = join(mountPoint, 'filler');
-
-function unmount(): void {
-  try {
-    execFileSync('umount', [mountPoint], { stdio: 'pipe', timeout: 10_000 });
-  } catch {
-    execFileSync('umount', ['-l', mountPoint], { stdio: 'pipe', timeout: 10_000 }); // still busy: detach it
-  }
-  rmSync(mountPoint, { recursive: true, force: true });
-}
-
-// Every wait here is bounded: a stuck request or session fails the file, and the tmpfs is unmounted anyway.
-setTimeout(() => {
-  console.error('disk-full.test.ts: timed out after 120 s');
-  if (mounted) unmount();
-  process.exit(1);
-}, 120_000).unref();
-
-/** Writes to the filler until the filesystem has not one page left. */
-function fill(): number {
-  const fd = openSync(filler, 'a');
-  const chunk = Buffer.alloc(64 * 1024, 1);
-  let written = 0;
-  try {
-    for (let size = chunk.length; size >= 512; ) {
-      try {
-        written += writeSync(fd, chunk, 0, size);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-        size /= 2;
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return written;
-}
+const disk = mountSmallDisk(12);
+if ('skipped' in disk) console.log(`disk-full.test.ts skipped: ${disk.skipped}`);
 
 const message = (subject: string) => `From: Alice <alice@sender.example>\r\nTo: hello@in.example\r\nSubject: ${subject}\r\nMessage-ID: <${subject.replace(/\W/g, '')}@sender.example>\r\n\r\n${'Some text. '.repeat(2000)}\r\n`;
 
-if (mounted) {
+if (!('skipped' in disk)) {
+  // Every wait here is bounded: a stuck request or session fails the file, and the tmpfs is unmounted anyway.
+  setTimeout(() => {
+    console.error('disk-full.test.ts: timed out after 120 s');
+    disk.unmount();
+    process.exit(1);
+  }, 120_000).unref();
+
   let s: InboundScene;
   const count = (sql: string) => Number(s.t.app.db.prepare(sql).pluck().get());
   const rows = () => ({
@@ -75,7 +35,7 @@ if (mounted) {
 
   test.before(async () => {
     // The margin (min_free_space_mb) is off: this test is of the disk filling up under the box's writes.
-    s = await startInboundScene({ env: { MAILWRIGHT_DATA_DIR: mountPoint, MAILWRIGHT_MIN_FREE_SPACE_MB: '0' } });
+    s = await startInboundScene({ env: { MAILWRIGHT_DATA_DIR: disk.dir, MAILWRIGHT_MIN_FREE_SPACE_MB: '0' } });
     await s.verifiedDomain('sender.test');
     s.routeTo('dest.test');
   });
@@ -83,7 +43,7 @@ if (mounted) {
     try {
       await s?.stop();
     } finally {
-      unmount();
+      disk.unmount();
     }
   });
 
@@ -93,7 +53,7 @@ if (mounted) {
     // The WAL emptied, so the next commit must grow it: with no page left, SQLite says SQLITE_FULL.
     const [{ busy }] = s.t.app.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
     assert.is(busy, 0);
-    assert.ok(fill() > 0, 'the tmpfs had room to fill');
+    assert.ok(disk.fill() > 0, 'the tmpfs had room to fill');
     const before = rows();
 
     const full = await send('while full');
@@ -112,7 +72,7 @@ if (mounted) {
     assert.not.match(warned[0], /    at /, 'no stack trace');
     assert.not.ok(s.t.logs.some((l) => l.includes('"msg":"request failed"')), 'not logged as an error');
 
-    rmSync(filler);
+    disk.free();
     const after = await send('after');
     assert.is(after.status, 200, JSON.stringify(after.body));
     const received = await s.deliver(message('after'), {});

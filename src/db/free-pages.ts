@@ -11,6 +11,7 @@
 import type { Db } from './open.ts';
 import type { GroupCommit } from './group-commit.ts';
 import type { Log } from '../log.ts';
+import { FullDiskNotice } from './full-disk.ts';
 
 /** How often the free pages are counted: reading the count is reading page 1, which costs nothing. */
 export const RECLAIM_EVERY_MS = 10_000;
@@ -67,14 +68,18 @@ export async function reclaimFreePages(db: Db, commit: GroupCommit, stopped: () 
 export function startReclaiming(db: Db, commit: GroupCommit, log: Log): () => Promise<void> {
   let stopped = false;
   let running: Promise<void> | null = null;
+  const fullDisk = new FullDiskNotice(log, 'giving free pages back to the disk');
   const timer = setInterval(() => {
     if (running) return;
     running = reclaimFreePages(db, commit, () => stopped)
       .then(
         (pages) => {
+          fullDisk.succeeded();
           if (pages > 0) log.info('free pages given back to the disk', { pages, bytes: pages * (db.pragma('page_size', { simple: true }) as number) });
         },
-        (err: unknown) => log.warn('could not give free pages back to the disk; the next look tries again', { err }),
+        (err: unknown) => {
+          if (!fullDisk.failed(err)) log.warn('could not give free pages back to the disk; the next look tries again', { err });
+        },
       )
       .finally(() => {
         running = null;

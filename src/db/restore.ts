@@ -6,9 +6,11 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { ASIDE, BackupError, DB_ENTRY, LIVE_DB, readBackup, STAGING, stamp, syncDir, type Manifest } from './backup.ts';
 import { servingProcesses } from './serving.ts';
+import { refuseForeign } from './restore-refusals.ts';
 
 /**
- * Puts a backup back into `dataDir` (made if missing, as on a new machine). Refuses while serve runs there.
+ * Puts a backup back into `dataDir` (made if missing, as on a new machine). Refuses while serve runs there, and
+ * refuses a file that is not a backup made by `mailwright backup` (restore-refusals.ts), before it changes anything.
  * Everything is unpacked and checked (checksums, then PRAGMA integrity_check) in a staging folder inside the
  * data directory first, so a bad backup changes nothing; then each top-level entry the backup holds replaces
  * the one in place, which is kept as `<name>.before-restore-<time>`. Entries the backup does not hold stay.
@@ -23,6 +25,7 @@ export async function restoreBackup(file: string, dataDirIn: string, now = new D
     );
   }
   if (!existsSync(file)) throw new BackupError(`${file} does not exist`);
+  await refuseForeign(file); // before anything in the data directory is made or moved
   const created = !existsSync(dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const time = stamp(now, true);

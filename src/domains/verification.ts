@@ -22,6 +22,7 @@ import {
   startRotation,
 } from './dkim-keys.ts';
 import { domainsDue, recordCheck, type DomainRow } from './domains.ts';
+import { storageFault } from '../db/health.ts';
 
 /** The records a domain must publish; its ed25519 key's only while dkim_ed25519 is on. */
 export function domainDns(db: Db, config: Pick<Config, 'hostname' | 'dkimEd25519'>, row: DomainRow): DomainDns {
@@ -94,13 +95,18 @@ const BATCH = 50;
 export async function recheckDueDomains(app: App): Promise<number> {
   const retired = await app.commit.run(() => retireOldKeys(app.db, app.clock.now()));
   if (retired) app.log.info('dkim: old keys past the queue lifetime retired; their DNS records may be removed', { count: retired });
-  await giveEd25519Keys(app).catch((err: unknown) => app.log.error('dkim: could not give domains their ed25519 keys', { err }));
+  // A full disk ends the tick (the rest would fail alike); its caller says so once, not each minute per domain.
+  await giveEd25519Keys(app).catch((err: unknown) => {
+    if (storageFault(err) === 'full') throw err;
+    app.log.error('dkim: could not give domains their ed25519 keys', { err });
+  });
   const due = domainsDue(app.db, app.clock.now() - app.config.dnsRecheckMinutes * 60_000, BATCH);
   for (const row of due) {
     try {
       const after = await verifyDomain(app, row, 'periodic');
       if (after && after.status !== row.status) app.log.warn('domain status changed by periodic DNS check', { domain: row.name, workspaceId: row.workspace_id, from: row.status, to: after.status });
     } catch (err) {
+      if (storageFault(err) === 'full') throw err;
       app.log.error('periodic DNS check failed', { domain: row.name, err });
     }
   }

@@ -6,6 +6,7 @@ import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
 import type { DbContext, Writer } from '../db/writer.ts';
 import type { Log } from '../log.ts';
+import { FullDiskNotice } from '../db/full-disk.ts';
 import { archiveReceived } from '../emails/lookup.ts';
 import { fileInto } from './filing.ts';
 import { getRule, matchClause } from './rules.ts';
@@ -77,6 +78,7 @@ export class Resorter {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
+  private readonly fullDisk: FullDiskNotice;
 
   constructor(
     private readonly db: Db,
@@ -85,7 +87,9 @@ export class Resorter {
     private readonly log: Log,
     /** Emails walked per writer job (tests make it small to stop mid-way). */
     private readonly batch = BATCH,
-  ) {}
+  ) {
+    this.fullDisk = new FullDiskNotice(log, 'applying labels to stored mail');
+  }
 
   start(): void {
     this.schedule(0);
@@ -118,8 +122,9 @@ export class Resorter {
         const [result] = (await this.writer.commit([{ kind: 'labels.resort', payload: { batch: this.batch } }], { now: this.clock.now(), log: this.log })) as Array<{ more: boolean }>;
         more = result.more;
       }
+      this.fullDisk.succeeded();
     } catch (err) {
-      this.log.error('applying labels to stored mail failed; trying again shortly', { err });
+      if (!this.fullDisk.failed(err)) this.log.error('applying labels to stored mail failed; trying again shortly', { err });
     }
     if (!this.stopped) this.schedule(IDLE_POLL_MS);
   }

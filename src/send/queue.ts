@@ -5,7 +5,7 @@ import type { App } from '../context.ts';
 import type { Deliverer, OutboundMessage } from './deliver.ts';
 import type { Relay } from './relays.ts';
 import type { RetryPolicy } from './policy.ts';
-import { storageFault } from '../db/health.ts';
+import { FullDiskNotice } from '../db/full-disk.ts';
 import { claimDue, nextDueAt, releaseAbandoned, releaseOrphans, type Claimed } from './claims.ts';
 import type { SignedCopies } from './signed-copies.ts';
 import { localFailure, recordOutcomes } from './record.ts';
@@ -36,6 +36,10 @@ export class Queue {
   private pumping = false;
   private pumpAgain = false;
   private releasedAt = 0;
+  private orphansReleased = false;
+  /** Say once that claims, or the outcomes of a batch, could not be stored for a full disk, and once that they are again. */
+  private readonly fullDisk: FullDiskNotice;
+  private readonly outcomesDisk: FullDiskNotice;
   private timer: NodeJS.Timeout | null = null;
   private readonly running = new Set<Promise<void>>();
   private readonly maxInFlight: number;
@@ -54,12 +58,12 @@ export class Queue {
     this.batchSize = opts.batchSize ?? 200;
     this.leaseMs = opts.leaseMs ?? 30 * 60_000;
     this.pollMs = opts.pollMs ?? 1000;
+    this.fullDisk = new FullDiskNotice(app.log, 'queue: claiming work');
+    this.outcomesDisk = new FullDiskNotice(app.log, 'queue: recording delivery outcomes (recipients go back when their claim expires)');
   }
 
   /** Puts back what dead processes left claimed (a crash, kill -9), then starts working. */
   start(): void {
-    const back = releaseOrphans(this.app.db, this.app.clock.now());
-    if (back) this.app.log.warn('queue: recipients left in flight by a process that died are queued again', { count: back });
     void this.pump();
   }
 
@@ -89,6 +93,13 @@ export class Queue {
     try {
       do {
         this.pumpAgain = false;
+        // In the first pump rather than before it: on a full disk this write fails, and the pump's back-off
+        // tries it again instead of the start failing (catalogue DUR-13).
+        if (!this.orphansReleased) {
+          const back = releaseOrphans(this.app.db, this.app.clock.now());
+          this.orphansReleased = true;
+          if (back) this.app.log.warn('queue: recipients left in flight by a process that died are queued again', { count: back });
+        }
         if (this.app.clock.now() - this.releasedAt >= RELEASE_EVERY_MS) {
           this.releasedAt = this.app.clock.now();
           releaseAbandoned(this.app.db, this.releasedAt, this.leaseMs);
@@ -100,7 +111,12 @@ export class Queue {
           if (rows.length === 0) break;
           this.inFlight += rows.length;
           const work: Promise<void> = this.attempt(rows)
-            .catch((err) => this.app.log.error('queue: batch failed; its recipients will be put back when their claim expires', { err }))
+            .then(
+              () => this.outcomesDisk.succeeded(),
+              (err) => {
+                if (!this.outcomesDisk.failed(err)) this.app.log.error('queue: batch failed; its recipients will be put back when their claim expires', { err });
+              },
+            )
             .finally(() => {
               this.inFlight -= rows.length;
               this.running.delete(work);
@@ -110,14 +126,14 @@ export class Queue {
         }
       } while (this.pumpAgain && !this.stopping);
       this.failedClaims = 0;
+      this.fullDisk.succeeded();
     } catch (err) {
       // Due work would make the next pump at once: a store that cannot commit (a full disk) must not be retried
       // in a tight loop. The wait doubles to CLAIM_BACKOFF_MAX_MS; a full disk is a warning, not our fault.
       this.failedClaims++;
       this.app.health.observe(err);
       const retryMs = claimBackoff(this.failedClaims);
-      if (storageFault(err) === 'full') this.app.log.warn('queue: the disk is full; claiming no work until it has room', { retryMs, failures: this.failedClaims });
-      else this.app.log.error('queue: could not claim work; trying again shortly', { err, retryMs });
+      if (!this.fullDisk.failed(err)) this.app.log.error('queue: could not claim work; trying again shortly', { err, retryMs });
     } finally {
       this.pumping = false;
     }

@@ -9,6 +9,7 @@ import { iso } from '../clock.ts';
 import { addEvent } from '../emails/events.ts';
 import { giveBack } from '../account/plans.ts';
 import { enqueue } from './enqueue.ts';
+import { FullDiskNotice } from '../db/full-disk.ts';
 
 export const MAX_AHEAD_MS = 30 * 24 * 60 * 60_000;
 // Never sleep longer than this: a clock stepped forward (or a missed wake) is noticed within it.
@@ -100,8 +101,11 @@ export class Scheduler {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
+  private readonly fullDisk: FullDiskNotice;
 
-  constructor(private readonly app: App) {}
+  constructor(private readonly app: App) {
+    this.fullDisk = new FullDiskNotice(app.log, 'releasing scheduled sends');
+  }
 
   start(): void {
     this.arm(0);
@@ -143,8 +147,9 @@ export class Scheduler {
         released += result.released;
         if (result.released) queue.wake();
       }
+      this.fullDisk.succeeded();
     } catch (err) {
-      log.error('releasing scheduled sends failed; trying again shortly', { err });
+      if (!this.fullDisk.failed(err)) log.error('releasing scheduled sends failed; trying again shortly', { err });
       if (!this.stopped && !this.timer) this.arm(5_000);
     }
   }

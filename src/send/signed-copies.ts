@@ -16,6 +16,8 @@ import {
 import type { Claimed } from './claims.ts';
 import { personalisation, planFor, storedPlan, type Plan } from './personalise.ts';
 import type { Signer } from './signer.ts';
+import { storageFault } from '../db/health.ts';
+import { FullDiskNotice } from '../db/full-disk.ts';
 
 /** A recipient's bytes: its email's one shared copy, or its own copy when the email is personalised. */
 export interface Copy {
@@ -65,11 +67,14 @@ export class SignedCopies {
   private readonly signing = new Map<string, Promise<Signed>>();
   /** Personal copies being signed now, by delivery id: the queue and presign.ts may ask for one at once. */
   private readonly signingPersonal = new Map<number, Promise<Buffer>>();
+  private readonly fullDisk: FullDiskNotice;
 
   constructor(
     private readonly app: App,
     private readonly signer: Signer,
-  ) {}
+  ) {
+    this.fullDisk = new FullDiskNotice(app.log, 'queue: storing signed copies');
+  }
 
   /**
    * Makes an email's copies ahead of its first attempt (presign.ts): its one signed copy, or the own copy of
@@ -89,10 +94,13 @@ export class SignedCopies {
   async forRecipients(rows: Claimed[]): Promise<{ copies: Map<number, Copy>; unsigned: Map<number, Unsigned> }> {
     const copies = new Map<number, Copy>();
     const unsigned = new Map<number, Unsigned>();
+    // A full disk fails every copy alike: said once until copies are stored again, without a stack (DUR-13).
+    let full: unknown = null;
     const failed = (recipients: Claimed[], err: unknown) => {
       // Errors from the signer's workers arrive by name: bad content or a bad key will not get better by waiting.
       const permanent = err instanceof Permanent || ['ComposeError', 'SignError'].includes((err as Error).name);
-      this.app.log[permanent ? 'warn' : 'error']('queue: could not compose and sign', { emailId: recipients[0].email_id, err });
+      if (!permanent && storageFault(err) === 'full') full = err;
+      else this.app.log[permanent ? 'warn' : 'error']('queue: could not compose and sign', { emailId: recipients[0].email_id, err });
       const reason = permanent ? (err as Error).message : `composing or signing failed: ${(err as Error).message}`;
       for (const r of recipients) unsigned.set(r.id, { permanent, reason });
     };
@@ -126,6 +134,8 @@ export class SignedCopies {
         );
       }),
     );
+    if (full) this.fullDisk.failed(full);
+    else if (copies.size) this.fullDisk.succeeded();
     return { copies, unsigned };
   }
 

@@ -3,7 +3,7 @@
 // self-signed certificate still encrypts the session; it is renewed when it no longer names the host or
 // is within 30 days of expiry.
 import { X509Certificate } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
 
@@ -15,6 +15,8 @@ export interface TlsCredentials {
   cert: Buffer;
   /** True when the box made the certificate itself. */
   selfSigned: boolean;
+  /** A certificate made now that could not be kept (a full disk): it serves from memory and is made again next start. */
+  notSaved?: { path: string; reason: string };
 }
 
 export async function tlsCredentials(config: Pick<Config, 'tlsCert' | 'tlsKey' | 'hostname' | 'dataDir'>, now = Date.now()): Promise<TlsCredentials> {
@@ -41,11 +43,18 @@ export async function tlsCredentials(config: Pick<Config, 'tlsCert' | 'tlsKey' |
       { name: 'subjectAltName', altNames: [{ type: 2, value: config.hostname }] },
     ],
   } as Parameters<typeof generate>[1]);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  // Written aside and renamed, so a crash never leaves a key without its certificate (or half of either).
-  writeFileSync(`${keyFile}.tmp`, made.private, { mode: 0o600 });
-  writeFileSync(`${certFile}.tmp`, made.cert, { mode: 0o600 });
-  renameSync(`${keyFile}.tmp`, keyFile);
-  renameSync(`${certFile}.tmp`, certFile);
-  return { key: Buffer.from(made.private), cert: Buffer.from(made.cert), selfSigned: true };
+  const credentials = { key: Buffer.from(made.private), cert: Buffer.from(made.cert), selfSigned: true };
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // Written aside and renamed, so a crash never leaves a key without its certificate (or half of either).
+    writeFileSync(`${keyFile}.tmp`, made.private, { mode: 0o600 });
+    writeFileSync(`${certFile}.tmp`, made.cert, { mode: 0o600 });
+    renameSync(`${keyFile}.tmp`, keyFile);
+    renameSync(`${certFile}.tmp`, certFile);
+  } catch (err) {
+    // A full disk must not stop the start (catalogue DUR-13): STARTTLS works with the certificate in memory.
+    for (const tmp of [`${keyFile}.tmp`, `${certFile}.tmp`]) rmSync(tmp, { force: true });
+    return { ...credentials, notSaved: { path: certFile, reason: (err as Error).message } }; // Node's message names the code: 'ENOSPC: no space left on device, write'
+  }
+  return credentials;
 }

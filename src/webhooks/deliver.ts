@@ -4,7 +4,7 @@
 // ever wait on themselves: sending, receiving and other workspaces' webhooks never wait on a webhook.
 import { Webhook } from 'standardwebhooks';
 import type { App } from '../context.ts';
-import { FullDiskBackoff } from '../db/full-disk-backoff.ts';
+import { FullDiskBackoff } from '../db/full-disk.ts';
 import { FetchFailed, FetchRefused, safeRequest } from '../dns/safe-fetch.ts';
 import { eventOf } from '../emails/events.ts';
 import { signingSecrets, type WebhookRow } from './endpoints.ts';
@@ -59,7 +59,7 @@ export class WebhookDispatcher {
     this.pollMs = opts.pollMs ?? 250;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.keepFinishedMs = opts.keepFinishedMs ?? KEEP_FINISHED_MS;
-    this.backoff = new FullDiskBackoff(app.log, { name: 'webhooks', work: 'deliveries', baseMs: this.pollMs, maxMs: MAX_BACKOFF_MS });
+    this.backoff = new FullDiskBackoff(app.log, { name: 'webhooks', baseMs: this.pollMs, maxMs: MAX_BACKOFF_MS });
   }
 
   start(): void {

@@ -1,5 +1,5 @@
-// Signing in, and the first start: the owner is created with the one-time token from the setup link (in the
-// URL's fragment, so it never reaches a server log or a Referer header).
+// Signing in, and the first start: the owner is created with the one-time token from the setup link that
+// `mailwright setup link` prints (in the URL's fragment, so it never reaches a server log or a Referer header).
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { Field, Form } from '../components.tsx';
@@ -43,7 +43,10 @@ export function Setup({ onDone }: { onDone: () => void }) {
       <div class="center">
         <div class="card">
           <h1>Set up this box</h1>
-          <p>Open the setup link that <code>mailwright serve</code> printed in its log when it started. It is valid for 24 hours, once.</p>
+          <p>
+            This box has no owner yet. On the server, run <code>mailwright setup link</code> as the user Mailwright runs as, and open the link it
+            prints. It works once, for 24 hours.
+          </p>
         </div>
       </div>
     );
