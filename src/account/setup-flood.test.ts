@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request as httpRequest, type ClientRequest } from 'node:http';
-import { request, startTestApp, type TestApp } from '../testkit/app.ts';
+import { request, runCli, startTestApp, type TestApp } from '../testkit/app.ts';
 
 const OWNER = { email: 'owner@box.example', password: 'orbit lantern quietly 42' };
 let t: TestApp;
@@ -13,8 +13,8 @@ let token: string;
 test.before(async () => {
   // The default rate limit stays on: the floods below keep within it per address, as a patient attacker would.
   t = await startTestApp();
-  const line = t.logs.find((l) => l.includes('setupUrl'))!;
-  token = /\/setup#([A-Za-z0-9_-]+)/.exec(JSON.parse(line).setupUrl)![1];
+  const link = await runCli(['setup', 'link'], t.env);
+  token = /\/setup#([A-Za-z0-9_-]+)/.exec(link.stdout)![1];
 });
 test.after(() => t.stop());
 
