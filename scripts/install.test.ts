@@ -24,7 +24,7 @@ test('installs the data directory, the configuration and the unit, idempotently,
   assert.match(unit, new RegExp(`ExecStart=${ROOT.replace(/\/$/, '')}/scripts/mailwright serve`));
   assert.match(unit, /ExecReload=\/bin\/kill -HUP \$MAINPID/);
   assert.match(first.stdout, /This box's own DNS[\s\S]*PTR/);
-  assert.match(first.stdout, /1\. sudoedit \/etc\/mailwright\/mailwright.toml[\s\S]*2\. sudo systemctl enable --now mailwright[\s\S]*3\. journalctl -u mailwright/);
+  assert.match(first.stdout, /1\. sudoedit \/etc\/mailwright\/mailwright.toml[\s\S]*2\. sudo systemctl enable --now mailwright[\s\S]*3\. sudo -u mailwright MAILWRIGHT_CONFIG=\/etc\/mailwright\/mailwright.toml \S+\/scripts\/mailwright setup link/);
 
   writeFileSync(config, 'hostname = "mx.example.com"\n');
   const second = run(root);

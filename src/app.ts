@@ -1,7 +1,6 @@
 // Composition root: builds the App value (config, db, log, clock, dns, dial, group commit, writer), mounts every
 // resource's routes, starts the listeners and the periodic jobs, and stops them in order on shutdown.
 import type { AddressInfo, Server } from 'node:net';
-import cron from 'node-cron';
 import type { Config } from './config.ts';
 import { applyLiveKeys, memorySettings } from './config-live.ts';
 import type { App, Dial } from './context.ts';
@@ -9,7 +8,6 @@ import { systemClock, type Clock } from './clock.ts';
 import { createLog, type Log } from './log.ts';
 import { DataDirRefused, databasePath, openDatabase, secureDataDir, type Db } from './db/open.ts';
 import { damagedAdvice, errorCode, storageFault, StoreHealth } from './db/health.ts';
-import { FullDiskNotice } from './db/full-disk.ts';
 import { checkAtStart, START_CHECK_WAIT_MS } from './db/integrity.ts';
 import { migrate } from './db/migrate.ts';
 import { GroupCommit } from './db/group-commit.ts';
@@ -24,7 +22,6 @@ import { tlsCredentials } from './smtp/certificate.ts';
 import { accountRoutes } from './account/routes.ts';
 import { boxRoutes } from './account/box-routes.ts';
 import { domainRoutes } from './domains/routes.ts';
-import { recheckDueDomains, rotateDueKeys } from './domains/verification.ts';
 import { emailRoutes } from './emails/routes.ts';
 import { emailListRoutes, indexBacklogNow } from './emails/search-routes.ts';
 import { hasBacklog, searchBacklog } from './emails/search-backlog.ts';
@@ -37,7 +34,6 @@ import { WebhookDispatcher } from './webhooks/deliver.ts';
 import { EventStream } from './webhooks/stream.ts';
 import { hasUsers, SETUP_LINK_COMMAND } from './account/setup.ts';
 import { dashboardPages } from './dashboard/routes.ts';
-import { runRetention } from './emails/retention.ts';
 import { FreeSpace } from './db/free-space.ts';
 import { freePageBytes, startReclaiming } from './db/free-pages.ts';
 import { templateRoutes } from './templates/routes.ts';
@@ -60,14 +56,13 @@ import { createCheckoutProvider } from './billing/providers.ts';
 import { ensureDefaultWorkspace } from './account/workspaces.ts';
 import { boxSecret } from './db/box-secret.ts';
 import { findKeyBySecret } from './account/keys.ts';
-import { findSession, purgeSessions } from './account/sessions.ts';
-import { LoginThrottle, purgeAuthFailures } from './account/login-throttle.ts';
-import { recordBoxDns } from './account/overview.ts';
 import { Writer } from './db/writer.ts';
+import { findSession } from './account/sessions.ts';
+import { LoginThrottle } from './account/login-throttle.ts';
+import { startSchedules } from './schedules.ts';
 import { Metrics } from './metrics/metrics.ts'; // metrics (issue 21)
 import { metricsPage } from './metrics/routes.ts';
 import { queueDepth } from './send/queue-stats.ts';
-import { scheduledBackup } from './db/backup.ts';
 import { markServing } from './db/serving.ts';
 
 export interface RunningApp {
@@ -295,44 +290,7 @@ export async function startApp(
     throw err;
   }
 
-  const checkBoxDns = () => recordBoxDns(db, app.dns, config.hostname, clock.now()).catch((err: unknown) => log.warn('could not record the box DNS', { err }));
-  // The first a minute after start, off the start-up path (a box's DNS can be slow or missing).
-  const firstBoxDns = setTimeout(() => void checkBoxDns(), 60_000);
-  firstBoxDns.unref();
-  opened.push(async () => clearTimeout(firstBoxDns));
-  const [housekeepingDisk, recheckDisk] = [new FullDiskNotice(log, 'housekeeping'), new FullDiskNotice(log, 'periodic DNS re-check')];
-  const jobs = [
-    // Each minute picks the domains whose last DNS check is older than dns_recheck_minutes.
-    cron.schedule('* * * * *', () => recheckDueDomains(app).then(() => recheckDisk.succeeded(), (err: unknown) => recheckDisk.failed(err) || log.error('periodic DNS re-check failed', { err })), { noOverlap: true }),
-    // dkim_rotation_days (off by default): keys past their age get a successor to publish.
-    cron.schedule('23 * * * *', () => rotateDueKeys(app).then(() => {}, (err: unknown) => log.error('scheduled DKIM rotation failed', { err })), { noOverlap: true }),
-    // The box's addresses and PTR names as GET /account shows them, looked up again every hour.
-    cron.schedule('41 * * * *', () => checkBoxDns()),
-    cron.schedule('17 * * * *', () => {
-      try {
-        const purged = { sessionsPurged: purgeSessions(db, clock), idempotencyKeysPurged: app.idempotency.purgeExpired(), authFailuresPurged: purgeAuthFailures(db, clock) };
-        housekeepingDisk.succeeded();
-        log.info('housekeeping', purged);
-      } catch (err) {
-        if (!housekeepingDisk.failed(err)) log.error('housekeeping failed; it runs again next hour', { err });
-      }
-    }),
-    // Retention (off unless configured): nightly, in small batches, after the backup hour most people pick;
-    // it records the database's size each night either way (doctor's growth figure).
-    cron.schedule('20 4 * * *', () =>
-      runRetention(app, { mailDays: config.retentionMailDays, rawDays: config.retentionRawDays, eventsDays: config.retentionEventsDays }).then(
-        () => {},
-        (err: unknown) => log.error('retention failed; it runs again tomorrow', { err }),
-      ),
-    { noOverlap: true }),
-    // backup_schedule (off by default); a failed backup deletes none of the older ones.
-    ...(config.backupSchedule
-      ? [cron.schedule(config.backupSchedule, () => scheduledBackup(config, log).then(() => {}, (err: unknown) => log.error('scheduled backup failed', { err, backupDir: config.backupDir })), { noOverlap: true })]
-      : []),
-  ];
-  opened.push(async () => {
-    for (const job of jobs) await job.stop();
-  });
+  opened.push(startSchedules(app));
 
   healthy = true;
   // The one-time setup link is a credential: never logged (journald and log shippers keep logs); the CLI prints it.

@@ -9,19 +9,19 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request, seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
 import { eventually } from '../testkit/outbound.ts';
-import { smallDisk } from '../testkit/small-disk.ts';
+import { mountSmallDisk } from '../testkit/full-disk.ts';
 
-const disk = smallDisk();
-if (typeof disk === 'string') console.log(`webhooks/disk-full.test.ts skipped: ${disk}`);
+const disk = mountSmallDisk(12, 'mailwright-small-');
+if ('skipped' in disk) console.log(`webhooks/disk-full.test.ts skipped: ${disk.skipped}`);
 
 // Every wait here is bounded: a stuck step fails the file, and the tmpfs is unmounted anyway.
 setTimeout(() => {
   console.error('webhooks/disk-full.test.ts: timed out after 120 s');
-  if (typeof disk !== 'string') disk.unmount();
+  if (!('skipped' in disk)) disk.unmount();
   process.exit(1);
 }, 120_000).unref();
 
-if (typeof disk !== 'string') {
+if (!('skipped' in disk)) {
   let t: TestApp;
   let receiver: Server;
   let answer = 503;

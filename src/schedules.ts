@@ -1,0 +1,54 @@
+// The box's periodic jobs, started by app.ts once the listeners are up: DNS re-checks, DKIM rotation, the box's
+// own DNS record, hourly housekeeping, nightly retention and scheduled backups. Each reads the configuration
+// when it runs, so a reload's values apply at the next run. Returns what stops them all.
+import cron from 'node-cron';
+import type { App } from './context.ts';
+import { FullDiskNotice } from './db/full-disk.ts';
+import { scheduledBackup } from './db/backup.ts';
+import { recheckDueDomains, rotateDueKeys } from './domains/verification.ts';
+import { runRetention } from './emails/retention.ts';
+import { purgeSessions } from './account/sessions.ts';
+import { purgeAuthFailures } from './account/login-throttle.ts';
+import { recordBoxDns } from './account/overview.ts';
+
+export function startSchedules(app: App): () => Promise<void> {
+  const { db, clock, log, config } = app;
+  const checkBoxDns = () => recordBoxDns(db, app.dns, config.hostname, clock.now()).catch((err: unknown) => log.warn('could not record the box DNS', { err }));
+  // The first a minute after start, off the start-up path (a box's DNS can be slow or missing).
+  const firstBoxDns = setTimeout(() => void checkBoxDns(), 60_000);
+  firstBoxDns.unref();
+  const [housekeepingDisk, recheckDisk] = [new FullDiskNotice(log, 'housekeeping'), new FullDiskNotice(log, 'periodic DNS re-check')];
+  const jobs = [
+    // Each minute picks the domains whose last DNS check is older than dns_recheck_minutes.
+    cron.schedule('* * * * *', () => recheckDueDomains(app).then(() => recheckDisk.succeeded(), (err: unknown) => recheckDisk.failed(err) || log.error('periodic DNS re-check failed', { err })), { noOverlap: true }),
+    // dkim_rotation_days (off by default): keys past their age get a successor to publish.
+    cron.schedule('23 * * * *', () => rotateDueKeys(app).then(() => {}, (err: unknown) => log.error('scheduled DKIM rotation failed', { err })), { noOverlap: true }),
+    // The box's addresses and PTR names as GET /account shows them, looked up again every hour.
+    cron.schedule('41 * * * *', () => checkBoxDns()),
+    cron.schedule('17 * * * *', () => {
+      try {
+        const purged = { sessionsPurged: purgeSessions(db, clock), idempotencyKeysPurged: app.idempotency.purgeExpired(), authFailuresPurged: purgeAuthFailures(db, clock) };
+        housekeepingDisk.succeeded();
+        log.info('housekeeping', purged);
+      } catch (err) {
+        if (!housekeepingDisk.failed(err)) log.error('housekeeping failed; it runs again next hour', { err });
+      }
+    }),
+    // Retention (off unless configured): nightly, in small batches, after the backup hour most people pick;
+    // it records the database's size each night either way (doctor's growth figure).
+    cron.schedule('20 4 * * *', () =>
+      runRetention(app, { mailDays: config.retentionMailDays, rawDays: config.retentionRawDays, eventsDays: config.retentionEventsDays }).then(
+        () => {},
+        (err: unknown) => log.error('retention failed; it runs again tomorrow', { err }),
+      ),
+    { noOverlap: true }),
+    // backup_schedule (off by default); a failed backup deletes none of the older ones.
+    ...(config.backupSchedule
+      ? [cron.schedule(config.backupSchedule, () => scheduledBackup(config, log).then(() => {}, (err: unknown) => log.error('scheduled backup failed', { err, backupDir: config.backupDir })), { noOverlap: true })]
+      : []),
+  ];
+  return async () => {
+    clearTimeout(firstBoxDns);
+    for (const job of jobs) await job.stop();
+  };
+}
