@@ -37,8 +37,15 @@ test("another channel's lookups are not answered here", async () => {
   const stop = answerLookups('test-dns-b', records);
   try {
     const elsewhere = remoteLookup('test-dns-c');
-    const late = await Promise.race([elsewhere.resolve('x.example', 'TXT').then(() => 'answered'), new Promise((r) => setTimeout(() => r('silence'), 200))]);
+    const asked = elsewhere.resolve('x.example', 'TXT');
+    const late = await Promise.race([asked.then(() => 'answered'), new Promise((r) => setTimeout(() => r('silence'), 200))]);
     assert.is(late, 'silence');
+    // Closing fails the question still waiting, and lets the process end.
+    elsewhere.close();
+    await asked.then(
+      () => assert.unreachable('answered after close'),
+      (err: Error) => assert.match(err.message, 'closed before the answer came'),
+    );
   } finally {
     stop();
   }

@@ -32,8 +32,11 @@ export function answerLookups(channel: string, lookup: DnsLookup): () => void {
   };
 }
 
-/** A lookup whose queries the thread serving `channel` answers (answerLookups); errors keep their code. */
-export function remoteLookup(channel: string): DnsLookup {
+/**
+ * A lookup whose queries the thread serving `channel` answers (answerLookups); errors keep their code. close()
+ * fails the questions still waiting and lets the thread end.
+ */
+export function remoteLookup(channel: string): DnsLookup & { close(): void } {
   const bc = new BroadcastChannel(channel);
   const waiting = new Map<string, { resolve: (answer: unknown) => void; reject: (err: Error) => void }>();
   // Questions are told apart by this instance's own prefix: every instance of the channel hears every answer.
@@ -59,6 +62,12 @@ export function remoteLookup(channel: string): DnsLookup {
         waiting.set(q, { resolve, reject });
         bc.postMessage({ q, name, type } satisfies Request);
       });
+    },
+    close() {
+      const closed = new Error(`the DNS channel ${channel} was closed before the answer came`);
+      for (const w of waiting.values()) w.reject(closed);
+      waiting.clear();
+      bc.close();
     },
   };
 }
