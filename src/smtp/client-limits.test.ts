@@ -3,10 +3,10 @@
 // the connection rate, the error limit of a session, and submission's limit before AUTH.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { freePort, startTestApp, type TestApp } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
-import { RawSmtp, type SmtpReply } from '../testkit/smtp-client.ts';
+import { firstReply, RawSmtp, type SmtpReply } from '../testkit/smtp-client.ts';
 import { ANVIL_RATE_TIME_UNIT, ClientTable, clientAddress, errorSleep, ReplyCount, SMTPD_HARD_ERROR_LIMIT } from './client-limits.ts';
 
 let s: InboundScene;
@@ -85,24 +85,7 @@ test('the table counts open connections exactly, the rate per window, and forget
 
 // ------------------------------------------------------------------------------------------------ sockets
 
-/** A connection from `localAddress` and its first reply line (220 or 421), read within WAIT. */
-function dial(port: number, localAddress: string): Promise<{ socket: Socket; code: number; line: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ port, host: '127.0.0.1', localAddress });
-    let buffer = '';
-    const timer = setTimeout(() => reject(new Error(`no greeting in ${WAIT} ms`)), WAIT);
-    socket.setEncoding('latin1');
-    socket.on('error', () => undefined);
-    socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      const end = buffer.indexOf('\r\n');
-      if (end < 0) return;
-      clearTimeout(timer);
-      socket.removeAllListeners('data');
-      resolve({ socket, code: Number(buffer.slice(0, 3)), line: buffer.slice(0, end) });
-    });
-  });
-}
+const dial = (port: number, localAddress: string) => firstReply(port, localAddress, WAIT);
 
 test('220 connections from one address held open: 20 get 220, the rest 421 4.7.0; others still deliver; no slot leaks', async () => {
   const port = s.t.smtpPort;

@@ -3,10 +3,9 @@
 // client-limits.ts first, then over real sockets on loopback: 127.0.0.x share one /24, 127.0.1.x another.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { connect, type Socket } from 'node:net';
 import { networkOf } from '../dns/ip-ranges.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
-import { RawSmtp, type SmtpReply } from '../testkit/smtp-client.ts';
+import { firstReply, RawSmtp, type SmtpReply } from '../testkit/smtp-client.ts';
 import { ANVIL_RATE_TIME_UNIT, ClientTable } from './client-limits.ts';
 import { KnownNetworks } from './known-senders.ts';
 
@@ -81,24 +80,7 @@ arithmetic.run();
 
 // ------------------------------------------------------------------------------------------------ sockets
 
-/** A connection from `localAddress` and its first reply line (220 or 421), read within WAIT. */
-function dial(port: number, localAddress: string): Promise<{ socket: Socket; code: number; line: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ port, host: '127.0.0.1', localAddress });
-    let buffer = '';
-    const timer = setTimeout(() => reject(new Error(`no greeting in ${WAIT} ms`)), WAIT);
-    socket.setEncoding('latin1');
-    socket.on('error', () => undefined);
-    socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      const end = buffer.indexOf('\r\n');
-      if (end < 0) return;
-      clearTimeout(timer);
-      socket.removeAllListeners('data');
-      resolve({ socket, code: Number(buffer.slice(0, 3)), line: buffer.slice(0, end) });
-    });
-  });
-}
+const dial = (port: number, localAddress: string) => firstReply(port, localAddress, WAIT);
 
 type Dialed = Awaited<ReturnType<typeof dial>>;
 

@@ -3,25 +3,13 @@
 // what they were without the bound. And where a render runs: which content is cheap enough for the event loop.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { TemplateContent, Variable } from './content.ts';
+import { content, data, SEND } from '../testkit/template-content.ts';
 import { findingList, MAX_FINDING_MESSAGE, MAX_FINDINGS } from './findings.ts';
-import { render, type RenderOptions } from './render.ts';
+import { render } from './render.ts';
 import { INLINE_MAX_WORK, renderWork } from './render-pool.ts';
 import { starterContent } from './starters.ts';
 import { STARTER_NAMES } from './content.ts';
 
-const SEND: RenderOptions = { useSampleData: false, keepUnsubscribe: false };
-const data = (o: Record<string, unknown>) => Object.assign(Object.create(null) as Record<string, unknown>, o);
-const content = (parts: Partial<TemplateContent> & { variables?: Variable[] }): TemplateContent => ({
-  name: 't',
-  subjectTemplate: '',
-  htmlTemplate: '',
-  textTemplate: '',
-  sampleData: data({}),
-  messageClass: 'transactional',
-  variables: [],
-  ...parts,
-});
 /** `n` distinct placeholders made by `make`, joined. */
 const many = (n: number, make: (i: number) => string) => Array.from({ length: n }, (_, i) => make(i)).join(' ');
 

@@ -2,22 +2,11 @@
 // hostile values and names that must stay plain data.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { TemplateContent, Variable } from './content.ts';
+import type { Variable } from './content.ts';
+import { content, data, SEND } from '../testkit/template-content.ts';
 import { MAX_RENDERED_PART, render, typeProblem, type RenderOptions } from './render.ts';
 
-const SEND: RenderOptions = { useSampleData: false, keepUnsubscribe: false };
 const PREVIEW: RenderOptions = { useSampleData: true, keepUnsubscribe: false };
-const data = (o: Record<string, unknown>) => Object.assign(Object.create(null) as Record<string, unknown>, o);
-const content = (parts: Partial<TemplateContent> & { variables?: Variable[] }): TemplateContent => ({
-  name: 't',
-  subjectTemplate: '',
-  htmlTemplate: '',
-  textTemplate: '',
-  sampleData: data({}),
-  messageClass: 'transactional',
-  variables: [],
-  ...parts,
-});
 const v = (key: string, type: Variable['type'] = 'string', required = true): Variable => ({ key, type, required });
 const codes = (r: ReturnType<typeof render>) => r.findings.map((f) => `${f.severity}:${f.code}${f.variable ? `:${f.variable}` : ''}`).sort();
 

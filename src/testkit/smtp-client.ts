@@ -101,3 +101,22 @@ export class RawSmtp {
     }
   }
 }
+
+/** A connection from `localAddress` and its first reply line (a greeting, or a refusal such as 421), read within `waitMs`; left open. */
+export function firstReply(port: number, localAddress: string, waitMs: number): Promise<{ socket: Socket; code: number; line: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ port, host: '127.0.0.1', localAddress });
+    let buffer = '';
+    const timer = setTimeout(() => reject(new Error(`no greeting in ${waitMs} ms`)), waitMs);
+    socket.setEncoding('latin1');
+    socket.on('error', () => undefined);
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      const end = buffer.indexOf('\r\n');
+      if (end < 0) return;
+      clearTimeout(timer);
+      socket.removeAllListeners('data');
+      resolve({ socket, code: Number(buffer.slice(0, 3)), line: buffer.slice(0, end) });
+    });
+  });
+}
