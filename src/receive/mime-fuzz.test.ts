@@ -1,6 +1,6 @@
-// Property-based fuzzing of what a stranger sends to port 25 (issue 24): MIME headers and bodies of every
-// shape (folding, encoded words, broken multiparts, odd encodings and charsets, 8-bit and bare line ends) and
-// recipient addresses. For every input the listener answers 250 and stores exactly one message, or refuses
+// Property-based fuzzing of what a stranger sends to port 25: MIME headers and bodies of every shape (folding,
+// encoded words, broken multiparts, odd encodings and charsets, 8-bit and bare line ends, DKIM-Signature fields
+// by the dozen) and recipient addresses. For every input the listener answers 250 and stores exactly one message, or refuses
 // with a 5xx and stores nothing; never a 4xx of ours, never a dropped session, and the box stays healthy.
 // Bounded to about 20 s here; FUZZ_RUNS=N runs N cases per property; a failure prints the replaying seed.
 import { test } from 'uvu';
@@ -51,7 +51,25 @@ const part: fc.Arbitrary<string> = fc.letrec<{ node: string }>((tie) => ({
   ),
 })).node;
 
-const message = fc.tuple(fc.array(field, { maxLength: 12 }), fc.boolean(), part).map(([fields, withFrom, body]) => `${withFrom ? 'From: fuzz@sender.example\r\n' : ''}${fields.join('')}${body}`);
+// DKIM-Signature fields with real tags in any mix (catalogue RES-06c, RES-09: signature-cap.ts picks which
+// mailauth checks): algorithms, canonicalizations, l= lengths, h= lists long and short, tags missing or junk.
+const tag = (name: string, value: fc.Arbitrary<string>) => fc.option(value.map((v) => `${name}=${v}`), { nil: undefined });
+const dkimField = fc
+  .tuple(
+    tag('a', fc.constantFrom('rsa-sha256', 'ed25519-sha256', 'rsa-sha1', 'rsa-md5', '')),
+    tag('c', fc.constantFrom('relaxed/relaxed', 'simple/simple', 'relaxed', 'simple/relaxed', 'x/y')),
+    tag('d', fc.oneof(fc.constantFrom('sender.example', 'SENDER.example', 'other.example'), fc.domain())),
+    tag('s', fc.stringMatching(/^[a-z0-9]{1,12}$/)),
+    tag('l', fc.oneof(fc.nat({ max: 100_000 }).map(String), fc.constantFrom('-1', 'x', '99999999999999999999'))),
+    tag('h', fc.oneof(fc.constantFrom('from:to:subject', 'From', ''), fc.nat({ max: 3_000 }).map((n) => Array.from({ length: n }, (_, i) => (i % 2 ? 'from' : `x-${i}`)).join(':')))),
+    tag('bh', fc.base64String({ maxLength: 44 })),
+    tag('b', fc.base64String({ maxLength: 120 })),
+  )
+  .map((tags) => `DKIM-Signature: v=1; ${tags.filter((t) => t !== undefined).join('; ')}\r\n`);
+
+const message = fc
+  .tuple(fc.array(field, { maxLength: 12 }), fc.array(dkimField, { maxLength: 30 }), fc.boolean(), part)
+  .map(([fields, signatures, withFrom, body]) => `${signatures.join('')}${withFrom ? 'From: fuzz@sender.example\r\n' : ''}${fields.join('')}${body}`);
 
 /** RFC 5321 4.5.2: a line starting with "." gets another; the end is CRLF.CRLF after a final line end. */
 const dataOf = (raw: string) => Buffer.from(`${raw.replace(/(^|\r\n)\./g, '$1..')}${raw.endsWith('\r\n') ? '' : '\r\n'}.\r\n`, 'latin1');
