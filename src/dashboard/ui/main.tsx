@@ -10,7 +10,7 @@ import { Loading, Modal, toast } from './components.tsx';
 import { navigate, onLinkClick, useLocation } from './router.ts';
 import { installShortcuts, shortcutList, useShortcuts } from './shortcuts.ts';
 import { Login, Setup } from './pages/signin.tsx';
-import { Mailbox } from './pages/mailbox.tsx';
+import { Mailbox } from './pages/mailbox/mailbox.tsx';
 import { Overview } from './pages/overview.tsx';
 import { Domains } from './pages/domains.tsx';
 import { Inboxes } from './pages/inboxes.tsx';

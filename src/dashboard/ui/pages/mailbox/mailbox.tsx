@@ -1,0 +1,161 @@
+// The mailbox: views (Inbox by tab, Important, Archive, Sent, Scheduled, Drafts, a label), search with the
+// API's syntax, the list, and the reading pane (reader.tsx). New mail arrives live through the event stream.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, qs } from '../../api.ts';
+import { Empty, ErrorBox, Loading, messageOf, toast, useLoad, when } from '../../components.tsx';
+import { navigate, useLocation } from '../../router.ts';
+import { useShortcuts } from '../../shortcuts.ts';
+import { openCompose } from '../compose.tsx';
+import { VIEWS, who, type Summary } from './model.ts';
+import { Nav } from './nav.tsx';
+import { Reader } from './reader.tsx';
+
+export function Mailbox() {
+  const { path, query } = useLocation();
+  const parts = path.split('/').filter(Boolean); // mail, view[, id] or mail, label, lbl_[, id]
+  const isLabel = parts[1] === 'label';
+  const view = isLabel ? 'label' : (parts[1] ?? 'inbox');
+  const selectedId = isLabel ? parts[3] : parts[2];
+  const search = query.get('q') ?? '';
+  const [refresh, setRefresh] = useState(0);
+  const base = isLabel ? `/mail/label/${parts[2]}` : `/mail/${view}`;
+
+  const list = useLoad(async () => {
+    if (view === 'drafts') {
+      const drafts = await api<{ data: any[] }>('/drafts');
+      return drafts.data.map(
+        (d): Summary => ({ id: d.id, threadId: d.id, direction: 'out', status: 'draft', from: { name: null, address: d.from ?? '' }, to: (d.to ?? []).map((a: string) => ({ name: null, address: a })), subject: d.subject ?? '(no subject)', snippet: d.text ?? '', createdAt: d.updatedAt, category: null, important: false, readAt: d.updatedAt, archivedAt: null, labels: [], attachmentCount: d.attachments.length }),
+      );
+    }
+    const params = isLabel ? { label: parts[2] } : (VIEWS[view]?.params ?? VIEWS.inbox.params);
+    return (await api<{ data: Summary[] }>(`/emails?${qs({ ...params, ...(search ? { query: search } : {}), limit: 50 })}`)).data;
+  }, [view, parts[2], search, refresh]);
+
+  // New mail: the list refreshes when the box says something arrived (GET /events/stream).
+  useEffect(() => {
+    const stream = new EventSource('/api/v1/events/stream?types=email.received');
+    stream.addEventListener('email.received', (e) => {
+      const subject = JSON.parse((e as MessageEvent).data)?.data?.email?.subject;
+      toast(`New mail: ${subject || '(no subject)'}`);
+      setRefresh((n) => n + 1);
+    });
+    return () => stream.close();
+  }, []);
+
+  const rows = list.data ?? [];
+  const index = rows.findIndex((r) => r.id === selectedId);
+  const open = (id: string | undefined) => {
+    if (!id) return;
+    if (view === 'drafts') return openCompose({ draftId: id });
+    navigate(`${base}/${id}${search ? `?${qs({ q: search })}` : ''}`);
+  };
+  const move = (step: number) => open(rows[Math.min(rows.length - 1, Math.max(0, (index < 0 ? -1 : index) + step))]?.id);
+  const act = async (id: string, patch: Record<string, unknown>, done: string, leaves: boolean) => {
+    try {
+      await api(`/emails/${id}`, { method: 'PATCH', body: patch });
+      toast(done);
+      if (leaves) {
+        const next = rows[index + 1] ?? rows[index - 1];
+        navigate(next && next.id !== id ? `${base}/${next.id}` : base, true);
+      }
+      setRefresh((n) => n + 1);
+    } catch (err) {
+      toast(messageOf(err));
+    }
+  };
+  const searchBox = useRef<HTMLInputElement>(null);
+  useShortcuts(
+    [
+      { key: 'j', label: 'Next message', run: () => move(1) },
+      { key: 'k', label: 'Previous message', run: () => move(-1) },
+      { key: 'o', label: 'Open the selected message', run: () => open(selectedId ?? rows[0]?.id) },
+      { key: 'u', label: 'Back to the list', run: () => navigate(base) },
+      { key: 'e', label: 'Archive', run: () => selectedId && act(selectedId, { archived: true }, 'Archived', true) },
+      { key: '#', label: 'Delete', run: () => selectedId && remove(selectedId) },
+      { key: '!', label: 'Report spam', run: () => selectedId && act(selectedId, { category: 'spam' }, 'Moved to Spam', true) },
+      { key: '+', label: 'Mark important', run: () => selectedId && act(selectedId, { important: true }, 'Marked important', false) },
+      { key: 'U', label: 'Mark unread', run: () => selectedId && act(selectedId, { read: false }, 'Marked unread', false) },
+      { key: '/', label: 'Search', run: () => searchBox.current?.focus() },
+      { key: 'c', label: 'Compose', run: () => openCompose({}) },
+      { key: 'r', label: 'Reply', run: () => selectedId && openCompose({ replyTo: selectedId }) },
+      { key: 'f', label: 'Forward', run: () => selectedId && openCompose({ forward: selectedId }) },
+      { key: 'Escape', label: 'Leave the search box', run: () => searchBox.current?.blur() },
+    ],
+    [rows, selectedId, view, search],
+  );
+  const remove = async (id: string) => {
+    try {
+      await api(`/emails/${id}`, { method: 'DELETE' });
+      toast('Deleted');
+      navigate(base, true);
+      setRefresh((n) => n + 1);
+    } catch (err) {
+      toast(messageOf(err));
+    }
+  };
+
+  const title = isLabel ? 'Label' : view === 'drafts' ? 'Drafts' : (VIEWS[view]?.title ?? 'Inbox');
+  useEffect(() => void (document.title = `${title} · Mailwright`), [title]);
+  return (
+    <div class={`mailbox ${selectedId ? 'reading' : ''}`}>
+      <div class="mail-list">
+        <div class="toolbar">
+          <form
+            role="search"
+            onSubmit={(e) => {
+              e.preventDefault();
+              const q = searchBox.current!.value.trim();
+              navigate(`${base}${q ? `?${qs({ q })}` : ''}`);
+            }}
+          >
+            <input ref={searchBox} type="search" name="q" placeholder={`Search ${title.toLowerCase()}  ( / )`} value={search} aria-label="Search" />
+          </form>
+          {['inbox', 'updates', 'spam'].includes(view) && (
+            <div class="tabs" role="tablist">
+              {['inbox', 'updates', 'spam'].map((v) => (
+                <a href={`/mail/${v}`} class={view === v ? 'active' : ''} role="tab">
+                  {v === 'inbox' ? 'Primary' : VIEWS[v].title}
+                </a>
+              ))}
+            </div>
+          )}
+        </div>
+        {list.error ? (
+          <ErrorBox message={list.error} retry={list.reload} />
+        ) : list.loading && !list.data ? (
+          <Loading />
+        ) : rows.length === 0 ? (
+          <Empty title={search ? 'Nothing matches' : `No mail in ${title}`}>{search ? 'Try other words, or from:, to:, subject: and quotes.' : view === 'inbox' ? 'Mail sent to your inboxes arrives here as it comes in.' : null}</Empty>
+        ) : (
+          <div role="list" aria-label={title}>
+            {rows.map((r) => (
+              <a
+                role="listitem"
+                href={view === 'drafts' ? '#' : `${base}/${r.id}`}
+                class={`mail-row ${r.id === selectedId ? 'selected' : ''} ${r.direction === 'in' && !r.readAt ? 'unread' : ''}`}
+                data-id={r.id}
+                onClick={(e) => {
+                  e.preventDefault();
+                  e.stopPropagation();
+                  open(r.id);
+                }}
+              >
+                <span class="who">{r.direction === 'out' ? `To: ${r.to.map(who).join(', ')}` : who(r.from)}</span>
+                <span class="date">{r.status === 'scheduled' ? '⏱ ' : ''}{when(r.createdAt)}</span>
+                <span class="subject">
+                  {r.important ? '★ ' : ''}
+                  {r.subject || '(no subject)'}
+                  {r.attachmentCount ? ' 📎' : ''}
+                </span>
+                <span />
+                <span class="snippet">{r.snippet}</span>
+              </a>
+            ))}
+          </div>
+        )}
+      </div>
+      <div class="reader">{selectedId ? <Reader id={selectedId} onChange={() => setRefresh((n) => n + 1)} act={act} remove={remove} back={() => navigate(base)} /> : <Empty title="No message selected">Pick one from the list, or press <span class="kbd">j</span> and <span class="kbd">o</span>.</Empty>}</div>
+    </div>
+  );
+}
+Mailbox.Nav = Nav;

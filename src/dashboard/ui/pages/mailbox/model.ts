@@ -1,0 +1,55 @@
+// What the mailbox pages share: the shapes GET /emails and GET /labels answer with, and the views, each a
+// filter of GET /emails.
+export interface Person {
+  name: string | null;
+  address: string;
+}
+export interface Summary {
+  id: string;
+  threadId: string;
+  direction: 'in' | 'out';
+  status: string;
+  from: Person;
+  to: Person[];
+  subject: string;
+  snippet: string;
+  createdAt: string;
+  category: string | null;
+  important: boolean;
+  readAt: string | null;
+  archivedAt: string | null;
+  labels: Array<{ id: string; name: string; color: string }>;
+  attachmentCount: number;
+}
+export interface Email extends Summary {
+  cc: Person[];
+  text: string | null;
+  html: string | null;
+  classification: string | null;
+  scheduledAt: string | null;
+  messageId: string;
+  authentication: Record<'spf' | 'dkim' | 'dmarc' | 'arc', { result: string; domain?: string | null } | undefined> | null;
+  attachments: Array<{ id: string; filename: string; contentType: string; sizeBytes: number }>;
+}
+export interface Label {
+  id: string;
+  name: string;
+  color: string;
+  skipInbox: boolean;
+  unreadCount: number;
+  totalCount: number;
+}
+
+// Each view is a filter of GET /emails.
+export const VIEWS: Record<string, { title: string; params: Record<string, string> }> = {
+  inbox: { title: 'Inbox', params: { direction: 'in', archived: 'false', category: 'primary' } },
+  updates: { title: 'Updates', params: { direction: 'in', archived: 'false', category: 'updates' } },
+  spam: { title: 'Spam', params: { direction: 'in', category: 'spam', include_spam: 'true' } },
+  important: { title: 'Important', params: { important: 'true', archived: 'false' } },
+  archive: { title: 'Archive', params: { archived: 'true' } },
+  sent: { title: 'Sent', params: { direction: 'out' } },
+  scheduled: { title: 'Scheduled', params: { status: 'scheduled' } },
+};
+
+export const who = (p: Person) => p.name || p.address;
+export const senderKey = (address: string) => `mailwright.images.${address.toLowerCase()}`;
