@@ -1,4 +1,4 @@
-// The import rules of ARCHITECTURE.md ("Which way imports point"), checked by `npm test` (scripts/test.ts).
+// The import rules of docs/architecture.md ("Which way imports point"), checked by `npm test` (scripts/test.ts).
 // A new folder gets its place here when it is created. Tests and the test kit are outside the rules.
 // metrics/metrics.ts (issue 21) is a leaf: the App type names it and every flow counts through it; its page
 // (metrics/routes.ts) is a front door like any other routes file.
@@ -99,7 +99,7 @@ module.exports = {
     },
   ],
   options: {
-    // Type-only imports count: ARCHITECTURE.md forbids cycles through them too.
+    // Type-only imports count: docs/architecture.md forbids cycles through them too.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     doNotFollow: { path: 'node_modules' },

@@ -21,7 +21,7 @@ export interface MemorySettings {
 }
 
 export function memorySettings(profile: Config['memoryProfile'], cores = availableParallelism()): MemorySettings {
-  // Measured with scripts/bench (README, Benchmarks: memory). default's analyze threads leave one core to the
+  // Measured with scripts/bench (docs/benchmarks.md, Memory). default's analyze threads leave one core to the
   // event loop and the writer: on two cores one analyze thread received as fast as two (1,659 and 1,722 msgs/s
   // against 1,533 and 1,737 at 20 and 100 sessions, same session) for 50-90 MiB less. Signing keeps a thread per
   // core (sends are signed at acceptance while the queue delivers). small also keeps one signing thread and the

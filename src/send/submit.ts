@@ -1,4 +1,4 @@
-// The one way mail enters the outbound queue (ARCHITECTURE.md: API send, batch, and later templates,
+// The one way mail enters the outbound queue (docs/architecture.md: API send, batch, and later templates,
 // drafts, SMTP submission, forwarding). planSend checks the sender and threads the message with reads only;
 // writeSend commits the email, its attachments, its full-text row, one queue row and one `sent` event per
 // recipient. A front door's send is written by the writer thread with its idempotency record in one group
