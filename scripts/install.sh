@@ -11,6 +11,7 @@ APP_DIR="$(cd "$(dirname "$0")/.." && pwd)"
 ETC="$ROOT/etc/mailwright"
 DATA="$ROOT/var/lib/mailwright"
 UNIT="$ROOT/etc/systemd/system/mailwright.service"
+BIN="$ROOT/usr/local/bin/mailwright"
 NODE_MIN="20.18.1"
 
 say() { printf '%s\n' "$*"; }
@@ -19,7 +20,7 @@ fail() { printf 'install: %s\n' "$*" >&2; exit 1; }
 
 if [ -z "$ROOT" ]; then
   [ "$(id -u)" -eq 0 ] || fail "run as root (sudo scripts/install.sh)"
-  [ -f /etc/debian_version ] || fail "this script knows Debian and Ubuntu; on another system follow README.md, Running under systemd"
+  [ -f /etc/debian_version ] || fail "this script knows Debian and Ubuntu; on another system follow docs/operations.md, Install on a VPS"
 fi
 
 step "Node.js"
@@ -76,6 +77,23 @@ else
   [ -z "$ROOT" ] && systemctl daemon-reload
 fi
 
+step "The mailwright command"
+# The command line with the service's configuration and data directory, as the service's user: what a sysadmin
+# types (`sudo mailwright doctor`) reaches the running box's files, and whatever it writes stays that user's.
+mkdir -p "$(dirname "$BIN")"
+wrapper="#!/bin/sh
+# Installed by $APP_DIR/scripts/install.sh: Mailwright's command line on this box.
+export MAILWRIGHT_CONFIG=$ETC/mailwright.toml MAILWRIGHT_DATA_DIR=$DATA
+if [ \"\$(id -u)\" = 0 ] && id mailwright >/dev/null 2>&1; then exec runuser -u mailwright -- $APP_DIR/scripts/mailwright \"\$@\"; fi
+exec $APP_DIR/scripts/mailwright \"\$@\""
+if [ -f "$BIN" ] && [ "$(cat "$BIN")" = "$wrapper" ]; then
+  say "$BIN is up to date"
+else
+  printf '%s\n' "$wrapper" > "$BIN"
+  chmod 0755 "$BIN"
+  say "installed $BIN: run sudo mailwright <command>"
+fi
+
 step "This box's own DNS"
 host="$(sed -n 's/^[[:space:]]*hostname[[:space:]]*=[[:space:]]*"\(.*\)".*/\1/p' "$ETC/mailwright.toml" | head -1)"
 [ -n "$host" ] || host="$(hostname -f 2>/dev/null || hostname)"
@@ -91,5 +109,5 @@ say "receivers distrust mail from an address whose PTR does not name the sender 
 step "Next"
 say "1. sudoedit /etc/mailwright/mailwright.toml     # hostname, public_url, tls_cert/tls_key"
 say "2. sudo systemctl enable --now mailwright"
-say "3. sudo -u mailwright MAILWRIGHT_CONFIG=/etc/mailwright/mailwright.toml $APP_DIR/scripts/mailwright setup link   # open the one-time link it prints to create the owner"
-say "Then add your domain in the dashboard and run: sudo -u mailwright MAILWRIGHT_CONFIG=/etc/mailwright/mailwright.toml $APP_DIR/scripts/mailwright doctor"
+say "3. sudo mailwright setup link     # open the one-time link it prints to create the owner"
+say "Then add your domain in the dashboard and run: sudo mailwright doctor"
