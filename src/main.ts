@@ -12,7 +12,10 @@ import { databaseProblems } from './db/integrity.ts';
 import { storageFault } from './db/health.ts';
 import { hasUsers, issueSetupToken, SETUP_LINK_COMMAND, setupLink } from './account/setup.ts';
 import { createWorkspace, findWorkspace, DEFAULT_WORKSPACE } from './account/workspaces.ts';
-import { createUser, findUserByEmail } from './account/users.ts';
+import { createUser, findUserByEmail, setPasswordHash } from './account/users.ts';
+import { passphraseProblem } from './account/passphrase.ts';
+import { hashPassword } from './account/passwords.ts';
+import { revokeUserSessions } from './account/sessions.ts';
 import { unlockLogin } from './account/login-throttle.ts';
 import { createKey } from './account/keys.ts';
 import { doctor } from './doctor.ts';
@@ -40,6 +43,7 @@ Commands:
   workspace create NAME  create a workspace; prints its id
   setup link             print a one-time link that creates the box's owner (while it has none)
   user add | unlock      create the user who signs in to a workspace's dashboard; clear its failed sign-ins
+  user passwd EMAIL      set a user's new passphrase; signs out every session of that user
   key create             create an API key; prints only the key (re_...)
   doctor                 check the box's DNS, ports and every domain's records; prints what to fix
   queue list | flush     show queued and deferred mail; attempt every deferred delivery now
@@ -63,11 +67,16 @@ never writes the link to its log; run this on the box (as the user serve runs as
 Creates a workspace named NAME (1-64 printable characters, unique) and prints its id (ws_...).
 A workspace named "${DEFAULT_WORKSPACE}" exists from the first start.`,
   user: `Usage: mailwright user add --email ADDRESS [--workspace ID|NAME] --password-stdin
+       mailwright user passwd EMAIL --password-stdin
        mailwright user unlock EMAIL
 
-Creates the user who signs in to the dashboard of a workspace (default: "${DEFAULT_WORKSPACE}") and prints
-the user id. The password (at least 10 characters) is read from standard input, e.g.
-  printf '%s' "$PASSWORD" | mailwright user add --email owner@example.com --password-stdin
+add creates the user who signs in to the dashboard of a workspace (default: "${DEFAULT_WORKSPACE}") and
+prints the user id. The passphrase is read from standard input, e.g.
+  printf '%s' "$PASSPHRASE" | mailwright user add --email owner@example.com --password-stdin
+The rule is the dashboard's: at least 12 characters with at least 6 different ones; not a common
+password, a simple sequence or the e-mail address.
+passwd sets a new passphrase for that user (read the same way, same rule) and signs out every browser
+session of the user at once; the dashboard's Settings page changes it too, knowing the current one.
 unlock clears every failed sign-in that could stop that user: those against the account and those of
 every address (the user's own address is not known), so a locked-out owner can sign in again at once.`,
   key: `Usage: mailwright key create --name NAME [--workspace ID|NAME]
@@ -199,8 +208,27 @@ async function main(argv: string[]): Promise<number> {
       console.log(`cleared ${unlockLogin(db)} failed login attempts: those against ${positionals[0]} and every address's`);
     });
   }
+  if (command === 'user' && sub === 'passwd') {
+    const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true, options: { 'password-stdin': { type: 'boolean' } } });
+    if (positionals.length !== 1) throw new UsageError('user passwd takes exactly one EMAIL');
+    if (!values['password-stdin']) throw new UsageError('user passwd needs --password-stdin (the passphrase is never taken from the command line)');
+    return withStore(config, async (db) => {
+      const user = findUserByEmail(db, positionals[0]);
+      if (!user) throw new Error(`no user ${positionals[0]}`);
+      const password = (await text(process.stdin)).replace(/\r?\n$/, '');
+      const weak = passphraseProblem(password, user.email);
+      if (weak) throw new Error(`the passphrase ${weak}`);
+      const passwordHash = await hashPassword(password);
+      // One transaction: no session outlives the passphrase it was opened with.
+      const revoked = db.transaction(() => {
+        if (!setPasswordHash(db, user.id, passwordHash)) throw new Error(`no user ${positionals[0]}`);
+        return revokeUserSessions(db, systemClock, user.id);
+      }).immediate();
+      console.log(`set a new passphrase for ${user.email} and signed out its ${revoked} ${revoked === 1 ? 'session' : 'sessions'}`);
+    });
+  }
   if (command === 'user') {
-    if (sub !== 'add') throw new UsageError(`unknown command "user ${sub ?? ''}"; did you mean "user add" or "user unlock"?`);
+    if (sub !== 'add') throw new UsageError(`unknown command "user ${sub ?? ''}"; did you mean "user add", "user passwd" or "user unlock"?`);
     const { values } = parseArgs({ args: rest, strict: true, options: { email: { type: 'string' }, workspace: { type: 'string' }, 'password-stdin': { type: 'boolean' } } });
     if (!values.email) throw new UsageError('user add needs --email ADDRESS');
     if (!values['password-stdin']) throw new UsageError('user add needs --password-stdin (the password is never taken from the command line)');
