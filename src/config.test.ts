@@ -40,6 +40,9 @@ test('defaults are the documented ones', () => {
   assert.is(c.relayUrl, null);
   assert.ok(c.dataDir.endsWith('/data'));
   assert.ok(c.dnsServers.length > 0);
+  assert.is(c.trashDays, 30, 'the Trash empties itself after 30 days');
+  assert.is(loadConfig({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_TRASH_DAYS: '0' }).trashDays, 0, '0: kept until emptied');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_TRASH_DAYS: '-1' }, 'trash_days', 'MAILWRIGHT_TRASH_DAYS');
 });
 
 test('every key is read from the file and overridden by its variable', () => {

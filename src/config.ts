@@ -121,6 +121,8 @@ export interface Config {
    * upload that would go past it gets 429 (http/body-memory.ts).
    */
   uploadMemoryMb: number;
+  /** Days an email stays in the Trash before the nightly retention job deletes it for good; 0 = until emptied. */
+  trashDays: number;
 }
 
 export type { Plan, RelayMatch, RelayRule } from './config-values.ts';
@@ -220,6 +222,7 @@ export const KEYS = [
   spec('smtp_reserved_clients', 'smtpReservedClients', integer(0, 100_000), () => -1),
   spec('upload_memory_mb', 'uploadMemoryMb', integer(16, 100_000), () => 64),
   spec('metrics_token', 'metricsToken', (raw) => (text(raw) ? (/^[\x21-\x7e]{16,}$/.test(text(raw)) ? text(raw) : fail('must be at least 16 printable characters without spaces, such as the output of openssl rand -hex 32')) : null), () => null),
+  spec('trash_days', 'trashDays', integer(0, 100_000), () => 30),
 ] as const;
 
 export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;

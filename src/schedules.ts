@@ -34,10 +34,10 @@ export function startSchedules(app: App): () => Promise<void> {
         if (!housekeepingDisk.failed(err)) log.error('housekeeping failed; it runs again next hour', { err });
       }
     }),
-    // Retention (off unless configured): nightly, in small batches, after the backup hour most people pick;
-    // it records the database's size each night either way (doctor's growth figure).
+    // Retention (off unless configured, but for the Trash's trash_days): nightly, in small batches, after the
+    // backup hour most people pick; it records the database's size each night either way (doctor's growth figure).
     cron.schedule('20 4 * * *', () =>
-      runRetention(app, { mailDays: config.retentionMailDays, rawDays: config.retentionRawDays, eventsDays: config.retentionEventsDays }).then(
+      runRetention(app, { mailDays: config.retentionMailDays, rawDays: config.retentionRawDays, eventsDays: config.retentionEventsDays, trashDays: config.trashDays }).then(
         () => {},
         (err: unknown) => log.error('retention failed; it runs again tomorrow', { err }),
       ),

@@ -221,7 +221,7 @@ test("another workspace's key gets 404 for every route of an email, its thread a
 
 test('PATCH read and archived: set once (true again keeps the time), cleared by false; the answer shape', async () => {
   const id = await receive(mime({ subject: 'Flags' }).raw);
-  const keys = ['id', 'readAt', 'archivedAt', 'category', 'important', 'classification'];
+  const keys = ['id', 'readAt', 'archivedAt', 'trashedAt', 'category', 'important', 'classification'];
   const read = await api(`/emails/${id}`, { method: 'PATCH', body: { read: true } });
   assert.is(read.status, 200);
   assert.equal(Object.keys(read.body).sort(), [...keys].sort());
@@ -279,7 +279,7 @@ test('reporting spam teaches the sender: the next message from that address (any
   const first = await receive(mime({ from: 'Bob <bob@sender.example>', subject: 'Cheap watches' }).raw, 'bob@sender.example');
   const res = await api(`/emails/${first}`, { method: 'PATCH', body: { category: 'spam' } });
   assert.is(res.status, 200);
-  assert.equal(res.body, { id: first, readAt: null, archivedAt: null, category: 'spam', important: false, classification: 'You marked this sender as spam' });
+  assert.equal(res.body, { id: first, readAt: null, archivedAt: null, trashedAt: null, category: 'spam', important: false, classification: 'You marked this sender as spam' });
   assert.equal(learned('bob@sender.example'), { category: 'spam', important: null });
   const next = await receive(mime({ from: 'Bob <BOB@Sender.Example>', subject: 'More watches' }).raw, 'bob@sender.example');
   assert.is(row(next).category, 'spam');

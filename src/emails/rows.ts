@@ -1,5 +1,5 @@
 // The rows of mail at rest, as SQLite returns them: one declaration of the emails table (migrations 0003,
-// 0005) and its contents, which every reader narrows with Pick to the columns it selects.
+// 0005, 0031) and its contents, which every reader narrows with Pick to the columns it selects.
 
 export type Category = 'primary' | 'updates' | 'spam';
 
@@ -45,6 +45,8 @@ export interface EmailRow {
   classification: string | null;
   read_at: number | null;
   archived_at: number | null;
+  /** When the email was moved to the Trash (ms), or null (migration 0031). */
+  trashed_at: number | null;
   /** JSON of the received message's authentication verdicts. */
   authentication: string | null;
   preview: string | null;
