@@ -223,11 +223,12 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function tryOptions(args: string[]) {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    options: { dir: { type: 'string' }, 'http-port': { type: 'string' }, 'smtp-port': { type: 'string' }, 'submission-port': { type: 'string' } },
-  });
+  let values: { dir?: string; 'http-port'?: string; 'smtp-port'?: string; 'submission-port'?: string };
+  try {
+    ({ values } = parseArgs({ args, strict: true, options: { dir: { type: 'string' }, 'http-port': { type: 'string' }, 'smtp-port': { type: 'string' }, 'submission-port': { type: 'string' } } }));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
   const port = (flag: string, raw: string | undefined, fallback: number, min = 1) => {
     if (raw === undefined) return fallback;
     const n = Number(raw);

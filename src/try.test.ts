@@ -5,6 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { CLI, ROOT, freePort, request, runCli, sessionCookie, tempDir, testEnv } from './testkit/app.ts';
 import { startDnsServer, type DnsServer } from './testkit/dns-server.ts';
@@ -220,6 +221,18 @@ test('try takes its ports as flags and says what is wrong with one', async () =>
   assert.is(bad.code, 2);
   assert.match(bad.stderr, /--http-port must be a port from 1 to 65535, got "80x"/);
   assert.not.ok(existsSync(join(root, 'unused')));
+
+  // Another program on the dashboard's port (Mailpit's is 8025 too): the flag to change is named.
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  try {
+    const port = String((taken.address() as AddressInfo).port);
+    const busy = await runCli(['try', '--dir', join(root, 'busy'), '--http-port', port, '--smtp-port', String(await freePort()), '--submission-port', '0'], { MAILWRIGHT_DNS_SERVERS: dns.address });
+    assert.is(busy.code, 78, busy.stdout + busy.stderr);
+    assert.match(busy.stderr, new RegExp(`cannot listen for HTTP on 127\\.0\\.0\\.1:${port}: the address is already in use by another program; stop it or give try another --http-port`));
+  } finally {
+    taken.close();
+  }
 });
 
 test.run();

@@ -23,6 +23,8 @@ export interface TryOptions {
   submissionPort: number;
 }
 
+const FLAGS: Record<string, string> = { MAILWRIGHT_HTTP_PORT: '--http-port', MAILWRIGHT_SMTP_PORT: '--smtp-port', MAILWRIGHT_SUBMISSION_PORT: '--submission-port' };
+
 /** The MAILWRIGHT_* variables try takes from its environment; every other setting is its own. */
 const PASSED_THROUGH = ['MAILWRIGHT_DNS_SERVERS', 'MAILWRIGHT_LOG_LEVEL'];
 
@@ -97,7 +99,11 @@ export async function runTry(opts: TryOptions, env: NodeJS.ProcessEnv = process.
     db.close();
   }
   if (!isBuilt()) await buildDashboard().catch((err) => log.error('the dashboard could not be built; the API works without it', { err }));
-  const app = await startApp(config, { log, tryMode: { localDomains: [TRY_DOMAIN] } });
+  const app = await startApp(config, { log, tryMode: { localDomains: [TRY_DOMAIN] } }).catch((err: unknown) => {
+    // A port in use: try takes its ports as flags, not as the variables serve's message names.
+    if (err instanceof StartupError) err.message = err.message.replace(/set (MAILWRIGHT_\w+_PORT)/, (_, name: string) => `give try another ${FLAGS[name] ?? name}`);
+    throw err;
+  });
   process.stdout.write(welcome(config, access, app.submission?.port ?? null));
   return new Promise((done) => {
     const shutdown = () => void app.stop().then(() => done(0));
