@@ -228,13 +228,18 @@ export const KEYS = [
 export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;
 const DEFAULT_CONFIG_FILE = 'config/mailwright.toml';
 
-/** Reads MAILWRIGHT_CONFIG (or config/mailwright.toml if present) and the environment into a Config. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Reads MAILWRIGHT_CONFIG (or config/mailwright.toml if present) and the environment into a Config. `readFile`
+ * false reads no file at all (mailwright try: a box's configuration must not leak into it).
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { readFile?: boolean } = {}): Config {
   const explicit = env.MAILWRIGHT_CONFIG?.trim();
   const file = resolve(explicit || DEFAULT_CONFIG_FILE);
   let fromFile: Record<string, unknown> = {};
-  if (explicit && !existsSync(file)) throw new ConfigError(`config: MAILWRIGHT_CONFIG names ${file}, which does not exist`);
-  if (existsSync(file)) fromFile = readTomlFile(file);
+  if (opts.readFile !== false) {
+    if (explicit && !existsSync(file)) throw new ConfigError(`config: MAILWRIGHT_CONFIG names ${file}, which does not exist`);
+    if (existsSync(file)) fromFile = readTomlFile(file);
+  }
 
   const known = new Set<string>(KEYS.map((k) => k.key));
   for (const key of Object.keys(fromFile)) {

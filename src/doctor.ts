@@ -141,6 +141,10 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
   const domains = allDomains(db);
   if (domains.length === 0) r.lines.push('', 'No domains yet: add one with POST /api/v1/domains.');
   for (const row of domains) {
+    if (row.local) {
+      r.lines.push('', `Domain ${row.name}: local to mailwright try, never looked up in DNS`);
+      continue;
+    }
     const dns = domainDns(db, config, row);
     r.lines.push('', `Domain ${row.name} (workspace ${getWorkspace(db, row.workspace_id)?.name}, ${row.status})`);
     reportChecks(r, await checkDomain(resolver, dns), requiredRecords(dns));

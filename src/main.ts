@@ -26,6 +26,7 @@ import { restoreBackup } from './db/restore.ts';
 import { generateDkimKey, RotationInProgress, startRotation } from './domains/dkim-keys.ts';
 import { holderOf } from './domains/claims.ts';
 import { dkimName, dkimValue } from './dns/records.ts';
+import { runTry, TRY_DEFAULTS, TRY_HELP } from './try.ts';
 
 // Everything this process creates (database, WAL, keys, backups) is its owner's alone (DESIGN.md 3, SEC-01).
 process.umask(0o077);
@@ -40,6 +41,7 @@ const HELP: Record<string, string> = {
 
 Commands:
   serve                  run the appliance (SMTP, HTTP API, queue) until SIGTERM
+  try                    run a box on this machine without DNS: mail to other domains is kept, never sent
   workspace create NAME  create a workspace; prints its id
   setup link             print a one-time link that creates the box's owner (while it has none)
   user add | unlock      create the user who signs in to a workspace's dashboard; clear its failed sign-ins
@@ -57,6 +59,7 @@ config/mailwright.toml (or MAILWRIGHT_CONFIG) and MAILWRIGHT_* variables; see th
 
 Runs the appliance in the foreground on the configured ports. SIGTERM or SIGINT stops accepting new
 connections, lets work in flight finish, commits and exits 0. /healthz answers 200 once it is up.`,
+  try: TRY_HELP,
   setup: `Usage: mailwright setup link
 
 While the box has no owner, prints a one-time link (<public_url>/setup#<token>) on standard output: open it
@@ -127,6 +130,8 @@ async function main(argv: string[]): Promise<number> {
     if (sub !== undefined) throw new UsageError(`serve takes no arguments, got "${sub}"`);
     return serve(loadConfig());
   }
+  // Before loadConfig: try reads no configuration file and few variables (try.ts).
+  if (command === 'try') return runTry(tryOptions([sub, ...rest].filter((a) => a !== undefined)));
   const config = loadConfig();
   if (command === 'backup' || command === 'restore') {
     const { positionals } = parseArgs({ args: [sub, ...rest].filter((a) => a !== undefined), allowPositionals: true, strict: true });
@@ -243,6 +248,28 @@ async function main(argv: string[]): Promise<number> {
   const name = values.name?.trim();
   if (!name || name.length > 100) throw new UsageError('key create needs --name NAME (1 to 100 characters)');
   return withStore(config, (db) => console.log(createKey(db, systemClock, pickWorkspace(db, values.workspace).id, name).key));
+}
+
+function tryOptions(args: string[]) {
+  let values: { dir?: string; 'http-port'?: string; 'smtp-port'?: string; 'submission-port'?: string };
+  try {
+    ({ values } = parseArgs({ args, strict: true, options: { dir: { type: 'string' }, 'http-port': { type: 'string' }, 'smtp-port': { type: 'string' }, 'submission-port': { type: 'string' } } }));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const port = (flag: string, raw: string | undefined, fallback: number, min = 1) => {
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!/^\d{1,5}$/.test(raw) || n < min || n > 65535) throw new UsageError(`--${flag} must be a port from ${min} to 65535, got "${raw}"`);
+    return n;
+  };
+  if (values.dir !== undefined && !values.dir.trim()) throw new UsageError('--dir must name a directory');
+  return {
+    dir: values.dir ?? TRY_DEFAULTS.dir,
+    httpPort: port('http-port', values['http-port'], TRY_DEFAULTS.httpPort),
+    smtpPort: port('smtp-port', values['smtp-port'], TRY_DEFAULTS.smtpPort),
+    submissionPort: port('submission-port', values['submission-port'], TRY_DEFAULTS.submissionPort, 0),
+  };
 }
 
 async function withStore(config: Config, work: (db: Db) => void | Promise<void>): Promise<number> {

@@ -47,6 +47,8 @@ export interface DomainRow {
   inbound_checked_at: number | null;
   inbound_issue: string | null;
   created_at: number;
+  /** 1 for a local domain of `mailwright try` (markLocal): verified and receiving without DNS, never DNS-checked. */
+  local: number;
 }
 
 const REQUIRED: RecordKind[] = ['DKIM', 'SPF', 'MX'];
@@ -144,9 +146,21 @@ export function recordCheck(db: Db, clock: Clock, workspaceId: string, id: strin
   })();
 }
 
-/** Domains whose last check (or creation) is older than the interval, oldest first. */
+/** Domains whose last check (or creation) is older than the interval, oldest first; never a local domain. */
 export const domainsDue = (db: Db, before: number, limit: number) =>
-  db.prepare('SELECT * FROM domains WHERE coalesce(checked_at, created_at) < ? ORDER BY coalesce(checked_at, created_at) LIMIT ?').all(before, limit) as DomainRow[];
+  db.prepare('SELECT * FROM domains WHERE local = 0 AND coalesce(checked_at, created_at) < ? ORDER BY coalesce(checked_at, created_at) LIMIT ?').all(before, limit) as DomainRow[];
+
+/**
+ * Makes a domain local (mailwright try only): verified for sending and ready for inbound mail at once, with no
+ * DNS record to publish or check. Its name must be one that never leaves the machine (RFC 6761 .localhost).
+ */
+export function markLocal(db: Db, clock: Clock, workspaceId: string, id: string): void {
+  db.prepare("UPDATE domains SET local = 1, status = 'verified', verified_at = coalesce(verified_at, ?), inbound_status = 'ready', inbound_issue = NULL WHERE workspace_id = ? AND id = ?").run(
+    clock.now(),
+    workspaceId,
+    id,
+  );
+}
 
 export function recordInbound(db: Db, clock: Clock, row: DomainRow, status: InboundStatus, issue: DnsIssue | undefined): DomainRow {
   db.prepare('UPDATE domains SET inbound_status = ?, inbound_checked_at = ?, inbound_issue = ? WHERE workspace_id = ? AND id = ?').run(
@@ -162,6 +176,7 @@ export function recordInbound(db: Db, clock: Clock, row: DomainRow, status: Inbo
 const stateOf = (row: DomainRow): DnsState | null => (row.dns_state ? (JSON.parse(row.dns_state) as DnsState) : null);
 
 export function setupStatus(row: DomainRow): 'checking' | 'action_required' | 'complete' {
+  if (row.local) return 'complete';
   const state = stateOf(row);
   if (!state) return 'action_required';
   if (REQUIRED.every((r) => state.records[r] === 'verified')) return 'complete';
@@ -181,6 +196,8 @@ export function presentDomainSummary(row: DomainRow) {
     checks: checksOf(row),
     createdAt: iso(row.created_at),
     checkedAt: isoOrNull(row.checked_at),
+    /** A local domain of mailwright try: nothing to publish, never checked. */
+    local: row.local === 1,
   };
 }
 
@@ -191,7 +208,8 @@ export function presentDomain(db: Db, row: DomainRow, config: Pick<Config, 'host
   const ed = config.dkimEd25519 ? ed25519DkimKey(db, row.workspace_id, row.id) : null;
   const state = stateOf(row);
   const dns = { domain: row.name, returnPath: row.return_path, selector: key.selector, publicKey: key.publicKey, hostname, ...(ed ? { ed25519: { selector: ed.selector, publicKey: ed.publicKey } } : {}) };
-  const records = requiredRecords(dns).map((r) => ({
+  // A local domain has no DNS: nothing to publish.
+  const records = (row.local ? [] : requiredRecords(dns)).map((r) => ({
     record: r.record,
     type: r.type,
     name: r.name,

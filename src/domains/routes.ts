@@ -137,6 +137,11 @@ export function domainRoutes(app: App) {
       ctx.body = { domain: row.name, status: row.inbound_status, record, message: `Inbound mail is not set up for ${row.name}: POST /domains/${row.id}/inbound/setup first` };
       return;
     }
+    // A local domain (mailwright try) receives without DNS: nothing to check.
+    if (row.local) {
+      ctx.body = { domain: row.name, status: row.inbound_status, record };
+      return;
+    }
     const check = await checkInboundMx(app.dns, row.name, config.hostname);
     // A temporary DNS failure leaves the state as it was; a definite answer decides it.
     const status = check.state === 'verified' ? 'ready' : check.state === 'failed' ? 'dns_pending' : row.inbound_status;
@@ -148,7 +153,8 @@ export function domainRoutes(app: App) {
     const { domain_id } = parseInput(DomainQuery, ctx.query, 'query');
     const row = domainOf(principalOf(ctx).workspaceId, domain_id);
     const key = activeDkimKey(db, row.workspace_id, row.id)!;
-    const detection = await detectProvider(app.dns, row.name);
+    // A local domain (mailwright try) is in no zone: nothing is asked of DNS.
+    const detection: Awaited<ReturnType<typeof detectProvider>> = row.local ? { detectionStatus: 'no_nameservers', detected: 'unknown', zone: '', nameservers: [] } : await detectProvider(app.dns, row.name);
     const zone = detection.zone || row.name;
     const host = (fqdn: string) => relativeHost(fqdn, zone);
     const checks = checksOf(row);

@@ -31,6 +31,8 @@ export interface DomainSummary {
   checks: Checks;
   createdAt: string;
   checkedAt: string | null;
+  /** A local domain of `mailwright try`: no DNS records, never checked. */
+  local?: boolean;
 }
 interface DnsRecord {
   record: 'DKIM' | 'SPF' | 'MX' | 'DMARC';
@@ -251,9 +253,7 @@ function DomainList() {
                       <Badge tone={STATUS[d.status][0]}>{STATUS[d.status][1]}</Badge>
                     </td>
                     <td>{d.setup_status === 'complete' ? <span class="muted">Complete</span> : d.setup_status === 'checking' ? <span class="muted">Checking…</span> : <a href={`/domains/${d.id}`}>Records to publish</a>}</td>
-                    <td>
-                      <CheckChips checks={d.checks} />
-                    </td>
+                    <td>{d.local ? <span class="muted">Local to this machine: no DNS</span> : <CheckChips checks={d.checks} />}</td>
                     <td>
                       <At iso={d.checkedAt} never="Never" />
                     </td>
@@ -346,9 +346,11 @@ function DomainPage({ id }: { id: string }) {
     <Page
       title={d.name}
       actions={
-        <button class="button primary" onClick={verify} disabled={verifying}>
-          {verifying ? 'Checking DNS…' : d.status === 'verified' ? 'Check again' : 'Verify DNS'}
-        </button>
+        !d.local && (
+          <button class="button primary" onClick={verify} disabled={verifying}>
+            {verifying ? 'Checking DNS…' : d.status === 'verified' ? 'Check again' : 'Verify DNS'}
+          </button>
+        )
       }
     >
       <BackLink href="/domains">All domains</BackLink>
@@ -366,7 +368,16 @@ function DomainPage({ id }: { id: string }) {
             )}
           </p>
         </div>
-        <ProviderCard domain={d} provider={provider} />
+        {d.local ? (
+          <div class="card">
+            <h3 style={{ marginTop: 0 }}>No DNS</h3>
+            <p class="muted" style={{ marginBottom: 0 }}>
+              A local domain of mailwright try: it needs no records. Mail to it is delivered by this box; mail to other domains is kept in <a href="/mail/sent">Sent</a>, never sent.
+            </p>
+          </div>
+        ) : (
+          <ProviderCard domain={d} provider={provider} />
+        )}
         <InboundCard domain={d} onChange={domain.reload} />
       </div>
       {d.setup_status === 'checking' && (
@@ -375,8 +386,8 @@ function DomainPage({ id }: { id: string }) {
         </p>
       )}
       {d.dns_issues.length > 0 && <Issues issues={d.dns_issues} />}
-      <Records domain={d} hosts={provider.data?.zone ? provider.data.recordHosts : undefined} />
-      {d.inbound.status !== 'not_configured' && d.inbound.record && <Inbound domain={d} onChange={domain.reload} />}
+      {!d.local && <Records domain={d} hosts={provider.data?.zone ? provider.data.recordHosts : undefined} />}
+      {!d.local && d.inbound.status !== 'not_configured' && d.inbound.record && <Inbound domain={d} onChange={domain.reload} />}
       <Options domain={d} onChange={domain.reload} />
       <DkimRotation domainId={d.id} selector={d.dkimSelector} rotation={d.dkimRotation} onChange={domain.reload} />
       <h2 style={{ marginTop: '28px' }}>Delete</h2>
