@@ -70,8 +70,3 @@ export function getUser(db: Db, workspaceId: string, id: string): User | null {
   const row = db.prepare('SELECT * FROM users WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as Row | undefined;
   return row ? toUser(row) : null;
 }
-
-/** Replaces a user's password with an already hashed one (mailwright try's fresh passphrase at each start). */
-export function setPasswordHash(db: Db, userId: string, passwordHash: string): boolean {
-  return db.prepare('UPDATE users SET password_hash = ? WHERE id = ?').run(passwordHash, userId).changes > 0;
-}
