@@ -38,6 +38,8 @@ export interface EmailRow {
   size: number | null;
   signed_at: number | null;
   is_test: number;
+  /** 0 for mail analytics and reputation leave out: template test sends, the box's own notices (0031). */
+  counted: number;
   created_at: number;
   inbox_id: string | null;
   category: Category | null;
