@@ -43,6 +43,8 @@ export interface DomainRow {
   marketing: number;
   open_tracking: number;
   click_tracking: number;
+  /** JSON array of https URL prefixes (0034): whose own one-click pair marketing mail keeps. */
+  unsubscribe_urls: string;
   inbound_status: InboundStatus;
   inbound_checked_at: number | null;
   inbound_issue: string | null;
@@ -110,6 +112,17 @@ export function setSwitches(db: Db, workspaceId: string, id: string, switches: {
     // Column names come from the validated body's fixed keys, never from the client's strings.
     db.prepare(`UPDATE domains SET ${column} = ? WHERE workspace_id = ? AND id = ?`).run(value ? 1 : 0, workspaceId, id);
   }
+}
+
+/** The first-party integration's unsubscribe URL prefixes, already normalised (routes.ts). */
+export function setUnsubscribeUrls(db: Db, workspaceId: string, id: string, prefixes: string[]): void {
+  db.prepare('UPDATE domains SET unsubscribe_urls = ? WHERE workspace_id = ? AND id = ?').run(JSON.stringify(prefixes), workspaceId, id);
+}
+
+/** The unsubscribe URL prefixes of a workspace's sending domain; none when it has no such domain. */
+export function unsubscribePrefixes(db: Db, workspaceId: string, name: string): string[] {
+  const json = db.prepare('SELECT unsubscribe_urls FROM domains WHERE workspace_id = ? AND name = ?').pluck().get(workspaceId, name) as string | undefined;
+  return json ? (JSON.parse(json) as string[]) : [];
 }
 
 /**
@@ -226,6 +239,7 @@ export function presentDomain(db: Db, row: DomainRow, config: Pick<Config, 'host
     marketing: row.marketing === 1,
     open_tracking: row.open_tracking === 1,
     click_tracking: row.click_tracking === 1,
+    unsubscribe_urls: JSON.parse(row.unsubscribe_urls) as string[],
     inbound: presentInbound(row, hostname),
     dkimRotation: presentRotation(db, row),
     dkimEd25519: ed && { selector: ed.selector, signing: ed.signing },

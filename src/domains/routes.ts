@@ -27,6 +27,7 @@ import {
   presentRotation,
   recordInbound,
   setSwitches,
+  setUnsubscribeUrls,
   verifiedDomainNames,
   type DomainRow,
 } from './domains.ts';
@@ -36,11 +37,31 @@ import { senderAddresses } from '../emails/senders.ts';
 import { inboxAddresses } from '../inboxes/inboxes.ts';
 
 const CreateBody = z.object({ name: z.string().max(300) });
+// A first-party integration's one-click unsubscribe URLs (API-SPEC.md 4.2 rule 3; RFC 8058 wants HTTPS), kept as
+// the URL parser writes them: a bare origin gains its `/`, so `https://app.example.com` never matches
+// `https://app.example.com.evil.test/`.
+const unsubscribePrefix = z.string().max(500).transform((s, ctx) => {
+  let url: URL;
+  try {
+    url = new URL(s);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be an absolute https URL such as https://app.example.com/unsubscribe/' });
+    return z.NEVER;
+  }
+  const problem =
+    url.protocol !== 'https:' ? 'must be an https URL: one-click unsubscribe (RFC 8058) needs HTTPS' :
+    url.username || url.password ? 'must not carry a user name or password' :
+    url.hash ? 'must not carry a #fragment' : null;
+  if (!problem) return url.href;
+  ctx.addIssue({ code: 'custom', message: problem });
+  return z.NEVER;
+});
+const MAX_UNSUBSCRIBE_URLS = 10;
 const PatchBody = z
-  .object({ marketing: z.boolean(), open_tracking: z.boolean(), click_tracking: z.boolean() })
+  .object({ marketing: z.boolean(), open_tracking: z.boolean(), click_tracking: z.boolean(), unsubscribe_urls: z.array(unsubscribePrefix).max(MAX_UNSUBSCRIBE_URLS) })
   .partial()
   .strict()
-  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one of marketing, open_tracking, click_tracking' });
+  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one of marketing, open_tracking, click_tracking, unsubscribe_urls' });
 const DomainQuery = z.object({ domain_id: z.string().min(1, 'is required') });
 const ConnectQuery = z.object({ domain_id: z.string().min(1, 'is required'), next: z.string().min(1, 'is required').max(2048) });
 
@@ -92,7 +113,11 @@ export function domainRoutes(app: App) {
     if (body.marketing === true && row.status !== 'verified') {
       throw new ApiError(403, 'domain_not_verified', `Marketing mail needs ${row.name} verified first (POST /domains/${row.id}/verify)`);
     }
-    setSwitches(db, row.workspace_id, row.id, body);
+    const { unsubscribe_urls: prefixes, ...switches } = body;
+    db.transaction(() => {
+      setSwitches(db, row.workspace_id, row.id, switches);
+      if (prefixes) setUnsubscribeUrls(db, row.workspace_id, row.id, [...new Set(prefixes)]);
+    })();
     ctx.body = presentDomain(db, domainOf(row.workspace_id, row.id), config);
   });
 

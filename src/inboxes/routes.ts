@@ -153,6 +153,8 @@ export function inboxRoutes(app: App) {
         tags: [],
         labels: [],
         messageClass: 'transactional',
+        // The box's own notice, not the workspace's sending: analytics and reputation leave it out.
+        notice: true,
       });
     } catch (err) {
       if (err instanceof ApiError && err.code === 'domain_not_verified') {
