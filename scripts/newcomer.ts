@@ -4,9 +4,10 @@
 // network namespace of their own when root can make one, so the README's fixed ports (8080, 2525, ...) are free
 // whatever else runs on the machine.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ROOT, tempDir } from '../src/testkit/app.ts';
+import { watch, type Watched } from '../src/testkit/terminal.ts';
 
 const NOBODY = 65534;
 
@@ -23,16 +24,8 @@ export interface Newcomer {
   isolated: boolean;
   run(command: string, timeoutMs?: number): Promise<Ran>;
   /** Starts a long-running command on a terminal of its own (script(1)): serve prints the setup link only to a TTY. */
-  start(command: string): Background;
+  start(command: string): Watched;
   close(): Promise<void>;
-}
-
-export interface Background {
-  output(): string;
-  exited(): Promise<number | null>;
-  running(): boolean;
-  /** SIGTERM to every process of it, then SIGKILL to what is left after `graceMs`; resolves with the exit code. */
-  stop(graceMs?: number): Promise<number | null>;
 }
 
 /** The files a clone would have, with the work tree's changes: tracked and untracked, not ignored. */
@@ -56,37 +49,6 @@ function chownTree(path: string, uid: number): void {
 }
 
 const works = (command: string, args: string[]) => spawnSync(command, args, { stdio: 'ignore' }).status === 0;
-
-/** The processes under `pid` (itself included), from /proc: each with whether it has children of its own. */
-function processTree(pid: number): Array<{ pid: number; leaf: boolean }> {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {} // gone meanwhile
-  }
-  const walk = (p: number): Array<{ pid: number; leaf: boolean }> => [{ pid: p, leaf: !children.has(p) }, ...(children.get(p) ?? []).flatMap(walk)];
-  return walk(pid);
-}
-
-function cmdline(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-function signal(pids: number[], sig: NodeJS.Signals): void {
-  for (const pid of pids) {
-    try {
-      process.kill(pid, sig);
-    } catch {} // gone meanwhile
-  }
-}
 
 export async function newcomer(): Promise<Newcomer> {
   const base = tempDir('mailwright-newcomer-');
@@ -117,29 +79,13 @@ export async function newcomer(): Promise<Newcomer> {
     if (holder) a = ['nsenter', `--net=/proc/${holder.pid}/ns/net`, ...a];
     return a;
   };
-  const children = new Set<ChildProcess>();
-
+  const children = new Set<Watched>();
   const launch = (argv: string[]) => {
     const [command, ...args] = wrap(argv);
-    const child = spawn(command, args, { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(child);
-    let output = '';
-    child.stdout!.on('data', (d) => (output += d));
-    child.stderr!.on('data', (d) => (output += d));
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => (children.delete(child), resolve(code))));
-    return { child, output: () => output, exited };
-  };
-  // SIGTERM to the box itself (`mailwright serve`'s node; else the innermost processes), as systemd would send it:
-  // npm and the shells above end with it. A second SIGTERM forwarded by npm would cut the box's drain short.
-  const stopTree = async (child: ChildProcess, exited: Promise<number | null>, graceMs: number) => {
-    if (child.exitCode !== null || child.pid === undefined) return exited;
-    const tree = processTree(child.pid);
-    const box = tree.filter((p) => /\/main\.(ts|js)\0serve\b/.test(cmdline(p.pid)));
-    signal((box.length ? box : tree.filter((p) => p.leaf)).map((p) => p.pid), 'SIGTERM');
-    const timer = setTimeout(() => signal(processTree(child.pid!).map((p) => p.pid), 'SIGKILL'), graceMs);
-    const code = await exited;
-    clearTimeout(timer);
-    return code;
+    const watched = watch(spawn(command, args, { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] }));
+    children.add(watched);
+    void watched.exited().then(() => children.delete(watched));
+    return watched;
   };
 
   return {
@@ -147,18 +93,15 @@ export async function newcomer(): Promise<Newcomer> {
     user: root ? 'nobody' : (process.env.USER ?? 'the current user'),
     isolated: holder !== null,
     run: async (command, timeoutMs = 120_000) => {
-      const { child, output, exited } = launch(['sh', '-c', command]);
-      const timer = setTimeout(() => void stopTree(child, exited, 2000), timeoutMs);
-      const code = await exited;
+      const watched = launch(['sh', '-c', command]);
+      const timer = setTimeout(() => void watched.stop(2000), timeoutMs);
+      const code = await watched.exited();
       clearTimeout(timer);
-      return { code, output: output() };
+      return { code, output: watched.output() };
     },
-    start: (command) => {
-      const { child, output, exited } = launch(['script', '-qfec', command, '/dev/null']);
-      return { output, exited: () => exited, running: () => child.exitCode === null && child.signalCode === null, stop: (graceMs = 30_000) => stopTree(child, exited, graceMs) };
-    },
+    start: (command) => launch(['script', '-qfec', command, '/dev/null']),
     close: async () => {
-      for (const child of children) if (child.pid !== undefined) signal(processTree(child.pid).map((p) => p.pid), 'SIGKILL');
+      for (const watched of children) watched.kill();
       holder?.kill('SIGKILL');
       rmSync(base, { recursive: true, force: true });
     },

@@ -13,7 +13,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from '../src/testkit/app.ts';
 import { PLACEHOLDERS, quickStartSteps, stepsOf } from './quickstart-commands.ts';
-import { newcomer, type Background, type Newcomer } from './newcomer.ts';
+import { newcomer, type Newcomer } from './newcomer.ts';
+import type { Watched } from '../src/testkit/terminal.ts';
 
 const README = process.env.QUICKSTART_README || join(ROOT, 'README.md');
 const START_BUDGET_MS = 180_000;
@@ -28,7 +29,7 @@ test('lines are sorted as the README marks them', () => {
 });
 
 /** The `ready` log line's HTTP port, once serve prints it; throws with the output if serve exits first. */
-async function readyPort(server: Background, command: string): Promise<number> {
+async function readyPort(server: Watched, command: string): Promise<number> {
   const deadline = Date.now() + START_BUDGET_MS;
   while (Date.now() < deadline) {
     const ready = server.output().split('\n').find((l) => l.includes('"msg":"ready"'));
@@ -39,7 +40,7 @@ async function readyPort(server: Background, command: string): Promise<number> {
   throw new Error(`"${command}" was not ready within ${START_BUDGET_MS / 1000} s:\n${server.output()}`);
 }
 
-async function checkServe(box: Newcomer, server: Background, command: string): Promise<void> {
+async function checkServe(box: Newcomer, server: Watched, command: string): Promise<void> {
   const port = await readyPort(server, command);
   const health = await box.run(`curl -s -w ' %{http_code}' http://127.0.0.1:${port}/healthz`);
   assert.is(health.output.trim(), '{"ok":true} 200', `${command}: /healthz`);
@@ -57,7 +58,7 @@ test("every Quick start command works as written for an ordinary user on a fresh
   const steps = quickStartSteps(readFileSync(README, 'utf8'));
   const box = await newcomer();
   console.log(`  quick start of ${README}, run as ${box.user} in ${box.repo}${box.isolated ? ' (a network namespace of its own)' : ''}`);
-  let server: Background | null = null;
+  let server: Watched | null = null;
   const filled = new Map<string, string>();
   let served = 0;
   let ran = 0;
