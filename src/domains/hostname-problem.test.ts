@@ -1,6 +1,7 @@
 // A box whose own name cannot be right (the OS default `vm`) over real HTTP: a warning at start naming the
 // setting and the fix; the domain API offers no record naming it (MX and SPF of the return path, the inbound MX)
-// and says why in `hostnameProblem`; inbound setup and verify answer 409 and change nothing.
+// and says why in `hostnameProblem`; inbound setup and verify answer 409 and change nothing; GET /doctor says the
+// same as `mailwright doctor`.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
@@ -71,6 +72,16 @@ test('inbound setup and verify answer 409 hostname_unusable and change nothing',
   }
   const after = (await api(`/domains/${d.id}`)).body;
   assert.equal([after.inbound.status, after.inbound.record], ['not_configured', null]);
+});
+
+test("GET /doctor (the Overview's checks) names the hostname as the box's problem and offers no record naming it", async () => {
+  const res = await api('/doctor');
+  assert.is(res.status, 200);
+  const box = res.body.findings.filter((f: any) => f.area === 'box');
+  assert.equal(box, [{ area: 'box', subject: 'vm', check: 'hostname', status: 'problem', message: PROBLEM.message, fix: PROBLEM.fix }]);
+  const waiting = res.body.findings.filter((f: any) => f.subject === 'shop.example' && ['MX', 'SPF'].includes(f.check));
+  assert.equal(waiting.map((f: any) => [f.check, f.status, f.fix]), [['MX', 'pending', null], ['SPF', 'pending', null]]);
+  assert.not.ok(res.body.findings.some((f: any) => /MX 10 vm|a:vm/.test(`${f.message} ${f.fix}`)), JSON.stringify(res.body.findings));
 });
 
 test('with a public name the records are whole and hostnameProblem is null', async () => {
