@@ -229,11 +229,13 @@ export function presentRotation(db: Db, row: DomainRow) {
   };
 }
 
+/** While the box's hostname cannot be right, neither the MX to publish nor what a check expected of it is shown. */
 export function presentInbound(row: DomainRow, hostname: string) {
+  const badName = hostnameProblem(hostname) !== null;
   return {
     status: row.inbound_status,
-    record: row.inbound_status === 'not_configured' || hostnameProblem(hostname) ? null : inboundRecord(row.name, hostname),
-    issue: row.inbound_issue ? (JSON.parse(row.inbound_issue) as DnsIssue) : null,
+    record: row.inbound_status === 'not_configured' || badName ? null : inboundRecord(row.name, hostname),
+    issue: row.inbound_issue && !badName ? (JSON.parse(row.inbound_issue) as DnsIssue) : null,
     checkedAt: isoOrNull(row.inbound_checked_at),
   };
 }
