@@ -12,6 +12,7 @@ import { checkAtStart, START_CHECK_WAIT_MS } from './db/integrity.ts';
 import { migrate } from './db/migrate.ts';
 import { GroupCommit } from './db/group-commit.ts';
 import { createResolver } from './dns/resolver.ts';
+import { hostnameProblem } from './dns/box-name.ts';
 import { createHttpApp, createHttpServer } from './http/server.ts';
 import { Idempotency } from './db/idempotency.ts';
 import { RateLimiter } from './http/rate-limit.ts';
@@ -304,7 +305,9 @@ export async function startApp(
   healthy = true;
   // The one-time setup link is a credential: never logged (journald and log shippers keep logs); the CLI prints it.
   if (!hasUsers(db)) log.warn(`this box has no owner yet: run '${SETUP_LINK_COMMAND}' on this machine for the one-time link that creates one`);
-  log.info('ready', { http: `${httpAddress.address}:${httpAddress.port}`, smtp: `${smtpAddress.address}:${smtpAddress.port}`, submission: submissionAddress && `${submissionAddress.address}:${submissionAddress.port}`, hostname: config.hostname, dataDir: config.dataDir });
+  const badName = hostnameProblem(config.hostname);
+  if (badName) log.warn(`hostname: ${badName.message} Fix: ${badName.fix}.`, { hostname: config.hostname });
+  log.info('ready', { http: `${httpAddress.address}:${httpAddress.port}`, smtp: `${smtpAddress.address}:${smtpAddress.port}`, submission: submissionAddress && `${submissionAddress.address}:${submissionAddress.port}`, publicUrl: config.publicUrl, hostname: config.hostname, dataDir: config.dataDir });
 
   let stopping: Promise<void> | null = null;
   return {

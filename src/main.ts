@@ -1,6 +1,7 @@
 // The command line (scripts/mailwright): `serve` runs the appliance; the other commands act on the same
 // data directory and work while `serve` runs (SQLite WAL with a busy timeout lets them share the file), but for
 // `restore`, which replaces the database and so refuses while a serve uses it.
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { text } from 'node:stream/consumers';
 import { ConfigError, loadConfig, type Config } from './config.ts';
@@ -91,12 +92,14 @@ standard output. It is shown this once: the box keeps only its hash.`,
 
 list shows every recipient still queued, being sent or deferred: its email, state, attempts, when the
 next attempt is due and the last answer; --json prints one JSON array. flush makes every queued and
-deferred recipient due now (like postqueue -f); a running serve picks them up within a second.`,
+deferred recipient due now (like postqueue -f); a running serve picks them up within a second.
+Both need the box's database: a data directory without one is refused (exit 78), never made.`,
   doctor: `Usage: mailwright doctor
 
-Checks, without changing anything: that serve is listening, that MAILWRIGHT_HOSTNAME has an address
-whose PTR names it back, and every domain's DKIM, return-path MX and SPF, DMARC and (if set up) inbound
-MX, through the configured resolvers. Prints each problem with the record to publish; exits 1 if any.`,
+Checks, without changing anything: that serve is listening, that MAILWRIGHT_HOSTNAME is a public name
+with an address whose PTR names it back, and every domain's DKIM, return-path MX and SPF, DMARC and (if
+set up) inbound MX, through the configured resolvers. Prints each problem with the record to publish; exits 1 if any.
+A data directory without a database is refused (exit 78): point MAILWRIGHT_DATA_DIR at the box's.`,
   dkim: `Usage: mailwright dkim rotate DOMAIN
 
 Makes a new DKIM key for DOMAIN and prints the TXT record to publish. The current key keeps signing until
@@ -137,6 +140,7 @@ async function main(argv: string[]): Promise<number> {
     const { positionals } = parseArgs({ args: [sub, ...rest].filter((a) => a !== undefined), allowPositionals: true, strict: true });
     if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
     if (command === 'backup') {
+      requireDatabase(config);
       const made = await createBackup({ dataDir: config.dataDir, file: positionals[0], skip: [config.backupDir] });
       for (const path of made.skipped) console.error(`mailwright: left out ${path}: not a regular file or folder`);
       console.log(`wrote ${made.file} (${made.bytes} bytes: the database and ${made.entries.filter((e) => e.type === 'file').length - 1} other files)`);
@@ -149,6 +153,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'doctor') {
     if (sub !== undefined) throw new UsageError(`doctor takes no arguments, got "${sub}"`);
+    requireDatabase(config);
     const damage = await databaseProblems(databasePath(config.dataDir));
     if (damage) {
       console.log(damage.join('\n'));
@@ -163,6 +168,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'dkim') {
     if (sub !== 'rotate' || rest.length !== 1) throw new UsageError('use "dkim rotate DOMAIN"');
+    requireDatabase(config);
     const key = await generateDkimKey();
     return withStore(config, (db) => {
       const domain = holderOf(db, rest[0].trim().toLowerCase());
@@ -179,6 +185,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'queue') {
     if (sub !== 'list' && sub !== 'flush') throw new UsageError(`unknown command "queue ${sub ?? ''}"; use "queue list" or "queue flush"`);
     const { values } = parseArgs({ args: rest, strict: true, options: { json: { type: 'boolean' } } });
+    requireDatabase(config);
     return withStore(config, (db) => {
       if (sub === 'flush') {
         console.log(`${flushQueue(db)} deliveries will be attempted now`);
@@ -208,6 +215,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'user' && sub === 'unlock') {
     const { positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true });
     if (positionals.length !== 1) throw new UsageError('user unlock takes exactly one EMAIL');
+    requireDatabase(config);
     return withStore(config, (db) => {
       if (!findUserByEmail(db, positionals[0].trim().toLowerCase())) throw new Error(`no user ${positionals[0]}`);
       console.log(`cleared ${unlockLogin(db)} failed login attempts: those against ${positionals[0]} and every address's`);
@@ -270,6 +278,20 @@ function tryOptions(args: string[]) {
     smtpPort: port('smtp-port', values['smtp-port'], TRY_DEFAULTS.smtpPort),
     submissionPort: port('submission-port', values['submission-port'], TRY_DEFAULTS.submissionPort, 0),
   };
+}
+
+/**
+ * The commands that read the box, or act on what it must already hold (queued mail, a domain, a user), refuse a
+ * data directory without a database: making an empty one there would answer "the queue is empty" about a box
+ * that is not this one. Exit 78, naming the file and the setting that points elsewhere.
+ */
+function requireDatabase(config: Config): void {
+  const file = databasePath(config.dataDir);
+  if (existsSync(file)) return;
+  throw new ConfigError(
+    `no database at ${file}: no box has run with this data directory. Point data_dir (MAILWRIGHT_DATA_DIR) at the box's data directory ` +
+      `(the systemd unit's is /var/lib/mailwright), or run 'mailwright serve' here first. Nothing was created.`,
+  );
 }
 
 async function withStore(config: Config, work: (db: Db) => void | Promise<void>): Promise<number> {

@@ -5,7 +5,8 @@ import type { Clock } from '../clock.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
-import { dkimName, dkimValue, inboundRecord, recordSlot, requiredRecords, RETURN_PATH_PREFIX, type RecordKind } from '../dns/records.ts';
+import { dkimName, dkimValue, inboundRecord, namesTheBox, recordSlot, requiredRecords, RETURN_PATH_PREFIX, type RecordKind } from '../dns/records.ts';
+import { hostnameProblem } from '../dns/box-name.ts';
 import type { CheckState, DnsIssue, InboundCheck, RecordCheck } from '../dns/verify.ts';
 import type { Config } from '../config.ts';
 import { activeDkimKey, addEd25519Key, ed25519DkimKey, pendingDkimKey, retiringDkimKeys, storeDkimKey, type KeyMaterial } from './dkim-keys.ts';
@@ -221,8 +222,10 @@ export function presentDomain(db: Db, row: DomainRow, config: Pick<Config, 'host
   const ed = config.dkimEd25519 ? ed25519DkimKey(db, row.workspace_id, row.id) : null;
   const state = stateOf(row);
   const dns = { domain: row.name, returnPath: row.return_path, selector: key.selector, publicKey: key.publicKey, hostname, ...(ed ? { ed25519: { selector: ed.selector, publicKey: ed.publicKey } } : {}) };
-  // A local domain has no DNS: nothing to publish.
-  const records = (row.local ? [] : requiredRecords(dns)).map((r) => ({
+  // A local domain has no DNS: nothing to publish. While the box's own name cannot be right, no record naming
+  // it is offered (nor what DNS said of one).
+  const badName = hostnameProblem(hostname);
+  const records = (row.local ? [] : requiredRecords(dns)).filter((r) => !(badName && namesTheBox(r))).map((r) => ({
     record: r.record,
     type: r.type,
     name: r.name,
@@ -233,7 +236,8 @@ export function presentDomain(db: Db, row: DomainRow, config: Pick<Config, 'host
   return {
     ...presentDomainSummary(row),
     records,
-    dns_issues: state?.issues ?? [],
+    dns_issues: (state?.issues ?? []).filter((i) => !(badName && (i.record === 'INBOUND_MX' || i.record === 'HOST' || namesTheBox(i)))),
+    hostnameProblem: badName,
     returnPath: row.return_path,
     dkimSelector: key.selector,
     marketing: row.marketing === 1,
@@ -257,11 +261,13 @@ export function presentRotation(db: Db, row: DomainRow) {
   };
 }
 
+/** While the box's hostname cannot be right, neither the MX to publish nor what a check expected of it is shown. */
 export function presentInbound(row: DomainRow, hostname: string) {
+  const badName = hostnameProblem(hostname) !== null;
   return {
     status: row.inbound_status,
-    record: row.inbound_status === 'not_configured' ? null : inboundRecord(row.name, hostname),
-    issue: row.inbound_issue ? (JSON.parse(row.inbound_issue) as DnsIssue) : null,
+    record: row.inbound_status === 'not_configured' || badName ? null : inboundRecord(row.name, hostname),
+    issue: row.inbound_issue && !badName ? (JSON.parse(row.inbound_issue) as DnsIssue) : null,
     checkedAt: isoOrNull(row.inbound_checked_at),
   };
 }

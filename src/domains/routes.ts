@@ -10,6 +10,7 @@ import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
 import { dkimName, dmarcName, DMARC_VALUE, inboundRecord } from '../dns/records.ts';
 import { checkInboundMx } from '../dns/verify.ts';
+import { hostnameProblem } from '../dns/box-name.ts';
 import { detectProvider } from '../dns/providers.ts';
 import { relativeHost } from '../dns/zone.ts';
 import { normaliseDomain } from '../mail/domain-name.ts';
@@ -69,6 +70,11 @@ export function domainRoutes(app: App) {
   const { db, clock, config } = app;
   const r = apiRouter();
   const auth = requireAuth(config.publicUrl);
+  // The inbound MX names the box: neither offered nor checked while its name cannot be right (dns/box-name.ts).
+  const refuseUnusableHostname = () => {
+    const problem = hostnameProblem(config.hostname);
+    if (problem) throw new ApiError(409, 'hostname_unusable', `${problem.message} To fix: ${problem.fix}.`);
+  };
   const domainOf = (workspaceId: string, id: string): DomainRow => {
     const row = getDomain(db, workspaceId, id);
     if (!row) throw notFound('Domain');
@@ -95,7 +101,7 @@ export function domainRoutes(app: App) {
     }
     const shown = presentDomain(db, row, config);
     ctx.status = 201;
-    ctx.body = { id: shown.id, name: shown.name, status: shown.status, setup_status: shown.setup_status, records: shown.records, createdAt: shown.createdAt };
+    ctx.body = { id: shown.id, name: shown.name, status: shown.status, setup_status: shown.setup_status, records: shown.records, hostnameProblem: shown.hostnameProblem, createdAt: shown.createdAt };
   });
 
   r.get('/domains', auth, (ctx) => {
@@ -130,7 +136,7 @@ export function domainRoutes(app: App) {
     const row = await verifyDomain(app, domainOf(principalOf(ctx).workspaceId, ctx.params.id), 'manual');
     if (!row) throw notFound('Domain');
     const shown = presentDomain(db, row, config);
-    ctx.body = { domain: { id: row.id, status: row.status }, status: row.status, checks: shown.checks, setup_status: shown.setup_status, records: shown.records, dns_issues: shown.dns_issues };
+    ctx.body = { domain: { id: row.id, status: row.status }, status: row.status, checks: shown.checks, setup_status: shown.setup_status, records: shown.records, dns_issues: shown.dns_issues, hostnameProblem: shown.hostnameProblem };
   });
 
   // Issue 21: a new key now, signing only once DNS serves it (the periodic re-check or a verify notices).
@@ -151,12 +157,14 @@ export function domainRoutes(app: App) {
 
   r.post('/domains/:id/inbound/setup', auth, (ctx) => {
     let row = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    refuseUnusableHostname();
     if (row.inbound_status === 'not_configured') row = recordInbound(db, clock, row, 'dns_pending', undefined);
     ctx.body = { domain: row.name, status: row.inbound_status, record: inboundRecord(row.name, config.hostname) };
   });
 
   r.post('/domains/:id/inbound/verify', auth, async (ctx) => {
     let row = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    refuseUnusableHostname();
     const record = inboundRecord(row.name, config.hostname);
     if (row.inbound_status === 'not_configured') {
       ctx.body = { domain: row.name, status: row.inbound_status, record, message: `Inbound mail is not set up for ${row.name}: POST /domains/${row.id}/inbound/setup first` };
@@ -186,6 +194,7 @@ export function domainRoutes(app: App) {
     const inbound = presentInbound(row, config.hostname);
     ctx.body = {
       ...detection,
+      hostnameProblem: hostnameProblem(config.hostname),
       recordHosts: {
         dkim: host(dkimName({ selector: key.selector, domain: row.name })),
         returnPathMx: host(row.return_path),

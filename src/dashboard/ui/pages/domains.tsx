@@ -8,6 +8,7 @@ import { api, ApiError, qs } from '../api.ts';
 import { Badge, CopyButton, Empty, ErrorBox, Field, Form, Loaded, Loading, messageOf, Modal, Page, toast, useLoad, when } from '../components.tsx';
 import { navigate, useLocation } from '../router.ts';
 import { DkimRotation, type Rotation } from './dkim-rotation.tsx';
+import { HostnameBanner, type HostnameProblem } from './hostname-banner.tsx';
 
 export interface List<T> {
   data: T[];
@@ -61,6 +62,8 @@ export interface Domain extends DomainSummary {
   verifiedAt: string | null;
   dkimSelector: string;
   dkimRotation: Rotation;
+  /** Set while the box's hostname cannot be right: `records` then leaves out the MX and SPF that would name it. */
+  hostnameProblem: HostnameProblem | null;
 }
 interface Provider {
   detectionStatus: 'detected' | 'unknown' | 'no_nameservers' | 'error';
@@ -354,6 +357,7 @@ function DomainPage({ id }: { id: string }) {
       }
     >
       <BackLink href="/domains">All domains</BackLink>
+      {d.hostnameProblem && <HostnameBanner problem={d.hostnameProblem} />}
       <div class="cards">
         <div class="card" data-testid="sending-card">
           <h3 style={{ marginTop: 0 }}>Sending</h3>
@@ -624,9 +628,15 @@ function InboundCard({ domain, onChange }: { domain: Domain; onChange: () => voi
           ? `Receive mail at addresses @${domain.name} in this box.`
           : s === 'ready'
             ? `Mail to @${domain.name} arrives here.`
-            : 'Publish the MX record below, then check it.'}
+            : domain.hostnameProblem
+              ? "The MX record to publish is shown once the box's hostname is set (above)."
+              : 'Publish the MX record below, then check it.'}
       </p>
-      {s === 'not_configured' ? (
+      {s === 'not_configured' && domain.hostnameProblem ? (
+        <p class="muted" style={{ margin: 0 }}>
+          Set the box's hostname first (above): the MX record to publish names it.
+        </p>
+      ) : s === 'not_configured' ? (
         <button class="button" onClick={setup} disabled={busy}>
           {busy ? 'Setting up…' : 'Set up inbound'}
         </button>
