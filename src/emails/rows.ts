@@ -49,7 +49,11 @@ export interface EmailRow {
   authentication: string | null;
   preview: string | null;
   search_rowid: number | null;
+  /** How a send came in (0031): a dashboard session, an API key, SMTP submission; null for the box's own. */
+  sent_by: SentBy | null;
 }
+
+export type SentBy = 'dashboard' | 'api' | 'smtp';
 
 /** Bodies and bytes as stored: packed (mail/packing.ts) or as written before packing; unpack them to read. */
 export interface EmailContentsRow {
