@@ -1,5 +1,6 @@
 // The mailbox: views (Inbox by tab, Important, Archive, Sent, Scheduled, Drafts, a label), search with the
-// API's syntax, the list, and the reading pane (reader.tsx). New mail arrives live through the event stream.
+// API's syntax, the list, and the reading pane (reader.tsx). New mail arrives live through the event stream, and
+// sent mail's delivery (delivery.tsx) changes with it.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, qs } from '../../api.ts';
 import { Empty, ErrorBox, Loading, messageOf, toast, useLoad, when } from '../../components.tsx';
@@ -8,6 +9,7 @@ import { useShortcuts } from '../../shortcuts.ts';
 import { openCompose } from '../compose.tsx';
 import { VIEWS, who, type Summary } from './model.ts';
 import { Nav } from './nav.tsx';
+import { DELIVERY_EVENTS, DeliveryWord, listenForDelivery } from './delivery.tsx';
 import { Reader } from './reader.tsx';
 
 export function Mailbox() {
@@ -31,9 +33,10 @@ export function Mailbox() {
     return (await api<{ data: Summary[] }>(`/emails?${qs({ ...params, ...(search ? { query: search } : {}), limit: 50 })}`)).data;
   }, [view, parts[2], search, refresh]);
 
-  // New mail: the list refreshes when the box says something arrived (GET /events/stream).
+  // New mail: the list refreshes when the box says something arrived (GET /events/stream), or a delivery moved.
   useEffect(() => {
-    const stream = new EventSource('/api/v1/events/stream?types=email.received');
+    const stream = new EventSource(`/api/v1/events/stream?types=${['email.received', ...DELIVERY_EVENTS].join(',')}`);
+    listenForDelivery(stream, () => setRefresh((n) => n + 1));
     stream.addEventListener('email.received', (e) => {
       const subject = JSON.parse((e as MessageEvent).data)?.data?.email?.subject;
       toast(`New mail: ${subject || '(no subject)'}`);
@@ -147,14 +150,14 @@ export function Mailbox() {
                   {r.subject || '(no subject)'}
                   {r.attachmentCount ? ' 📎' : ''}
                 </span>
-                <span />
+                <DeliveryWord summary={r.delivery} />
                 <span class="snippet">{r.snippet}</span>
               </a>
             ))}
           </div>
         )}
       </div>
-      <div class="reader">{selectedId ? <Reader id={selectedId} onChange={() => setRefresh((n) => n + 1)} act={act} remove={remove} back={() => navigate(base)} /> : <Empty title="No message selected">Pick one from the list, or press <span class="kbd">j</span> and <span class="kbd">o</span>.</Empty>}</div>
+      <div class="reader">{selectedId ? <Reader id={selectedId} refresh={refresh} onChange={() => setRefresh((n) => n + 1)} act={act} remove={remove} back={() => navigate(base)} /> : <Empty title="No message selected">Pick one from the list, or press <span class="kbd">j</span> and <span class="kbd">o</span>.</Empty>}</div>
     </div>
   );
 }

@@ -1,16 +1,19 @@
 // The reading pane: a message and its thread, with the actions on it (archive, spam, unread, important,
-// labels, reply, forward, cancel a scheduled send, delete).
+// labels, reply, forward, cancel a scheduled send, delete), and above each sent message where it stands
+// (delivery.tsx), read again at each `refresh` the mailbox makes (a delivery event).
+import { Fragment } from 'preact';
 import { useEffect } from 'preact/hooks';
 import { api } from '../../api.ts';
 import { Badge, ErrorBox, Loading, messageOf, toast, useLoad } from '../../components.tsx';
 import { openCompose } from '../compose.tsx';
 import { LabelPicker } from './label-picker.tsx';
 import { Message } from './message.tsx';
+import { Delivery } from './delivery.tsx';
 import type { Email } from './model.ts';
 
-export function Reader({ id, onChange, act, remove, back }: { id: string; onChange: () => void; act: (id: string, patch: Record<string, unknown>, done: string, leaves: boolean) => Promise<void>; remove: (id: string) => Promise<void>; back: () => void }) {
-  const email = useLoad(() => api<Email>(`/emails/${id}`), [id]);
-  const thread = useLoad(async () => (email.data ? (await api<{ data: Email[] }>(`/threads/${email.data.threadId}`)).data : []), [email.data?.threadId]);
+export function Reader({ id, refresh, onChange, act, remove, back }: { id: string; refresh: number; onChange: () => void; act: (id: string, patch: Record<string, unknown>, done: string, leaves: boolean) => Promise<void>; remove: (id: string) => Promise<void>; back: () => void }) {
+  const email = useLoad(() => api<Email>(`/emails/${id}`), [id, refresh]);
+  const thread = useLoad(async () => (email.data ? (await api<{ data: Email[] }>(`/threads/${email.data.threadId}`)).data : []), [email.data?.threadId, refresh]);
   // Opening a received message reads it.
   useEffect(() => {
     if (email.data && email.data.direction === 'in' && !email.data.readAt) void api(`/emails/${id}`, { method: 'PATCH', body: { read: true } }).then(onChange, () => {});
@@ -81,7 +84,10 @@ export function Reader({ id, onChange, act, remove, back }: { id: string; onChan
         {e.status === 'canceled' && <Badge tone="warn">Canceled</Badge>}
       </div>
       {messages.map((m) => (
-        <Message key={m.id} email={m.id === e.id ? e : m} />
+        <Fragment key={m.id}>
+          <Delivery email={m.id === e.id ? e : m} />
+          <Message email={m.id === e.id ? e : m} />
+        </Fragment>
       ))}
     </article>
   );
