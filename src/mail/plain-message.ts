@@ -46,5 +46,6 @@ export function plainMessage(m: PlainMessage): Buffer {
     ? lines.join('\r\n')
     : (Buffer.from(m.text, 'utf8').toString('base64').match(/.{1,76}/g) ?? []).join('\r\n');
   fields.push(['Content-Type', 'text/plain; charset=utf-8'], ['Content-Transfer-Encoding', plain ? '7bit' : 'base64']);
-  return Buffer.from(`${fields.map(([name, value]) => `${name}: ${value}`).join('\r\n')}\r\n\r\n${body}\r\n`, 'utf8');
+  const end = body.endsWith('\r\n') || body === '' ? '' : '\r\n';
+  return Buffer.from(`${fields.map(([name, value]) => `${name}: ${value}`).join('\r\n')}\r\n\r\n${body}${end}`, 'utf8');
 }
