@@ -11,6 +11,7 @@ APP_DIR="$(cd "$(dirname "$0")/.." && pwd)"
 ETC="$ROOT/etc/mailwright"
 DATA="$ROOT/var/lib/mailwright"
 UNIT="$ROOT/etc/systemd/system/mailwright.service"
+BIN="$ROOT/usr/local/bin/mailwright"
 NODE_MIN="20.18.1"
 
 say() { printf '%s\n' "$*"; }
@@ -19,7 +20,7 @@ fail() { printf 'install: %s\n' "$*" >&2; exit 1; }
 
 if [ -z "$ROOT" ]; then
   [ "$(id -u)" -eq 0 ] || fail "run as root (sudo scripts/install.sh)"
-  [ -f /etc/debian_version ] || fail "this script knows Debian and Ubuntu; on another system follow README.md, Running under systemd"
+  [ -f /etc/debian_version ] || fail "this script knows Debian and Ubuntu; on another system follow docs/operations.md, Install on a VPS"
 fi
 
 step "Node.js"
@@ -76,20 +77,49 @@ else
   [ -z "$ROOT" ] && systemctl daemon-reload
 fi
 
+step "The mailwright command"
+# The command line with the service's configuration and data directory, as the service's user: what a sysadmin
+# types (`sudo mailwright doctor`) reaches the running box's files, and whatever it writes stays that user's.
+mkdir -p "$(dirname "$BIN")"
+wrapper="#!/bin/sh
+# Installed by $APP_DIR/scripts/install.sh: Mailwright's command line on this box.
+export MAILWRIGHT_CONFIG=$ETC/mailwright.toml MAILWRIGHT_DATA_DIR=$DATA
+if [ \"\$(id -u)\" = 0 ] && id mailwright >/dev/null 2>&1; then exec runuser -u mailwright -- $APP_DIR/scripts/mailwright \"\$@\"; fi
+exec $APP_DIR/scripts/mailwright \"\$@\""
+if [ -f "$BIN" ] && [ "$(cat "$BIN")" = "$wrapper" ]; then
+  say "$BIN is up to date"
+else
+  printf '%s\n' "$wrapper" > "$BIN"
+  chmod 0755 "$BIN"
+  say "installed $BIN: run sudo mailwright <command>"
+fi
+
 step "This box's own DNS"
 host="$(sed -n 's/^[[:space:]]*hostname[[:space:]]*=[[:space:]]*"\(.*\)".*/\1/p' "$ETC/mailwright.toml" | head -1)"
 [ -n "$host" ] || host="$(hostname -f 2>/dev/null || hostname)"
 v4="$(ip -4 -o addr show scope global 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -1 || true)"
 v6="$(ip -6 -o addr show scope global 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -1 || true)"
-say "Publish at your DNS provider, for the box's host name $host:"
-[ -n "$v4" ] && say "  $host.  A     $v4"
-[ -n "$v6" ] && say "  $host.  AAAA  $v6"
-[ -z "$v4$v6" ] && say "  $host.  A     <this server's public address>"
-say "Ask your hosting provider to set the reverse DNS (PTR) of ${v4:-the server address}${v6:+ and $v6} to $host:"
-say "receivers distrust mail from an address whose PTR does not name the sender back."
+# No record is offered for a name other servers cannot find (src/dns/box-name.ts has the same rules): a short
+# name such as the OS default, localhost, an address, or a suffix the public DNS never delegates.
+public=yes
+case "$host" in *.*) ;; *) public=no ;; esac
+case "$host" in localhost | *.localhost | *.local | *.localdomain | *.internal | *.home.arpa) public=no ;; esac
+case "$host" in *[!0-9.]*) ;; *) public=no ;; esac
+if [ "$public" = yes ]; then
+  say "Publish at your DNS provider, for the box's host name $host:"
+  [ -n "$v4" ] && say "  $host.  A     $v4"
+  [ -n "$v6" ] && say "  $host.  AAAA  $v6"
+  [ -z "$v4$v6" ] && say "  $host.  A     <this server's public address>"
+  say "Ask your hosting provider to set the reverse DNS (PTR) of ${v4:-the server address}${v6:+ and $v6} to $host:"
+  say "receivers distrust mail from an address whose PTR does not name the sender back."
+else
+  say "The box's host name is \"$host\", which other mail servers cannot find (not a fully qualified public name)."
+  say "Set hostname in $ETC/mailwright.toml to the box's public name, such as mail.example.com, then run this again:"
+  say "it prints the A record to publish for that name and the reverse DNS (PTR) to ask your hosting provider for."
+fi
 
 step "Next"
 say "1. sudoedit /etc/mailwright/mailwright.toml     # hostname, public_url, tls_cert/tls_key"
 say "2. sudo systemctl enable --now mailwright"
-say "3. sudo -u mailwright MAILWRIGHT_CONFIG=/etc/mailwright/mailwright.toml $APP_DIR/scripts/mailwright setup link   # open the one-time link it prints to create the owner"
-say "Then add your domain in the dashboard and run: sudo -u mailwright MAILWRIGHT_CONFIG=/etc/mailwright/mailwright.toml $APP_DIR/scripts/mailwright doctor"
+say "3. sudo mailwright setup link     # open the one-time link it prints to create the owner"
+say "Then add your domain in the dashboard and run: sudo mailwright doctor"

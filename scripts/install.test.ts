@@ -24,14 +24,35 @@ test('installs the data directory, the configuration and the unit, idempotently,
   assert.match(unit, new RegExp(`ExecStart=${ROOT.replace(/\/$/, '')}/scripts/mailwright serve`));
   assert.match(unit, /ExecReload=\/bin\/kill -HUP \$MAINPID/);
   assert.match(first.stdout, /This box's own DNS[\s\S]*PTR/);
-  assert.match(first.stdout, /1\. sudoedit \/etc\/mailwright\/mailwright.toml[\s\S]*2\. sudo systemctl enable --now mailwright[\s\S]*3\. sudo -u mailwright MAILWRIGHT_CONFIG=\/etc\/mailwright\/mailwright.toml \S+\/scripts\/mailwright setup link/);
+  assert.match(first.stdout, /1\. sudoedit \/etc\/mailwright\/mailwright.toml[\s\S]*2\. sudo systemctl enable --now mailwright[\s\S]*3\. sudo mailwright setup link/);
+  // The installed command reaches the service's configuration and data directory from anywhere.
+  const bin = join(root, 'usr/local/bin/mailwright');
+  assert.is(mode(bin), '755');
+  const made = spawnSync(bin, ['workspace', 'create', 'via-wrapper'], { cwd: tempDir('elsewhere-'), encoding: 'utf8' });
+  assert.is(made.status, 0, made.stderr);
+  assert.match(made.stdout.trim(), /^ws_/);
+  assert.ok(statSync(join(root, 'var/lib/mailwright/mailwright.db')).isFile(), 'the database is in the data directory, not the working directory');
 
   writeFileSync(config, 'hostname = "mx.example.com"\n');
   const second = run(root);
   assert.is(second.status, 0, second.stderr);
   assert.is(readFileSync(config, 'utf8'), 'hostname = "mx.example.com"\n', 'the operator configuration is kept');
   assert.match(second.stdout, /mailwright.service is up to date/);
+  assert.match(second.stdout, /usr\/local\/bin\/mailwright is up to date/);
   assert.match(second.stdout, /for the box's host name mx\.example\.com/);
+});
+
+test('offers no DNS record for a host name other servers cannot find, and says what to set', () => {
+  for (const name of ['vm', 'localhost', 'box.localdomain', '203.0.113.7']) {
+    const root = tempDir('install-');
+    mkdirSync(join(root, 'etc/mailwright'), { recursive: true });
+    writeFileSync(join(root, 'etc/mailwright/mailwright.toml'), `hostname = "${name}"\n`);
+    const res = run(root);
+    assert.is(res.status, 0, res.stderr);
+    assert.ok(res.stdout.includes(`The box's host name is "${name}", which other mail servers cannot find`), res.stdout);
+    assert.match(res.stdout, /Set hostname in \S+mailwright\.toml to the box's public name, such as mail\.example\.com/);
+    assert.not.ok(res.stdout.includes(`${name}.  A`), `no A record offered for ${name}`);
+  }
 });
 
 test('refuses a Node.js older than the one the box needs', () => {

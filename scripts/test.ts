@@ -74,7 +74,7 @@ async function main() {
     }
   }
 
-  // ARCHITECTURE.md's import rules (.dependency-cruiser.cjs): a violation names the rule and the import.
+  // The import rules of docs/architecture.md (.dependency-cruiser.cjs): a violation names the rule and the import.
   const rules = await run(process.execPath, [join(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'), 'src', '--config', join(ROOT, '.dependency-cruiser.cjs'), '--output-type', 'err']);
   process.stdout.write(`\n== import rules (dependency-cruiser): ${rules.code === 0 ? 'ok' : 'FAILED'}\n${rules.output}`);
   if (rules.code === 0) passed++;

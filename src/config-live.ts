@@ -21,7 +21,7 @@ export interface MemorySettings {
 }
 
 export function memorySettings(profile: Config['memoryProfile'], cores = availableParallelism()): MemorySettings {
-  // Measured with scripts/bench (README, Benchmarks: memory). default's analyze threads leave one core to the
+  // Measured with scripts/bench (docs/benchmarks.md, Memory). default's analyze threads leave one core to the
   // event loop and the writer: on two cores one analyze thread received as fast as two (1,659 and 1,722 msgs/s
   // against 1,533 and 1,737 at 20 and 100 sessions, same session) for 50-90 MiB less. Signing keeps a thread per
   // core (sends are signed at acceptance while the queue delivers). small also keeps one signing thread and the
@@ -39,7 +39,7 @@ export function memorySettings(profile: Config['memoryProfile'], cores = availab
  */
 export const LIVE_KEYS: ReadonlySet<string> = new Set([
   'log_level', 'relay_url', 'relay', 'retry_schedule', 'queue_lifetime', 'min_free_space_mb', 'metrics_token', 'metrics_allow',
-  'retention_mail_days', 'retention_raw_days', 'retention_events_days', 'backup_dir', 'backup_keep',
+  'retention_mail_days', 'retention_raw_days', 'retention_events_days', 'trash_days', 'backup_dir', 'backup_keep',
   'dkim_rotation_days', 'dkim_ed25519', 'dns_recheck_minutes', 'upload_timeout', 'upload_memory_mb',
   'reputation_min_sent', 'reputation_bounce_at_risk', 'reputation_bounce_pause', 'reputation_complaint_at_risk', 'reputation_complaint_pause',
   // Read per request; the TLS files themselves are read again by every reload.

@@ -1,5 +1,5 @@
 // The App value that app.ts builds once and hands to every front door and flow: configuration, the
-// database, logging, time, DNS and sockets are passed in, never reached for from a module (ARCHITECTURE.md).
+// database, logging, time, DNS and sockets are passed in, never reached for from a module (docs/architecture.md).
 import type { Resolver } from 'node:dns/promises';
 import type { Socket } from 'node:net';
 import type { Clock } from './clock.ts';

@@ -1,6 +1,7 @@
 // The command line (scripts/mailwright): `serve` runs the appliance; the other commands act on the same
 // data directory and work while `serve` runs (SQLite WAL with a busy timeout lets them share the file), but for
 // `restore`, which replaces the database and so refuses while a serve uses it.
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { text } from 'node:stream/consumers';
 import { ConfigError, loadConfig, type Config } from './config.ts';
@@ -12,7 +13,10 @@ import { databaseProblems } from './db/integrity.ts';
 import { storageFault } from './db/health.ts';
 import { hasUsers, issueSetupToken, SETUP_LINK_COMMAND, setupLink } from './account/setup.ts';
 import { createWorkspace, findWorkspace, DEFAULT_WORKSPACE } from './account/workspaces.ts';
-import { createUser, findUserByEmail } from './account/users.ts';
+import { createUser, findUserByEmail, setPasswordHash } from './account/users.ts';
+import { passphraseProblem } from './account/passphrase.ts';
+import { hashPassword } from './account/passwords.ts';
+import { revokeUserSessions } from './account/sessions.ts';
 import { unlockLogin } from './account/login-throttle.ts';
 import { createKey } from './account/keys.ts';
 import { doctor } from './doctor.ts';
@@ -23,6 +27,7 @@ import { restoreBackup } from './db/restore.ts';
 import { generateDkimKey, RotationInProgress, startRotation } from './domains/dkim-keys.ts';
 import { holderOf } from './domains/claims.ts';
 import { dkimName, dkimValue } from './dns/records.ts';
+import { runTry, TRY_DEFAULTS, TRY_HELP } from './try.ts';
 
 // Everything this process creates (database, WAL, keys, backups) is its owner's alone (DESIGN.md 3, SEC-01).
 process.umask(0o077);
@@ -37,9 +42,11 @@ const HELP: Record<string, string> = {
 
 Commands:
   serve                  run the appliance (SMTP, HTTP API, queue) until SIGTERM
+  try                    run a box on this machine without DNS: mail to other domains is kept, never sent
   workspace create NAME  create a workspace; prints its id
   setup link             print a one-time link that creates the box's owner (while it has none)
   user add | unlock      create the user who signs in to a workspace's dashboard; clear its failed sign-ins
+  user passwd EMAIL      set a user's new passphrase; signs out every session of that user
   key create             create an API key; prints only the key (re_...)
   doctor                 check the box's DNS, ports and every domain's records; prints what to fix
   queue list | flush     show queued and deferred mail; attempt every deferred delivery now
@@ -53,6 +60,7 @@ config/mailwright.toml (or MAILWRIGHT_CONFIG) and MAILWRIGHT_* variables; see th
 
 Runs the appliance in the foreground on the configured ports. SIGTERM or SIGINT stops accepting new
 connections, lets work in flight finish, commits and exits 0. /healthz answers 200 once it is up.`,
+  try: TRY_HELP,
   setup: `Usage: mailwright setup link
 
 While the box has no owner, prints a one-time link (<public_url>/setup#<token>) on standard output: open it
@@ -63,11 +71,16 @@ never writes the link to its log; run this on the box (as the user serve runs as
 Creates a workspace named NAME (1-64 printable characters, unique) and prints its id (ws_...).
 A workspace named "${DEFAULT_WORKSPACE}" exists from the first start.`,
   user: `Usage: mailwright user add --email ADDRESS [--workspace ID|NAME] --password-stdin
+       mailwright user passwd EMAIL --password-stdin
        mailwright user unlock EMAIL
 
-Creates the user who signs in to the dashboard of a workspace (default: "${DEFAULT_WORKSPACE}") and prints
-the user id. The password (at least 10 characters) is read from standard input, e.g.
-  printf '%s' "$PASSWORD" | mailwright user add --email owner@example.com --password-stdin
+add creates the user who signs in to the dashboard of a workspace (default: "${DEFAULT_WORKSPACE}") and
+prints the user id. The passphrase is read from standard input, e.g.
+  printf '%s' "$PASSPHRASE" | mailwright user add --email owner@example.com --password-stdin
+The rule is the dashboard's: at least 12 characters with at least 6 different ones; not a common
+password, a simple sequence or the e-mail address.
+passwd sets a new passphrase for that user (read the same way, same rule) and signs out every browser
+session of the user at once; the dashboard's Settings page changes it too, knowing the current one.
 unlock clears every failed sign-in that could stop that user: those against the account and those of
 every address (the user's own address is not known), so a locked-out owner can sign in again at once.`,
   key: `Usage: mailwright key create --name NAME [--workspace ID|NAME]
@@ -79,12 +92,14 @@ standard output. It is shown this once: the box keeps only its hash.`,
 
 list shows every recipient still queued, being sent or deferred: its email, state, attempts, when the
 next attempt is due and the last answer; --json prints one JSON array. flush makes every queued and
-deferred recipient due now (like postqueue -f); a running serve picks them up within a second.`,
+deferred recipient due now (like postqueue -f); a running serve picks them up within a second.
+Both need the box's database: a data directory without one is refused (exit 78), never made.`,
   doctor: `Usage: mailwright doctor
 
-Checks, without changing anything: that serve is listening, that MAILWRIGHT_HOSTNAME has an address
-whose PTR names it back, and every domain's DKIM, return-path MX and SPF, DMARC and (if set up) inbound
-MX, through the configured resolvers. Prints each problem with the record to publish; exits 1 if any.`,
+Checks, without changing anything: that serve is listening, that MAILWRIGHT_HOSTNAME is a public name
+with an address whose PTR names it back, and every domain's DKIM, return-path MX and SPF, DMARC and (if
+set up) inbound MX, through the configured resolvers. Prints each problem with the record to publish; exits 1 if any.
+A data directory without a database is refused (exit 78): point MAILWRIGHT_DATA_DIR at the box's.`,
   dkim: `Usage: mailwright dkim rotate DOMAIN
 
 Makes a new DKIM key for DOMAIN and prints the TXT record to publish. The current key keeps signing until
@@ -118,11 +133,14 @@ async function main(argv: string[]): Promise<number> {
     if (sub !== undefined) throw new UsageError(`serve takes no arguments, got "${sub}"`);
     return serve(loadConfig());
   }
+  // Before loadConfig: try reads no configuration file and few variables (try.ts).
+  if (command === 'try') return runTry(tryOptions([sub, ...rest].filter((a) => a !== undefined)));
   const config = loadConfig();
   if (command === 'backup' || command === 'restore') {
     const { positionals } = parseArgs({ args: [sub, ...rest].filter((a) => a !== undefined), allowPositionals: true, strict: true });
     if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
     if (command === 'backup') {
+      requireDatabase(config);
       const made = await createBackup({ dataDir: config.dataDir, file: positionals[0], skip: [config.backupDir] });
       for (const path of made.skipped) console.error(`mailwright: left out ${path}: not a regular file or folder`);
       console.log(`wrote ${made.file} (${made.bytes} bytes: the database and ${made.entries.filter((e) => e.type === 'file').length - 1} other files)`);
@@ -135,6 +153,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'doctor') {
     if (sub !== undefined) throw new UsageError(`doctor takes no arguments, got "${sub}"`);
+    requireDatabase(config);
     const damage = await databaseProblems(databasePath(config.dataDir));
     if (damage) {
       console.log(damage.join('\n'));
@@ -149,6 +168,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'dkim') {
     if (sub !== 'rotate' || rest.length !== 1) throw new UsageError('use "dkim rotate DOMAIN"');
+    requireDatabase(config);
     const key = await generateDkimKey();
     return withStore(config, (db) => {
       const domain = holderOf(db, rest[0].trim().toLowerCase());
@@ -165,6 +185,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'queue') {
     if (sub !== 'list' && sub !== 'flush') throw new UsageError(`unknown command "queue ${sub ?? ''}"; use "queue list" or "queue flush"`);
     const { values } = parseArgs({ args: rest, strict: true, options: { json: { type: 'boolean' } } });
+    requireDatabase(config);
     return withStore(config, (db) => {
       if (sub === 'flush') {
         console.log(`${flushQueue(db)} deliveries will be attempted now`);
@@ -194,13 +215,33 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'user' && sub === 'unlock') {
     const { positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true });
     if (positionals.length !== 1) throw new UsageError('user unlock takes exactly one EMAIL');
+    requireDatabase(config);
     return withStore(config, (db) => {
       if (!findUserByEmail(db, positionals[0].trim().toLowerCase())) throw new Error(`no user ${positionals[0]}`);
       console.log(`cleared ${unlockLogin(db)} failed login attempts: those against ${positionals[0]} and every address's`);
     });
   }
+  if (command === 'user' && sub === 'passwd') {
+    const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true, options: { 'password-stdin': { type: 'boolean' } } });
+    if (positionals.length !== 1) throw new UsageError('user passwd takes exactly one EMAIL');
+    if (!values['password-stdin']) throw new UsageError('user passwd needs --password-stdin (the passphrase is never taken from the command line)');
+    return withStore(config, async (db) => {
+      const user = findUserByEmail(db, positionals[0]);
+      if (!user) throw new Error(`no user ${positionals[0]}`);
+      const password = (await text(process.stdin)).replace(/\r?\n$/, '');
+      const weak = passphraseProblem(password, user.email);
+      if (weak) throw new Error(`the passphrase ${weak}`);
+      const passwordHash = await hashPassword(password);
+      // One transaction: no session outlives the passphrase it was opened with.
+      const revoked = db.transaction(() => {
+        if (!setPasswordHash(db, user.id, passwordHash)) throw new Error(`no user ${positionals[0]}`);
+        return revokeUserSessions(db, systemClock, user.id);
+      }).immediate();
+      console.log(`set a new passphrase for ${user.email} and signed out its ${revoked} ${revoked === 1 ? 'session' : 'sessions'}`);
+    });
+  }
   if (command === 'user') {
-    if (sub !== 'add') throw new UsageError(`unknown command "user ${sub ?? ''}"; did you mean "user add" or "user unlock"?`);
+    if (sub !== 'add') throw new UsageError(`unknown command "user ${sub ?? ''}"; did you mean "user add", "user passwd" or "user unlock"?`);
     const { values } = parseArgs({ args: rest, strict: true, options: { email: { type: 'string' }, workspace: { type: 'string' }, 'password-stdin': { type: 'boolean' } } });
     if (!values.email) throw new UsageError('user add needs --email ADDRESS');
     if (!values['password-stdin']) throw new UsageError('user add needs --password-stdin (the password is never taken from the command line)');
@@ -215,6 +256,42 @@ async function main(argv: string[]): Promise<number> {
   const name = values.name?.trim();
   if (!name || name.length > 100) throw new UsageError('key create needs --name NAME (1 to 100 characters)');
   return withStore(config, (db) => console.log(createKey(db, systemClock, pickWorkspace(db, values.workspace).id, name).key));
+}
+
+function tryOptions(args: string[]) {
+  let values: { dir?: string; 'http-port'?: string; 'smtp-port'?: string; 'submission-port'?: string };
+  try {
+    ({ values } = parseArgs({ args, strict: true, options: { dir: { type: 'string' }, 'http-port': { type: 'string' }, 'smtp-port': { type: 'string' }, 'submission-port': { type: 'string' } } }));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const port = (flag: string, raw: string | undefined, fallback: number, min = 1) => {
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!/^\d{1,5}$/.test(raw) || n < min || n > 65535) throw new UsageError(`--${flag} must be a port from ${min} to 65535, got "${raw}"`);
+    return n;
+  };
+  if (values.dir !== undefined && !values.dir.trim()) throw new UsageError('--dir must name a directory');
+  return {
+    dir: values.dir ?? TRY_DEFAULTS.dir,
+    httpPort: port('http-port', values['http-port'], TRY_DEFAULTS.httpPort),
+    smtpPort: port('smtp-port', values['smtp-port'], TRY_DEFAULTS.smtpPort),
+    submissionPort: port('submission-port', values['submission-port'], TRY_DEFAULTS.submissionPort, 0),
+  };
+}
+
+/**
+ * The commands that read the box, or act on what it must already hold (queued mail, a domain, a user), refuse a
+ * data directory without a database: making an empty one there would answer "the queue is empty" about a box
+ * that is not this one. Exit 78, naming the file and the setting that points elsewhere.
+ */
+function requireDatabase(config: Config): void {
+  const file = databasePath(config.dataDir);
+  if (existsSync(file)) return;
+  throw new ConfigError(
+    `no database at ${file}: no box has run with this data directory. Point data_dir (MAILWRIGHT_DATA_DIR) at the box's data directory ` +
+      `(the systemd unit's is /var/lib/mailwright), or run 'mailwright serve' here first. Nothing was created.`,
+  );
 }
 
 async function withStore(config: Config, work: (db: Db) => void | Promise<void>): Promise<number> {

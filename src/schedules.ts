@@ -11,9 +11,13 @@ import { purgeSessions } from './account/sessions.ts';
 import { purgeAuthFailures } from './account/login-throttle.ts';
 import { recordBoxDns } from './account/overview.ts';
 
-export function startSchedules(app: App): () => Promise<void> {
+/** `boxDns` false (mailwright try): the box's own name is never looked up. */
+export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () => Promise<void> {
   const { db, clock, log, config } = app;
-  const checkBoxDns = () => recordBoxDns(db, app.dns, config.hostname, clock.now()).catch((err: unknown) => log.warn('could not record the box DNS', { err }));
+  const checkBoxDns = async () => {
+    if (opts.boxDns === false) return;
+    await recordBoxDns(db, app.dns, config.hostname, clock.now()).catch((err: unknown) => log.warn('could not record the box DNS', { err }));
+  };
   // The first a minute after start, off the start-up path (a box's DNS can be slow or missing).
   const firstBoxDns = setTimeout(() => void checkBoxDns(), 60_000);
   firstBoxDns.unref();
@@ -34,10 +38,10 @@ export function startSchedules(app: App): () => Promise<void> {
         if (!housekeepingDisk.failed(err)) log.error('housekeeping failed; it runs again next hour', { err });
       }
     }),
-    // Retention (off unless configured): nightly, in small batches, after the backup hour most people pick;
-    // it records the database's size each night either way (doctor's growth figure).
+    // Retention (off unless configured, but for the Trash's trash_days): nightly, in small batches, after the
+    // backup hour most people pick; it records the database's size each night either way (doctor's growth figure).
     cron.schedule('20 4 * * *', () =>
-      runRetention(app, { mailDays: config.retentionMailDays, rawDays: config.retentionRawDays, eventsDays: config.retentionEventsDays }).then(
+      runRetention(app, { mailDays: config.retentionMailDays, rawDays: config.retentionRawDays, eventsDays: config.retentionEventsDays, trashDays: config.trashDays }).then(
         () => {},
         (err: unknown) => log.error('retention failed; it runs again tomorrow', { err }),
       ),

@@ -45,7 +45,7 @@ test('the CLI works beside the running server: workspace, user, key', async () =
   assert.match(user.stdout, /^usr_[0-9A-Z]{26}\n$/);
   const short = await runCli(['user', 'add', '--email', 'x@acme.test', '--password-stdin'], env, 'short\n');
   assert.is(short.code, 1);
-  assert.match(short.stderr, /at least 10 characters/);
+  assert.match(short.stderr, /the passphrase must be at least 12 characters/);
 
   const key = await runCli(['key', 'create', '--name', 'ci', '--workspace', ws.stdout.trim()], env);
   assert.is(key.code, 0, key.stderr);

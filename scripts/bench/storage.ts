@@ -518,7 +518,7 @@ async function sentRun(c: Corpus, run: string, n: number, opts: { tracked: boole
     await Promise.all(Array.from({ length: API_CLIENTS }, client));
     const db = s.bench.running.app.db;
     // Bodies are stored as text until the copy is signed, then packed: each email signed after the burst frees
-    // about a page that no later mail reuses in this run (README, Storage and durability).
+    // about a page that no later mail reuses in this run (docs/storage.md, Mail is stored packed).
     const unsigned = db.prepare('SELECT count(*) FROM emails WHERE signed_at IS NULL').pluck().get() as number;
     const freeThen = db.pragma('freelist_count', { simple: true }) as number;
     await until(

@@ -1,22 +1,23 @@
 // Account endpoints of API-SPEC.md 4.7 and DESIGN.md 1: login and logout for the dashboard's session
-// cookie, API keys (created and revoked only from a session, listed with a key too), the account (read-only,
-// key or session), the profile, and resuming paused sending (session only).
+// cookie, the passphrase change, API keys (created and revoked only from a session, listed with a key too),
+// the account (read-only, key or session), the profile, and resuming paused sending (session only).
 import { z } from 'zod';
 import type { Context } from 'koa';
 import type { App } from '../context.ts';
 import { iso, isoOrNull } from '../clock.ts';
-import { ApiError, notFound, validationError } from '../errors.ts';
+import { ApiError, notFound, unauthorized, validationError } from '../errors.ts';
 import { apiRouter } from '../http/server.ts';
 import { checkOrigin, principalOf, requireAuth, requireSession, SESSION_COOKIE } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
 import { readSmallJson } from '../http/body.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
 import { createKey, listKeys, revokeKey, type ApiKey } from './keys.ts';
-import { createSession, listSessions, revokeSession, revokeSessionById } from './sessions.ts';
-import { findUserByEmail, getUser, insertUser, userEmailProblem } from './users.ts';
+import { createSession, findSession, listSessions, revokeSession, revokeSessionById, revokeUserSessions } from './sessions.ts';
+import { findUserByEmail, getUser, insertUser, setPasswordHash, userEmailProblem } from './users.ts';
 import { createWorkspace, DEFAULT_WORKSPACE, findWorkspace, getWorkspace } from './workspaces.ts';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.ts';
-import { hasUsers, passphraseProblem, SETUP_LINK_COMMAND, setupTokenIsLive, takeSetupToken } from './setup.ts';
+import { hasUsers, SETUP_LINK_COMMAND, setupTokenIsLive, takeSetupToken } from './setup.ts';
+import { passphraseProblem } from './passphrase.ts';
 import { PasswordGate, SIGNED_IN_RANK } from './password-gate.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import { accountOf, accountState, type BoxFacts } from './overview.ts';
@@ -27,6 +28,8 @@ const LoginBody = z.object({
   email: z.string().min(1).max(254),
   password: z.string().min(1).max(1024),
 });
+
+const PasswordBody = z.object({ current_password: z.string().min(1).max(1024), new_password: z.string().max(4096) }).strict();
 
 const KeyBody = z.object({
   name: z
@@ -45,7 +48,8 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
   const secure = config.publicUrl.startsWith('https:');
   const ttlMs = config.sessionTtlHours * 60 * 60 * 1000;
 
-  // Every password hash of the box goes through this gate (password-gate.ts): login, setup and the decoy.
+  // Every password hash of the box goes through this gate (password-gate.ts): login, setup, the passphrase
+  // change and the decoy.
   const hashes = new PasswordGate({ observe: (outcome) => app.metrics?.passwordHash(outcome) });
   app.metrics?.watchPasswordHashes(() => hashes.state);
 
@@ -120,6 +124,53 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
     ctx.body = { user: { id: owner.user.id, email: owner.user.email }, workspace: { id: owner.workspace.id, name: owner.workspace.name }, expiresAt: iso(session.expiresAt) };
   });
 
+  // The passphrase change: the current passphrase is checked as a login is (the same throttle counts a wrong
+  // one against this address and account, so a stolen session is no guessing oracle), the new one by the box's
+  // rule. Every other session of the user ends, and this browser's is renewed (a fresh id, as at login), so a
+  // copy of its cookie stops working too.
+  r.post('/auth/password', requireSession(config.publicUrl), async (ctx) => {
+    const p = principalOf(ctx);
+    if (p.kind !== 'session') throw notFound(); // unreachable past requireSession; narrows the type
+    const refused = throttle.refusesAddress(ctx.ip);
+    if (refused) throw tooManyLogins(refused.retryAfterSeconds);
+    const body = parseInput(PasswordBody, ctx.request.body);
+    const user = findUserByEmail(db, getUser(db, p.workspaceId, p.userId)!.email)!;
+    const weak = passphraseProblem(body.new_password, user.email);
+    if (weak) throw validationError('new_password', weak);
+    if (body.new_password === body.current_password) throw validationError('new_password', 'must differ from the current passphrase');
+    const attempt = throttle.begin(ctx.ip, user.email);
+    if (attempt.refuse) throw tooManyLogins(attempt.retryAfterSeconds);
+    let right: boolean;
+    try {
+      if (attempt.delayMs) await new Promise((resolve) => setTimeout(resolve, attempt.delayMs));
+      right = await hashes.run(attempt.rank, () => verifyPassword(body.current_password, user.passwordHash), clientGone(ctx));
+    } catch (err) {
+      if (err instanceof ApiError && (err.status === 503 || err.code === 'request_aborted')) attempt.abandon();
+      else attempt.fail();
+      throw err;
+    }
+    if (!right) {
+      attempt.fail();
+      throw new ApiError(401, 'invalid_credentials', 'The current passphrase is not correct');
+    }
+    attempt.succeed();
+    const passwordHash = await hashes.run(SIGNED_IN_RANK, () => hashPassword(body.new_password), clientGone(ctx));
+    const token = ctx.cookies.get(SESSION_COOKIE) ?? '';
+    const changed = await app.commit.run(() => {
+      // While it hashed, this session may have been signed out, or the passphrase changed from elsewhere.
+      if (findSession(db, clock, token)?.id !== p.sessionId) return 'signed_out';
+      if (!setPasswordHash(db, user.id, passwordHash, user.passwordHash)) return 'changed_meanwhile';
+      const sessionsRevoked = revokeUserSessions(db, clock, user.id, p.sessionId);
+      revokeSessionById(db, clock, user.id, p.sessionId);
+      return { sessionsRevoked, session: createSession(db, clock, { workspaceId: user.workspaceId, userId: user.id, ttlMs }) };
+    });
+    if (changed === 'signed_out') throw unauthorized();
+    if (changed === 'changed_meanwhile') throw new ApiError(409, 'passphrase_changed', 'The passphrase was changed meanwhile; sign in again with the new one');
+    setSessionCookie(ctx, changed.session.token, Math.floor(ttlMs / 1000), secure);
+    app.log.info('passphrase changed from the dashboard', { userId: user.id, sessionsRevoked: changed.sessionsRevoked });
+    ctx.body = { ok: true, sessionsRevoked: changed.sessionsRevoked };
+  });
+
   r.get('/sessions', requireSession(config.publicUrl), (ctx) => {
     const p = principalOf(ctx);
     if (p.kind !== 'session') throw notFound();
@@ -173,6 +224,8 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
       user: { id: user.id, email: user.email, createdAt: iso(user.createdAt) },
       ...accountState(db, config, p.workspaceId, clock.now()),
       workspace: { id: workspace.id, name: workspace.name, createdAt: iso(workspace.createdAt) },
+      // The dashboard's try-mode banner (mailwright try): mail to other domains is kept, not sent.
+      tryMode: box.tryMode === true,
     };
   });
 

@@ -1,5 +1,6 @@
 // Browser sessions behind the `service_session_v2` cookie: a fresh random token at every login, stored
-// only as its hash, with an absolute expiry, revocable at once (logout, or a new login from that browser).
+// only as its hash, with an absolute expiry, revocable at once (logout, a new login from that browser, or
+// a passphrase change, which ends every other session of the user).
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
@@ -61,6 +62,11 @@ export function listSessions(db: Db, clock: Clock, userId: string): Array<{ id: 
       expires_at: number;
     }>
   ).map((r) => ({ id: r.id, createdAt: r.created_at, expiresAt: r.expires_at }));
+}
+
+/** Ends every live session of the user but `except` (a passphrase change); returns how many it ended. */
+export function revokeUserSessions(db: Db, clock: Clock, userId: string, except?: string): number {
+  return db.prepare('UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? AND id IS NOT ?').run(clock.now(), userId, clock.now(), except ?? null).changes;
 }
 
 /** Ends one of the user's sessions (signing out another browser). */

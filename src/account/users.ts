@@ -4,6 +4,7 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
 import { hashPassword } from './passwords.ts';
+import { passphraseProblem } from './passphrase.ts';
 
 export interface User {
   id: string;
@@ -22,8 +23,6 @@ interface Row {
 
 const toUser = (r: Row): User => ({ id: r.id, workspaceId: r.workspace_id, email: r.email, createdAt: r.created_at });
 
-const MIN_PASSWORD_LENGTH = 10;
-
 // Deliberately plain: a login name must be an ordinary address someone can type.
 const isEmailAddress = (s: string) => s.length <= 254 && /^[^\s@<>()[\]\\,;:"]+@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/i.test(s);
 
@@ -34,7 +33,8 @@ export async function createUser(db: Db, clock: Clock, input: { workspaceId: str
   const email = input.email.trim().toLowerCase();
   const problem = userEmailProblem(email);
   if (problem) throw new Error(problem);
-  if ([...input.password].length < MIN_PASSWORD_LENGTH) throw new Error(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  const weak = passphraseProblem(input.password, email);
+  if (weak) throw new Error(`the passphrase ${weak}`);
   if (findUserByEmail(db, email)) throw new Error(`a user with the address ${email} already exists`);
   return insertUser(db, clock, { workspaceId: input.workspaceId, email, passwordHash: await hashPassword(input.password) });
 }
@@ -50,6 +50,15 @@ export function insertUser(db: Db, clock: Clock, input: { workspaceId: string; e
     throw err;
   }
   return toUser(row);
+}
+
+/**
+ * Stores a new password hash. With `expected`, only if the stored hash is still that one: a change that
+ * checked the old passphrase must not overwrite another change made while it was hashing.
+ */
+export function setPasswordHash(db: Db, userId: string, passwordHash: string, expected?: string): boolean {
+  const sql = expected === undefined ? 'UPDATE users SET password_hash = ? WHERE id = ?' : 'UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?';
+  return db.prepare(sql).run(passwordHash, userId, ...(expected === undefined ? [] : [expected])).changes > 0;
 }
 
 export function findUserByEmail(db: Db, email: string): (User & { passwordHash: string }) | null {

@@ -38,7 +38,7 @@ function fingerprint(dir: string): string {
   return [`. ${statSync(dir).mtimeMs}`, ...entries].join('\n');
 }
 
-/** A backup in the documented format (README, Backup and restore), as a script of the sysadmin's would write it. */
+/** A backup in the documented format (docs/operations.md, Backup and restore), as a script of the sysadmin's would write it. */
 function pack(file: string, entries: Array<{ path: string; bytes: Buffer }>): string {
   const manifest = Buffer.from(
     JSON.stringify({ format: 'mailwright-backup', version: 1, created: new Date().toISOString(), hostname: 'old-box', entries: entries.map((e) => ({ path: e.path, type: 'file', size: e.bytes.length, sha256: sha(e.bytes) })) }),

@@ -1,4 +1,4 @@
-// The one write path of mail (ARCHITECTURE.md): a writer thread (writer-worker.ts) with its own SQLite
+// The one write path of mail (docs/architecture.md): a writer thread (writer-worker.ts) with its own SQLite
 // connection runs the steps the flows hand over, as data, in group commits, and answers each call only after
 // its commit is on disk. One thread, because SQLite has one writer at a time: a second would only wait on the
 // lock, and the event loop, which serves every SMTP session and API request, would wait with it.

@@ -1,16 +1,18 @@
 // The counts GET /labels shows, kept exact in the transaction of every change to an email: the workspace's
 // mailbox summary (mailbox_counts) and each label's total and unread (labels.total_count, unread_count). Every
-// writer of an email's direction, category, read, archived, important or labels state goes through recount()
-// with the state before and after, so no count is ever derived by scanning a million rows.
+// writer of an email's direction, category, read, archived, important, trashed or labels state goes through
+// recount() with the state before and after, so no count is ever derived by scanning a million rows. Mail in
+// the Trash counts nowhere (DESIGN.md "trash").
 import type { Db } from '../db/open.ts';
 import type { EmailRow } from './rows.ts';
 
-export type CountedRow = Pick<EmailRow, 'workspace_id' | 'direction' | 'category' | 'read_at' | 'archived_at' | 'important' | 'labels_json'>;
+export type CountedRow = Pick<EmailRow, 'workspace_id' | 'direction' | 'category' | 'read_at' | 'archived_at' | 'important' | 'labels_json' | 'trashed_at'>;
 
-export const COUNTED_COLUMNS = 'workspace_id, direction, category, read_at, archived_at, important, labels_json';
+export const COUNTED_COLUMNS = 'workspace_id, direction, category, read_at, archived_at, important, labels_json, trashed_at';
 
-/** An email's contribution to each counter: 1 or 0. Unread counts are of received mail. */
+/** An email's contribution to each counter: 1 or 0. Unread counts are of received mail; trashed mail counts nowhere. */
 function contributions(r: CountedRow) {
+  if (r.trashed_at !== null) return { inbox_unread: 0, updates_unread: 0, spam_total: 0, important_unread: 0, unread: 0, labels: [] as string[] };
   const received = r.direction === 'in';
   const unread = received && r.read_at === null;
   const inInbox = received && r.archived_at === null && r.category !== 'spam';

@@ -9,6 +9,7 @@
 //     each email's words (checkedWalk);
 //   * `after` and `before` bound the walk by the rowids search_clock gives those times (timeBounds);
 //   * otherwise: walk an index of emails (0007_mailbox_indexes.sql) down and check the filters on each row.
+// Mail in the Trash is left out of every list unless the list asks for it (trashTerm).
 // Read-only; it must not call a flow or a front door.
 import type { Category, EmailRow } from './rows.ts';
 import type { Db } from '../db/open.ts';
@@ -22,6 +23,17 @@ import { summariesOf, type DeliverySummary } from './delivery.ts';
 export const CATEGORIES: readonly Category[] = ['primary', 'updates', 'spam'];
 export const STATUSES = ['scheduled', 'canceled', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'blocked', 'failed', 'received'] as const;
 export type Status = (typeof STATUSES)[number];
+
+/**
+ * What a list shows of the Trash (DESIGN.md "trash"): `exclude` (the default) leaves trashed mail out, `only`
+ * is the Trash itself (`trashed=true`), `include` both (the search operator `in:anywhere`).
+ */
+export type TrashScope = 'exclude' | 'only' | 'include';
+
+/** The list's condition on the Trash, or null for none. Written as the Inbox view's and the Trash's indexes say (0031_trash.sql). */
+export function trashTerm(scope: TrashScope = 'exclude'): string | null {
+  return scope === 'include' ? null : scope === 'only' ? 'e.trashed_at IS NOT NULL' : 'e.trashed_at IS NULL';
+}
 
 /** The validated parameters of GET /emails (search-routes.ts parses them). */
 export interface ListParams {
@@ -45,6 +57,8 @@ export interface ListParams {
   after?: number;
   before?: number;
   search?: SearchQuery;
+  /** Absent: `exclude`. */
+  trash?: TrashScope;
   limit: number;
   offset: number;
 }
@@ -67,13 +81,13 @@ const CHECK_BUDGET = 250;
 const CHECK_CHUNK = 50;
 
 const COLUMNS = `e.id, e.direction, e.status, e.from_address, e.from_name, e.to_json, e.subject, e.preview, e.created_at, e.inbox_id,
-  e.thread_id, e.domain, e.category, e.important, e.read_at, e.archived_at, e.labels_json,
+  e.thread_id, e.domain, e.category, e.important, e.read_at, e.archived_at, e.trashed_at, e.labels_json,
   (SELECT count(*) FROM email_attachments a WHERE a.email_id = e.id) AS attachment_count`;
 
 type SummaryRow = Pick<
   EmailRow,
   | 'id' | 'direction' | 'status' | 'from_address' | 'from_name' | 'to_json' | 'subject' | 'preview' | 'created_at' | 'inbox_id' | 'thread_id'
-  | 'domain' | 'category' | 'important' | 'read_at' | 'archived_at' | 'labels_json'
+  | 'domain' | 'category' | 'important' | 'read_at' | 'archived_at' | 'trashed_at' | 'labels_json'
 > & { attachment_count: number };
 
 /** One page of the list: `{data, count, hasMore}` (DESIGN.md lists). */
@@ -208,12 +222,14 @@ export function planList(db: Db, workspaceId: string, p: ListParams, opts: { bro
   }
   if (p.archived === true) add('e.archived_at IS NOT NULL');
   if (p.archived === false) {
-    // The Inbox view. Written as the WHERE of emails_inbox_view (with the spam term below).
+    // The Inbox view. Written as the WHERE of emails_inbox_view (with the spam and trash terms below).
     add(`e.direction = 'in'`);
     add('e.archived_at IS NULL');
   }
   if (p.categories?.length) add(`e.category IN (${p.categories.map((c) => `'${c}'`).join(', ')})`);
   if (!p.includeSpam && !p.categories?.includes('spam')) add(`e.category IS NOT 'spam'`);
+  const trash = trashTerm(p.trash);
+  if (trash) add(trash);
   if (p.important !== undefined) add(`e.important = ${p.important ? 1 : 0}`);
   if (p.unread === true) {
     add(`e.direction = 'in'`);
@@ -327,6 +343,7 @@ function presentSummary(row: SummaryRow, snippet: string, labels: Label[], deliv
     important: row.important === 1,
     readAt: isoOrNull(row.read_at),
     archivedAt: isoOrNull(row.archived_at),
+    trashedAt: isoOrNull(row.trashed_at),
     labels,
     attachmentCount: row.attachment_count,
     /** Sent mail: the state that asks most for attention, and how many recipients are in each. */

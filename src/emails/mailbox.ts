@@ -1,6 +1,7 @@
 // One email of the mailbox, sent or received: its SQL and its record (DESIGN.md "email record"), the owner's
-// changes to it (read, archived, category, important, and what that teaches about the sender), deleting it
-// with every row that belongs to it, its raw bytes, its attachments and its thread. Synchronous SQL only: the
+// changes to it (read, archived, category, important, and what that teaches about the sender; moving it to the
+// Trash and back), deleting it for good with every row that belongs to it, its raw bytes, its attachments and
+// its thread. Synchronous SQL only: the
 // routes run the writes inside the group commit. It must not call a flow (send/, receive/).
 import type { Category, EmailContentsRow, EmailRow } from './rows.ts';
 import { COUNTED_COLUMNS, countedRow, recount, type CountedRow } from './counts.ts';
@@ -18,7 +19,7 @@ type MailboxRow = Pick<
   EmailRow,
   | 'id' | 'direction' | 'status' | 'domain' | 'message_id' | 'thread_id' | 'in_reply_to' | 'from_address' | 'from_name' | 'to_json' | 'cc_json'
   | 'bcc_json' | 'reply_to_json' | 'subject' | 'tags_json' | 'message_class' | 'template_id' | 'template_version_id' | 'is_test' | 'scheduled_at' | 'created_at' | 'inbox_id' | 'category'
-  | 'important' | 'classification' | 'read_at' | 'archived_at' | 'authentication' | 'preview' | 'labels_json' | 'sent_by'
+  | 'important' | 'classification' | 'read_at' | 'archived_at' | 'trashed_at' | 'authentication' | 'preview' | 'labels_json' | 'sent_by'
 > &
   Pick<EmailContentsRow, 'text_body' | 'html_body'>;
 
@@ -33,7 +34,7 @@ interface AttachmentRow {
 
 const EMAIL_COLUMNS = `e.id, e.direction, e.status, e.domain, e.message_id, e.thread_id, e.in_reply_to, e.from_address, e.from_name,
   e.to_json, e.cc_json, e.bcc_json, e.reply_to_json, e.subject, e.tags_json, e.message_class, e.template_id, e.template_version_id, e.is_test, e.scheduled_at, e.created_at,
-  e.inbox_id, e.category, e.important, e.classification, e.read_at, e.archived_at, e.authentication, e.preview, e.labels_json, e.sent_by, c.text_body, c.html_body`;
+  e.inbox_id, e.category, e.important, e.classification, e.read_at, e.archived_at, e.trashed_at, e.authentication, e.preview, e.labels_json, e.sent_by, c.text_body, c.html_body`;
 
 const ATTACHMENT_COLUMNS = 'a.id, a.email_id, a.filename, a.content_type, a.content_id, a.size';
 
@@ -54,16 +55,21 @@ export function getEmail(db: Db, workspaceId: string, id: string, opts: { recipi
 }
 
 /**
- * The messages of a thread (sent and received), oldest first; empty when the workspace has none. Ids are
- * time-ordered (DESIGN.md), so id order is arrival order, and the thread index serves it.
+ * The messages of a thread (sent and received), oldest first: those outside the Trash, or with `trashed` those
+ * in it (DESIGN.md "trash"), so a conversation read from the Inbox never shows what was thrown away, and one
+ * read from the Trash shows what is there. Null when the workspace has no message in that thread at all. Ids
+ * are time-ordered (DESIGN.md), so id order is arrival order, and the thread index serves it.
  */
-export function getThread(db: Db, workspaceId: string, threadId: string) {
+export function getThread(db: Db, workspaceId: string, threadId: string, trashed = false) {
+  const inTrash = trashed ? 'e.trashed_at IS NOT NULL' : 'e.trashed_at IS NULL';
   const rows = db
-    .prepare(`SELECT ${EMAIL_COLUMNS} FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.thread_id = ? ORDER BY e.id`)
+    .prepare(`SELECT ${EMAIL_COLUMNS} FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.thread_id = ? AND ${inTrash} ORDER BY e.id`)
     .all(workspaceId, threadId) as MailboxRow[];
-  if (!rows.length) return [];
+  if (!rows.length) return db.prepare('SELECT 1 FROM emails WHERE workspace_id = ? AND thread_id = ? LIMIT 1').get(workspaceId, threadId) ? [] : null;
   const attachments = db
-    .prepare(`SELECT ${ATTACHMENT_COLUMNS} FROM email_attachments a JOIN emails e ON e.id = a.email_id WHERE e.workspace_id = ? AND e.thread_id = ? ORDER BY a.email_id, a.position`)
+    .prepare(
+      `SELECT ${ATTACHMENT_COLUMNS} FROM email_attachments a JOIN emails e ON e.id = a.email_id WHERE e.workspace_id = ? AND e.thread_id = ? AND ${inTrash} ORDER BY a.email_id, a.position`,
+    )
     .all(workspaceId, threadId) as AttachmentRow[];
   const byEmail = new Map<string, AttachmentRow[]>();
   for (const a of attachments) byEmail.set(a.email_id, [...(byEmail.get(a.email_id) ?? []), a]);
@@ -102,12 +108,15 @@ function presentEmail(row: MailboxRow, attachments: AttachmentRow[], labels: Lab
     isTest: row.is_test === 1,
     readAt: isoOrNull(row.read_at),
     archivedAt: isoOrNull(row.archived_at),
+    trashedAt: isoOrNull(row.trashed_at),
     category: row.category,
     important: row.important === 1,
     classification: row.classification,
     labels,
     authentication: row.authentication ? (JSON.parse(row.authentication) as Record<string, unknown>) : null,
-    attachments: attachments.map((a) => ({ id: a.id, filename: a.filename, contentType: a.content_type, contentId: a.content_id, sizeBytes: a.size })),
+    // `available` as a draft's file has it (API-SPEC.md 2): GET /attachments/:id serves the bytes. An email's files
+    // are kept as long as the email (retention drops raw messages early, never files), so it is always true here.
+    attachments: attachments.map((a) => ({ id: a.id, filename: a.filename, contentType: a.content_type, contentId: a.content_id, sizeBytes: a.size, available: true })),
     sentBy: row.sent_by,
     delivery: recipients && summarize(recipients),
     recipients,
@@ -162,12 +171,15 @@ export interface EmailPatch {
   archived?: boolean;
   category?: Category;
   important?: boolean;
+  /** true: into the Trash (hidden from every list and count, deleted for good after trash_days); false: back out. */
+  trashed?: boolean;
   /** false: change this message only; otherwise a category or importance is also learned for the sender. */
   learn?: boolean;
 }
 
 interface FlagsRow {
   id: string;
+  status: string;
   direction: 'in' | 'out';
   from_address: string;
   category: Category | null;
@@ -175,6 +187,7 @@ interface FlagsRow {
   classification: string | null;
   read_at: number | null;
   archived_at: number | null;
+  trashed_at: number | null;
 }
 
 /**
@@ -187,9 +200,13 @@ interface FlagsRow {
  */
 export function patchEmail(db: Db, now: number, workspaceId: string, id: string, patch: EmailPatch) {
   const row = db
-    .prepare(`SELECT id, from_address, classification, ${COUNTED_COLUMNS} FROM emails WHERE workspace_id = ? AND id = ?`)
+    .prepare(`SELECT id, status, from_address, classification, ${COUNTED_COLUMNS} FROM emails WHERE workspace_id = ? AND id = ?`)
     .get(workspaceId, id) as (FlagsRow & CountedRow) | undefined;
   if (!row) return null;
+  // The Trash hides mail; it does not stop a send. A send waiting for its time is canceled first, on purpose.
+  if (patch.trashed === true && row.status === 'scheduled' && row.trashed_at === null) {
+    throw new ApiError(409, 'email_scheduled', 'This email is scheduled to be sent: cancel the send first (POST /emails/:id/cancel), then move it to the Trash');
+  }
   if (patch.category !== undefined && row.direction !== 'in') throw validationError('category', 'applies to received mail only; this email was sent');
   const category = patch.category ?? row.category;
   if (patch.important === true && category === 'spam') throw validationError('important', 'a message in spam cannot be important: move it out of spam with category');
@@ -207,12 +224,13 @@ export function patchEmail(db: Db, now: number, workspaceId: string, id: string,
 
   const readAt = patch.read === undefined ? row.read_at : patch.read ? (row.read_at ?? now) : null;
   const archivedAt = patch.archived === undefined ? row.archived_at : patch.archived ? (row.archived_at ?? now) : null;
+  const trashedAt = patch.trashed === undefined ? row.trashed_at : patch.trashed ? (row.trashed_at ?? now) : null;
   const classification = row.direction === 'in' ? explain(row, patch, learned, category!) : row.classification;
-  db.prepare('UPDATE emails SET read_at = ?, archived_at = ?, category = ?, important = ?, classification = ? WHERE id = ?').run(
-    readAt, archivedAt, category, important ? 1 : 0, classification, id,
+  db.prepare('UPDATE emails SET read_at = ?, archived_at = ?, trashed_at = ?, category = ?, important = ?, classification = ? WHERE id = ?').run(
+    readAt, archivedAt, trashedAt, category, important ? 1 : 0, classification, id,
   );
-  recount(db, row, { ...row, read_at: readAt, archived_at: archivedAt, category, important: important ? 1 : 0 });
-  return { id, readAt: isoOrNull(readAt), archivedAt: isoOrNull(archivedAt), category, important, classification };
+  recount(db, row, { ...row, read_at: readAt, archived_at: archivedAt, trashed_at: trashedAt, category, important: important ? 1 : 0 });
+  return { id, readAt: isoOrNull(readAt), archivedAt: isoOrNull(archivedAt), trashedAt: isoOrNull(trashedAt), category, important, classification };
 }
 
 // The importance part that classification (receive/classify.ts) or an earlier PATCH appended: "<reason>; <why>".
@@ -237,7 +255,7 @@ function categoryReason(category: Category, learned: boolean, previous: Category
 }
 
 /**
- * Deletes the email and everything that belongs to it: its full-text row (or its place on the index's
+ * Deletes the email for good (DELETE /emails/:id, emptying the Trash, retention) and everything that belongs to it: its full-text row (or its place on the index's
  * backlog) here, and by foreign-key cascade its bodies and raw bytes, attachments, events, queue rows and
  * bounce reports. Deliveries of sent mail that are still queued or deferred are cancelled with it; while one
  * is being attempted the delete is refused (409), since the attempt would then record its outcome for an

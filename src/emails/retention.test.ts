@@ -36,7 +36,7 @@ test('raw bytes, then events, then whole emails go after their days; queued mail
 
   offset += 40 * DAY;
   const raw = await runRetention(s.t.app, { mailDays: 0, rawDays: 10, eventsDays: 0 });
-  assert.equal(raw, { emails: 0, raw: 3, events: 0 }, 'two received and one delivered; not the queued one');
+  assert.equal(raw, { emails: 0, raw: 3, events: 0, trash: 0 }, 'two received and one delivered; not the queued one');
   const expired = await api(`/emails/${received[0]}/raw`);
   assert.equal([expired.status, expired.body.error.code], [410, 'raw_expired']);
   assert.is((await api(`/emails/${sent}/raw`)).status, 410);
@@ -55,7 +55,7 @@ test('raw bytes, then events, then whole emails go after their days; queued mail
   assert.is((await api(`/emails/${received[0]}`)).status, 404);
   assert.equal((await api('/emails?query=zebra')).body.data.map((e: { id: string }) => e.id), [stuck], 'search no longer finds them');
   assert.is((await api('/labels')).body.mailbox.inboxUnread, 0, 'the counts follow');
-  assert.equal(await runRetention(s.t.app, { mailDays: 30, rawDays: 10, eventsDays: 10 }), { emails: 0, raw: 0, events: 0 }, 'nothing left to do');
+  assert.equal(await runRetention(s.t.app, { mailDays: 30, rawDays: 10, eventsDays: 10 }), { emails: 0, raw: 0, events: 0, trash: 0 }, 'nothing left to do');
 });
 
 test.run();

@@ -1,17 +1,29 @@
 // Retention (issue 21): how long mail at rest is kept, applied by a nightly job in small batches so the write
 // lock is never held for long while mail keeps flowing. Whole emails (bodies, files, search rows, events,
 // queue rows) after `mailDays`; raw bytes (as received, or as signed and sent) after `rawDays`, once no
-// delivery still needs them; delivery events after `eventsDays` (the daily counts analytics reads stay).
-// 0 keeps forever. Synchronous SQL, one batch per call, for the caller's transaction.
+// delivery still needs them; delivery events after `eventsDays` (the daily counts analytics reads stay); mail
+// in the Trash `trashDays` after it was moved there (trash.ts). 0 keeps forever. Synchronous SQL, one batch per
+// call, for the caller's transaction.
 import type { App } from '../context.ts';
 import type { Db } from '../db/open.ts';
 import { recordDatabaseSize } from '../db/size.ts';
 import { deleteEmail } from './mailbox.ts';
+import { deleteAll, oldestTrashed } from './trash.ts';
 
 export interface RetentionPolicy {
   mailDays: number;
   rawDays: number;
   eventsDays: number;
+  /** Days mail stays in the Trash (config trash_days, default 30); absent or 0: until emptied. */
+  trashDays?: number;
+}
+
+export interface RetentionDone {
+  emails: number;
+  raw: number;
+  events: number;
+  /** Emails deleted from the Trash. */
+  trash: number;
 }
 
 export const RETENTION_BATCH = 200;
@@ -23,9 +35,12 @@ const FINISHED = `e.status <> 'scheduled' AND NOT EXISTS (SELECT 1 FROM deliveri
 const workspaces = (db: Db) => db.prepare('SELECT id FROM workspaces').pluck().all() as string[];
 
 /** One batch of each kind of deletion; the counts say whether another batch may be due. */
-export function retentionStep(db: Db, now: number, policy: RetentionPolicy): { emails: number; raw: number; events: number } {
-  const done = { emails: 0, raw: 0, events: 0 };
+export function retentionStep(db: Db, now: number, policy: RetentionPolicy): RetentionDone {
+  const done = { emails: 0, raw: 0, events: 0, trash: 0 };
   for (const workspaceId of workspaces(db)) {
+    if (policy.trashDays && done.trash < RETENTION_BATCH) {
+      done.trash += deleteAll(db, workspaceId, oldestTrashed(db, workspaceId, now - policy.trashDays * DAY, RETENTION_BATCH - done.trash, FINISHED));
+    }
     if (policy.mailDays > 0 && done.emails < RETENTION_BATCH) {
       // Oldest first along the newest-first index, so a batch reads little beyond what it deletes.
       const old = db
@@ -64,20 +79,21 @@ export function retentionStep(db: Db, now: number, policy: RetentionPolicy): { e
  * checkpoint so the log file shrinks back instead of growing with what was deleted. Then, policy or none, it
  * records the database's size for the day (db/size.ts), from which doctor tells the growth.
  */
-export async function runRetention(app: Pick<App, 'db' | 'commit' | 'clock' | 'log'>, policy: RetentionPolicy): Promise<{ emails: number; raw: number; events: number }> {
-  const total = { emails: 0, raw: 0, events: 0 };
-  if (!policy.mailDays && !policy.rawDays && !policy.eventsDays) return recordSize(app, total);
+export async function runRetention(app: Pick<App, 'db' | 'commit' | 'clock' | 'log'>, policy: RetentionPolicy): Promise<RetentionDone> {
+  const total = { emails: 0, raw: 0, events: 0, trash: 0 };
+  if (!policy.mailDays && !policy.rawDays && !policy.eventsDays && !policy.trashDays) return recordSize(app, total);
   for (;;) {
     const step = await app.commit.run(() => retentionStep(app.db, app.clock.now(), policy));
     total.emails += step.emails;
     total.raw += step.raw;
     total.events += step.events;
-    if (!step.emails && !step.raw && !step.events) break;
+    total.trash += step.trash;
+    if (!step.emails && !step.raw && !step.events && !step.trash) break;
     // Let mail and API requests in between batches.
     await new Promise((resolve) => setImmediate(resolve));
   }
   app.db.pragma('wal_checkpoint(TRUNCATE)');
-  if (total.emails || total.raw || total.events) app.log.info('retention: old mail removed', total);
+  if (total.emails || total.raw || total.events || total.trash) app.log.info('retention: old mail removed', total);
   return recordSize(app, total);
 }
 

@@ -1,5 +1,6 @@
 // Email endpoints (API-SPEC.md 4.2, 4.6): send one, send a batch; one email of the mailbox (read, change,
-// delete, its raw bytes, its events), a thread, and the download of an email's attachment. Sending goes
+// move to the Trash and back, delete for good, its raw bytes, its events), emptying the Trash, a thread, and
+// the download of an email's attachment. Sending goes
 // through send/submit; Idempotency-Key covers a single send or a whole batch. The list (GET /emails) is
 // mounted by its own router.
 import { z } from 'zod';
@@ -17,6 +18,7 @@ import { cancelScheduled, reschedule, scheduleTime } from '../send/schedule.ts';
 import { listEvents } from './events.ts';
 import { deleteEmail, emailRaw, getEmail, getThread, patchEmail } from './mailbox.ts';
 import { displayHtml, displayPolicy } from './display.ts';
+import { emptyTrash } from './trash.ts';
 
 export const MAX_BATCH = 100;
 
@@ -26,12 +28,13 @@ const PatchBody = z
     archived: z.boolean().optional(),
     category: z.enum(['primary', 'updates', 'spam']).optional(),
     important: z.boolean().optional(),
+    trashed: z.boolean().optional(),
     learn: z.boolean().optional(),
     scheduled_at: scheduledAt.optional(),
   })
   .strict()
-  .refine((b) => b.read !== undefined || b.archived !== undefined || b.category !== undefined || b.important !== undefined || b.scheduled_at !== undefined, {
-    message: 'give at least one of read, archived, category, important, scheduled_at',
+  .refine((b) => b.read !== undefined || b.archived !== undefined || b.category !== undefined || b.important !== undefined || b.trashed !== undefined || b.scheduled_at !== undefined, {
+    message: 'give at least one of read, archived, category, important, trashed, scheduled_at',
   });
 
 export function emailRoutes(app: App) {
@@ -130,7 +133,9 @@ export function emailRoutes(app: App) {
     if (!answer) throw notFound('Email');
     if (at !== undefined) app.scheduler.wake();
     const e = flags ? null : (answer as NonNullable<ReturnType<typeof getEmail>>);
-    ctx.body = e ? { id: e.id, status: e.status, scheduledAt: e.scheduledAt, readAt: e.readAt, archivedAt: e.archivedAt, category: e.category, important: e.important, classification: e.classification } : answer;
+    ctx.body = e
+      ? { id: e.id, status: e.status, scheduledAt: e.scheduledAt, readAt: e.readAt, archivedAt: e.archivedAt, trashedAt: e.trashedAt, category: e.category, important: e.important, classification: e.classification }
+      : answer;
   });
 
   r.post('/emails/:id/cancel', auth, async (ctx) => {
@@ -139,15 +144,24 @@ export function emailRoutes(app: App) {
     ctx.body = { id: ctx.params.id, status: 'canceled' };
   });
 
+  // DESIGN.md "trash": deletes for good every email that was in the Trash when asked; `deleted` says how many.
+  r.post('/emails/trash/empty', auth, async (ctx) => {
+    ctx.body = { deleted: await emptyTrash(app, principalOf(ctx).workspaceId) };
+  });
+
+  // Permanent, as the API contract names it; the dashboard's Delete moves to the Trash (PATCH trashed) instead.
   r.delete('/emails/:id', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
     if (!(await app.commit.run(() => deleteEmail(app.db, workspaceId, ctx.params.id)))) throw notFound('Email');
     ctx.body = { ok: true };
   });
 
+  // Trashed messages are left out, or with ?trashed=true are the only ones shown (DESIGN.md "trash").
   r.get('/threads/:id', auth, (ctx) => {
-    const data = getThread(app.db, principalOf(ctx).workspaceId, ctx.params.id);
-    if (!data.length) throw notFound('Thread');
+    const trashed = ctx.query.trashed;
+    if (trashed !== undefined && trashed !== 'true' && trashed !== 'false') throw validationError('trashed', 'must be true or false');
+    const data = getThread(app.db, principalOf(ctx).workspaceId, ctx.params.id, trashed === 'true');
+    if (!data) throw notFound('Thread');
     ctx.body = { id: ctx.params.id, data, count: data.length };
   });
 

@@ -1,5 +1,5 @@
 // The rows of mail at rest, as SQLite returns them: one declaration of the emails table (migrations 0003,
-// 0005) and its contents, which every reader narrows with Pick to the columns it selects.
+// 0005, 0031, 0033, 0035) and its contents, which every reader narrows with Pick to the columns it selects.
 
 export type Category = 'primary' | 'updates' | 'spam';
 
@@ -38,6 +38,8 @@ export interface EmailRow {
   size: number | null;
   signed_at: number | null;
   is_test: number;
+  /** 0 for mail analytics and reputation leave out: template test sends, the box's own notices (0033). */
+  counted: number;
   created_at: number;
   inbox_id: string | null;
   category: Category | null;
@@ -45,11 +47,13 @@ export interface EmailRow {
   classification: string | null;
   read_at: number | null;
   archived_at: number | null;
+  /** When the email was moved to the Trash (ms), or null (migration 0031). */
+  trashed_at: number | null;
   /** JSON of the received message's authentication verdicts. */
   authentication: string | null;
   preview: string | null;
   search_rowid: number | null;
-  /** How a send came in (0031): a dashboard session, an API key, SMTP submission; null for the box's own. */
+  /** How a send came in (0035): a dashboard session, an API key, SMTP submission; null for the box's own. */
   sent_by: SentBy | null;
 }
 

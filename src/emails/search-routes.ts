@@ -79,6 +79,8 @@ export function parseListParams(query: Record<string, unknown>): ListParams {
   p.important = flag(query, 'important');
   p.includeSpam = flag(query, 'include_spam') ?? false;
   p.unread = flag(query, 'unread');
+  // Beyond the spec (DESIGN.md "trash"): true lists the Trash alone; false (the default) leaves it out.
+  p.trash = flag(query, 'trashed') ? 'only' : 'exclude';
   for (const name of ['from', 'to'] as const) {
     const value = one(query, name)?.trim();
     if (!value) continue;

@@ -139,7 +139,8 @@ const id = (real: () => string) => fc.oneof(fc.constant(null), fc.string({ maxLe
 const ROUTES: Route[] = [
   { method: 'POST', path: () => '/emails', body: bodyOf(sendBody) },
   { method: 'POST', path: () => '/emails/batch', body: fc.oneof(bodyOf({ emails: fc.array(bodyOf(sendBody), { maxLength: 3 }) }), fc.array(bodyOf(sendBody), { maxLength: 3 })) },
-  { method: 'PATCH', path: (i) => `/emails/${i}`, body: bodyOf({ read: fc.boolean(), archived: fc.boolean(), category: fc.constantFrom('primary', 'updates', 'spam', 'x'), important: fc.boolean(), learn: fc.boolean() }) },
+  { method: 'PATCH', path: (i) => `/emails/${i}`, body: bodyOf({ read: fc.boolean(), archived: fc.boolean(), category: fc.constantFrom('primary', 'updates', 'spam', 'x'), important: fc.boolean(), trashed: fc.boolean(), learn: fc.boolean() }) },
+  { method: 'POST', path: () => '/emails/trash/empty', body: fc.constant(undefined) },
   { method: 'DELETE', path: (i) => `/emails/${i}`, body: fc.constant(undefined) },
   { method: 'POST', path: (i) => `/emails/${i}/labels`, body: bodyOf({ add: fc.array(fc.string({ maxLength: 20 }), { maxLength: 12 }), remove: fc.array(fc.string(), { maxLength: 3 }), create: fc.boolean() }) },
   { method: 'POST', path: () => '/domains', body: bodyOf({ name: fc.oneof(fc.domain(), fc.string({ maxLength: 30 })) }) },
@@ -220,7 +221,7 @@ test('raw bodies that are not JSON, or not what they claim: 4xx, never 5xx, noth
 
 test('search and list queries: any text in any parameter is 200 or a 400, never a 5xx', async () => {
   const params = fc.dictionary(
-    fc.constantFrom('query', 'direction', 'status', 'domain', 'inbox_id', 'label', 'archived', 'category', 'important', 'include_spam', 'from', 'to', 'unread', 'after', 'before', 'limit', 'offset', 'reason', 'lifecycle'),
+    fc.constantFrom('query', 'direction', 'status', 'domain', 'inbox_id', 'label', 'archived', 'category', 'important', 'include_spam', 'trashed', 'from', 'to', 'unread', 'after', 'before', 'limit', 'offset', 'reason', 'lifecycle'),
     fc.oneof(fc.string({ maxLength: 60 }), nasty, fc.constantFrom('"', '(', ')', 'a OR', 'NOT x', 'x*', '*', '^a', 'subject:x', '{a b}:c', '(('.repeat(500), 'a '.repeat(600), '-1', '1e3', '2026-13-45')),
     { maxKeys: 5 },
   );

@@ -2,7 +2,7 @@
 // human-readable reason shown to the owner. Pure: it reads header fields, authentication verdicts and what the
 // owner taught the box about the sender (the sender_rules row); no database, no sockets, no parsing.
 //
-// Category, first rule that applies wins (README "How received mail is classified"):
+// Category, first rule that applies wins (docs/receiving.md, "How received mail is classified"):
 // 1. Learned category for the sender: spam -> spam; primary or updates -> that category, overriding every
 //    automatic check below, spam included (the reason then names the check it overrode).
 // 2. Automatic spam: DMARC fail because the message has no From or several (auth.dmarc.reason); DMARC fail

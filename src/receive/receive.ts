@@ -1,4 +1,4 @@
-// The receive pipeline (ARCHITECTURE.md): what the MX listener hands over after DATA is refused if it is a
+// The receive pipeline (docs/architecture.md): what the MX listener hands over after DATA is refused if it is a
 // smuggling attempt or a loop, then authenticated (mailauth) and parsed (mailparser) on the analyze workers,
 // which refuse an oversized header section and answer 451 past their time budget (analyzer.ts),
 // and filed (file.ts: classified, threaded, stored with its index rows, forwarded if asked) by the writer

@@ -1,4 +1,4 @@
-// Delivery outcomes as data (ARCHITECTURE.md: delivered | deferred | bounced, one per recipient): the outcome
+// Delivery outcomes as data (docs/architecture.md: delivered | deferred | bounced, one per recipient): the outcome
 // type, each message's bookkeeping during one attempt, and how replies and failures become verdicts. Pure: it
 // must not talk to a server, look anything up, or touch the database.
 import type { SMTPError } from 'nodemailer/lib/smtp-connection';

@@ -166,22 +166,47 @@ export const when = (iso: string | null | undefined) => {
 
 export const bytes = (n: number) => (n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`);
 
-/** A one-line notice that fades: what just happened. */
+/** What a notice may offer: one button (Undo) that closes it and runs. */
+export interface ToastAction {
+  label: string;
+  run: () => void;
+}
+
+/**
+ * A one-line notice that fades: what just happened, with an action when it can be taken back (Undo), shown long
+ * enough to reach. `toast.act()` runs the action of the notice on screen (the `z` shortcut).
+ */
 export const toast = (() => {
-  let set: ((t: string | null) => void) | null = null;
+  interface Notice {
+    text: string;
+    action?: ToastAction;
+  }
+  let set: ((n: Notice | null) => void) | null = null;
+  let shown: Notice | null = null;
+  const take = () => {
+    const action = shown?.action;
+    set?.(null);
+    action?.run();
+  };
   function Toast() {
-    const [text, setText] = useState<string | null>(null);
-    set = setText;
+    const [notice, setNotice] = useState<Notice | null>(null);
+    set = setNotice;
+    shown = notice;
     useEffect(() => {
-      if (!text) return;
-      const t = setTimeout(() => setText(null), 3500);
+      if (!notice) return;
+      const t = setTimeout(() => setNotice(null), notice.action ? 8000 : 3500);
       return () => clearTimeout(t);
-    }, [text]);
-    return text ? (
+    }, [notice]);
+    return notice ? (
       <div class="toast" role="status">
-        {text}
+        <span>{notice.text}</span>
+        {notice.action && (
+          <button type="button" onClick={take}>
+            {notice.action.label}
+          </button>
+        )}
       </div>
     ) : null;
   }
-  return Object.assign((t: string) => set?.(t), { Toast });
+  return Object.assign((text: string, action?: ToastAction) => set?.({ text, action }), { Toast, act: take });
 })();

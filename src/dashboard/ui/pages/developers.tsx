@@ -80,7 +80,7 @@ const TABS: Array<[string, string]> = [
   ['suppressions', 'Suppressions'],
   ['events', 'Event log'],
 ];
-// The event types of README "Events and status"; the box refuses any other name.
+// The event types of docs/api.md, "Events and status"; the box refuses any other name.
 const EVENT_TYPES = ['sent', 'delivered', 'delivery_delayed', 'bounced', 'blocked', 'failed', 'opened', 'clicked', 'complained', 'unsubscribed', 'received', 'forwarded', 'scheduled', 'canceled'];
 const EVENT_TONE: Record<string, Tone> = {
   delivered: 'good', opened: 'good', clicked: 'good',

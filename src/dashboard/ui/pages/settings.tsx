@@ -1,10 +1,12 @@
-// Settings: who is signed in and to which workspace (GET /profile), and where: the user's live browser
-// sessions (GET /sessions), this one marked, each revocable (DELETE /sessions/:id) and this one signed out.
+// Settings: who is signed in and to which workspace (GET /profile), changing the passphrase, and where: the
+// user's live browser sessions (GET /sessions), this one marked, each revocable (DELETE /sessions/:id) and this
+// one signed out.
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Me } from '../session.ts';
 import { api } from '../api.ts';
 import { Badge, CopyButton, Empty, Loaded, messageOf, Page, toast, useLoad } from '../components.tsx';
+import { ChangePassphrase } from './change-passphrase.tsx';
 
 interface Profile {
   user: { id: string; email: string; createdAt: string };
@@ -22,6 +24,8 @@ const dateTime = (iso: string) => new Date(iso).toLocaleString([], { year: 'nume
 
 export function Settings(_: { me: Me }) {
   const profile = useLoad(() => api<Profile>('/profile'));
+  // A passphrase change signs out the other browsers: the list is loaded again.
+  const [changes, setChanges] = useState(0);
   return (
     <Page title="Settings">
       <Loaded state={profile}>
@@ -46,7 +50,8 @@ export function Settings(_: { me: Me }) {
           </div>
         )}
       </Loaded>
-      <Sessions />
+      <ChangePassphrase onChanged={() => setChanges((n) => n + 1)} />
+      <Sessions key={changes} />
     </Page>
   );
 }

@@ -1,4 +1,4 @@
-// The reading pane's label menu: tick labels on and off, or type a new one.
+// The reading pane's label menu: tick labels on and off, or type a new one. Taking a label off offers Undo.
 import { useState } from 'preact/hooks';
 import { api } from '../../api.ts';
 import { messageOf, toast, useLoad } from '../../components.tsx';
@@ -12,9 +12,26 @@ export function LabelPicker({ email, onDone }: { email: Email; onDone: () => voi
     try {
       await api(`/emails/${email.id}/labels`, { body });
       onDone();
+      return true;
     } catch (err) {
       toast(messageOf(err));
+      return false;
     }
+  };
+  // Undo puts the label back; a bucket label archives what it is put on, so mail that was in the Inbox returns there.
+  const removeLabel = async (l: Label) => {
+    const inInbox = email.direction === 'in' && !email.archivedAt;
+    if (!(await change({ remove: [l.id] }))) return;
+    toast(`Removed the label ${l.name}`, {
+      label: 'Undo',
+      run: () =>
+        void (async () => {
+          await api(`/emails/${email.id}/labels`, { body: { add: [l.id], create: false } });
+          if (l.skipInbox && inInbox) await api(`/emails/${email.id}`, { method: 'PATCH', body: { archived: false } });
+          toast('Undone');
+          onDone();
+        })().catch((err: unknown) => toast(messageOf(err))),
+    });
   };
   return (
     <span style={{ position: 'relative' }}>
@@ -25,7 +42,7 @@ export function LabelPicker({ email, onDone }: { email: Email; onDone: () => voi
         <div class="card" style={{ position: 'absolute', zIndex: '10', minWidth: '220px', padding: '8px', top: '32px' }}>
           {(labels.data ?? []).map((l) => (
             <label class="row" style={{ padding: '3px 4px' }}>
-              <input type="checkbox" checked={has.has(l.id)} onChange={() => change(has.has(l.id) ? { remove: [l.id] } : { add: [l.id] })} />
+              <input type="checkbox" checked={has.has(l.id)} onChange={() => (has.has(l.id) ? removeLabel(l) : change({ add: [l.id] }))} />
               <span class="label-dot" style={{ background: l.color }} />
               {l.name}
             </label>

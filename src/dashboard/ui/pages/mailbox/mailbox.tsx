@@ -1,6 +1,7 @@
-// The mailbox: views (Inbox by tab, Important, Archive, Sent, Scheduled, Drafts, a label), search with the
-// API's syntax, the list, and the reading pane (reader.tsx). New mail arrives live through the event stream, and
-// sent mail's delivery (delivery.tsx) changes with it.
+// The mailbox: views (Inbox by tab, Important, Archive, Sent, Scheduled, Drafts, Trash, a label), search with
+// the API's syntax, the list, and the reading pane (reader.tsx). New mail arrives live through the event stream,
+// and sent mail's delivery (delivery.tsx) changes with it. What one keystroke changes can be taken back: Delete
+// moves to the Trash, and it, Archive and Spam offer Undo.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, qs } from '../../api.ts';
 import { Empty, ErrorBox, Loading, messageOf, toast, useLoad, when } from '../../components.tsx';
@@ -10,7 +11,8 @@ import { openCompose } from '../compose.tsx';
 import { VIEWS, who, type Summary } from './model.ts';
 import { Nav } from './nav.tsx';
 import { DELIVERY_EVENTS, DeliveryWord, listenForDelivery } from './delivery.tsx';
-import { Reader } from './reader.tsx';
+import { Reader, type Act } from './reader.tsx';
+import { DeleteForever, EmptyTrash } from './trash.tsx';
 
 export function Mailbox() {
   const { path, query } = useLocation();
@@ -20,13 +22,15 @@ export function Mailbox() {
   const selectedId = isLabel ? parts[3] : parts[2];
   const search = query.get('q') ?? '';
   const [refresh, setRefresh] = useState(0);
+  // The message `#` or its button asked to delete for good (Trash view), while the dialog asks.
+  const [forever, setForever] = useState<string | null>(null);
   const base = isLabel ? `/mail/label/${parts[2]}` : `/mail/${view}`;
 
   const list = useLoad(async () => {
     if (view === 'drafts') {
       const drafts = await api<{ data: any[] }>('/drafts');
       return drafts.data.map(
-        (d): Summary => ({ id: d.id, threadId: d.id, direction: 'out', status: 'draft', from: { name: null, address: d.from ?? '' }, to: (d.to ?? []).map((a: string) => ({ name: null, address: a })), subject: d.subject ?? '(no subject)', snippet: d.text ?? '', createdAt: d.updatedAt, category: null, important: false, readAt: d.updatedAt, archivedAt: null, labels: [], attachmentCount: d.attachments.length }),
+        (d): Summary => ({ id: d.id, threadId: d.id, direction: 'out', status: 'draft', from: { name: null, address: d.from ?? '' }, to: (d.to ?? []).map((a: string) => ({ name: null, address: a })), subject: d.subject ?? '(no subject)', snippet: d.text ?? '', createdAt: d.updatedAt, category: null, important: false, readAt: d.updatedAt, archivedAt: null, trashedAt: null, labels: [], attachmentCount: d.attachments.length }),
       );
     }
     const params = isLabel ? { label: parts[2] } : (VIEWS[view]?.params ?? VIEWS.inbox.params);
@@ -53,19 +57,48 @@ export function Mailbox() {
     navigate(`${base}/${id}${search ? `?${qs({ q: search })}` : ''}`);
   };
   const move = (step: number) => open(rows[Math.min(rows.length - 1, Math.max(0, (index < 0 ? -1 : index) + step))]?.id);
-  const act = async (id: string, patch: Record<string, unknown>, done: string, leaves: boolean) => {
+  // A message that left the view: the next one in the list is shown, or the list. One not in the list stays shown.
+  const leave = (id: string) => {
+    if (index < 0) return;
+    const next = rows[index + 1] ?? rows[index - 1];
+    navigate(next && next.id !== id ? `${base}/${next.id}` : base, true);
+  };
+  // `undo`: the PATCHes that take the change back, in order, offered by the toast.
+  const act: Act = async (id, patch, done, leaves, undo) => {
     try {
       await api(`/emails/${id}`, { method: 'PATCH', body: patch });
-      toast(done);
-      if (leaves) {
-        const next = rows[index + 1] ?? rows[index - 1];
-        navigate(next && next.id !== id ? `${base}/${next.id}` : base, true);
-      }
+      toast(done, undo && { label: 'Undo', run: () => void revert(id, undo, base) });
+      if (leaves) leave(id);
       setRefresh((n) => n + 1);
     } catch (err) {
       toast(messageOf(err));
     }
   };
+  const revert = async (id: string, undo: Array<Record<string, unknown>>, from: string) => {
+    try {
+      for (const patch of undo) await api(`/emails/${id}`, { method: 'PATCH', body: patch });
+      toast('Undone');
+      setRefresh((n) => n + 1);
+      // Back to the message, unless the view was left meanwhile.
+      if (location.pathname.startsWith(from)) navigate(`${from}/${id}`, true);
+    } catch (err) {
+      toast(messageOf(err));
+    }
+  };
+  const trash = (id: string) => act(id, { trashed: true }, 'Moved to Trash', true, [{ trashed: false }]);
+  const restore = (id: string) => act(id, { trashed: false }, 'Restored from the Trash', true, [{ trashed: true }]);
+  const deleteForever = async (id: string) => {
+    await api(`/emails/${id}`, { method: 'DELETE' });
+    toast('Deleted forever');
+    leave(id);
+    setRefresh((n) => n + 1);
+  };
+  /** Spam and back, undone exactly for the message: its category and importance as they were. */
+  const spam = (r: Pick<Summary, 'id' | 'category' | 'important'>) => {
+    const undo = [{ category: r.category ?? 'primary' }, ...(r.important ? [{ important: true, learn: false }] : [])];
+    return r.category === 'spam' ? act(r.id, { category: 'primary' }, 'Not spam: the sender is learned', true, [{ category: 'spam' }]) : act(r.id, { category: 'spam' }, 'Moved to Spam', true, undo);
+  };
+  const selected = rows.find((r) => r.id === selectedId);
   const searchBox = useRef<HTMLInputElement>(null);
   useShortcuts(
     [
@@ -73,9 +106,10 @@ export function Mailbox() {
       { key: 'k', label: 'Previous message', run: () => move(-1) },
       { key: 'o', label: 'Open the selected message', run: () => open(selectedId ?? rows[0]?.id) },
       { key: 'u', label: 'Back to the list', run: () => navigate(base) },
-      { key: 'e', label: 'Archive', run: () => selectedId && act(selectedId, { archived: true }, 'Archived', true) },
-      { key: '#', label: 'Delete', run: () => selectedId && remove(selectedId) },
-      { key: '!', label: 'Report spam', run: () => selectedId && act(selectedId, { category: 'spam' }, 'Moved to Spam', true) },
+      { key: 'e', label: 'Archive', run: () => selectedId && act(selectedId, { archived: true }, 'Archived', true, [{ archived: false }]) },
+      { key: '#', label: 'Move to Trash (in the Trash: delete forever, asked first)', run: () => selectedId && (view === 'trash' ? setForever(selectedId) : trash(selectedId)) },
+      { key: 'z', label: 'Undo', run: () => toast.act() },
+      { key: '!', label: 'Report spam', run: () => selected && selected.category !== 'spam' && spam(selected) },
       { key: '+', label: 'Mark important', run: () => selectedId && act(selectedId, { important: true }, 'Marked important', false) },
       { key: 'U', label: 'Mark unread', run: () => selectedId && act(selectedId, { read: false }, 'Marked unread', false) },
       { key: '/', label: 'Search', run: () => searchBox.current?.focus() },
@@ -86,16 +120,6 @@ export function Mailbox() {
     ],
     [rows, selectedId, view, search],
   );
-  const remove = async (id: string) => {
-    try {
-      await api(`/emails/${id}`, { method: 'DELETE' });
-      toast('Deleted');
-      navigate(base, true);
-      setRefresh((n) => n + 1);
-    } catch (err) {
-      toast(messageOf(err));
-    }
-  };
 
   const title = isLabel ? 'Label' : view === 'drafts' ? 'Drafts' : (VIEWS[view]?.title ?? 'Inbox');
   useEffect(() => void (document.title = `${title} · Mailwright`), [title]);
@@ -113,6 +137,20 @@ export function Mailbox() {
           >
             <input ref={searchBox} type="search" name="q" placeholder={`Search ${title.toLowerCase()}  ( / )`} value={search} aria-label="Search" />
           </form>
+          {view === 'trash' && rows.length > 0 && (
+            <div class="row" style={{ justifyContent: 'space-between', flexWrap: 'nowrap' }}>
+              <span class="muted" style={{ fontSize: '13px' }}>
+                Deleted for good after trash_days (30 unless configured).
+              </span>
+              <EmptyTrash
+                done={(n) => {
+                  toast(`Deleted ${n} ${n === 1 ? 'message' : 'messages'} forever`);
+                  navigate(base, true);
+                  setRefresh((x) => x + 1);
+                }}
+              />
+            </div>
+          )}
           {['inbox', 'updates', 'spam'].includes(view) && (
             <div class="tabs" role="tablist">
               {['inbox', 'updates', 'spam'].map((v) => (
@@ -128,7 +166,7 @@ export function Mailbox() {
         ) : list.loading && !list.data ? (
           <Loading />
         ) : rows.length === 0 ? (
-          <Empty title={search ? 'Nothing matches' : `No mail in ${title}`}>{search ? 'Try other words, or from:, to:, subject: and quotes.' : view === 'inbox' ? 'Mail sent to your inboxes arrives here as it comes in.' : null}</Empty>
+          <Empty title={search ? 'Nothing matches' : `No mail in ${title}`}>{search ? 'Try other words, or from:, to:, subject: and quotes.' : view === 'inbox' ? 'Mail sent to your inboxes arrives here as it comes in.' : view === 'trash' ? 'Deleted mail waits here, so you can restore it, until it is deleted for good.' : null}</Empty>
         ) : (
           <div role="list" aria-label={title}>
             {rows.map((r) => (
@@ -157,7 +195,8 @@ export function Mailbox() {
           </div>
         )}
       </div>
-      <div class="reader">{selectedId ? <Reader id={selectedId} refresh={refresh} onChange={() => setRefresh((n) => n + 1)} act={act} remove={remove} back={() => navigate(base)} /> : <Empty title="No message selected">Pick one from the list, or press <span class="kbd">j</span> and <span class="kbd">o</span>.</Empty>}</div>
+      {forever && <DeleteForever action={() => deleteForever(forever)} onClose={() => setForever(null)} />}
+      <div class="reader">{selectedId ? <Reader id={selectedId} refresh={refresh} onChange={() => setRefresh((n) => n + 1)} act={act} spam={spam} trash={trash} restore={restore} deleteForever={setForever} back={() => navigate(base)} /> : <Empty title="No message selected">Pick one from the list, or press <span class="kbd">j</span> and <span class="kbd">o</span>.</Empty>}</div>
     </div>
   );
 }

@@ -18,6 +18,7 @@ export interface Summary {
   important: boolean;
   readAt: string | null;
   archivedAt: string | null;
+  trashedAt: string | null;
   labels: Array<{ id: string; name: string; color: string }>;
   attachmentCount: number;
   /** Sent mail: where its recipients stand (the worst state first); null for received mail. */
@@ -64,6 +65,8 @@ export const VIEWS: Record<string, { title: string; params: Record<string, strin
   archive: { title: 'Archive', params: { archived: 'true' } },
   sent: { title: 'Sent', params: { direction: 'out' } },
   scheduled: { title: 'Scheduled', params: { status: 'scheduled' } },
+  // Everything moved to the Trash, spam too (a list leaves spam out unless asked).
+  trash: { title: 'Trash', params: { trashed: 'true', include_spam: 'true' } },
 };
 
 export const who = (p: Person) => p.name || p.address;

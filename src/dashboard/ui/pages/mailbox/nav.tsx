@@ -25,6 +25,7 @@ export function Nav() {
       {link('drafts', 'Drafts')}
       {link('archive', 'Archive')}
       {link('spam', 'Spam', counts?.spamTotal)}
+      {link('trash', 'Trash')}
       {labels.data && labels.data.data.length > 0 && <div class="section">Labels</div>}
       {labels.data?.data
         .slice()

@@ -1,6 +1,7 @@
 // The reading pane: a message and its thread, with the actions on it (archive, spam, unread, important,
-// labels, reply, forward, cancel a scheduled send, delete), and above each sent message where it stands
-// (delivery.tsx), read again at each `refresh` the mailbox makes (a delivery event).
+// labels, reply, forward, cancel a scheduled send, move to the Trash), and above each sent message where it
+// stands (delivery.tsx), read again at each `refresh` the mailbox makes (a delivery event). A message in the Trash
+// shows the rest of its thread that is there, and offers Restore and Delete forever.
 import { Fragment } from 'preact';
 import { useEffect } from 'preact/hooks';
 import { api } from '../../api.ts';
@@ -9,11 +10,30 @@ import { openCompose } from '../compose.tsx';
 import { LabelPicker } from './label-picker.tsx';
 import { Message } from './message.tsx';
 import { Delivery } from './delivery.tsx';
-import type { Email } from './model.ts';
+import type { Email, Summary } from './model.ts';
 
-export function Reader({ id, refresh, onChange, act, remove, back }: { id: string; refresh: number; onChange: () => void; act: (id: string, patch: Record<string, unknown>, done: string, leaves: boolean) => Promise<void>; remove: (id: string) => Promise<void>; back: () => void }) {
+/** A PATCH of one email with its toast; `leaves`: it leaves the view; `undo`: the PATCHes that take it back. */
+export type Act = (id: string, patch: Record<string, unknown>, done: string, leaves: boolean, undo?: Array<Record<string, unknown>>) => Promise<void>;
+
+interface ReaderProps {
+  id: string;
+  /** Bumped by the mailbox when a delivery event arrives: the pane reads the message again. */
+  refresh: number;
+  onChange: () => void;
+  act: Act;
+  spam: (e: Pick<Summary, 'id' | 'category' | 'important'>) => Promise<void>;
+  trash: (id: string) => Promise<void>;
+  restore: (id: string) => Promise<void>;
+  /** Asks, then deletes for good. */
+  deleteForever: (id: string) => void;
+  back: () => void;
+}
+
+export function Reader({ id, refresh, onChange, act, spam, trash, restore, deleteForever, back }: ReaderProps) {
   const email = useLoad(() => api<Email>(`/emails/${id}`), [id, refresh]);
-  const thread = useLoad(async () => (email.data ? (await api<{ data: Email[] }>(`/threads/${email.data.threadId}`)).data : []), [email.data?.threadId, refresh]);
+  // The thread as seen from where the message is: outside the Trash, or in it.
+  const inTrash = !!email.data?.trashedAt;
+  const thread = useLoad(async () => (email.data ? (await api<{ data: Email[] }>(`/threads/${email.data.threadId}${inTrash ? '?trashed=true' : ''}`)).data : []), [email.data?.threadId, inTrash, refresh]);
   // Opening a received message reads it.
   useEffect(() => {
     if (email.data && email.data.direction === 'in' && !email.data.readAt) void api(`/emails/${id}`, { method: 'PATCH', body: { read: true } }).then(onChange, () => {});
@@ -28,12 +48,22 @@ export function Reader({ id, refresh, onChange, act, remove, back }: { id: strin
         <button class="button small" onClick={back} aria-label="Back to the list">
           ←
         </button>
-        {e.direction === 'in' && (
+        {inTrash && (
           <>
-            <button class="button small" onClick={() => act(id, { archived: !e.archivedAt }, e.archivedAt ? 'Moved to the Inbox' : 'Archived', !e.archivedAt)}>
+            <button class="button small" onClick={() => restore(id)}>
+              Restore
+            </button>
+            <button class="button small danger" onClick={() => deleteForever(id)}>
+              Delete forever
+            </button>
+          </>
+        )}
+        {!inTrash && e.direction === 'in' && (
+          <>
+            <button class="button small" onClick={() => act(id, { archived: !e.archivedAt }, e.archivedAt ? 'Moved to the Inbox' : 'Archived', !e.archivedAt, [{ archived: !!e.archivedAt }])}>
               {e.archivedAt ? 'Move to Inbox' : 'Archive'}
             </button>
-            <button class="button small" onClick={() => act(id, { category: e.category === 'spam' ? 'primary' : 'spam' }, e.category === 'spam' ? 'Not spam: the sender is learned' : 'Moved to Spam', true)}>
+            <button class="button small" onClick={() => spam(e)}>
               {e.category === 'spam' ? 'Not spam' : 'Spam'}
             </button>
             <button class="button small" onClick={() => act(id, { read: false }, 'Marked unread', false)}>
@@ -68,9 +98,11 @@ export function Reader({ id, refresh, onChange, act, remove, back }: { id: strin
             Cancel send
           </button>
         )}
-        <button class="button small danger" onClick={() => remove(id)}>
-          Delete
-        </button>
+        {!inTrash && (
+          <button class="button small danger" onClick={() => trash(id)} title="Move to Trash ( # )">
+            Delete
+          </button>
+        )}
       </div>
       <h2 class="subject">{e.subject || '(no subject)'}</h2>
       <div class="row" style={{ marginBottom: '12px' }}>
@@ -82,6 +114,7 @@ export function Reader({ id, refresh, onChange, act, remove, back }: { id: strin
         ))}
         {e.status === 'scheduled' && <Badge tone="info">Scheduled for {new Date(e.scheduledAt!).toLocaleString()}</Badge>}
         {e.status === 'canceled' && <Badge tone="warn">Canceled</Badge>}
+        {inTrash && <Badge tone="warn">In the Trash since {new Date(e.trashedAt!).toLocaleString()}</Badge>}
       </div>
       {messages.map((m) => (
         <Fragment key={m.id}>

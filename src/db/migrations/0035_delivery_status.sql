@@ -1,4 +1,4 @@
--- Delivery status where people look (issue "a newcomer's first hour", point 2).
+-- Delivery status where people look: how a send came in, and complaints on the queue row.
 --
 -- How a send came in: `dashboard` (a signed-in browser session), `api` (an API key), `smtp` (SMTP submission);
 -- null for the box's own mail (forwarded copies, confirmations) and mail sent before this column. Only mail
