@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { App } from '../context.ts';
 import { ApiError, notFound, validationError } from '../errors.ts';
 import { apiRouter } from '../http/server.ts';
-import { principalOf, requireAuth } from '../http/auth.ts';
+import { principalOf, requireAuth, sendChannel } from '../http/auth.ts';
 import { claimOf, idempotent } from '../http/idempotency.ts';
 import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
@@ -127,6 +127,7 @@ export function draftRoutes(app: App) {
     const draft = draftOf(workspaceId, ctx.params.id);
     // Judged as POST /emails judges a body: a draft saved half-written is refused here, naming the field.
     const req = parseSendRequest({ ...(JSON.parse(draft.body_json) as object), ...(at !== undefined ? { scheduled_at: at } : {}) });
+    req.sentBy = sendChannel(principalOf(ctx));
     req.attachments = fileContents(db, draft.id).map((f) => ({ filename: f.filename, contentType: f.content_type, content: f.content }));
     ctx.body = await submit(app, workspaceId, req, claimOf(ctx), [{ kind: 'drafts.sent', payload: { workspaceId, draftId: draft.id } }]);
   });

@@ -32,6 +32,7 @@ interface Item {
   archivedAt: string | null;
   labels: unknown[];
   attachmentCount: number;
+  delivery: { state: string; counts: Record<string, number> } | null;
 }
 
 /** The emails seeded before the tests, by name. */
@@ -141,6 +142,7 @@ test('without parameters: sent and received mail, newest first, spam left out; t
     trashedAt: null,
     labels: [],
     attachmentCount: 1,
+    delivery: null,
   });
   assert.match(report.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   const invoice = data.find((e) => e.id === E.invoice)!;
@@ -150,6 +152,9 @@ test('without parameters: sent and received mail, newest first, spam left out; t
   assert.is(invoice.snippet, 'Your invoice 1001 is attached. Total: 12 EUR.');
   assert.is(invoice.attachmentCount, 1);
   assert.is(invoice.category, null);
+  // Sent mail: where its one recipient stands (emails/delivery.ts), whatever the queue has reached by now.
+  assert.ok(['queued', 'sending', 'delivered'].includes(invoice.delivery!.state), invoice.delivery!.state);
+  assert.equal(invoice.delivery!.counts, { [invoice.delivery!.state]: 1 });
   assert.is(data.find((e) => e.id === E.receipt)!.snippet, 'Your travel receipt, thank you.', 'HTML-only mail: its words');
 });
 

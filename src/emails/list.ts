@@ -18,6 +18,7 @@ import { ftsPhrase, wordsOf, type SearchQuery } from './search-query.ts';
 import { findLabels, labelsOf, type Label } from '../labels/labels.ts';
 import { roleToken } from './search-index.ts';
 import { bodies, fallbackSnippets, searchSnippets, startsAWord } from './snippets.ts';
+import { summariesOf, type DeliverySummary } from './delivery.ts';
 
 export const CATEGORIES: readonly Category[] = ['primary', 'updates', 'spam'];
 export const STATUSES = ['scheduled', 'canceled', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'blocked', 'failed', 'received'] as const;
@@ -94,7 +95,9 @@ export function listEmails(db: Db, workspaceId: string, p: ListParams) {
   const rows = (p.search?.walk?.check.length && p.offset + p.limit < CHECK_BUDGET ? checkedWalk(db, workspaceId, p) : null) ?? fetchRows(db, planList(db, workspaceId, p));
   const page = rows.slice(0, p.limit);
   const snippets = p.search?.match ? searchSnippets(db, page, p.search.tokens) : fallbackSnippets(db, page);
-  const data = page.map((row) => presentSummary(row, snippets.get(row.id) ?? row.preview ?? '', labelsOf(db, workspaceId, row.labels_json)));
+  // Where the page's sent mail stands: one grouped query for the page (delivery.ts).
+  const delivery = summariesOf(db, page.filter((r) => r.direction === 'out').map((r) => r.id));
+  const data = page.map((row) => presentSummary(row, snippets.get(row.id) ?? row.preview ?? '', labelsOf(db, workspaceId, row.labels_json), delivery.get(row.id) ?? null));
   return { data, count: data.length, hasMore: rows.length > p.limit };
 }
 
@@ -323,7 +326,7 @@ function candidateAddresses(db: Db, workspaceId: string, value: string, pattern:
   return rows as string[];
 }
 
-function presentSummary(row: SummaryRow, snippet: string, labels: Label[]) {
+function presentSummary(row: SummaryRow, snippet: string, labels: Label[], delivery: DeliverySummary | null) {
   return {
     id: row.id,
     threadId: row.thread_id,
@@ -343,5 +346,7 @@ function presentSummary(row: SummaryRow, snippet: string, labels: Label[]) {
     trashedAt: isoOrNull(row.trashed_at),
     labels,
     attachmentCount: row.attachment_count,
+    /** Sent mail: the state that asks most for attention, and how many recipients are in each. */
+    delivery,
   };
 }

@@ -15,6 +15,17 @@ export const emailById = (db: Db, workspaceId: string, id: string) =>
 export const emailByMessageId = (db: Db, workspaceId: string, messageId: string) =>
   db.prepare(`SELECT ${LINK} FROM emails WHERE workspace_id = ? AND message_id = ? ORDER BY id LIMIT 1`).get(workspaceId, messageId) as EmailLink | undefined;
 
+/** What a delivery notice about a sent email says of it and threads with (feedback/notices.ts). */
+export type SentEmailHead = Pick<
+  EmailRow,
+  'id' | 'workspace_id' | 'domain_id' | 'domain' | 'message_id' | 'thread_id' | 'refs' | 'from_address' | 'from_name' | 'subject' | 'created_at' | 'sent_by'
+>;
+
+export const sentEmailHead = (db: Db, id: string) =>
+  db
+    .prepare(`SELECT id, workspace_id, domain_id, domain, message_id, thread_id, refs, from_address, from_name, subject, created_at, sent_by FROM emails WHERE id = ? AND direction = 'out'`)
+    .get(id) as SentEmailHead | undefined;
+
 /** The workspace of the sent email `id`, or null when there is none (a VERP address names it). */
 export const sentEmailWorkspace = (db: Db, id: string) =>
   (db.prepare("SELECT workspace_id FROM emails WHERE id = ? AND direction = 'out'").pluck().get(id) as string | undefined) ?? null;

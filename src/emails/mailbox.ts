@@ -13,12 +13,13 @@ import { unpackBodies, unpackMessageAsync } from '../mail/packing.ts';
 import { unindexEmail } from './search-index.ts';
 import { dropFromBacklog } from './search-backlog.ts';
 import { unpackCopy } from './outgoing.ts';
+import { recipientsOf, summarize, type RecipientDelivery } from './delivery.ts';
 
 type MailboxRow = Pick<
   EmailRow,
   | 'id' | 'direction' | 'status' | 'domain' | 'message_id' | 'thread_id' | 'in_reply_to' | 'from_address' | 'from_name' | 'to_json' | 'cc_json'
   | 'bcc_json' | 'reply_to_json' | 'subject' | 'tags_json' | 'message_class' | 'template_id' | 'template_version_id' | 'is_test' | 'scheduled_at' | 'created_at' | 'inbox_id' | 'category'
-  | 'important' | 'classification' | 'read_at' | 'archived_at' | 'trashed_at' | 'authentication' | 'preview' | 'labels_json'
+  | 'important' | 'classification' | 'read_at' | 'archived_at' | 'trashed_at' | 'authentication' | 'preview' | 'labels_json' | 'sent_by'
 > &
   Pick<EmailContentsRow, 'text_body' | 'html_body'>;
 
@@ -33,20 +34,24 @@ interface AttachmentRow {
 
 const EMAIL_COLUMNS = `e.id, e.direction, e.status, e.domain, e.message_id, e.thread_id, e.in_reply_to, e.from_address, e.from_name,
   e.to_json, e.cc_json, e.bcc_json, e.reply_to_json, e.subject, e.tags_json, e.message_class, e.template_id, e.template_version_id, e.is_test, e.scheduled_at, e.created_at,
-  e.inbox_id, e.category, e.important, e.classification, e.read_at, e.archived_at, e.trashed_at, e.authentication, e.preview, e.labels_json, c.text_body, c.html_body`;
+  e.inbox_id, e.category, e.important, e.classification, e.read_at, e.archived_at, e.trashed_at, e.authentication, e.preview, e.labels_json, e.sent_by, c.text_body, c.html_body`;
 
 const ATTACHMENT_COLUMNS = 'a.id, a.email_id, a.filename, a.content_type, a.content_id, a.size';
 
 const SNIPPET_CHARS = 200;
 
-/** The email with its attachments, or null when the workspace has no such email. */
-export function getEmail(db: Db, workspaceId: string, id: string) {
+/**
+ * The email with its attachments and, sent, where each recipient stands (delivery.ts), or null when the
+ * workspace has no such email. `recipients: false` leaves those out (null) for readers that never show them.
+ */
+export function getEmail(db: Db, workspaceId: string, id: string, opts: { recipients?: boolean } = {}) {
   const row = db.prepare(`SELECT ${EMAIL_COLUMNS} FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.id = ?`).get(workspaceId, id) as
     | MailboxRow
     | undefined;
   if (!row) return null;
   const attachments = db.prepare(`SELECT ${ATTACHMENT_COLUMNS} FROM email_attachments a WHERE a.email_id = ? ORDER BY a.position`).all(id) as AttachmentRow[];
-  return presentEmail(row, attachments, labelsOf(db, workspaceId, row.labels_json));
+  const recipients = row.direction === 'out' && opts.recipients !== false ? (recipientsOf(db, [id]).get(id) ?? []) : null;
+  return presentEmail(row, attachments, labelsOf(db, workspaceId, row.labels_json), recipients);
 }
 
 /**
@@ -68,10 +73,12 @@ export function getThread(db: Db, workspaceId: string, threadId: string, trashed
     .all(workspaceId, threadId) as AttachmentRow[];
   const byEmail = new Map<string, AttachmentRow[]>();
   for (const a of attachments) byEmail.set(a.email_id, [...(byEmail.get(a.email_id) ?? []), a]);
-  return rows.map((row) => presentEmail(row, byEmail.get(row.id) ?? [], labelsOf(db, workspaceId, row.labels_json)));
+  const recipients = recipientsOf(db, rows.filter((r) => r.direction === 'out').map((r) => r.id));
+  return rows.map((row) => presentEmail(row, byEmail.get(row.id) ?? [], labelsOf(db, workspaceId, row.labels_json), row.direction === 'out' ? (recipients.get(row.id) ?? []) : null));
 }
 
-function presentEmail(row: MailboxRow, attachments: AttachmentRow[], labels: Label[]) {
+/** `recipients`: sent mail's, null for received mail (or when not read). */
+function presentEmail(row: MailboxRow, attachments: AttachmentRow[], labels: Label[], recipients: RecipientDelivery[] | null) {
   const body = unpackBodies({ text: row.text_body, html: row.html_body });
   return {
     id: row.id,
@@ -110,6 +117,9 @@ function presentEmail(row: MailboxRow, attachments: AttachmentRow[], labels: Lab
     // `available` as a draft's file has it (API-SPEC.md 2): GET /attachments/:id serves the bytes. An email's files
     // are kept as long as the email (retention drops raw messages early, never files), so it is always true here.
     attachments: attachments.map((a) => ({ id: a.id, filename: a.filename, contentType: a.content_type, contentId: a.content_id, sizeBytes: a.size, available: true })),
+    sentBy: row.sent_by,
+    delivery: recipients && summarize(recipients),
+    recipients,
   };
 }
 

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { App } from '../context.ts';
 import { ApiError, notFound, validationError } from '../errors.ts';
 import { apiRouter } from '../http/server.ts';
-import { principalOf, requireAuth } from '../http/auth.ts';
+import { principalOf, requireAuth, sendChannel } from '../http/auth.ts';
 import { claimOf, idempotent } from '../http/idempotency.ts';
 import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
@@ -43,7 +43,8 @@ export function emailRoutes(app: App) {
 
   r.post('/emails', auth, idempotent(app.idempotency, 'POST /emails'), async (ctx) => {
     const req = parseSendRequest(ctx.request.body);
-    ctx.body = await submit(app, principalOf(ctx).workspaceId, req, claimOf(ctx));
+    const principal = principalOf(ctx);
+    ctx.body = await submit(app, principal.workspaceId, { ...req, sentBy: sendChannel(principal) }, claimOf(ctx));
   });
 
   r.post('/emails/batch', auth, idempotent(app.idempotency, 'POST /emails/batch'), async (ctx) => {
@@ -53,9 +54,10 @@ export function emailRoutes(app: App) {
     if (!Array.isArray(items)) throw validationError('emails', 'must be an array of emails (or post a bare JSON array)');
     if (items.length === 0) throw validationError('emails', 'must hold at least one email');
     if (items.length > MAX_BATCH) throw validationError('emails', `at most ${MAX_BATCH} emails per batch, got ${items.length}`);
+    const sentBy = sendChannel(principalOf(ctx));
     const parsed = items.map((item) => {
       try {
-        return parseSendRequest(item);
+        return { ...parseSendRequest(item), sentBy };
       } catch (err) {
         if (err instanceof ApiError) return err;
         throw err;
@@ -126,7 +128,7 @@ export function emailRoutes(app: App) {
     const flags = Object.values(patch).some((v) => v !== undefined);
     const answer = await app.commit.run(() => {
       if (at !== undefined && !reschedule(app, workspaceId, id, at)) return null;
-      return flags ? patchEmail(app.db, app.clock.now(), workspaceId, id, patch) : getEmail(app.db, workspaceId, id);
+      return flags ? patchEmail(app.db, app.clock.now(), workspaceId, id, patch) : getEmail(app.db, workspaceId, id, { recipients: false });
     });
     if (!answer) throw notFound('Email');
     if (at !== undefined) app.scheduler.wake();

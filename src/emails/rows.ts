@@ -1,5 +1,5 @@
 // The rows of mail at rest, as SQLite returns them: one declaration of the emails table (migrations 0003,
-// 0005, 0031, 0033) and its contents, which every reader narrows with Pick to the columns it selects.
+// 0005, 0031, 0033, 0035) and its contents, which every reader narrows with Pick to the columns it selects.
 
 export type Category = 'primary' | 'updates' | 'spam';
 
@@ -53,7 +53,11 @@ export interface EmailRow {
   authentication: string | null;
   preview: string | null;
   search_rowid: number | null;
+  /** How a send came in (0035): a dashboard session, an API key, SMTP submission; null for the box's own. */
+  sent_by: SentBy | null;
 }
+
+export type SentBy = 'dashboard' | 'api' | 'smtp';
 
 /** Bodies and bytes as stored: packed (mail/packing.ts) or as written before packing; unpack them to read. */
 export interface EmailContentsRow {

@@ -10,7 +10,7 @@ import type { ParsedMessage } from '../mail/parse.ts';
 import type { PackedMail } from '../mail/packing.ts';
 import { addEvent } from './events.ts';
 import { countedRow, recount } from './counts.ts';
-import type { Category } from './rows.ts';
+import type { Category, SentBy } from './rows.ts';
 import { htmlText, nextSearchRowid, previewOf } from './search-index.ts';
 import { queueIndexing } from './search-backlog.ts';
 import { PACKED_ROWID, WAITING_ROWID } from './contents-rowids.ts';
@@ -18,10 +18,11 @@ import type { TemplateOrigin } from '../templates/content.ts';
 
 export interface ReceivedEmail {
   workspaceId: string;
-  inboxId: string;
+  /** Null: the workspace's mailbox, no inbox of it (a delivery notice for a sender without one). */
+  inboxId: string | null;
   inboxAddress: string;
-  domainId: string;
-  domain: string;
+  domainId: string | null;
+  domain: string | null;
   parsed: ParsedMessage;
   /** The message as stored (our trace fields, then the bytes as received), packed with its bodies (mail/packing.ts). */
   stored: PackedMail;
@@ -30,9 +31,14 @@ export interface ReceivedEmail {
   authentication: unknown;
   verdict: { category: Category; important: boolean; classification: string };
   threadId: string | null;
+  /**
+   * The box's own delivery notice (feedback/notices.ts): nothing arrived, so no `received` event (nor its
+   * webhook, nor its count in analytics); the event that caused it (bounced, complained) is the one there is.
+   */
+  notice?: boolean;
 }
 
-/** Stores a received message for one inbox with its `received` event; returns its ids. */
+/** Stores a received message for one inbox with its `received` event (not for a notice); returns its ids. */
 export function storeReceivedEmail(db: Db, clock: Clock, m: ReceivedEmail): { id: string; threadId: string } {
   const now = clock.now();
   const id = newId('em', now);
@@ -63,7 +69,7 @@ export function storeReceivedEmail(db: Db, clock: Clock, m: ReceivedEmail): { id
     others: [...p.fromAll.slice(1), ...p.replyTo],
     attachments: p.attachments.map((a) => a.filename),
   });
-  addEvent(db, clock, { workspaceId: m.workspaceId, emailId: id, type: 'received', recipient: m.inboxAddress, data: { from: from.address, size: m.stored.size } });
+  if (!m.notice) addEvent(db, clock, { workspaceId: m.workspaceId, emailId: id, type: 'received', recipient: m.inboxAddress, data: { from: from.address, size: m.stored.size } });
   recount(db, null, countedRow(db, id)!);
   return { id, threadId };
 }
@@ -91,6 +97,8 @@ export interface OutgoingContent {
   messageClass: 'transactional' | 'marketing';
   /** Set when the content was rendered from a hosted template. */
   origin?: TemplateOrigin;
+  /** How the send came in (the front door says; the box's own mail has none). */
+  sentBy?: SentBy;
   /** Mail the box sends of its own (a forwarding confirmation): not the workspace's sending, so not counted. */
   notice?: boolean;
 }
@@ -120,14 +128,14 @@ export function storeSentEmail(db: Db, clock: Clock, e: SentEmail): void {
   db.prepare(
     `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, message_id, thread_id, in_reply_to, refs,
        from_address, from_name, to_json, cc_json, bcc_json, reply_to_json, subject, headers_json,
-       tags_json, labels_json, message_class, envelope_from, preview, search_rowid, created_at, template_id, template_version_id, is_test, counted)
-     VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       tags_json, labels_json, message_class, envelope_from, preview, search_rowid, created_at, template_id, template_version_id, is_test, counted, sent_by)
+     VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     e.id, e.workspaceId, e.domainId, e.domain, e.messageId, e.threadId, e.inReplyTo, JSON.stringify(e.refs),
     c.from.address, c.from.name ?? null, JSON.stringify(c.to), JSON.stringify(c.cc), JSON.stringify(c.bcc), JSON.stringify(c.replyTo),
     c.subject, JSON.stringify(c.headers), JSON.stringify(c.tags), JSON.stringify(e.labelIds),
     c.messageClass, e.envelopeFrom, previewOf(text), searchRowid, now,
-    c.origin?.templateId ?? null, c.origin?.versionId ?? null, c.origin?.test ? 1 : 0, c.origin?.test || c.notice ? 0 : 1,
+    c.origin?.templateId ?? null, c.origin?.versionId ?? null, c.origin?.test ? 1 : 0, c.origin?.test || c.notice ? 0 : 1, c.sentBy ?? null,
   );
   queueIndexing(db, searchRowid, e.id, {
     workspaceId: e.workspaceId,

@@ -2,7 +2,8 @@
 // queue for the refusals it gets itself and here for DSNs), and acting on a report that arrived at an email's
 // VERP address: the recipient's delivery becomes 'bounced', events are added, the address is suppressed.
 // Synchronous SQL for the receive transaction, so the 250 to the reporting MTA follows the commit of both the
-// stored report and its effects. It changes only deliveries of the email the VERP address names.
+// stored report and its effects, a notice to a dashboard sender (notices.ts) among them. It changes only
+// deliveries of the email the VERP address names.
 import type { App } from '../context.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
@@ -10,6 +11,7 @@ import { newId } from '../db/ids.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import type { DsnRecipient, Report } from '../mail/reports.ts';
 import { suppress } from './suppressions.ts';
+import { noticeSender } from './notices.ts';
 
 /** A permanent refusal as a delivery attempt or a DSN reports it. */
 export interface Refusal {
@@ -70,7 +72,7 @@ export interface ReportOutcome {
  * Acts on a stored report (null: neither a DSN nor a complaint, kept and ignored) and marks it processed.
  * Only recipients the email was delivered to count: a report naming anyone else changes nothing.
  */
-export function applyReport(app: Pick<App, 'db' | 'clock' | 'log'>, r: { reportId: string; workspaceId: string; emailId: string; report: Report | null }): ReportOutcome {
+export function applyReport(app: Pick<App, 'db' | 'clock' | 'log' | 'config'>, r: { reportId: string; workspaceId: string; emailId: string; report: Report | null }): ReportOutcome {
   const { db, clock } = app;
   const deliveries = db.prepare('SELECT id, recipient, state FROM deliveries WHERE email_id = ? AND workspace_id = ?').all(r.emailId, r.workspaceId) as DeliveryRow[];
   const byAddress = new Map(deliveries.map((d) => [d.recipient.toLowerCase(), d]));
@@ -85,7 +87,7 @@ export function applyReport(app: Pick<App, 'db' | 'clock' | 'log'>, r: { reportI
 }
 
 interface ReportContext {
-  app: Pick<App, 'db' | 'clock'>;
+  app: Pick<App, 'db' | 'clock' | 'config'>;
   workspaceId: string;
   emailId: string;
   byAddress: Map<string, DeliveryRow>;
@@ -111,6 +113,7 @@ function applyDsnRecipient(ctx: ReportContext, reportingMta: string | null, b: D
       db.prepare("UPDATE deliveries SET state = 'bounced', last_code = ?, last_response = ?, updated_at = ? WHERE id = ?").run(refusal.code, b.diagnostic ?? b.status, clock.now(), d.id);
       d.state = 'bounced';
       event('bounced', { hardBounce: hard });
+      noticeSender(ctx.app, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, recipient: d.recipient, kind: 'bounced', response: b.diagnostic ?? b.status, hardBounce: hard, later: true });
       ctx.outcome.changed.push(d.recipient);
     }
   } else if (b.action === 'delayed' && d.state === 'delivered' && !hasEvent(ctx, 'delivery_delayed', d.recipient)) {
@@ -142,6 +145,9 @@ function applyComplaint(ctx: ReportContext, report: Extract<Report, { kind: 'arf
     if (hasEvent(ctx, 'complained', d.recipient)) continue;
     const data = { feedbackType: report.feedbackType, userAgent: report.userAgent, sourceIp: report.sourceIp, arrivalDate: report.arrivalDate };
     addEvent(ctx.app.db, ctx.app.clock, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, type: 'complained', recipient: d.recipient, data });
+    // The queue row says so too: where the recipient stands is read from deliveries alone (emails/delivery.ts).
+    ctx.app.db.prepare('UPDATE deliveries SET complained_at = ? WHERE id = ? AND complained_at IS NULL').run(ctx.app.clock.now(), d.id);
+    noticeSender(ctx.app, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, recipient: d.recipient, kind: 'complained', response: null, feedbackType: report.feedbackType, userAgent: report.userAgent });
     ctx.outcome.changed.push(d.recipient);
   }
 }

@@ -49,6 +49,9 @@ export function requireCredential(opts: { except: Array<{ method: string; path: 
   };
 }
 
+/** How a send came in, as the email records it: a browser session is the dashboard, a key an application. */
+export const sendChannel = (p: Principal): 'dashboard' | 'api' => (p.kind === 'session' ? 'dashboard' : 'api');
+
 export function principalOf(ctx: Context): Principal {
   const p = ctx.state.principal as Principal | null | undefined;
   if (!p) throw unauthorized();

@@ -42,6 +42,10 @@ export function createInbox(db: Db, clock: Clock, input: { workspaceId: string; 
   return getInbox(db, input.workspaceId, id)!;
 }
 
+/** The workspace's active inbox at `address` (any case), if it has one. */
+export const activeInboxAt = (db: Db, workspaceId: string, address: string) =>
+  db.prepare("SELECT * FROM inboxes WHERE address = ? AND workspace_id = ? AND status = 'active'").get(address.toLowerCase(), workspaceId) as InboxRow | undefined;
+
 export const getInbox = (db: Db, workspaceId: string, id: string) =>
   (db.prepare('SELECT * FROM inboxes WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as InboxRow | undefined) ?? null;
 

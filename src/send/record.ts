@@ -1,9 +1,11 @@
 // Recording an attempt: each claimed recipient's outcome becomes its deliveries row (delivered, bounced, failed,
 // or deferred with the next attempt from policy.ts), its event and its email's status, and a hard bounce
-// suppresses the address (feedback/bounces.ts), all in one group commit. It must not deliver or decide outcomes.
+// suppresses the address (feedback/bounces.ts), all in one group commit; a bounce or a failure of mail sent from
+// the dashboard also puts a notice in the sender's mailbox (feedback/notices.ts). It must not deliver or decide outcomes.
 import type { App } from '../context.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import { suppressIfHard } from '../feedback/bounces.ts';
+import { noticeSender } from '../feedback/notices.ts';
 import type { Claimed } from './claims.ts';
 import type { RecipientOutcome } from './outcome.ts';
 import { expired, retryDelay, type RetryPolicy } from './policy.ts';
@@ -38,20 +40,26 @@ export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claime
           .prepare('UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = NULL, claimed_at = NULL, claimed_by = NULL, last_code = ?, last_response = ?, last_mx = ?, updated_at = ? WHERE id = ?')
           .run(state, attempts, o.code, o.response, o.mx, now, row.id);
       };
+      const notice = { workspaceId: row.workspace_id, emailId: row.email_id, recipient: row.recipient };
       if (o.result === 'delivered') {
         finish('delivered');
         event('delivered');
       } else if (o.result === 'bounced') {
         finish('bounced');
         // A refusal saying the address is bad suppresses it for the workspace, in this same commit.
-        event('bounced', { hardBounce: suppressIfHard(app, { workspaceId: row.workspace_id, emailId: row.email_id, recipient: row.recipient, code: o.code, enhanced: o.enhanced, response: o.response }) });
+        const hardBounce = suppressIfHard(app, { ...notice, code: o.code, enhanced: o.enhanced, response: o.response });
+        event('bounced', { hardBounce });
+        noticeSender(app, { ...notice, kind: 'bounced', response: o.response, hardBounce });
       } else if (o.result === 'failed') {
         finish('failed');
         event('failed', { reason: o.response });
+        noticeSender(app, { ...notice, kind: 'failed', response: null, reason: o.response });
       } else if (expired(policy, row.created_at, now)) {
         // RFC 5321 4.5.4.1: give up after the configured lifetime (4-5 days by default).
         finish('failed');
-        event('failed', { reason: `gave up after ${attempts} attempts over ${Math.round((now - row.created_at) / 3_600_000)} h` });
+        const reason = `gave up after ${attempts} attempts over ${Math.round((now - row.created_at) / 3_600_000)} h`;
+        event('failed', { reason });
+        noticeSender(app, { ...notice, kind: 'failed', response: o.response, reason });
       } else {
         attempted.push(attemptLine(row, o, 'deferred', attempts));
         db.prepare(

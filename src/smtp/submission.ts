@@ -168,7 +168,7 @@ export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: 
 async function submitMessage(app: App, analyzer: Pick<Analyzer, 'parse'>, workspaceId: string, data: Buffer, envelopeTo: Mailbox[]): Promise<Submitted> {
   // Keyed by workspace: one workspace's submissions cannot hold the analyze workers while another's wait.
   const parsed = await analyzer.parse(data, { client: `workspace:${workspaceId}` });
-  const req = requestFromMessage(parsed, envelopeTo);
+  const req = { ...requestFromMessage(parsed, envelopeTo), sentBy: 'smtp' as const };
   const key = parsed.headers['idempotency-key']?.[0];
   if (key === undefined) return submit(app, workspaceId, req);
   const started = app.idempotency.begin(workspaceId, IDEMPOTENCY_ENDPOINT, key, fingerprint(req));

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { App } from '../context.ts';
 import { ApiError, notFound, validationError } from '../errors.ts';
 import { apiRouter } from '../http/server.ts';
-import { principalOf, requireAuth } from '../http/auth.ts';
+import { principalOf, requireAuth, sendChannel } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
 import { iso } from '../clock.ts';
 import { parseMailbox } from '../mail/addresses.ts';
@@ -253,6 +253,7 @@ export function templateRoutes(app: App) {
       labels: [],
       messageClass: v.message_class,
       origin: { templateId: t.id, versionId: v.id, test: true },
+      sentBy: sendChannel(principalOf(ctx)),
     });
     ctx.status = 201;
     ctx.body = { id: sent.id, isTest: true };

@@ -14,7 +14,7 @@ export interface Payload {
 const apiLink = (publicUrl: string, path: string) => `${publicUrl.replace(/\/+$/, '')}/api/v1${path}`;
 
 export function emailSummary(db: Db, publicUrl: string, workspaceId: string, emailId: string, received: boolean): Record<string, unknown> | null {
-  const e = getEmail(db, workspaceId, emailId);
+  const e = getEmail(db, workspaceId, emailId, { recipients: false });
   if (!e) return null;
   const summary: Record<string, unknown> = {
     id: e.id,

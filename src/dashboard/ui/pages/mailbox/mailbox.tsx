@@ -1,6 +1,7 @@
 // The mailbox: views (Inbox by tab, Important, Archive, Sent, Scheduled, Drafts, Trash, a label), search with
-// the API's syntax, the list, and the reading pane (reader.tsx). New mail arrives live through the event stream.
-// What one keystroke changes can be taken back: Delete moves to the Trash, and it, Archive and Spam offer Undo.
+// the API's syntax, the list, and the reading pane (reader.tsx). New mail arrives live through the event stream,
+// and sent mail's delivery (delivery.tsx) changes with it. What one keystroke changes can be taken back: Delete
+// moves to the Trash, and it, Archive and Spam offer Undo.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, qs } from '../../api.ts';
 import { Empty, ErrorBox, Loading, messageOf, toast, useLoad, when } from '../../components.tsx';
@@ -9,6 +10,7 @@ import { useShortcuts } from '../../shortcuts.ts';
 import { openCompose } from '../compose.tsx';
 import { VIEWS, who, type Summary } from './model.ts';
 import { Nav } from './nav.tsx';
+import { DELIVERY_EVENTS, DeliveryWord, listenForDelivery } from './delivery.tsx';
 import { Reader, type Act } from './reader.tsx';
 import { DeleteForever, EmptyTrash } from './trash.tsx';
 
@@ -35,9 +37,10 @@ export function Mailbox() {
     return (await api<{ data: Summary[] }>(`/emails?${qs({ ...params, ...(search ? { query: search } : {}), limit: 50 })}`)).data;
   }, [view, parts[2], search, refresh]);
 
-  // New mail: the list refreshes when the box says something arrived (GET /events/stream).
+  // New mail: the list refreshes when the box says something arrived (GET /events/stream), or a delivery moved.
   useEffect(() => {
-    const stream = new EventSource('/api/v1/events/stream?types=email.received');
+    const stream = new EventSource(`/api/v1/events/stream?types=${['email.received', ...DELIVERY_EVENTS].join(',')}`);
+    listenForDelivery(stream, () => setRefresh((n) => n + 1));
     stream.addEventListener('email.received', (e) => {
       const subject = JSON.parse((e as MessageEvent).data)?.data?.email?.subject;
       toast(`New mail: ${subject || '(no subject)'}`);
@@ -185,7 +188,7 @@ export function Mailbox() {
                   {r.subject || '(no subject)'}
                   {r.attachmentCount ? ' 📎' : ''}
                 </span>
-                <span />
+                <DeliveryWord summary={r.delivery} />
                 <span class="snippet">{r.snippet}</span>
               </a>
             ))}
@@ -193,7 +196,7 @@ export function Mailbox() {
         )}
       </div>
       {forever && <DeleteForever action={() => deleteForever(forever)} onClose={() => setForever(null)} />}
-      <div class="reader">{selectedId ? <Reader id={selectedId} onChange={() => setRefresh((n) => n + 1)} act={act} spam={spam} trash={trash} restore={restore} deleteForever={setForever} back={() => navigate(base)} /> : <Empty title="No message selected">Pick one from the list, or press <span class="kbd">j</span> and <span class="kbd">o</span>.</Empty>}</div>
+      <div class="reader">{selectedId ? <Reader id={selectedId} refresh={refresh} onChange={() => setRefresh((n) => n + 1)} act={act} spam={spam} trash={trash} restore={restore} deleteForever={setForever} back={() => navigate(base)} /> : <Empty title="No message selected">Pick one from the list, or press <span class="kbd">j</span> and <span class="kbd">o</span>.</Empty>}</div>
     </div>
   );
 }

@@ -21,6 +21,19 @@ export interface Summary {
   trashedAt: string | null;
   labels: Array<{ id: string; name: string; color: string }>;
   attachmentCount: number;
+  /** Sent mail: where its recipients stand (the worst state first); null for received mail. */
+  delivery?: DeliverySummary | null;
+}
+export type RecipientState = 'scheduled' | 'queued' | 'sending' | 'delivered' | 'delayed' | 'bounced' | 'suppressed' | 'failed' | 'complained' | 'canceled';
+export interface DeliverySummary {
+  state: RecipientState;
+  counts: Partial<Record<RecipientState, number>>;
+}
+export interface RecipientDelivery {
+  email: string;
+  state: RecipientState;
+  at: string;
+  detail: { code: number | null; response: string | null; nextAttemptAt: string | null; attempts: number; mx: string | null; reason: string | null };
 }
 export interface Email extends Summary {
   cc: Person[];
@@ -31,6 +44,8 @@ export interface Email extends Summary {
   messageId: string;
   authentication: Record<'spf' | 'dkim' | 'dmarc' | 'arc', { result: string; domain?: string | null } | undefined> | null;
   attachments: Array<{ id: string; filename: string; contentType: string; sizeBytes: number }>;
+  /** Sent mail: a line per recipient; null for received mail. */
+  recipients: RecipientDelivery[] | null;
 }
 export interface Label {
   id: string;

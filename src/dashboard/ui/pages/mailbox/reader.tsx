@@ -1,12 +1,15 @@
 // The reading pane: a message and its thread, with the actions on it (archive, spam, unread, important,
-// labels, reply, forward, cancel a scheduled send, move to the Trash); a message in the Trash shows the rest of
-// its thread that is there, and offers Restore and Delete forever.
+// labels, reply, forward, cancel a scheduled send, move to the Trash), and above each sent message where it
+// stands (delivery.tsx), read again at each `refresh` the mailbox makes (a delivery event). A message in the Trash
+// shows the rest of its thread that is there, and offers Restore and Delete forever.
+import { Fragment } from 'preact';
 import { useEffect } from 'preact/hooks';
 import { api } from '../../api.ts';
 import { Badge, ErrorBox, Loading, messageOf, toast, useLoad } from '../../components.tsx';
 import { openCompose } from '../compose.tsx';
 import { LabelPicker } from './label-picker.tsx';
 import { Message } from './message.tsx';
+import { Delivery } from './delivery.tsx';
 import type { Email, Summary } from './model.ts';
 
 /** A PATCH of one email with its toast; `leaves`: it leaves the view; `undo`: the PATCHes that take it back. */
@@ -14,6 +17,8 @@ export type Act = (id: string, patch: Record<string, unknown>, done: string, lea
 
 interface ReaderProps {
   id: string;
+  /** Bumped by the mailbox when a delivery event arrives: the pane reads the message again. */
+  refresh: number;
   onChange: () => void;
   act: Act;
   spam: (e: Pick<Summary, 'id' | 'category' | 'important'>) => Promise<void>;
@@ -24,11 +29,11 @@ interface ReaderProps {
   back: () => void;
 }
 
-export function Reader({ id, onChange, act, spam, trash, restore, deleteForever, back }: ReaderProps) {
-  const email = useLoad(() => api<Email>(`/emails/${id}`), [id]);
+export function Reader({ id, refresh, onChange, act, spam, trash, restore, deleteForever, back }: ReaderProps) {
+  const email = useLoad(() => api<Email>(`/emails/${id}`), [id, refresh]);
   // The thread as seen from where the message is: outside the Trash, or in it.
   const inTrash = !!email.data?.trashedAt;
-  const thread = useLoad(async () => (email.data ? (await api<{ data: Email[] }>(`/threads/${email.data.threadId}${inTrash ? '?trashed=true' : ''}`)).data : []), [email.data?.threadId, inTrash]);
+  const thread = useLoad(async () => (email.data ? (await api<{ data: Email[] }>(`/threads/${email.data.threadId}${inTrash ? '?trashed=true' : ''}`)).data : []), [email.data?.threadId, inTrash, refresh]);
   // Opening a received message reads it.
   useEffect(() => {
     if (email.data && email.data.direction === 'in' && !email.data.readAt) void api(`/emails/${id}`, { method: 'PATCH', body: { read: true } }).then(onChange, () => {});
@@ -112,7 +117,10 @@ export function Reader({ id, onChange, act, spam, trash, restore, deleteForever,
         {inTrash && <Badge tone="warn">In the Trash since {new Date(e.trashedAt!).toLocaleString()}</Badge>}
       </div>
       {messages.map((m) => (
-        <Message key={m.id} email={m.id === e.id ? e : m} />
+        <Fragment key={m.id}>
+          <Delivery email={m.id === e.id ? e : m} />
+          <Message email={m.id === e.id ? e : m} />
+        </Fragment>
       ))}
     </article>
   );
