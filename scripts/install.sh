@@ -99,12 +99,24 @@ host="$(sed -n 's/^[[:space:]]*hostname[[:space:]]*=[[:space:]]*"\(.*\)".*/\1/p'
 [ -n "$host" ] || host="$(hostname -f 2>/dev/null || hostname)"
 v4="$(ip -4 -o addr show scope global 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -1 || true)"
 v6="$(ip -6 -o addr show scope global 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -1 || true)"
-say "Publish at your DNS provider, for the box's host name $host:"
-[ -n "$v4" ] && say "  $host.  A     $v4"
-[ -n "$v6" ] && say "  $host.  AAAA  $v6"
-[ -z "$v4$v6" ] && say "  $host.  A     <this server's public address>"
-say "Ask your hosting provider to set the reverse DNS (PTR) of ${v4:-the server address}${v6:+ and $v6} to $host:"
-say "receivers distrust mail from an address whose PTR does not name the sender back."
+# No record is offered for a name other servers cannot find (src/dns/box-name.ts has the same rules): a short
+# name such as the OS default, localhost, an address, or a suffix the public DNS never delegates.
+public=yes
+case "$host" in *.*) ;; *) public=no ;; esac
+case "$host" in localhost | *.localhost | *.local | *.localdomain | *.internal | *.home.arpa) public=no ;; esac
+case "$host" in *[!0-9.]*) ;; *) public=no ;; esac
+if [ "$public" = yes ]; then
+  say "Publish at your DNS provider, for the box's host name $host:"
+  [ -n "$v4" ] && say "  $host.  A     $v4"
+  [ -n "$v6" ] && say "  $host.  AAAA  $v6"
+  [ -z "$v4$v6" ] && say "  $host.  A     <this server's public address>"
+  say "Ask your hosting provider to set the reverse DNS (PTR) of ${v4:-the server address}${v6:+ and $v6} to $host:"
+  say "receivers distrust mail from an address whose PTR does not name the sender back."
+else
+  say "The box's host name is \"$host\", which other mail servers cannot find (not a fully qualified public name)."
+  say "Set hostname in $ETC/mailwright.toml to the box's public name, such as mail.example.com, then run this again:"
+  say "it prints the A record to publish for that name and the reverse DNS (PTR) to ask your hosting provider for."
+fi
 
 step "Next"
 say "1. sudoedit /etc/mailwright/mailwright.toml     # hostname, public_url, tls_cert/tls_key"

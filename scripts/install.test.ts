@@ -42,6 +42,19 @@ test('installs the data directory, the configuration and the unit, idempotently,
   assert.match(second.stdout, /for the box's host name mx\.example\.com/);
 });
 
+test('offers no DNS record for a host name other servers cannot find, and says what to set', () => {
+  for (const name of ['vm', 'localhost', 'box.localdomain', '203.0.113.7']) {
+    const root = tempDir('install-');
+    mkdirSync(join(root, 'etc/mailwright'), { recursive: true });
+    writeFileSync(join(root, 'etc/mailwright/mailwright.toml'), `hostname = "${name}"\n`);
+    const res = run(root);
+    assert.is(res.status, 0, res.stderr);
+    assert.ok(res.stdout.includes(`The box's host name is "${name}", which other mail servers cannot find`), res.stdout);
+    assert.match(res.stdout, /Set hostname in \S+mailwright\.toml to the box's public name, such as mail\.example\.com/);
+    assert.not.ok(res.stdout.includes(`${name}.  A`), `no A record offered for ${name}`);
+  }
+});
+
 test('refuses a Node.js older than the one the box needs', () => {
   const bin = tempDir('fake-node-');
   mkdirSync(bin, { recursive: true });

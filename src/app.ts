@@ -12,6 +12,7 @@ import { checkAtStart, START_CHECK_WAIT_MS } from './db/integrity.ts';
 import { migrate } from './db/migrate.ts';
 import { GroupCommit } from './db/group-commit.ts';
 import { createResolver } from './dns/resolver.ts';
+import { hostnameProblem } from './dns/box-name.ts';
 import { createHttpApp, createHttpServer } from './http/server.ts';
 import { Idempotency } from './db/idempotency.ts';
 import { RateLimiter } from './http/rate-limit.ts';
@@ -42,7 +43,9 @@ import { Resorter } from './labels/resort.ts';
 import { forwardingPages, inboxRoutes } from './inboxes/routes.ts';
 import { Signer } from './send/signer.ts';
 import { Analyzer } from './receive/analyzer.ts';
-import { Deliverer } from './send/deliver.ts';
+import { Deliverer, type Transport } from './send/deliver.ts';
+import { LocalOutbox } from './send/local-outbox.ts';
+import { isTryDir } from './db/try-marker.ts';
 import { dialTcp } from './send/connect.ts';
 import { Queue } from './send/queue.ts';
 import { SignedCopies } from './send/signed-copies.ts';
@@ -81,6 +84,14 @@ export interface RunningApp {
 }
 
 const MiB = 1024 * 1024;
+
+/** `mailwright try` (try.ts): the local domains, whose mail the box delivers to itself; the rest is kept, never sent. */
+export interface TryMode {
+  localDomains: string[];
+}
+
+/** Where the box reaches its own listener bound to `host` (a wildcard address listens on loopback too). */
+const ownAddress = (host: string) => (host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host);
 
 export class StartupError extends Error {
   override name = 'StartupError';
@@ -129,10 +140,14 @@ function refusal(err: unknown, dataDir: string): unknown {
 
 export async function startApp(
   config: Config,
-  opts: { log?: Log; clock?: Clock; dial?: Dial; fetchCa?: string; checkWaitMs?: number; resortBatch?: number; measureFreeSpace?: (dir: string) => number } = {},
+  opts: { log?: Log; clock?: Clock; dial?: Dial; fetchCa?: string; checkWaitMs?: number; resortBatch?: number; measureFreeSpace?: (dir: string) => number; tryMode?: TryMode } = {},
 ): Promise<RunningApp> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLog({ level: config.logLevel });
+  // serve never has try's behaviour, nor runs on its data (try.ts: a directory of its own).
+  if (!opts.tryMode && isTryDir(config.dataDir)) {
+    throw new StartupError(`${config.dataDir} was made by 'mailwright try' and keeps its mail in a local outbox; serve a data directory of its own (MAILWRIGHT_DATA_DIR), or run 'mailwright try --dir ${config.dataDir}'`);
+  }
   const db = openStore(config, clock, log);
   const unmarkServing = markServing(config.dataDir, log); // how `restore` knows serve runs here (serving.ts says why a marker)
   const health = new StoreHealth(databasePath(config.dataDir), log);
@@ -166,17 +181,11 @@ export async function startApp(
   };
   const signer = new Signer({ size: memory.signWorkers });
   const analyzer = new Analyzer(config, { size: memory.analyzeWorkers });
-  const deliverer = new Deliverer({
-    resolver: app.dns,
-    dial: app.dial,
-    clock,
-    heloName: config.hostname,
-    port: config.mtaPort,
-    allowPrivate: config.allowPrivateDelivery,
-    relayUrl: config.relayUrl,
-    relays: config.relays,
-    maxConnectionsPerHost: config.maxConnectionsPerMx,
-  });
+  const delivery = { resolver: app.dns, dial: app.dial, clock, heloName: config.hostname, port: config.mtaPort, allowPrivate: config.allowPrivateDelivery, maxConnectionsPerHost: config.maxConnectionsPerMx };
+  // Try mode delivers to its own listener or keeps the mail (send/local-outbox.ts); a box delivers it.
+  const deliverer: Transport = opts.tryMode
+    ? new LocalOutbox(opts.tryMode.localDomains, { host: ownAddress(config.smtpHost), port: config.smtpPort }, delivery)
+    : new Deliverer({ ...delivery, relayUrl: config.relayUrl, relays: config.relays });
   // One object the queue reads at every outcome, so a reload's retry_schedule and queue_lifetime apply at once.
   const retryPolicy = { schedule: config.retrySchedule, lifetimeMs: config.queueLifetime };
   const copies = new SignedCopies(app, signer);
@@ -221,7 +230,7 @@ export async function startApp(
       rawBodies: [/^\/api\/v1\/drafts\/[^/]+\/attachments$/],
       metrics,
     },
-    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString() }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app), boxRoutes(app)],
+    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString(), tryMode: opts.tryMode !== undefined }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app), boxRoutes(app)],
     [forwardingPages(app), linkPages(app, linkVisits), billingPages(app), metricsPage(app), dashboardPages()],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.
@@ -290,12 +299,15 @@ export async function startApp(
     throw err;
   }
 
-  opened.push(startSchedules(app));
+  // A try box looks nothing up about itself: its name is a .localhost one.
+  opened.push(startSchedules(app, { boxDns: !opts.tryMode }));
 
   healthy = true;
   // The one-time setup link is a credential: never logged (journald and log shippers keep logs); the CLI prints it.
   if (!hasUsers(db)) log.warn(`this box has no owner yet: run '${SETUP_LINK_COMMAND}' on this machine for the one-time link that creates one`);
-  log.info('ready', { http: `${httpAddress.address}:${httpAddress.port}`, smtp: `${smtpAddress.address}:${smtpAddress.port}`, submission: submissionAddress && `${submissionAddress.address}:${submissionAddress.port}`, hostname: config.hostname, dataDir: config.dataDir });
+  const badName = hostnameProblem(config.hostname);
+  if (badName) log.warn(`hostname: ${badName.message} Fix: ${badName.fix}.`, { hostname: config.hostname });
+  log.info('ready', { http: `${httpAddress.address}:${httpAddress.port}`, smtp: `${smtpAddress.address}:${smtpAddress.port}`, submission: submissionAddress && `${submissionAddress.address}:${submissionAddress.port}`, publicUrl: config.publicUrl, hostname: config.hostname, dataDir: config.dataDir });
 
   let stopping: Promise<void> | null = null;
   return {

@@ -56,6 +56,27 @@ test('every key is read from the file and overridden by its variable', () => {
   assert.equal(loadConfig({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_DNS_SERVERS: '10.0.0.1, 10.0.0.2:53' }).dnsServers, ['10.0.0.1', '10.0.0.2:53']);
 });
 
+test('submission_port and public_url follow the listeners they go with when they are not set', () => {
+  const at = (env: Record<string, string>) => loadConfig({ MAILWRIGHT_CONFIG: empty, ...env });
+  // An ordinary user moves SMTP above 1023 (the README's quick start): submission cannot stay on 587.
+  assert.is(at({ MAILWRIGHT_SMTP_PORT: '2525' }).submissionPort, 1587);
+  assert.is(at({ MAILWRIGHT_SMTP_PORT: '1024' }).submissionPort, 1587);
+  assert.is(at({ MAILWRIGHT_SMTP_PORT: '1023' }).submissionPort, 587);
+  assert.is(at({ MAILWRIGHT_SMTP_PORT: '2525', MAILWRIGHT_SUBMISSION_PORT: '587' }).submissionPort, 587, 'a value set is kept');
+  assert.is(at({ MAILWRIGHT_SMTP_PORT: '2525', MAILWRIGHT_SUBMISSION_PORT: '0' }).submissionPort, 0, 'off stays off');
+  assert.is(loadConfig({ MAILWRIGHT_CONFIG: file('smtp.toml', 'smtp_port = 2600\n') }).submissionPort, 1587, 'from the file too');
+
+  assert.is(at({ MAILWRIGHT_HTTP_PORT: '8081' }).publicUrl, 'http://localhost:8081');
+  assert.is(at({ MAILWRIGHT_HTTP_HOST: '0.0.0.0', MAILWRIGHT_HTTP_PORT: '9000' }).publicUrl, 'http://localhost:9000');
+  assert.is(at({ MAILWRIGHT_HTTP_HOST: '::1' }).publicUrl, 'http://localhost:8080');
+  assert.is(at({ MAILWRIGHT_HTTP_HOST: '192.168.1.20', MAILWRIGHT_HTTP_PORT: '80' }).publicUrl, 'http://192.168.1.20');
+  assert.is(at({ MAILWRIGHT_HTTP_HOST: 'fd00::20' }).publicUrl, 'http://[fd00::20]:8080');
+  assert.is(at({ MAILWRIGHT_HTTP_PORT: '8081', MAILWRIGHT_PUBLIC_URL: 'https://mail.example.com' }).publicUrl, 'https://mail.example.com', 'a value set is kept');
+  // Port 0 is "any free port": no link can name it before the box listens.
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_HTTP_PORT: '0' }, 'public_url (MAILWRIGHT_PUBLIC_URL) must be set when http_port is 0');
+  assert.is(at({ MAILWRIGHT_HTTP_PORT: '0', MAILWRIGHT_PUBLIC_URL: 'http://localhost:8080' }).publicUrl, 'http://localhost:8080');
+});
+
 test('a bad value stops start-up with a message naming the key and its variable', () => {
   failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_HTTP_PORT: 'eighty' }, 'http_port', 'MAILWRIGHT_HTTP_PORT', '"eighty"');
   failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_SMTP_PORT: '70000' }, 'smtp_port', 'MAILWRIGHT_SMTP_PORT');

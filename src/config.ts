@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { getServers } from 'node:dns';
 import { hostname as osHostname } from 'node:os';
+import { isIPv6 } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import {
@@ -158,9 +159,11 @@ export const KEYS = [
   spec('http_port', 'httpPort', port, () => 8080),
   spec('smtp_host', 'smtpHost', listenHost, () => '0.0.0.0'),
   spec('smtp_port', 'smtpPort', port, () => 25),
-  spec('submission_port', 'submissionPort', port, () => 587),
+  // -1 until loadConfig knows smtp_port: the default follows it (defaultSubmissionPort).
+  spec('submission_port', 'submissionPort', port, () => -1),
   spec('hostname', 'hostname', hostname, () => hostname(osHostname())),
-  spec('public_url', 'publicUrl', publicUrl, () => 'http://localhost:8080'),
+  // Empty until loadConfig knows http_host and http_port, which the default follows (defaultPublicUrl).
+  spec('public_url', 'publicUrl', publicUrl, () => ''),
   spec('dns_servers', 'dnsServers', dnsServers, () => getServers()),
   spec('mta_port', 'mtaPort', integer(1, 65535), () => 25),
   spec('relay_url', 'relayUrl', optionalUrl(['smtp:', 'smtps:']), () => null),
@@ -226,15 +229,39 @@ export const KEYS = [
 ] as const;
 
 export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;
+
+/**
+ * submission_port when it is not set: 587 beside SMTP on a privileged port (root, or systemd's
+ * CAP_NET_BIND_SERVICE, binds both); 1587 when SMTP was moved above 1023 (an ordinary user trying the box, as
+ * the README's quick start does), where 587 could not be bound either. It follows smtp_port and nothing else
+ * (not the user running the command), so `doctor` run as root and `serve` run as the box's user agree.
+ */
+export const UNPRIVILEGED_SUBMISSION_PORT = 1587;
+export const defaultSubmissionPort = (smtpPort: number) => (smtpPort > 1023 ? UNPRIVILEGED_SUBMISSION_PORT : 587);
+
+/**
+ * public_url when it is not set: the HTTP listener itself, so the setup link and the links in mail reach it.
+ * localhost for a wildcard or loopback http_host (a browser on this machine); the address itself for any other.
+ */
+export function defaultPublicUrl(httpHost: string, httpPort: number): string {
+  const loopback = httpHost === 'localhost' || httpHost === '0.0.0.0' || httpHost === '::' || httpHost === '::1' || /^127\./.test(httpHost) || /^::ffff:127\./i.test(httpHost);
+  const host = loopback ? 'localhost' : isIPv6(httpHost) ? `[${httpHost}]` : httpHost;
+  return `http://${host}${httpPort === 80 ? '' : `:${httpPort}`}`;
+}
 const DEFAULT_CONFIG_FILE = 'config/mailwright.toml';
 
-/** Reads MAILWRIGHT_CONFIG (or config/mailwright.toml if present) and the environment into a Config. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Reads MAILWRIGHT_CONFIG (or config/mailwright.toml if present) and the environment into a Config. `readFile`
+ * false reads no file at all (mailwright try: a box's configuration must not leak into it).
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { readFile?: boolean } = {}): Config {
   const explicit = env.MAILWRIGHT_CONFIG?.trim();
   const file = resolve(explicit || DEFAULT_CONFIG_FILE);
   let fromFile: Record<string, unknown> = {};
-  if (explicit && !existsSync(file)) throw new ConfigError(`config: MAILWRIGHT_CONFIG names ${file}, which does not exist`);
-  if (existsSync(file)) fromFile = readTomlFile(file);
+  if (opts.readFile !== false) {
+    if (explicit && !existsSync(file)) throw new ConfigError(`config: MAILWRIGHT_CONFIG names ${file}, which does not exist`);
+    if (existsSync(file)) fromFile = readTomlFile(file);
+  }
 
   const known = new Set<string>(KEYS.map((k) => k.key));
   for (const key of Object.keys(fromFile)) {
@@ -258,6 +285,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   const result = config as Config;
+  if (result.submissionPort < 0) result.submissionPort = defaultSubmissionPort(result.smtpPort);
+  if (!result.publicUrl) {
+    if (result.httpPort === 0) throw new ConfigError('config: public_url (MAILWRIGHT_PUBLIC_URL) must be set when http_port is 0 (any free port): the links the box prints and puts in mail need the port');
+    result.publicUrl = defaultPublicUrl(result.httpHost, result.httpPort);
+  }
   result.domainConnectProviderId ||= result.hostname;
   result.backupDir ||= join(result.dataDir, 'backups');
   const fallback = result.plans.find((p) => p.key === result.defaultPlan);

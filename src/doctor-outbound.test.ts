@@ -9,6 +9,7 @@ import { createResolver } from './dns/resolver.ts';
 import { loadConfig, type Config } from './config.ts';
 import { runCli, tempDir, testEnv } from './testkit/app.ts';
 import { outboundChecks } from './doctor-outbound.ts';
+import { openStore } from './app.ts';
 
 const MX = '127.0.0.21';
 const NOTHING = '127.0.0.22'; // nothing listens: a host that blocks the port answers the same way, or not at all
@@ -83,9 +84,10 @@ test('relay_url with a [[relay]] for one sender: relays checked, and port 25 not
 
 test('mailwright doctor prints the blocked port with its fix and exits non-zero', async () => {
   providers(NOTHING);
-  const dir = tempDir();
-  const res = await runCli(['doctor'], testEnv(dir, { MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_MTA_PORT: String(sink.port) }));
-  assert.is(res.code, 1);
+  const env = testEnv(tempDir(), { MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_MTA_PORT: String(sink.port) });
+  openStore(loadConfig(env)).close(); // doctor reads a box: it refuses a data directory without one
+  const res = await runCli(['doctor'], env);
+  assert.is(res.code, 1, res.stderr);
   assert.match(res.stdout, /✗ outbound port \d+ looks blocked/);
   assert.match(res.stdout, /fix: ask your provider to open outbound port \d+, or send through a relay/);
 });

@@ -78,4 +78,16 @@ test('doctor reports a public address where nothing answers on 25 or 587, with t
   }
 });
 
+test('doctor fails on a hostname that cannot be right, with the fix, and offers no record naming it', async () => {
+  const res = await runCli(['doctor'], { ...env, MAILWRIGHT_HOSTNAME: 'vm' });
+  assert.is(res.code, 1, res.stdout);
+  const at = res.stdout.indexOf(`✗ The box's hostname "vm" is not a fully qualified domain name`);
+  assert.ok(at >= 0, res.stdout);
+  assert.match(res.stdout.slice(at).split('\n')[1], /^\s+fix: set hostname \(MAILWRIGHT_HOSTNAME\) to the box's public name, such as mail\.example\.com/);
+  assert.not.match(res.stdout, /vm has no A or AAAA record/, 'no lookups of a name that cannot be right');
+  assert.match(res.stdout, /· MX    bounces\.doc\.test MX: shown once the box's hostname is a public name \(see above\)/);
+  assert.match(res.stdout, /· SPF   bounces\.doc\.test TXT: shown once/);
+  assert.not.match(res.stdout, /MX 10 vm|a:vm/, 'no record names vm');
+});
+
 test.run();

@@ -11,7 +11,8 @@ import type { Config } from './config.ts';
 import type { Db } from './db/open.ts';
 import { createResolver, reverseLookup } from './dns/resolver.ts';
 import { boxAddresses, checkDomain, checkInboundMx, type RecordCheck } from './dns/verify.ts';
-import { inboundRecord, recordFor, requiredRecords } from './dns/records.ts';
+import { inboundRecord, namesTheBox, recordFor, requiredRecords } from './dns/records.ts';
+import { hostnameProblem } from './dns/box-name.ts';
 import { allDomains } from './domains/domains.ts';
 import { overlappingClaims } from './domains/claims.ts';
 import { domainDns } from './domains/verification.ts';
@@ -56,6 +57,9 @@ async function checkBox(config: Config, resolver: Resolver, r: Report): Promise<
   if (http && smtp) ok(r, `serve is listening: HTTP ${config.httpHost}:${config.httpPort}, SMTP ${config.smtpHost}:${config.smtpPort}`);
   else bad(r, `serve is not listening on ${[!http && `HTTP ${config.httpHost}:${config.httpPort}`, !smtp && `SMTP ${config.smtpHost}:${config.smtpPort}`].filter(Boolean).join(' or ')}`, 'start it: systemctl start mailwright (or scripts/mailwright serve)');
 
+  // Its A and PTR records are moot (and their fixes would name it) until the name itself can be right.
+  const badName = hostnameProblem(config.hostname);
+  if (badName) return bad(r, badName.message, badName.fix);
   const addresses = await boxAddresses(resolver, config.hostname);
   if (!addresses.ok) {
     if (addresses.missing) bad(r, `${config.hostname} has no A or AAAA record`, `publish an A record for ${config.hostname} with this box's public address`);
@@ -85,11 +89,13 @@ function report(r: Report, checks: Check[]): void {
   }
 }
 
-function reportChecks(r: Report, checks: RecordCheck[], records: ReturnType<typeof requiredRecords>): void {
+/** `nameOk` false: the records naming the box (return-path MX and SPF) wait for its hostname, reported once above. */
+function reportChecks(r: Report, checks: RecordCheck[], records: ReturnType<typeof requiredRecords>, nameOk: boolean): void {
   for (const check of checks) {
     const want = recordFor(records, check)!;
     const label = `${check.record.padEnd(5)} ${want.name} ${want.type}`;
-    if (check.state === 'verified') ok(r, label);
+    if (!nameOk && namesTheBox(want)) note(r, `${label}: shown once the box's hostname is a public name (see above)`);
+    else if (check.state === 'verified') ok(r, label);
     else if (check.state === 'pending') bad(r, `${label}: ${check.issue?.message}`, 'run doctor again in a minute');
     else {
       const value = want.type === 'MX' ? `${want.priority} ${want.value}` : JSON.stringify(want.value);
@@ -140,11 +146,17 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
 
   const domains = allDomains(db);
   if (domains.length === 0) r.lines.push('', 'No domains yet: add one with POST /api/v1/domains.');
+  const nameOk = hostnameProblem(config.hostname) === null;
   for (const row of domains) {
+    if (row.local) {
+      r.lines.push('', `Domain ${row.name}: local to mailwright try, never looked up in DNS`);
+      continue;
+    }
     const dns = domainDns(db, config, row);
     r.lines.push('', `Domain ${row.name} (workspace ${getWorkspace(db, row.workspace_id)?.name}, ${row.status})`);
-    reportChecks(r, await checkDomain(resolver, dns), requiredRecords(dns));
-    if (row.inbound_status !== 'not_configured') {
+    reportChecks(r, await checkDomain(resolver, dns), requiredRecords(dns), nameOk);
+    if (row.inbound_status !== 'not_configured' && !nameOk) note(r, `MX    ${row.name}: shown once the box's hostname is a public name (see above)`);
+    else if (row.inbound_status !== 'not_configured') {
       const inbound = await checkInboundMx(resolver, row.name, config.hostname);
       const want = inboundRecord(row.name, config.hostname);
       if (inbound.state === 'verified') ok(r, `MX    ${row.name}: inbound mail reaches this box`);

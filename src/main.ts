@@ -1,6 +1,7 @@
 // The command line (scripts/mailwright): `serve` runs the appliance; the other commands act on the same
 // data directory and work while `serve` runs (SQLite WAL with a busy timeout lets them share the file), but for
 // `restore`, which replaces the database and so refuses while a serve uses it.
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { text } from 'node:stream/consumers';
 import { ConfigError, loadConfig, type Config } from './config.ts';
@@ -26,6 +27,7 @@ import { restoreBackup } from './db/restore.ts';
 import { generateDkimKey, RotationInProgress, startRotation } from './domains/dkim-keys.ts';
 import { holderOf } from './domains/claims.ts';
 import { dkimName, dkimValue } from './dns/records.ts';
+import { runTry, TRY_DEFAULTS, TRY_HELP } from './try.ts';
 
 // Everything this process creates (database, WAL, keys, backups) is its owner's alone (DESIGN.md 3, SEC-01).
 process.umask(0o077);
@@ -40,6 +42,7 @@ const HELP: Record<string, string> = {
 
 Commands:
   serve                  run the appliance (SMTP, HTTP API, queue) until SIGTERM
+  try                    run a box on this machine without DNS: mail to other domains is kept, never sent
   workspace create NAME  create a workspace; prints its id
   setup link             print a one-time link that creates the box's owner (while it has none)
   user add | unlock      create the user who signs in to a workspace's dashboard; clear its failed sign-ins
@@ -57,6 +60,7 @@ config/mailwright.toml (or MAILWRIGHT_CONFIG) and MAILWRIGHT_* variables; see th
 
 Runs the appliance in the foreground on the configured ports. SIGTERM or SIGINT stops accepting new
 connections, lets work in flight finish, commits and exits 0. /healthz answers 200 once it is up.`,
+  try: TRY_HELP,
   setup: `Usage: mailwright setup link
 
 While the box has no owner, prints a one-time link (<public_url>/setup#<token>) on standard output: open it
@@ -88,12 +92,14 @@ standard output. It is shown this once: the box keeps only its hash.`,
 
 list shows every recipient still queued, being sent or deferred: its email, state, attempts, when the
 next attempt is due and the last answer; --json prints one JSON array. flush makes every queued and
-deferred recipient due now (like postqueue -f); a running serve picks them up within a second.`,
+deferred recipient due now (like postqueue -f); a running serve picks them up within a second.
+Both need the box's database: a data directory without one is refused (exit 78), never made.`,
   doctor: `Usage: mailwright doctor
 
-Checks, without changing anything: that serve is listening, that MAILWRIGHT_HOSTNAME has an address
-whose PTR names it back, and every domain's DKIM, return-path MX and SPF, DMARC and (if set up) inbound
-MX, through the configured resolvers. Prints each problem with the record to publish; exits 1 if any.`,
+Checks, without changing anything: that serve is listening, that MAILWRIGHT_HOSTNAME is a public name
+with an address whose PTR names it back, and every domain's DKIM, return-path MX and SPF, DMARC and (if
+set up) inbound MX, through the configured resolvers. Prints each problem with the record to publish; exits 1 if any.
+A data directory without a database is refused (exit 78): point MAILWRIGHT_DATA_DIR at the box's.`,
   dkim: `Usage: mailwright dkim rotate DOMAIN
 
 Makes a new DKIM key for DOMAIN and prints the TXT record to publish. The current key keeps signing until
@@ -127,11 +133,14 @@ async function main(argv: string[]): Promise<number> {
     if (sub !== undefined) throw new UsageError(`serve takes no arguments, got "${sub}"`);
     return serve(loadConfig());
   }
+  // Before loadConfig: try reads no configuration file and few variables (try.ts).
+  if (command === 'try') return runTry(tryOptions([sub, ...rest].filter((a) => a !== undefined)));
   const config = loadConfig();
   if (command === 'backup' || command === 'restore') {
     const { positionals } = parseArgs({ args: [sub, ...rest].filter((a) => a !== undefined), allowPositionals: true, strict: true });
     if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
     if (command === 'backup') {
+      requireDatabase(config);
       const made = await createBackup({ dataDir: config.dataDir, file: positionals[0], skip: [config.backupDir] });
       for (const path of made.skipped) console.error(`mailwright: left out ${path}: not a regular file or folder`);
       console.log(`wrote ${made.file} (${made.bytes} bytes: the database and ${made.entries.filter((e) => e.type === 'file').length - 1} other files)`);
@@ -144,6 +153,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'doctor') {
     if (sub !== undefined) throw new UsageError(`doctor takes no arguments, got "${sub}"`);
+    requireDatabase(config);
     const damage = await databaseProblems(databasePath(config.dataDir));
     if (damage) {
       console.log(damage.join('\n'));
@@ -158,6 +168,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'dkim') {
     if (sub !== 'rotate' || rest.length !== 1) throw new UsageError('use "dkim rotate DOMAIN"');
+    requireDatabase(config);
     const key = await generateDkimKey();
     return withStore(config, (db) => {
       const domain = holderOf(db, rest[0].trim().toLowerCase());
@@ -174,6 +185,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'queue') {
     if (sub !== 'list' && sub !== 'flush') throw new UsageError(`unknown command "queue ${sub ?? ''}"; use "queue list" or "queue flush"`);
     const { values } = parseArgs({ args: rest, strict: true, options: { json: { type: 'boolean' } } });
+    requireDatabase(config);
     return withStore(config, (db) => {
       if (sub === 'flush') {
         console.log(`${flushQueue(db)} deliveries will be attempted now`);
@@ -203,6 +215,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'user' && sub === 'unlock') {
     const { positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true });
     if (positionals.length !== 1) throw new UsageError('user unlock takes exactly one EMAIL');
+    requireDatabase(config);
     return withStore(config, (db) => {
       if (!findUserByEmail(db, positionals[0].trim().toLowerCase())) throw new Error(`no user ${positionals[0]}`);
       console.log(`cleared ${unlockLogin(db)} failed login attempts: those against ${positionals[0]} and every address's`);
@@ -243,6 +256,42 @@ async function main(argv: string[]): Promise<number> {
   const name = values.name?.trim();
   if (!name || name.length > 100) throw new UsageError('key create needs --name NAME (1 to 100 characters)');
   return withStore(config, (db) => console.log(createKey(db, systemClock, pickWorkspace(db, values.workspace).id, name).key));
+}
+
+function tryOptions(args: string[]) {
+  let values: { dir?: string; 'http-port'?: string; 'smtp-port'?: string; 'submission-port'?: string };
+  try {
+    ({ values } = parseArgs({ args, strict: true, options: { dir: { type: 'string' }, 'http-port': { type: 'string' }, 'smtp-port': { type: 'string' }, 'submission-port': { type: 'string' } } }));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const port = (flag: string, raw: string | undefined, fallback: number, min = 1) => {
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!/^\d{1,5}$/.test(raw) || n < min || n > 65535) throw new UsageError(`--${flag} must be a port from ${min} to 65535, got "${raw}"`);
+    return n;
+  };
+  if (values.dir !== undefined && !values.dir.trim()) throw new UsageError('--dir must name a directory');
+  return {
+    dir: values.dir ?? TRY_DEFAULTS.dir,
+    httpPort: port('http-port', values['http-port'], TRY_DEFAULTS.httpPort),
+    smtpPort: port('smtp-port', values['smtp-port'], TRY_DEFAULTS.smtpPort),
+    submissionPort: port('submission-port', values['submission-port'], TRY_DEFAULTS.submissionPort, 0),
+  };
+}
+
+/**
+ * The commands that read the box, or act on what it must already hold (queued mail, a domain, a user), refuse a
+ * data directory without a database: making an empty one there would answer "the queue is empty" about a box
+ * that is not this one. Exit 78, naming the file and the setting that points elsewhere.
+ */
+function requireDatabase(config: Config): void {
+  const file = databasePath(config.dataDir);
+  if (existsSync(file)) return;
+  throw new ConfigError(
+    `no database at ${file}: no box has run with this data directory. Point data_dir (MAILWRIGHT_DATA_DIR) at the box's data directory ` +
+      `(the systemd unit's is /var/lib/mailwright), or run 'mailwright serve' here first. Nothing was created.`,
+  );
 }
 
 async function withStore(config: Config, work: (db: Db) => void | Promise<void>): Promise<number> {

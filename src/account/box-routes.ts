@@ -8,7 +8,8 @@ import { apiRouter } from '../http/server.ts';
 import { principalOf, requireAuth } from '../http/auth.ts';
 import { reverseLookup } from '../dns/resolver.ts';
 import { boxAddresses, checkDomain, checkInboundMx, type CheckState } from '../dns/verify.ts';
-import { inboundRecord, recordFor, requiredRecords } from '../dns/records.ts';
+import { inboundRecord, namesTheBox, recordFor, requiredRecords } from '../dns/records.ts';
+import { hostnameProblem } from '../dns/box-name.ts';
 import { domainDns } from '../domains/verification.ts';
 import type { DomainRow } from '../domains/domains.ts';
 import { oldestDeferred, queueCounts } from '../send/queue-stats.ts';
@@ -18,7 +19,7 @@ export interface Finding {
   /** The box's hostname, or the domain's name. */
   subject: string;
   /** `records`: the domain as a whole, when its checks did not finish in time. */
-  check: 'address' | 'ptr' | 'DKIM' | 'SPF' | 'MX' | 'DMARC' | 'inbound_mx' | 'records';
+  check: 'hostname' | 'address' | 'ptr' | 'DKIM' | 'SPF' | 'MX' | 'DMARC' | 'inbound_mx' | 'records';
   status: 'ok' | 'problem' | 'pending';
   message: string;
   /** What to do about it, as doctor says it; null when nothing is to be done. */
@@ -104,6 +105,9 @@ const lateDomain = (row: DomainRow, budgetMs: number): Finding[] => [late('domai
 async function boxFindings(app: App): Promise<Finding[]> {
   const hostname = app.config.hostname;
   const at = (check: Finding['check'], status: Finding['status'], message: string, fix: string | null = null): Finding => ({ area: 'box', subject: hostname, check, status, message, fix });
+  // As doctor: a name that cannot be right is the problem; its A and PTR (and their fixes naming it) are moot.
+  const badName = hostnameProblem(hostname);
+  if (badName) return [at('hostname', 'problem', badName.message, badName.fix)];
   const addresses = await boxAddresses(app.dns, hostname);
   if (!addresses.ok) {
     return addresses.missing
@@ -128,9 +132,12 @@ async function domainFindings(app: App, row: DomainRow): Promise<Finding[]> {
   const dns = domainDns(app.db, app.config, row);
   const records = requiredRecords(dns);
   const [checks, inbound] = await Promise.all([checkDomain(app.dns, dns), row.inbound_status === 'not_configured' ? null : checkInboundMx(app.dns, row.name, app.config.hostname)]);
+  const nameOk = hostnameProblem(app.config.hostname) === null;
+  const waiting = (check: Finding['check'], label: string): Finding => ({ area: 'domain', subject: row.name, check, status: 'pending', message: `${label}: shown once the box's hostname is a public name`, fix: null });
   const findings = checks.map((check): Finding => {
     const want = recordFor(records, check)!;
     const label = `${want.name} ${want.type}`;
+    if (!nameOk && namesTheBox(want)) return waiting(check.record, label);
     if (check.state === 'verified') return { area: 'domain', subject: row.name, check: check.record, status: 'ok', message: label, fix: null };
     const value = want.type === 'MX' ? `${want.priority} ${want.value}` : JSON.stringify(want.value);
     return {
@@ -142,7 +149,8 @@ async function domainFindings(app: App, row: DomainRow): Promise<Finding[]> {
       fix: check.state === 'pending' ? 'check again in a minute' : `publish ${want.name} ${want.type} ${value}`,
     };
   });
-  if (inbound) {
+  if (inbound && !nameOk) findings.push(waiting('inbound_mx', `${row.name} MX`));
+  else if (inbound) {
     const want = inboundRecord(row.name, app.config.hostname);
     findings.push(
       inbound.state === 'verified'

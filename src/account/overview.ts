@@ -17,6 +17,8 @@ const VERSION = (createRequire(import.meta.url)('../../package.json') as { versi
 /** What the box tells about itself: fixed at start (app.ts), with its TLS certificate. */
 export interface BoxFacts {
   tlsCert: string;
+  /** Started by `mailwright try`: mail to other domains is kept in the local outbox, never sent. */
+  tryMode?: boolean;
 }
 
 const presentPlan = (p: Config['plans'][number]) => ({ key: p.key, tier: p.tier, messageClass: p.messageClass, interval: p.interval, price: p.price, currency: p.currency, limits: p.limits });
@@ -88,6 +90,7 @@ export function accountOf(db: Db, config: Config, box: BoxFacts, workspaceId: st
       publicUrl: config.publicUrl,
       smtpPort: config.smtpPort,
       submissionPort: config.submissionPort || null,
+      tryMode: box.tryMode === true,
       tls: tlsOf(box.tlsCert),
       dns: boxDnsOf(db),
     },

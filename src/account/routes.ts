@@ -224,6 +224,8 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
       user: { id: user.id, email: user.email, createdAt: iso(user.createdAt) },
       ...accountState(db, config, p.workspaceId, clock.now()),
       workspace: { id: workspace.id, name: workspace.name, createdAt: iso(workspace.createdAt) },
+      // The dashboard's try-mode banner (mailwright try): mail to other domains is kept, not sent.
+      tryMode: box.tryMode === true,
     };
   });
 

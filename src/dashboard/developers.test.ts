@@ -1,6 +1,6 @@
 // The Domains, Inboxes and Developers pages in a real browser against the real app: an API key seen once,
 // used and revoked; a domain added, verified against the test DNS server and set up for inbound; an inbox
-// created, forwarded and disabled; a webhook whose test event reaches a local receiver signed; a suppression
+// created (waiting for its MX, then receiving), forwarded and disabled; a webhook whose test event reaches a local receiver signed; a suppression
 // removed; an email's event log. No page errors, and nothing wider than a phone at 390 px.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { request, seedWorkspace, TEST_PASSWORD } from '../testkit/app.ts';
 import { addEvent } from '../emails/events.ts';
-import { eventually, startOutboundScene, type OutboundScene } from '../testkit/outbound.ts';
+import { BOX, eventually, startOutboundScene, type OutboundScene } from '../testkit/outbound.ts';
 import { DESKTOP, openBrowser, PHONE, screenshots, signedIn } from '../testkit/browser.ts';
 
 let browser: Browser;
@@ -156,6 +156,14 @@ test('an inbox: created on the domain, forwarded to the owner, disabled and enab
   await dialog.locator('input[name=name]').fill('Support team');
   await dialog.getByRole('button', { name: 'Create inbox' }).click();
   const row = page.locator(`tr[data-inbox="support@${DOMAIN}"]`);
+  // The domain's MX does not point here yet (inbound is dns_pending): not "Receiving", which would be untrue.
+  await row.getByText('Waiting for MX').waitFor();
+  await row.getByRole('link', { name: `the MX record of ${DOMAIN} points here` }).waitFor();
+  assert.is(await row.getByText('Receiving').count(), 0);
+  s.dns.set(DOMAIN, 'MX', [{ preference: 10, exchange: BOX }]);
+  const domainId = (await api('/domains')).body.data[0].id;
+  assert.is((await api(`/domains/${domainId}/inbound/verify`, { method: 'POST' })).body.status, 'ready');
+  await page.reload();
   await row.getByText('Receiving').waitFor();
 
   await row.getByRole('button', { name: 'Forwarding' }).click();

@@ -215,7 +215,7 @@ if (!('skipped' in disk)) {
     assert.match(app.output(), /"msg":"free space under the data directory is below min_free_space_mb/);
     // A new data directory, unlike one whose schema is in place, cannot wait for room: the command says why and where.
     const fresh = join(disk.dir, 'fresh');
-    const created = await runCli(['queue', 'list'], { ...margined, MAILWRIGHT_DATA_DIR: fresh });
+    const created = await runCli(['workspace', 'create', 'fresh'], { ...margined, MAILWRIGHT_DATA_DIR: fresh });
     assert.is(created.code, 1, created.stdout);
     assert.ok(created.stderr.includes(`mailwright: cannot set up the database ${join(fresh, 'mailwright.db')}: the disk under ${fresh} is full (SQLITE_FULL: `), created.stderr);
 

@@ -56,6 +56,9 @@ export function requiredRecords(d: DomainDns): RequiredRecord[] {
  */
 export const recordSlot = (r: { record: RecordKind; algorithm?: 'ed25519' }) => (r.algorithm ? `${r.record}:${r.algorithm}` : r.record);
 
+/** The records whose value names the box (MAILWRIGHT_HOSTNAME): the return path's MX and SPF. */
+export const namesTheBox = (r: { record: string }) => r.record === 'MX' || r.record === 'SPF';
+
 /** The record a check was about, among a domain's required records. */
 export const recordFor = <R extends { record: RecordKind; algorithm?: 'ed25519' }>(records: R[], check: { record: RecordKind; algorithm?: 'ed25519' }) =>
   records.find((r) => recordSlot(r) === recordSlot(check));

@@ -5,7 +5,8 @@ import type { Clock } from '../clock.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
-import { dkimName, dkimValue, inboundRecord, recordSlot, requiredRecords, RETURN_PATH_PREFIX, type RecordKind } from '../dns/records.ts';
+import { dkimName, dkimValue, inboundRecord, namesTheBox, recordSlot, requiredRecords, RETURN_PATH_PREFIX, type RecordKind } from '../dns/records.ts';
+import { hostnameProblem } from '../dns/box-name.ts';
 import type { CheckState, DnsIssue, InboundCheck, RecordCheck } from '../dns/verify.ts';
 import type { Config } from '../config.ts';
 import { activeDkimKey, addEd25519Key, ed25519DkimKey, pendingDkimKey, retiringDkimKeys, storeDkimKey, type KeyMaterial } from './dkim-keys.ts';
@@ -43,10 +44,14 @@ export interface DomainRow {
   marketing: number;
   open_tracking: number;
   click_tracking: number;
+  /** JSON array of https URL prefixes (0034): whose own one-click pair marketing mail keeps. */
+  unsubscribe_urls: string;
   inbound_status: InboundStatus;
   inbound_checked_at: number | null;
   inbound_issue: string | null;
   created_at: number;
+  /** 1 for a local domain of `mailwright try` (markLocal): verified and receiving without DNS, never DNS-checked. */
+  local: number;
 }
 
 const REQUIRED: RecordKind[] = ['DKIM', 'SPF', 'MX'];
@@ -110,6 +115,17 @@ export function setSwitches(db: Db, workspaceId: string, id: string, switches: {
   }
 }
 
+/** The first-party integration's unsubscribe URL prefixes, already normalised (routes.ts). */
+export function setUnsubscribeUrls(db: Db, workspaceId: string, id: string, prefixes: string[]): void {
+  db.prepare('UPDATE domains SET unsubscribe_urls = ? WHERE workspace_id = ? AND id = ?').run(JSON.stringify(prefixes), workspaceId, id);
+}
+
+/** The unsubscribe URL prefixes of a workspace's sending domain; none when it has no such domain. */
+export function unsubscribePrefixes(db: Db, workspaceId: string, name: string): string[] {
+  const json = db.prepare('SELECT unsubscribe_urls FROM domains WHERE workspace_id = ? AND name = ?').pluck().get(workspaceId, name) as string | undefined;
+  return json ? (JSON.parse(json) as string[]) : [];
+}
+
 /**
  * Applies a DNS check to the domain (read afresh: the lookups took time) and returns the updated row, or
  * null if the domain was deleted meanwhile. `periodic` is the gentler rule of the background re-check.
@@ -144,9 +160,21 @@ export function recordCheck(db: Db, clock: Clock, workspaceId: string, id: strin
   })();
 }
 
-/** Domains whose last check (or creation) is older than the interval, oldest first. */
+/** Domains whose last check (or creation) is older than the interval, oldest first; never a local domain. */
 export const domainsDue = (db: Db, before: number, limit: number) =>
-  db.prepare('SELECT * FROM domains WHERE coalesce(checked_at, created_at) < ? ORDER BY coalesce(checked_at, created_at) LIMIT ?').all(before, limit) as DomainRow[];
+  db.prepare('SELECT * FROM domains WHERE local = 0 AND coalesce(checked_at, created_at) < ? ORDER BY coalesce(checked_at, created_at) LIMIT ?').all(before, limit) as DomainRow[];
+
+/**
+ * Makes a domain local (mailwright try only): verified for sending and ready for inbound mail at once, with no
+ * DNS record to publish or check. Its name must be one that never leaves the machine (RFC 6761 .localhost).
+ */
+export function markLocal(db: Db, clock: Clock, workspaceId: string, id: string): void {
+  db.prepare("UPDATE domains SET local = 1, status = 'verified', verified_at = coalesce(verified_at, ?), inbound_status = 'ready', inbound_issue = NULL WHERE workspace_id = ? AND id = ?").run(
+    clock.now(),
+    workspaceId,
+    id,
+  );
+}
 
 export function recordInbound(db: Db, clock: Clock, row: DomainRow, status: InboundStatus, issue: DnsIssue | undefined): DomainRow {
   db.prepare('UPDATE domains SET inbound_status = ?, inbound_checked_at = ?, inbound_issue = ? WHERE workspace_id = ? AND id = ?').run(
@@ -162,6 +190,7 @@ export function recordInbound(db: Db, clock: Clock, row: DomainRow, status: Inbo
 const stateOf = (row: DomainRow): DnsState | null => (row.dns_state ? (JSON.parse(row.dns_state) as DnsState) : null);
 
 export function setupStatus(row: DomainRow): 'checking' | 'action_required' | 'complete' {
+  if (row.local) return 'complete';
   const state = stateOf(row);
   if (!state) return 'action_required';
   if (REQUIRED.every((r) => state.records[r] === 'verified')) return 'complete';
@@ -181,6 +210,8 @@ export function presentDomainSummary(row: DomainRow) {
     checks: checksOf(row),
     createdAt: iso(row.created_at),
     checkedAt: isoOrNull(row.checked_at),
+    /** A local domain of mailwright try: nothing to publish, never checked. */
+    local: row.local === 1,
   };
 }
 
@@ -191,7 +222,10 @@ export function presentDomain(db: Db, row: DomainRow, config: Pick<Config, 'host
   const ed = config.dkimEd25519 ? ed25519DkimKey(db, row.workspace_id, row.id) : null;
   const state = stateOf(row);
   const dns = { domain: row.name, returnPath: row.return_path, selector: key.selector, publicKey: key.publicKey, hostname, ...(ed ? { ed25519: { selector: ed.selector, publicKey: ed.publicKey } } : {}) };
-  const records = requiredRecords(dns).map((r) => ({
+  // A local domain has no DNS: nothing to publish. While the box's own name cannot be right, no record naming
+  // it is offered (nor what DNS said of one).
+  const badName = hostnameProblem(hostname);
+  const records = (row.local ? [] : requiredRecords(dns)).filter((r) => !(badName && namesTheBox(r))).map((r) => ({
     record: r.record,
     type: r.type,
     name: r.name,
@@ -202,12 +236,14 @@ export function presentDomain(db: Db, row: DomainRow, config: Pick<Config, 'host
   return {
     ...presentDomainSummary(row),
     records,
-    dns_issues: state?.issues ?? [],
+    dns_issues: (state?.issues ?? []).filter((i) => !(badName && (i.record === 'INBOUND_MX' || i.record === 'HOST' || namesTheBox(i)))),
+    hostnameProblem: badName,
     returnPath: row.return_path,
     dkimSelector: key.selector,
     marketing: row.marketing === 1,
     open_tracking: row.open_tracking === 1,
     click_tracking: row.click_tracking === 1,
+    unsubscribe_urls: JSON.parse(row.unsubscribe_urls) as string[],
     inbound: presentInbound(row, hostname),
     dkimRotation: presentRotation(db, row),
     dkimEd25519: ed && { selector: ed.selector, signing: ed.signing },
@@ -225,11 +261,13 @@ export function presentRotation(db: Db, row: DomainRow) {
   };
 }
 
+/** While the box's hostname cannot be right, neither the MX to publish nor what a check expected of it is shown. */
 export function presentInbound(row: DomainRow, hostname: string) {
+  const badName = hostnameProblem(hostname) !== null;
   return {
     status: row.inbound_status,
-    record: row.inbound_status === 'not_configured' ? null : inboundRecord(row.name, hostname),
-    issue: row.inbound_issue ? (JSON.parse(row.inbound_issue) as DnsIssue) : null,
+    record: row.inbound_status === 'not_configured' || badName ? null : inboundRecord(row.name, hostname),
+    issue: row.inbound_issue && !badName ? (JSON.parse(row.inbound_issue) as DnsIssue) : null,
     checkedAt: isoOrNull(row.inbound_checked_at),
   };
 }

@@ -10,6 +10,7 @@ import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
 import { dkimName, dmarcName, DMARC_VALUE, inboundRecord } from '../dns/records.ts';
 import { checkInboundMx } from '../dns/verify.ts';
+import { hostnameProblem } from '../dns/box-name.ts';
 import { detectProvider } from '../dns/providers.ts';
 import { relativeHost } from '../dns/zone.ts';
 import { normaliseDomain } from '../mail/domain-name.ts';
@@ -27,6 +28,7 @@ import {
   presentRotation,
   recordInbound,
   setSwitches,
+  setUnsubscribeUrls,
   verifiedDomainNames,
   type DomainRow,
 } from './domains.ts';
@@ -36,11 +38,31 @@ import { senderAddresses } from '../emails/senders.ts';
 import { inboxAddresses } from '../inboxes/inboxes.ts';
 
 const CreateBody = z.object({ name: z.string().max(300) });
+// A first-party integration's one-click unsubscribe URLs (API-SPEC.md 4.2 rule 3; RFC 8058 wants HTTPS), kept as
+// the URL parser writes them: a bare origin gains its `/`, so `https://app.example.com` never matches
+// `https://app.example.com.evil.test/`.
+const unsubscribePrefix = z.string().max(500).transform((s, ctx) => {
+  let url: URL;
+  try {
+    url = new URL(s);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be an absolute https URL such as https://app.example.com/unsubscribe/' });
+    return z.NEVER;
+  }
+  const problem =
+    url.protocol !== 'https:' ? 'must be an https URL: one-click unsubscribe (RFC 8058) needs HTTPS' :
+    url.username || url.password ? 'must not carry a user name or password' :
+    url.hash ? 'must not carry a #fragment' : null;
+  if (!problem) return url.href;
+  ctx.addIssue({ code: 'custom', message: problem });
+  return z.NEVER;
+});
+const MAX_UNSUBSCRIBE_URLS = 10;
 const PatchBody = z
-  .object({ marketing: z.boolean(), open_tracking: z.boolean(), click_tracking: z.boolean() })
+  .object({ marketing: z.boolean(), open_tracking: z.boolean(), click_tracking: z.boolean(), unsubscribe_urls: z.array(unsubscribePrefix).max(MAX_UNSUBSCRIBE_URLS) })
   .partial()
   .strict()
-  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one of marketing, open_tracking, click_tracking' });
+  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one of marketing, open_tracking, click_tracking, unsubscribe_urls' });
 const DomainQuery = z.object({ domain_id: z.string().min(1, 'is required') });
 const ConnectQuery = z.object({ domain_id: z.string().min(1, 'is required'), next: z.string().min(1, 'is required').max(2048) });
 
@@ -48,6 +70,11 @@ export function domainRoutes(app: App) {
   const { db, clock, config } = app;
   const r = apiRouter();
   const auth = requireAuth(config.publicUrl);
+  // The inbound MX names the box: neither offered nor checked while its name cannot be right (dns/box-name.ts).
+  const refuseUnusableHostname = () => {
+    const problem = hostnameProblem(config.hostname);
+    if (problem) throw new ApiError(409, 'hostname_unusable', `${problem.message} To fix: ${problem.fix}.`);
+  };
   const domainOf = (workspaceId: string, id: string): DomainRow => {
     const row = getDomain(db, workspaceId, id);
     if (!row) throw notFound('Domain');
@@ -74,7 +101,7 @@ export function domainRoutes(app: App) {
     }
     const shown = presentDomain(db, row, config);
     ctx.status = 201;
-    ctx.body = { id: shown.id, name: shown.name, status: shown.status, setup_status: shown.setup_status, records: shown.records, createdAt: shown.createdAt };
+    ctx.body = { id: shown.id, name: shown.name, status: shown.status, setup_status: shown.setup_status, records: shown.records, hostnameProblem: shown.hostnameProblem, createdAt: shown.createdAt };
   });
 
   r.get('/domains', auth, (ctx) => {
@@ -92,7 +119,11 @@ export function domainRoutes(app: App) {
     if (body.marketing === true && row.status !== 'verified') {
       throw new ApiError(403, 'domain_not_verified', `Marketing mail needs ${row.name} verified first (POST /domains/${row.id}/verify)`);
     }
-    setSwitches(db, row.workspace_id, row.id, body);
+    const { unsubscribe_urls: prefixes, ...switches } = body;
+    db.transaction(() => {
+      setSwitches(db, row.workspace_id, row.id, switches);
+      if (prefixes) setUnsubscribeUrls(db, row.workspace_id, row.id, [...new Set(prefixes)]);
+    })();
     ctx.body = presentDomain(db, domainOf(row.workspace_id, row.id), config);
   });
 
@@ -105,7 +136,7 @@ export function domainRoutes(app: App) {
     const row = await verifyDomain(app, domainOf(principalOf(ctx).workspaceId, ctx.params.id), 'manual');
     if (!row) throw notFound('Domain');
     const shown = presentDomain(db, row, config);
-    ctx.body = { domain: { id: row.id, status: row.status }, status: row.status, checks: shown.checks, setup_status: shown.setup_status, records: shown.records, dns_issues: shown.dns_issues };
+    ctx.body = { domain: { id: row.id, status: row.status }, status: row.status, checks: shown.checks, setup_status: shown.setup_status, records: shown.records, dns_issues: shown.dns_issues, hostnameProblem: shown.hostnameProblem };
   });
 
   // Issue 21: a new key now, signing only once DNS serves it (the periodic re-check or a verify notices).
@@ -126,15 +157,22 @@ export function domainRoutes(app: App) {
 
   r.post('/domains/:id/inbound/setup', auth, (ctx) => {
     let row = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    refuseUnusableHostname();
     if (row.inbound_status === 'not_configured') row = recordInbound(db, clock, row, 'dns_pending', undefined);
     ctx.body = { domain: row.name, status: row.inbound_status, record: inboundRecord(row.name, config.hostname) };
   });
 
   r.post('/domains/:id/inbound/verify', auth, async (ctx) => {
     let row = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    refuseUnusableHostname();
     const record = inboundRecord(row.name, config.hostname);
     if (row.inbound_status === 'not_configured') {
       ctx.body = { domain: row.name, status: row.inbound_status, record, message: `Inbound mail is not set up for ${row.name}: POST /domains/${row.id}/inbound/setup first` };
+      return;
+    }
+    // A local domain (mailwright try) receives without DNS: nothing to check.
+    if (row.local) {
+      ctx.body = { domain: row.name, status: row.inbound_status, record };
       return;
     }
     const check = await checkInboundMx(app.dns, row.name, config.hostname);
@@ -148,13 +186,15 @@ export function domainRoutes(app: App) {
     const { domain_id } = parseInput(DomainQuery, ctx.query, 'query');
     const row = domainOf(principalOf(ctx).workspaceId, domain_id);
     const key = activeDkimKey(db, row.workspace_id, row.id)!;
-    const detection = await detectProvider(app.dns, row.name);
+    // A local domain (mailwright try) is in no zone: nothing is asked of DNS.
+    const detection: Awaited<ReturnType<typeof detectProvider>> = row.local ? { detectionStatus: 'no_nameservers', detected: 'unknown', zone: '', nameservers: [] } : await detectProvider(app.dns, row.name);
     const zone = detection.zone || row.name;
     const host = (fqdn: string) => relativeHost(fqdn, zone);
     const checks = checksOf(row);
     const inbound = presentInbound(row, config.hostname);
     ctx.body = {
       ...detection,
+      hostnameProblem: hostnameProblem(config.hostname),
       recordHosts: {
         dkim: host(dkimName({ selector: key.selector, domain: row.name })),
         returnPathMx: host(row.return_path),

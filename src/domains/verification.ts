@@ -39,6 +39,8 @@ export function domainDns(db: Db, config: Pick<Config, 'hostname' | 'dkimEd25519
 }
 
 export async function verifyDomain(app: App, row: DomainRow, mode: 'manual' | 'periodic'): Promise<DomainRow | null> {
+  // A local domain (mailwright try) has no DNS to ask: it stays as markLocal made it.
+  if (row.local) return row;
   await promoteIfPublished(app, row);
   const dns = domainDns(app.db, app.config, row);
   const [results, inbound] = await Promise.all([checkDomain(app.dns, dns), checkInboundMx(app.dns, row.name, app.config.hostname)]);

@@ -51,8 +51,10 @@ const COUNTERS = ['sent', 'delivered', 'bounced', 'blocked', 'opened', 'clicked'
 const COLUMNS = COUNTERS.join(', ');
 const SUMS = 'sum(sent) AS sent, sum(delivered) AS delivered, sum(bounced) AS bounced, sum(blocked) AS blocked, sum(opened) AS opened, sum(clicked) AS clicks, sum(complained) AS complaints';
 // The outcome events of sent mail from @since to @until: events `ev` (events_workspace walks them) joined to their emails `em`.
+// Test sends and the box's own notices (emails.counted = 0) are left out, as daily_stats leaves them out.
 const OUTCOMES = `FROM events ev JOIN emails em ON em.id = ev.email_id
-  WHERE ev.workspace_id = @ws AND ev.created_at >= @since AND ev.created_at < @until AND em.direction = 'out' AND ev.type IN (${COUNTERS.map((c) => `'${c}'`).join(', ')})`;
+  WHERE ev.workspace_id = @ws AND ev.created_at >= @since AND ev.created_at < @until AND em.direction = 'out' AND em.counted = 1
+    AND ev.type IN (${COUNTERS.map((c) => `'${c}'`).join(', ')})`;
 const COUNTED = COUNTERS.map((c) => `sum(ev.type = '${c}') AS ${c}`).join(', ');
 // The orders of the answer; subject_windows_best walks the subjects' one.
 const BEST_DOMAINS = 'sent DESC, delivered DESC, domain';

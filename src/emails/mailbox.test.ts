@@ -121,7 +121,9 @@ test('GET /emails/:id of a received message: every field, authentication verdict
   assert.is(e.attachments.length, 1);
   const [a] = e.attachments;
   assert.match(a.id, /^att_[0-9A-Z]{26}$/);
-  assert.equal({ ...a, id: '' }, { id: '', filename: 'report.pdf', contentType: 'application/pdf', contentId: null, sizeBytes: 1000 });
+  assert.equal({ ...a, id: '' }, { id: '', filename: 'report.pdf', contentType: 'application/pdf', contentId: null, sizeBytes: 1000, available: true });
+  const file = await bytes(`/attachments/${a.id}`);
+  assert.equal([file.status, file.body.length], [200, 1000], 'available: the bytes are served');
 });
 
 test('GET /emails/:id of a sent message; its raw bytes are the signed message the recipient got', async () => {
@@ -157,9 +159,11 @@ test('GET /emails/:id of a sent message; its raw bytes are the signed message th
   assert.is(e.authentication, null);
   assert.equal(e.labels, []);
   assert.equal(
-    e.attachments.map((a: Record<string, unknown>) => [a.filename, a.contentType, a.sizeBytes]),
-    [['receipt.txt', 'text/plain', 14]],
+    e.attachments.map((a: Record<string, unknown>) => [a.filename, a.contentType, a.sizeBytes, a.available]),
+    [['receipt.txt', 'text/plain', 14, true]],
   );
+  const receipt = await bytes(`/attachments/${e.attachments[0].id}`);
+  assert.equal([receipt.status, receipt.body.toString()], [200, 'total: 12 EUR\n']);
 
   const delivered = await eventually(() => s.sink.messages.find((m) => m.rcptTo.includes('bob@dest.example')), 10_000, 'delivery to bob');
   const raw = await eventually(async () => {

@@ -107,7 +107,9 @@ function presentEmail(row: MailboxRow, attachments: AttachmentRow[], labels: Lab
     classification: row.classification,
     labels,
     authentication: row.authentication ? (JSON.parse(row.authentication) as Record<string, unknown>) : null,
-    attachments: attachments.map((a) => ({ id: a.id, filename: a.filename, contentType: a.content_type, contentId: a.content_id, sizeBytes: a.size })),
+    // `available` as a draft's file has it (API-SPEC.md 2): GET /attachments/:id serves the bytes. An email's files
+    // are kept as long as the email (retention drops raw messages early, never files), so it is always true here.
+    attachments: attachments.map((a) => ({ id: a.id, filename: a.filename, contentType: a.content_type, contentId: a.content_id, sizeBytes: a.size, available: true })),
   };
 }
 

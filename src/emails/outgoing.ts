@@ -5,7 +5,7 @@
 import type { Db } from '../db/open.ts';
 import type { Mailbox } from '../mail/addresses.ts';
 import type { ComposeInput } from '../mail/compose.ts';
-import { copyPackedAgainst, unpackAgainstCopy, unpackBodies, unpackHtml, unpackMessageAsync, type StoredBodies } from '../mail/packing.ts';
+import { copyPackedAgainst, unpackAgainstCopy, unpackBodies, unpackMessageAsync, type StoredBodies } from '../mail/packing.ts';
 import type { EmailRow } from './rows.ts';
 import { PACKED_ROWID } from './contents-rowids.ts';
 
@@ -30,9 +30,10 @@ export function outgoingEmail(db: Db, emailId: string): OutgoingEmail {
     .get(emailId) as OutgoingEmail;
 }
 
-export function htmlBody(db: Db, emailId: string): string | null {
+/** The email's text and HTML bodies as stored (both null when it has none). */
+export function storedBodies(db: Db, emailId: string): { text: string | null; html: string | null } {
   const stored = db.prepare('SELECT text_body AS text, html_body AS html FROM email_contents WHERE email_id = ?').get(emailId) as StoredBodies | undefined;
-  return stored ? unpackHtml(stored.html, stored.text) : null;
+  return stored ? unpackBodies(stored) : { text: null, html: null };
 }
 
 /** The email's signed copy for all its recipients, once stored: the bytes as signed. */

@@ -1,5 +1,5 @@
 // The rows of mail at rest, as SQLite returns them: one declaration of the emails table (migrations 0003,
-// 0005, 0031) and its contents, which every reader narrows with Pick to the columns it selects.
+// 0005, 0031, 0033) and its contents, which every reader narrows with Pick to the columns it selects.
 
 export type Category = 'primary' | 'updates' | 'spam';
 
@@ -38,6 +38,8 @@ export interface EmailRow {
   size: number | null;
   signed_at: number | null;
   is_test: number;
+  /** 0 for mail analytics and reputation leave out: template test sends, the box's own notices (0033). */
+  counted: number;
   created_at: number;
   inbox_id: string | null;
   category: Category | null;

@@ -7,6 +7,7 @@ import type { Db } from '../db/open.ts';
 import { addEvent } from '../emails/events.ts';
 import { emailExists } from '../emails/lookup.ts';
 import { resolveLinkToken } from './link-token.ts';
+import { escapeHtml } from '../pages/html.ts';
 import { suppress, suppressionFor } from './suppressions.ts';
 
 export const UNSUBSCRIBE_PATH = '/unsubscribe';
@@ -17,14 +18,42 @@ export const ONE_CLICK = 'List-Unsubscribe=One-Click';
 const header = (headers: Record<string, string>, name: string) => Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
 
 /**
- * Does the sender's own header pair already offer one-click unsubscribe (RFC 8058: an HTTPS URI in
- * List-Unsubscribe and exactly the one-click pair in List-Unsubscribe-Post)? Then its list manager handles
- * unsubscribes and the box adds nothing.
+ * The HTTPS URI of the sender's own one-click pair, when it is one (RFC 8058 3.1: List-Unsubscribe holds exactly
+ * one HTTPS URI, List-Unsubscribe-Post exactly `List-Unsubscribe=One-Click`); null otherwise.
  */
-export function hasOwnOneClick(headers: Record<string, string>): boolean {
+export function ownOneClickUrl(headers: Record<string, string>): string | null {
   const list = header(headers, 'list-unsubscribe');
-  const post = header(headers, 'list-unsubscribe-post');
-  return list !== undefined && /<https:\/\/[^>\s]+>/i.test(list) && post?.trim() === ONE_CLICK;
+  if (list === undefined || header(headers, 'list-unsubscribe-post')?.trim() !== ONE_CLICK) return null;
+  const https = [...list.matchAll(/<\s*([^>]*?)\s*>/g)].map((m) => m[1]).filter((uri) => /^https:\/\//i.test(uri));
+  return https.length === 1 ? https[0] : null;
+}
+
+/**
+ * Is `url` under one of the sending domain's allowed prefixes (`unsubscribe_urls`, each a normalised https URL
+ * ending at least at the host's `/`)? Compared as the URL parser writes it, so a host in capitals or a `..`
+ * segment cannot step outside a prefix.
+ */
+export function unsubscribeUrlAllowed(url: string, prefixes: string[]): boolean {
+  let href: string;
+  try {
+    href = new URL(url).href;
+  } catch {
+    return false;
+  }
+  return href.startsWith('https://') && prefixes.some((p) => href.startsWith(p));
+}
+
+/**
+ * API-SPEC.md 4.2 rule 3: marketing mail keeps the sender's own one-click pair only from a configured first-party
+ * integration with a visible HTTPS URL: the URL under one of the domain's allowed prefixes and written in the
+ * body (HTML or text) where the recipient can see it. Otherwise the box's managed pair replaces the sender's.
+ */
+export function keepsOwnOneClick(headers: Record<string, string>, prefixes: string[], body: { html: string | null; text: string | null }): boolean {
+  const url = ownOneClickUrl(headers);
+  if (url === null || !unsubscribeUrlAllowed(url, prefixes)) return false;
+  // In HTML the URL may be written escaped, as in an href (`&amp;`).
+  const inHtml = body.html !== null && [url, url.replaceAll('&', '&amp;'), escapeHtml(url)].some((form) => body.html!.includes(form));
+  return inHtml || (body.text !== null && body.text.includes(url));
 }
 
 /** The caller's headers with any List-Unsubscribe pair of its own removed: the box's replaces it. */

@@ -77,7 +77,8 @@ export const holdBodyMemory = (memory: BodyMemory): Middleware => (ctx, next) =>
 
 /**
  * The refusal when the budget is spent: 429 before the body is read, with the connection closed after the
- * answer so the unread rest of the body is never taken for the next request.
+ * answer so the unread rest of the body is never taken for the next request (read and discarded first, within
+ * bounds, so the client hears the 429: linger.ts).
  */
 export function uploadsBusy(ctx: Context): ApiError {
   ctx.set('Connection', 'close');

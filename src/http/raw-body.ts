@@ -2,7 +2,8 @@
 // upload over the cap is cut off at the cap (never buffered whole), one that outlasts its time is cut off
 // too, and one that ends short of its Content-Length is refused. The bytes are held under the request's share
 // of the box-wide budget (body-memory.ts), taken before reading or, chunked, as they arrive. Any refusal closes
-// the connection: the rest of an unread body must not be taken for the next request.
+// the connection after the answer (the rest of an unread body must not be taken for the next request), having
+// read and discarded that rest within bounds for a known caller, so its client hears the answer (linger.ts).
 import type { Context } from 'koa';
 import { ApiError } from '../errors.ts';
 import { bodyShareOf, uploadsBusy } from './body-memory.ts';

@@ -14,6 +14,7 @@ import { accessLog } from './access-log.ts';
 import { securityHeaders } from './security-headers.ts';
 import { jsonBody } from './body.ts';
 import { BodyMemory, holdBodyMemory } from './body-memory.ts';
+import { lingerOnClose } from './linger.ts';
 import { requireCredential, resolveAuth, type Authenticator } from './auth.ts';
 import { hostCheck } from './host-check.ts';
 import { clientAddress } from './client-address.ts';
@@ -77,8 +78,13 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
     ctx.state.requestId = newId('q').slice(2);
     ctx.set('X-Request-Id', ctx.state.requestId);
     await next();
-    // Answered without reading the body (401, 413, 429...): closing is cheaper than draining megabytes.
-    if (!ctx.req.complete && hasBody(ctx.req.headers)) ctx.set('Connection', 'close');
+    // Answered without reading the whole body (401, 413, 429...): the connection closes after the answer. A known
+    // caller's rest of the body is read and discarded first, within bounds, so its client hears the answer
+    // instead of a reset (linger.ts); a stranger's close comes at once, cheaper than draining its megabytes.
+    if (!ctx.req.complete && hasBody(ctx.req.headers)) {
+      ctx.set('Connection', 'close');
+      if (ctx.state.principal) lingerOnClose(ctx.req);
+    }
   });
   app.use(accessLog(deps.log, API_PREFIX));
   if (deps.metrics) app.use(deps.metrics.timeApi(API_PREFIX)); // metrics (issue 21): outside the envelope, sees the final status

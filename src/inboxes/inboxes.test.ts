@@ -27,7 +27,7 @@ test('POST /inboxes: 201 with the address built from the local part and the doma
   assert.match(res.body.id, /^inb_[0-9A-Z]{26}$/);
   assert.equal(
     { ...res.body, id: undefined, createdAt: undefined },
-    { id: undefined, address: 'support@inbox.test', status: 'active', name: 'Support desk', domainId: domainA, forwardTo: null, forwardStatus: 'off', createdAt: undefined },
+    { id: undefined, address: 'support@inbox.test', status: 'active', receiving: false, receivingStatus: 'inbound_not_set_up', name: 'Support desk', domainId: domainA, forwardTo: null, forwardStatus: 'off', createdAt: undefined },
   );
   assert.equal((await api(`/inboxes/${res.body.id}`)).body, res.body);
 });

@@ -64,11 +64,26 @@ export const deleteInbox = (db: Db, workspaceId: string, id: string) => db.prepa
 /** Inbox addresses of a workspace, for GET /sending-identities. */
 export const inboxAddresses = (db: Db, workspaceId: string) => db.prepare('SELECT address FROM inboxes WHERE workspace_id = ? ORDER BY address').pluck().all(workspaceId) as string[];
 
-export function presentInbox(row: InboxRow) {
+/**
+ * Whether mail to the inbox is taken now, as receive/route.ts decides at RCPT: it must be active and its domain's
+ * inbound MX confirmed (`ready`, from the domain's last MX check); else why not.
+ */
+export type ReceivingStatus = 'receiving' | 'disabled' | 'waiting_for_mx' | 'inbound_not_set_up';
+
+export function receivingStatus(row: Pick<InboxRow, 'status'>, domainInbound: 'not_configured' | 'dns_pending' | 'ready' | null): ReceivingStatus {
+  if (row.status !== 'active') return 'disabled';
+  if (domainInbound === 'ready') return 'receiving';
+  return domainInbound === 'dns_pending' ? 'waiting_for_mx' : 'inbound_not_set_up';
+}
+
+export function presentInbox(row: InboxRow, domainInbound: 'not_configured' | 'dns_pending' | 'ready' | null) {
+  const receiving = receivingStatus(row, domainInbound);
   return {
     id: row.id,
     address: row.address,
     status: row.status,
+    receiving: receiving === 'receiving',
+    receivingStatus: receiving,
     name: row.name,
     domainId: row.domain_id,
     forwardTo: row.forward_to,

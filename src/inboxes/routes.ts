@@ -64,6 +64,8 @@ export function inboxRoutes(app: App) {
   const { db, clock } = app;
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
+  // With whether it receives now: its domain's inbound state, from the domain's last MX check.
+  const shown = (row: InboxRow) => presentInbox(row, getDomain(db, row.workspace_id, row.domain_id)?.inbound_status ?? null);
 
   r.post('/inboxes', auth, (ctx) => {
     const body = parseInput(CreateBody, ctx.request.body);
@@ -76,7 +78,7 @@ export function inboxRoutes(app: App) {
     try {
       const row = createInbox(db, clock, { workspaceId, domainId: domain.id, domain: domain.name, localPart: body.local_part, name: body.name ?? '' });
       ctx.status = 201;
-      ctx.body = presentInbox(row);
+      ctx.body = presentInbox(row, domain.inbound_status);
     } catch (err) {
       if (err instanceof InboxExists) throw new ApiError(409, 'inbox_exists', `The address ${err.message} is already an inbox`);
       throw err;
@@ -86,20 +88,20 @@ export function inboxRoutes(app: App) {
   r.get('/inboxes', auth, (ctx) => {
     const { domain_id } = parseInput(ListQuery, ctx.query, 'query');
     const page = parsePage(ctx.query);
-    ctx.body = pageOf(listInboxes(db, principalOf(ctx).workspaceId, domain_id, page).map(presentInbox), page);
+    ctx.body = pageOf(listInboxes(db, principalOf(ctx).workspaceId, domain_id, page).map(shown), page);
   });
 
   r.get('/inboxes/:id', auth, (ctx) => {
     const row = getInbox(db, principalOf(ctx).workspaceId, ctx.params.id);
     if (!row) throw notFound('Inbox');
-    ctx.body = presentInbox(row);
+    ctx.body = shown(row);
   });
 
   r.patch('/inboxes/:id', auth, (ctx) => {
     const body = parseInput(PatchBody, ctx.request.body);
     const row = updateInbox(db, principalOf(ctx).workspaceId, ctx.params.id, body);
     if (!row) throw notFound('Inbox');
-    ctx.body = presentInbox(row);
+    ctx.body = shown(row);
   });
 
   r.delete('/inboxes/:id', auth, (ctx) => {
@@ -153,6 +155,8 @@ export function inboxRoutes(app: App) {
         tags: [],
         labels: [],
         messageClass: 'transactional',
+        // The box's own notice, not the workspace's sending: analytics and reputation leave it out.
+        notice: true,
       });
     } catch (err) {
       if (err instanceof ApiError && err.code === 'domain_not_verified') {

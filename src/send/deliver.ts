@@ -42,12 +42,20 @@ export interface DelivererOptions {
   tlsCa?: string;
 }
 
+/** What the queue delivers through: the Deliverer, or try mode's local outbox (local-outbox.ts). */
+export interface Transport {
+  relayFor(senderDomain: string | null, recipientDomain: string): Relay | null;
+  deliver(domain: string, messages: OutboundMessage[], relay?: Relay | null): Promise<RecipientOutcome[]>;
+  setRelays(relayUrl: string | null, rules: RelayRule[]): void;
+  close(): Promise<void>;
+}
+
 const DEFAULT_MAX_CONNECTIONS = 10;
 const DEFAULT_IDLE_MS = 3000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 60_000;
 const DEFAULT_SOCKET_TIMEOUT_MS = 10 * 60_000;
 
-export class Deliverer {
+export class Deliverer implements Transport {
   private readonly routes: Routes;
   private relays: Relays;
   private readonly connect: ConnectOptions;

@@ -7,10 +7,10 @@ import { boxSecret } from '../db/box-secret.ts';
 import { hasSignedCopy } from '../emails/outgoing.ts';
 import { linkToken, publicLink, type LinkPurpose, type LinkSubject } from '../feedback/link-token.ts';
 import { CLICK_PATH, OPEN_PATH, findLinks, storeLinks } from '../feedback/tracking.ts';
-import { hasOwnOneClick, unsubscribeAddress, unsubscribeHeaders, UNSUBSCRIBE_PATH } from '../feedback/unsubscribe.ts';
+import { keepsOwnOneClick, unsubscribeAddress, unsubscribeHeaders, UNSUBSCRIBE_PATH } from '../feedback/unsubscribe.ts';
 
 export interface Plan {
-  /** The box's List-Unsubscribe pair (marketing mail without a one-click pair of its own). */
+  /** The box's List-Unsubscribe pair: marketing mail, unless the sender's own pair stands (keepsOwnOneClick). */
   unsubscribe: boolean;
   open: boolean;
   click: boolean;
@@ -30,13 +30,13 @@ export interface Personalisation {
   unsubscribeUrl: string | null;
 }
 
-/** The facts of an email a plan is decided from (its emails columns; the HTML body read only when tracking needs it). */
+/** The facts of an email a plan is decided from (its emails columns; the bodies read only when needed). */
 export interface PlannedEmail {
   id: string;
   domain_id: string | null;
   message_class: string;
   headers_json: string;
-  html: () => string | null;
+  bodies: () => { html: string | null; text: string | null };
 }
 
 // Forwarded copies (receive/forward.ts marks them so) are someone else's mail passed on: never tracked.
@@ -51,12 +51,18 @@ export function storedPlan(db: Db, emailId: string): Plan | null {
 
 function decide(db: Db, email: PlannedEmail): { plan: Plan; links: string[] } | null {
   const headers = JSON.parse(email.headers_json) as Record<string, string>;
-  const unsubscribe = email.message_class === 'marketing' && !hasOwnOneClick(headers);
   const domain = email.domain_id
-    ? (db.prepare('SELECT open_tracking, click_tracking FROM domains WHERE id = ?').get(email.domain_id) as { open_tracking: number; click_tracking: number } | undefined)
+    ? (db.prepare('SELECT open_tracking, click_tracking, unsubscribe_urls FROM domains WHERE id = ?').get(email.domain_id) as
+        | { open_tracking: number; click_tracking: number; unsubscribe_urls: string }
+        | undefined)
     : undefined;
+  let bodies: ReturnType<PlannedEmail['bodies']> | undefined;
+  const read = () => (bodies ??= email.bodies());
+  // The domain's setting as it is when the email is first signed: a first-party integration's own pair stands.
+  const prefixes = domain ? (JSON.parse(domain.unsubscribe_urls) as string[]) : [];
+  const unsubscribe = email.message_class === 'marketing' && !(prefixes.length > 0 && keepsOwnOneClick(headers, prefixes, read()));
   const tracked = domain && (domain.open_tracking === 1 || domain.click_tracking === 1) && !Object.keys(headers).some((k) => k.toLowerCase() === FORWARDED);
-  const html = tracked ? email.html() : null;
+  const html = tracked ? read().html : null;
   const open = html !== null && domain!.open_tracking === 1;
   const links = html !== null && domain!.click_tracking === 1 ? findLinks(html) : [];
   if (!unsubscribe && !open && links.length === 0) return null;

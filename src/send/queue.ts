@@ -2,7 +2,7 @@
 // (claims.ts) and crash recovery; per batch it has the copies made (signed-copies.ts), delivers per destination
 // and has the outcomes recorded (record.ts). It must not compose, sign, speak SMTP or write outcomes itself.
 import type { App } from '../context.ts';
-import type { Deliverer, OutboundMessage } from './deliver.ts';
+import type { OutboundMessage, Transport } from './deliver.ts';
 import type { Relay } from './relays.ts';
 import type { RetryPolicy } from './policy.ts';
 import { FullDiskNotice } from '../db/full-disk.ts';
@@ -51,7 +51,7 @@ export class Queue {
     private readonly app: App,
     /** Shared with presign.ts, so an email is signed once whoever asks first. */
     private readonly copies: SignedCopies,
-    private readonly deliverer: Deliverer,
+    private readonly deliverer: Transport,
     private readonly opts: QueueOptions,
   ) {
     this.maxInFlight = opts.maxInFlight ?? 1000;

@@ -41,6 +41,8 @@ export interface TemplateUse {
   ref: string;
   /** Own keys only (a null-prototype object), so `constructor` or `toString` are variable names like any other. */
   data: Record<string, unknown>;
+  /** Where the caller gave the data (`template.data` or Resend's `template.variables`): what a field error names. */
+  dataPath?: string;
   /** The caller's message_class; the template's own when absent. */
   messageClass?: 'transactional' | 'marketing';
   /** The caller's subject, in place of the template's. */
@@ -153,10 +155,15 @@ const Body = z
     tags: z.array(z.object({ name: tagPart, value: tagPart }).strict()).max(50).optional(),
     labels: z.array(labelRef).optional(),
     message_class: z.enum(['transactional', 'marketing']).optional(),
+    // `{id or key, data}`, or Resend's `{id, variables}` (its SDK's shape): `variables` is the data by another name.
     template: z
-      .object({ id: z.string().trim().min(1).max(200).optional(), key: z.string().trim().min(1).max(200).optional(), data: z.unknown().optional() }, { error: 'must be {id or key, data}' })
+      .object(
+        { id: z.string().trim().min(1).max(200).optional(), key: z.string().trim().min(1).max(200).optional(), data: z.unknown().optional(), variables: z.unknown().optional() },
+        { error: 'must be {id or key, data} or {id, variables}' },
+      )
       .strict()
       .refine((t) => (t.id === undefined) !== (t.key === undefined), 'give the template\'s id or its key, not both')
+      .refine((t) => t.data === undefined || t.variables === undefined, 'give data or variables (the same thing, as Resend names it), not both')
       .optional(),
     in_reply_to: inReplyTo.optional(),
     scheduled_at: scheduledAt.optional(),
@@ -190,8 +197,16 @@ export function parseSendRequest(input: unknown): SendRequest {
   let template: TemplateUse | undefined;
   if (b.template) {
     for (const field of ['html', 'text'] as const) if (b[field] !== undefined) fail([{ path: field, message: 'comes from the template; leave it out or send without one' }]);
-    const data = templateData((input as { template: { data?: unknown } }).template.data, 'template.data');
-    template = { ref: (b.template.id ?? b.template.key)!, data, ...(b.message_class ? { messageClass: b.message_class } : {}), ...(b.subject !== undefined ? { subject: b.subject } : {}) };
+    const given = (input as { template: { data?: unknown; variables?: unknown } }).template;
+    const dataField = given.variables !== undefined ? 'variables' : 'data';
+    const data = templateData(given[dataField], `template.${dataField}`);
+    template = {
+      ref: (b.template.id ?? b.template.key)!,
+      data,
+      dataPath: `template.${dataField}`,
+      ...(b.message_class ? { messageClass: b.message_class } : {}),
+      ...(b.subject !== undefined ? { subject: b.subject } : {}),
+    };
   } else {
     if (b.subject === undefined) fail([{ path: 'subject', message: 'is required (or send with a template)' }]);
     if (b.text === undefined && b.html === undefined) fail([{ path: 'html', message: 'give html, text or both' }]);

@@ -10,7 +10,7 @@ import type { DkimKey } from '../mail/sign.ts';
 import { copyDictionary } from '../mail/packing.ts';
 import { signingKey } from '../domains/dkim-keys.ts';
 import {
-  baseCopy, composeInput, hasSignedCopy, htmlBody, noteFirstCopySigned, outgoingEmail, packStoredBodies, personalCopy, signedCopy, storePersonalCopy, storeSignedCopy,
+  baseCopy, composeInput, hasSignedCopy, noteFirstCopySigned, outgoingEmail, packStoredBodies, personalCopy, signedCopy, storedBodies, storePersonalCopy, storeSignedCopy,
   type OutgoingEmail,
 } from '../emails/outgoing.ts';
 import type { Claimed } from './claims.ts';
@@ -156,7 +156,7 @@ export class SignedCopies {
       // The RSA key, and with dkim_ed25519 the ed25519 key once DNS serves its record (a second signature).
       const dkim = row.domain_id ? signingKey(db, row.workspace_id, row.domain_id, row.domain, this.app.config.dkimEd25519) : null;
       if (!dkim) throw new Permanent(`the sending domain ${row.domain} was deleted before this message was sent`);
-      const plan = await planFor(this.app, { ...row, html: () => htmlBody(db, emailId) });
+      const plan = await planFor(this.app, { ...row, bodies: () => storedBodies(db, emailId) });
       if (plan) return { ...sent, personal: this.personalEmail(row, dkim, plan) };
       const signed = await this.signer.composeAndSign(() => composeInput(db, row), dkim, undefined, { packBodies: true });
       // Not beside a plan another process stored meanwhile: one shared copy or per-recipient copies, never both.

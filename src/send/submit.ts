@@ -9,7 +9,7 @@ import { ApiError, validationError } from '../errors.ts';
 import { isId, newId } from '../db/ids.ts';
 import { boxSecret } from '../db/box-secret.ts';
 import { domainOf } from '../mail/addresses.ts';
-import { findSendingDomain } from '../domains/domains.ts';
+import { findSendingDomain, unsubscribePrefixes } from '../domains/domains.ts';
 import { findLabels, resolveForAdding } from '../labels/labels.ts';
 import { storeSentEmail } from '../emails/store.ts';
 import { fileNewEmail } from '../labels/filing.ts';
@@ -23,8 +23,10 @@ import type { SendRequest } from './request.ts';
 import { verpAddress } from '../feedback/verp.ts';
 import { enqueue } from './enqueue.ts';
 import { holdSend, scheduleTime } from './schedule.ts';
-import { hasOwnOneClick } from '../feedback/unsubscribe.ts';
+import { ownOneClickUrl, unsubscribeUrlAllowed } from '../feedback/unsubscribe.ts';
 import { renderForSend } from '../templates/use.ts';
+import { UNSUBSCRIBE_PLACEHOLDER } from '../templates/content.ts';
+import { escapeHtml } from '../pages/html.ts';
 
 export interface Submitted {
   id: string;
@@ -120,14 +122,23 @@ async function withTemplate(app: App, workspaceId: string, req: SendRequest): Pr
   if (!req.template) return req;
   assertSendingAllowed(app.db, app.config, workspaceId, app.clock.now());
   const { template: use, ...rest } = req;
-  // The box fills {{unsubscribe_url}} per recipient only where it manages unsubscribe (send/personalise.ts).
-  const keep = (messageClass: string) => messageClass === 'marketing' && !hasOwnOneClick(req.headers);
+  // Marketing mail keeps {{unsubscribe_url}} for the box to fill per recipient (send/personalise.ts), or, from a
+  // first-party integration whose own one-click URL the domain allows, gets that URL: visible in the body, it
+  // is what lets the sender's pair stand (feedback/unsubscribe.ts keepsOwnOneClick).
+  const own = ownOneClickUrl(req.headers);
+  const firstParty = own !== null && unsubscribeUrlAllowed(own, unsubscribePrefixes(app.db, workspaceId, domainOf(req.from.address)));
+  const keep = (messageClass: string) => messageClass === 'marketing';
   const { rendered, messageClass, origin } = await renderForSend(app, workspaceId, use!, keep, use!.messageClass);
+  let { html, text } = rendered;
+  if (messageClass === 'marketing' && firstParty) {
+    html = html.replaceAll(UNSUBSCRIBE_PLACEHOLDER, escapeHtml(own));
+    text = text.replaceAll(UNSUBSCRIBE_PLACEHOLDER, own);
+  }
   return {
     ...rest,
     subject: use!.subject ?? rendered.subject,
-    ...(rendered.html ? { html: rendered.html } : {}),
-    ...(rendered.text ? { text: rendered.text } : {}),
+    ...(html ? { html } : {}),
+    ...(text ? { text } : {}),
     messageClass,
     origin,
   };

@@ -34,6 +34,9 @@ export function reportListenerErrors(server: SMTPServer, log: Log, metrics: Metr
     }
     const raw = err.remoteAddress ?? err.meta?.remoteAddress;
     const ip = raw === undefined ? undefined : clientAddress(raw);
+    // Binding the port failed: app.ts's listen() refuses to start with a message naming the setting; a stack
+    // trace logged here first would only bury it.
+    if ((err as NodeJS.ErrnoException).syscall === 'listen') return;
     if (isTlsFailure(err)) {
       metrics?.smtpTlsFailure(listener);
       log.debug('smtp tls handshake failed', { listener, ip, code: err.code, reason: err.reason ?? err.message });

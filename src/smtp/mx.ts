@@ -17,7 +17,16 @@ interface SessionState {
   messages: number;
   targets: Map<string, Target>;
   deadline: NodeJS.Timeout;
+  /** Recipients refused at RCPT in this session; the first LOGGED_REFUSALS are logged one by one. */
+  refused: number;
 }
+
+/**
+ * Refused recipients are logged at info with the address and the reply, as Postfix logs `NOQUEUE: reject`, so an
+ * owner can tell why mail did not arrive; at most this many per session, so an address harvester trying
+ * thousands cannot flood the log (the session's error limit and the per-client limits bound the sessions).
+ */
+const LOGGED_REFUSALS = 10;
 
 export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWorkers): SMTPServer {
   const { config, log } = app;
@@ -41,11 +50,13 @@ export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWo
     },
 
     onConnect(session, callback) {
-      sessions.open(session.id, { messages: 0, targets: new Map(), deadline: sessionDeadline(server, session.id, config.smtpSessionTimeout, config.hostname) });
+      sessions.open(session.id, { messages: 0, targets: new Map(), refused: 0, deadline: sessionDeadline(server, session.id, config.smtpSessionTimeout, config.hostname) });
       callback();
     },
 
     onClose(session) {
+      const refused = sessions.find(session.id)?.refused ?? 0;
+      if (refused > LOGGED_REFUSALS) log.info('recipients refused in this session beyond those logged', { session: session.id, ip: clientIp(session), refused, logged: LOGGED_REFUSALS });
       sessions.close(session.id);
     },
 
@@ -66,7 +77,13 @@ export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWo
         callback();
       } catch (err) {
         app.metrics?.inbound(err); // metrics (issue 21)
-        if (err instanceof SmtpError) return callback(err);
+        if (err instanceof SmtpError) {
+          const state = sessions.of(session);
+          if (++state.refused <= LOGGED_REFUSALS) {
+            log.info('recipient refused', { session: session.id, ip: clientIp(session), helo: session.hostNameAppearsAs ?? '', from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: address.address, reply: `${err.responseCode} ${err.message}` });
+          }
+          return callback(err);
+        }
         log.error('recipient lookup failed', { err, session: session.id });
         callback(new SmtpError(451, '4.3.0 Temporary local problem, try again later'));
       }

@@ -73,6 +73,10 @@ for (const starter of STARTER_NAMES) {
       const html = c.htmlTemplate;
       assert.match(html, /^<!doctype html>/i);
       assert.match(html, /<body[^>]*>\s*<div style="display:none;[^"]*mso-hide:all;[^"]*">[^<]*\{\{/);
+      // Hidden without what SpamAssassin flags (FONT_INVIS_MSGID, HTML_FONT_LOW_CONTRAST): see spam-score.test.ts.
+      const preheader = /<div style="display:none;([^"]*)">/.exec(html)![1];
+      assert.not.match(preheader, /font-size|(?:^|[;\s])color\s*:/, 'no tiny font, no colour of the background');
+      assert.not.match(html, /font-size\s*:\s*[01](?:\.\d+)?px/);
       assert.match(html, /<table role="presentation"/);
       assert.not.match(html, /<table(?![^>]*role="presentation")[^>]*>/, 'every table is presentational');
       assert.match(html, /@media \(max-width: 620px\)/);

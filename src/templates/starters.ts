@@ -16,6 +16,9 @@ interface Page {
 }
 
 // The card is fluid with a 600px cap; Word ignores max-width, so Outlook alone gets a fixed 600px ghost table.
+// The preheader (the inbox's preview line) is hidden by display:none, a zero box and mso-hide, never by a 0-1px
+// font or a colour matching the background: SpamAssassin 4 scores those (FONT_INVIS_MSGID 1.0,
+// HTML_FONT_LOW_CONTRAST 0.7; spam-score.test.ts scores each starter).
 function layout({ title, preheader, body, footer }: Page): string {
   return `<!doctype html>
 <html lang="en">
@@ -37,7 +40,7 @@ function layout({ title, preheader, body, footer }: Page): string {
 </style>
 </head>
 <body style="margin:0; padding:0; background-color:#f3f4f6;">
-<div style="display:none; max-height:0; max-width:0; overflow:hidden; opacity:0; font-size:1px; line-height:1px; color:#f3f4f6; mso-hide:all;">${preheader}</div>
+<div style="display:none; max-height:0; max-width:0; overflow:hidden; opacity:0; mso-hide:all;">${preheader}</div>
 <table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" bgcolor="#f3f4f6" style="background-color:#f3f4f6;">
 <tr><td align="center" class="outer-pad" style="padding:32px 12px;">
 <!--[if mso]><table role="presentation" width="600" cellpadding="0" cellspacing="0" border="0" align="center"><tr><td><![endif]-->

@@ -231,6 +231,28 @@ test('sending by key or id: single, batch and SMTP submission use the active rel
   assert.match(usage[0].lastSentAt, /^\d{4}-\d\d-\d\dT/);
 });
 
+test("Resend's shape, template: {id, variables}, sends like {id or key, data}; both data and variables are a 400", async () => {
+  const { id, versionId } = await published('resend-shape');
+  const byId = await s.send({ from: 'news@sender.test', to: ['variables@dest.test'], template: { id, variables: { name: 'Vee', count: 5 } } });
+  assert.is(byId.status, 200, JSON.stringify(byId.body));
+  const parsed = await simpleParser((await deliveredTo('variables@dest.test')).raw);
+  assert.equal([parsed.subject, parsed.text?.trim()], ['Hello Vee', 'Hi Vee, you have 5 new']);
+  assert.is((await api(`/emails/${byId.body.id}`)).body.templateVersionId, versionId);
+  // Resend's `id` may be the template's alias: the key works there too.
+  assert.is((await s.send({ from: 'news@sender.test', to: ['alias@dest.test'], template: { id: 'resend-shape', variables: { name: 'Al' } } })).status, 200);
+  assert.is((await simpleParser((await deliveredTo('alias@dest.test')).raw)).subject, 'Hello Al');
+
+  const before = s.t.app.db.prepare('SELECT count(*) FROM emails').pluck().get();
+  const both = await s.send({ from: 'news@sender.test', to: ['x@dest.test'], template: { id, data: { name: 'A' }, variables: { name: 'B' } } });
+  assert.equal([both.status, both.body.error.code, both.body.error.errors[0].path], [400, 'validation_error', 'template']);
+  assert.match(both.body.error.message, /data or variables/);
+  const missing = await s.send({ from: 'news@sender.test', to: ['x@dest.test'], template: { id, variables: { count: 1 } } });
+  assert.equal([missing.status, missing.body.error.errors[0].path], [400, 'template.variables.name'], 'the error names the field the caller used');
+  const notObject = await s.send({ from: 'news@sender.test', to: ['x@dest.test'], template: { id, variables: ['Vee'] } });
+  assert.equal([notObject.status, notObject.body.error.errors[0].path], [400, 'template.variables']);
+  assert.is(s.t.app.db.prepare('SELECT count(*) FROM emails').pluck().get(), before, 'nothing stored for the refusals');
+});
+
 test('{{unsubscribe_url}} in a marketing template becomes each recipient\'s own one-click link', async () => {
   const domain = (await api('/domains')).body.data.find((d: { name: string }) => d.name === 'sender.test');
   assert.is((await api(`/domains/${domain.id}`, { method: 'PATCH', body: { marketing: true } })).status, 200);

@@ -37,13 +37,13 @@ export function refuseOnErrors(rendered: Rendered, key: string, dataPath: string
 export async function renderForSend(
   app: Pick<App, 'db' | 'config' | 'log' | 'templateRenders'>,
   workspaceId: string,
-  use: { ref: string; data: Record<string, unknown> },
+  use: { ref: string; data: Record<string, unknown>; dataPath?: string },
   keepUnsubscribe: (messageClass: TemplateContent['messageClass']) => boolean,
   messageClass?: TemplateContent['messageClass'],
 ): Promise<{ rendered: Rendered; messageClass: TemplateContent['messageClass']; origin: TemplateOrigin }> {
   const { template, release } = releaseForSend(app.db, workspaceId, use.ref);
   const klass = messageClass ?? release.message_class;
   const rendered = await renderVersion(app, workspaceId, release, use.data, { useSampleData: false, keepUnsubscribe: keepUnsubscribe(klass) });
-  refuseOnErrors(rendered, template.key, 'template.data');
+  refuseOnErrors(rendered, template.key, use.dataPath ?? 'template.data');
   return { rendered, messageClass: klass, origin: { templateId: template.id, versionId: release.id, test: false } };
 }

@@ -31,6 +31,8 @@ export function testEnv(dataDir: string, overrides: Record<string, string> = {})
     MAILWRIGHT_DATA_DIR: dataDir,
     MAILWRIGHT_HTTP_HOST: '127.0.0.1',
     MAILWRIGHT_HTTP_PORT: '0',
+    // Set, since its default follows http_port, which is 0 here (config.ts refuses that pair unset).
+    MAILWRIGHT_PUBLIC_URL: 'http://localhost:8080',
     MAILWRIGHT_SMTP_HOST: '127.0.0.1',
     MAILWRIGHT_SMTP_PORT: '0',
     // 0 is "off" for submission (DESIGN.md), not "a free port": a test that wants it passes freePort().

@@ -20,6 +20,7 @@ import { Developers } from './pages/developers.tsx';
 import { Billing } from './pages/billing.tsx';
 import { Settings } from './pages/settings.tsx';
 import { ComposeHost, openCompose } from './pages/compose.tsx';
+import { TryBanner } from './try-banner.tsx';
 
 
 const SECTIONS: Array<[string, string, (p: { me: Me }) => preact.JSX.Element]> = [
@@ -76,6 +77,7 @@ function App() {
         <a class="brand" href="/mail">
           <span class="brand-mark" aria-hidden="true" /> Mailwright
         </a>
+        {me.tryMode && <TryBanner />}
         <button class="button primary" onClick={() => openCompose({})}>
           Compose
         </button>

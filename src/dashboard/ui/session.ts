@@ -2,4 +2,6 @@
 export interface Me {
   user: { id: string; email: string };
   workspace: { id: string; name: string };
+  /** The box runs as `mailwright try`: mail to other domains is kept in its outbox, never sent. */
+  tryMode?: boolean;
 }

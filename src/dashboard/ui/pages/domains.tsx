@@ -8,6 +8,7 @@ import { api, ApiError, qs } from '../api.ts';
 import { Badge, CopyButton, Empty, ErrorBox, Field, Form, Loaded, Loading, messageOf, Modal, Page, toast, useLoad, when } from '../components.tsx';
 import { navigate, useLocation } from '../router.ts';
 import { DkimRotation, type Rotation } from './dkim-rotation.tsx';
+import { HostnameBanner, type HostnameProblem } from './hostname-banner.tsx';
 
 export interface List<T> {
   data: T[];
@@ -31,6 +32,8 @@ export interface DomainSummary {
   checks: Checks;
   createdAt: string;
   checkedAt: string | null;
+  /** A local domain of `mailwright try`: no DNS records, never checked. */
+  local?: boolean;
 }
 interface DnsRecord {
   record: 'DKIM' | 'SPF' | 'MX' | 'DMARC';
@@ -59,6 +62,8 @@ export interface Domain extends DomainSummary {
   verifiedAt: string | null;
   dkimSelector: string;
   dkimRotation: Rotation;
+  /** Set while the box's hostname cannot be right: `records` then leaves out the MX and SPF that would name it. */
+  hostnameProblem: HostnameProblem | null;
 }
 interface Provider {
   detectionStatus: 'detected' | 'unknown' | 'no_nameservers' | 'error';
@@ -251,9 +256,7 @@ function DomainList() {
                       <Badge tone={STATUS[d.status][0]}>{STATUS[d.status][1]}</Badge>
                     </td>
                     <td>{d.setup_status === 'complete' ? <span class="muted">Complete</span> : d.setup_status === 'checking' ? <span class="muted">Checking…</span> : <a href={`/domains/${d.id}`}>Records to publish</a>}</td>
-                    <td>
-                      <CheckChips checks={d.checks} />
-                    </td>
+                    <td>{d.local ? <span class="muted">Local to this machine: no DNS</span> : <CheckChips checks={d.checks} />}</td>
                     <td>
                       <At iso={d.checkedAt} never="Never" />
                     </td>
@@ -346,12 +349,15 @@ function DomainPage({ id }: { id: string }) {
     <Page
       title={d.name}
       actions={
-        <button class="button primary" onClick={verify} disabled={verifying}>
-          {verifying ? 'Checking DNS…' : d.status === 'verified' ? 'Check again' : 'Verify DNS'}
-        </button>
+        !d.local && (
+          <button class="button primary" onClick={verify} disabled={verifying}>
+            {verifying ? 'Checking DNS…' : d.status === 'verified' ? 'Check again' : 'Verify DNS'}
+          </button>
+        )
       }
     >
       <BackLink href="/domains">All domains</BackLink>
+      {d.hostnameProblem && <HostnameBanner problem={d.hostnameProblem} />}
       <div class="cards">
         <div class="card" data-testid="sending-card">
           <h3 style={{ marginTop: 0 }}>Sending</h3>
@@ -366,7 +372,16 @@ function DomainPage({ id }: { id: string }) {
             )}
           </p>
         </div>
-        <ProviderCard domain={d} provider={provider} />
+        {d.local ? (
+          <div class="card">
+            <h3 style={{ marginTop: 0 }}>No DNS</h3>
+            <p class="muted" style={{ marginBottom: 0 }}>
+              A local domain of mailwright try: it needs no records. Mail to it is delivered by this box; mail to other domains is kept in <a href="/mail/sent">Sent</a>, never sent.
+            </p>
+          </div>
+        ) : (
+          <ProviderCard domain={d} provider={provider} />
+        )}
         <InboundCard domain={d} onChange={domain.reload} />
       </div>
       {d.setup_status === 'checking' && (
@@ -375,8 +390,8 @@ function DomainPage({ id }: { id: string }) {
         </p>
       )}
       {d.dns_issues.length > 0 && <Issues issues={d.dns_issues} />}
-      <Records domain={d} hosts={provider.data?.zone ? provider.data.recordHosts : undefined} />
-      {d.inbound.status !== 'not_configured' && d.inbound.record && <Inbound domain={d} onChange={domain.reload} />}
+      {!d.local && <Records domain={d} hosts={provider.data?.zone ? provider.data.recordHosts : undefined} />}
+      {!d.local && d.inbound.status !== 'not_configured' && d.inbound.record && <Inbound domain={d} onChange={domain.reload} />}
       <Options domain={d} onChange={domain.reload} />
       <DkimRotation domainId={d.id} selector={d.dkimSelector} rotation={d.dkimRotation} onChange={domain.reload} />
       <h2 style={{ marginTop: '28px' }}>Delete</h2>
@@ -613,9 +628,15 @@ function InboundCard({ domain, onChange }: { domain: Domain; onChange: () => voi
           ? `Receive mail at addresses @${domain.name} in this box.`
           : s === 'ready'
             ? `Mail to @${domain.name} arrives here.`
-            : 'Publish the MX record below, then check it.'}
+            : domain.hostnameProblem
+              ? "The MX record to publish is shown once the box's hostname is set (above)."
+              : 'Publish the MX record below, then check it.'}
       </p>
-      {s === 'not_configured' ? (
+      {s === 'not_configured' && domain.hostnameProblem ? (
+        <p class="muted" style={{ margin: 0 }}>
+          Set the box's hostname first (above): the MX record to publish names it.
+        </p>
+      ) : s === 'not_configured' ? (
         <button class="button" onClick={setup} disabled={busy}>
           {busy ? 'Setting up…' : 'Set up inbound'}
         </button>

@@ -10,6 +10,9 @@ interface Inbox {
   id: string;
   address: string;
   status: 'active' | 'disabled';
+  /** Whether mail to it is taken now; receivingStatus says why not (its domain's last MX check). */
+  receiving: boolean;
+  receivingStatus: 'receiving' | 'disabled' | 'waiting_for_mx' | 'inbound_not_set_up';
   name: string;
   domainId: string;
   forwardTo: string | null;
@@ -65,7 +68,7 @@ export function Inboxes(_: { me: Me }) {
                 {l.data.map((i) => {
                   const state = (
                     <div style={{ display: 'grid', gap: '4px', justifyItems: 'start', marginTop: narrow ? '6px' : 0 }}>
-                      {i.status === 'active' ? <Badge tone="good">Receiving</Badge> : <Badge tone="bad">Disabled</Badge>}
+                      <Receiving inbox={i} />
                       <Forwarding inbox={i} />
                     </div>
                   );
@@ -140,6 +143,22 @@ export function Inboxes(_: { me: Me }) {
         />
       )}
     </Page>
+  );
+}
+
+// Never "Receiving" before the domain's MX points here: until then mail to the address is refused.
+function Receiving({ inbox }: { inbox: Inbox }) {
+  const domain = inbox.address.slice(inbox.address.lastIndexOf('@') + 1);
+  if (inbox.receivingStatus === 'receiving') return <Badge tone="good">Receiving</Badge>;
+  if (inbox.receivingStatus === 'disabled') return <Badge tone="bad">Disabled</Badge>;
+  return (
+    <>
+      <Badge tone="warn">{inbox.receivingStatus === 'waiting_for_mx' ? 'Waiting for MX' : 'Inbound not set up'}</Badge>
+      <span class="muted" style={{ fontSize: '12px' }}>
+        Mail is refused until{' '}
+        <a href={`/domains/${inbox.domainId}`}>{inbox.receivingStatus === 'waiting_for_mx' ? `the MX record of ${domain} points here` : `inbound mail is set up on ${domain}`}</a>.
+      </span>
+    </>
   );
 }
 
