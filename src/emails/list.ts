@@ -17,6 +17,8 @@ import { iso, isoOrNull } from '../clock.ts';
 import { ftsPhrase, wordsOf, type SearchQuery } from './search-query.ts';
 import { findLabels, labelsOf, type Label } from '../labels/labels.ts';
 import { roleToken } from './search-index.ts';
+import { containing, operatorConditions, RECIPIENTS } from './list-operators.ts';
+import type { QueryOperators } from './search-operators.ts';
 import { bodies, fallbackSnippets, searchSnippets, startsAWord } from './snippets.ts';
 import { summariesOf, type DeliverySummary } from './delivery.ts';
 
@@ -50,13 +52,16 @@ export interface ListParams {
   categories?: Category[];
   important?: boolean;
   includeSpam?: boolean;
-  from?: string;
-  to?: string;
+  /** Parts of a sender's (recipient's) address or name: the email must match each (the parameter and from:/to:). */
+  from?: string[];
+  to?: string[];
   unread?: boolean;
   /** Creation time bounds, ms: after inclusive, before exclusive. */
   after?: number;
   before?: number;
   search?: SearchQuery;
+  /** The query's other operators (search-operators.ts); their dates are in after and before. */
+  operators?: QueryOperators;
   /** Absent: `exclude`. */
   trash?: TrashScope;
   limit: number;
@@ -194,12 +199,12 @@ export function planList(db: Db, workspaceId: string, p: ListParams, opts: { bro
   };
 
   if (p.search) {
-    if (!p.search.match) return null;
+    if (!p.search.match && !p.search.exclude) return null;
     const walk = p.search.walk;
     if (walk && (opts.broad || walk.check.length === 0)) {
       if (walk.match) match.push(walk.match);
       prefixes = walk.prefixes;
-    } else {
+    } else if (p.search.match) {
       match.push(p.search.match);
     }
   }
@@ -239,9 +244,14 @@ export function planList(db: Db, workspaceId: string, p: ListParams, opts: { bro
   if (p.after !== undefined) add('e.created_at >= ?', p.after);
   if (p.before !== undefined) add('e.created_at < ?', p.before);
 
-  for (const [role, value] of [['from', p.from], ['to', p.to]] as const) {
-    if (value === undefined) continue;
-    const pattern = `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  if (p.operators) {
+    const conditions = operatorConditions(db, workspaceId, p.operators);
+    if (!conditions) return null;
+    for (const c of conditions) add(c.sql, ...c.args);
+  }
+
+  for (const [role, value] of [...(p.from ?? []).map((v) => ['from', v] as const), ...(p.to ?? []).map((v) => ['to', v] as const)]) {
+    const pattern = containing(value);
     if (role === 'from') add(`(e.from_address LIKE ? ESCAPE '\\' OR e.from_name LIKE ? ESCAPE '\\')`, pattern, pattern);
     else add(`EXISTS (SELECT 1 FROM ${RECIPIENTS} WHERE r.value ->> 'address' LIKE ? ESCAPE '\\' OR r.value ->> 'name' LIKE ? ESCAPE '\\')`, pattern, pattern);
     const addresses = candidateAddresses(db, workspaceId, value, pattern);
@@ -255,16 +265,24 @@ export function planList(db: Db, workspaceId: string, p: ListParams, opts: { bro
   if (!bounds) return null;
   const { low, high } = bounds;
   const page = opts.rows ? [opts.rows, 0] : [p.limit + 1, p.offset];
+  // Terms with `-`: taken out of the walk's own MATCH when it has one, else looked up for each email.
+  const exclude = p.search?.exclude ?? null;
+  const excluding = (rowid: string) => `NOT EXISTS (SELECT 1 FROM email_search x WHERE x.email_search MATCH ? AND x.rowid = ${rowid})`;
 
   if (match.length || prefixes.length) {
     // The walk follows email_search when it has words to match, else email_prefixes; the prefixes are then
     // checked on each email by its rowid in email_prefixes (a seek in each prefix's doclist).
     const fts = match.length ? 'email_search' : 'email_prefixes';
+    const all = match.map((m) => `(${m})`).join(' AND ');
     const conditions = [`${fts} MATCH ?`, ...(low !== null ? [`${fts}.rowid >= ?`] : []), ...(high !== null ? [`${fts}.rowid < ?`] : [])];
-    const ftsArgs: unknown[] = [match.length ? match.map((m) => `(${m})`).join(' AND ') : prefixMatch(prefixes), ...(low !== null ? [low] : []), ...(high !== null ? [high] : [])];
+    const ftsArgs: unknown[] = [match.length ? (exclude ? `(${all}) NOT (${exclude})` : all) : prefixMatch(prefixes), ...(low !== null ? [low] : []), ...(high !== null ? [high] : [])];
     if (match.length && prefixes.length) {
       conditions.push('EXISTS (SELECT 1 FROM email_prefixes p WHERE p.email_prefixes MATCH ? AND p.rowid = email_search.rowid)');
       ftsArgs.push(prefixMatch(prefixes));
+    }
+    if (!match.length && exclude) {
+      conditions.push(excluding('email_prefixes.rowid'));
+      ftsArgs.push(exclude);
     }
     return {
       kind: 'search',
@@ -277,6 +295,7 @@ export function planList(db: Db, workspaceId: string, p: ListParams, opts: { bro
   }
   if (low !== null) add('e.search_rowid >= ?', low);
   if (high !== null) add('e.search_rowid < ?', high);
+  if (exclude) add(excluding('e.search_rowid'), exclude);
   return {
     kind: 'index',
     sql: `SELECT ${COLUMNS} FROM emails e WHERE ${where.join(' AND ')} ORDER BY e.search_rowid DESC LIMIT ? OFFSET ?`,
@@ -306,8 +325,6 @@ function timeBounds(db: Db, p: ListParams): { low: number | null; high: number |
   const high = p.before !== undefined ? (firstFrom(p.before + BEFORE_SLACK_MS) ?? null) : null;
   return { low, high };
 }
-
-const RECIPIENTS = `(SELECT value FROM json_each(e.to_json) UNION ALL SELECT value FROM json_each(e.cc_json) UNION ALL SELECT value FROM json_each(e.bcc_json)) r`;
 
 /**
  * The workspace's addresses whose address or a display name contains the value (the LIKE pattern says so

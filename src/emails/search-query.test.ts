@@ -1,6 +1,7 @@
 // The search box's input -> FTS5 expression, run against the real email_search table (the migrations in an
 // in-memory database): every hostile input of the catalogue (API-12, F9) is either a 400 naming `query` or a
-// well-formed expression that SQLite accepts, with literal results; quoting, phrases and prefixes as promised.
+// well-formed expression that SQLite accepts, with literal results; quoting, phrases, prefixes, the column
+// operators subject: and filename:, and -term as promised. (The other operators: search-operators.test.ts.)
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
@@ -32,8 +33,10 @@ function search(input: string): number[] | string {
     assert.equal((err as ApiError).errors?.[0].path, 'query');
     return (err as ApiError).message;
   }
-  if (q.match === null) return [];
-  return db.prepare('SELECT rowid FROM email_search WHERE email_search MATCH ? ORDER BY rowid').pluck().all(q.match) as number[];
+  if (q.match === null && q.exclude === null) return [];
+  if (q.match === null) return db.prepare('SELECT rowid FROM email_search WHERE rowid NOT IN (SELECT rowid FROM email_search WHERE email_search MATCH ?) ORDER BY rowid').pluck().all(q.exclude) as number[];
+  const match = q.exclude ? `(${q.match}) NOT (${q.exclude})` : q.match;
+  return db.prepare('SELECT rowid FROM email_search WHERE email_search MATCH ? ORDER BY rowid').pluck().all(match) as number[];
 }
 
 const HOSTILE = [
@@ -43,6 +46,8 @@ const HOSTILE = [
   'NEAR("a" "b", 1)', '"a" + "b"', 'a + b', '^', 'x^y', 'report*"', '"report"*', '"unclosed*', '((((report))))',
   '(' .repeat(2000) + 'x' + ')'.repeat(2000), 'x '.repeat(MAX_QUERY_TERMS + 1), Array.from({ length: 5000 }, (_, i) => `w${i}`).join(' OR '),
   'a'.repeat(100 * 1024), `${'('.repeat(400)}report`, 'OR '.repeat(30) + 'report',
+  'subject:"a" NOT b', 'subject:NEAR(', 'filename:NEAR("a" "b")', '-subject:x', '-"a b"', 'subject:{body}', 'subject:body:x', 'filename:*', 'subject:"', '-', '- x',
+  '-NOT', '-OR report', 'subject:"x" OR body:y', 'filename:"""', 'SUBJECT:report', 'subject:rep*', '-rep*', 'subject:^x', 'from:alice', '-from:"a" OR b',
 ];
 
 test('every hostile input is a 400 naming query or a well-formed expression; never an SQLite error', () => {
@@ -65,15 +70,40 @@ test('operators, column names and punctuation are plain words', () => {
   assert.equal(search('OR'), [1], 'the word "or"');
   assert.equal(search('NOT'), [1], 'the word "not"');
   assert.equal(search('NEAR('), [2], 'the word "near"');
-  assert.equal(search('subject:x'), [3], 'the adjacent words "subject x", not a column filter');
   assert.equal(search('nosuchcol:x'), []);
-  assert.equal(search('a:b'), [2]);
+  assert.equal(search('a:b'), [2], 'an unknown operator: the adjacent words "a b"');
   assert.equal(search('multi-agent'), [1]);
   assert.equal(search("who's"), [1]);
-  assert.equal(search('-report'), [1], 'a leading minus is not NOT: the word "report"');
   assert.equal(search('(report'), [1]);
   assert.equal(search('"foo'), []);
   assert.equal(search('🎉 report'), [1], 'a word with no letters or digits is dropped');
+});
+
+test('subject: and filename: search one column; the others name none', () => {
+  assert.equal(search('subject:x'), [], 'x is in the body of 3, not in a subject');
+  assert.equal(search('subject:reporting'), [3]);
+  assert.equal(search('SUBJECT:Report'), [1]);
+  assert.equal(search('subject:"quarterly report"'), [1]);
+  assert.equal(search('subject:"report quarterly"'), []);
+  assert.equal(search('subject:lunch subject:café'), [], 'each must match');
+  assert.equal(search('filename:pdf'), [1], 'q3-report.pdf');
+  assert.equal(search('filename:report'), [1]);
+  assert.equal(search('filename:notes.txt'), [3]);
+  assert.equal(search('filename:reading'), [], 'a body word');
+  assert.equal(search('subject:rep*'), [], 'no prefix in a column: the word "rep"');
+  assert.is(parseSearchQuery('subject:"a" b filename:"x y"').match, 'subject : "a" AND "b" AND attachments : "x y"');
+  assert.is(parseSearchQuery('from:alice').match, null, 'from: is not a word: search-operators.ts has it');
+});
+
+test('-term leaves out what has it: words, phrases, columns', () => {
+  assert.equal(search('-report'), [2, 3], 'reporting and reports are other words');
+  assert.equal(search('rep* -quarterly'), [3]);
+  assert.equal(search('-"meet at the"'), [1, 3]);
+  assert.equal(search('-subject:lunch'), [1, 3]);
+  assert.equal(search('-filename:pdf'), [2, 3]);
+  assert.equal(search('-rep*'), [1, 2, 3], 'no prefix in an exclusion: the word "rep", which none has');
+  assert.equal(search('- report'), [1], 'a lone minus is no term');
+  assert.is(parseSearchQuery('x -y -"a b" -subject:c').exclude, '"y" OR "a b" OR subject : "c"');
 });
 
 test('input with no searchable word matches nothing', () => {

@@ -1,9 +1,11 @@
-// The `query` of GET /emails (any string a person types) -> a well-formed FTS5 expression. Nothing the user
-// wrote reaches SQLite's query parser as syntax (catalogue F9, API-12): every term becomes a quoted string,
-// with `"` doubled, so AND, OR, NOT, NEAR(, ^, :, parentheses and column names are plain words. Kept: terms
-// are ANDed, "quoted phrases" stay phrases, and a trailing * makes a prefix search when its last token has at
-// least 3 characters (the prefix index's length; a shorter prefix would read every word it starts). Long
-// inputs are refused before SQLite sees them, since a running query cannot be interrupted.
+// The `query` of GET /emails (any string a person types) -> its terms, and the full-text part of them -> a
+// well-formed FTS5 expression. Nothing the user wrote reaches SQLite's query parser as syntax (catalogue F9,
+// API-12): every term becomes a quoted string, with `"` doubled, so AND, OR, NOT, NEAR(, ^, parentheses and
+// column names are plain words; the only columns named are this file's own (`subject:`, `filename:`). Kept:
+// terms are ANDed, "quoted phrases" stay phrases, `-term` leaves out what has it, and a trailing * makes a
+// prefix search when its last token has at least 3 characters (the prefix index's length; a shorter prefix
+// would read every word it starts). Long inputs are refused before SQLite sees them, since a running query
+// cannot be interrupted. The other operators (from:, label:, in:, dates...) are search-operators.ts's.
 import { validationError } from '../errors.ts';
 
 export const MAX_QUERY_CHARS = 1000;
@@ -17,8 +19,10 @@ export interface SearchToken {
 }
 
 export interface SearchQuery {
-  /** The FTS5 expression, or null when the input holds no searchable word (it then matches nothing). */
+  /** The FTS5 expression of the terms searched for, or null when there are none. */
   match: string | null;
+  /** The FTS5 expression of the terms with `-` (an email having any is left out), or null. */
+  exclude: string | null;
   tokens: SearchToken[];
   /**
    * When a term ends with a prefix: the cheap way to walk it (email_search has no prefix index, FTS5 would
@@ -41,39 +45,82 @@ export const fold = (s: string) => s.normalize('NFKD').replace(/\p{M}+/gu, '').t
 export const wordsOf = (text: string) => [...fold(text).matchAll(TOKENS)].map((w) => w[0]);
 
 /**
- * Parses a non-empty user query. Throws a 400 naming `query` when it is over MAX_QUERY_CHARS characters or
- * MAX_QUERY_TERMS terms; otherwise always succeeds.
+ * One term of a query as typed: `-` in front (`not`), an operator name before a colon (`op`, lower case, null
+ * for a word or phrase: an unknown name stays in `text`, so `foo:bar` is the words foo and bar), and its value,
+ * quoted or not, with a trailing * (`star`).
  */
-export function parseSearchQuery(input: string): SearchQuery {
+export interface Term {
+  not: boolean;
+  op: string | null;
+  text: string;
+  quoted: boolean;
+  star: boolean;
+}
+
+/** The operators search-operators.ts knows; any other name before a colon is part of the words. */
+export const OPERATORS = new Set(['from', 'to', 'subject', 'filename', 'label', 'has', 'in', 'is', 'category', 'after', 'before', 'newer', 'older', 'newer_than', 'older_than']);
+
+/** The FTS5 column each column operator searches (search-index.ts writes them). */
+const COLUMNS = new Map([
+  ['subject', 'subject'],
+  ['filename', 'attachments'],
+]);
+
+/**
+ * Splits a query into terms. Throws a 400 naming `query` when it is over MAX_QUERY_CHARS characters or holds
+ * over MAX_QUERY_TERMS terms (words or operators); otherwise always succeeds.
+ */
+export function termsOf(input: string): Term[] {
   if ([...input].length > MAX_QUERY_CHARS) throw validationError('query', `must be at most ${MAX_QUERY_CHARS} characters`);
   // NUL and other control characters separate words like spaces do.
   const text = input.replace(/[\u0000-\u001f\u007f]/g, ' ');
-  const pieces: Array<{ text: string; star: boolean }> = [];
-  // A quoted phrase (an unclosed quote runs to the end) with an optional * after it, or a run without quotes.
-  for (const m of text.matchAll(/"([^"]*)("?)(\*?)|([^\s"]+)/g)) {
-    if (m[4] !== undefined) {
-      const bare = m[4];
+  const terms: Term[] = [];
+  // [-][name:] then a quoted phrase (an unclosed quote runs to the end) with an optional * after it, or a run
+  // without quotes. A name is an operator only with a value right after its colon.
+  for (const m of text.matchAll(/(-?)(?:([A-Za-z_]+):(?=[^\s]))?(?:"([^"]*)("?)(\*?)|([^\s"]+))/g)) {
+    const [, minus, name, phrase, closed, phraseStar, bare] = m;
+    const op = name && OPERATORS.has(name.toLowerCase()) ? name.toLowerCase() : null;
+    const prefix = name && !op ? `${name}:` : '';
+    if (bare !== undefined) {
       const word = bare.replace(/\*+$/, '');
-      pieces.push({ text: word, star: word.length < bare.length });
+      terms.push({ not: minus === '-', op, text: prefix + word, quoted: false, star: word.length < bare.length });
     } else {
-      pieces.push({ text: m[1], star: m[2] === '"' && m[3] === '*' });
+      terms.push({ not: minus === '-', op, text: prefix + phrase, quoted: true, star: closed === '"' && phraseStar === '*' });
     }
   }
-  const terms = pieces.filter((p) => TOKEN_CHAR.test(p.text));
-  if (terms.length > MAX_QUERY_TERMS) throw validationError('query', `must have at most ${MAX_QUERY_TERMS} terms`);
-  if (terms.length === 0) return { match: null, tokens: [], walk: null };
+  // A term is kept when it holds a word, or is an operator with a value.
+  const kept = terms.filter((t) => (t.op && !COLUMNS.has(t.op) ? t.text.trim() !== '' : TOKEN_CHAR.test(t.text)));
+  if (kept.length > MAX_QUERY_TERMS) throw validationError('query', `must have at most ${MAX_QUERY_TERMS} terms`);
+  return kept;
+}
 
+/** Whether a term is searched in the full-text index: words, phrases, and the column operators. */
+export const isTextTerm = (t: Term) => t.op === null || COLUMNS.has(t.op);
+
+/**
+ * The full-text part of a query: its words, phrases, `subject:` and `filename:` terms (the others are left to
+ * search-operators.ts). Words are ANDed; a term with `-` goes to `exclude`. Null when the terms hold none.
+ */
+export function textSearch(terms: Term[]): SearchQuery | null {
+  const text = terms.filter(isTextTerm);
+  if (text.length === 0) return null;
   const tokens: SearchToken[] = [];
   const exact: string[] = [];
   const words: string[] = [];
+  const excluded: string[] = [];
   const prefixes = new Set<string>();
   const check: string[][] = [];
-  for (const term of terms) {
+  for (const term of text) {
     const folded = wordsOf(term.text);
     const last = [...(folded.at(-1) ?? '')];
-    const prefix = term.star && last.length >= MIN_PREFIX_CHARS;
+    // A prefix only on a bare word searched for: a column or an exclusion would read every word it starts.
+    const prefix = term.star && !term.op && !term.not && last.length >= MIN_PREFIX_CHARS;
+    const literal = `${term.op ? `${COLUMNS.get(term.op)} : ` : ''}"${term.text.replace(/"/g, '""')}"${prefix ? ' *' : ''}`;
+    if (term.not) {
+      excluded.push(literal);
+      continue;
+    }
     folded.forEach((token, i) => tokens.push({ token, prefix: prefix && i === folded.length - 1 }));
-    const literal = `"${term.text.replace(/"/g, '""')}"${prefix ? ' *' : ''}`;
     exact.push(literal);
     if (!prefix) {
       words.push(literal);
@@ -85,10 +132,19 @@ export function parseSearchQuery(input: string): SearchQuery {
     if (folded.length > 1 || last.length > MIN_PREFIX_CHARS) check.push(folded);
   }
   return {
-    match: exact.join(' AND '),
+    match: exact.length ? exact.join(' AND ') : null,
+    exclude: excluded.length ? excluded.join(' OR ') : null,
     tokens,
     walk: prefixes.size ? { match: words.length ? words.join(' AND ') : null, prefixes: [...prefixes], check } : null,
   };
+}
+
+/**
+ * A query's full-text part alone (what the tests of the expression use): a SearchQuery that matches nothing
+ * when the query holds no word.
+ */
+export function parseSearchQuery(input: string): SearchQuery {
+  return textSearch(termsOf(input)) ?? { match: null, exclude: null, tokens: [], walk: null };
 }
 
 /** An FTS5 string for a literal value (an address): tokenized by the index's own tokenizer, matched as a phrase. */

@@ -9,7 +9,7 @@ import { parsePage } from '../http/pagination.ts';
 import { normaliseDomain } from '../mail/domain-name.ts';
 import { CATEGORIES, STATUSES, listEmails, type ListParams, type Status } from './list.ts';
 import type { Category } from './rows.ts';
-import { parseSearchQuery } from './search-query.ts';
+import { parseQuery } from './search-operators.ts';
 import { hasBacklog } from './search-backlog.ts';
 
 const MAX_LIST_VALUES = 20;
@@ -19,7 +19,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 export function emailListRoutes(app: App) {
   const r = apiRouter();
   r.get('/emails', requireAuth(app.config.publicUrl), async (ctx) => {
-    const p = parseListParams(ctx.query);
+    const p = parseListParams(ctx.query, app.clock.now());
     // Words, `from` and `to` are found through the full-text index: what was acknowledged must be in it first.
     if ((p.search || p.from || p.to) && hasBacklog(app.db)) await indexBacklogNow(app);
     ctx.body = listEmails(app.db, principalOf(ctx).workspaceId, p);
@@ -35,8 +35,11 @@ export async function indexBacklogNow(app: Pick<App, 'writer' | 'clock' | 'log'>
   await app.writer.commit([{ kind: 'search.index', payload: { all: opts.all ?? true } }], { now: app.clock.now(), log: app.log });
 }
 
-/** The query string of GET /emails -> ListParams; throws a 400 validation_error naming the parameter. */
-export function parseListParams(query: Record<string, unknown>): ListParams {
+/**
+ * The query string of GET /emails -> ListParams; throws a 400 validation_error naming the parameter. `now`:
+ * what `query`'s newer_than: and older_than: count back from.
+ */
+export function parseListParams(query: Record<string, unknown>, now = Date.now()): ListParams {
   const p: ListParams = { ...parsePage(query), includeSpam: false };
   const direction = one(query, 'direction');
   if (direction !== undefined) p.direction = oneOf('direction', direction, ['in', 'out'] as const);
@@ -80,18 +83,36 @@ export function parseListParams(query: Record<string, unknown>): ListParams {
   p.includeSpam = flag(query, 'include_spam') ?? false;
   p.unread = flag(query, 'unread');
   // Beyond the spec (DESIGN.md "trash"): true lists the Trash alone; false (the default) leaves it out.
-  p.trash = flag(query, 'trashed') ? 'only' : 'exclude';
+  const trashed = flag(query, 'trashed');
+  p.trash = trashed ? 'only' : 'exclude';
   for (const name of ['from', 'to'] as const) {
     const value = one(query, name)?.trim();
     if (!value) continue;
     if (value.length > MAX_FILTER_CHARS || CONTROL.test(value)) throw validationError(name, `must be part of an address or name: at most ${MAX_FILTER_CHARS} characters, no control characters`);
-    p[name] = value;
+    p[name] = [value];
   }
   p.after = time(query, 'after');
   p.before = time(query, 'before');
   const search = one(query, 'query');
-  if (search !== undefined && search.trim()) p.search = parseSearchQuery(search);
+  if (search !== undefined && search.trim()) withQuery(p, search, trashed, now);
   return p;
+}
+
+/** Adds what `query` says to the parameters: each operator is one more condition (AND). */
+function withQuery(p: ListParams, input: string, trashed: boolean | undefined, now: number) {
+  const { search, operators: ops } = parseQuery(input, now);
+  if (search) p.search = search;
+  if (!ops) return;
+  p.operators = ops;
+  if (ops.from.length) p.from = [...(p.from ?? []), ...ops.from];
+  if (ops.to.length) p.to = [...(p.to ?? []), ...ops.to];
+  if (ops.after !== undefined) p.after = Math.max(p.after ?? -Infinity, ops.after);
+  if (ops.before !== undefined) p.before = Math.min(p.before ?? Infinity, ops.before);
+  // in:anywhere, in:spam and in:trash reach past the list's defaults (spam and the Trash left out); an
+  // explicit trashed=false still leaves the Trash out, so trashed=false with in:trash finds nothing.
+  const asks = (flag: string) => ops.flags.some((f) => f.flag === flag && !f.not);
+  if (ops.anywhere || asks('spam') || asks('trash')) p.includeSpam = true;
+  if (trashed !== false && p.trash === 'exclude' && (ops.anywhere || asks('trash'))) p.trash = asks('trash') ? 'only' : 'include';
 }
 
 /** A parameter given once; an empty value counts as not given. */

@@ -70,4 +70,13 @@ export const VIEWS: Record<string, { title: string; params: Record<string, strin
 };
 
 export const who = (p: Person) => p.name || p.address;
+
+/** The folder an email is in, named as the sidebar names it (the view that lists it; Trash before all). */
+export function folderOf(e: Pick<Summary, 'trashedAt' | 'status' | 'direction' | 'category' | 'archivedAt'>): string {
+  if (e.trashedAt) return 'Trash';
+  if (e.direction === 'out') return e.status === 'scheduled' ? 'Scheduled' : 'Sent';
+  if (e.category === 'spam') return 'Spam';
+  if (e.archivedAt) return 'Archive';
+  return e.category === 'updates' ? 'Updates' : 'Inbox';
+}
 export const senderKey = (address: string) => `mailwright.images.${address.toLowerCase()}`;

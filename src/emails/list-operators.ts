@@ -1,0 +1,76 @@
+// The SQL of a query's operators (search-operators.ts) for list.ts's planList: each in:, is:, has: and
+// category: a condition on the email row, written with literal constants so a partial index still applies
+// (in:inbox is the Inbox view's WHERE); each label: one of the email's label ids; -from: and -to: the
+// substring tests of the `from` and `to` filters, negated. Read-only.
+import type { Db } from '../db/open.ts';
+import { findLabels, listLabelRows } from '../labels/labels.ts';
+import type { Flag, QueryOperators } from './search-operators.ts';
+
+/** Every recipient of the email row `e` (To, Cc, Bcc) as `r.value`. */
+export const RECIPIENTS = `(SELECT value FROM json_each(e.to_json) UNION ALL SELECT value FROM json_each(e.cc_json) UNION ALL SELECT value FROM json_each(e.bcc_json)) r`;
+
+/** A LIKE pattern (ESCAPE '\') for a case-insensitive substring. */
+export const containing = (value: string) => `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+const FLAGS: Record<Flag, string[]> = {
+  inbox: [`e.direction = 'in'`, 'e.archived_at IS NULL'],
+  sent: [`e.direction = 'out'`],
+  archive: ['e.archived_at IS NOT NULL'],
+  spam: [`e.category = 'spam'`],
+  trash: ['e.trashed_at IS NOT NULL'],
+  scheduled: [`e.status = 'scheduled'`],
+  unread: [`e.direction = 'in'`, 'e.read_at IS NULL'],
+  important: ['e.important = 1'],
+  attachment: ['EXISTS (SELECT 1 FROM email_attachments a WHERE a.email_id = e.id)'],
+  primary: [`e.category = 'primary'`],
+  updates: [`e.category = 'updates'`],
+};
+
+export interface Condition {
+  sql: string;
+  args: unknown[];
+}
+
+/** The conditions the operators put on each email, or null when nothing can match (a label: of no label). */
+export function operatorConditions(db: Db, workspaceId: string, ops: QueryOperators): Condition[] | null {
+  const out: Condition[] = [];
+  const add = (sql: string, ...args: unknown[]) => out.push({ sql, args });
+  for (const { flag, not } of ops.flags) {
+    // NULL (a sent email's category) counts as false, so a negated test keeps it.
+    if (not) add(`(${FLAGS[flag].join(' AND ')}) IS NOT 1`);
+    else for (const sql of FLAGS[flag]) add(sql);
+  }
+  if (ops.labels.length) {
+    const ids: string[] = [];
+    for (const ref of ops.labels) {
+      const id = labelId(db, workspaceId, ref);
+      if (!id) return null;
+      ids.push(id);
+    }
+    // Written as the WHERE of emails_labelled, so the walk visits labelled mail only.
+    add(`e.labels_json <> '[]'`);
+    for (const id of new Set(ids)) add('EXISTS (SELECT 1 FROM json_each(e.labels_json) l WHERE l.value = ?)', id);
+  }
+  const excluded = ops.notLabels.map((ref) => labelId(db, workspaceId, ref)).filter((id) => id !== null);
+  if (excluded.length) add('NOT EXISTS (SELECT 1 FROM json_each(e.labels_json) l WHERE l.value IN (SELECT value FROM json_each(?)))', JSON.stringify(excluded));
+  for (const value of ops.notFrom) {
+    const pattern = containing(value);
+    add(`NOT (coalesce(e.from_address, '') LIKE ? ESCAPE '\\' OR coalesce(e.from_name, '') LIKE ? ESCAPE '\\')`, pattern, pattern);
+  }
+  for (const value of ops.notTo) {
+    const pattern = containing(value);
+    add(`NOT EXISTS (SELECT 1 FROM ${RECIPIENTS} WHERE r.value ->> 'address' LIKE ? ESCAPE '\\' OR r.value ->> 'name' LIKE ? ESCAPE '\\')`, pattern, pattern);
+  }
+  return out;
+}
+
+/**
+ * The label a label: value names: its id, its name without regard to case (`Projects/Alpha`, `"Big clients"`),
+ * or Gmail's form of the name, lower case with spaces and slashes as dashes (`big-clients`, `projects-alpha`).
+ */
+function labelId(db: Db, workspaceId: string, ref: string): string | null {
+  const found = findLabels(db, workspaceId, [ref]).labels[0];
+  if (found) return found.id;
+  const gmail = (name: string) => name.toLowerCase().replace(/[\s/]+/g, '-');
+  return listLabelRows(db, workspaceId).find((l) => gmail(l.name) === gmail(ref))?.id ?? null;
+}
