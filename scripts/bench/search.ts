@@ -311,6 +311,15 @@ function build(dataDir: string): Meta {
       return { query: `"${s.body[at]} ${s.body[at + 1]}"` };
     }),
     'inbox, unread, page 2': many(() => ({ archived: 'false', unread: 'true', offset: '50' })),
+    // The query's operators: the same filters as parameters above, written in the search box's way.
+    'word + from: operator': many(() => {
+      const s = pick(samples);
+      return { query: `from:${s.from} ${pick(s.subject)}` };
+    }),
+    'label: operator': many((i) => ({ query: `label:"${LABELS[i % LABELS.length]}"` })),
+    'rare word in:anywhere': many(() => ({ query: `${pick(rare)} in:anywhere` })),
+    'subject: word': many(() => ({ query: `subject:${pick(pick(samples).subject)}` })),
+    'word -word': many(() => ({ query: `${pick(rare)} -${pick(common)}` })),
   };
   return { messages: MESSAGES, workspaceId: ws.id, key, build: { seconds, perSecond: MESSAGES / seconds }, textBytes, queries };
 }
