@@ -35,6 +35,7 @@ const MIN_WORD = 3;
 // Graham's "A Plan for Spam": letters, digits, dashes, apostrophes and dollar signs make a token; '!' is kept
 // at the end of a word ("free!" says more than "free").
 const WORD = /[\p{L}\p{N}$'’-]+!*/gu;
+const EDGE = /^['’-]|['’-]!*$/;
 const URL_IN_TEXT = /\b(?:https?:\/\/|www\.)[^\s<>"'()[\]{}]+/gi;
 const HREF = /\b(href|src)\s*=\s*["']?([^"'\s>]+)/gi;
 const TAG = /<\s*([a-z][a-z0-9]*)\b/gi;
@@ -50,7 +51,8 @@ export function messageTokens(m: TokenInput): MessageTokens {
   subjectTokens(m.subject.slice(0, 1000), out);
   linkTokens(text, html, out);
   if (html) htmlTokens(html, out);
-  bodyTokens(text, out);
+  // Links were counted above as links; their pieces are not words.
+  bodyTokens(text.replace(URL_IN_TEXT, ' '), out);
   return { tokens: out.list, gtube };
 }
 
@@ -133,15 +135,16 @@ function subjectTokens(subject: string, out: TokenSet): void {
 }
 
 function linkTokens(text: string, html: string, out: TokenSet): void {
-  const urls: string[] = [];
-  let images = 0;
+  // The same link often comes twice (in the HTML and in the text mailparser made of it, or in both parts): counted once.
+  const urls = new Set<string>();
+  const images = new Set<string>();
   for (const match of html.matchAll(HREF)) {
-    if (match[1]!.toLowerCase() === 'src') images++;
-    else if (urls.length < MAX_LINKS) urls.push(match[2]!);
+    if (match[1]!.toLowerCase() === 'src') images.add(match[2]!);
+    else if (urls.size < MAX_LINKS) urls.add(match[2]!);
   }
   for (const match of text.matchAll(URL_IN_TEXT)) {
-    if (urls.length >= MAX_LINKS) break;
-    urls.push(match[0]);
+    if (urls.size >= MAX_LINKS) break;
+    if (!images.has(match[0])) urls.add(match[0]);
   }
   let links = 0;
   for (const url of urls) {
@@ -154,7 +157,7 @@ function linkTokens(text: string, html: string, out: TokenSet): void {
     if (/^http:/i.test(url)) out.add('url:http');
   }
   out.add(`links:${bucket(links)}`);
-  out.add(`images:${bucket(images)}`);
+  out.add(`images:${bucket(images.size)}`);
 }
 
 function htmlTokens(html: string, out: TokenSet): void {
@@ -168,9 +171,9 @@ function htmlTokens(html: string, out: TokenSet): void {
 // SpamBayes's tokenizer: words of 3 to 12 (here 20) characters count as themselves; a longer one counts only
 // by its first character and length, so random strings in spam do not each make a token of their own.
 function bodyTokens(text: string, out: TokenSet): void {
-  for (const match of text.matchAll(WORD)) {
+  for (const match of text.toLowerCase().matchAll(WORD)) {
     if (out.full) return;
-    const word = trimWord(match[0].toLowerCase());
+    const word = trimWord(match[0]);
     if (word.length < MIN_WORD) continue;
     if (word.length <= MAX_WORD) out.add(word);
     else out.add(`skip:${word[0]}${Math.floor(word.length / 10) * 10}`);
@@ -179,6 +182,7 @@ function bodyTokens(text: string, out: TokenSet): void {
 
 /** Drops dashes and apostrophes at the ends, which only wrap a word. */
 function trimWord(word: string): string {
+  if (!EDGE.test(word)) return word;
   return word.replace(/^['’-]+|['’-]+(?=!*$)/g, '');
 }
 
