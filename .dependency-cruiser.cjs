@@ -7,7 +7,7 @@ const CONTEXT = '^src/context\\.ts$';
 const COMPOSITION = '^src/(main|app|schedules|writer-jobs|doctor|doctor-health|doctor-outbound|try|try-setup)\\.ts$';
 const HTTP = '^src/http/';
 const FLOWS = '^src/(send|receive|feedback|webhooks)/';
-const RESOURCES = '^src/(emails|labels|inboxes|domains|templates|drafts|account|billing)/';
+const RESOURCES = '^src/(emails|labels|inboxes|domains|templates|drafts|account|billing|filter)/';
 // A front door: a resource's or flow's routes, the SMTP listeners, the dashboard.
 const FRONT_DOORS = '^src/[^/]+/[a-z-]*routes[.]ts$|^src/(smtp|dashboard)/';
 const ABOVE_LEAVES = [CONTEXT, COMPOSITION, HTTP, FLOWS, RESOURCES, FRONT_DOORS, '^src/testkit/'];

@@ -23,7 +23,7 @@ function inOwnProcess(file: string): void {
   }
 }
 
-/** BENCH_ONLY=outbound,api,inbound,storage,search (comma-separated) runs those alone; by default, all of them. */
+/** BENCH_ONLY=outbound,api,inbound,storage,spam,search (comma-separated) runs those alone; by default, all of them. */
 const only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : null;
 const wanted = (name: string) => !only || only.has(name);
 
@@ -34,6 +34,7 @@ if (wanted('outbound')) inOwnProcess('./outbound.ts'); // benchOutbound()
 if (wanted('api')) inOwnProcess('./api-send.ts'); // benchApiSend()
 if (wanted('inbound')) inOwnProcess('./inbound.ts'); // benchInbound()
 if (wanted('storage')) inOwnProcess('./storage.ts'); // benchStorage(): bytes on disk per stored message (BENCH_STORAGE_* = 0 skips a run)
+if (wanted('spam')) inOwnProcess('./spam-corpus.ts'); // the content filter on the 2002 SpamAssassin corpus (BENCH_SPAM_SA=0, BENCH_SPAM_SIZE_MESSAGES=0 skip parts)
 if (wanted('search') && Number(process.env.BENCH_SEARCH_MESSAGES ?? 1_000_000) > 0) {
   // The search, analytics and labels benchmarks measure the same emails, built once (kept where BENCH_SEARCH_DIR says).
   const shared = process.env.BENCH_SEARCH_DIR ? null : (process.env.BENCH_SEARCH_DIR = benchDir('mw-bench-search-'));
