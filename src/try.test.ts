@@ -156,6 +156,9 @@ test('try receives a message by swaks and keeps an outbound one in its outbox, w
     assert.equal([verify.status, verify.body.status, verify.body.records], [200, 'verified', []]);
     const inbound = await request(`${api}/domains/${domain.id}/inbound/verify`, { key, body: {} });
     assert.equal([inbound.status, inbound.body.status], [200, 'ready']);
+    // try's own name (under .localhost) cannot be public, and a local domain needs it to be nothing more.
+    const shownDomain = await request(`${api}/domains/${domain.id}`, { key });
+    assert.equal([shownDomain.body.hostnameProblem, shownDomain.body.inbound.status], [null, 'ready']);
     assert.is(dns.queries.length, before, 'checking the local domain asks DNS nothing');
 
     first = { key, passphrase: shown.Passphrase, inbox: shown.Inbox, dashboard: shown.Dashboard, kept: answer.id };

@@ -224,7 +224,7 @@ export function presentDomain(db: Db, row: DomainRow, config: Pick<Config, 'host
   const dns = { domain: row.name, returnPath: row.return_path, selector: key.selector, publicKey: key.publicKey, hostname, ...(ed ? { ed25519: { selector: ed.selector, publicKey: ed.publicKey } } : {}) };
   // A local domain has no DNS: nothing to publish. While the box's own name cannot be right, no record naming
   // it is offered (nor what DNS said of one).
-  const badName = hostnameProblem(hostname);
+  const badName = row.local ? null : hostnameProblem(hostname);
   const records = (row.local ? [] : requiredRecords(dns)).filter((r) => !(badName && namesTheBox(r))).map((r) => ({
     record: r.record,
     type: r.type,
@@ -263,7 +263,7 @@ export function presentRotation(db: Db, row: DomainRow) {
 
 /** While the box's hostname cannot be right, neither the MX to publish nor what a check expected of it is shown. */
 export function presentInbound(row: DomainRow, hostname: string) {
-  const badName = hostnameProblem(hostname) !== null;
+  const badName = !row.local && hostnameProblem(hostname) !== null;
   return {
     status: row.inbound_status,
     record: row.inbound_status === 'not_configured' || badName ? null : inboundRecord(row.name, hostname),

@@ -71,6 +71,7 @@ export function domainRoutes(app: App) {
   const r = apiRouter();
   const auth = requireAuth(config.publicUrl);
   // The inbound MX names the box: neither offered nor checked while its name cannot be right (dns/box-name.ts).
+  // A local domain (mailwright try, on a .localhost name) needs no MX, so its name does not matter.
   const refuseUnusableHostname = () => {
     const problem = hostnameProblem(config.hostname);
     if (problem) throw new ApiError(409, 'hostname_unusable', `${problem.message} To fix: ${problem.fix}.`);
@@ -157,14 +158,14 @@ export function domainRoutes(app: App) {
 
   r.post('/domains/:id/inbound/setup', auth, (ctx) => {
     let row = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
-    refuseUnusableHostname();
+    if (!row.local) refuseUnusableHostname();
     if (row.inbound_status === 'not_configured') row = recordInbound(db, clock, row, 'dns_pending', undefined);
     ctx.body = { domain: row.name, status: row.inbound_status, record: inboundRecord(row.name, config.hostname) };
   });
 
   r.post('/domains/:id/inbound/verify', auth, async (ctx) => {
     let row = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
-    refuseUnusableHostname();
+    if (!row.local) refuseUnusableHostname();
     const record = inboundRecord(row.name, config.hostname);
     if (row.inbound_status === 'not_configured') {
       ctx.body = { domain: row.name, status: row.inbound_status, record, message: `Inbound mail is not set up for ${row.name}: POST /domains/${row.id}/inbound/setup first` };
