@@ -4,7 +4,7 @@
 // (metrics/routes.ts) is a front door like any other routes file.
 const LEAVES = '^src/(db|threads|mail|pages|dns)/|^src/(config|config-live|config-values|errors|log|clock)\\.ts$|^src/metrics/metrics\\.ts$';
 const CONTEXT = '^src/context\\.ts$';
-const COMPOSITION = '^src/(main|app|schedules|writer-jobs|doctor|doctor-health|doctor-outbound|try|try-setup)\\.ts$';
+const COMPOSITION = '^src/(main|app|schedules|writer-jobs|writer-thread|doctor|doctor-health|doctor-outbound|try|try-setup)\\.ts$';
 const HTTP = '^src/http/';
 const FLOWS = '^src/(send|receive|feedback|webhooks)/';
 const RESOURCES = '^src/(emails|labels|inboxes|domains|templates|drafts|account|billing)/';

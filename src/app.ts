@@ -168,7 +168,7 @@ export async function startApp(
     dial: opts.dial ?? dialTcp,
     health,
     commit: new GroupCommit(db, { observe: (err) => health.observe(err), onCommit: (jobs) => metrics.writerBatch('main', jobs) }),
-    writer: new Writer(config, new URL('./writer-jobs.ts', import.meta.url), health, (calls) => metrics.writerBatch('writer', calls)),
+    writer: new Writer(config, new URL('./writer-thread.ts', import.meta.url), health, (calls) => metrics.writerBatch('writer', calls)),
     idempotency: new Idempotency(db, clock),
     queue: { wake: () => {} },
     presign: { accepted: () => {} },
