@@ -2,9 +2,11 @@
 // A new folder gets its place here when it is created. Tests and the test kit are outside the rules.
 // metrics/metrics.ts (issue 21) is a leaf: the App type names it and every flow counts through it; its page
 // (metrics/routes.ts) is a front door like any other routes file.
-const LEAVES = '^src/(db|threads|mail|pages|dns)/|^src/(config|config-live|config-values|errors|log|clock)\\.ts$|^src/metrics/metrics\\.ts$';
+const LEAVES = '^src/(db|threads|mail|pages|dns|config)/|^src/(errors|log|clock)\\.ts$|^src/metrics/metrics\\.ts$';
 const CONTEXT = '^src/context\\.ts$';
-const COMPOSITION = '^src/(main|app|schedules|writer-jobs|writer-thread|doctor|doctor-health|doctor-outbound|try|try-setup)\\.ts$';
+// start/: what app.ts starts the box with (the schedules, the writer's job table and thread); doctor/ and try/
+// are commands of main.ts that compose the box's parts as app.ts does.
+const COMPOSITION = '^src/(start|doctor|try)/|^src/(main|app)\\.ts$';
 const HTTP = '^src/http/';
 const FLOWS = '^src/(send|receive|feedback|webhooks)/';
 const RESOURCES = '^src/(emails|labels|inboxes|domains|templates|drafts|account|billing)/';

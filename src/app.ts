@@ -1,8 +1,8 @@
 // Composition root: builds the App value (config, db, log, clock, dns, dial, group commit, writer), mounts every
 // resource's routes, starts the listeners and the periodic jobs, and stops them in order on shutdown.
 import type { AddressInfo, Server } from 'node:net';
-import type { Config } from './config.ts';
-import { applyLiveKeys, memorySettings } from './config-live.ts';
+import type { Config } from './config/config.ts';
+import { applyLiveKeys, memorySettings } from './config/live.ts';
 import type { App, Dial } from './context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createLog, type Log } from './log.ts';
@@ -62,7 +62,7 @@ import { findKeyBySecret } from './account/keys.ts';
 import { Writer } from './db/writer.ts';
 import { findSession } from './account/sessions.ts';
 import { LoginThrottle } from './account/login-throttle.ts';
-import { startSchedules } from './schedules.ts';
+import { startSchedules } from './start/schedules.ts';
 import { Metrics } from './metrics/metrics.ts'; // metrics (issue 21)
 import { metricsPage } from './metrics/routes.ts';
 import { queueDepth } from './send/queue-stats.ts';
@@ -78,14 +78,14 @@ export interface RunningApp {
   stop(): Promise<void>;
   /**
    * SIGHUP: reads the TLS certificate and key again (a renewed certificate) for the SMTP listeners, and takes
-   * the keys config-live.ts lists in LIVE_KEYS; returns which changed keys it took and which wait for a restart.
+   * the keys config/live.ts lists in LIVE_KEYS; returns which changed keys it took and which wait for a restart.
    */
   reload(config: Config): Promise<{ applied: string[]; atRestart: string[] }>;
 }
 
 const MiB = 1024 * 1024;
 
-/** `mailwright try` (try.ts): the local domains, whose mail the box delivers to itself; the rest is kept, never sent. */
+/** `mailwright try` (try/try.ts): the local domains, whose mail the box delivers to itself; the rest is kept, never sent. */
 export interface TryMode {
   localDomains: string[];
 }
@@ -144,7 +144,7 @@ export async function startApp(
 ): Promise<RunningApp> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLog({ level: config.logLevel });
-  // serve never has try's behaviour, nor runs on its data (try.ts: a directory of its own).
+  // serve never has try's behaviour, nor runs on its data (try/try.ts: a directory of its own).
   if (!opts.tryMode && isTryDir(config.dataDir)) {
     throw new StartupError(`${config.dataDir} was made by 'mailwright try' and keeps its mail in a local outbox; serve a data directory of its own (MAILWRIGHT_DATA_DIR), or run 'mailwright try --dir ${config.dataDir}'`);
   }
@@ -168,7 +168,7 @@ export async function startApp(
     dial: opts.dial ?? dialTcp,
     health,
     commit: new GroupCommit(db, { observe: (err) => health.observe(err), onCommit: (jobs) => metrics.writerBatch('main', jobs) }),
-    writer: new Writer(config, new URL('./writer-thread.ts', import.meta.url), health, (calls) => metrics.writerBatch('writer', calls)),
+    writer: new Writer(config, new URL('./start/writer-thread.ts', import.meta.url), health, (calls) => metrics.writerBatch('writer', calls)),
     idempotency: new Idempotency(db, clock),
     queue: { wake: () => {} },
     presign: { accepted: () => {} },

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { text } from 'node:stream/consumers';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config/config.ts';
 import { openStore, startApp, StartupError, type RunningApp } from './app.ts';
 import { createLog, type Log } from './log.ts';
 import { systemClock } from './clock.ts';
@@ -19,7 +19,7 @@ import { hashPassword } from './account/passwords.ts';
 import { revokeUserSessions } from './account/sessions.ts';
 import { unlockLogin } from './account/login-throttle.ts';
 import { createKey } from './account/keys.ts';
-import { doctor } from './doctor.ts';
+import { doctor } from './doctor/doctor.ts';
 import { flushQueue, listQueue } from './send/queue-admin.ts';
 import { buildDashboard, isBuilt } from './dashboard/build.ts';
 import { createBackup } from './db/backup.ts';
@@ -27,7 +27,7 @@ import { restoreBackup } from './db/restore.ts';
 import { generateDkimKey, RotationInProgress, startRotation } from './domains/dkim-keys.ts';
 import { holderOf } from './domains/claims.ts';
 import { dkimName, dkimValue } from './dns/records.ts';
-import { runTry, TRY_DEFAULTS, TRY_HELP } from './try.ts';
+import { runTry, TRY_DEFAULTS, TRY_HELP } from './try/try.ts';
 
 // Everything this process creates (database, WAL, keys, backups) is its owner's alone (DESIGN.md 3, SEC-01).
 process.umask(0o077);
@@ -133,7 +133,7 @@ async function main(argv: string[]): Promise<number> {
     if (sub !== undefined) throw new UsageError(`serve takes no arguments, got "${sub}"`);
     return serve(loadConfig());
   }
-  // Before loadConfig: try reads no configuration file and few variables (try.ts).
+  // Before loadConfig: try reads no configuration file and few variables (try/try.ts).
   if (command === 'try') return runTry(tryOptions([sub, ...rest].filter((a) => a !== undefined)));
   const config = loadConfig();
   if (command === 'backup' || command === 'restore') {
@@ -333,7 +333,7 @@ async function serve(config: Config): Promise<number> {
       running.stop().then(() => resolve(0));
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
-    // `systemctl reload`: a renewed TLS certificate and the settings that can change live (config-live.ts LIVE_KEYS)
+    // `systemctl reload`: a renewed TLS certificate and the settings that can change live (config/live.ts LIVE_KEYS)
     // are taken without dropping a connection.
     process.on('SIGHUP', () => {
       let next: Config;

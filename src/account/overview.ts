@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module';
 import { X509Certificate } from 'node:crypto';
 import type { Resolver } from 'node:dns/promises';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { boxAddresses } from '../dns/verify.ts';

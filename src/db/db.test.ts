@@ -9,7 +9,7 @@ import { migrate, listMigrations } from './migrate.ts';
 import { GroupCommit } from './group-commit.ts';
 import { isId, newId } from './ids.ts';
 import { openStore } from '../app.ts';
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../config/config.ts';
 import { createLog } from '../log.ts';
 import { systemClock } from '../clock.ts';
 import { testEnv } from '../testkit/app.ts';

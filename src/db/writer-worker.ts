@@ -1,12 +1,12 @@
 // The writer thread (writer.ts): one SQLite connection of its own that runs the steps of each call from the job
-// table it is handed (serveWriter, called by the thread's module, writer-thread.ts) inside a group commit, and
-// answers only after that commit is on disk. The event loop then never waits on their SQL, full-text indexing
-// or fsync. Log lines written by a step travel back with the answer; the main thread writes them.
+// table it is handed (serveWriter, called by the thread's module, start/writer-thread.ts) inside a group
+// commit, and answers only after that commit is on disk. The event loop then never waits on their SQL,
+// full-text indexing or fsync. Log lines written by a step travel back with the answer; the main thread writes them.
 import { workerData } from 'node:worker_threads';
 import { GroupCommit } from './group-commit.ts';
 import { openDatabase } from './open.ts';
 import { ApiError } from '../errors.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import type { Level, Log } from '../log.ts';
 import { serveJobs, withBuffers } from '../threads/worker-pool.ts';
 import type { Answer, BackgroundJob, DbContext, JobTable, LogEntry, PostedStep } from './writer.ts';

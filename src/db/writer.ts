@@ -2,10 +2,10 @@
 // connection runs the steps the flows hand over, as data, in group commits, and answers each call only after
 // its commit is on disk. One thread, because SQLite has one writer at a time: a second would only wait on the
 // lock, and the event loop, which serves every SMTP session and API request, would wait with it.
-// db/ knows no flow: the job table is assembled above it (writer-jobs.ts, beside app.ts), which registers the
-// table's type here (Register), so that each step a flow hands over is checked against its job, its result typed.
+// db/ knows no flow: the job table is assembled above it (start/writer-jobs.ts), which registers the table's
+// type here (Register), so that each step a flow hands over is checked against its job, and its result typed.
 import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { ApiError, type FieldError } from '../errors.ts';
 import type { Level, Log } from '../log.ts';
 import { WorkerPool } from '../threads/worker-pool.ts';
@@ -36,9 +36,9 @@ export type JobTable = Record<string, WriterJob>;
 export type BackgroundJob = (ctx: DbContext) => boolean;
 
 /**
- * The job table's type, filled in by the module that assembles the table (writer-jobs.ts, in a `declare module`
- * block: `interface Register { jobs: typeof jobs }`; TanStack Router's `Register` pattern). So db/ names no
- * flow and no flow imports the table, yet a step of an unknown kind or with a wrong payload does not compile.
+ * The job table's type, filled in by the module that assembles the table (start/writer-jobs.ts, in a `declare
+ * module` block: `interface Register { jobs: typeof jobs }`; TanStack Router's `Register` pattern). So db/
+ * names no flow and no flow imports the table, yet a step of an unknown kind or a wrong payload does not compile.
  */
 export interface Register {}
 
@@ -89,7 +89,7 @@ export type Answer = ({ results: unknown[]; logs: LogEntry[] } | { refused: ApiE
 export class Writer extends WorkerPool<Call, Answer> {
   constructor(
     config: Config,
-    /** The writer thread's module, which serves the job table (writer-thread.ts). */
+    /** The writer thread's module, which serves the job table (start/writer-thread.ts). */
     thread: URL,
     private readonly health?: StoreHealth,
     /** Hears the size of each group commit the writer thread made (metrics, issue 21). */

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../config/config.ts';
 import { openStore } from '../app.ts';
 import { createLog } from '../log.ts';
 import { GroupCommit } from '../db/group-commit.ts';

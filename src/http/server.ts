@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import Koa from 'koa';
 import { Router } from '@koa/router';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import type { Log } from '../log.ts';
 import { newId } from '../db/ids.ts';
 import { errorEnvelope } from './errors.ts';

@@ -175,7 +175,7 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
 }
 
 /**
- * The writer job `send` (writer-jobs.ts): writes planned sends, each with the time it was planned. The forwarded
+ * The writer job `send` (start/writer-jobs.ts): writes planned sends, each with the time it was planned. The forwarded
  * copy of a received message runs it inside the receive's own job, so all three send paths (a front door's,
  * a forwarded copy, a forwarding confirmation) write through it.
  */

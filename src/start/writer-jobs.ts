@@ -1,16 +1,16 @@
-// The writer's job table (db/writer.ts), assembled beside app.ts so that db/ knows no flow: each kind a flow
-// or resource posts to the writer thread, and the function that runs it there. Each job's payload and result
+// The writer's job table (db/writer.ts), assembled here, above the flows, so that db/ knows no flow: each kind a
+// flow or resource posts to the writer thread, and the function that runs it there. Each job's payload and result
 // are its function's parameter and return types: registered with db/writer.ts below, they check every step.
-import type { BackgroundJob, JobTable } from './db/writer.ts';
-import { writeAnswer } from './db/idempotency.ts';
-import { markPending } from './inboxes/forwarding.ts';
-import { deleteLabel } from './labels/labels.ts';
-import { draftSent } from './drafts/drafts.ts';
-import { resortStep } from './labels/resort.ts';
-import { fileMessage } from './receive/file.ts';
-import { writeBatch, writeSends } from './send/submit.ts';
-import { releaseDue } from './send/schedule.ts';
-import { indexAll, indexBacklog } from './emails/search-backlog.ts';
+import type { BackgroundJob, JobTable } from '../db/writer.ts';
+import { writeAnswer } from '../db/idempotency.ts';
+import { markPending } from '../inboxes/forwarding.ts';
+import { deleteLabel } from '../labels/labels.ts';
+import { draftSent } from '../drafts/drafts.ts';
+import { resortStep } from '../labels/resort.ts';
+import { fileMessage } from '../receive/file.ts';
+import { writeBatch, writeSends } from '../send/submit.ts';
+import { releaseDue } from '../send/schedule.ts';
+import { indexAll, indexBacklog } from '../emails/search-backlog.ts';
 
 export const jobs = {
   /** Received mail, filed for every inbox it reached (receive/). */
@@ -42,7 +42,7 @@ export const jobs = {
 export const background: BackgroundJob = (ctx) => indexBacklog(ctx.db);
 
 // The table's type, for db/writer.ts's Step and Result: what a caller hands each kind, and what it gets back.
-declare module './db/writer.ts' {
+declare module '../db/writer.ts' {
   interface Register {
     jobs: typeof jobs;
   }
