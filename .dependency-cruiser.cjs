@@ -4,9 +4,9 @@
 // (metrics/routes.ts) is a front door like any other routes file.
 const LEAVES = '^src/(db|threads|mail|pages|dns|config)/|^src/(errors|log|clock)\\.ts$|^src/metrics/metrics\\.ts$';
 const CONTEXT = '^src/context\\.ts$';
-// start/: what app.ts starts the box with (the schedules, the writer's job table and thread); doctor/ and try/
-// are commands of main.ts that compose the box's parts as app.ts does.
-const COMPOSITION = '^src/(start|doctor|try)/|^src/(main|app)\\.ts$';
+// start/: what app.ts starts the box with (the store, the background work, the front doors, the schedules, the
+// writer's job table and thread); cli/, doctor/ and try/: main.ts's commands, which compose the box's parts too.
+const COMPOSITION = '^src/(start|cli|doctor|try)/|^src/(main|app)\\.ts$';
 const HTTP = '^src/http/';
 const FLOWS = '^src/(send|receive|feedback|webhooks)/';
 const RESOURCES = '^src/(emails|labels|inboxes|domains|templates|drafts|account|billing)/';
@@ -39,7 +39,7 @@ module.exports = {
     },
     {
       name: 'http-imports-no-resource-or-flow',
-      comment: 'http/ is the Koa core and route helpers: app.ts mounts each resource\'s routes.',
+      comment: 'http/ is the Koa core and route helpers: app.ts mounts each resource\'s routes (start/front-doors.ts).',
       severity: 'error',
       from: { path: HTTP },
       to: { path: [COMPOSITION, FLOWS, RESOURCES, FRONT_DOORS, '^src/testkit/'] },

@@ -14,7 +14,7 @@ import { reputationOf, sendingPause } from './reputation.ts';
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
-/** What the box tells about itself: fixed at start (app.ts), with its TLS certificate. */
+/** What the box tells about itself: fixed at start (start/front-doors.ts), with its TLS certificate. */
 export interface BoxFacts {
   tlsCert: string;
   /** Started by `mailwright try`: mail to other domains is kept in the local outbox, never sent. */

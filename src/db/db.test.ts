@@ -8,7 +8,7 @@ import { assertPragmas, databasePath, openDatabase } from './open.ts';
 import { migrate, listMigrations } from './migrate.ts';
 import { GroupCommit } from './group-commit.ts';
 import { isId, newId } from './ids.ts';
-import { openStore } from '../app.ts';
+import { openStore } from '../start/store.ts';
 import { loadConfig } from '../config/config.ts';
 import { createLog } from '../log.ts';
 import { systemClock } from '../clock.ts';

@@ -9,7 +9,7 @@ import { createResolver } from '../dns/resolver.ts';
 import { loadConfig, type Config } from '../config/config.ts';
 import { runCli, tempDir, testEnv } from '../testkit/app.ts';
 import { outboundChecks } from './outbound.ts';
-import { openStore } from '../app.ts';
+import { openStore } from '../start/store.ts';
 
 const MX = '127.0.0.21';
 const NOTHING = '127.0.0.22'; // nothing listens: a host that blocks the port answers the same way, or not at all

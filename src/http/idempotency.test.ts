@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { loadConfig } from '../config/config.ts';
-import { openStore } from '../app.ts';
+import { openStore } from '../start/store.ts';
 import { createLog } from '../log.ts';
 import { GroupCommit } from '../db/group-commit.ts';
 import { newId } from '../db/ids.ts';

@@ -5,7 +5,9 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../config/config.ts';
-import { openStore, startApp, StartupError } from '../app.ts';
+import { startApp } from '../app.ts';
+import { openStore } from '../start/store.ts';
+import { StartupError } from '../errors.ts';
 import { createLog } from '../log.ts';
 import { systemClock } from '../clock.ts';
 import { markTryDir, tryMayUse } from '../db/try-marker.ts';
