@@ -2,9 +2,11 @@
 // A new folder gets its place here when it is created. Tests and the test kit are outside the rules.
 // metrics/metrics.ts (issue 21) is a leaf: the App type names it and every flow counts through it; its page
 // (metrics/routes.ts) is a front door like any other routes file.
-const LEAVES = '^src/(db|threads|mail|pages|dns)/|^src/(config|config-live|config-values|errors|log|clock)\\.ts$|^src/metrics/metrics\\.ts$';
+const LEAVES = '^src/(db|threads|mail|pages|dns|config)/|^src/(errors|log|clock)\\.ts$|^src/metrics/metrics\\.ts$';
 const CONTEXT = '^src/context\\.ts$';
-const COMPOSITION = '^src/(main|app|schedules|writer-jobs|doctor|doctor-health|doctor-outbound|try|try-setup)\\.ts$';
+// start/: what app.ts starts the box with (the store, the background work, the front doors, the schedules, the
+// writer's job table and thread); cli/, doctor/ and try/: main.ts's commands, which compose the box's parts too.
+const COMPOSITION = '^src/(start|cli|doctor|try)/|^src/(main|app)\\.ts$';
 const HTTP = '^src/http/';
 const FLOWS = '^src/(send|receive|feedback|webhooks)/';
 const RESOURCES = '^src/(emails|labels|inboxes|domains|templates|drafts|account|billing|filter)/';
@@ -37,7 +39,7 @@ module.exports = {
     },
     {
       name: 'http-imports-no-resource-or-flow',
-      comment: 'http/ is the Koa core and route helpers: app.ts mounts each resource\'s routes.',
+      comment: 'http/ is the Koa core and route helpers: app.ts mounts each resource\'s routes (start/front-doors.ts).',
       severity: 'error',
       from: { path: HTTP },
       to: { path: [COMPOSITION, FLOWS, RESOURCES, FRONT_DOORS, '^src/testkit/'] },

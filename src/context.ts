@@ -3,7 +3,7 @@
 import type { Resolver } from 'node:dns/promises';
 import type { Socket } from 'node:net';
 import type { Clock } from './clock.ts';
-import type { Config, Plan } from './config.ts';
+import type { Config, Plan } from './config/config.ts';
 import type { Db } from './db/open.ts';
 import type { GroupCommit } from './db/group-commit.ts';
 import type { StoreHealth } from './db/health.ts';

@@ -1,5 +1,5 @@
-// Errors that cross a boundary: ApiError becomes the HTTP error envelope, SmtpError an SMTP reply.
-// Anything else that escapes is our own fault: 500 over HTTP, 451 over SMTP, and it is logged.
+// Errors that cross a boundary: ApiError becomes the HTTP error envelope, SmtpError an SMTP reply, StartupError
+// the CLI's exit 78. Anything else that escapes is our own fault: 500 over HTTP, 451 over SMTP, and it is logged.
 
 export interface FieldError {
   path: string;
@@ -36,6 +36,11 @@ export class SmtpError extends Error {
     this.name = 'SmtpError';
     this.responseCode = responseCode;
   }
+}
+
+/** The box cannot start as it is set up (a port, the data directory, a damaged database): main.ts exits 78. */
+export class StartupError extends Error {
+  override name = 'StartupError';
 }
 
 // API-SPEC.md section 7 fixes this text to the character.

@@ -1,4 +1,4 @@
-// `systemctl reload` (SIGHUP) beyond the certificate: a running serve takes the settings config.ts lists as
+// `systemctl reload` (SIGHUP) beyond the certificate: a running serve takes the settings config/live.ts lists as
 // live (a metrics token, the log level, relays when port 25 turns out blocked) and names the changed ones
 // that wait for a restart. The certificate itself is src/smtp/reload.test.ts.
 import { test } from 'uvu';
@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { startAppProcess, tempDir, testEnv } from './testkit/app.ts';
 import { startOutboundScene, eventually } from './testkit/outbound.ts';
-import { loadConfig } from './config.ts';
+import { loadConfig } from './config/config.ts';
 
 const TOKEN = 'reload-test-token-0123456789';
 

@@ -7,7 +7,7 @@ import { appendFileSync, chownSync, closeSync, existsSync, mkdtempSync, openSync
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, type Config } from '../../src/config.ts';
+import { loadConfig, type Config } from '../../src/config/config.ts';
 import { startApp, type RunningApp } from '../../src/app.ts';
 import { createLog } from '../../src/log.ts';
 import { request, seedWorkspace, testEnv, type TestApp } from '../../src/testkit/app.ts';

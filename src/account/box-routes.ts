@@ -69,7 +69,7 @@ function by<T>(work: Promise<T>, deadline: number, late: T): Promise<T> {
 const LATE = (budgetMs: number) => `DNS did not answer within ${budgetMs / 1000} s; check again in a minute`;
 
 /**
- * Doctor's checks for one workspace (src/doctor.ts, whose `doctor()` prints every workspace's domains and
+ * Doctor's checks for one workspace (src/doctor/doctor.ts, whose `doctor()` prints every workspace's domains and
  * names other workspaces, so it cannot answer one): the box's addresses and forward-confirmed PTR names, and
  * each of the workspace's domains' records with the one to publish. Not here: whether serve listens (it is
  * answering) and the Domain Connect key, a box-wide check for the box's operator.

@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module';
 import { X509Certificate } from 'node:crypto';
 import type { Resolver } from 'node:dns/promises';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { boxAddresses } from '../dns/verify.ts';
@@ -14,7 +14,7 @@ import { reputationOf, sendingPause } from './reputation.ts';
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
-/** What the box tells about itself: fixed at start (app.ts), with its TLS certificate. */
+/** What the box tells about itself: fixed at start (start/front-doors.ts), with its TLS certificate. */
 export interface BoxFacts {
   tlsCert: string;
   /** Started by `mailwright try`: mail to other domains is kept in the local outbox, never sent. */

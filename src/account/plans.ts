@@ -2,7 +2,7 @@
 // class, plus the config's default transactional plan when no transactional subscription replaces it. Limits
 // of held plans add up (any unlimited one makes the sum unlimited) and count per calendar month (UTC).
 // Metering checks and counts a send's recipients and attachment bytes in the transaction that queues it.
-import type { Config, Plan } from '../config.ts';
+import type { Config, Plan } from '../config/config.ts';
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../errors.ts';
 

@@ -2,7 +2,7 @@
 // rates against the config's thresholds, judged once enough mail was sent. Past the pause threshold sending is
 // paused (403 sending_paused on every send path) until the owner resumes it; after a resume only the days
 // after it count toward a new pause, so the old bounces do not pause it again at once.
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../errors.ts';
 

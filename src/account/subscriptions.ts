@@ -1,7 +1,7 @@
 // Subscriptions and checkout sessions (migration 0014): recording a checkout, activating the plan it was for
 // (one active subscription per workspace and message class, so the new one replaces the old in the same
 // transaction), canceling. SQL and dates only: no provider is called from here (billing/ opens checkouts).
-import type { Plan } from '../config.ts';
+import type { Plan } from '../config/config.ts';
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
 

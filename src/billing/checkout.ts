@@ -1,7 +1,7 @@
 // Billing between the front doors and the store: opening a checkout for a plan the workspace does not hold,
 // what a checkout's page shows, confirming a manual checkout, acting on Stripe's checkout events, canceling.
 // API failures are ApiErrors; the page routes turn views into pages. Cancel never calls a provider.
-import type { Plan } from '../config.ts';
+import type { Plan } from '../config/config.ts';
 import type { App } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { findPlan, heldPlans } from '../account/plans.ts';
@@ -18,7 +18,7 @@ import {
 } from '../account/subscriptions.ts';
 import type { StripeEvent } from './stripe.ts';
 
-/** `<tier>_<message_class>_<billing_interval>`, as config.ts requires of every plan key. */
+/** `<tier>_<message_class>_<billing_interval>`, as config/config.ts requires of every plan key. */
 export const PLAN_KEY = /^[a-z0-9]{1,32}_(transactional|marketing)_(monthly|yearly)$/;
 
 /** A manual checkout left unconfirmed this long is closed (Stripe's Checkout Sessions also expire after 24 h). */

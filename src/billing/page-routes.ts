@@ -12,7 +12,7 @@ import { pageRouter } from '../http/server.ts';
 import { checkOrigin, SESSION_COOKIE } from '../http/auth.ts';
 import { escapeHtml, renderPage, sendPage } from '../pages/html.ts';
 import { findSession } from '../account/sessions.ts';
-import type { Plan } from '../config.ts';
+import type { Plan } from '../config/config.ts';
 import { confirmCheckout, viewCheckout, type CheckoutView } from './checkout.ts';
 import { CHECKOUT_PAGE_PATH } from './manual.ts';
 

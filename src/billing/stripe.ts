@@ -2,7 +2,7 @@
 // a Checkout Session for a plan (POST /v1/checkout/sessions, form-encoded, the secret key as a bearer), and
 // verifying the Stripe-Signature header of a webhook delivery as Stripe documents it. Never called by cancel.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Plan } from '../config.ts';
+import type { Plan } from '../config/config.ts';
 import type { CheckoutProvider } from '../context.ts';
 import { checkUrl, FetchFailed, FetchRefused, type FetchPolicy } from '../dns/safe-fetch.ts';
 import { ApiError } from '../errors.ts';

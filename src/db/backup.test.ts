@@ -12,7 +12,7 @@ import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
 import { startSmtpSink } from '../testkit/smtp-sink.ts';
 import { request, runCli, startAppProcess, startTestApp, tempDir, testEnv, type Reply } from '../testkit/app.ts';
 import { eventually, BOX } from '../testkit/outbound.ts';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadConfig } from '../config/config.ts';
 import { BackupError, readBackup, scheduledBackup, verifyBackup } from './backup.ts';
 import { restoreBackup } from './restore.ts';
 

@@ -16,7 +16,7 @@ import { lstat, mkdir, open, readdir, rename, rm, type FileHandle } from 'node:f
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import type { Log } from '../log.ts';
 import { databasePath } from './open.ts';
 import { quickCheck } from './integrity.ts';

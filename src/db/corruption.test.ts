@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../config/config.ts';
 import { startApp } from '../app.ts';
 import { createLog } from '../log.ts';
 import { systemClock } from '../clock.ts';

@@ -98,7 +98,7 @@ export class Idempotency {
 }
 
 /** The writer step (job `idempotency.answer`) that records a claim's answer with the request's effect. */
-export const answerStep = (claim: IdempotencyClaim, status: number, body: unknown): Step => ({ kind: 'idempotency.answer', payload: { record: claim.record, status, body } });
+export const answerStep = (claim: IdempotencyClaim, status: number, body: unknown): Step<'idempotency.answer'> => ({ kind: 'idempotency.answer', payload: { record: claim.record, status, body } });
 
 /** The writer job `idempotency.answer`: storeAnswer at the call's time. */
 export const writeAnswer = (ctx: DbContext, a: { record: IdempotencyRecord; status: number; body: unknown }) => storeAnswer(ctx.db, ctx.clock.now(), a.record, a.status, a.body);

@@ -1,78 +1,81 @@
 // The writer thread (writer.ts): one SQLite connection of its own that runs the steps of each call from the job
-// table it is given (writer-jobs.ts) inside a group commit, and answers only after that commit is on disk. The
-// event loop then never waits on their SQL, full-text indexing or fsync. Log lines written by a step travel
-// back with the answer; the main thread writes them.
+// table it is handed (serveWriter, called by the thread's module, start/writer-thread.ts) inside a group
+// commit, and answers only after that commit is on disk. The event loop then never waits on their SQL,
+// full-text indexing or fsync. Log lines written by a step travel back with the answer; the main thread writes them.
 import { workerData } from 'node:worker_threads';
 import { GroupCommit } from './group-commit.ts';
 import { openDatabase } from './open.ts';
 import { ApiError } from '../errors.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import type { Level, Log } from '../log.ts';
 import { serveJobs, withBuffers } from '../threads/worker-pool.ts';
-import type { Answer, BackgroundJob, DbContext, JobTable, LogEntry, Step } from './writer.ts';
-
-const { jobs, background } = (await import(workerData.jobs as string)) as { jobs: JobTable; background?: BackgroundJob };
-const config = workerData.config as Config;
-const db = openDatabase(config.dataDir);
-// A batch's size rides on the first answer sent after its commit (metrics, issue 21).
-const batches: number[] = [];
-// Jobs here are data in, rows out, so a batch runs without a savepoint per job (see GroupCommit).
-const commit = new GroupCommit(db, { rerunnable: true, onCommit: (calls) => batches.push(calls) });
-
-// Calls run one at a time inside the commit, so the entries of the call running now are the ones being written.
-let entries: LogEntry[] | null = null;
-const collectingLog = (base: Record<string, unknown>): Log => {
-  const at = (level: Level) => (msg: string, fields?: Record<string, unknown>) => void entries?.push({ level, msg, fields: { ...base, ...fields } });
-  // The main thread's log writes these entries, and filters them by its level.
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (fields) => collectingLog({ ...base, ...fields }), setLevel: () => {} };
-};
-const log = collectingLog({});
+import type { Answer, BackgroundJob, DbContext, JobTable, LogEntry, PostedStep } from './writer.ts';
 
 // The background job runs this long after a call's commit, so that it finds a batch to do (search-backlog.ts:
 // at 4,500 API sends a second, 50 ms gathers about 200), and then again at once while it has more.
 const BACKGROUND_DELAY_MS = 50;
-let backgroundTimer: NodeJS.Timeout | null = null;
-const scheduleBackground = (ms: number) => {
-  if (!background || backgroundTimer) return;
-  backgroundTimer = setTimeout(() => {
-    backgroundTimer = null;
-    const ctx: DbContext = { db, clock: { now: () => Date.now() }, log, config };
-    commit.runUnacknowledged(() => background(ctx)).then(
-      (more) => more && scheduleBackground(0),
-      // It failed with its batch (the disk, a lock held too long): the next call's commit brings it back.
-      () => {},
-    );
-  }, ms);
-  // It must not keep an idle writer alive: the pool ends it, and the next writer starts over from the table.
-  backgroundTimer.unref();
-};
-// A backlog left by the thread before (ended, or the process stopped) is taken up at once.
-scheduleBackground(0);
 
-serveJobs(async ({ steps, now }: { steps: Step[]; now: number }) => {
-  for (const step of steps) if (!jobs[step.kind]) throw new Error(`the writer has no job "${step.kind}"`);
-  // Structured clone delivers Buffers as plain Uint8Arrays; the jobs get Buffers back, without a copy.
-  const payloads = steps.map((s) => withBuffers(s.payload));
-  const ctx: DbContext = { db, clock: { now: () => now }, log, config };
-  const logs: LogEntry[] = [];
-  let answer: Answer;
-  try {
-    const results = await commit.run(() => {
-      logs.length = 0; // a batch that is run again must not log twice
-      entries = logs;
-      try {
-        return steps.map((step, i) => jobs[step.kind](ctx, payloads[i]));
-      } finally {
-        entries = null;
-      }
-    });
-    answer = { results, logs };
-    scheduleBackground(BACKGROUND_DELAY_MS);
-  } catch (err) {
-    // A check that can only be made in the transaction (a label the send would create) refused the call:
-    // the caller's 4xx, with nothing written.
-    if (!(err instanceof ApiError)) throw err;
-    answer = { refused: { status: err.status, code: err.code, message: err.message, errors: err.errors } };
-  }
-  return { result: { ...answer, batches: batches.splice(0) } };
-});
+/** Serves the calls the Writer posts to this thread with `jobs`, and `background` between them. */
+export function serveWriter(jobs: JobTable, background?: BackgroundJob): void {
+  const config = workerData.config as Config;
+  const db = openDatabase(config.dataDir);
+  // A batch's size rides on the first answer sent after its commit (metrics, issue 21).
+  const batches: number[] = [];
+  // Jobs here are data in, rows out, so a batch runs without a savepoint per job (see GroupCommit).
+  const commit = new GroupCommit(db, { rerunnable: true, onCommit: (calls) => batches.push(calls) });
+
+  // Calls run one at a time inside the commit, so the entries of the call running now are the ones being written.
+  let entries: LogEntry[] | null = null;
+  const collectingLog = (base: Record<string, unknown>): Log => {
+    const at = (level: Level) => (msg: string, fields?: Record<string, unknown>) => void entries?.push({ level, msg, fields: { ...base, ...fields } });
+    // The main thread's log writes these entries, and filters them by its level.
+    return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (fields) => collectingLog({ ...base, ...fields }), setLevel: () => {} };
+  };
+  const log = collectingLog({});
+
+  let backgroundTimer: NodeJS.Timeout | null = null;
+  const scheduleBackground = (ms: number) => {
+    if (!background || backgroundTimer) return;
+    backgroundTimer = setTimeout(() => {
+      backgroundTimer = null;
+      const ctx: DbContext = { db, clock: { now: () => Date.now() }, log, config };
+      commit.runUnacknowledged(() => background(ctx)).then(
+        (more) => more && scheduleBackground(0),
+        // It failed with its batch (the disk, a lock held too long): the next call's commit brings it back.
+        () => {},
+      );
+    }, ms);
+    // It must not keep an idle writer alive: the pool ends it, and the next writer starts over from the table.
+    backgroundTimer.unref();
+  };
+  // A backlog left by the thread before (ended, or the process stopped) is taken up at once.
+  scheduleBackground(0);
+
+  serveJobs(async ({ steps, now }: { steps: PostedStep[]; now: number }) => {
+    for (const step of steps) if (!jobs[step.kind]) throw new Error(`the writer has no job "${step.kind}"`);
+    // Structured clone delivers Buffers as plain Uint8Arrays; the jobs get Buffers back, without a copy.
+    const payloads = steps.map((s) => withBuffers(s.payload));
+    const ctx: DbContext = { db, clock: { now: () => now }, log, config };
+    const logs: LogEntry[] = [];
+    let answer: Answer;
+    try {
+      const results = await commit.run(() => {
+        logs.length = 0; // a batch that is run again must not log twice
+        entries = logs;
+        try {
+          return steps.map((step, i) => jobs[step.kind](ctx, payloads[i]));
+        } finally {
+          entries = null;
+        }
+      });
+      answer = { results, logs };
+      scheduleBackground(BACKGROUND_DELAY_MS);
+    } catch (err) {
+      // A check that can only be made in the transaction (a label the send would create) refused the call:
+      // the caller's 4xx, with nothing written.
+      if (!(err instanceof ApiError)) throw err;
+      answer = { refused: { status: err.status, code: err.code, message: err.message, errors: err.errors } };
+    }
+    return { result: { ...answer, batches: batches.splice(0) } };
+  });
+}

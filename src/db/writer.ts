@@ -2,10 +2,10 @@
 // connection runs the steps the flows hand over, as data, in group commits, and answers each call only after
 // its commit is on disk. One thread, because SQLite has one writer at a time: a second would only wait on the
 // lock, and the event loop, which serves every SMTP session and API request, would wait with it.
-// db/ knows no flow: a step names a kind from the job table that app.ts's neighbour writer-jobs.ts assembles,
-// and each flow owns its jobs and its hand-off (receive posts `file`, send/submit posts `send`).
+// db/ knows no flow: the job table is assembled above it (start/writer-jobs.ts), which registers the table's
+// type here (Register), so that each step a flow hands over is checked against its job, and its result typed.
 import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { ApiError, type FieldError } from '../errors.ts';
 import type { Level, Log } from '../log.ts';
 import { WorkerPool } from '../threads/worker-pool.ts';
@@ -29,20 +29,43 @@ export type WriterJob = (ctx: DbContext, payload: any) => unknown;
 export type JobTable = Record<string, WriterJob>;
 
 /**
- * Work the writer thread does in its own time (the module's `background` export beside `jobs`): run a moment
- * after a call's commit, in a transaction that acknowledges nobody, again at once while it returns true (more
- * is left). It may be run again after a rollback, like a job.
+ * Work the writer thread does in its own time (served with the table: serveWriter in writer-worker.ts): run a
+ * moment after a call's commit, in a transaction that acknowledges nobody, again at once while it returns true
+ * (more is left). It may be run again after a rollback, like a job.
  */
 export type BackgroundJob = (ctx: DbContext) => boolean;
 
-/** One step of a call: the job `kind` of the table, with its payload. */
-export interface Step {
+/**
+ * The job table's type, filled in by the module that assembles the table (start/writer-jobs.ts, in a `declare
+ * module` block: `interface Register { jobs: typeof jobs }`; TanStack Router's `Register` pattern). So db/
+ * names no flow and no flow imports the table, yet a step of an unknown kind or a wrong payload does not compile.
+ */
+export interface Register {}
+
+/** The registered job table (any table, in a program that registers none). */
+export type Jobs = Register extends { jobs: infer T extends JobTable } ? T : JobTable;
+/** A job's name in the table. */
+export type Kind = keyof Jobs & string;
+type Args<K extends Kind> = Parameters<Jobs[K]>;
+/** What a job takes besides its context, read off its signature; undefined for a job that takes nothing. */
+export type Payload<K extends Kind> = Args<K> extends [unknown] ? undefined : Args<K>[1];
+/** What a job returns, read off its signature: what its call resolves with, once committed. */
+export type Result<K extends Kind> = ReturnType<Jobs[K]>;
+
+/** One step of a call: a job `kind` of the table, with its payload (left out where the job takes none). */
+export type Step<K extends Kind = Kind> = K extends Kind ? (undefined extends Payload<K> ? { kind: K; payload?: Payload<K> } : { kind: K; payload: Payload<K> }) : never;
+
+/** The results of a call's steps, one for each step, in their order. */
+export type Results<S extends readonly Step[]> = { -readonly [I in keyof S]: S[I] extends { kind: infer K extends Kind } ? Result<K> : never };
+
+/** A step as it crosses to the writer thread, its types left behind. */
+export interface PostedStep {
   kind: string;
-  payload: unknown;
+  payload?: unknown;
 }
 
 interface Call {
-  steps: Step[];
+  steps: readonly PostedStep[];
   /** The caller's clock when it handed the work over: every timestamp the steps write. */
   now: number;
 }
@@ -66,8 +89,8 @@ export type Answer = ({ results: unknown[]; logs: LogEntry[] } | { refused: ApiE
 export class Writer extends WorkerPool<Call, Answer> {
   constructor(
     config: Config,
-    /** The module whose `jobs` export is the JobTable (writer-jobs.ts). */
-    jobs: URL,
+    /** The writer thread's module, which serves the job table (start/writer-thread.ts). */
+    thread: URL,
     private readonly health?: StoreHealth,
     /** Hears the size of each group commit the writer thread made (metrics, issue 21). */
     private readonly onBatch?: (calls: number) => void,
@@ -77,19 +100,20 @@ export class Writer extends WorkerPool<Call, Answer> {
     // the database (0.1-0.25 s on a busy 2-vCPU machine, issue 22).
     super({
       name: 'writer',
-      module: new URL('./writer-worker.ts', import.meta.url),
+      module: thread,
       size: 1,
       jobsPerWorker: 1024,
-      workerData: { config, jobs: jobs.href },
+      workerData: { config },
     });
   }
 
   /**
    * Runs `steps` in order in one transaction of the writer's next group commit and resolves with each step's
-   * result once that commit is on disk; throws the ApiError a step refused with (then nothing was written).
-   * Buffers listed in `transfer` move to the writer. The steps' log lines are written to `log`.
+   * result once that commit is on disk (a tuple of steps, a tuple of their jobs' results); throws the ApiError a
+   * step refused with (then nothing was written). Buffers listed in `transfer` move to the writer. The steps'
+   * log lines are written to `log`.
    */
-  async commit(steps: Step[], opts: { now: number; log: Log; transfer?: ArrayBuffer[] }): Promise<unknown[]> {
+  async commit<const S extends readonly Step[]>(steps: S, opts: { now: number; log: Log; transfer?: ArrayBuffer[] }): Promise<Results<S>> {
     let answer: Answer;
     try {
       answer = await this.run({ steps, now: opts.now }, [...new Set(opts.transfer ?? [])]);
@@ -102,6 +126,7 @@ export class Writer extends WorkerPool<Call, Answer> {
     for (const calls of answer.batches ?? []) this.onBatch?.(calls);
     if ('refused' in answer) throw new ApiError(answer.refused.status, answer.refused.code, answer.refused.message, { errors: answer.refused.errors });
     for (const entry of answer.logs) opts.log[entry.level](entry.msg, entry.fields);
-    return answer.results;
+    // The writer thread ran each step with the job its kind names in the same table: its result is that job's.
+    return answer.results as Results<S>;
   }
 }

@@ -8,7 +8,7 @@ export type RangeTest = (ip: string) => boolean;
 /** One client however its address was written: IPv4-mapped IPv6 is plain IPv4, letters in lower case. */
 export const plainAddress = (raw: string) => raw.trim().replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '').toLowerCase();
 
-/** Whether an address lies in any of `ranges` (as config-values.ts's addressRanges checked them). */
+/** Whether an address lies in any of `ranges` (as config/values.ts's addressRanges checked them). */
 export function inRanges(ranges: readonly string[]): RangeTest {
   if (ranges.length === 0) return () => false;
   const list = new BlockList();

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { startOutboundScene, eventually, type OutboundScene } from '../testkit/outbound.ts';
 import { request, runCli, seedWorkspace, startTestApp } from '../testkit/app.ts';
 import { createResolver } from '../dns/resolver.ts';
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../config/config.ts';
 import { startApp } from '../app.ts';
 import { createLog } from '../log.ts';
 import { recheckDueDomains } from './verification.ts';

@@ -8,7 +8,7 @@ import { newId } from '../db/ids.ts';
 import { dkimName, dkimValue, inboundRecord, namesTheBox, recordSlot, requiredRecords, RETURN_PATH_PREFIX, type RecordKind } from '../dns/records.ts';
 import { hostnameProblem } from '../dns/box-name.ts';
 import type { CheckState, DnsIssue, InboundCheck, RecordCheck } from '../dns/verify.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { activeDkimKey, addEd25519Key, ed25519DkimKey, pendingDkimKey, retiringDkimKeys, storeDkimKey, type KeyMaterial } from './dkim-keys.ts';
 import { claimedElsewhere } from './claims.ts';
 

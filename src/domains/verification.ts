@@ -4,7 +4,7 @@
 // also gives every domain without one an ed25519 key, and a check that finds its record published starts its
 // signature.
 import type { App } from '../context.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import type { Db } from '../db/open.ts';
 import { checkDkim, checkDomain, checkInboundMx, type RecordCheck } from '../dns/verify.ts';
 import { dkimName, dkimValue, type DomainDns } from '../dns/records.ts';

@@ -94,7 +94,7 @@ export function draftRoutes(app: App) {
     ctx.body = { ok: true };
   });
 
-  // The file is the body (app.ts keeps the JSON parser off this path). Room is checked before a byte is read
+  // The file is the body (start/front-doors.ts keeps the JSON parser off this path). Room is checked before a byte is read
   // and again when the file is stored, so two uploads at once cannot pass the caps together.
   r.post('/drafts/:id/attachments', auth, async (ctx) => {
     const draft = draftOf(principalOf(ctx).workspaceId, ctx.params.id);

@@ -1,6 +1,6 @@
 // GET /analytics (API-SPEC.md 4.7; DESIGN.md "analytics days"): `days` 7, 30 (default) or 90, anything else a
 // 400 naming it; an API key or a session. It reads, but for the first request of a day, which first counts the
-// day that ended and moves the subject windows on (analytics.ts), in commits of their own. Mounted by app.ts.
+// day that ended and moves the subject windows on (analytics.ts), in commits of their own. Mounted by start/front-doors.ts.
 import { z } from 'zod';
 import type { App } from '../context.ts';
 import { apiRouter } from '../http/server.ts';

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
 import { startApp, type RunningApp } from '../app.ts';
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../config/config.ts';
 import { createLog } from '../log.ts';
 import { databasePath } from '../db/open.ts';
 import { request, seedWorkspace } from '../testkit/app.ts';

@@ -1,6 +1,6 @@
 // The full-text index, a moment after the mail (issue 22). An email is acknowledged with a row in search_backlog
 // instead of its index rows, and the writer thread indexes the backlog in batches, in transactions that answer
-// nobody (writer-jobs.ts `background`): FTS5 writes a segment per commit, so indexing 6 emails a group commit
+// nobody (start/writer-jobs.ts `background`): FTS5 writes a segment per commit, so indexing 6 emails a group commit
 // cost about twice what the same emails cost a hundred at a time, and the acknowledged commit is what every
 // sender waits on. GET /emails indexes what is left before it searches (search-routes.ts), so a search never
 // misses an email that was acknowledged; a list without words, `from` or `to` reads no index and waits for nothing.

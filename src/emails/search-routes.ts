@@ -1,5 +1,5 @@
 // GET /emails (API-SPEC.md 4.2): the query parameters validated once into ListParams (a 400 naming the first
-// bad one), then one page of list.ts. Mounted by app.ts beside emails/routes.ts.
+// bad one), then one page of list.ts. Mounted by start/front-doors.ts beside emails/routes.ts.
 import type { App } from '../context.ts';
 import { validationError } from '../errors.ts';
 import { isId } from '../db/ids.ts';

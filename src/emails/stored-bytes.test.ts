@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { simpleParser } from 'mailparser';
 import { compose } from '../mail/compose.ts';
 import { request, tempDir, testEnv } from '../testkit/app.ts';
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../config/config.ts';
 import { startApp } from '../app.ts';
 import { createLog } from '../log.ts';
 import { databasePath } from '../db/open.ts';

@@ -6,7 +6,7 @@
 // Mail sent with an API key or over SMTP submission belongs to an application, which has the events: no notice.
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import type { Db } from '../db/open.ts';
 import type { ParsedMessage } from '../mail/parse.ts';
 import { plainMessage } from '../mail/plain-message.ts';

@@ -1,7 +1,7 @@
 // The error envelope of DESIGN.md on every failed response: {error: {message, status, code, errors?}}.
 // Bad input maps to a 4xx with a stable code; anything unexpected is logged with the request id and
 // answered 500 without a stack trace or any internal text. A full disk is 507 with retry-after (one warn
-// line, no stack); our other faults are also handed to the Koa app's 'error' listeners (app.ts: health).
+// line, no stack); our other faults are also handed to the Koa app's 'error' listeners (start/front-doors.ts: health).
 import type { Middleware } from 'koa';
 import { ApiError } from '../errors.ts';
 import type { Log } from '../log.ts';

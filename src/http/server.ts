@@ -1,12 +1,12 @@
 // The Koa application and its HTTP listener: security headers, the error envelope and the Host and method
 // checks around everything, `/healthz` and the pages that links in mail open outside the API, and under
 // /api/v1 credentials first (from the headers alone), then the rate limit, then the body parser, which every
-// resource's routes (mounted by app.ts) rely on. A request without a valid credential is answered before a
+// resource's routes (mounted by start/front-doors.ts) rely on. A request without a valid credential is answered before a
 // byte of its body is read; the few routes open to strangers read theirs themselves, a few KB at most.
 import { createServer, type Server } from 'node:http';
 import Koa from 'koa';
 import { Router } from '@koa/router';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import type { Log } from '../log.ts';
 import { newId } from '../db/ids.ts';
 import { errorEnvelope } from './errors.ts';

@@ -119,7 +119,7 @@ export class Resorter {
     let more = this.db.prepare('SELECT 1 FROM label_resorts LIMIT 1').get() !== undefined;
     try {
       while (more && !this.stopped) {
-        const [result] = (await this.writer.commit([{ kind: 'labels.resort', payload: { batch: this.batch } }], { now: this.clock.now(), log: this.log })) as Array<{ more: boolean }>;
+        const [result] = await this.writer.commit([{ kind: 'labels.resort', payload: { batch: this.batch } }], { now: this.clock.now(), log: this.log });
         more = result.more;
       }
       this.fullDisk.succeeded();

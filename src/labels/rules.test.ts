@@ -4,7 +4,7 @@
 // arriving, the mailbox summary, deleting a label, and workspace isolation.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../config/config.ts';
 import { startApp, type RunningApp } from '../app.ts';
 import { createLog } from '../log.ts';
 import { request, seedWorkspace } from '../testkit/app.ts';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { request, startTestApp, tempDir, testEnv, type TestApp } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadConfig } from '../config/config.ts';
 import { SmtpError } from '../errors.ts';
 import { metricsAccess } from './routes.ts';
 import { rejectionReason, statusClass } from './metrics.ts';

@@ -5,7 +5,7 @@
 // accept API keys or sessions: a scrape token opens nothing else.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { App } from '../context.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { ApiError } from '../errors.ts';
 import { pageRouter } from '../http/server.ts';
 import { inRanges } from '../dns/ip-ranges.ts';

@@ -9,7 +9,7 @@
 // their client's key (its network, or the submitting workspace), so one client cannot hold the workers while
 // another's message waits, and a client whose message was refused has its next ones run on a lane of their own.
 import { randomUUID } from 'node:crypto';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { answerLookups } from '../dns/remote.ts';
 import { createResolver } from '../dns/resolver.ts';
 import { SmtpError } from '../errors.ts';

@@ -50,7 +50,7 @@ export interface Filed {
 export async function fileInWriter(writer: Pick<Writer, 'commit'>, m: ToFile, now: number, log: Log): Promise<Filed> {
   const analysis = transferable(m.analysis);
   const [filed] = await writer.commit([{ kind: 'file', payload: { ...m, analysis } }], { now, log, transfer: [analysis.buffer] });
-  return filed as Filed;
+  return filed;
 }
 
 /** The writer job `file`. */

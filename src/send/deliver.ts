@@ -8,7 +8,7 @@ import type { Dial } from '../context.ts';
 import { openSession, type ConnectOptions } from './connect.ts';
 import { NO_ANSWER, checkAddresses, fromSession, noSession, outcomes, settle, undecided, type Failure, type OutboundMessage, type RecipientOutcome, type Work } from './outcome.ts';
 import { ConnectionPool, type Session } from './pool.ts';
-import type { RelayRule } from '../config.ts';
+import type { RelayRule } from '../config/config.ts';
 import { relayFor, relaysFrom, type Relay, type Relays } from './relays.ts';
 import { Routes, type Target } from './route.ts';
 import { transact } from './transact.ts';

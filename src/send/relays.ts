@@ -1,7 +1,7 @@
 // Which relay carries a message, if any (DESIGN relays, issue 21): the first [[relay]] whose match names the
 // sending domain or the recipient's domain (each with its subdomains), else relay_url, else none: straight to
 // the recipient's MX. It parses the relay URLs once; it must not look names up or open sockets.
-import type { RelayMatch, RelayRule } from '../config.ts';
+import type { RelayMatch, RelayRule } from '../config/config.ts';
 
 export interface Relay {
   /** `relay[0]`, `relay[1]` ... in the config's order, or `relay_url`: the queue's destination. */
@@ -25,7 +25,7 @@ export interface Relays {
   fallback: Relay | null;
 }
 
-/** smtp://user:pass@host:port (STARTTLS, AUTH), smtps://... (implicit TLS), as config.ts has checked them. */
+/** smtp://user:pass@host:port (STARTTLS, AUTH), smtps://... (implicit TLS), as config/config.ts has checked them. */
 export function parseRelayUrl(raw: string, id: string, strict: { requireTls: boolean; verifyTls: boolean }, generation = 0): Relay {
   const url = new URL(raw);
   if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new TypeError(`relay URL must be smtp: or smtps:, got ${url.protocol}`);

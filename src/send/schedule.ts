@@ -143,7 +143,7 @@ export class Scheduler {
           if (!this.stopped && !this.timer) this.arm(next === null ? MAX_SLEEP_MS : next - clock.now());
           return;
         }
-        const [result] = (await writer.commit([{ kind: 'send.release', payload: {} }], { now: clock.now(), log })) as Array<{ released: number }>;
+        const [result] = await writer.commit([{ kind: 'send.release' }], { now: clock.now(), log });
         released += result.released;
         if (result.released) queue.wake();
       }

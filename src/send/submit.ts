@@ -175,7 +175,7 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
 }
 
 /**
- * The writer job `send` (writer-jobs.ts): writes planned sends, each with the time it was planned. The forwarded
+ * The writer job `send` (start/writer-jobs.ts): writes planned sends, each with the time it was planned. The forwarded
  * copy of a received message runs it inside the receive's own job, so all three send paths (a front door's,
  * a forwarded copy, a forwarding confirmation) write through it.
  */
@@ -184,7 +184,7 @@ export function writeSends(ctx: DbContext, plans: PlannedSend[]): void {
 }
 
 /** The writer step that queues `plans`, and the attachment buffers that move to the writer with it. */
-export function sendStep(plans: PlannedSend[]): { step: Step; transfer: ArrayBuffer[] } {
+export function sendStep(plans: PlannedSend[]): { step: Step<'send'>; transfer: ArrayBuffer[] } {
   const transfer: ArrayBuffer[] = [];
   const moved = plans.map((plan) => (plan.req.attachments.length ? { ...plan, req: { ...plan.req, attachments: movingContents(plan.req.attachments, transfer) } } : plan));
   return { step: { kind: 'send', payload: moved }, transfer };
@@ -253,10 +253,9 @@ export async function submitBatch(app: App, workspaceId: string, items: Array<Se
   }
   const data: BatchItem[] = planned.map((p, index) => (p instanceof ApiError ? { index, ok: false, error: { message: p.message, code: p.code } } : { index, ok: true, id: p.answer.id }));
   const { step, transfer } = sendStep(planned.filter((p): p is PlannedSend => !(p instanceof ApiError)));
-  const batch: BatchJob = { plans: step.payload as PlannedSend[], data, record: claim?.record };
-  const [answer] = (await app.writer.commit([{ kind: 'send.batch', payload: batch }], { now: app.clock.now(), log: app.log, transfer })) as BatchAnswer[];
+  const [answer] = await app.writer.commit([{ kind: 'send.batch', payload: { plans: step.payload, data, record: claim?.record } }], { now: app.clock.now(), log: app.log, transfer });
   claim?.stored();
-  if (answer.successful) wakeFor(app, step.payload as PlannedSend[]);
+  if (answer.successful) wakeFor(app, step.payload);
   return answer;
 }
 

@@ -5,7 +5,7 @@
 import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 
 const RENEW_BEFORE_MS = 30 * 24 * 60 * 60 * 1000;
 const VALID_DAYS = 2 * 365;

@@ -34,7 +34,7 @@ export function reportListenerErrors(server: SMTPServer, log: Log, metrics: Metr
     }
     const raw = err.remoteAddress ?? err.meta?.remoteAddress;
     const ip = raw === undefined ? undefined : clientAddress(raw);
-    // Binding the port failed: app.ts's listen() refuses to start with a message naming the setting; a stack
+    // Binding the port failed: start/front-doors.ts's listen() refuses to start with a message naming the setting; a stack
     // trace logged here first would only bury it.
     if ((err as NodeJS.ErrnoException).syscall === 'listen') return;
     if (isTlsFailure(err)) {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { generate } from 'selfsigned';
 import { freePort, startTestApp, tempDir, type TestApp } from '../testkit/app.ts';
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../config/config.ts';
 import { RawSmtp } from '../testkit/smtp-client.ts';
 
 const dir = tempDir();

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { SMTPServer, SMTPServerDataStream, SMTPServerOptions, SMTPServerSession } from 'smtp-server';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import type { Log } from '../log.ts';
 import { storageFault } from '../db/health.ts';
 import { networkOf } from '../dns/ip-ranges.ts';

@@ -4,7 +4,7 @@
 // budget (render_timeout, 503 past it). So a workspace rendering megabytes of template never holds the event
 // loop that answers every other workspace's API and SMTP (catalogue RES-16).
 import type { App } from '../context.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { Busy, FairPool } from '../threads/fair-pool.ts';
 import { JobTimeout } from '../threads/worker-pool.ts';

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../config/config.ts';
 import { startApp, type RunningApp } from '../app.ts';
 import { createLog } from '../log.ts';
 import type { Clock } from '../clock.ts';
@@ -31,7 +31,7 @@ export function testEnv(dataDir: string, overrides: Record<string, string> = {})
     MAILWRIGHT_DATA_DIR: dataDir,
     MAILWRIGHT_HTTP_HOST: '127.0.0.1',
     MAILWRIGHT_HTTP_PORT: '0',
-    // Set, since its default follows http_port, which is 0 here (config.ts refuses that pair unset).
+    // Set, since its default follows http_port, which is 0 here (config/config.ts refuses that pair unset).
     MAILWRIGHT_PUBLIC_URL: 'http://localhost:8080',
     MAILWRIGHT_SMTP_HOST: '127.0.0.1',
     MAILWRIGHT_SMTP_PORT: '0',

@@ -4,8 +4,8 @@
 // an A record of 127.0.0.1 is an address where they greet and 127.0.0.2 one where nothing listens.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startDnsServer, type DnsServer } from './testkit/dns-server.ts';
-import { freePort, startTestApp, seedWorkspace, request, runCli, type TestApp } from './testkit/app.ts';
+import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
+import { freePort, startTestApp, seedWorkspace, request, runCli, type TestApp } from '../testkit/app.ts';
 
 const HOST = 'mx.mailwright.test';
 let dns: DnsServer;

@@ -98,7 +98,7 @@ test('unknown keys, unknown variables, broken TOML and a missing file are refuse
 });
 
 test('config/mailwright.example.toml documents every key and loads once uncommented', () => {
-  const example = readFileSync(new URL('../config/mailwright.example.toml', import.meta.url), 'utf8');
+  const example = readFileSync(new URL('../../config/mailwright.example.toml', import.meta.url), 'utf8');
   // Top-level keys, and tables ([[relay]]) by their name: what follows a table header belongs to the table.
   const [topLevel] = example.split(/^#?\s*\[\[/m);
   const tables = [...example.matchAll(/^#?\s*\[\[([a-z_]+)\]\]/gm)].map((m) => m[1]);

@@ -5,9 +5,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { startOutboundScene, eventually } from './testkit/outbound.ts';
-import { request } from './testkit/app.ts';
-import { memorySettings } from './config-live.ts';
+import { startOutboundScene, eventually } from '../testkit/outbound.ts';
+import { request } from '../testkit/app.ts';
+import { memorySettings } from './live.ts';
 
 const threads = (name: string) => readdirSync('/proc/self/task').filter((t) => readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim() === name).length;
 

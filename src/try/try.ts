@@ -1,17 +1,19 @@
 // `mailwright try`: the whole box on this machine with no DNS, for a first look (mox's `localserve`). Its own
 // data directory (never a box's: db/try-marker.ts), loopback ports, the local domain mail.localhost with an
-// inbox and an owner (try-setup.ts), and the local outbox for mail to other domains (send/local-outbox.ts). It
+// inbox and an owner (setup.ts), and the local outbox for mail to other domains (send/local-outbox.ts). It
 // reads no configuration file and only the MAILWRIGHT_* variables below: a box's settings must not leak in.
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadConfig, type Config } from './config.ts';
-import { openStore, startApp, StartupError } from './app.ts';
-import { createLog } from './log.ts';
-import { systemClock } from './clock.ts';
-import { markTryDir, tryMayUse } from './db/try-marker.ts';
-import { servingProcesses } from './db/serving.ts';
-import { buildDashboard, isBuilt } from './dashboard/build.ts';
-import { prepareTryBox, TRY_DOMAIN, TRY_HOSTNAME, type TryAccess } from './try-setup.ts';
+import { loadConfig, type Config } from '../config/config.ts';
+import { startApp } from '../app.ts';
+import { openStore } from '../start/store.ts';
+import { StartupError } from '../errors.ts';
+import { createLog } from '../log.ts';
+import { systemClock } from '../clock.ts';
+import { markTryDir, tryMayUse } from '../db/try-marker.ts';
+import { servingProcesses } from '../db/serving.ts';
+import { buildDashboard, isBuilt } from '../dashboard/build.ts';
+import { prepareTryBox, TRY_DOMAIN, TRY_HOSTNAME, type TryAccess } from './setup.ts';
 
 export const TRY_DEFAULTS = { dir: 'data-try', httpPort: 8025, smtpPort: 1025, submissionPort: 1587 };
 

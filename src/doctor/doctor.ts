@@ -1,26 +1,26 @@
 // `mailwright doctor`: what this box needs from the world and whether it has it. The box's own name and
 // addresses (A/AAAA, PTR confirmed forward), whether `serve` listens and ports 25 and 587 answer on those
 // addresses, per domain which DNS records are missing or wrong with the exact record to publish, the box's
-// health (doctor-health.ts) and the way out (doctor-outbound.ts). Read-only: it changes no state, so it is
+// health (health.ts) and the way out (outbound.ts). Read-only: it changes no state, so it is
 // safe beside a running server.
 import { connect } from 'node:net';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Resolver } from 'node:dns/promises';
-import type { Config } from './config.ts';
-import type { Db } from './db/open.ts';
-import { createResolver, reverseLookup } from './dns/resolver.ts';
-import { boxAddresses, checkDomain, checkInboundMx, type RecordCheck } from './dns/verify.ts';
-import { inboundRecord, namesTheBox, recordFor, requiredRecords } from './dns/records.ts';
-import { hostnameProblem } from './dns/box-name.ts';
-import { allDomains } from './domains/domains.ts';
-import { overlappingClaims } from './domains/claims.ts';
-import { domainDns } from './domains/verification.ts';
-import { getWorkspace } from './account/workspaces.ts';
-import { loadOrCreateSigningKey, publicKeyFromRecords, publicKeyRecord, SIGNING_KEY_FILE } from './dns/domain-connect-keys.ts';
-import { KEY_HOST } from './domains/connect.ts';
-import { certificateCheck, growthCheck, queueCheck, reachabilityChecks, storageCheck, webhookChecks, type Check } from './doctor-health.ts';
-import { outboundChecks } from './doctor-outbound.ts';
+import type { Config } from '../config/config.ts';
+import type { Db } from '../db/open.ts';
+import { createResolver, reverseLookup } from '../dns/resolver.ts';
+import { boxAddresses, checkDomain, checkInboundMx, type RecordCheck } from '../dns/verify.ts';
+import { inboundRecord, namesTheBox, recordFor, requiredRecords } from '../dns/records.ts';
+import { hostnameProblem } from '../dns/box-name.ts';
+import { allDomains } from '../domains/domains.ts';
+import { overlappingClaims } from '../domains/claims.ts';
+import { domainDns } from '../domains/verification.ts';
+import { getWorkspace } from '../account/workspaces.ts';
+import { loadOrCreateSigningKey, publicKeyFromRecords, publicKeyRecord, SIGNING_KEY_FILE } from '../dns/domain-connect-keys.ts';
+import { KEY_HOST } from '../domains/connect.ts';
+import { certificateCheck, growthCheck, queueCheck, reachabilityChecks, storageCheck, webhookChecks, type Check } from './health.ts';
+import { outboundChecks } from './outbound.ts';
 
 interface Report {
   problems: number;
@@ -74,7 +74,7 @@ async function checkBox(config: Config, resolver: Resolver, r: Report): Promise<
     else bad(r, `${ip} has ${names.length ? `PTR ${names.join(', ')}` : 'no PTR record'}, not ${config.hostname}: receivers distrust mail from it`, `ask your VPS provider to set the reverse DNS of ${ip} to ${config.hostname}`);
   }
   // Ports 25 and 587 on those addresses, greeting as senders and clients reach them (what a connection from
-  // the box itself can prove is in doctor-health.ts); a port serve does not listen on was reported above.
+  // the box itself can prove is in health.ts); a port serve does not listen on was reported above.
   const ports: Array<{ name: string; port: number }> = [];
   if (smtp) ports.push({ name: 'SMTP', port: config.smtpPort });
   if (submission) ports.push({ name: 'submission', port: config.submissionPort });

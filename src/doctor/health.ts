@@ -8,12 +8,12 @@ import { connect as connectTls } from 'node:tls';
 import { networkInterfaces } from 'node:os';
 import { existsSync, readFileSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from './config.ts';
-import type { Db } from './db/open.ts';
-import { databasePath } from './db/open.ts';
-import { databaseBytes, sizeSamples } from './db/size.ts';
-import { freePageBytes, givesPagesBack } from './db/free-pages.ts';
-import { oldestDeferred, queueCounts } from './send/queue-stats.ts';
+import type { Config } from '../config/config.ts';
+import type { Db } from '../db/open.ts';
+import { databasePath } from '../db/open.ts';
+import { databaseBytes, sizeSamples } from '../db/size.ts';
+import { freePageBytes, givesPagesBack } from '../db/free-pages.ts';
+import { oldestDeferred, queueCounts } from '../send/queue-stats.ts';
 
 export interface Check {
   ok: boolean;

@@ -7,12 +7,12 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { CLI, ROOT, freePort, request, runCli, sessionCookie, tempDir, testEnv } from './testkit/app.ts';
-import { startDnsServer, type DnsServer } from './testkit/dns-server.ts';
-import { RawSmtp } from './testkit/smtp-client.ts';
-import { eventually } from './testkit/outbound.ts';
-import { openBrowser } from './testkit/browser.ts';
-import { TRY_MARKER } from './db/try-marker.ts';
+import { CLI, ROOT, freePort, request, runCli, sessionCookie, tempDir, testEnv } from '../testkit/app.ts';
+import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
+import { RawSmtp } from '../testkit/smtp-client.ts';
+import { eventually } from '../testkit/outbound.ts';
+import { openBrowser } from '../testkit/browser.ts';
+import { TRY_MARKER } from '../db/try-marker.ts';
 
 const has = (program: string) => spawnSync('sh', ['-c', `command -v ${program}`]).status === 0;
 const root = tempDir('mailwright-try-test-');

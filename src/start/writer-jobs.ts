@@ -1,15 +1,16 @@
-// The writer's job table (db/writer.ts), assembled beside app.ts so that db/ knows no flow: each kind a flow
-// or resource posts to the writer thread, and the function that runs it there. Loaded by the writer thread.
-import type { BackgroundJob, JobTable } from './db/writer.ts';
-import { writeAnswer } from './db/idempotency.ts';
-import { markPending } from './inboxes/forwarding.ts';
-import { deleteLabel } from './labels/labels.ts';
-import { draftSent } from './drafts/drafts.ts';
-import { resortStep } from './labels/resort.ts';
-import { fileMessage } from './receive/file.ts';
-import { writeBatch, writeSends } from './send/submit.ts';
-import { releaseDue } from './send/schedule.ts';
-import { indexAll, indexBacklog } from './emails/search-backlog.ts';
+// The writer's job table (db/writer.ts), assembled here, above the flows, so that db/ knows no flow: each kind a
+// flow or resource posts to the writer thread, and the function that runs it there. Each job's payload and result
+// are its function's parameter and return types: registered with db/writer.ts below, they check every step.
+import type { BackgroundJob, JobTable } from '../db/writer.ts';
+import { writeAnswer } from '../db/idempotency.ts';
+import { markPending } from '../inboxes/forwarding.ts';
+import { deleteLabel } from '../labels/labels.ts';
+import { draftSent } from '../drafts/drafts.ts';
+import { resortStep } from '../labels/resort.ts';
+import { fileMessage } from '../receive/file.ts';
+import { writeBatch, writeSends } from '../send/submit.ts';
+import { releaseDue } from '../send/schedule.ts';
+import { indexAll, indexBacklog } from '../emails/search-backlog.ts';
 
 export const jobs = {
   /** Received mail, filed for every inbox it reached (receive/). */
@@ -19,7 +20,7 @@ export const jobs = {
   /** A batch: its items queued, each over the plan failing alone, with the batch's Idempotency-Key answer. */
   'send.batch': writeBatch,
   /** Scheduled sends whose time has come, put on the queue. */
-  'send.release': (ctx) => releaseDue(ctx),
+  'send.release': releaseDue,
   /** A sent draft deleted in the send's transaction (the send fails if the draft is gone). */
   'drafts.sent': (ctx, p: { workspaceId: string; draftId: string }) => draftSent(ctx.db, p),
   /** An Idempotency-Key's answer, with the request's effect. */
@@ -29,7 +30,7 @@ export const jobs = {
   /** A label deleted: every email carrying it loses it (one statement over the labelled mail). */
   'labels.delete': (ctx, p: { workspaceId: string; labelId: string }) => deleteLabel(ctx.db, p.workspaceId, p.labelId),
   /** One bounded batch of applying a label to stored mail. */
-  'labels.resort': (ctx, p: { batch?: number }) => resortStep(ctx, p),
+  'labels.resort': resortStep,
   /**
    * The full-text index's backlog (emails/search-backlog.ts): all of it (GET /emails is about to search), or
    * with `{ all: false }` one batch, and the writer's background goes on with the rest between other calls.
@@ -39,3 +40,10 @@ export const jobs = {
 
 /** What the writer does in its own time, after its commits: the next batch of the full-text index's backlog. */
 export const background: BackgroundJob = (ctx) => indexBacklog(ctx.db);
+
+// The table's type, for db/writer.ts's Step and Result: what a caller hands each kind, and what it gets back.
+declare module '../db/writer.ts' {
+  interface Register {
+    jobs: typeof jobs;
+  }
+}

@@ -2,14 +2,14 @@
 // own DNS record, hourly housekeeping, nightly retention and scheduled backups. Each reads the configuration
 // when it runs, so a reload's values apply at the next run. Returns what stops them all.
 import cron from 'node-cron';
-import type { App } from './context.ts';
-import { FullDiskNotice } from './db/full-disk.ts';
-import { scheduledBackup } from './db/backup.ts';
-import { recheckDueDomains, rotateDueKeys } from './domains/verification.ts';
-import { runRetention } from './emails/retention.ts';
-import { purgeSessions } from './account/sessions.ts';
-import { purgeAuthFailures } from './account/login-throttle.ts';
-import { recordBoxDns } from './account/overview.ts';
+import type { App } from '../context.ts';
+import { FullDiskNotice } from '../db/full-disk.ts';
+import { scheduledBackup } from '../db/backup.ts';
+import { recheckDueDomains, rotateDueKeys } from '../domains/verification.ts';
+import { runRetention } from '../emails/retention.ts';
+import { purgeSessions } from '../account/sessions.ts';
+import { purgeAuthFailures } from '../account/login-throttle.ts';
+import { recordBoxDns } from '../account/overview.ts';
 
 /** `boxDns` false (mailwright try): the box's own name is never looked up. */
 export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () => Promise<void> {

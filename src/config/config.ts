@@ -10,7 +10,7 @@ import { parse as parseToml } from 'smol-toml';
 import {
   addressRanges, backupSchedule, boolean, budget, dnsServers, duration, durationOf, durations, fail, hostname, hostnames, integer, listenHost, logLevel, optionalUrl, plans, port, publicUrl, rate,
   readableFile, relays, text, type LogLevel, type Parser, type Plan, type RelayRule,
-} from './config-values.ts';
+} from './values.ts';
 
 export interface Config {
   dataDir: string;
@@ -126,7 +126,7 @@ export interface Config {
   trashDays: number;
 }
 
-export type { Plan, RelayMatch, RelayRule } from './config-values.ts';
+export type { Plan, RelayMatch, RelayRule } from './values.ts';
 
 export class ConfigError extends Error {
   constructor(message: string) {

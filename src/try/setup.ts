@@ -2,15 +2,15 @@
 // and receiving without DNS), its inbox, the owner with a fresh passphrase and a fresh API key at every start
 // (the ones before stop working: neither is kept anywhere but as a hash). The names are the same every time.
 import { randomInt } from 'node:crypto';
-import type { Clock } from './clock.ts';
-import type { Db } from './db/open.ts';
-import { DEFAULT_WORKSPACE, findWorkspace } from './account/workspaces.ts';
-import { findUserByEmail, insertUser, setPasswordHash } from './account/users.ts';
-import { hashPassword } from './account/passwords.ts';
-import { createKey, listKeys, revokeKey } from './account/keys.ts';
-import { createDomain, findSendingDomain, markLocal } from './domains/domains.ts';
-import { generateDkimKey } from './domains/dkim-keys.ts';
-import { createInbox } from './inboxes/inboxes.ts';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { DEFAULT_WORKSPACE, findWorkspace } from '../account/workspaces.ts';
+import { findUserByEmail, insertUser, setPasswordHash } from '../account/users.ts';
+import { hashPassword } from '../account/passwords.ts';
+import { createKey, listKeys, revokeKey } from '../account/keys.ts';
+import { createDomain, findSendingDomain, markLocal } from '../domains/domains.ts';
+import { generateDkimKey } from '../domains/dkim-keys.ts';
+import { createInbox } from '../inboxes/inboxes.ts';
 
 /** RFC 6761 6.3: names under .localhost never leave the machine, so no one else can claim or receive for it. */
 export const TRY_DOMAIN = 'mail.localhost';

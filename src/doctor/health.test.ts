@@ -9,11 +9,11 @@ import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
-import { startTestApp, tempDir, type TestApp } from './testkit/app.ts';
-import { certificateCheck, growthCheck, queueCheck, storageCheck, webhookChecks } from './doctor-health.ts';
-import { databaseBytes, SIZE_SAMPLES_KEPT } from './db/size.ts';
-import { databasePath } from './db/open.ts';
-import { runRetention } from './emails/retention.ts';
+import { startTestApp, tempDir, type TestApp } from '../testkit/app.ts';
+import { certificateCheck, growthCheck, queueCheck, storageCheck, webhookChecks } from './health.ts';
+import { databaseBytes, SIZE_SAMPLES_KEPT } from '../db/size.ts';
+import { databasePath } from '../db/open.ts';
+import { runRetention } from '../emails/retention.ts';
 
 let t: TestApp;
 const DAY = 24 * 3600_000;

@@ -3,10 +3,10 @@
 // whether each configured relay answers. Read-only: it connects, reads a greeting and says QUIT.
 import net from 'node:net';
 import type { Resolver } from 'node:dns/promises';
-import type { Config } from './config.ts';
-import { lookupHost, resolveMxRoute } from './dns/mx.ts';
-import { relaysFrom, type Relay } from './send/relays.ts';
-import { smtpGreeting, type Check } from './doctor-health.ts';
+import type { Config } from '../config/config.ts';
+import { lookupHost, resolveMxRoute } from '../dns/mx.ts';
+import { relaysFrom, type Relay } from '../send/relays.ts';
+import { smtpGreeting, type Check } from './health.ts';
 
 /** Big mailbox providers whose MX hosts always answer on port 25: if none does, the port is closed on the way out. */
 const PROBE_DOMAINS = ['gmail.com', 'outlook.com', 'yahoo.com'];

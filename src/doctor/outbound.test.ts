@@ -3,13 +3,13 @@
 // port 25 moot. The providers' MX hosts are the kit's sink on loopback addresses the DNS server names.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startDnsServer, type DnsServer } from './testkit/dns-server.ts';
-import { startSmtpSink, type SmtpSink } from './testkit/smtp-sink.ts';
-import { createResolver } from './dns/resolver.ts';
-import { loadConfig, type Config } from './config.ts';
-import { runCli, tempDir, testEnv } from './testkit/app.ts';
-import { outboundChecks } from './doctor-outbound.ts';
-import { openStore } from './app.ts';
+import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
+import { startSmtpSink, type SmtpSink } from '../testkit/smtp-sink.ts';
+import { createResolver } from '../dns/resolver.ts';
+import { loadConfig, type Config } from '../config/config.ts';
+import { runCli, tempDir, testEnv } from '../testkit/app.ts';
+import { outboundChecks } from './outbound.ts';
+import { openStore } from '../start/store.ts';
 
 const MX = '127.0.0.21';
 const NOTHING = '127.0.0.22'; // nothing listens: a host that blocks the port answers the same way, or not at all

@@ -1,0 +1,181 @@
+// The commands that act on a box's data directory: backup, restore, doctor, dkim, queue, setup, workspace, user
+// and key. They work while `serve` runs (SQLite WAL with a busy timeout lets them share the file), but for
+// `restore`, which replaces the database and so refuses while a serve uses it. main.ts dispatches to them.
+import { existsSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { text } from 'node:stream/consumers';
+import { ConfigError, type Config } from '../config/config.ts';
+import { systemClock } from '../clock.ts';
+import { databasePath, type Db } from '../db/open.ts';
+import { databaseProblems } from '../db/integrity.ts';
+import { createBackup } from '../db/backup.ts';
+import { restoreBackup } from '../db/restore.ts';
+import { issueSetupToken, setupLink } from '../account/setup.ts';
+import { createWorkspace, findWorkspace, DEFAULT_WORKSPACE } from '../account/workspaces.ts';
+import { createUser, findUserByEmail, setPasswordHash } from '../account/users.ts';
+import { passphraseProblem } from '../account/passphrase.ts';
+import { hashPassword } from '../account/passwords.ts';
+import { revokeUserSessions } from '../account/sessions.ts';
+import { unlockLogin } from '../account/login-throttle.ts';
+import { createKey } from '../account/keys.ts';
+import { generateDkimKey, RotationInProgress, startRotation } from '../domains/dkim-keys.ts';
+import { holderOf } from '../domains/claims.ts';
+import { dkimName, dkimValue } from '../dns/records.ts';
+import { flushQueue, listQueue } from '../send/queue-admin.ts';
+import { doctor } from '../doctor/doctor.ts';
+import { openStore } from '../start/store.ts';
+import { UsageError } from './help.ts';
+
+/** Runs `command` (one of HELP's but serve and try) with its arguments; resolves with the exit code. */
+export async function runCommand(config: Config, command: string, sub: string | undefined, rest: string[]): Promise<number> {
+  if (command === 'backup' || command === 'restore') {
+    const { positionals } = parseArgs({ args: [sub, ...rest].filter((a) => a !== undefined), allowPositionals: true, strict: true });
+    if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
+    if (command === 'backup') {
+      requireDatabase(config);
+      const made = await createBackup({ dataDir: config.dataDir, file: positionals[0], skip: [config.backupDir] });
+      for (const path of made.skipped) console.error(`mailwright: left out ${path}: not a regular file or folder`);
+      console.log(`wrote ${made.file} (${made.bytes} bytes: the database and ${made.entries.filter((e) => e.type === 'file').length - 1} other files)`);
+      return 0;
+    }
+    const done = await restoreBackup(positionals[0], config.dataDir);
+    console.log(`restored ${done.restored.join(', ')} into ${config.dataDir} from the backup of ${done.manifest.created} (${done.manifest.hostname})`);
+    if (done.movedAside.length) console.log(`kept what they replaced as ${done.movedAside.join(', ')}`);
+    return 0;
+  }
+  if (command === 'doctor') {
+    if (sub !== undefined) throw new UsageError(`doctor takes no arguments, got "${sub}"`);
+    requireDatabase(config);
+    const damage = await databaseProblems(databasePath(config.dataDir));
+    if (damage) {
+      console.log(damage.join('\n'));
+      return 1;
+    }
+    const db = openStore(config);
+    try {
+      return await doctor(config, db);
+    } finally {
+      db.close();
+    }
+  }
+  if (command === 'dkim') {
+    if (sub !== 'rotate' || rest.length !== 1) throw new UsageError('use "dkim rotate DOMAIN"');
+    requireDatabase(config);
+    const key = await generateDkimKey();
+    return withStore(config, (db) => {
+      const domain = holderOf(db, rest[0].trim().toLowerCase());
+      if (!domain || domain.name !== rest[0].trim().toLowerCase()) throw new Error(`no domain ${rest[0]} on this box`);
+      try {
+        db.transaction(() => startRotation(db, systemClock, domain.workspace_id, domain.id, key)).immediate();
+      } catch (err) {
+        if (err instanceof RotationInProgress) throw new Error(`a new key for ${domain.name} already waits for its DNS record; mailwright doctor or the dashboard shows it`);
+        throw err;
+      }
+      console.log(`Publish this TXT record; the new key signs once DNS serves it:\n${dkimName({ selector: key.selector, domain: domain.name })}  TXT  "${dkimValue(key.publicKey)}"`);
+    });
+  }
+  if (command === 'queue') {
+    if (sub !== 'list' && sub !== 'flush') throw new UsageError(`unknown command "queue ${sub ?? ''}"; use "queue list" or "queue flush"`);
+    const { values } = parseArgs({ args: rest, strict: true, options: { json: { type: 'boolean' } } });
+    requireDatabase(config);
+    return withStore(config, (db) => {
+      if (sub === 'flush') {
+        console.log(`${flushQueue(db)} deliveries will be attempted now`);
+        return;
+      }
+      const rows = listQueue(db);
+      if (values.json) console.log(JSON.stringify(rows, null, 2));
+      else if (rows.length === 0) console.log('The queue is empty.');
+      else for (const r of rows) console.log([r.emailId, r.recipient, r.state, `attempts ${r.attempts}`, r.nextAttemptAt ? `next ${r.nextAttemptAt}` : '', r.lastResponse ?? ''].filter(Boolean).join('  '));
+    });
+  }
+  if (command === 'setup') {
+    if (sub !== 'link' || rest.length) throw new UsageError('use "setup link"');
+    return withStore(config, (db) => {
+      const token = issueSetupToken(db, systemClock);
+      if (token === null) throw new Error(`this box has an owner already: sign in at ${config.publicUrl.replace(/\/+$/, '')}/login, or add a user with 'mailwright user add'`);
+      console.log(setupLink(config.publicUrl, token));
+      console.error('mailwright: open it in a browser to create the owner; it works once, for 24 hours, and replaces any earlier link');
+    });
+  }
+  if (command === 'workspace') {
+    if (sub !== 'create') throw new UsageError(`unknown command "workspace ${sub ?? ''}"; did you mean "workspace create NAME"?`);
+    const { positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true });
+    if (positionals.length !== 1) throw new UsageError('workspace create takes exactly one NAME');
+    return withStore(config, (db) => console.log(createWorkspace(db, systemClock, positionals[0]).id));
+  }
+  if (command === 'user' && sub === 'unlock') {
+    const { positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true });
+    if (positionals.length !== 1) throw new UsageError('user unlock takes exactly one EMAIL');
+    requireDatabase(config);
+    return withStore(config, (db) => {
+      if (!findUserByEmail(db, positionals[0].trim().toLowerCase())) throw new Error(`no user ${positionals[0]}`);
+      console.log(`cleared ${unlockLogin(db)} failed login attempts: those against ${positionals[0]} and every address's`);
+    });
+  }
+  if (command === 'user' && sub === 'passwd') {
+    const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true, options: { 'password-stdin': { type: 'boolean' } } });
+    if (positionals.length !== 1) throw new UsageError('user passwd takes exactly one EMAIL');
+    if (!values['password-stdin']) throw new UsageError('user passwd needs --password-stdin (the passphrase is never taken from the command line)');
+    return withStore(config, async (db) => {
+      const user = findUserByEmail(db, positionals[0]);
+      if (!user) throw new Error(`no user ${positionals[0]}`);
+      const password = (await text(process.stdin)).replace(/\r?\n$/, '');
+      const weak = passphraseProblem(password, user.email);
+      if (weak) throw new Error(`the passphrase ${weak}`);
+      const passwordHash = await hashPassword(password);
+      // One transaction: no session outlives the passphrase it was opened with.
+      const revoked = db.transaction(() => {
+        if (!setPasswordHash(db, user.id, passwordHash)) throw new Error(`no user ${positionals[0]}`);
+        return revokeUserSessions(db, systemClock, user.id);
+      }).immediate();
+      console.log(`set a new passphrase for ${user.email} and signed out its ${revoked} ${revoked === 1 ? 'session' : 'sessions'}`);
+    });
+  }
+  if (command === 'user') {
+    if (sub !== 'add') throw new UsageError(`unknown command "user ${sub ?? ''}"; did you mean "user add", "user passwd" or "user unlock"?`);
+    const { values } = parseArgs({ args: rest, strict: true, options: { email: { type: 'string' }, workspace: { type: 'string' }, 'password-stdin': { type: 'boolean' } } });
+    if (!values.email) throw new UsageError('user add needs --email ADDRESS');
+    if (!values['password-stdin']) throw new UsageError('user add needs --password-stdin (the password is never taken from the command line)');
+    const password = (await text(process.stdin)).replace(/\r?\n$/, '');
+    return withStore(config, async (db) => {
+      const workspace = pickWorkspace(db, values.workspace);
+      console.log((await createUser(db, systemClock, { workspaceId: workspace.id, email: values.email!, password })).id);
+    });
+  }
+  if (sub !== 'create') throw new UsageError(`unknown command "key ${sub ?? ''}"; did you mean "key create --name NAME"?`);
+  const { values } = parseArgs({ args: rest, strict: true, options: { name: { type: 'string' }, workspace: { type: 'string' } } });
+  const name = values.name?.trim();
+  if (!name || name.length > 100) throw new UsageError('key create needs --name NAME (1 to 100 characters)');
+  return withStore(config, (db) => console.log(createKey(db, systemClock, pickWorkspace(db, values.workspace).id, name).key));
+}
+
+/**
+ * The commands that read the box, or act on what it must already hold (queued mail, a domain, a user), refuse a
+ * data directory without a database: making an empty one there would answer "the queue is empty" about a box
+ * that is not this one. Exit 78, naming the file and the setting that points elsewhere.
+ */
+function requireDatabase(config: Config): void {
+  const file = databasePath(config.dataDir);
+  if (existsSync(file)) return;
+  throw new ConfigError(
+    `no database at ${file}: no box has run with this data directory. Point data_dir (MAILWRIGHT_DATA_DIR) at the box's data directory ` +
+      `(the systemd unit's is /var/lib/mailwright), or run 'mailwright serve' here first. Nothing was created.`,
+  );
+}
+
+async function withStore(config: Config, work: (db: Db) => void | Promise<void>): Promise<number> {
+  const db = openStore(config);
+  try {
+    await work(db);
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
+function pickWorkspace(db: Db, idOrName = DEFAULT_WORKSPACE) {
+  const workspace = findWorkspace(db, idOrName);
+  if (!workspace) throw new Error(`no workspace "${idOrName}"`);
+  return workspace;
+}

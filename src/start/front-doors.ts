@@ -1,0 +1,146 @@
+// The box's front doors: the HTTP app with every resource's routes and pages, the SMTP MX and submission
+// listeners with their TLS certificate, and the live event stream. startApp builds them, then opens them in
+// order (SMTP, submission, HTTP) once the background work runs; a port that cannot be had is a StartupError.
+import type { AddressInfo, Server } from 'node:net';
+import type { App } from '../context.ts';
+import type { Config } from '../config/config.ts';
+import { StartupError } from '../errors.ts';
+import { createHttpApp, createHttpServer } from '../http/server.ts';
+import { RateLimiter } from '../http/rate-limit.ts';
+import type { Authenticator } from '../http/auth.ts';
+import { createMxServer } from '../smtp/mx.ts';
+import { createSubmissionServer } from '../smtp/submission.ts';
+import { tlsCredentials } from '../smtp/certificate.ts';
+import { accountRoutes } from '../account/routes.ts';
+import { boxRoutes } from '../account/box-routes.ts';
+import { findKeyBySecret } from '../account/keys.ts';
+import { findSession } from '../account/sessions.ts';
+import { LoginThrottle } from '../account/login-throttle.ts';
+import { domainRoutes } from '../domains/routes.ts';
+import { emailRoutes } from '../emails/routes.ts';
+import { emailListRoutes } from '../emails/search-routes.ts';
+import { analyticsRoutes } from '../emails/analytics-routes.ts';
+import { labelRoutes } from '../labels/routes.ts';
+import { draftRoutes } from '../drafts/routes.ts';
+import { webhookRoutes } from '../webhooks/routes.ts';
+import { EventStream } from '../webhooks/stream.ts';
+import { dashboardPages } from '../dashboard/routes.ts';
+import { templateRoutes } from '../templates/routes.ts';
+import { forwardingPages, inboxRoutes } from '../inboxes/routes.ts';
+import { linkPages } from '../feedback/link-routes.ts';
+import { suppressionRoutes } from '../feedback/routes.ts';
+import { billingRoutes } from '../billing/routes.ts';
+import { billingPages } from '../billing/page-routes.ts';
+import { metricsPage } from '../metrics/routes.ts';
+import type { Background, Close } from './background.ts';
+
+const MiB = 1024 * 1024;
+
+export type FrontDoors = Awaited<ReturnType<typeof createFrontDoors>>;
+
+/** Where the box listens; `submission` null when MAILWRIGHT_SUBMISSION_PORT is 0 (off). */
+export interface Listening {
+  smtp: AddressInfo;
+  submission: AddressInfo | null;
+  http: AddressInfo;
+}
+
+/** Builds the front doors, listening on nothing yet. `healthy`: what /healthz answers, besides the store's health. */
+export async function createFrontDoors(app: App, work: Background, opts: { tryMode: boolean; healthy: () => boolean }) {
+  const { config, db, clock, log, health, metrics } = app;
+  const eventStream = new EventStream(app);
+  const authenticator: Authenticator = {
+    byKey: (secret) => {
+      const k = findKeyBySecret(db, clock, secret);
+      return k && { kind: 'key', ...k };
+    },
+    bySession: (token) => {
+      const s = findSession(db, clock, token);
+      return s && { kind: 'session', workspaceId: s.workspaceId, userId: s.userId, sessionId: s.id };
+    },
+  };
+  const tls = await tlsCredentials(config);
+  if (tls.notSaved) log.warn('could not keep the new self-signed TLS certificate; STARTTLS uses it from memory and the next start makes another', tls.notSaved);
+  const httpApp = createHttpApp(
+    {
+      config,
+      log,
+      authenticator,
+      rateLimiter: config.rateLimit > 0 ? new RateLimiter(config.rateLimit, clock) : null,
+      healthy: () => opts.healthy() && health.corrupt === null,
+      largerBodies: [
+        { path: /^\/api\/v1\/emails$/, limitBytes: 20 * MiB },
+        { path: /^\/api\/v1\/emails\/batch$/, limitBytes: 50 * MiB },
+      ],
+      // A draft's file is the request body itself, read by its route with its own caps.
+      rawBodies: [/^\/api\/v1\/drafts\/[^/]+\/attachments$/],
+      metrics,
+    },
+    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString(), tryMode: opts.tryMode }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, work.resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, work.dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), billingRoutes(app), boxRoutes(app)],
+    [forwardingPages(app), linkPages(app, work.linkVisits), billingPages(app), metricsPage(app), dashboardPages()],
+  );
+  // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.
+  httpApp.on('error', (err) => health.observe(err));
+  const httpServer = createHttpServer(httpApp);
+  const mx = createMxServer(app, tls, { analyzer: work.analyzer, writer: app.writer });
+  const submission = config.submissionPort === 0 ? null : createSubmissionServer(app, tls, work.analyzer);
+  return { eventStream, httpServer, mx, submission };
+}
+
+/** Opens SMTP, then submission, then HTTP (with the event stream), each one's close added to `opened`. */
+export async function openFrontDoors(config: Config, doors: FrontDoors, opened: Close[]): Promise<Listening> {
+  const { mx, submission, eventStream, httpServer } = doors;
+  const smtp = await listen(mx.server, config.smtpHost, config.smtpPort, 'SMTP', 'MAILWRIGHT_SMTP_PORT');
+  opened.push(() => new Promise<void>((resolve) => mx.close(() => resolve())));
+  let submissionAddress: AddressInfo | null = null;
+  if (submission) {
+    // On the MX listener's address: one SMTP host setting for both (DESIGN.md names no other).
+    submissionAddress = await listen(submission.server, config.smtpHost, config.submissionPort, 'SMTP submission', 'MAILWRIGHT_SUBMISSION_PORT', 'MAILWRIGHT_SMTP_HOST');
+    opened.push(() => new Promise<void>((resolve) => submission.close(() => resolve())));
+  }
+  eventStream.start();
+  const http = await listen(httpServer, config.httpHost, config.httpPort, 'HTTP', 'MAILWRIGHT_HTTP_PORT');
+  opened.push(() => closeHttp(httpServer));
+  // Before the HTTP server closes: open event streams would hold it open.
+  opened.push(async () => eventStream.stop());
+  return { smtp, submission: submissionAddress, http };
+}
+
+function listen(server: Server, host: string, port: number, what: string, variable: string, hostVariable = variable.replace('PORT', 'HOST')): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      const where = `${host}:${port}`;
+      if (err.code === 'EACCES') {
+        reject(
+          new StartupError(
+            `cannot listen for ${what} on ${where}: permission denied. Ports below 1024 need root or the CAP_NET_BIND_SERVICE capability ` +
+              `(the unit in systemd/ grants it with AmbientCapabilities=CAP_NET_BIND_SERVICE), or set ${variable} to a port above 1023.`,
+          ),
+        );
+      } else if (err.code === 'EADDRINUSE') {
+        reject(new StartupError(`cannot listen for ${what} on ${where}: the address is already in use by another program; stop it or set ${variable}.`));
+      } else if (err.code === 'EADDRNOTAVAIL') {
+        reject(new StartupError(`cannot listen for ${what} on ${where}: this machine has no such address; check the ${hostVariable} setting.`));
+      } else {
+        reject(err);
+      }
+    };
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+// Stop accepting, let requests in flight finish (up to 10 s), then drop idle keep-alive connections.
+function closeHttp(server: Server & { closeIdleConnections?: () => void; closeAllConnections?: () => void }): Promise<void> {
+  return new Promise((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections?.(), 10_000);
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections?.();
+  });
+}
