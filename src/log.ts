@@ -100,3 +100,15 @@ function censorNested(value: unknown, levels: number): unknown {
 // pino's serialiser gives type, message (with causes), stack and own properties such as `code`; `name` is kept
 // because lines written before pino carried it and a sysadmin greps for it.
 const serialiseError = (err: unknown) => (err instanceof Error ? { ...stdSerializers.err(err), name: err.name } : err);
+
+/** A long-running command (serve, try) logs an error nothing caught, then exits 1: systemd restarts it clean. */
+export function exitOnUncaught(log: Log): void {
+  process.on('uncaughtException', (err) => {
+    log.error('uncaught exception; exiting', { err });
+    process.exit(1);
+  });
+  process.on('unhandledRejection', (err) => {
+    log.error('unhandled rejection; exiting', { err });
+    process.exit(1);
+  });
+}

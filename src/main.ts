@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config/config.ts';
 import { startApp, type RunningApp } from './app.ts';
 import { StartupError } from './errors.ts';
-import { createLog, type Log } from './log.ts';
+import { createLog, exitOnUncaught, type Log } from './log.ts';
 import { storageFault } from './db/health.ts';
 import { hasUsers, issueSetupToken, SETUP_LINK_COMMAND, setupLink } from './account/setup.ts';
 import { buildDashboard, isBuilt } from './dashboard/build.ts';
@@ -64,14 +64,7 @@ function tryOptions(args: string[]) {
 
 async function serve(config: Config): Promise<number> {
   const log = createLog({ level: config.logLevel });
-  process.on('uncaughtException', (err) => {
-    log.error('uncaught exception; exiting', { err });
-    process.exit(1);
-  });
-  process.on('unhandledRejection', (err) => {
-    log.error('unhandled rejection; exiting', { err });
-    process.exit(1);
-  });
+  exitOnUncaught(log);
   // `npm ci` builds the dashboard; a checkout whose UI sources changed since is built again here (about a second).
   if (!isBuilt()) {
     log.info('building the dashboard');

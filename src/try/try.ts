@@ -8,7 +8,7 @@ import { loadConfig, type Config } from '../config/config.ts';
 import { startApp } from '../app.ts';
 import { openStore } from '../start/store.ts';
 import { StartupError } from '../errors.ts';
-import { createLog } from '../log.ts';
+import { createLog, exitOnUncaught } from '../log.ts';
 import { systemClock } from '../clock.ts';
 import { markTryDir, tryMayUse } from '../db/try-marker.ts';
 import { servingProcesses } from '../db/serving.ts';
@@ -84,14 +84,7 @@ export async function runTry(opts: TryOptions, env: NodeJS.ProcessEnv = process.
   const config = tryConfig({ ...opts, dir }, env);
   // Logs go to stderr: stdout carries what a newcomer reads and copies.
   const log = createLog({ level: config.logLevel, write: (line) => process.stderr.write(`${line}\n`) });
-  process.on('uncaughtException', (err) => {
-    log.error('uncaught exception; exiting', { err });
-    process.exit(1);
-  });
-  process.on('unhandledRejection', (err) => {
-    log.error('unhandled rejection; exiting', { err });
-    process.exit(1);
-  });
+  exitOnUncaught(log);
 
   const db = openStore(config, systemClock, log);
   let access: TryAccess;
