@@ -4,6 +4,9 @@
 // corpus (scripts/bench/spam-corpus.ts): see the comments on each.
 import { describeToken, type MessageTokens } from './tokens.ts';
 import type { Clue, Counts, Score } from './model.ts';
+import type { Signal } from './signals.ts';
+
+export type { Signal } from './signals.ts';
 
 /** Messages of each class the model must have learned before SPAM_THRESHOLD applies. */
 export const MIN_TRAINED = 50;
@@ -60,14 +63,6 @@ export function decide(message: MessageTokens, scored: Score, totals: Counts): V
   if (message.gtube) return { spam: true, score: 1, threshold, state, gtube: true, clues: scored.clues, trained };
   const spam = threshold !== null && scored.score >= threshold;
   return { spam, score: scored.score, threshold, state, gtube: false, clues: scored.clues, trained };
-}
-
-/** One reason for a verdict, in the shape of the email record's `spam.signals` (docs: "spam verdict"). */
-export interface Signal {
-  kind: 'gtube' | 'content' | 'learning';
-  detail: string;
-  /** For a content clue, the token's spam probability (0 ham .. 1 spam); 1 for GTUBE; 0 for the learning note. */
-  weight: number;
 }
 
 /**
