@@ -21,6 +21,7 @@ import { Billing } from './pages/billing.tsx';
 import { Settings } from './pages/settings.tsx';
 import { ComposeHost, openCompose } from './pages/compose.tsx';
 import { TryBanner } from './try-banner.tsx';
+import { Icon } from './icons.tsx';
 
 
 const SECTIONS: Array<[string, string, (p: { me: Me }) => preact.JSX.Element]> = [
@@ -71,7 +72,7 @@ function App() {
   return (
     <div class="shell" onClick={onLinkClick}>
       <button class="button menu-toggle" aria-label="Menu" onClick={() => setNavOpen(!navOpen)}>
-        ☰
+        <Icon name="menu" />
       </button>
       <nav class={`nav ${navOpen ? 'open' : ''}`} aria-label="Sections">
         <a class="brand" href="/mail">
@@ -104,7 +105,7 @@ function App() {
         </button>
       </nav>
       <main class="main">{path.startsWith('/mail') ? <Mailbox /> : Current ? <Current me={me} /> : <NotFound />}</main>
-      <ComposeHost />
+      <ComposeHost me={me} />
       <toast.Toast />
       {help && (
         <Modal title="Keyboard shortcuts" onClose={() => setHelp(false)}>
