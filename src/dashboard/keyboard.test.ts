@@ -10,6 +10,9 @@ import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
 import { openBrowser, signedIn } from '../testkit/browser.ts';
 
+// The page's own global, in the functions run there.
+declare const document: any;
+
 let browser: Browser;
 let s: InboundScene;
 let page: Page;
@@ -39,7 +42,7 @@ async function receive(subject: string, html = `<p>Words of ${subject}.</p>`): P
 /** Where the focus is: inside the dialog, and a name for the element (to see Tab move and wrap). */
 const focusInDialog = () =>
   page.evaluate(() => {
-    const el = document.activeElement as HTMLElement | null;
+    const el = document.activeElement;
     const dialog = el?.closest('[role="dialog"]');
     return { inside: !!dialog, name: el ? `${el.tagName}:${el.getAttribute('name') ?? el.getAttribute('aria-label') ?? el.textContent?.trim().slice(0, 30)}` : '' };
   });
