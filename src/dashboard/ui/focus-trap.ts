@@ -53,10 +53,3 @@ export function useFocusTrap<T extends HTMLElement>(onClose: () => void) {
   }, []);
   return ref;
 }
-
-/** Moves the focus into `el` once it exists (a dialog whose fields arrive after it opened). */
-export function useFocusWhenReady(el: () => HTMLElement | null | undefined, ready: boolean) {
-  useEffect(() => {
-    if (ready) el()?.focus();
-  }, [ready]);
-}

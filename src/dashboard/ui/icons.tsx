@@ -37,7 +37,6 @@ export function Icon({ name, label, filled = false }: { name: IconName; label?: 
       data-icon={name}
       {...(label ? { role: 'img', 'aria-label': label } : { 'aria-hidden': 'true' })}
     >
-      {label && <title>{label}</title>}
       <path d={PATHS[name]} />
     </svg>
   );

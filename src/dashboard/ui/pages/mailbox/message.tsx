@@ -26,6 +26,9 @@ export function Message({ email: e }: { email: Email }) {
     } catch {}
     if (!f || !doc?.documentElement) return;
     unlisten.current = keysFrom(doc);
+    // A body drawn dark (no colours of its own, dark mode) is dark to the frame's rounded corners.
+    const back = doc.defaultView?.getComputedStyle(doc.documentElement).backgroundColor;
+    f.style.background = back && back !== 'rgba(0, 0, 0, 0)' ? back : '';
     f.style.height = '0px'; // the CSS minimum, so that the body's own height shows
     f.style.height = `${Math.max(360, Math.min(4000, doc.documentElement.scrollHeight))}px`;
   };
