@@ -51,7 +51,8 @@ const lastFromKey = (me: Me) => `mailwright.from.${me.workspace.id}.${me.user.id
 function defaultFrom(me: Me, ids: Identities | null): string {
   const last = localStorage.getItem(lastFromKey(me));
   const usable = (a: string) => ids !== null && (ids.addresses.includes(a) || ids.domains.includes(a.slice(a.lastIndexOf('@') + 1)));
-  if (last && usable(last.toLowerCase())) return last;
+  // The address itself, also when it was written with a name (Sales <sales@example.com>).
+  if (last && usable((/<([^>]+)>/.exec(last)?.[1] ?? last).trim().toLowerCase())) return last;
   return ids?.addresses.length === 1 ? ids.addresses[0] : '';
 }
 
