@@ -8,7 +8,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { request, TEST_PASSWORD } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
-import { openBrowser, signedIn } from '../testkit/browser.ts';
+import { DESKTOP, openBrowser, PHONE, signedIn } from '../testkit/browser.ts';
 
 // The page's own global, in the functions run there.
 declare const document: any;
@@ -155,6 +155,23 @@ test('after a click in a message body, j, e, r, # and ? still work, and nothing 
   await page.keyboard.press('#');
   await page.locator('.toast', { hasText: 'Moved to Trash' }).waitFor();
   await eventually(async () => (await api(`/emails/${newer}`)).body.trashedAt !== null, 5_000, 'in the Trash on the box');
+  assert.equal(errors, []);
+});
+
+test('at phone width the menu drawer closes on Escape', async () => {
+  await page.setViewportSize(PHONE);
+  try {
+    await page.goto(`${s.t.url}/overview`);
+    const menu = page.getByRole('button', { name: 'Menu' });
+    await menu.click();
+    assert.is(await menu.getAttribute('aria-expanded'), 'true');
+    await page.locator('nav.nav.open').waitFor();
+    await page.keyboard.press('Escape');
+    await page.locator('nav.nav.open').waitFor({ state: 'detached' });
+    assert.is(await menu.getAttribute('aria-expanded'), 'false');
+  } finally {
+    await page.setViewportSize(DESKTOP);
+  }
   assert.equal(errors, []);
 });
 

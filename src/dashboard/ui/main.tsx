@@ -58,6 +58,13 @@ function App() {
     void whoAmI();
   }, []);
   useEffect(() => setNavOpen(false), [path]);
+  // The drawer (phone width) closes on Escape, as a menu does.
+  useEffect(() => {
+    if (!navOpen) return;
+    const esc = (e: KeyboardEvent) => e.key === 'Escape' && setNavOpen(false);
+    addEventListener('keydown', esc);
+    return () => removeEventListener('keydown', esc);
+  }, [navOpen]);
   useShortcuts([{ key: '?', label: 'Show these shortcuts', run: () => setHelp((h) => !h) }], []);
 
   if (path === '/setup') return <Setup onDone={whoAmI} />;
@@ -71,7 +78,7 @@ function App() {
   const Current = section?.[2];
   return (
     <div class="shell" onClick={onLinkClick}>
-      <button class="button menu-toggle" aria-label="Menu" onClick={() => setNavOpen(!navOpen)}>
+      <button class="button menu-toggle" aria-label="Menu" aria-expanded={navOpen} onClick={() => setNavOpen(!navOpen)}>
         <Icon name="menu" />
       </button>
       <nav class={`nav ${navOpen ? 'open' : ''}`} aria-label="Sections">
