@@ -1,7 +1,7 @@
 // Keeps the keyboard inside an open dialog, as WAI-ARIA's modal dialog pattern asks: focus moves into it when it
 // opens, Tab and Shift+Tab cycle through its controls, Escape closes the topmost one, and focus goes back to what
 // opened it when it closes. Every dialog is a Modal (components.tsx), which uses this hook.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 const FOCUSABLE = ['a[href]', 'button:not([disabled])', 'input:not([disabled]):not([type="hidden"])', 'select:not([disabled])', 'textarea:not([disabled])', 'iframe', '[tabindex]:not([tabindex="-1"])', '[contenteditable="true"]'].join(', ');
 
@@ -21,7 +21,8 @@ export function useFocusTrap<T extends HTMLElement>(onClose: () => void) {
   const [opener] = useState(() => document.activeElement as HTMLElement | null);
   const close = useRef(onClose);
   close.current = onClose;
-  useEffect(() => {
+  // Before the dialog is painted: a key pressed the moment it shows lands in it.
+  useLayoutEffect(() => {
     const dialog = ref.current!;
     open.push(dialog);
     // A control the dialog asked for (autofocus), or its first one below the title bar, or the dialog itself.

@@ -58,13 +58,12 @@ function App() {
     void whoAmI();
   }, []);
   useEffect(() => setNavOpen(false), [path]);
-  // The drawer (phone width) closes on Escape, as a menu does.
+  // The drawer (phone width) closes on Escape, as a menu does (a no-op while it is closed).
   useEffect(() => {
-    if (!navOpen) return;
     const esc = (e: KeyboardEvent) => e.key === 'Escape' && setNavOpen(false);
     addEventListener('keydown', esc);
     return () => removeEventListener('keydown', esc);
-  }, [navOpen]);
+  }, []);
   useShortcuts([{ key: '?', label: 'Show these shortcuts', run: () => setHelp((h) => !h) }], []);
 
   if (path === '/setup') return <Setup onDone={whoAmI} />;

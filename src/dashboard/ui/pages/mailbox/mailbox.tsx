@@ -96,6 +96,11 @@ export function Mailbox() {
   };
   const selected = rows.find((r) => r.id === selectedId);
   const searchBox = useRef<HTMLInputElement>(null);
+  // The box shows the search of the address; what is being typed is left alone when the list re-renders (mail
+  // arriving, a load finishing), which a controlled value would wipe.
+  useEffect(() => {
+    if (searchBox.current) searchBox.current.value = search;
+  }, [search]);
   useShortcuts(
     [
       { key: 'j', label: 'Next message', run: () => move(1) },
@@ -132,7 +137,7 @@ export function Mailbox() {
               navigate(`${base}${q ? `?${qs({ q, ...(inFolder ? { scope: 'folder' } : {}) })}` : ''}`);
             }}
           >
-            <input ref={searchBox} type="search" name="q" placeholder={inFolder ? `Search ${title.toLowerCase()}  ( / )` : 'Search all mail  ( / )'} value={search} aria-label="Search" />
+            <input ref={searchBox} type="search" name="q" placeholder={inFolder ? `Search ${title.toLowerCase()}  ( / )` : 'Search all mail  ( / )'} defaultValue={search} aria-label="Search" />
           </form>
           {search && view !== 'drafts' && (
             <div class="row search-scope" role="group" aria-label="Search in">

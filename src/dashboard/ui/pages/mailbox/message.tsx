@@ -10,28 +10,7 @@ import { Icon } from '../../icons.tsx';
 export function Message({ email: e }: { email: Email }) {
   const [images, setImages] = useState(() => localStorage.getItem(senderKey(e.from.address)) === '1');
   const remote = useMemo(() => e.html !== null && /<img\b[^>]*\bsrc\s*=\s*["']?https?:/i.test(e.html), [e.html]);
-  const frame = useRef<HTMLIFrameElement>(null);
-  // The frame is the box's origin with no script of its own (sandbox="allow-same-origin" alone, and the same in
-  // its CSP), so the page can read it: keys pressed after a click in the body reach the shortcuts, and the frame
-  // takes the body's height. A frame whose document cannot be read (a link followed inside it) keeps the rest.
-  const unlisten = useRef<(() => void) | null>(null);
-  useEffect(() => () => unlisten.current?.(), []);
-  const loaded = () => {
-    const f = frame.current;
-    unlisten.current?.();
-    unlisten.current = null;
-    let doc: Document | null = null;
-    try {
-      doc = f?.contentDocument ?? null;
-    } catch {}
-    if (!f || !doc?.documentElement) return;
-    unlisten.current = keysFrom(doc);
-    // A body drawn dark (no colours of its own, dark mode) is dark to the frame's rounded corners.
-    const back = doc.defaultView?.getComputedStyle(doc.documentElement).backgroundColor;
-    f.style.background = back && back !== 'rgba(0, 0, 0, 0)' ? back : '';
-    f.style.height = '0px'; // the CSS minimum, so that the body's own height shows
-    f.style.height = `${Math.max(360, Math.min(4000, doc.documentElement.scrollHeight))}px`;
-  };
+  const { frame, loaded } = useBodyFrame();
   const verdict = (name: string, v: { result: string; domain?: string | null } | undefined) =>
     v && (
       <Badge tone={v.result === 'pass' ? 'good' : v.result === 'fail' ? 'bad' : 'neutral'}>
@@ -95,4 +74,50 @@ export function Message({ email: e }: { email: Email }) {
       )}
     </div>
   );
+}
+
+/**
+ * The body's frame as the page sees it. The frame is the box's origin with no script of its own (sandbox
+ * "allow-same-origin" alone, and the same in its CSP), so the page can read it: keys pressed after a click in the
+ * body reach the shortcuts, and the frame takes the body's height. A document that cannot be read (a link
+ * followed inside the frame) keeps its keys.
+ */
+function useBodyFrame() {
+  const frame = useRef<HTMLIFrameElement>(null);
+  const heard = useRef<{ doc: Document; stop: () => void } | null>(null);
+  const readable = (): Document | null => {
+    try {
+      const doc = frame.current?.contentDocument;
+      return doc?.documentElement ? doc : null;
+    } catch {
+      return null;
+    }
+  };
+  const listen = () => {
+    const doc = readable();
+    if (!doc || heard.current?.doc === doc) return;
+    heard.current?.stop();
+    heard.current = { doc, stop: keysFrom(doc) };
+  };
+  useEffect(() => {
+    // A click in the body before it has loaded (its images on their way): the page's window loses the focus to it.
+    const onBlur = () => setTimeout(() => document.activeElement === frame.current && listen());
+    addEventListener('blur', onBlur);
+    return () => {
+      removeEventListener('blur', onBlur);
+      heard.current?.stop();
+    };
+  }, []);
+  const loaded = () => {
+    listen();
+    const f = frame.current;
+    const doc = readable();
+    if (!f || !doc) return;
+    // A body drawn dark (no colours of its own, dark mode) is dark to the frame's rounded corners.
+    const back = doc.defaultView?.getComputedStyle(doc.documentElement).backgroundColor;
+    f.style.background = back && back !== 'rgba(0, 0, 0, 0)' ? back : '';
+    f.style.height = '0px'; // the CSS minimum, so that the body's own height shows
+    f.style.height = `${Math.max(360, Math.min(4000, doc.documentElement.scrollHeight))}px`;
+  };
+  return { frame, loaded };
 }
