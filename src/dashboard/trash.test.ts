@@ -149,7 +149,7 @@ test('Archive, Spam and taking a label off each offer Undo, which reverses exact
 
   assert.is((await api(`/emails/${id}/labels`, { body: { add: ['Keepers'] } })).status, 200);
   await page.reload();
-  await page.getByRole('button', { name: 'Labels ▾' }).click();
+  await page.getByRole('button', { name: 'Labels', exact: true }).click();
   // A click, not uncheck(): the box is ticked by what the server says, which changes a moment later.
   await page.getByRole('checkbox', { name: 'Keepers' }).click();
   await toast('Removed the label Keepers').getByRole('button', { name: 'Undo' }).click();

@@ -128,6 +128,7 @@ test('without parameters: sent and received mail, newest first, spam left out; t
     threadId: E.report,
     direction: 'in',
     status: 'received',
+    scheduledAt: null,
     from: { name: 'Alice Liddell', address: 'alice@sender.example' },
     to: [{ name: 'Hello', address: 'hello@in.example' }],
     subject: 'Quarterly report draft',

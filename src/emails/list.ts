@@ -86,13 +86,13 @@ const CHECK_BUDGET = 250;
 const CHECK_CHUNK = 50;
 
 const COLUMNS = `e.id, e.direction, e.status, e.from_address, e.from_name, e.to_json, e.subject, e.preview, e.created_at, e.inbox_id,
-  e.thread_id, e.domain, e.category, e.important, e.read_at, e.archived_at, e.trashed_at, e.labels_json,
+  e.thread_id, e.domain, e.category, e.important, e.read_at, e.archived_at, e.trashed_at, e.labels_json, e.scheduled_at,
   (SELECT count(*) FROM email_attachments a WHERE a.email_id = e.id) AS attachment_count`;
 
 type SummaryRow = Pick<
   EmailRow,
   | 'id' | 'direction' | 'status' | 'from_address' | 'from_name' | 'to_json' | 'subject' | 'preview' | 'created_at' | 'inbox_id' | 'thread_id'
-  | 'domain' | 'category' | 'important' | 'read_at' | 'archived_at' | 'trashed_at' | 'labels_json'
+  | 'domain' | 'category' | 'important' | 'read_at' | 'archived_at' | 'trashed_at' | 'labels_json' | 'scheduled_at'
 > & { attachment_count: number };
 
 /** One page of the list: `{data, count, hasMore}` (DESIGN.md lists). */
@@ -349,6 +349,8 @@ function presentSummary(row: SummaryRow, snippet: string, labels: Label[], deliv
     threadId: row.thread_id,
     direction: row.direction,
     status: row.status,
+    /** When a scheduled send goes (and went); null for mail sent at once and received mail. */
+    scheduledAt: isoOrNull(row.scheduled_at),
     from: { name: row.from_name || null, address: row.from_address },
     to: (JSON.parse(row.to_json) as Array<{ name?: string; address: string }>).map((m) => ({ name: m.name || null, address: m.address })),
     subject: row.subject,

@@ -15,9 +15,13 @@ export class ApiError extends Error {
 /** Set by the app: what to do when the session has ended (go to the login page). */
 export const session = { onExpired: () => {} };
 
+/** Told of each write the box accepted (path and method): what shows mail and labels re-reads after one. */
+export const afterWrite = new Set<(path: string, method: string) => void>();
+
 export async function api<T = any>(path: string, opts: { method?: string; body?: unknown; headers?: Record<string, string>; quiet?: boolean } = {}): Promise<T> {
+  const method = opts.method ?? (opts.body === undefined ? 'GET' : 'POST');
   const res = await fetch(`/api/v1${path}`, {
-    method: opts.method ?? (opts.body === undefined ? 'GET' : 'POST'),
+    method,
     headers: { ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
     body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
     credentials: 'same-origin',
@@ -34,6 +38,7 @@ export async function api<T = any>(path: string, opts: { method?: string; body?:
     if (res.status === 401 && !opts.quiet && !path.startsWith('/auth/') && !path.startsWith('/setup')) session.onExpired();
     throw new ApiError(res.status, body?.error?.code ?? 'error', body?.error?.message ?? `The box answered ${res.status}`, body);
   }
+  if (method !== 'GET') afterWrite.forEach((f) => f(path, method));
   return body as T;
 }
 

@@ -3,6 +3,8 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from './api.ts';
+import { useFocusTrap } from './focus-trap.ts';
+import { Icon } from './icons.tsx';
 
 /** Loads data for a page: `{data, error, loading, reload}`; reloads when `deps` change. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
@@ -89,19 +91,16 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
   );
 }
 
+/** A dialog over the page: focus moves into it and stays until it closes (focus-trap.ts), Escape closes it. */
 export function Modal({ title, onClose, children }: { title: string; onClose: () => void; children: ComponentChildren }) {
-  useEffect(() => {
-    const esc = (e: KeyboardEvent) => e.key === 'Escape' && onClose();
-    addEventListener('keydown', esc);
-    return () => removeEventListener('keydown', esc);
-  }, [onClose]);
+  const dialog = useFocusTrap<HTMLDivElement>(onClose);
   return (
     <div class="modal-back" onClick={(e) => e.target === e.currentTarget && onClose()}>
-      <div class="modal" role="dialog" aria-modal="true" aria-label={title}>
-        <header>
+      <div ref={dialog} class="modal" role="dialog" aria-modal="true" aria-label={title} tabIndex={-1}>
+        <header data-dialog-bar>
           <h2>{title}</h2>
           <button class="icon" aria-label="Close" onClick={onClose}>
-            ×
+            <Icon name="close" />
           </button>
         </header>
         {children}

@@ -21,6 +21,7 @@ import { Billing } from './pages/billing.tsx';
 import { Settings } from './pages/settings.tsx';
 import { ComposeHost, openCompose } from './pages/compose.tsx';
 import { TryBanner } from './try-banner.tsx';
+import { Icon } from './icons.tsx';
 
 
 const SECTIONS: Array<[string, string, (p: { me: Me }) => preact.JSX.Element]> = [
@@ -57,6 +58,12 @@ function App() {
     void whoAmI();
   }, []);
   useEffect(() => setNavOpen(false), [path]);
+  // The drawer (phone width) closes on Escape, as a menu does (a no-op while it is closed).
+  useEffect(() => {
+    const esc = (e: KeyboardEvent) => e.key === 'Escape' && setNavOpen(false);
+    addEventListener('keydown', esc);
+    return () => removeEventListener('keydown', esc);
+  }, []);
   useShortcuts([{ key: '?', label: 'Show these shortcuts', run: () => setHelp((h) => !h) }], []);
 
   if (path === '/setup') return <Setup onDone={whoAmI} />;
@@ -70,8 +77,8 @@ function App() {
   const Current = section?.[2];
   return (
     <div class="shell" onClick={onLinkClick}>
-      <button class="button menu-toggle" aria-label="Menu" onClick={() => setNavOpen(!navOpen)}>
-        ☰
+      <button class="button menu-toggle" aria-label="Menu" aria-expanded={navOpen} onClick={() => setNavOpen(!navOpen)}>
+        <Icon name="menu" />
       </button>
       <nav class={`nav ${navOpen ? 'open' : ''}`} aria-label="Sections">
         <a class="brand" href="/mail">
@@ -104,7 +111,7 @@ function App() {
         </button>
       </nav>
       <main class="main">{path.startsWith('/mail') ? <Mailbox /> : Current ? <Current me={me} /> : <NotFound />}</main>
-      <ComposeHost />
+      <ComposeHost me={me} />
       <toast.Toast />
       {help && (
         <Modal title="Keyboard shortcuts" onClose={() => setHelp(false)}>

@@ -1,8 +1,11 @@
 // The composer: a draft saved as you type (the drafts API), files uploaded with progress and the limits shown
-// first, sent now or at a time; reply and forward start from a message with its text quoted.
+// first, sent now or at a time; reply and forward start from a message with its text quoted. From starts as the
+// address last sent from in this browser (per workspace and user), or the workspace's only sending address.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, upload } from '../api.ts';
 import { bytes, messageOf, Modal, toast } from '../components.tsx';
+import type { Me } from '../session.ts';
+import { Icon } from '../icons.tsx';
 
 const MAX_FILES = 10;
 const MAX_BYTES = 10 * 1000 * 1000;
@@ -33,10 +36,24 @@ let show: ((s: Start | null) => void) | null = null;
 export const openCompose = (s: Start) => show?.(s);
 
 /** Where the composer lives: one at a time, over whatever page is open. */
-export function ComposeHost() {
+export function ComposeHost({ me }: { me: Me }) {
   const [start, setStart] = useState<Start | null>(null);
   show = setStart;
-  return start ? <Composer key={JSON.stringify(start)} start={start} onClose={() => setStart(null)} /> : null;
+  return start ? <Composer key={JSON.stringify(start)} start={start} me={me} onClose={() => setStart(null)} /> : null;
+}
+
+interface Identities {
+  addresses: string[];
+  domains: string[];
+}
+const lastFromKey = (me: Me) => `mailwright.from.${me.workspace.id}.${me.user.id}`;
+/** The From a new message starts with: the last one sent from while it can still send, else the only address. */
+function defaultFrom(me: Me, ids: Identities | null): string {
+  const last = localStorage.getItem(lastFromKey(me));
+  const usable = (a: string) => ids !== null && (ids.addresses.includes(a) || ids.domains.includes(a.slice(a.lastIndexOf('@') + 1)));
+  // The address itself, also when it was written with a name (Sales <sales@example.com>).
+  if (last && usable((/<([^>]+)>/.exec(last)?.[1] ?? last).trim().toLowerCase())) return last;
+  return ids?.addresses.length === 1 ? ids.addresses[0] : '';
 }
 
 const list = (s: string) =>
@@ -72,7 +89,7 @@ async function initial(start: Start): Promise<{ fields: Fields; draftId: string 
   return { draftId: null, files: [], fields: { ...empty, from: mine, subject: /^fwd?:/i.test(e.subject) ? e.subject : `Fwd: ${e.subject}`, text: `\n\n${header}` } };
 }
 
-function Composer({ start, onClose }: { start: Start; onClose: () => void }) {
+function Composer({ start, me, onClose }: { start: Start; me: Me; onClose: () => void }) {
   const [fields, setFields] = useState<Fields | null>(null);
   const [files, setFiles] = useState<FileRow[]>([]);
   const [status, setStatus] = useState('');
@@ -81,18 +98,31 @@ function Composer({ start, onClose }: { start: Start; onClose: () => void }) {
   const [identities, setIdentities] = useState<string[]>([]);
   const draftId = useRef<string | null>(null);
   const timer = useRef<number | undefined>(undefined);
+  const toField = useRef<HTMLInputElement>(null);
+  const textField = useRef<HTMLTextAreaElement>(null);
 
   useEffect(() => {
+    const known = api<Identities>('/sending-identities').catch(() => null);
+    void known.then((s) => s && setIdentities([...s.addresses, ...s.domains.map((d) => `you@${d}`)]));
     initial(start).then(
-      (i) => {
+      async (i) => {
         draftId.current = i.draftId;
-        setFields(i.fields);
+        // A saved draft keeps what it has; a new message, reply or forward without a From gets the usual one.
+        setFields(i.fields.from || start.draftId ? i.fields : { ...i.fields, from: defaultFrom(me, await known) });
         setFiles(i.files);
       },
       (err) => setStatus(messageOf(err)),
     );
-    api<{ addresses: string[]; domains: string[] }>('/sending-identities').then((s) => setIdentities([...s.addresses, ...s.domains.map((d) => `you@${d}`)]), () => {});
   }, []);
+  // Once the fields are there, typing starts where it is wanted: To when empty, else the message.
+  const ready = fields !== null;
+  useEffect(() => {
+    if (!ready) return;
+    if (fields.to) {
+      textField.current?.focus();
+      textField.current?.setSelectionRange(0, 0);
+    } else toField.current?.focus();
+  }, [ready]);
 
   /** The draft's body from the fields; a field the API refuses is left out, so the rest is still saved. */
   const save = async (f: Fields, omit: Set<string> = new Set()): Promise<string> => {
@@ -152,6 +182,7 @@ function Composer({ start, onClose }: { start: Start; onClose: () => void }) {
       const id = await save(fields);
       const body = when ? { scheduled_at: new Date(when).toISOString() } : {};
       await api(`/drafts/${id}/send`, { body });
+      if (fields.from.trim()) localStorage.setItem(lastFromKey(me), fields.from.trim());
       toast(when ? `Scheduled for ${new Date(when).toLocaleString()}` : 'Sent');
       onClose();
     } catch (err) {
@@ -183,7 +214,7 @@ function Composer({ start, onClose }: { start: Start; onClose: () => void }) {
           </datalist>
           <label class="line">
             <span>To</span>
-            <input name="to" value={fields.to} onInput={(e) => change({ to: e.currentTarget.value })} placeholder="Addresses, separated by commas" />
+            <input ref={toField} name="to" value={fields.to} onInput={(e) => change({ to: e.currentTarget.value })} placeholder="Addresses, separated by commas" />
           </label>
           <label class="line">
             <span>Cc</span>
@@ -193,7 +224,7 @@ function Composer({ start, onClose }: { start: Start; onClose: () => void }) {
             <span>Subject</span>
             <input name="subject" value={fields.subject} onInput={(e) => change({ subject: e.currentTarget.value })} />
           </label>
-          <textarea name="text" aria-label="Message" rows={12} value={fields.text} onInput={(e) => change({ text: e.currentTarget.value })} />
+          <textarea ref={textField} name="text" aria-label="Message" rows={12} value={fields.text} onInput={(e) => change({ text: e.currentTarget.value })} />
           <div class="row">
             <label class="button small">
               Attach files
@@ -204,7 +235,7 @@ function Composer({ start, onClose }: { start: Start; onClose: () => void }) {
           {files.map((f) => (
             <div class="row" data-testid="attachment">
               <span class="grow">
-                📎 {f.name} <span class="muted">{bytes(f.size)}</span> {f.error && <span class="form-error">{f.error}</span>}
+                <Icon name="paperclip" /> {f.name} <span class="muted">{bytes(f.size)}</span> {f.error && <span class="form-error">{f.error}</span>}
               </span>
               {f.progress < 1 && !f.error ? (
                 <div class="progress" style={{ width: '120px' }}>

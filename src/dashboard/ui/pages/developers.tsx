@@ -8,6 +8,7 @@ import { api, ApiError, qs } from '../api.ts';
 import { Badge, CopyButton, Empty, ErrorBox, Field, Form, Loaded, Loading, messageOf, Modal, Page, toast, useLoad } from '../components.tsx';
 import { navigate, useLocation } from '../router.ts';
 import { At, BackLink, ConfirmButton, GONE, orGone, useNarrow, type DomainSummary, type List } from './domains.tsx';
+import { Icon } from '../icons.tsx';
 
 type Tone = 'neutral' | 'good' | 'bad' | 'warn' | 'info';
 interface ApiKey {
@@ -621,7 +622,7 @@ function WebhookPage({ id }: { id: string }) {
             </button>
           ))}
           <button class="button small" onClick={deliveries.reload} aria-label="Refresh deliveries" title="Refresh">
-            ↻
+            <Icon name="refresh" />
           </button>
         </div>
       </div>
@@ -826,7 +827,7 @@ function Suppressions() {
             </span>
           )}
           <button class="icon" aria-label="Close" onClick={() => setFound(null)}>
-            ×
+            <Icon name="close" />
           </button>
         </div>
       )}

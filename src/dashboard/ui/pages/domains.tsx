@@ -9,6 +9,7 @@ import { Badge, CopyButton, Empty, ErrorBox, Field, Form, Loaded, Loading, messa
 import { navigate, useLocation } from '../router.ts';
 import { DkimRotation, type Rotation } from './dkim-rotation.tsx';
 import { HostnameBanner, type HostnameProblem } from './hostname-banner.tsx';
+import { Icon } from '../icons.tsx';
 
 export interface List<T> {
   data: T[];
@@ -273,7 +274,9 @@ function DomainList() {
 }
 
 function CheckChips({ checks }: { checks: Checks }) {
-  const chip = (ok: boolean, label: string) => <Badge tone={ok ? 'good' : 'neutral'}>{`${ok ? '✓' : '·'} ${label}`}</Badge>;
+  const chip = (ok: boolean, label: string) => <Badge tone={ok ? 'good' : 'neutral'}>
+      {ok ? <Icon name="check" /> : '·'} {label}
+    </Badge>;
   return (
     <span class="row" style={{ gap: '4px' }}>
       {chip(checks.dkim, 'DKIM')}

@@ -6,6 +6,7 @@ import type { Me } from '../session.ts';
 import { api } from '../api.ts';
 import { Badge, Empty, ErrorBox, Field, Form, Loading, messageOf, Modal, Page, toast, useLoad, when } from '../components.tsx';
 import { navigate, useLocation } from '../router.ts';
+import { Icon } from '../icons.tsx';
 
 interface Rule {
   id: string;
@@ -144,7 +145,7 @@ function LabelTree({ labels }: { labels: LabelsState }) {
               if (!l)
                 return (
                   <div role="listitem" class="row muted" style={{ padding: '10px 16px', ...indent }}>
-                    <span aria-hidden="true">▸</span> {n.leaf}
+                    <Icon name="chevronRight" /> {n.leaf}
                     <small>(folder)</small>
                   </div>
                 );
@@ -442,7 +443,7 @@ function Rules({ label, onChange }: { label: Label; onChange: () => void }) {
                 )}
               </span>
               <button class="icon" aria-label="Delete this rule" title="Delete this rule" onClick={() => remove(r)}>
-                ×
+                <Icon name="close" />
               </button>
             </li>
           ))}
@@ -616,8 +617,8 @@ function DryRunResult({ dry }: { dry: DryState }) {
         <ul style={{ listStyle: 'none', margin: '8px 0 0', padding: 0, display: 'grid', gap: '4px', maxHeight: '220px', overflowY: 'auto' }}>
           {emails.map((e) => (
             <li class="row" style={{ gap: '8px', flexWrap: 'nowrap', fontSize: '13px' }}>
-              <span title={e.direction === 'in' ? 'Received' : 'Sent'} aria-label={e.direction === 'in' ? 'Received' : 'Sent'}>
-                {e.direction === 'in' ? '↘' : '↗'}
+              <span title={e.direction === 'in' ? 'Received' : 'Sent'}>
+                <Icon name={e.direction === 'in' ? 'received' : 'sent'} label={e.direction === 'in' ? 'Received' : 'Sent'} />
               </span>
               <span class="grow" style={{ minWidth: 0, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' }}>
                 <strong style={{ fontWeight: 600 }}>{e.subject || '(no subject)'}</strong> <span class="muted">{e.from}</span>

@@ -6,6 +6,7 @@ import type { Me } from '../session.ts';
 import { api, ApiError, qs } from '../api.ts';
 import { Badge, CopyButton, Empty, ErrorBox, Field, Form, Loaded, Loading, messageOf, Modal, Page, toast, useLoad, when } from '../components.tsx';
 import { navigate, useLocation } from '../router.ts';
+import { Icon } from '../icons.tsx';
 
 type Lifecycle = 'active' | 'archived';
 type VarType = 'string' | 'number' | 'boolean' | 'date' | 'url' | 'email';
@@ -663,7 +664,7 @@ function Variables({ fields, editable, edit }: { fields: Fields; editable: boole
               <SampleInput variable={v} value={fields.samples[v.key] ?? ''} editable={editable} onInput={(value) => edit({ samples: { ...fields.samples, [v.key]: value } })} />
               {editable && (
                 <button class="icon" type="button" aria-label={`Remove ${v.key || 'this variable'}`} title="Remove" onClick={() => edit({ variables: fields.variables.filter((_, j) => j !== i) })}>
-                  ×
+                  <Icon name="close" />
                 </button>
               )}
             </div>

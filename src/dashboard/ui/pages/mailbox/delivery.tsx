@@ -1,6 +1,6 @@
 // Where sent mail stands, where people look: a word on its row in the list (DeliveryWord) and, in the reading
 // pane, a line per recipient saying what happened and what the remote server answered (Delivery). Both follow
-// the live event stream: the mailbox listens for DELIVERY_EVENTS (listenForDelivery) and refreshes.
+// the live event stream: live.ts listens for DELIVERY_EVENTS (listenForDelivery) and the mailbox refreshes.
 import { Badge } from '../../components.tsx';
 import type { DeliverySummary, Email, RecipientDelivery, RecipientState } from './model.ts';
 

@@ -1,11 +1,14 @@
-// The reading pane's label menu: tick labels on and off, or type a new one. Taking a label off offers Undo.
-import { useState } from 'preact/hooks';
+// The reading pane's label menu: tick labels on and off, or type a new one. Taking a label off offers Undo;
+// Escape closes the menu, back on its button.
+import { useRef, useState } from 'preact/hooks';
 import { api } from '../../api.ts';
 import { messageOf, toast, useLoad } from '../../components.tsx';
 import type { Email, Label } from './model.ts';
+import { Icon } from '../../icons.tsx';
 
 export function LabelPicker({ email, onDone }: { email: Email; onDone: () => void }) {
   const [open, setOpen] = useState(false);
+  const button = useRef<HTMLButtonElement>(null);
   const labels = useLoad(async () => (open ? (await api<{ data: Label[] }>('/labels')).data : []), [open]);
   const has = new Set(email.labels.map((l) => l.id));
   const change = async (body: Record<string, unknown>) => {
@@ -35,11 +38,20 @@ export function LabelPicker({ email, onDone }: { email: Email; onDone: () => voi
   };
   return (
     <span style={{ position: 'relative' }}>
-      <button class="button small" onClick={() => setOpen(!open)} aria-expanded={open}>
-        Labels ▾
+      <button ref={button} class="button small" onClick={() => setOpen(!open)} aria-expanded={open}>
+        Labels <Icon name="chevronDown" />
       </button>
       {open && (
-        <div class="card" style={{ position: 'absolute', zIndex: '10', minWidth: '220px', padding: '8px', top: '32px' }}>
+        <div
+          class="card"
+          style={{ position: 'absolute', zIndex: '10', minWidth: '220px', padding: '8px', top: '32px' }}
+          onKeyDown={(ev) => {
+            if (ev.key !== 'Escape') return;
+            ev.stopPropagation();
+            setOpen(false);
+            button.current?.focus();
+          }}
+        >
           {(labels.data ?? []).map((l) => (
             <label class="row" style={{ padding: '3px 4px' }}>
               <input type="checkbox" checked={has.has(l.id)} onChange={() => (has.has(l.id) ? removeLabel(l) : change({ add: [l.id] }))} />

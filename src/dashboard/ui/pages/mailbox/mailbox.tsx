@@ -1,6 +1,6 @@
 // The mailbox: views (Inbox by tab, Important, Archive, Sent, Scheduled, Drafts, Trash, a label), search with
 // the API's operators over all mail or the view alone, the list, and the reading pane (reader.tsx). New mail
-// arrives live through the event stream, and sent mail's delivery (delivery.tsx) changes with it. What one
+// arrives live through the event stream (live.ts), and sent mail's delivery (delivery.tsx) changes with it. What one
 // keystroke changes can be taken back: Delete moves to the Trash, and it, Archive and Spam offer Undo.
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -11,7 +11,9 @@ import { useShortcuts } from '../../shortcuts.ts';
 import { openCompose } from '../compose.tsx';
 import { VIEWS, folderOf, who, type Summary } from './model.ts';
 import { Nav } from './nav.tsx';
-import { DELIVERY_EVENTS, DeliveryWord, listenForDelivery } from './delivery.tsx';
+import { DeliveryWord } from './delivery.tsx';
+import { mailChanged, useArrivals, useMailVersion } from './live.ts';
+import { Icon } from '../../icons.tsx';
 import { Reader, type Act } from './reader.tsx';
 import { DeleteForever, EmptyTrash } from './trash.tsx';
 
@@ -27,7 +29,8 @@ export function Mailbox() {
   const inFolder = query.get('scope') === 'folder' && view !== 'drafts';
   const allMail = search !== '' && !inFolder;
   const searchQs = search ? `?${qs({ q: search, ...(inFolder ? { scope: 'folder' } : {}) })}` : '';
-  const [refresh, setRefresh] = useState(0);
+  // Each change to mail (live.ts) reads the list and the open message again.
+  const refresh = useMailVersion();
   // The message `#` or its button asked to delete for good (Trash view), while the dialog asks.
   const [forever, setForever] = useState<string | null>(null);
   const base = isLabel ? `/mail/label/${parts[2]}` : `/mail/${view}`;
@@ -36,24 +39,14 @@ export function Mailbox() {
     if (view === 'drafts' && !allMail) {
       const drafts = await api<{ data: any[] }>('/drafts');
       return drafts.data.map(
-        (d): Summary => ({ id: d.id, threadId: d.id, direction: 'out', status: 'draft', from: { name: null, address: d.from ?? '' }, to: (d.to ?? []).map((a: string) => ({ name: null, address: a })), subject: d.subject ?? '(no subject)', snippet: d.text ?? '', createdAt: d.updatedAt, category: null, important: false, readAt: d.updatedAt, archivedAt: null, trashedAt: null, labels: [], attachmentCount: d.attachments.length }),
+        (d): Summary => ({ id: d.id, threadId: d.id, direction: 'out', status: 'draft', from: { name: null, address: d.from ?? '' }, to: (d.to ?? []).map((a: string) => ({ name: null, address: a })), subject: d.subject ?? '(no subject)', snippet: d.text ?? '', createdAt: d.updatedAt, category: null, important: false, readAt: d.updatedAt, scheduledAt: null, archivedAt: null, trashedAt: null, labels: [], attachmentCount: d.attachments.length }),
       );
     }
     const params = allMail ? {} : isLabel ? { label: parts[2] } : (VIEWS[view]?.params ?? VIEWS.inbox.params);
     return (await api<{ data: Summary[] }>(`/emails?${qs({ ...params, ...(search ? { query: search } : {}), limit: 50 })}`)).data;
   }, [view, parts[2], search, inFolder, refresh]);
 
-  // New mail: the list refreshes when the box says something arrived (GET /events/stream), or a delivery moved.
-  useEffect(() => {
-    const stream = new EventSource(`/api/v1/events/stream?types=${['email.received', ...DELIVERY_EVENTS].join(',')}`);
-    listenForDelivery(stream, () => setRefresh((n) => n + 1));
-    stream.addEventListener('email.received', (e) => {
-      const subject = JSON.parse((e as MessageEvent).data)?.data?.email?.subject;
-      toast(`New mail: ${subject || '(no subject)'}`);
-      setRefresh((n) => n + 1);
-    });
-    return () => stream.close();
-  }, []);
+  useArrivals((subject) => toast(`New mail: ${subject || '(no subject)'}`));
 
   const rows = list.data ?? [];
   const index = rows.findIndex((r) => r.id === selectedId);
@@ -75,7 +68,6 @@ export function Mailbox() {
       await api(`/emails/${id}`, { method: 'PATCH', body: patch });
       toast(done, undo && { label: 'Undo', run: () => void revert(id, undo, base) });
       if (leaves) leave(id);
-      setRefresh((n) => n + 1);
     } catch (err) {
       toast(messageOf(err));
     }
@@ -84,7 +76,6 @@ export function Mailbox() {
     try {
       for (const patch of undo) await api(`/emails/${id}`, { method: 'PATCH', body: patch });
       toast('Undone');
-      setRefresh((n) => n + 1);
       // Back to the message, unless the view was left meanwhile.
       if (location.pathname.startsWith(from)) navigate(`${from}/${id}`, true);
     } catch (err) {
@@ -97,7 +88,6 @@ export function Mailbox() {
     await api(`/emails/${id}`, { method: 'DELETE' });
     toast('Deleted forever');
     leave(id);
-    setRefresh((n) => n + 1);
   };
   /** Spam and back, undone exactly for the message: its category and importance as they were. */
   const spam = (r: Pick<Summary, 'id' | 'category' | 'important'>) => {
@@ -106,6 +96,11 @@ export function Mailbox() {
   };
   const selected = rows.find((r) => r.id === selectedId);
   const searchBox = useRef<HTMLInputElement>(null);
+  // The box shows the search of the address; what is being typed is left alone when the list re-renders (mail
+  // arriving, a load finishing), which a controlled value would wipe.
+  useEffect(() => {
+    if (searchBox.current) searchBox.current.value = search;
+  }, [search]);
   useShortcuts(
     [
       { key: 'j', label: 'Next message', run: () => move(1) },
@@ -142,7 +137,7 @@ export function Mailbox() {
               navigate(`${base}${q ? `?${qs({ q, ...(inFolder ? { scope: 'folder' } : {}) })}` : ''}`);
             }}
           >
-            <input ref={searchBox} type="search" name="q" placeholder={inFolder ? `Search ${title.toLowerCase()}  ( / )` : 'Search all mail  ( / )'} value={search} aria-label="Search" />
+            <input ref={searchBox} type="search" name="q" placeholder={inFolder ? `Search ${title.toLowerCase()}  ( / )` : 'Search all mail  ( / )'} defaultValue={search} aria-label="Search" />
           </form>
           {search && view !== 'drafts' && (
             <div class="row search-scope" role="group" aria-label="Search in">
@@ -164,7 +159,6 @@ export function Mailbox() {
                 done={(n) => {
                   toast(`Deleted ${n} ${n === 1 ? 'message' : 'messages'} forever`);
                   navigate(base, true);
-                  setRefresh((x) => x + 1);
                 }}
               />
             </div>
@@ -200,12 +194,14 @@ export function Mailbox() {
                 }}
               >
                 <span class="who">{r.direction === 'out' ? `To: ${r.to.map(who).join(', ')}` : who(r.from)}</span>
-                <span class="date">{r.status === 'scheduled' ? '⏱ ' : ''}{when(r.createdAt)}</span>
+                <RowDate row={r} />
                 <span class="subject">
                   {allMail && <FolderBadges row={r} />}
-                  {r.important ? '★ ' : ''}
+                  {r.important && <Icon name="star" filled label="Important" />}
+                  {r.important && ' '}
                   {r.subject || '(no subject)'}
-                  {r.attachmentCount ? ' 📎' : ''}
+                  {r.attachmentCount ? ' ' : ''}
+                  {r.attachmentCount ? <Icon name="paperclip" label="Has attachments" /> : null}
                 </span>
                 <DeliveryWord summary={r.delivery} />
                 <span class="snippet">{r.snippet}</span>
@@ -215,11 +211,26 @@ export function Mailbox() {
         )}
       </div>
       {forever && <DeleteForever action={() => deleteForever(forever)} onClose={() => setForever(null)} />}
-      <div class="reader">{selectedId ? <Reader id={selectedId} refresh={refresh} onChange={() => setRefresh((n) => n + 1)} act={act} spam={spam} trash={trash} restore={restore} deleteForever={setForever} back={() => navigate(`${base}${searchQs}`)} /> : <Empty title="No message selected">Pick one from the list, or press <span class="kbd">j</span> and <span class="kbd">o</span>.</Empty>}</div>
+      <div class="reader">{selectedId ? <Reader id={selectedId} refresh={refresh} onChange={mailChanged} act={act} spam={spam} trash={trash} restore={restore} deleteForever={setForever} back={() => navigate(`${base}${searchQs}`)} /> : <Empty title="No message selected">Pick one from the list, or press <span class="kbd">j</span> and <span class="kbd">o</span>.</Empty>}</div>
     </div>
   );
 }
 Mailbox.Nav = Nav;
+
+/** A row's time: when it arrived or was sent, and for a scheduled send when it will go. */
+function RowDate({ row }: { row: Summary }) {
+  const at = row.status === 'scheduled' && row.scheduledAt ? row.scheduledAt : row.createdAt;
+  return (
+    <span class="date" title={`${row.status === 'scheduled' ? 'Goes ' : ''}${new Date(at).toLocaleString()}`}>
+      {row.status === 'scheduled' && (
+        <>
+          <Icon name="clock" label="Scheduled for" />{' '}
+        </>
+      )}
+      {when(at)}
+    </span>
+  );
+}
 
 /** Where a result of an all-mail search lives: its folder, then its labels. */
 function FolderBadges({ row }: { row: Summary }) {

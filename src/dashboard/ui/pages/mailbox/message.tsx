@@ -1,14 +1,16 @@
 // One message of a thread: who sent it to whom, its authentication verdicts, and its body. Received HTML is
-// shown by the box's own sandboxed page (GET /emails/:id/html: no scripts, no forms, an opaque origin), remote
-// images only when asked for this message or this sender.
-import { useMemo, useRef, useState } from 'preact/hooks';
+// shown by the box's own sandboxed page (GET /emails/:id/html: no scripts, no forms, dark with the dashboard
+// when the mail sets no colours), remote images only when asked for this message or this sender.
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { Badge, bytes } from '../../components.tsx';
 import { senderKey, who, type Email } from './model.ts';
+import { keysFrom } from '../../shortcuts.ts';
+import { Icon } from '../../icons.tsx';
 
 export function Message({ email: e }: { email: Email }) {
   const [images, setImages] = useState(() => localStorage.getItem(senderKey(e.from.address)) === '1');
   const remote = useMemo(() => e.html !== null && /<img\b[^>]*\bsrc\s*=\s*["']?https?:/i.test(e.html), [e.html]);
-  const frame = useRef<HTMLIFrameElement>(null);
+  const { frame, loaded } = useBodyFrame();
   const verdict = (name: string, v: { result: string; domain?: string | null } | undefined) =>
     v && (
       <Badge tone={v.result === 'pass' ? 'good' : v.result === 'fail' ? 'bad' : 'neutral'}>
@@ -56,23 +58,66 @@ export function Message({ email: e }: { email: Email }) {
       <iframe
         ref={frame}
         title={`Message from ${who(e.from)}`}
-        sandbox=""
+        sandbox="allow-same-origin"
         referrerpolicy="no-referrer"
         src={`/api/v1/emails/${e.id}/html${images ? '?images=1' : ''}`}
-        onLoad={() => {
-          // The frame is sandboxed (no same origin), so its height cannot be read; a tall default fits most mail.
-          if (frame.current) frame.current.style.height = `${Math.max(360, Math.min(1600, (e.html?.length ?? e.text?.length ?? 0) / 6))}px`;
-        }}
+        onLoad={loaded}
       />
       {e.attachments.length > 0 && (
         <div class="attachments">
           {e.attachments.map((a) => (
             <a href={`/api/v1/attachments/${a.id}`} download={a.filename}>
-              📎 {a.filename} <span class="muted">{bytes(a.sizeBytes)}</span>
+              <Icon name="paperclip" /> {a.filename} <span class="muted">{bytes(a.sizeBytes)}</span>
             </a>
           ))}
         </div>
       )}
     </div>
   );
+}
+
+/**
+ * The body's frame as the page sees it. The frame is the box's origin with no script of its own (sandbox
+ * "allow-same-origin" alone, and the same in its CSP), so the page can read it: keys pressed after a click in the
+ * body reach the shortcuts, and the frame takes the body's height. A document that cannot be read (a link
+ * followed inside the frame) keeps its keys.
+ */
+function useBodyFrame() {
+  const frame = useRef<HTMLIFrameElement>(null);
+  const heard = useRef<{ doc: Document; stop: () => void } | null>(null);
+  const readable = (): Document | null => {
+    try {
+      const doc = frame.current?.contentDocument;
+      return doc?.documentElement ? doc : null;
+    } catch {
+      return null;
+    }
+  };
+  const listen = () => {
+    const doc = readable();
+    if (!doc || heard.current?.doc === doc) return;
+    heard.current?.stop();
+    heard.current = { doc, stop: keysFrom(doc) };
+  };
+  useEffect(() => {
+    // A click in the body before it has loaded (its images on their way): the page's window loses the focus to it.
+    const onBlur = () => setTimeout(() => document.activeElement === frame.current && listen());
+    addEventListener('blur', onBlur);
+    return () => {
+      removeEventListener('blur', onBlur);
+      heard.current?.stop();
+    };
+  }, []);
+  const loaded = () => {
+    listen();
+    const f = frame.current;
+    const doc = readable();
+    if (!f || !doc) return;
+    // A body drawn dark (no colours of its own, dark mode) is dark to the frame's rounded corners.
+    const back = doc.defaultView?.getComputedStyle(doc.documentElement).backgroundColor;
+    f.style.background = back && back !== 'rgba(0, 0, 0, 0)' ? back : '';
+    f.style.height = '0px'; // the CSS minimum, so that the body's own height shows
+    f.style.height = `${Math.max(360, Math.min(4000, doc.documentElement.scrollHeight))}px`;
+  };
+  return { frame, loaded };
 }

@@ -9,6 +9,8 @@ export interface Summary {
   threadId: string;
   direction: 'in' | 'out';
   status: string;
+  /** A scheduled send: when it goes. */
+  scheduledAt: string | null;
   from: Person;
   to: Person[];
   subject: string;
@@ -40,7 +42,6 @@ export interface Email extends Summary {
   text: string | null;
   html: string | null;
   classification: string | null;
-  scheduledAt: string | null;
   messageId: string;
   authentication: Record<'spf' | 'dkim' | 'dmarc' | 'arc', { result: string; domain?: string | null } | undefined> | null;
   attachments: Array<{ id: string; filename: string; contentType: string; sizeBytes: number }>;

@@ -1,12 +1,17 @@
-// The mailbox's part of the sidebar: its views and the labels as a tree with unread counts.
+// The mailbox's part of the sidebar: its views and the labels as a tree with unread counts, read again at each
+// change (live.ts): mail that arrives, mail read or moved, a label made, on whichever page is open.
 import { api } from '../../api.ts';
 import { useLoad } from '../../components.tsx';
 import { useLocation } from '../../router.ts';
 import type { Label } from './model.ts';
+import { useLiveMail, useMailVersion } from './live.ts';
+import { Icon } from '../../icons.tsx';
 
 export function Nav() {
   const { path } = useLocation();
-  const labels = useLoad(() => api<{ data: Label[]; mailbox: { inboxUnread: number; updatesUnread: number; importantUnread: number; spamTotal: number } }>('/labels'), [path]);
+  useLiveMail();
+  const version = useMailVersion();
+  const labels = useLoad(() => api<{ data: Label[]; mailbox: { inboxUnread: number; updatesUnread: number; importantUnread: number; spamTotal: number } }>('/labels'), [path, version]);
   const counts = labels.data?.mailbox;
   const count = (n: number | undefined) => (n ? <span class="count">{n}</span> : null);
   const link = (view: string, label: string, n?: number) => (
@@ -37,7 +42,7 @@ export function Nav() {
               <span>
                 <span class="label-dot" style={{ background: l.color }} />
                 {l.name.split('/').pop()}
-                {l.skipInbox ? ' ⤵' : ''}
+                {l.skipInbox && <Icon name="bucket" label="Bucket" />}
               </span>
               {count(l.unreadCount)}
             </a>

@@ -11,6 +11,7 @@ import { LabelPicker } from './label-picker.tsx';
 import { Message } from './message.tsx';
 import { Delivery } from './delivery.tsx';
 import type { Email, Summary } from './model.ts';
+import { Icon } from '../../icons.tsx';
 
 /** A PATCH of one email with its toast; `leaves`: it leaves the view; `undo`: the PATCHes that take it back. */
 export type Act = (id: string, patch: Record<string, unknown>, done: string, leaves: boolean, undo?: Array<Record<string, unknown>>) => Promise<void>;
@@ -46,7 +47,7 @@ export function Reader({ id, refresh, onChange, act, spam, trash, restore, delet
     <article aria-label="Message">
       <div class="row" style={{ marginBottom: '12px' }}>
         <button class="button small" onClick={back} aria-label="Back to the list">
-          ←
+          <Icon name="back" />
         </button>
         {inTrash && (
           <>
@@ -71,8 +72,8 @@ export function Reader({ id, refresh, onChange, act, spam, trash, restore, delet
             </button>
           </>
         )}
-        <button class="button small" onClick={() => act(id, { important: !e.important }, e.important ? 'No longer important' : 'Marked important', false).then(email.reload)}>
-          {e.important ? '★ Important' : '☆ Important'}
+        <button class="button small" aria-pressed={e.important} onClick={() => act(id, { important: !e.important }, e.important ? 'No longer important' : 'Marked important', false).then(email.reload)}>
+          <Icon name="star" filled={e.important} /> Important
         </button>
         <LabelPicker email={e} onDone={() => (email.reload(), onChange())} />
         <button class="button small" onClick={() => openCompose({ replyTo: id })}>
