@@ -38,8 +38,11 @@ export class RawSmtp {
     });
   }
 
-  /** The next complete reply (the greeting first). */
-  read(timeoutMs = 5000): Promise<SmtpReply> {
+  /**
+   * The next complete reply (the greeting first). The default wait is a budget for a loaded machine (a shared
+   * CI host answers a greeting in milliseconds, but can take seconds), not a speed check.
+   */
+  read(timeoutMs = 15_000): Promise<SmtpReply> {
     const ready = this.replies.shift();
     if (ready) return Promise.resolve(ready);
     return new Promise((resolve, reject) => {
