@@ -48,8 +48,11 @@ chmod 0700 "$DATA"
 say "$DATA (0700)"
 
 step "Dependencies and the dashboard"
-if [ ! -d "$APP_DIR/node_modules" ] || [ ! -f "$APP_DIR/dist/dashboard/index.html" ]; then
+if [ ! -d "$APP_DIR/node_modules" ]; then
   (cd "$APP_DIR" && npm ci --no-audit --no-fund)
+elif [ ! -f "$APP_DIR/dist/dashboard/index.html" ]; then
+  # The modules are there (a checkout that ran npm ci, or shares its modules): only the build is missing.
+  (cd "$APP_DIR" && npm run build)
 else
   say "already installed in $APP_DIR (run npm ci there after an update)"
 fi
