@@ -46,6 +46,8 @@ const NEGATIVE_TTL_MS = 60_000;
 const MIN_TTL_MS = 10_000;
 const MAX_TTL_MS = 3_600_000;
 const MAX_REASON = 200;
+// c-ares gives no TTL with TXT records: a listing's reason is kept this long.
+const REASON_TTL_MS = 300_000;
 
 /**
  * The labels an address is asked as (RFC 5782 2.1, 2.4): an IPv4 address's octets reversed
@@ -78,8 +80,11 @@ function isListingCode(a: string): boolean {
 
 interface Entry {
   until: number;
-  answer: Promise<Omit<Lookup, 'zone' | 'subject'>>;
+  answer: Promise<unknown>;
 }
+
+/** What an asking gives the cache: the answer, and how long it holds (0: not kept, a failure). */
+type Asked<T> = { value: T; ttlMs: number };
 
 const NEGATIVE = new Set(['ENOTFOUND', 'ENODATA']);
 
@@ -112,7 +117,7 @@ export class Blocklists {
   /** An address (dnsbl) or a domain (uribl) looked up in `zone`; never rejects. */
   async lookup(kind: ListKind, zone: string, subject: string): Promise<Lookup> {
     const name = queryName(kind, zone, subject);
-    const found = await this.cached(name, () => this.ask(kind, zone, name));
+    const found = await this.cached(`A ${name}`, () => this.ask(kind, zone, name));
     if (found.outcome === 'unusable') this.warnOnce(zone, found.codes);
     return { zone, subject, ...found };
   }
@@ -120,43 +125,47 @@ export class Blocklists {
   /** The zone's TXT record for a listed name (its reason, often a link), printable and short; null if none in time. */
   async reason(kind: ListKind, zone: string, subject: string): Promise<string | null> {
     const name = queryName(kind, zone, subject);
-    try {
-      const txt = await withTimeout(this.resolver.resolveTxt(name), this.opts.timeoutMs);
-      const text = txt.map((parts) => parts.join('')).join(' ').replace(/[^\x20-\x7e]/g, '').trim();
-      return text ? text.slice(0, MAX_REASON) : null;
-    } catch {
-      return null;
-    }
-  }
-
-  /** The answer for `name`: from the cache while its TTL lasts (one query for concurrent askers), else asked. */
-  private cached(name: string, ask: () => Promise<{ outcome: Outcome; codes: string[]; ttlMs: number }>): Entry['answer'] {
-    const hit = this.entries.get(name);
-    if (hit && hit.until > this.now()) return hit.answer;
-    this.entries.delete(name);
-    const entry: Entry = { until: Infinity, answer: Promise.resolve({ outcome: 'error', codes: [] }) };
-    entry.answer = ask().then(({ ttlMs, ...found }) => {
-      // Failures are not kept: the next client asks again.
-      if (found.outcome === 'timeout' || found.outcome === 'error') this.entries.get(name) === entry && this.entries.delete(name);
-      else entry.until = this.now() + ttlMs;
-      return found;
+    return this.cached(`TXT ${name}`, async (): Promise<Asked<string | null>> => {
+      try {
+        const txt = await withTimeout(this.resolver.resolveTxt(name), this.opts.timeoutMs);
+        const text = txt.map((parts) => parts.join('')).join(' ').replace(/[^\x20-\x7e]/g, '').trim();
+        return { value: text ? text.slice(0, MAX_REASON) : null, ttlMs: REASON_TTL_MS };
+      } catch (err) {
+        return { value: null, ttlMs: NEGATIVE.has((err as { code?: string }).code ?? '') ? REASON_TTL_MS : 0 };
+      }
     });
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(name, entry);
-    return entry.answer;
   }
 
-  private async ask(kind: ListKind, zone: string, name: string): Promise<{ outcome: Outcome; codes: string[]; ttlMs: number }> {
-    let result: { outcome: Outcome; codes: string[]; ttlMs: number };
+  /** The answer for `key`: from the cache while it holds (one query for concurrent askers), else asked. */
+  private cached<T>(key: string, ask: () => Promise<Asked<T>>): Promise<T> {
+    const hit = this.entries.get(key);
+    if (hit && hit.until > this.now()) return hit.answer as Promise<T>;
+    this.entries.delete(key);
+    const entry: Entry = { until: Infinity, answer: Promise.resolve() };
+    const answer = ask().then(({ value, ttlMs }) => {
+      // A failure is not kept: the next client asks again.
+      if (ttlMs > 0) entry.until = this.now() + ttlMs;
+      else if (this.entries.get(key) === entry) this.entries.delete(key);
+      return value;
+    });
+    entry.answer = answer;
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, entry);
+    return answer;
+  }
+
+  private async ask(kind: ListKind, zone: string, name: string): Promise<Asked<{ outcome: Outcome; codes: string[] }>> {
+    let result: Asked<{ outcome: Outcome; codes: string[] }>;
     try {
       const records = await withTimeout(this.resolver.resolve4(name, { ttl: true }), this.opts.timeoutMs);
       const ttl = Math.min(...records.map((r) => r.ttl)) * 1000;
-      result = { ...meaning(records.map((r) => r.address)), ttlMs: Math.max(MIN_TTL_MS, Math.min(MAX_TTL_MS, ttl)) };
+      result = { value: meaning(records.map((r) => r.address)), ttlMs: Math.max(MIN_TTL_MS, Math.min(MAX_TTL_MS, ttl)) };
     } catch (err) {
       const code = (err as { code?: string }).code ?? '';
-      result = err instanceof DnsTimeout || code === 'ETIMEOUT' ? { outcome: 'timeout', codes: [], ttlMs: 0 } : NEGATIVE.has(code) ? { outcome: 'clear', codes: [], ttlMs: NEGATIVE_TTL_MS } : { outcome: 'error', codes: [], ttlMs: 0 };
+      const outcome = err instanceof DnsTimeout || code === 'ETIMEOUT' ? 'timeout' : NEGATIVE.has(code) ? 'clear' : 'error';
+      result = { value: { outcome, codes: [] }, ttlMs: outcome === 'clear' ? NEGATIVE_TTL_MS : 0 };
     }
-    this.opts.observe?.(kind, zone, result.outcome);
+    this.opts.observe?.(kind, zone, result.value.outcome);
     return result;
   }
 

@@ -2,7 +2,8 @@
 // posts, and parses those SMTP submission posts. Its DNS lookups go to the configured resolvers by way of the
 // thread that started it (dns/remote.ts), through a short answer cache of its own. A received message is
 // packed for storage here too (mail/packing.ts), off the event loop and the writer thread, and its analysis
-// goes back serialized for the writer (analysed.ts).
+// goes back serialized for the writer (analysed.ts), with the spam evidence (issue 44): the session's, the URI
+// blocklist listings of its links (links.ts) and rspamd's verdict (filter/rspamd.ts), asked beside the rest.
 import { workerData } from 'node:worker_threads';
 import { cachingLookup } from '../dns/cache.ts';
 import { remoteLookup } from '../dns/remote.ts';
@@ -12,7 +13,6 @@ import { serializeAnalysis } from './analysed.ts';
 import { parseMessage, type ParsedMessage } from '../mail/parse.ts';
 import { packMail, type PackedMail } from '../mail/packing.ts';
 import { withoutAuthResultsOf } from '../mail/trace.ts';
-import { linkDomains } from '../filter/tokens.ts';
 import { checkWithRspamd, rspamdSignal } from '../filter/rspamd.ts';
 import type { Signal } from '../filter/signals.ts';
 import { askLinks, MAX_LINK_DOMAINS } from './links.ts';
@@ -67,6 +67,9 @@ const dns = cachingLookup(remoteLookup(workerData.dnsChannel as string));
 // URI blocklist questions go to the thread that started this one too, uncached here: its cache keeps each
 // answer for the zone's TTL, for every thread (links.ts).
 const links = remoteLookup(workerData.linkChannel as string);
+// Loaded at the first message with links to look up: tldts's suffix list costs a thread's start-up most of a
+// second on a busy box, for nothing where uribl is empty.
+let tokens: Promise<typeof import('../filter/tokens.ts')> | undefined;
 const maxSignatures = workerData.dkimMaxSignatures as number | undefined;
 
 // mailauth 4.13.3 prints a stray debugging line (dkim-verifier.js: 'TOTAL ... EXPECTING ...') for every
@@ -83,7 +86,7 @@ serveJobs<AnalyzeJob | ParseJob, StoredAnalysis | ParsedMessage>(async (job) => 
     parsed.attachments = movingContents(parsed.attachments, transfer);
     return { result: parsed, transfer };
   }
-  const linkEvidence = job.links ? (parsed: ParsedMessage) => askLinks(links, linkDomains(parsed, MAX_LINK_DOMAINS)) : undefined;
+  const linkEvidence = job.links ? async (parsed: ParsedMessage) => askLinks(links, (await (tokens ??= import('../filter/tokens.ts'))).linkDomains(parsed, MAX_LINK_DOMAINS)) : undefined;
   // rspamd reads the message as received, beside our own analysis.
   const [analysis, rspamd] = await Promise.all([
     analyze(raw, { ip: job.ip, helo: job.helo, mailFrom: job.mailFrom, hostname: job.hostname, dns, maxSignatures }, linkEvidence),

@@ -2,7 +2,8 @@
 // receive/. It answers as MAILWRIGHT_HOSTNAME, offers STARTTLS, advertises and enforces SIZE, looks up the
 // client's PTR through the configured resolvers, caps clients (in all, per address and per network, with slots
 // kept for known senders), errors, recipients, messages and session time, and decides every recipient at RCPT
-// (receive/route.ts). It replies 250 only when receive() has committed.
+// (receive/route.ts), where the door (door.ts) also judges the client: DNS blocklists, and the evidence it hands
+// the spam filter. It replies 250 only when receive() has committed.
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { App } from '../context.ts';
 import { SmtpError } from '../errors.ts';
