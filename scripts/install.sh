@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # Installs Mailwright as a service on Debian or Ubuntu, from the checkout this script is in. Run as root;
 # running it again changes nothing that is already right (it never overwrites the configuration).
-#   sudo scripts/install.sh
+#   sudo scripts/install.sh                  # the box
+#   sudo scripts/install.sh --with-rspamd    # and Debian's rspamd with Redis, for spam_filter = "rspamd"
 # MAILWRIGHT_INSTALL_ROOT=/some/dir installs the files under that directory instead of / and skips what only
-# makes sense on a real system (the user account, systemctl): how the test suite checks every step.
+# makes sense on a real system (the user account, apt-get, systemctl): how the test suite checks every step.
 set -euo pipefail
+
+WITH_RSPAMD=no
+for arg in "$@"; do
+  case "$arg" in
+    --with-rspamd) WITH_RSPAMD=yes ;;
+    *) printf 'install: unknown option %s (usage: scripts/install.sh [--with-rspamd])\n' "$arg" >&2; exit 2 ;;
+  esac
+done
 
 ROOT="${MAILWRIGHT_INSTALL_ROOT:-}"
 APP_DIR="$(cd "$(dirname "$0")/.." && pwd)"
@@ -97,6 +106,41 @@ else
   say "installed $BIN: run sudo mailwright <command>"
 fi
 
+if [ "$WITH_RSPAMD" = yes ]; then
+  step "rspamd"
+  # Debian's rspamd checks mail on 127.0.0.1:11333 and learns on its controller, 127.0.0.1:11334; Redis keeps
+  # its Bayes statistics. The box asks it only when spam_filter = "rspamd".
+  if [ -z "$ROOT" ]; then
+    missing=()
+    command -v rspamd >/dev/null || missing+=(rspamd)
+    command -v redis-server >/dev/null || missing+=(redis-server)
+    if [ ${#missing[@]} -gt 0 ]; then
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+    else
+      say "rspamd and redis-server are installed"
+    fi
+  else
+    say "(skipped under MAILWRIGHT_INSTALL_ROOT: apt-get install rspamd redis-server)"
+  fi
+  REDIS_CONF="$ROOT/etc/rspamd/local.d/redis.conf"
+  wrote=no
+  if [ -f "$REDIS_CONF" ]; then
+    say "$REDIS_CONF exists: left as it is"
+  else
+    mkdir -p "$(dirname "$REDIS_CONF")"
+    printf 'servers = "127.0.0.1";\n' > "$REDIS_CONF"
+    wrote=yes
+    say "wrote $REDIS_CONF: rspamd keeps what it learns in the local Redis"
+  fi
+  if [ -z "$ROOT" ]; then
+    systemctl enable --now redis-server rspamd
+    # A running rspamd reads its new Redis setting only when it starts again.
+    if [ "$wrote" = yes ]; then systemctl restart rspamd; fi
+  fi
+  say "Set spam_filter = \"rspamd\" in $ETC/mailwright.toml, then restart: sudo systemctl restart mailwright"
+fi
+
 step "This box's own DNS"
 host="$(sed -n 's/^[[:space:]]*hostname[[:space:]]*=[[:space:]]*"\(.*\)".*/\1/p' "$ETC/mailwright.toml" | head -1)"
 [ -n "$host" ] || host="$(hostname -f 2>/dev/null || hostname)"
@@ -126,3 +170,4 @@ say "1. sudoedit /etc/mailwright/mailwright.toml     # hostname, public_url, tls
 say "2. sudo systemctl enable --now mailwright"
 say "3. sudo mailwright setup link     # open the one-time link it prints to create the owner"
 say "Then add your domain in the dashboard and run: sudo mailwright doctor"
+[ "$WITH_RSPAMD" = yes ] || say "To filter spam with rspamd instead of the built-in filter: sudo scripts/install.sh --with-rspamd"

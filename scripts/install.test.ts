@@ -8,8 +8,8 @@ import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { ROOT, tempDir } from '../src/testkit/app.ts';
 
-const run = (root: string, env: Record<string, string> = {}) =>
-  spawnSync('bash', [join(ROOT, 'scripts/install.sh')], { env: { ...process.env, MAILWRIGHT_INSTALL_ROOT: root, ...env }, encoding: 'utf8' });
+const run = (root: string, env: Record<string, string> = {}, args: string[] = []) =>
+  spawnSync('bash', [join(ROOT, 'scripts/install.sh'), ...args], { env: { ...process.env, MAILWRIGHT_INSTALL_ROOT: root, ...env }, encoding: 'utf8' });
 const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
 
 test('installs the data directory, the configuration and the unit, idempotently, and says what is next', () => {
@@ -63,6 +63,32 @@ test('refuses a Node.js older than the one the box needs', () => {
   const old = run(tempDir('install-'), { PATH: `${bin}:${process.env.PATH}` });
   assert.is(old.status, 1);
   assert.match(old.stderr, /Node\.js 18\.19\.0 is too old: Mailwright needs 20\.18\.1 or later/);
+});
+
+test('offers rspamd, and with --with-rspamd sets it up to learn in Redis, keeping a setting already there', () => {
+  const plain = run(tempDir('install-'));
+  assert.is(plain.status, 0, plain.stderr);
+  assert.match(plain.stdout, /To filter spam with rspamd instead of the built-in filter: sudo scripts\/install\.sh --with-rspamd/);
+  assert.not.match(plain.stdout, /== rspamd/);
+
+  const root = tempDir('install-');
+  const first = run(root, {}, ['--with-rspamd']);
+  assert.is(first.status, 0, first.stderr);
+  assert.match(first.stdout, /== rspamd\n\(skipped under MAILWRIGHT_INSTALL_ROOT: apt-get install rspamd redis-server\)/);
+  const redis = join(root, 'etc/rspamd/local.d/redis.conf');
+  assert.is(readFileSync(redis, 'utf8'), 'servers = "127.0.0.1";\n');
+  assert.match(first.stdout, /Set spam_filter = "rspamd" in \S+\/etc\/mailwright\/mailwright\.toml, then restart/);
+  assert.not.match(first.stdout, /--with-rspamd/, 'no offer once it is done');
+
+  writeFileSync(redis, 'servers = "10.0.0.7";\n');
+  const second = run(root, {}, ['--with-rspamd']);
+  assert.is(second.status, 0, second.stderr);
+  assert.is(readFileSync(redis, 'utf8'), 'servers = "10.0.0.7";\n', "the operator's Redis setting is kept");
+  assert.match(second.stdout, /redis\.conf exists: left as it is/);
+
+  const wrong = run(tempDir('install-'), {}, ['--with-spamassassin']);
+  assert.is(wrong.status, 2);
+  assert.match(wrong.stderr, /unknown option --with-spamassassin \(usage: scripts\/install\.sh \[--with-rspamd\]\)/);
 });
 
 test.run();

@@ -30,11 +30,14 @@ export class ApiError extends Error {
 
 export class SmtpError extends Error {
   readonly responseCode: number;
+  /** What the refusal is counted as in the metrics when its enhanced code alone would say something else. */
+  readonly reason?: string;
 
-  constructor(responseCode: number, message: string) {
+  constructor(responseCode: number, message: string, reason?: string) {
     super(message);
     this.name = 'SmtpError';
     this.responseCode = responseCode;
+    this.reason = reason;
   }
 }
 

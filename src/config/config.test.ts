@@ -97,6 +97,25 @@ test('unknown keys, unknown variables, broken TOML and a missing file are refuse
   failsWith({ MAILWRIGHT_CONFIG: join(dir, 'missing.toml') }, 'does not exist');
 });
 
+test('blocklists and rspamd: defaults, lists with a per-zone action, and refusals naming the key', () => {
+  const d = loadConfig({ MAILWRIGHT_CONFIG: empty });
+  assert.equal([d.dnsbl, d.dnsblAction, d.uribl, d.dnsblTimeout], [[], 'refuse', [], 1500]);
+  assert.equal([d.spamFilter, d.rspamdUrl, d.rspamdControllerUrl, d.rspamdPassword], ['builtin', 'http://127.0.0.1:11333', 'http://127.0.0.1:11334', null]);
+  const env = loadConfig({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_DNSBL: 'zen.spamhaus.org, BL.Example.net.=score ,x.example=refuse', MAILWRIGHT_DNSBL_ACTION: 'score', MAILWRIGHT_URIBL: 'dbl.spamhaus.org', MAILWRIGHT_DNSBL_TIMEOUT: '800ms' });
+  assert.equal(env.dnsbl, [{ zone: 'zen.spamhaus.org', action: 'score' }, { zone: 'bl.example.net', action: 'score' }, { zone: 'x.example', action: 'refuse' }], 'a zone without =action takes dnsbl_action');
+  assert.equal([env.uribl, env.dnsblTimeout], [['dbl.spamhaus.org'], 800]);
+  const toml = file('blocklists.toml', 'dnsbl = ["zen.spamhaus.org", "bl.example.net=score"]\nspam_filter = "rspamd"\nrspamd_password = "q1"\n');
+  const t = loadConfig({ MAILWRIGHT_CONFIG: toml });
+  assert.equal(t.dnsbl, [{ zone: 'zen.spamhaus.org', action: 'refuse' }, { zone: 'bl.example.net', action: 'score' }]);
+  assert.equal([t.spamFilter, t.rspamdPassword], ['rspamd', 'q1']);
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_DNSBL: 'zen.spamhaus.org=block' }, 'dnsbl', 'MAILWRIGHT_DNSBL', '=refuse or =score');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_DNSBL: 'zen.spamhaus.org,ZEN.spamhaus.org' }, 'dnsbl', 'lists a zone twice');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_URIBL: 'not a zone' }, 'uribl', 'host name');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_DNSBL_ACTION: 'reject' }, 'dnsbl_action', 'must be refuse or score');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_SPAM_FILTER: 'spamassassin' }, 'spam_filter', 'must be builtin, rspamd or off');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_RSPAMD_URL: 'tcp://127.0.0.1:11333' }, 'rspamd_url', 'http: or https:');
+});
+
 test('config/mailwright.example.toml documents every key and loads once uncommented', () => {
   const example = readFileSync(new URL('../../config/mailwright.example.toml', import.meta.url), 'utf8');
   // Top-level keys, and tables ([[relay]]) by their name: what follows a table header belongs to the table.

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import {
   addressRanges, backupSchedule, boolean, budget, dnsServers, duration, durationOf, durations, fail, hostname, hostnames, integer, listenHost, logLevel, optionalUrl, plans, port, publicUrl, rate,
-  readableFile, relays, text, type LogLevel, type Parser, type Plan, type RelayRule,
+  readableFile, relays, text, dnsblZones, oneOf, type DnsblZone, type LogLevel, type Parser, type Plan, type RelayRule,
 } from './values.ts';
 
 export interface Config {
@@ -124,9 +124,25 @@ export interface Config {
   uploadMemoryMb: number;
   /** Days an email stays in the Trash before the nightly retention job deletes it for good; 0 = until emptied. */
   trashDays: number;
+  /** DNS blocklists the client address is looked up in at RCPT (smtp/door.ts), each refusing or only scoring. */
+  dnsbl: DnsblZone[];
+  /** What a listing in a `dnsbl` zone written without `=refuse` or `=score` does. */
+  dnsblAction: 'refuse' | 'score';
+  /** URI blocklists the domains of links in a received message are looked up in (evidence only). */
+  uribl: string[];
+  /** How long one blocklist lookup may take (ms); past it the client or link counts as not listed. */
+  dnsblTimeout: number;
+  /** Which filter judges received mail: the built-in one, a local rspamd, or none. */
+  spamFilter: 'builtin' | 'rspamd' | 'off';
+  /** rspamd's normal worker, asked POST /checkv2 for every received message when spam_filter is rspamd. */
+  rspamdUrl: string;
+  /** rspamd's controller, told the owner's corrections (POST /learnspam, /learnham). */
+  rspamdControllerUrl: string;
+  /** The controller's password (its Password header); null when the box is one of the controller's secure_ip. */
+  rspamdPassword: string | null;
 }
 
-export type { Plan, RelayMatch, RelayRule } from './values.ts';
+export type { DnsblZone, Plan, RelayMatch, RelayRule } from './values.ts';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -226,6 +242,15 @@ export const KEYS = [
   spec('upload_memory_mb', 'uploadMemoryMb', integer(16, 100_000), () => 64),
   spec('metrics_token', 'metricsToken', (raw) => (text(raw) ? (/^[\x21-\x7e]{16,}$/.test(text(raw)) ? text(raw) : fail('must be at least 16 printable characters without spaces, such as the output of openssl rand -hex 32')) : null), () => null),
   spec('trash_days', 'trashDays', integer(0, 100_000), () => 30),
+  // Issue 44: blocklists at the door and rspamd. A zone's action is null until loadConfig knows dnsbl_action.
+  spec('dnsbl', 'dnsbl', dnsblZones, () => []),
+  spec('dnsbl_action', 'dnsblAction', oneOf(['refuse', 'score'] as const), () => 'refuse'),
+  spec('uribl', 'uribl', hostnames, () => []),
+  spec('dnsbl_timeout', 'dnsblTimeout', budget, () => 1500),
+  spec('spam_filter', 'spamFilter', oneOf(['builtin', 'rspamd', 'off'] as const), () => 'builtin'),
+  spec('rspamd_url', 'rspamdUrl', (raw) => optionalUrl(['http:', 'https:'])(raw) ?? fail('must not be empty'), () => 'http://127.0.0.1:11333'),
+  spec('rspamd_controller_url', 'rspamdControllerUrl', (raw) => optionalUrl(['http:', 'https:'])(raw) ?? fail('must not be empty'), () => 'http://127.0.0.1:11334'),
+  spec('rspamd_password', 'rspamdPassword', (raw) => text(raw) || null, () => null),
 ] as const;
 
 export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;
@@ -306,6 +331,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { readFil
   if (result.smtpReservedClients >= result.smtpMaxClients) {
     throw new ConfigError('config: smtp_reserved_clients (MAILWRIGHT_SMTP_RESERVED_CLIENTS) must be below smtp_max_clients (MAILWRIGHT_SMTP_MAX_CLIENTS)');
   }
+  for (const zone of result.dnsbl) zone.action ??= result.dnsblAction;
   if ((result.tlsCert === null) !== (result.tlsKey === null)) {
     throw new ConfigError('config: tls_cert (MAILWRIGHT_TLS_CERT) and tls_key (MAILWRIGHT_TLS_KEY) must be set together');
   }

@@ -107,6 +107,31 @@ export const addressRanges: Parser<string[]> = (raw) => {
   return items;
 };
 
+/** One DNS blocklist zone and what a listing in it does; `action` null until config.ts applies dnsbl_action. */
+export interface DnsblZone {
+  zone: string;
+  action: 'refuse' | 'score';
+}
+
+// A list (TOML) or one comma-separated string (environment) of zones, each optionally followed by `=refuse` or
+// `=score` ("zen.spamhaus.org", "bl.example.net=score"); may be empty.
+export const dnsblZones: Parser<DnsblZone[]> = (raw) => {
+  const items = (Array.isArray(raw) ? raw.map(text) : text(raw).split(',')).map((s) => s.trim()).filter(Boolean);
+  const zones = items.map((item) => {
+    const [zone, action, extra] = item.split('=').map((s) => s.trim());
+    if (extra !== undefined || (action !== undefined && action !== 'refuse' && action !== 'score')) fail(`"${item}" must be a zone such as zen.spamhaus.org, optionally followed by =refuse or =score`);
+    return { zone: hostname(zone), action: (action ?? null) as DnsblZone['action'] };
+  });
+  if (new Set(zones.map((z) => z.zone)).size !== zones.length) fail('lists a zone twice');
+  return zones;
+};
+
+/** One of a few words. */
+export const oneOf = <T extends string>(words: readonly T[]): Parser<T> => (raw) => {
+  const s = text(raw);
+  return (words as readonly string[]).includes(s) ? (s as T) : fail(`must be ${words.slice(0, -1).join(', ')} or ${words.at(-1)}`);
+};
+
 // A list (TOML) or one comma-separated string (environment) of host names; may be empty.
 export const hostnames: Parser<string[]> = (raw) => (Array.isArray(raw) ? raw.map(text) : text(raw).split(',')).map((s) => s.trim()).filter(Boolean).map(hostname);
 

@@ -19,8 +19,11 @@ import { listEvents } from './events.ts';
 import { deleteEmail, emailRaw, getEmail, getThread, patchEmail } from './mailbox.ts';
 import { displayHtml, displayPolicy } from './display.ts';
 import { emptyTrash } from './trash.ts';
+import { learnInRspamd } from '../filter/rspamd.ts';
 
 export const MAX_BATCH = 100;
+/** How long rspamd's controller has to learn one correction (a learn reads the whole message). */
+const RSPAMD_LEARN_TIMEOUT_MS = 10_000;
 
 const PatchBody = z
   .object({
@@ -126,12 +129,15 @@ export function emailRoutes(app: App) {
     const id = ctx.params.id;
     const at = scheduled_at === undefined ? undefined : scheduleTime(scheduled_at, app.clock.now());
     const flags = Object.values(patch).some((v) => v !== undefined);
+    // Issue 44: where rspamd is the filter, a move into or out of Spam is told to it once committed.
+    const before = patch.category !== undefined && app.config.spamFilter === 'rspamd' ? getEmail(app.db, workspaceId, id, { recipients: false })?.category : undefined;
     const answer = await app.commit.run(() => {
       if (at !== undefined && !reschedule(app, workspaceId, id, at)) return null;
       return flags ? patchEmail(app.db, app.clock.now(), workspaceId, id, patch) : getEmail(app.db, workspaceId, id, { recipients: false });
     });
     if (!answer) throw notFound('Email');
     if (at !== undefined) app.scheduler.wake();
+    if (before !== undefined && 'category' in answer && (before === 'spam') !== (answer.category === 'spam')) teachRspamd(app, workspaceId, id, answer.category === 'spam' ? 'spam' : 'ham');
     const e = flags ? null : (answer as NonNullable<ReturnType<typeof getEmail>>);
     ctx.body = e
       ? { id: e.id, status: e.status, scheduledAt: e.scheduledAt, readAt: e.readAt, archivedAt: e.archivedAt, trashedAt: e.trashedAt, category: e.category, important: e.important, classification: e.classification }
@@ -166,4 +172,19 @@ export function emailRoutes(app: App) {
   });
 
   return r;
+}
+
+/**
+ * The owner's correction told to rspamd's controller (issue 44), after the answer: it learns from the message as
+ * stored. rspamd down or refusing is a log line; the move itself is done either way.
+ */
+function teachRspamd(app: App, workspaceId: string, id: string, as: 'spam' | 'ham'): void {
+  const { rspamdControllerUrl: controllerUrl, rspamdPassword: password } = app.config;
+  void (async () => {
+    const found = await emailRaw(app.db, workspaceId, id);
+    if (!found?.raw) return;
+    const answer = await learnInRspamd({ controllerUrl, password, timeoutMs: RSPAMD_LEARN_TIMEOUT_MS }, found.raw, as);
+    if (answer.ok) app.log.info("told rspamd the owner's correction", { emailId: id, as, answer: answer.value });
+    else app.log.warn("could not tell rspamd the owner's correction", { emailId: id, as, problem: answer.problem });
+  })().catch((err: unknown) => app.log.warn("could not tell rspamd the owner's correction", { emailId: id, as, err }));
 }

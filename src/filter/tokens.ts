@@ -134,7 +134,8 @@ function subjectTokens(subject: string, out: TokenSet): void {
   }
 }
 
-function linkTokens(text: string, html: string, out: TokenSet): void {
+/** The links of a message's text and HTML (at most MAX_LINKS) and the images of its HTML. */
+function collectLinks(text: string, html: string): { urls: Set<string>; images: Set<string> } {
   // The same link often comes twice (in the HTML and in the text mailparser made of it, or in both parts): counted once.
   const urls = new Set<string>();
   const images = new Set<string>();
@@ -146,6 +147,28 @@ function linkTokens(text: string, html: string, out: TokenSet): void {
     if (urls.size >= MAX_LINKS) break;
     if (!images.has(match[0])) urls.add(match[0]);
   }
+  return { urls, images };
+}
+
+/**
+ * The registrable domains (eTLD+1) a message links to, as URI blocklists are asked about them (RFC 5782 2.3),
+ * in the order they come, at most `max`; links to IP addresses are left out. Reads what messageTokens reads.
+ */
+export function linkDomains(m: { text: string | null; html: string | null }, max: number): string[] {
+  const html = m.html ? m.html.slice(0, MAX_TEXT_CHARS) : '';
+  const text = (m.text ?? '').slice(0, MAX_TEXT_CHARS);
+  const domains = new Set<string>();
+  for (const url of collectLinks(text, html).urls) {
+    if (domains.size >= max) break;
+    const host = hostOf(url);
+    if (!host || /^[\d.]+$/.test(host.name) || host.name.startsWith('[') || !host.name.includes('.')) continue;
+    domains.add(registrable(host.name));
+  }
+  return [...domains];
+}
+
+function linkTokens(text: string, html: string, out: TokenSet): void {
+  const { urls, images } = collectLinks(text, html);
   let links = 0;
   for (const url of urls) {
     const host = hostOf(url);

@@ -55,6 +55,8 @@ export class Metrics {
   private readonly streamsDropped: Counter;
   private readonly passwordHashes: Counter<'outcome'>;
   private hashQueueState: (() => { running: number; waiting: number }) | null = null;
+  private readonly blocklistLookups: Counter<'list' | 'zone' | 'outcome'>;
+  private readonly rspamdChecks: Counter<'outcome'>;
 
   constructor(private readonly sources: MetricsSources) {
     const registers = [this.registry];
@@ -87,14 +89,18 @@ export class Metrics {
     this.trackingVisits = new Counter({ name: 'mailwright_tracking_visits_total', help: 'Visits of open pixels and click links by outcome (recorded: an event; repeat: counted on the event of the hour; limited: over the per-address budget, not counted).', labelNames: ['outcome'], registers });
     this.streamsRefused = new Counter({ name: 'mailwright_event_streams_refused_total', help: 'Live event streams refused with 429, by the limit they would have passed.', labelNames: ['limit'], registers });
     this.streamsDropped = new Counter({ name: 'mailwright_event_streams_dropped_total', help: 'Live event streams ended because their client left too much unread.', registers });
+    // Issue 44: the zones are the configured ones (a bounded set); an answer from the cache is no lookup.
+    this.blocklistLookups = new Counter({ name: 'mailwright_blocklist_lookups_total', help: 'DNS and URI blocklist queries sent, by list kind (dnsbl, uribl), zone and outcome (listed; clear; unusable: an answer that is no listing, such as Spamhaus refusing a public resolver; timeout; error).', labelNames: ['list', 'zone', 'outcome'], registers });
+    this.rspamdChecks = new Counter({ name: 'mailwright_rspamd_checks_total', help: 'Received messages rspamd was asked about (spam_filter = rspamd), by outcome (answered, or unavailable: filed without its verdict).', labelNames: ['outcome'], registers });
     // Known label values start at 0, so rate() and increase() work from the first scrape after a restart.
     for (const [outcome, cls] of [['delivered', '2'], ['deferred', '4'], ['bounced', '5'], ['failed', '5']]) this.deliveries.inc({ outcome, class: cls }, 0);
-    for (const reason of Object.values(REASONS)) this.inboundRejected.inc({ reason }, 0);
+    for (const reason of [...Object.values(REASONS), BLOCKLISTED]) this.inboundRejected.inc({ reason }, 0);
     for (const outcome of ['delivered', 'rejected', 'unreachable']) this.webhookDeliveries.inc({ outcome }, 0);
     for (const listener of ['mx', 'submission']) this.tlsFailures.inc({ listener }, 0);
     for (const outcome of ['recorded', 'repeat', 'limited']) this.trackingVisits.inc({ outcome }, 0);
     for (const limit of ['credential', 'address', 'workspace', 'box']) this.streamsRefused.inc({ limit }, 0);
     for (const outcome of ['computed', 'busy']) this.passwordHashes.inc({ outcome }, 0);
+    for (const outcome of ['answered', 'unavailable']) this.rspamdChecks.inc({ outcome }, 0);
   }
 
   /** The exposition, in the Prometheus text format; the queue and the files are measured now, once per scrape. */
@@ -169,6 +175,16 @@ export class Metrics {
     this.hashQueueState = state;
   }
 
+  /** One blocklist query and what came of it (dns/blocklist.ts). */
+  blocklistLookup(list: 'dnsbl' | 'uribl', zone: string, outcome: 'listed' | 'clear' | 'unusable' | 'timeout' | 'error'): void {
+    this.blocklistLookups.inc({ list, zone, outcome });
+  }
+
+  /** rspamd asked about one received message: a verdict came, or the message went on without one. */
+  rspamdCheck(outcome: 'answered' | 'unavailable'): void {
+    this.rspamdChecks.inc({ outcome });
+  }
+
   writerBatch(commit: 'writer' | 'main', calls: number): void {
     this.batchSizes.observe({ commit }, calls);
   }
@@ -207,9 +223,13 @@ const REASONS: Record<string, string> = {
   '4.3.0': 'temporary',
 };
 
+/** The reason of a client refused for a DNS blocklist's listing (5.7.1, like relaying; smtp/door.ts). */
+export const BLOCKLISTED = 'blocklisted';
+
 /** A bounded label for a refusal: named by its enhanced code; anything not an SmtpError was our fault (451). */
 export function rejectionReason(err: unknown): string {
   if (!(err instanceof SmtpError)) return 'local_error';
+  if (err.reason) return err.reason;
   const enhanced = /^([245]\.\d{1,3}\.\d{1,3})\b/.exec(err.message)?.[1];
   return (enhanced && REASONS[enhanced]) ?? (err.responseCode >= 500 ? 'other_permanent' : 'other_temporary');
 }

@@ -6,12 +6,19 @@ import { deserialize, serialize } from 'node:v8';
 import type { ParsedMessage } from '../mail/parse.ts';
 import type { PackedMail } from '../mail/packing.ts';
 import type { AuthVerdicts } from './authenticate.ts';
+import type { Signal } from '../filter/signals.ts';
 
 /** What filing needs of the analysis: the parsed fields, the verdicts and the message packed for storage. */
 export interface AnalysisParts {
   parsed: ParsedMessage;
   verdicts: AuthVerdicts;
   stored: PackedMail;
+  /**
+   * What the door and the analysis found for the spam filter (issue 44): the SMTP session's (score-mode DNS
+   * blocklists, reverse DNS, HELO: smtp/door.ts), URI blocklist listings of the message's links, rspamd's
+   * verdict when spam_filter is rspamd.
+   */
+  evidence?: Signal[];
 }
 
 /**

@@ -2,7 +2,8 @@
 // posts, and parses those SMTP submission posts. Its DNS lookups go to the configured resolvers by way of the
 // thread that started it (dns/remote.ts), through a short answer cache of its own. A received message is
 // packed for storage here too (mail/packing.ts), off the event loop and the writer thread, and its analysis
-// goes back serialized for the writer (analysed.ts).
+// goes back serialized for the writer (analysed.ts), with the spam evidence (issue 44): the session's, the URI
+// blocklist listings of its links (links.ts) and rspamd's verdict (filter/rspamd.ts), asked beside the rest.
 import { workerData } from 'node:worker_threads';
 import { cachingLookup } from '../dns/cache.ts';
 import { remoteLookup } from '../dns/remote.ts';
@@ -12,6 +13,9 @@ import { serializeAnalysis } from './analysed.ts';
 import { parseMessage, type ParsedMessage } from '../mail/parse.ts';
 import { packMail, type PackedMail } from '../mail/packing.ts';
 import { withoutAuthResultsOf } from '../mail/trace.ts';
+import { checkWithRspamd, rspamdSignal } from '../filter/rspamd.ts';
+import type { Signal } from '../filter/signals.ts';
+import { askLinks, MAX_LINK_DOMAINS } from './links.ts';
 
 export interface AnalyzeJob {
   kind: 'analyze';
@@ -24,6 +28,16 @@ export interface AnalyzeJob {
   trace: string;
   /** Pack the message alone too: a recipient is a VERP address, whose report is kept without bodies. */
   alone: boolean;
+  /** The envelope's recipients (rspamd's Rcpt). */
+  rcpt: string[];
+  /** The client's reverse DNS name, when it has one (rspamd's Hostname). */
+  ptr: string | null;
+  /** What the SMTP session found for the spam filter (smtp/door.ts), carried into the analysis. */
+  evidence: Signal[];
+  /** Look the domains of the message's links up in the URI blocklists (links.ts). */
+  links: boolean;
+  /** Ask rspamd for its verdict (spam_filter = rspamd). */
+  rspamd: { url: string; timeoutMs: number } | null;
 }
 
 /**
@@ -37,6 +51,8 @@ export interface StoredAnalysis {
   unchecked?: { checked: number; of: number; arc: boolean };
   /** serializeAnalysis() of the analysis (analysed.ts). */
   analysis: Uint8Array;
+  /** rspamd was asked and gave no verdict: why (the message goes on without one). */
+  rspamdProblem?: string;
 }
 
 /** A submitted message, which needs no authentication: only mailparser's reading. */
@@ -48,6 +64,12 @@ export interface ParseJob {
 // Asked of the thread that started this one (dns/remote.ts): a worker stopped for its budget must not be
 // parsing a DNS answer of its own. Answers are kept here for a while, so only a miss crosses threads.
 const dns = cachingLookup(remoteLookup(workerData.dnsChannel as string));
+// URI blocklist questions go to the thread that started this one too, uncached here: its cache keeps each
+// answer for the zone's TTL, for every thread (links.ts).
+const links = remoteLookup(workerData.linkChannel as string);
+// Loaded at the first message with links to look up: tldts's suffix list costs a thread's start-up most of a
+// second on a busy box, for nothing where uribl is empty.
+let tokens: Promise<typeof import('../filter/tokens.ts')> | undefined;
 const maxSignatures = workerData.dkimMaxSignatures as number | undefined;
 
 // mailauth 4.13.3 prints a stray debugging line (dkim-verifier.js: 'TOTAL ... EXPECTING ...') for every
@@ -64,11 +86,18 @@ serveJobs<AnalyzeJob | ParseJob, StoredAnalysis | ParsedMessage>(async (job) => 
     parsed.attachments = movingContents(parsed.attachments, transfer);
     return { result: parsed, transfer };
   }
-  const analysis = await analyze(raw, { ip: job.ip, helo: job.helo, mailFrom: job.mailFrom, hostname: job.hostname, dns, maxSignatures });
+  const linkEvidence = job.links ? async (parsed: ParsedMessage) => askLinks(links, (await (tokens ??= import('../filter/tokens.ts'))).linkDomains(parsed, MAX_LINK_DOMAINS)) : undefined;
+  // rspamd reads the message as received, beside our own analysis.
+  const [analysis, rspamd] = await Promise.all([
+    analyze(raw, { ip: job.ip, helo: job.helo, mailFrom: job.mailFrom, hostname: job.hostname, dns, maxSignatures }, linkEvidence),
+    job.rspamd ? checkWithRspamd(job.rspamd, raw, { ip: job.ip, helo: job.helo, ptr: job.ptr, mailFrom: job.mailFrom, rcpt: job.rcpt, hostname: job.hostname }) : null,
+  ]);
   const { parsed, verdicts, unchecked } = analysis;
-  const bytes = transferable(serializeAnalysis({ parsed, verdicts, stored: storing(analysis, raw, job) }));
+  const evidence = [...job.evidence, ...analysis.links, ...(rspamd?.ok ? [rspamdSignal(rspamd.value)] : [])];
+  const bytes = transferable(serializeAnalysis({ parsed, verdicts, stored: storing(analysis, raw, job), evidence }));
   transfer.push(bytes.buffer);
-  return { result: { messageId: parsed.messageId, problem: parsed.problem, unchecked, analysis: bytes } satisfies StoredAnalysis, transfer };
+  const rspamdProblem = rspamd && !rspamd.ok ? { rspamdProblem: rspamd.problem } : {};
+  return { result: { messageId: parsed.messageId, problem: parsed.problem, unchecked, analysis: bytes, ...rspamdProblem } satisfies StoredAnalysis, transfer };
 });
 
 /**

@@ -3,6 +3,7 @@
 // the database, so the MX listener runs it on worker threads (analyze-worker.ts, analyzer.ts).
 import { authenticate, type AuthContext, type Authenticated, type AuthVerdicts } from './authenticate.ts';
 import { parseMessage, type ParsedMessage } from '../mail/parse.ts';
+import type { Signal } from '../filter/signals.ts';
 
 export interface Analysis {
   verdicts: AuthVerdicts;
@@ -11,9 +12,12 @@ export interface Analysis {
   parsed: ParsedMessage;
   /** Set when signatures were left unchecked (Authenticated.unchecked). */
   unchecked?: Authenticated['unchecked'];
+  /** What `links` found about the message's links (URI blocklists), while authentication went on. */
+  links: Signal[];
 }
 
-export async function analyze(raw: Buffer, ctx: AuthContext): Promise<Analysis> {
-  const [auth, parsed] = await Promise.all([authenticate(raw, ctx), parseMessage(raw)]);
-  return { verdicts: auth.verdicts, authHeaders: auth.headers, parsed, unchecked: auth.unchecked };
+export async function analyze(raw: Buffer, ctx: AuthContext, links?: (parsed: ParsedMessage) => Promise<Signal[]>): Promise<Analysis> {
+  const parsing = parseMessage(raw);
+  const [auth, parsed, found] = await Promise.all([authenticate(raw, ctx), parsing, links ? parsing.then(links) : []]);
+  return { verdicts: auth.verdicts, authHeaders: auth.headers, parsed, unchecked: auth.unchecked, links: found };
 }

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../config/config.ts';
 import { answerLookups } from '../dns/remote.ts';
 import { createResolver } from '../dns/resolver.ts';
+import type { DnsLookup } from '../dns/cache.ts';
 import { SmtpError } from '../errors.ts';
 import { headerOverLimit } from '../mail/header-limits.ts';
 import { asBuffer, JobTimeout, transferable, WorkerPool } from '../threads/worker-pool.ts';
@@ -26,19 +27,25 @@ export class AnalysisTimeout extends SmtpError {
   }
 }
 
+type AnalyzerConfig = Pick<Config, 'dnsServers' | 'analyzeTimeout' | 'dkimMaxSignatures' | 'uribl' | 'spamFilter' | 'rspamdUrl'>;
+
 export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, StoredAnalysis | ParsedMessage> {
   private readonly budgetMs: number;
   private readonly stopAnswering: () => void;
+  private readonly config: AnalyzerConfig;
+  private readonly links: boolean;
 
-  constructor(config: Pick<Config, 'dnsServers' | 'analyzeTimeout' | 'dkimMaxSignatures'>, opts: { size?: number } = {}) {
+  /** `links`: the URI blocklists' answers to the workers' questions (links.ts linkListings); none, none asked. */
+  constructor(config: AnalyzerConfig, opts: { size?: number; links?: DnsLookup } = {}) {
     // The workers' DNS queries are asked here, on this thread (dns/remote.ts): a worker stopped for its budget
     // must hold none of its own.
     const dnsChannel = `mailwright-analyze-dns-${randomUUID()}`;
+    const linkChannel = `mailwright-analyze-links-${randomUUID()}`;
     super({
       name: 'analyze',
       module: new URL('./analyze-worker.ts', import.meta.url),
       size: opts.size,
-      workerData: { dnsChannel, dkimMaxSignatures: config.dkimMaxSignatures },
+      workerData: { dnsChannel, linkChannel, dkimMaxSignatures: config.dkimMaxSignatures },
       resourceLimits: { maxOldGenerationSizeMb: 512 },
       // Authentication waits on DNS: a few more messages per worker keep it busy while one waits.
       jobsPerWorker: 8,
@@ -48,7 +55,14 @@ export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, StoredAnalysis |
       soloWorkers: 1,
     });
     this.budgetMs = config.analyzeTimeout;
-    this.stopAnswering = answerLookups(dnsChannel, createResolver(config.dnsServers));
+    this.config = config;
+    this.links = opts.links !== undefined;
+    const stopDns = answerLookups(dnsChannel, createResolver(config.dnsServers));
+    const stopLinks = opts.links ? answerLookups(linkChannel, opts.links) : () => {};
+    this.stopAnswering = () => {
+      stopDns();
+      stopLinks();
+    };
   }
 
   override async close(): Promise<void> {
@@ -63,9 +77,12 @@ export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, StoredAnalysis |
    * and only copied here first when it is a slice of Node's shared pool, which would be copied whole.
    * `client` is whose message it is (dns/ip-ranges.ts networkOf): waiting messages are taken fairly between clients.
    */
-  async analyze(raw: Buffer, ctx: Omit<AnalyzeJob, 'raw' | 'kind'>, { client = '' }: { client?: string } = {}): Promise<StoredAnalysis> {
+  async analyze(raw: Buffer, ctx: Omit<AnalyzeJob, 'raw' | 'kind' | 'links' | 'rspamd'>, { client = '' }: { client?: string } = {}): Promise<StoredAnalysis> {
     refuseOversizedHeader(raw);
-    return (await this.run({ kind: 'analyze', ...ctx, raw: transferable(raw) }, [], { key: client }).catch(this.overBudget)) as StoredAnalysis;
+    // Read at every message, so a reload's uribl and rspamd_url apply to the next one.
+    const { uribl, spamFilter, rspamdUrl } = this.config;
+    const filter = { links: this.links && uribl.length > 0 && spamFilter !== 'off', rspamd: spamFilter === 'rspamd' ? { url: rspamdUrl, timeoutMs: rspamdTimeout(this.budgetMs) } : null };
+    return (await this.run({ kind: 'analyze', ...ctx, ...filter, raw: transferable(raw) }, [], { key: client }).catch(this.overBudget)) as StoredAnalysis;
   }
 
   /** mailparser's reading of a message, without authentication (SMTP submission); `client` as for analyze(). */
@@ -78,6 +95,9 @@ export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, StoredAnalysis |
     throw err instanceof JobTimeout ? new AnalysisTimeout(this.budgetMs) : err;
   };
 }
+
+/** rspamd's time for one message: well inside the analysis budget, so a slow rspamd costs its verdict, not a 451. */
+const rspamdTimeout = (budgetMs: number) => Math.min(5000, Math.floor(budgetMs / 2));
 
 /** Header sections, fields and folded lines are bounded before any parsing (DESIGN.md section 3). */
 function refuseOversizedHeader(raw: Buffer): void {

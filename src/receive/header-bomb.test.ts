@@ -74,7 +74,7 @@ test('a header just within every bound is accepted and stored', async () => {
 });
 
 test('SMTP submission refuses the same way: Analyzer.parse throws the refusal before any worker starts', async () => {
-  const analyzer = new Analyzer({ dnsServers: ['127.0.0.1'], analyzeTimeout: 10_000, dkimMaxSignatures: 10 });
+  const analyzer = new Analyzer({ dnsServers: ['127.0.0.1'], analyzeTimeout: 10_000, dkimMaxSignatures: 10, uribl: [], spamFilter: 'builtin', rspamdUrl: '' });
   try {
     for (const [raw, code, status] of [
       [message(`X-Bomb: a\r\n${' b\r\n'.repeat(100_000)}`).raw, 554, '5.6.0'],

@@ -1,6 +1,7 @@
 // The receive pipeline (docs/architecture.md): what the MX listener hands over after DATA is refused if it is a
 // smuggling attempt or a loop, then authenticated (mailauth) and parsed (mailparser) on the analyze workers,
-// which refuse an oversized header section and answer 451 past their time budget (analyzer.ts),
+// which refuse an oversized header section and answer 451 past their time budget (analyzer.ts) and gather the
+// spam evidence (the session's, URI blocklists', rspamd's) into the analysis,
 // and filed (file.ts: classified, threaded, stored with its index rows, forwarded if asked) by the writer
 // thread in one group-committed transaction. It resolves only after that commit, so the 250 is never early.
 import type { App } from '../context.ts';
@@ -12,6 +13,7 @@ import { AnalysisTimeout, type Analyzer } from './analyzer.ts';
 import type { Target } from './route.ts';
 import type { Writer } from '../db/writer.ts';
 import { fileInWriter } from './file.ts';
+import type { Signal } from '../filter/signals.ts';
 
 /** RFC 5321 6.3 leaves the hop limit to the receiver; Postfix and Stalwart use 50. */
 export const MAX_RECEIVED = 50;
@@ -25,6 +27,8 @@ export interface Envelope {
   tls: boolean;
   mailFrom: string;
   recipients: Array<{ address: string; target: Target }>;
+  /** What the session found about the client for the spam filter (smtp/door.ts), carried into the analysis. */
+  evidence: Signal[];
 }
 
 /** The worker threads a message passes through. */
@@ -49,14 +53,18 @@ export async function receive(app: App, workers: ReceiveWorkers, envelope: Envel
   // What comes back is serialized for the writer, past this thread: only the fields logged here are read.
   // Keyed by the client's network: waiting messages are taken fairly between clients (analyzer.ts).
   const client = networkOf(envelope.ip);
-  const { messageId, problem, unchecked, analysis } = await workers.analyzer
-    .analyze(data, { ip: envelope.ip, helo: envelope.helo, mailFrom: envelope.mailFrom, hostname: config.hostname, trace: traceFields(app, envelope), alone: targets.some((t) => t.kind === 'report') }, { client })
+  const rcpt = envelope.recipients.map((r) => r.address);
+  const { messageId, problem, unchecked, analysis, rspamdProblem } = await workers.analyzer
+    .analyze(data, { ip: envelope.ip, helo: envelope.helo, ptr: envelope.ptr, mailFrom: envelope.mailFrom, rcpt, hostname: config.hostname, trace: traceFields(app, envelope), alone: targets.some((t) => t.kind === 'report'), evidence: envelope.evidence }, { client })
     .catch((err: unknown) => {
       // The sender gets 451 4.3.0 and tries again later; a warning, not an error of ours.
       if (err instanceof AnalysisTimeout) log.warn('message analysis ran past its budget: worker replaced, answered 451', { session: envelope.sessionId, ip: envelope.ip, client, bytes: data.length, budgetMs: config.analyzeTimeout });
       throw err;
     });
   if (problem) log.warn('received message stored unparsed in part', { session: envelope.sessionId, problem });
+  // rspamd down never refuses or loses mail (issue 44): the message is filed without its verdict.
+  if (rspamdProblem) log.warn('rspamd gave no verdict; the message is filed without it', { session: envelope.sessionId, problem: rspamdProblem });
+  if (config.spamFilter === 'rspamd') app.metrics?.rspamdCheck(rspamdProblem ? 'unavailable' : 'answered');
   const filed = await fileInWriter(workers.writer, { mailFrom: envelope.mailFrom, targets, analysis }, app.clock.now(), log);
   if (filed.forwarded) app.queue.wake();
   // One line per accepted message, after the commit and just before the 250: the sysadmin's "did it arrive?".

@@ -2,7 +2,8 @@
 // receive/. It answers as MAILWRIGHT_HOSTNAME, offers STARTTLS, advertises and enforces SIZE, looks up the
 // client's PTR through the configured resolvers, caps clients (in all, per address and per network, with slots
 // kept for known senders), errors, recipients, messages and session time, and decides every recipient at RCPT
-// (receive/route.ts). It replies 250 only when receive() has committed.
+// (receive/route.ts), where the door (door.ts) also judges the client: DNS blocklists, and the evidence it hands
+// the spam filter. It replies 250 only when receive() has committed.
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { App } from '../context.ts';
 import { SmtpError } from '../errors.ts';
@@ -12,6 +13,7 @@ import { routeRecipient, type Target } from '../receive/route.ts';
 import type { TlsCredentials } from './certificate.ts';
 import { reportListenerErrors } from './listener-errors.ts';
 import { clientIp, collect, limitClients, OUR_FAULT, ourFault, SessionTable, sessionDeadline, sessionLimits } from './session.ts';
+import type { ClientVerdict, Door } from './door.ts';
 
 interface SessionState {
   messages: number;
@@ -19,6 +21,8 @@ interface SessionState {
   deadline: NodeJS.Timeout;
   /** Recipients refused at RCPT in this session; the first LOGGED_REFUSALS are logged one by one. */
   refused: number;
+  /** The door's judgement of the client (door.ts), asked at the first accepted RCPT and kept for the session. */
+  verdict?: Promise<ClientVerdict>;
 }
 
 /**
@@ -28,7 +32,7 @@ interface SessionState {
  */
 const LOGGED_REFUSALS = 10;
 
-export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWorkers): SMTPServer {
+export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWorkers, door: Door): SMTPServer {
   const { config, log } = app;
   const sessions = new SessionTable<SessionState>();
 
@@ -72,21 +76,32 @@ export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWo
     },
 
     onRcptTo(address, session, callback) {
-      try {
-        sessions.of(session).targets.set(address.address.toLowerCase(), routeRecipient(app.db, address.address));
-        callback();
-      } catch (err) {
+      const refuse = (err: unknown) => {
         app.metrics?.inbound(err); // metrics (issue 21)
+        const state = sessions.find(session.id);
         if (err instanceof SmtpError) {
-          const state = sessions.of(session);
-          if (++state.refused <= LOGGED_REFUSALS) {
+          if (state && ++state.refused <= LOGGED_REFUSALS) {
             log.info('recipient refused', { session: session.id, ip: clientIp(session), helo: session.hostNameAppearsAs ?? '', from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: address.address, reply: `${err.responseCode} ${err.message}` });
           }
           return callback(err);
         }
         log.error('recipient lookup failed', { err, session: session.id });
         callback(new SmtpError(451, '4.3.0 Temporary local problem, try again later'));
+      };
+      let target: Target;
+      try {
+        target = routeRecipient(app.db, address.address);
+      } catch (err) {
+        return refuse(err);
       }
+      // Issue 44: a recipient of ours is the point where the client is looked at (door.ts), once per session.
+      const state = sessions.of(session);
+      state.verdict ??= door.judge({ session: session.id, ip: clientIp(session), ptr: ptrOf(session) });
+      state.verdict.then((verdict) => {
+        if (verdict.refusal) return refuse(verdict.refusal);
+        sessions.find(session.id)?.targets.set(address.address.toLowerCase(), target);
+        callback();
+      }, refuse);
     },
 
     onData(stream, session, callback) {
@@ -96,7 +111,7 @@ export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWo
         async (data) => {
           // Thrown, not answered here: the catch below answers and counts every refusal alike (metrics, issue 21).
           if (!data) throw new SmtpError(552, `5.3.4 Message too big: the limit is ${config.maxMessageBytes} bytes`);
-          const ids = await receive(app, workers, envelopeOf(session, state), data);
+          const ids = await receive(app, workers, await envelopeOf(session, state, door), data);
           app.metrics?.inbound(); // metrics (issue 21)
           callback(null, `2.0.0 Ok: queued as ${ids.join(' ')}`);
         },
@@ -119,13 +134,22 @@ export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWo
   return server;
 }
 
-function envelopeOf(session: SMTPServerSession, state: SessionState): Envelope {
+/** The client's PTR name as smtp-server looked it up; null when it has none (smtp-server then writes [ip]). */
+const ptrOf = (session: SMTPServerSession) => (session.clientHostname && !session.clientHostname.startsWith('[') ? session.clientHostname : null);
+
+async function envelopeOf(session: SMTPServerSession, state: SessionState, door: Door): Promise<Envelope> {
   const mailFrom = session.envelope.mailFrom;
+  const ip = clientIp(session);
+  const helo = session.hostNameAppearsAs ?? '';
+  // DATA comes after an accepted RCPT, which judged the client (and let it in).
+  const verdict = await state.verdict;
+  const heloEvidence = door.helo(helo, ip);
   return {
     sessionId: session.id,
-    ip: clientIp(session),
-    helo: session.hostNameAppearsAs ?? '',
-    ptr: session.clientHostname && !session.clientHostname.startsWith('[') ? session.clientHostname : null,
+    ip,
+    helo,
+    ptr: ptrOf(session),
+    evidence: [...(verdict?.evidence ?? []), ...(heloEvidence ? [heloEvidence] : [])],
     tls: session.secure,
     mailFrom: mailFrom ? mailFrom.address : '',
     recipients: session.envelope.rcptTo.flatMap((r) => {

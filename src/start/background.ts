@@ -1,4 +1,4 @@
-// What the box does besides answering: the signing and analyze threads, the delivery transport and the queue,
+// What the box does besides answering: the signing and analyze threads (with the door's DNS blocklists), the delivery transport and the queue,
 // signing at acceptance, scheduled sends, webhook deliveries, link visits and labels applied to stored mail.
 // startApp builds them once the App is assembled, starts them once the store passed its check, and stops them
 // in reverse; closeThreads ends the threads and pooled connections, the writer's last.
@@ -10,6 +10,9 @@ import { indexBacklogNow } from '../emails/search-routes.ts';
 import { Resorter } from '../labels/resort.ts';
 import { Signer } from '../send/signer.ts';
 import { Analyzer } from '../receive/analyzer.ts';
+import { linkListings } from '../receive/links.ts';
+import { Blocklists } from '../dns/blocklist.ts';
+import { createResolver } from '../dns/resolver.ts';
 import { Deliverer, type Transport } from '../send/deliver.ts';
 import { LocalOutbox } from '../send/local-outbox.ts';
 import { Queue } from '../send/queue.ts';
@@ -34,7 +37,15 @@ const ownAddress = (host: string) => (host === '0.0.0.0' || host === '::' || hos
 export function createBackground(app: App, memory: MemorySettings, opts: { localDomains?: string[]; resortBatch?: number }) {
   const { config, clock, log, db } = app;
   const signer = new Signer({ size: memory.signWorkers });
-  const analyzer = new Analyzer(config, { size: memory.analyzeWorkers });
+  // Issue 44: the door's DNS (blocklists, the forward half of reverse-DNS checks) asks the configured resolvers
+  // once per query, bounded by dnsbl_timeout; one cache serves the MX listener and the analyze threads.
+  const doorDns = createResolver(config.dnsServers, { timeoutMs: config.dnsblTimeout, tries: 1 });
+  const blocklists = new Blocklists(doorDns, {
+    timeoutMs: config.dnsblTimeout,
+    observe: (list, zone, outcome) => app.metrics?.blocklistLookup(list, zone, outcome),
+    warn: (message, fields) => log.warn(message, fields),
+  });
+  const analyzer = new Analyzer(config, { size: memory.analyzeWorkers, links: linkListings(config, blocklists, log) });
   const delivery = { resolver: app.dns, dial: app.dial, clock, heloName: config.hostname, port: config.mtaPort, allowPrivate: config.allowPrivateDelivery, maxConnectionsPerHost: config.maxConnectionsPerMx };
   // Try mode delivers to its own listener or keeps the mail (send/local-outbox.ts); a box delivers it.
   const deliverer: Transport = opts.localDomains
@@ -54,7 +65,7 @@ export function createBackground(app: App, memory: MemorySettings, opts: { local
   const dispatcher = new WebhookDispatcher(app, { timeoutMs: config.webhookTimeout, keepFinishedMs: config.retentionWebhookDays * 24 * 60 * 60_000 });
   const linkVisits = new LinkVisits(app);
   const resorter = new Resorter(db, app.writer, clock, log, opts.resortBatch);
-  return { signer, analyzer, deliverer, retryPolicy, queue, presigner, scheduler, dispatcher, linkVisits, resorter };
+  return { signer, analyzer, doorDns, blocklists, deliverer, retryPolicy, queue, presigner, scheduler, dispatcher, linkVisits, resorter };
 }
 
 /** Starts the background work, each part's stop added to `opened` as it starts. */

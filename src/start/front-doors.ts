@@ -9,6 +9,7 @@ import { createHttpApp, createHttpServer } from '../http/server.ts';
 import { RateLimiter } from '../http/rate-limit.ts';
 import type { Authenticator } from '../http/auth.ts';
 import { createMxServer } from '../smtp/mx.ts';
+import { Door } from '../smtp/door.ts';
 import { createSubmissionServer } from '../smtp/submission.ts';
 import { tlsCredentials } from '../smtp/certificate.ts';
 import { accountRoutes } from '../account/routes.ts';
@@ -82,7 +83,7 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.
   httpApp.on('error', (err) => health.observe(err));
   const httpServer = createHttpServer(httpApp);
-  const mx = createMxServer(app, tls, { analyzer: work.analyzer, writer: app.writer });
+  const mx = createMxServer(app, tls, { analyzer: work.analyzer, writer: app.writer }, new Door(app, work.blocklists, work.doorDns));
   const submission = config.submissionPort === 0 ? null : createSubmissionServer(app, tls, work.analyzer);
   return { eventStream, httpServer, mx, submission };
 }
