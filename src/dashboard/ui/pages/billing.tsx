@@ -4,8 +4,8 @@
 import { useState } from 'preact/hooks';
 import type { Me } from '../session.ts';
 import { api, ApiError } from '../api.ts';
-import { Badge, bytes, Loaded, messageOf, Modal, Page, toast, useLoad, when } from '../components.tsx';
-import { UsageMeter, type Account, type Plan, type Subscription } from './overview.tsx';
+import { Badge, bytes, Loaded, messageOf, Modal, Page, toast, useLoad, when } from '../components/feedback.tsx';
+import { UsageMeter, type Account, type Plan, type Subscription } from './overview/overview.tsx';
 
 const title = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const planName = (p: { tier: string; messageClass: string }) => `${title(p.tier)} ${p.messageClass}`;

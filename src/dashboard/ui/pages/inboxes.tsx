@@ -3,8 +3,8 @@
 import { useState } from 'preact/hooks';
 import type { Me } from '../session.ts';
 import { api } from '../api.ts';
-import { Badge, Empty, Field, Form, Loaded, messageOf, Modal, Page, toast, useLoad } from '../components.tsx';
-import { At, ConfirmButton, useNarrow, type Domain, type DomainSummary, type List } from './domains.tsx';
+import { Badge, Empty, Field, Form, Loaded, messageOf, Modal, Page, toast, useLoad } from '../components/feedback.tsx';
+import { At, ConfirmButton, useNarrow, type Domain, type DomainSummary, type List } from './domains/domains.tsx';
 
 interface Inbox {
   id: string;

@@ -5,7 +5,7 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Me } from '../session.ts';
 import { api } from '../api.ts';
-import { Badge, CopyButton, Empty, Loaded, messageOf, Page, toast, useLoad } from '../components.tsx';
+import { Badge, CopyButton, Empty, Loaded, messageOf, Page, toast, useLoad } from '../components/feedback.tsx';
 import { ChangePassphrase } from './change-passphrase.tsx';
 
 interface Profile {

@@ -5,10 +5,10 @@
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, qs } from '../../api.ts';
-import { Empty, ErrorBox, Loading, messageOf, toast, useLoad, when } from '../../components.tsx';
+import { Empty, ErrorBox, Loading, messageOf, toast, useLoad, when } from '../../components/feedback.tsx';
 import { navigate, useLocation } from '../../router.ts';
 import { useShortcuts } from '../../shortcuts.ts';
-import { openCompose } from '../compose.tsx';
+import { openCompose } from '../compose/compose.tsx';
 import { VIEWS, folderOf, who, type Summary } from './model.ts';
 import { Nav } from './nav.tsx';
 import { DeliveryWord } from './delivery.tsx';

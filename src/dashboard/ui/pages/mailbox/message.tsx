@@ -2,7 +2,7 @@
 // shown by the box's own sandboxed page (GET /emails/:id/html: no scripts, no forms, dark with the dashboard
 // when the mail sets no colours), remote images only when asked for this message or this sender.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { Badge, bytes } from '../../components.tsx';
+import { Badge, bytes } from '../../components/feedback.tsx';
 import { senderKey, who, type Email } from './model.ts';
 import { keysFrom } from '../../shortcuts.ts';
 import { Icon } from '../../icons.tsx';

@@ -2,8 +2,8 @@
 // the Trash view) and the whole Trash. Moving mail in and out of the Trash is a PATCH with an Undo (mailbox.tsx).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../../api.ts';
-import { messageOf, Modal } from '../../components.tsx';
-import { ConfirmButton } from '../domains.tsx';
+import { messageOf, Modal } from '../../components/feedback.tsx';
+import { ConfirmButton } from '../domains/domains.tsx';
 
 const dangerFill = { background: 'var(--bad)', borderColor: 'var(--bad)', color: '#fff' };
 

@@ -2,9 +2,9 @@
 // controls look and behave the same everywhere.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError } from './api.ts';
-import { useFocusTrap } from './focus-trap.ts';
-import { Icon } from './icons.tsx';
+import { ApiError } from '../api.ts';
+import { useFocusTrap } from '../focus-trap.ts';
+import { Icon } from '../icons.tsx';
 
 /** Loads data for a page: `{data, error, loading, reload}`; reloads when `deps` change. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {

@@ -3,10 +3,10 @@
 // uPlot chart), the outbound queue (GET /queue) and doctor's DNS findings (GET /doctor). Each part loads alone.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
-import type { Me } from '../session.ts';
-import { api } from '../api.ts';
-import { Badge, bytes, Empty, ErrorBox, Loaded, Loading, messageOf, Page, toast, useLoad, when } from '../components.tsx';
-import { useLocation } from '../router.ts';
+import type { Me } from '../../session.ts';
+import { api } from '../../api.ts';
+import { Badge, bytes, Empty, ErrorBox, Loaded, Loading, messageOf, Page, toast, useLoad, when } from '../../components/feedback.tsx';
+import { useLocation } from '../../router.ts';
 
 export interface Usage {
   periodStart: string;

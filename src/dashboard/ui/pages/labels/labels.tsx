@@ -2,11 +2,11 @@
 // creating, renaming, recolouring, the bucket switch and deleting; a label's rules, each new one tried against
 // stored mail (a dry run) before it is saved. Paths: /labels and /labels/:id.
 import { useEffect, useState } from 'preact/hooks';
-import type { Me } from '../session.ts';
-import { api } from '../api.ts';
-import { Badge, Empty, ErrorBox, Field, Form, Loading, messageOf, Modal, Page, toast, useLoad, when } from '../components.tsx';
-import { navigate, useLocation } from '../router.ts';
-import { Icon } from '../icons.tsx';
+import type { Me } from '../../session.ts';
+import { api } from '../../api.ts';
+import { Badge, Empty, ErrorBox, Field, Form, Loading, messageOf, Modal, Page, toast, useLoad, when } from '../../components/feedback.tsx';
+import { navigate, useLocation } from '../../router.ts';
+import { Icon } from '../../icons.tsx';
 
 interface Rule {
   id: string;

@@ -2,11 +2,11 @@
 // the draft editor saved as you type, a live preview rendered by the box with its findings, releases with
 // their usage, test sends, publish, archive and restore. Paths: /templates, /templates/:id[/releases].
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { Me } from '../session.ts';
-import { api, ApiError, qs } from '../api.ts';
-import { Badge, CopyButton, Empty, ErrorBox, Field, Form, Loaded, Loading, messageOf, Modal, Page, toast, useLoad, when } from '../components.tsx';
-import { navigate, useLocation } from '../router.ts';
-import { Icon } from '../icons.tsx';
+import type { Me } from '../../session.ts';
+import { api, ApiError, qs } from '../../api.ts';
+import { Badge, CopyButton, Empty, ErrorBox, Field, Form, Loaded, Loading, messageOf, Modal, Page, toast, useLoad, when } from '../../components/feedback.tsx';
+import { navigate, useLocation } from '../../router.ts';
+import { Icon } from '../../icons.tsx';
 
 type Lifecycle = 'active' | 'archived';
 type VarType = 'string' | 'number' | 'boolean' | 'date' | 'url' | 'email';

@@ -3,12 +3,12 @@
 // event log of one email. Routed inside: /developers/<tab>[/<webhook id>], /developers/events?email=.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import type { Me } from '../session.ts';
-import { api, ApiError, qs } from '../api.ts';
-import { Badge, CopyButton, Empty, ErrorBox, Field, Form, Loaded, Loading, messageOf, Modal, Page, toast, useLoad } from '../components.tsx';
-import { navigate, useLocation } from '../router.ts';
-import { At, BackLink, ConfirmButton, GONE, orGone, useNarrow, type DomainSummary, type List } from './domains.tsx';
-import { Icon } from '../icons.tsx';
+import type { Me } from '../../session.ts';
+import { api, ApiError, qs } from '../../api.ts';
+import { Badge, CopyButton, Empty, ErrorBox, Field, Form, Loaded, Loading, messageOf, Modal, Page, toast, useLoad } from '../../components/feedback.tsx';
+import { navigate, useLocation } from '../../router.ts';
+import { At, BackLink, ConfirmButton, GONE, orGone, useNarrow, type DomainSummary, type List } from '../domains/domains.tsx';
+import { Icon } from '../../icons.tsx';
 
 type Tone = 'neutral' | 'good' | 'bad' | 'warn' | 'info';
 interface ApiKey {

@@ -2,10 +2,10 @@
 // first, sent now or at a time; reply and forward start from a message with its text quoted. From starts as the
 // address last sent from in this browser (per workspace and user), or the workspace's only sending address.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, upload } from '../api.ts';
-import { bytes, messageOf, Modal, toast } from '../components.tsx';
-import type { Me } from '../session.ts';
-import { Icon } from '../icons.tsx';
+import { api, ApiError, upload } from '../../api.ts';
+import { bytes, messageOf, Modal, toast } from '../../components/feedback.tsx';
+import type { Me } from '../../session.ts';
+import { Icon } from '../../icons.tsx';
 
 const MAX_FILES = 10;
 const MAX_BYTES = 10 * 1000 * 1000;

@@ -3,13 +3,13 @@
 // switches, delete). Also the small pieces the Inboxes and Developers pages share (phone tables, confirmations).
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import type { Me } from '../session.ts';
-import { api, ApiError, qs } from '../api.ts';
-import { Badge, CopyButton, Empty, ErrorBox, Field, Form, Loaded, Loading, messageOf, Modal, Page, toast, useLoad, when } from '../components.tsx';
-import { navigate, useLocation } from '../router.ts';
+import type { Me } from '../../session.ts';
+import { api, ApiError, qs } from '../../api.ts';
+import { Badge, CopyButton, Empty, ErrorBox, Field, Form, Loaded, Loading, messageOf, Modal, Page, toast, useLoad, when } from '../../components/feedback.tsx';
+import { navigate, useLocation } from '../../router.ts';
 import { DkimRotation, type Rotation } from './dkim-rotation.tsx';
 import { HostnameBanner, type HostnameProblem } from './hostname-banner.tsx';
-import { Icon } from '../icons.tsx';
+import { Icon } from '../../icons.tsx';
 
 export interface List<T> {
   data: T[];
