@@ -4,7 +4,11 @@
 import { useState } from 'preact/hooks';
 import type { Me } from '../session.ts';
 import { api, ApiError } from '../api.ts';
-import { Badge, bytes, Loaded, messageOf, Modal, Page, toast, useLoad, when } from '../components/feedback.tsx';
+import { Badge, Loaded, toast } from '../components/feedback.tsx';
+import { bytes, when } from '../components/format.tsx';
+import { messageOf, useLoad } from '../components/load.ts';
+import { Modal } from '../components/modal.tsx';
+import { Page } from '../components/page.tsx';
 import { UsageMeter, type Account, type Plan, type Subscription } from './overview/overview.tsx';
 
 const title = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);

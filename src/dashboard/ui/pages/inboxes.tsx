@@ -2,9 +2,14 @@
 // enabling and disabling (a disabled inbox refuses mail), forwarding with its confirmation state, delete.
 import { useState } from 'preact/hooks';
 import type { Me } from '../session.ts';
-import { api } from '../api.ts';
-import { Badge, Empty, Field, Form, Loaded, messageOf, Modal, Page, toast, useLoad } from '../components/feedback.tsx';
-import { At, ConfirmButton, useNarrow, type Domain, type DomainSummary, type List } from './domains/domains.tsx';
+import { api, type List } from '../api.ts';
+import { Badge, Empty, Loaded, toast } from '../components/feedback.tsx';
+import { Field, Form } from '../components/forms.tsx';
+import { At } from '../components/format.tsx';
+import { messageOf, useLoad } from '../components/load.ts';
+import { ConfirmButton, Modal } from '../components/modal.tsx';
+import { Page, useNarrow } from '../components/page.tsx';
+import type { Domain, DomainSummary } from './domains/domains.tsx';
 
 interface Inbox {
   id: string;

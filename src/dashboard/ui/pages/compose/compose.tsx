@@ -3,7 +3,10 @@
 // address last sent from in this browser (per workspace and user), or the workspace's only sending address.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, upload } from '../../api.ts';
-import { bytes, messageOf, Modal, toast } from '../../components/feedback.tsx';
+import { toast } from '../../components/feedback.tsx';
+import { bytes } from '../../components/format.tsx';
+import { messageOf } from '../../components/load.ts';
+import { Modal } from '../../components/modal.tsx';
 import type { Me } from '../../session.ts';
 import { Icon } from '../../icons.tsx';
 

@@ -4,10 +4,15 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { Me } from '../../session.ts';
-import { api, ApiError, qs } from '../../api.ts';
-import { Badge, CopyButton, Empty, ErrorBox, Field, Form, Loaded, Loading, messageOf, Modal, Page, toast, useLoad } from '../../components/feedback.tsx';
+import { api, ApiError, qs, type List } from '../../api.ts';
+import { Badge, Empty, ErrorBox, Loaded, Loading, toast } from '../../components/feedback.tsx';
+import { CopyButton, Field, Form } from '../../components/forms.tsx';
+import { At } from '../../components/format.tsx';
+import { GONE, messageOf, orGone, useLoad } from '../../components/load.ts';
+import { ConfirmButton, Modal } from '../../components/modal.tsx';
+import { BackLink, Page, useNarrow } from '../../components/page.tsx';
 import { navigate, useLocation } from '../../router.ts';
-import { At, BackLink, ConfirmButton, GONE, orGone, useNarrow, type DomainSummary, type List } from '../domains/domains.tsx';
+import type { DomainSummary } from '../domains/domains.tsx';
 import { Icon } from '../../icons.tsx';
 
 type Tone = 'neutral' | 'good' | 'bad' | 'warn' | 'info';

@@ -1,7 +1,9 @@
 // A domain's DKIM key rotation: start one, publish the new record, and see the new key take over only once DNS
 // serves it (the box checks at Verify and hourly), while the old record must stay published until its date.
 import { api } from '../../api.ts';
-import { Badge, CopyButton, messageOf, toast } from '../../components/feedback.tsx';
+import { Badge, toast } from '../../components/feedback.tsx';
+import { CopyButton } from '../../components/forms.tsx';
+import { messageOf } from '../../components/load.ts';
 
 export interface Rotation {
   pending: { selector: string; record: { type: string; name: string; value: string }; startedAt: string } | null;

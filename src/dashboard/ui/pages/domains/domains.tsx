@@ -1,21 +1,21 @@
 // Domains: the list, adding one, and a domain's page (records to publish with their live status, Verify and
 // what DNS said, the DNS provider and its Domain Connect link, inbound MX setup, marketing and tracking
-// switches, delete). Also the small pieces the Inboxes and Developers pages share (phone tables, confirmations).
+// switches, delete).
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { Me } from '../../session.ts';
-import { api, ApiError, qs } from '../../api.ts';
-import { Badge, CopyButton, Empty, ErrorBox, Field, Form, Loaded, Loading, messageOf, Modal, Page, toast, useLoad, when } from '../../components/feedback.tsx';
+import { api, qs, type List } from '../../api.ts';
+import { Badge, Empty, ErrorBox, Loaded, Loading, toast } from '../../components/feedback.tsx';
+import { CopyButton, Field, Form } from '../../components/forms.tsx';
+import { At } from '../../components/format.tsx';
+import { GONE, messageOf, orGone, useLoad } from '../../components/load.ts';
+import { ConfirmButton, Modal } from '../../components/modal.tsx';
+import { BackLink, Page, useNarrow } from '../../components/page.tsx';
 import { navigate, useLocation } from '../../router.ts';
 import { DkimRotation, type Rotation } from './dkim-rotation.tsx';
 import { HostnameBanner, type HostnameProblem } from './hostname-banner.tsx';
 import { Icon } from '../../icons.tsx';
 
-export interface List<T> {
-  data: T[];
-  count: number;
-  hasMore: boolean;
-}
 type CheckState = 'pending' | 'verified' | 'failed';
 type Tone = 'neutral' | 'good' | 'bad' | 'warn' | 'info';
 interface Checks {
@@ -76,103 +76,8 @@ interface Provider {
   providers: { domainConnect: { available: boolean; providerName: string | null } };
 }
 
-// ---- Shared with the Inboxes and Developers pages ----
-
-/** True at phone widths, where the stylesheet hides table columns after the third: tables there show fewer, fuller cells. */
-export function useNarrow(): boolean {
-  const query = '(max-width: 760px)';
-  const [narrow, setNarrow] = useState(() => matchMedia(query).matches);
-  useEffect(() => {
-    const m = matchMedia(query);
-    const on = () => setNarrow(m.matches);
-    m.addEventListener('change', on);
-    on();
-    return () => m.removeEventListener('change', on);
-  }, []);
-  return narrow;
-}
-
-/** A time as the list shows it (today: the hour; else the date), the full time on hover. */
-export function At({ iso, never = '—' }: { iso: string | null | undefined; never?: string }) {
-  if (!iso) return <span class="muted">{never}</span>;
-  return (
-    <time dateTime={iso} title={new Date(iso).toLocaleString()}>
-      {when(iso)}
-    </time>
-  );
-}
-
-/** A 404 as a value, so a page can say the thing is gone instead of offering to try again. */
-export const GONE = 'gone' as const;
-export const orGone = <T,>(p: Promise<T>): Promise<T | typeof GONE> =>
-  p.catch((err: unknown) => {
-    if (err instanceof ApiError && err.status === 404) return GONE;
-    throw err;
-  });
-
-const dangerFill = { background: 'var(--bad)', borderColor: 'var(--bad)', color: '#fff' };
-
-/** A button whose action runs only after a dialog says what it will do; the dialog shows the action's error. */
-export function ConfirmButton({ label, title, confirm, action, children, danger = true, small = true }: { label: string; title: string; confirm: string; action: () => Promise<unknown>; children: ComponentChildren; danger?: boolean; small?: boolean }) {
-  const [open, setOpen] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  return (
-    <>
-      <button
-        type="button"
-        class={`button${small ? ' small' : ''}${danger ? ' danger' : ''}`}
-        onClick={() => {
-          setError(null);
-          setOpen(true);
-        }}
-      >
-        {label}
-      </button>
-      {open && (
-        <Modal title={title} onClose={() => !busy && setOpen(false)}>
-          {/* The dialog renders inside the button's cell, which may be right-aligned. */}
-          <div style={{ display: 'grid', gap: '16px', textAlign: 'left', fontWeight: 'normal' }}>
-            <div>{children}</div>
-            {error && (
-              <p class="form-error" role="alert">
-                {error}
-              </p>
-            )}
-            <div class="row" style={{ justifyContent: 'flex-end' }}>
-              <button type="button" class="button" disabled={busy} onClick={() => setOpen(false)}>
-                Cancel
-              </button>
-              <button
-                type="button"
-                class={`button${danger ? '' : ' primary'}`}
-                style={danger ? dangerFill : undefined}
-                disabled={busy}
-                onClick={async () => {
-                  setBusy(true);
-                  setError(null);
-                  try {
-                    await action();
-                    setOpen(false);
-                  } catch (err) {
-                    setError(messageOf(err));
-                  } finally {
-                    setBusy(false);
-                  }
-                }}
-              >
-                {busy ? 'Working…' : confirm}
-              </button>
-            </div>
-          </div>
-        </Modal>
-      )}
-    </>
-  );
-}
-
 /** An on/off setting with what it does; the change is saved at once. */
-export function Switch({ label, hint, checked, disabled, onChange }: { label: string; hint: ComponentChildren; checked: boolean; disabled?: boolean; onChange: (on: boolean) => void }) {
+function Switch({ label, hint, checked, disabled, onChange }: { label: string; hint: ComponentChildren; checked: boolean; disabled?: boolean; onChange: (on: boolean) => void }) {
   return (
     <label class="row" style={{ alignItems: 'flex-start', flexWrap: 'nowrap', gap: '12px', padding: '12px 0', borderTop: '1px solid var(--line)', cursor: disabled ? 'default' : 'pointer' }}>
       <input type="checkbox" role="switch" aria-checked={checked} checked={checked} disabled={disabled} onChange={(e) => onChange((e.currentTarget as HTMLInputElement).checked)} style={{ marginTop: '4px', width: '18px', height: '18px', accentColor: 'var(--accent)' }} />
@@ -185,14 +90,6 @@ export function Switch({ label, hint, checked, disabled, onChange }: { label: st
     </label>
   );
 }
-
-export const BackLink = ({ href, children, style }: { href: string; children: ComponentChildren; style?: Record<string, string> }) => (
-  <p style={style ?? { margin: '-10px 0 16px' }}>
-    <a href={href} class="muted">
-      ← {children}
-    </a>
-  </p>
-);
 
 // ---- Domains ----
 

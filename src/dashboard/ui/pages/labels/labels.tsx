@@ -4,7 +4,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Me } from '../../session.ts';
 import { api } from '../../api.ts';
-import { Badge, Empty, ErrorBox, Field, Form, Loading, messageOf, Modal, Page, toast, useLoad, when } from '../../components/feedback.tsx';
+import { Badge, Empty, ErrorBox, Loading, toast } from '../../components/feedback.tsx';
+import { Field, Form } from '../../components/forms.tsx';
+import { when } from '../../components/format.tsx';
+import { messageOf, useLoad } from '../../components/load.ts';
+import { Modal } from '../../components/modal.tsx';
+import { Page } from '../../components/page.tsx';
 import { navigate, useLocation } from '../../router.ts';
 import { Icon } from '../../icons.tsx';
 

@@ -5,7 +5,9 @@
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, qs } from '../../api.ts';
-import { Empty, ErrorBox, Loading, messageOf, toast, useLoad, when } from '../../components/feedback.tsx';
+import { Empty, ErrorBox, Loading, toast } from '../../components/feedback.tsx';
+import { when } from '../../components/format.tsx';
+import { messageOf, useLoad } from '../../components/load.ts';
 import { navigate, useLocation } from '../../router.ts';
 import { useShortcuts } from '../../shortcuts.ts';
 import { openCompose } from '../compose/compose.tsx';

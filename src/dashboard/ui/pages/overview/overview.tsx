@@ -5,7 +5,10 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import type { Me } from '../../session.ts';
 import { api } from '../../api.ts';
-import { Badge, bytes, Empty, ErrorBox, Loaded, Loading, messageOf, Page, toast, useLoad, when } from '../../components/feedback.tsx';
+import { Badge, Empty, ErrorBox, Loaded, Loading, toast } from '../../components/feedback.tsx';
+import { bytes, when } from '../../components/format.tsx';
+import { messageOf, useLoad } from '../../components/load.ts';
+import { Page } from '../../components/page.tsx';
 import { useLocation } from '../../router.ts';
 
 export interface Usage {

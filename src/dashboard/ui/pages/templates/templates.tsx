@@ -4,7 +4,12 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Me } from '../../session.ts';
 import { api, ApiError, qs } from '../../api.ts';
-import { Badge, CopyButton, Empty, ErrorBox, Field, Form, Loaded, Loading, messageOf, Modal, Page, toast, useLoad, when } from '../../components/feedback.tsx';
+import { Badge, Empty, ErrorBox, Loaded, Loading, toast } from '../../components/feedback.tsx';
+import { CopyButton, Field, Form } from '../../components/forms.tsx';
+import { when } from '../../components/format.tsx';
+import { messageOf, useLoad } from '../../components/load.ts';
+import { Modal } from '../../components/modal.tsx';
+import { Page } from '../../components/page.tsx';
 import { navigate, useLocation } from '../../router.ts';
 import { Icon } from '../../icons.tsx';
 
