@@ -9,7 +9,7 @@ import { At } from '../components/format.tsx';
 import { messageOf, useLoad } from '../components/load.ts';
 import { ConfirmButton, Modal } from '../components/modal.tsx';
 import { Page, useNarrow } from '../components/page.tsx';
-import type { Domain, DomainSummary } from './domains/domains.tsx';
+import type { Domain, DomainSummary } from './domains/model.ts';
 
 interface Inbox {
   id: string;

@@ -12,7 +12,7 @@ import { GONE, messageOf, orGone, useLoad } from '../../components/load.ts';
 import { ConfirmButton, Modal } from '../../components/modal.tsx';
 import { BackLink, Page, useNarrow } from '../../components/page.tsx';
 import { navigate, useLocation } from '../../router.ts';
-import type { DomainSummary } from '../domains/domains.tsx';
+import type { DomainSummary } from '../domains/model.ts';
 import { Icon } from '../../icons.tsx';
 
 type Tone = 'neutral' | 'good' | 'bad' | 'warn' | 'info';
