@@ -34,14 +34,18 @@ export function BackLink({ href, children, style, inline }: { href: string; chil
   );
 }
 
-/** A page of one thing before it has it: the way back, then the load's error (with Try again) or a spinner. */
-export function Pending({ state, back, label }: { state: { error: string | null; reload: () => void }; back: ComponentChildren; label: string }) {
-  return (
+/**
+ * A page of one thing before it has it: the way back, then the load's error (with Try again) or a spinner;
+ * a Page of its own with `title`, else inside the page that shows it.
+ */
+export function Pending({ title, state, back, label }: { title?: string; state: { error: string | null; reload: () => void }; back: ComponentChildren; label: string }) {
+  const body = (
     <>
       {back}
       {state.error ? <ErrorBox message={state.error} retry={state.reload} /> : <Loading label={label} />}
     </>
   );
+  return title ? <Page title={title}>{body}</Page> : body;
 }
 
 /** True at phone widths, where the stylesheet hides table columns after the third: tables there show fewer, fuller cells. */

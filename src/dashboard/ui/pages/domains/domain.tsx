@@ -22,12 +22,7 @@ export function DomainPage({ id }: { id: string }) {
   const provider = useLoad(() => api<Provider>(`/dns/provider?${qs({ domain_id: id })}`), [id]);
   const verifying = useAction();
   const back = <BackLink href="/domains">All domains</BackLink>;
-  if (domain.data === null)
-    return (
-      <Page title="Domain">
-        <Pending state={domain} back={back} label="Loading the domain" />
-      </Page>
-    );
+  if (domain.data === null) return <Pending title="Domain" state={domain} back={back} label="Loading the domain" />;
   if (domain.data === GONE)
     return (
       <Page title="Domain not found">

@@ -21,12 +21,7 @@ export function LabelPage({ id, labels }: { id: string; labels: LabelsState }) {
       Labels
     </BackLink>
   );
-  if (!labels.data)
-    return (
-      <Page title="Label">
-        <Pending state={labels} back={back} label="Loading the label" />
-      </Page>
-    );
+  if (!labels.data) return <Pending title="Label" state={labels} back={back} label="Loading the label" />;
   if (!label)
     return (
       <Page title="Label">

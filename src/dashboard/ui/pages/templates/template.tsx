@@ -24,12 +24,7 @@ export function TemplatePage({ id, tab, me }: { id: string; tab: 'editor' | 'rel
       Templates
     </BackLink>
   );
-  if (!detail.data)
-    return (
-      <Page title="Template">
-        <Pending state={detail} back={back} label="Opening the template" />
-      </Page>
-    );
+  if (!detail.data) return <Pending title="Template" state={detail} back={back} label="Opening the template" />;
   const { template: t, draft, activeVersion, versions } = detail.data;
   const active = versions.find((v) => v.id === t.activeVersionId);
   const base = `/templates/${t.id}`;
