@@ -4,8 +4,8 @@ import { useState } from 'preact/hooks';
 import { toast } from './feedback.tsx';
 import { messageOf } from './load.ts';
 
-/** `tell`: where an error goes, a notice (`toast`) or `error` for the caller to show (`inline`). */
-export function useAction(tell: 'toast' | 'inline' = 'toast') {
+/** `errors`: where an error goes, a notice (`toast`) or `error` for the caller to show (`inline`). */
+export function useAction(errors: 'toast' | 'inline' = 'toast') {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   /**
@@ -21,7 +21,7 @@ export function useAction(tell: 'toast' | 'inline' = 'toast') {
       return true;
     } catch (err) {
       setBusy(false);
-      if (tell === 'toast') toast(messageOf(err));
+      if (errors === 'toast') toast(messageOf(err));
       else setError(messageOf(err));
       return false;
     }
