@@ -18,11 +18,11 @@ export function Page({ title, actions, children }: { title: string; actions?: Co
 }
 
 /** The way back to the list: a line of its own, or `inline` in the row of the page's marks. */
-export function BackLink({ href, children, style, inline }: { href: string; children: ComponentChildren; style?: Record<string, string>; inline?: boolean }) {
+export function BackLink({ href, children, style, inline }: { href: string; children: string; style?: Record<string, string>; inline?: boolean }) {
   if (inline)
     return (
       <a href={href} class="muted" style={{ display: 'inline-block', marginBottom: '8px' }}>
-        ← {children}
+        {`← ${children}`}
       </a>
     );
   return (
