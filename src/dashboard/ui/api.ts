@@ -12,6 +12,16 @@ export class ApiError extends Error {
   }
 }
 
+/** The API's answer for a list: a page of items, how many there are in all, and whether more follow. */
+export interface List<T> {
+  data: T[];
+  count: number;
+  hasMore: boolean;
+}
+
+/** The address of an API resource, also for the browser to load it itself (a frame, a download, an event stream). */
+export const apiUrl = (path: string) => `/api/v1${path}`;
+
 /** Set by the app: what to do when the session has ended (go to the login page). */
 export const session = { onExpired: () => {} };
 
@@ -20,7 +30,7 @@ export const afterWrite = new Set<(path: string, method: string) => void>();
 
 export async function api<T = any>(path: string, opts: { method?: string; body?: unknown; headers?: Record<string, string>; quiet?: boolean } = {}): Promise<T> {
   const method = opts.method ?? (opts.body === undefined ? 'GET' : 'POST');
-  const res = await fetch(`/api/v1${path}`, {
+  const res = await fetch(apiUrl(path), {
     method,
     headers: { ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
     body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
@@ -46,7 +56,7 @@ export async function api<T = any>(path: string, opts: { method?: string; body?:
 export function upload(path: string, file: File, onProgress: (fraction: number) => void): Promise<any> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
-    xhr.open('POST', `/api/v1${path}`);
+    xhr.open('POST', apiUrl(path));
     xhr.setRequestHeader('content-type', file.type || 'application/octet-stream');
     xhr.setRequestHeader('x-filename', `UTF-8''${encodeURIComponent(file.name)}`);
     xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);

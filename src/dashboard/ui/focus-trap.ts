@@ -1,6 +1,6 @@
 // Keeps the keyboard inside an open dialog, as WAI-ARIA's modal dialog pattern asks: focus moves into it when it
 // opens, Tab and Shift+Tab cycle through its controls, Escape closes the topmost one, and focus goes back to what
-// opened it when it closes. Every dialog is a Modal (components.tsx), which uses this hook.
+// opened it when it closes. Every dialog is a Modal (components/modal.tsx), which uses this hook.
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 const FOCUSABLE = ['a[href]', 'button:not([disabled])', 'input:not([disabled]):not([type="hidden"])', 'select:not([disabled])', 'textarea:not([disabled])', 'iframe', '[tabindex]:not([tabindex="-1"])', '[contenteditable="true"]'].join(', ');

@@ -4,8 +4,15 @@
 import { useState } from 'preact/hooks';
 import type { Me } from '../session.ts';
 import { api, ApiError } from '../api.ts';
-import { Badge, bytes, Loaded, messageOf, Modal, Page, toast, useLoad, when } from '../components.tsx';
-import { UsageMeter, type Account, type Plan, type Subscription } from './overview.tsx';
+import { useAction } from '../components/action.ts';
+import { Badge, Loaded, toast } from '../components/feedback.tsx';
+import { FormError } from '../components/forms.tsx';
+import { bytes, when } from '../components/format.tsx';
+import { useLoad } from '../components/load.ts';
+import { Modal } from '../components/modal.tsx';
+import { Page } from '../components/page.tsx';
+import type { Account, Plan, Subscription } from './overview/model.ts';
+import { UsageMeter } from './overview/usage.tsx';
 
 const title = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const planName = (p: { tier: string; messageClass: string }) => `${title(p.tier)} ${p.messageClass}`;
@@ -93,19 +100,15 @@ function HeldPlan({ subscription: s, plan, onCancel }: { subscription: Subscript
 }
 
 function PlanCard({ plan: p, held }: { plan: Plan; held: boolean }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const choose = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      const { url } = await api<{ url: string }>('/billing/checkout', { body: { plan_key: p.key } });
+  const { busy, error, run } = useAction('inline');
+  // Busy until the browser has left for the provider's page.
+  const choose = () =>
+    run(async () => {
+      const { url } = await api<{ url: string }>('/billing/checkout', { body: { plan_key: p.key } }).catch((err: unknown) => {
+        throw err instanceof ApiError && err.code === 'default_plan' ? new Error(`This is the plan every workspace falls back to: cancel your ${p.messageClass} plan to return to it.`) : err;
+      });
       location.assign(url);
-    } catch (err) {
-      setBusy(false);
-      setError(err instanceof ApiError && err.code === 'default_plan' ? `This is the plan every workspace falls back to: cancel your ${p.messageClass} plan to return to it.` : messageOf(err));
-    }
-  };
+    }, true);
   return (
     <div class="card" role="listitem" aria-label={planName(p)} style={{ display: 'grid', gap: '8px', alignContent: 'start', borderColor: held ? 'var(--accent)' : undefined }}>
       <div class="row">
@@ -142,20 +145,14 @@ function PlanCard({ plan: p, held }: { plan: Plan; held: boolean }) {
 }
 
 function CancelPlan({ subscription: s, provider, onClose, onDone }: { subscription: Subscription; provider: string; onClose: () => void; onDone: () => void }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const cancel = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  const { busy, error, run } = useAction('inline');
+  // Canceled, the dialog closes: it stays busy until then.
+  const cancel = () =>
+    run(async () => {
       await api('/billing/cancel', { body: { message_class: s.messageClass } });
       toast(`${planName(s)} canceled`);
       onDone();
-    } catch (err) {
-      setError(messageOf(err));
-      setBusy(false);
-    }
-  };
+    }, true);
   return (
     <Modal title={`Cancel ${planName(s)}?`} onClose={onClose}>
       <p>
@@ -163,11 +160,7 @@ function CancelPlan({ subscription: s, provider, onClose, onDone }: { subscripti
         {s.messageClass === 'transactional' ? "Your workspace returns to the box's default transactional plan and its limits." : 'Its limits no longer add to your other plans, and marketing mail needs a marketing plan.'}
       </p>
       {provider === 'stripe' && <p class="muted">This cancels the plan in this box only: cancel the subscription in Stripe's dashboard too, or it keeps charging.</p>}
-      {error && (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError error={error} />
       <div class="row" style={{ justifyContent: 'flex-end' }}>
         <button class="button" onClick={onClose}>
           Keep it

@@ -3,7 +3,8 @@
 // renews this one's session (a fresh cookie), so the page stays signed in.
 import { useState } from 'preact/hooks';
 import { api, ApiError } from '../api.ts';
-import { Field, Form, toast } from '../components.tsx';
+import { toast } from '../components/feedback.tsx';
+import { Field, Form } from '../components/forms.tsx';
 
 const RULE = 'At least 12 characters with at least 6 different ones; not a common password, a simple sequence or your e-mail address. A few unrelated words make a strong one.';
 

@@ -2,9 +2,16 @@
 // enabling and disabling (a disabled inbox refuses mail), forwarding with its confirmation state, delete.
 import { useState } from 'preact/hooks';
 import type { Me } from '../session.ts';
-import { api } from '../api.ts';
-import { Badge, Empty, Field, Form, Loaded, messageOf, Modal, Page, toast, useLoad } from '../components.tsx';
-import { At, ConfirmButton, useNarrow, type Domain, type DomainSummary, type List } from './domains.tsx';
+import { api, type List } from '../api.ts';
+import { useAction } from '../components/action.ts';
+import { Badge, Empty, Loaded, toast } from '../components/feedback.tsx';
+import { Field, Form } from '../components/forms.tsx';
+import { At } from '../components/format.tsx';
+import { messageOf, useLoad } from '../components/load.ts';
+import { ConfirmButton, Modal } from '../components/modal.tsx';
+import { Page, useNarrow } from '../components/page.tsx';
+import { Rows } from '../components/table.tsx';
+import type { Domain, DomainSummary } from './domains/model.ts';
 
 interface Inbox {
   id: string;
@@ -40,86 +47,81 @@ export function Inboxes(_: { me: Me }) {
     toast(status === 'active' ? `${inbox.address} receives mail again` : `${inbox.address} now refuses mail`);
     inboxes.reload();
   };
+  const head = (
+    <>
+      <th>Address</th>
+      {!narrow && <th>Status</th>}
+      {!narrow && <th>Created</th>}
+      <th />
+    </>
+  );
+  const empty = (
+    <Empty title="No inboxes yet">
+      <p style={{ margin: '0 0 12px' }}>Create an address such as support@ on a domain with inbound mail set up.</p>
+      {create}
+    </Empty>
+  );
   return (
     <Page title="Inboxes" actions={create}>
       <p class="muted" style={{ marginTop: '-8px' }}>
         Addresses that receive mail in this box. Each can forward what it receives to one other address.
       </p>
       <Loaded state={inboxes}>
-        {(l) =>
-          l.data.length === 0 ? (
-            <div class="card">
-              <Empty title="No inboxes yet">
-                <p style={{ margin: '0 0 12px' }}>Create an address such as support@ on a domain with inbound mail set up.</p>
-                {create}
-              </Empty>
-            </div>
-          ) : (
-            <table class="table" aria-label="Inboxes">
-              <thead>
-                <tr>
-                  <th>Address</th>
-                  {!narrow && <th>Status</th>}
-                  {!narrow && <th>Created</th>}
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {l.data.map((i) => {
-                  const state = (
-                    <div style={{ display: 'grid', gap: '4px', justifyItems: 'start', marginTop: narrow ? '6px' : 0 }}>
-                      <Receiving inbox={i} />
-                      <Forwarding inbox={i} />
-                    </div>
-                  );
-                  return (
-                    <tr data-inbox={i.address}>
-                      <td>
-                        <strong style={{ overflowWrap: 'anywhere' }}>{i.address}</strong>
-                        {i.name && <div class="muted">{i.name}</div>}
-                        {narrow && state}
-                      </td>
-                      {!narrow && <td>{state}</td>}
-                      {!narrow && (
-                        <td>
-                          <At iso={i.createdAt} />
-                        </td>
+        {(l) => (
+          <Rows rows={l.data} label="Inboxes" head={head} empty={empty}>
+            {(i) => {
+              const state = (
+                <div style={{ display: 'grid', gap: '4px', justifyItems: 'start', marginTop: narrow ? '6px' : 0 }}>
+                  <Receiving inbox={i} />
+                  <Forwarding inbox={i} />
+                </div>
+              );
+              return (
+                <tr data-inbox={i.address}>
+                  <td>
+                    <strong style={{ overflowWrap: 'anywhere' }}>{i.address}</strong>
+                    {i.name && <div class="muted">{i.name}</div>}
+                    {narrow && state}
+                  </td>
+                  {!narrow && <td>{state}</td>}
+                  {!narrow && (
+                    <td>
+                      <At iso={i.createdAt} />
+                    </td>
+                  )}
+                  <td>
+                    <div class="row" style={{ gap: '6px', justifyContent: 'flex-end', ...(narrow ? { flexDirection: 'column', alignItems: 'stretch' } : {}) }}>
+                      <button class="button small" onClick={() => setForwarding(i)}>
+                        Forwarding
+                      </button>
+                      {i.status === 'active' ? (
+                        <ConfirmButton label="Disable" danger={false} title={`Disable ${i.address}?`} confirm="Disable" action={() => setStatus(i, 'disabled')}>
+                          Mail sent to {i.address} will be refused until you enable it again. Mail already received stays.
+                        </ConfirmButton>
+                      ) : (
+                        <button class="button small" onClick={() => setStatus(i, 'active').catch((err) => toast(messageOf(err)))}>
+                          Enable
+                        </button>
                       )}
-                      <td>
-                        <div class="row" style={{ gap: '6px', justifyContent: 'flex-end', ...(narrow ? { flexDirection: 'column', alignItems: 'stretch' } : {}) }}>
-                          <button class="button small" onClick={() => setForwarding(i)}>
-                            Forwarding
-                          </button>
-                          {i.status === 'active' ? (
-                            <ConfirmButton label="Disable" danger={false} title={`Disable ${i.address}?`} confirm="Disable" action={() => setStatus(i, 'disabled')}>
-                              Mail sent to {i.address} will be refused until you enable it again. Mail already received stays.
-                            </ConfirmButton>
-                          ) : (
-                            <button class="button small" onClick={() => setStatus(i, 'active').catch((err) => toast(messageOf(err)))}>
-                              Enable
-                            </button>
-                          )}
-                          <ConfirmButton
-                            label="Delete"
-                            title={`Delete ${i.address}?`}
-                            confirm="Delete inbox"
-                            action={async () => {
-                              await api(`/inboxes/${i.id}`, { method: 'DELETE' });
-                              toast(`${i.address} deleted`);
-                              inboxes.reload();
-                            }}
-                          >
-                            New mail to {i.address} will be refused. Mail it already received stays in your mailbox.
-                          </ConfirmButton>
-                        </div>
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          )
-        }
+                      <ConfirmButton
+                        label="Delete"
+                        title={`Delete ${i.address}?`}
+                        confirm="Delete inbox"
+                        action={async () => {
+                          await api(`/inboxes/${i.id}`, { method: 'DELETE' });
+                          toast(`${i.address} deleted`);
+                          inboxes.reload();
+                        }}
+                      >
+                        New mail to {i.address} will be refused. Mail it already received stays in your mailbox.
+                      </ConfirmButton>
+                    </div>
+                  </td>
+                </tr>
+              );
+            }}
+          </Rows>
+        )}
       </Loaded>
       {creating && (
         <CreateInbox
@@ -233,8 +235,15 @@ function CreateInbox({ domains, onClose, onDone }: { domains: ReturnType<typeof 
 }
 
 function ForwardingDialog({ inbox, onClose, onDone }: { inbox: Inbox; onClose: () => void; onDone: () => void }) {
-  const [stopping, setStopping] = useState(false);
+  const stopping = useAction();
   const on = inbox.forwardStatus !== 'off' && inbox.forwardTo;
+  // Stopped, the dialog closes: it stays busy until then.
+  const stop = () =>
+    stopping.run(async () => {
+      await api(`/inboxes/${inbox.id}/forwarding`, { method: 'PUT', body: { forward_to: null } });
+      toast('Forwarding stopped');
+      onDone();
+    }, true);
   return (
     <Modal title={`Forwarding for ${inbox.address}`} onClose={onClose}>
       <p style={{ marginTop: 0 }}>
@@ -266,22 +275,8 @@ function ForwardingDialog({ inbox, onClose, onDone }: { inbox: Inbox; onClose: (
       </Form>
       {on && (
         <p style={{ marginBottom: 0 }}>
-          <button
-            class="button danger"
-            disabled={stopping}
-            onClick={async () => {
-              setStopping(true);
-              try {
-                await api(`/inboxes/${inbox.id}/forwarding`, { method: 'PUT', body: { forward_to: null } });
-                toast('Forwarding stopped');
-                onDone();
-              } catch (err) {
-                toast(messageOf(err));
-                setStopping(false);
-              }
-            }}
-          >
-            {stopping ? 'Stopping…' : 'Stop forwarding'}
+          <button class="button danger" disabled={stopping.busy} onClick={stop}>
+            {stopping.busy ? 'Stopping…' : 'Stop forwarding'}
           </button>
         </p>
       )}

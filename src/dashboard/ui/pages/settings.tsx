@@ -5,7 +5,10 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Me } from '../session.ts';
 import { api } from '../api.ts';
-import { Badge, CopyButton, Empty, Loaded, messageOf, Page, toast, useLoad } from '../components.tsx';
+import { Badge, Empty, Loaded, toast } from '../components/feedback.tsx';
+import { CopyButton } from '../components/forms.tsx';
+import { messageOf, useLoad } from '../components/load.ts';
+import { Page } from '../components/page.tsx';
 import { ChangePassphrase } from './change-passphrase.tsx';
 
 interface Profile {

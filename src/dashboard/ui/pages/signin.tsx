@@ -2,7 +2,7 @@
 // `mailwright setup link` prints (in the URL's fragment, so it never reaches a server log or a Referer header).
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { Field, Form } from '../components.tsx';
+import { Field, Form } from '../components/forms.tsx';
 import { navigate } from '../router.ts';
 
 export function Login({ onDone }: { onDone: () => void }) {

@@ -1,7 +1,7 @@
 // Where sent mail stands, where people look: a word on its row in the list (DeliveryWord) and, in the reading
 // pane, a line per recipient saying what happened and what the remote server answered (Delivery). Both follow
 // the live event stream: live.ts listens for DELIVERY_EVENTS (listenForDelivery) and the mailbox refreshes.
-import { Badge } from '../../components.tsx';
+import { Badge } from '../../components/feedback.tsx';
 import type { DeliverySummary, Email, RecipientDelivery, RecipientState } from './model.ts';
 
 /** The events after which a sent message reads differently. */

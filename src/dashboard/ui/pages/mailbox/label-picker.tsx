@@ -2,7 +2,8 @@
 // Escape closes the menu, back on its button.
 import { useRef, useState } from 'preact/hooks';
 import { api } from '../../api.ts';
-import { messageOf, toast, useLoad } from '../../components.tsx';
+import { toast } from '../../components/feedback.tsx';
+import { messageOf, useLoad } from '../../components/load.ts';
 import type { Email, Label } from './model.ts';
 import { Icon } from '../../icons.tsx';
 

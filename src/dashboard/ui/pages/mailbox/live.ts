@@ -2,7 +2,7 @@
 // dashboard's own writes to mail and labels. The sidebar's counts and labels, the list and the reading pane
 // follow useMailVersion(), so none of them waits for a reload.
 import { useEffect, useState } from 'preact/hooks';
-import { afterWrite } from '../../api.ts';
+import { afterWrite, apiUrl } from '../../api.ts';
 import { DELIVERY_EVENTS, listenForDelivery } from './delivery.tsx';
 
 let version = 0;
@@ -41,7 +41,7 @@ export function useArrivals(notice: (subject: string) => void): void {
 /** Follows the box's event stream while mounted: the sidebar does, on every page once signed in. */
 export function useLiveMail(): void {
   useEffect(() => {
-    const stream = new EventSource(`/api/v1/events/stream?types=${['email.received', ...DELIVERY_EVENTS].join(',')}`);
+    const stream = new EventSource(apiUrl(`/events/stream?types=${['email.received', ...DELIVERY_EVENTS].join(',')}`));
     listenForDelivery(stream, mailChanged);
     stream.addEventListener('email.received', (e) => {
       let subject = '';

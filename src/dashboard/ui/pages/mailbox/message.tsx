@@ -2,7 +2,9 @@
 // shown by the box's own sandboxed page (GET /emails/:id/html: no scripts, no forms, dark with the dashboard
 // when the mail sets no colours), remote images only when asked for this message or this sender.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { Badge, bytes } from '../../components.tsx';
+import { apiUrl } from '../../api.ts';
+import { Badge } from '../../components/feedback.tsx';
+import { bytes } from '../../components/format.tsx';
 import { senderKey, who, type Email } from './model.ts';
 import { keysFrom } from '../../shortcuts.ts';
 import { Icon } from '../../icons.tsx';
@@ -60,13 +62,13 @@ export function Message({ email: e }: { email: Email }) {
         title={`Message from ${who(e.from)}`}
         sandbox="allow-same-origin"
         referrerpolicy="no-referrer"
-        src={`/api/v1/emails/${e.id}/html${images ? '?images=1' : ''}`}
+        src={apiUrl(`/emails/${e.id}/html${images ? '?images=1' : ''}`)}
         onLoad={loaded}
       />
       {e.attachments.length > 0 && (
         <div class="attachments">
           {e.attachments.map((a) => (
-            <a href={`/api/v1/attachments/${a.id}`} download={a.filename}>
+            <a href={apiUrl(`/attachments/${a.id}`)} download={a.filename}>
               <Icon name="paperclip" /> {a.filename} <span class="muted">{bytes(a.sizeBytes)}</span>
             </a>
           ))}

@@ -1,7 +1,7 @@
 // The mailbox's part of the sidebar: its views and the labels as a tree with unread counts, read again at each
 // change (live.ts): mail that arrives, mail read or moved, a label made, on whichever page is open.
 import { api } from '../../api.ts';
-import { useLoad } from '../../components.tsx';
+import { useLoad } from '../../components/load.ts';
 import { useLocation } from '../../router.ts';
 import type { Label } from './model.ts';
 import { useLiveMail, useMailVersion } from './live.ts';

@@ -5,8 +5,9 @@
 import { Fragment } from 'preact';
 import { useEffect } from 'preact/hooks';
 import { api } from '../../api.ts';
-import { Badge, ErrorBox, Loading, messageOf, toast, useLoad } from '../../components.tsx';
-import { openCompose } from '../compose.tsx';
+import { Badge, ErrorBox, Loading, toast } from '../../components/feedback.tsx';
+import { messageOf, useLoad } from '../../components/load.ts';
+import { openCompose } from '../compose/compose.tsx';
 import { LabelPicker } from './label-picker.tsx';
 import { Message } from './message.tsx';
 import { Delivery } from './delivery.tsx';

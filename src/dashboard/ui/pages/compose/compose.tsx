@@ -1,36 +1,17 @@
 // The composer: a draft saved as you type (the drafts API), files uploaded with progress and the limits shown
-// first, sent now or at a time; reply and forward start from a message with its text quoted. From starts as the
-// address last sent from in this browser (per workspace and user), or the workspace's only sending address.
+// first (files.tsx), sent now or at a time; reply and forward start from a message with its text quoted
+// (start.ts). From starts as the address last sent from in this browser (per workspace and user), or the
+// workspace's only sending address.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, upload } from '../api.ts';
-import { bytes, messageOf, Modal, toast } from '../components.tsx';
-import type { Me } from '../session.ts';
-import { Icon } from '../icons.tsx';
+import { api, ApiError } from '../../api.ts';
+import { toast } from '../../components/feedback.tsx';
+import { messageOf } from '../../components/load.ts';
+import { Modal } from '../../components/modal.tsx';
+import type { Me } from '../../session.ts';
+import { attach, Files, MAX_FILES, type FileRow } from './files.tsx';
+import { defaultFrom, initial, lastFromKey, list, type Fields, type Identities, type Start } from './start.ts';
 
-const MAX_FILES = 10;
-const MAX_BYTES = 10 * 1000 * 1000;
 const SAVE_AFTER_MS = 700;
-
-interface Start {
-  draftId?: string;
-  replyTo?: string;
-  forward?: string;
-}
-interface Fields {
-  from: string;
-  to: string;
-  cc: string;
-  subject: string;
-  text: string;
-  in_reply_to?: string;
-}
-interface FileRow {
-  id?: string;
-  name: string;
-  size: number;
-  progress: number;
-  error?: string;
-}
 
 let show: ((s: Start | null) => void) | null = null;
 export const openCompose = (s: Start) => show?.(s);
@@ -40,53 +21,6 @@ export function ComposeHost({ me }: { me: Me }) {
   const [start, setStart] = useState<Start | null>(null);
   show = setStart;
   return start ? <Composer key={JSON.stringify(start)} start={start} me={me} onClose={() => setStart(null)} /> : null;
-}
-
-interface Identities {
-  addresses: string[];
-  domains: string[];
-}
-const lastFromKey = (me: Me) => `mailwright.from.${me.workspace.id}.${me.user.id}`;
-/** The From a new message starts with: the last one sent from while it can still send, else the only address. */
-function defaultFrom(me: Me, ids: Identities | null): string {
-  const last = localStorage.getItem(lastFromKey(me));
-  const usable = (a: string) => ids !== null && (ids.addresses.includes(a) || ids.domains.includes(a.slice(a.lastIndexOf('@') + 1)));
-  // The address itself, also when it was written with a name (Sales <sales@example.com>).
-  if (last && usable((/<([^>]+)>/.exec(last)?.[1] ?? last).trim().toLowerCase())) return last;
-  return ids?.addresses.length === 1 ? ids.addresses[0] : '';
-}
-
-const list = (s: string) =>
-  s
-    .split(/[,;\n]/)
-    .map((a) => a.trim())
-    .filter(Boolean);
-const quote = (text: string) =>
-  text
-    .split('\n')
-    .map((l) => `> ${l}`)
-    .join('\n');
-
-async function initial(start: Start): Promise<{ fields: Fields; draftId: string | null; files: FileRow[] }> {
-  const empty: Fields = { from: '', to: '', cc: '', subject: '', text: '' };
-  if (start.draftId) {
-    const d = await api(`/drafts/${start.draftId}`);
-    return {
-      draftId: d.id,
-      fields: { from: d.from ?? '', to: (d.to ?? []).join(', '), cc: (d.cc ?? []).join(', '), subject: d.subject ?? '', text: d.text ?? '', in_reply_to: d.inReplyTo },
-      files: d.attachments.map((a: { id: string; filename: string; sizeBytes: number }) => ({ id: a.id, name: a.filename, size: a.sizeBytes, progress: 1 })),
-    };
-  }
-  const id = start.replyTo ?? start.forward;
-  if (!id) return { fields: empty, draftId: null, files: [] };
-  const e = await api(`/emails/${id}`);
-  const said = `On ${new Date(e.createdAt).toLocaleString()}, ${e.from.name ? `${e.from.name} <${e.from.address}>` : e.from.address} wrote:\n${quote(e.text ?? '')}`;
-  const mine = e.direction === 'in' ? (e.to[0]?.address ?? '') : e.from.address;
-  if (start.replyTo) {
-    return { draftId: null, files: [], fields: { ...empty, from: mine, to: e.direction === 'in' ? e.from.address : e.to.map((p: { address: string }) => p.address).join(', '), subject: /^re:/i.test(e.subject) ? e.subject : `Re: ${e.subject}`, text: `\n\n${said}`, in_reply_to: e.id } };
-  }
-  const header = `---------- Forwarded message ----------\nFrom: ${e.from.address}\nDate: ${new Date(e.createdAt).toUTCString()}\nSubject: ${e.subject}\nTo: ${e.to.map((p: { address: string }) => p.address).join(', ')}\n\n${e.text ?? ''}`;
-  return { draftId: null, files: [], fields: { ...empty, from: mine, subject: /^fwd?:/i.test(e.subject) ? e.subject : `Fwd: ${e.subject}`, text: `\n\n${header}` } };
 }
 
 function Composer({ start, me, onClose }: { start: Start; me: Me; onClose: () => void }) {
@@ -148,31 +82,6 @@ function Composer({ start, me, onClose }: { start: Start; me: Me; onClose: () =>
     timer.current = window.setTimeout(() => void save(next).catch(() => {}), SAVE_AFTER_MS);
   };
 
-  const attach = async (chosen: FileList | null) => {
-    if (!chosen || !fields) return;
-    const used = files.reduce((n, f) => n + (f.error ? 0 : f.size), 0);
-    let room = MAX_BYTES - used;
-    for (const file of Array.from(chosen)) {
-      if (files.filter((f) => !f.error).length >= MAX_FILES) {
-        toast(`At most ${MAX_FILES} files per message`);
-        break;
-      }
-      if (file.size > room) {
-        toast(`${file.name} (${bytes(file.size)}) does not fit: ${bytes(Math.max(0, room))} of 10 MB left`);
-        continue;
-      }
-      room -= file.size;
-      const row: FileRow = { name: file.name, size: file.size, progress: 0 };
-      setFiles((fs) => [...fs, row]);
-      const id = await save(fields);
-      try {
-        const done = await upload(`/drafts/${id}/attachments`, file, (p) => setFiles((fs) => fs.map((f) => (f === row ? Object.assign(row, { progress: p }) : f))));
-        setFiles((fs) => fs.map((f) => (f === row ? Object.assign(row, { id: done.id, progress: 1 }) : f)));
-      } catch (err) {
-        setFiles((fs) => fs.map((f) => (f === row ? Object.assign(row, { error: messageOf(err) }) : f)));
-      }
-    }
-  };
 
   const send = async () => {
     if (!fields) return;
@@ -228,34 +137,11 @@ function Composer({ start, me, onClose }: { start: Start; me: Me; onClose: () =>
           <div class="row">
             <label class="button small">
               Attach files
-              <input type="file" multiple hidden onChange={(e) => attach(e.currentTarget.files)} />
+              <input type="file" multiple hidden onChange={(e) => fields && e.currentTarget.files && attach(e.currentTarget.files, files, setFiles, () => save(fields))} />
             </label>
             <span class="muted">Up to {MAX_FILES} files, 10 MB in all</span>
           </div>
-          {files.map((f) => (
-            <div class="row" data-testid="attachment">
-              <span class="grow">
-                <Icon name="paperclip" /> {f.name} <span class="muted">{bytes(f.size)}</span> {f.error && <span class="form-error">{f.error}</span>}
-              </span>
-              {f.progress < 1 && !f.error ? (
-                <div class="progress" style={{ width: '120px' }}>
-                  <div style={{ width: `${Math.round(f.progress * 100)}%` }} />
-                </div>
-              ) : (
-                f.id && (
-                  <button
-                    class="button small"
-                    onClick={async () => {
-                      await api(`/attachments/${f.id}`, { method: 'DELETE' }).catch(() => {});
-                      setFiles((fs) => fs.filter((x) => x !== f));
-                    }}
-                  >
-                    Remove
-                  </button>
-                )
-              )}
-            </div>
-          ))}
+          <Files files={files} setFiles={setFiles} />
           <div class="row">
             <button class="button primary" onClick={send} disabled={busy || files.some((f) => f.progress < 1 && !f.error)}>
               {when ? 'Schedule' : 'Send'}

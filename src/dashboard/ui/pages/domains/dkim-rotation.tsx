@@ -1,7 +1,9 @@
 // A domain's DKIM key rotation: start one, publish the new record, and see the new key take over only once DNS
 // serves it (the box checks at Verify and hourly), while the old record must stay published until its date.
-import { api } from '../api.ts';
-import { Badge, CopyButton, messageOf, toast } from '../components.tsx';
+import { api } from '../../api.ts';
+import { tell } from '../../components/action.ts';
+import { Badge } from '../../components/feedback.tsx';
+import { CopyButton } from '../../components/forms.tsx';
 
 export interface Rotation {
   pending: { selector: string; record: { type: string; name: string; value: string }; startedAt: string } | null;
@@ -9,15 +11,11 @@ export interface Rotation {
 }
 
 export function DkimRotation({ domainId, selector, rotation, onChange }: { domainId: string; selector: string; rotation: Rotation; onChange: () => void }) {
-  const rotate = async () => {
-    try {
+  const rotate = () =>
+    tell(async () => {
       await api(`/domains/${domainId}/dkim/rotate`, { method: 'POST', body: {} });
-      toast('A new DKIM key is ready: publish its record');
       onChange();
-    } catch (err) {
-      toast(messageOf(err));
-    }
-  };
+    }, 'A new DKIM key is ready: publish its record');
   return (
     <>
       <h2 style={{ marginTop: '28px' }}>DKIM key</h2>
