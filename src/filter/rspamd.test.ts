@@ -73,7 +73,9 @@ if (!installed) {
     assert.is(signal.weight, 0.99);
     assert.match(signal.detail, /^rspamd: reject \(score [\d.]+ of [\d.]+\).*GTUBE/);
 
-    const plain = await checkWithRspamd(RSPAMD, message('Lunch on Thursday', 'Hi Bob,\r\n\r\nShall we meet for lunch on Thursday at noon, at the usual place by the river?\r\n\r\nAlice\r\n'), envelope);
+    // An ordinary sender has a reverse DNS name: without one rspamd adds 2.5 (HFILTER_HOSTNAME_UNKNOWN), and the
+    // DNS rules that cannot resolve the test's .example names add more, past "add header" on their own.
+    const plain = await checkWithRspamd(RSPAMD, message('Lunch on Thursday', 'Hi Bob,\r\n\r\nShall we meet for lunch on Thursday at noon, at the usual place by the river?\r\n\r\nAlice\r\n'), { ...envelope, ptr: 'mail.sender.example' });
     assert.ok(plain.ok, !plain.ok ? plain.problem : '');
     assert.not.ok(['reject', 'add header', 'rewrite subject'].includes(plain.value.action), `a plain message got ${plain.value.action}`);
     assert.ok(rspamdSignal(plain.value).weight < 0.5);
