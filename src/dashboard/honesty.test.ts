@@ -5,40 +5,31 @@
 // each send will go.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Browser, Page } from 'playwright-core';
-import { request, TEST_PASSWORD } from '../testkit/app.ts';
-import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
+import type { Page } from 'playwright-core';
+import { request } from '../testkit/app.ts';
+import type { InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
-import { openBrowser, signedIn } from '../testkit/browser.ts';
+import { mailboxScene, type MailboxScene } from '../testkit/browser.ts';
 
 // The page's own globals, in the functions run there.
 declare const document: any;
 declare const window: any;
 
-let browser: Browser;
+let m: MailboxScene;
 let s: InboundScene;
 let page: Page;
 let errors: Error[];
 
 test.before(async () => {
-  browser = await openBrowser();
-  s = await startInboundScene();
+  m = await mailboxScene();
+  ({ s, page, errors } = m);
   s.routeTo('dest.test');
-  ({ page, errors } = await signedIn(browser, s.t, s.email, TEST_PASSWORD));
 });
-test.after(async () => {
-  await browser?.close();
-  await s?.stop();
-});
+test.after(() => m?.stop());
 
 const api = (path: string, opts: { method?: string; body?: unknown } = {}) => request(`${s.t.api}${path}`, { key: s.key, ...opts });
 
-let n = 0;
-async function receive(subject: string): Promise<string> {
-  const reply = await s.deliver(`From: Bob <bob@sender.example>\nTo: ${s.inbox.address}\nSubject: ${subject}\nMessage-ID: <honest-${++n}@sender.example>\n\nWords of ${subject}.\n`, {});
-  assert.is(reply.code, 250, reply.text);
-  return /queued as (em_\w+)/.exec(reply.text)![1];
-}
+const receive = (subject: string) => s.receive(subject);
 
 /** The unread count beside Inbox in the sidebar (none shown is 0). */
 const inboxCount = async () => Number((await page.locator('nav a[href="/mail/inbox"] .count').allInnerTexts())[0] ?? 0);

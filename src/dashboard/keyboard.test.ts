@@ -4,40 +4,31 @@
 // message's body (a frame of its own), and still nothing in the body runs.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { request, TEST_PASSWORD } from '../testkit/app.ts';
-import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
+import type { Locator, Page } from 'playwright-core';
+import { request } from '../testkit/app.ts';
+import type { InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
-import { DESKTOP, openBrowser, PHONE, signedIn } from '../testkit/browser.ts';
+import { DESKTOP, mailboxScene, type MailboxScene, PHONE } from '../testkit/browser.ts';
 
 // The page's own global, in the functions run there.
 declare const document: any;
 
-let browser: Browser;
+let m: MailboxScene;
 let s: InboundScene;
 let page: Page;
 let errors: Error[];
 
 test.before(async () => {
-  browser = await openBrowser();
-  s = await startInboundScene();
-  ({ page, errors } = await signedIn(browser, s.t, s.email, TEST_PASSWORD));
+  m = await mailboxScene();
+  ({ s, page, errors } = m);
 });
-test.after(async () => {
-  await browser?.close();
-  await s?.stop();
-});
+test.after(() => m?.stop());
 
 const api = (path: string, opts: { method?: string; body?: unknown } = {}) => request(`${s.t.api}${path}`, { key: s.key, ...opts });
 
-let n = 0;
 /** A message received over SMTP, its body HTML; answers its id. */
-async function receive(subject: string, html = `<p>Words of ${subject}.</p>`): Promise<string> {
-  const raw = `From: Bob <bob@sender.example>\nTo: ${s.inbox.address}\nSubject: ${subject}\nMessage-ID: <keys-${++n}@sender.example>\nMIME-Version: 1.0\nContent-Type: text/html; charset=utf-8\n\n<html><body>${html}</body></html>\n`;
-  const reply = await s.deliver(raw, {});
-  assert.is(reply.code, 250, reply.text);
-  return /queued as (em_\w+)/.exec(reply.text)![1];
-}
+const receive = (subject: string, html = `<p>Words of ${subject}.</p>`) =>
+  s.receive(subject, { headers: 'MIME-Version: 1.0\nContent-Type: text/html; charset=utf-8', body: `<html><body>${html}</body></html>` });
 
 /** Where the focus is: inside the dialog, and a name for the element (to see Tab move and wrap). */
 const focusInDialog = () =>

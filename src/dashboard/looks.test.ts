@@ -4,41 +4,32 @@
 // sets its colours keeps them.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Browser, Page } from 'playwright-core';
-import { request, TEST_PASSWORD } from '../testkit/app.ts';
-import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
-import { openBrowser, signedIn } from '../testkit/browser.ts';
+import type { Page } from 'playwright-core';
+import { request } from '../testkit/app.ts';
+import type { InboundScene } from '../testkit/inbound.ts';
+import { mailboxScene, type MailboxScene } from '../testkit/browser.ts';
 import { eventually } from '../testkit/outbound.ts';
 
 // The page's own globals, in the functions run there.
 declare const document: any;
 declare function getComputedStyle(el: unknown): { backgroundColor: string; color: string };
 
-let browser: Browser;
+let m: MailboxScene;
 let s: InboundScene;
 let page: Page;
 let errors: Error[];
 
 test.before(async () => {
-  browser = await openBrowser();
-  s = await startInboundScene();
-  ({ page, errors } = await signedIn(browser, s.t, s.email, TEST_PASSWORD));
+  m = await mailboxScene();
+  ({ s, page, errors } = m);
 });
-test.after(async () => {
-  await browser?.close();
-  await s?.stop();
-});
+test.after(() => m?.stop());
 
 const api = (path: string, opts: { method?: string; body?: unknown } = {}) => request(`${s.t.api}${path}`, { key: s.key, ...opts });
 
 let n = 0;
 /** A message received over SMTP: headers for its body (`type`) and the body; answers its id. */
-async function receive(subject: string, type: string, body: string): Promise<string> {
-  const raw = `From: Bob <bob@sender.example>\nTo: ${s.inbox.address}\nSubject: ${subject}\nMessage-ID: <looks-${++n}@sender.example>\nMIME-Version: 1.0\n${type}\n\n${body}\n`;
-  const reply = await s.deliver(raw, {});
-  assert.is(reply.code, 250, reply.text);
-  return /queued as (em_\w+)/.exec(reply.text)![1];
-}
+const receive = (subject: string, type: string, body: string) => s.receive(subject, { headers: `MIME-Version: 1.0\n${type}`, body });
 const html = (body: string) => receive(`HTML ${++n}`, 'Content-Type: text/html; charset=utf-8', body);
 
 /** The text of the page has no pictograph (each would be an empty box without an emoji font). */

@@ -4,32 +4,26 @@
 // it to the view; operators work as in the API; an empty result lists the operators.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Browser, Page } from 'playwright-core';
-import { request, TEST_PASSWORD } from '../testkit/app.ts';
-import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
+import type { Page } from 'playwright-core';
+import { request } from '../testkit/app.ts';
+import type { InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
-import { openBrowser, signedIn } from '../testkit/browser.ts';
+import { mailboxScene, type MailboxScene } from '../testkit/browser.ts';
 
-let browser: Browser;
+let m: MailboxScene;
 let s: InboundScene;
 let page: Page;
 let errors: Error[];
 
 const api = (path: string, opts: { method?: string; body?: unknown } = {}) => request(`${s.t.api}${path}`, { key: s.key, ...opts });
 
-let n = 0;
-async function receive(subject: string, from = 'Bob <bob@sender.example>'): Promise<string> {
-  const reply = await s.deliver(`From: ${from}\nTo: ${s.inbox.address}\nSubject: ${subject}\nMessage-ID: <search-ui-${++n}@sender.example>\n\nWords of ${subject}.\n`, {});
-  assert.is(reply.code, 250, reply.text);
-  return /queued as (em_\w+)/.exec(reply.text)![1];
-}
+const receive = (subject: string, from?: string) => s.receive(subject, { from });
 const patch = async (id: string, body: Record<string, unknown>) => assert.is((await api(`/emails/${id}`, { method: 'PATCH', body: { learn: false, ...body } })).status, 200);
 
 test.before(async () => {
-  browser = await openBrowser();
-  s = await startInboundScene();
+  m = await mailboxScene();
+  ({ s, page, errors } = m);
   s.routeTo('dest.example');
-  ({ page, errors } = await signedIn(browser, s.t, s.email, TEST_PASSWORD));
   const archived = await receive('Harbour plan, archived');
   await patch(archived, { archived: true, read: true });
   const sent = await api('/emails', { body: { from: `Hello <${s.inbox.address}>`, to: ['erin@dest.example'], subject: 'Harbour plan, sent', text: 'Words of the sent plan.' } });
@@ -40,10 +34,7 @@ test.before(async () => {
   await patch(await receive('Harbour plan, trashed'), { trashed: true });
   await receive('Unrelated note');
 });
-test.after(async () => {
-  await browser?.close();
-  await s?.stop();
-});
+test.after(() => m?.stop());
 
 const row = (subject: string) => page.locator('.mail-row', { hasText: subject });
 /** The subjects the list shows, each with the badges before it (folder, labels), in order. */

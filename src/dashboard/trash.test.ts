@@ -4,37 +4,28 @@
 // label off offer an Undo that reverses exactly that change. What the box stored is checked over the API.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Browser, Page } from 'playwright-core';
-import { request, TEST_PASSWORD } from '../testkit/app.ts';
-import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
+import type { Page } from 'playwright-core';
+import { request } from '../testkit/app.ts';
+import type { InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
-import { openBrowser, signedIn } from '../testkit/browser.ts';
+import { mailboxScene, type MailboxScene } from '../testkit/browser.ts';
 
-let browser: Browser;
+let m: MailboxScene;
 let s: InboundScene;
 let page: Page;
 let errors: Error[];
 
 test.before(async () => {
-  browser = await openBrowser();
-  s = await startInboundScene();
-  ({ page, errors } = await signedIn(browser, s.t, s.email, TEST_PASSWORD));
+  m = await mailboxScene();
+  ({ s, page, errors } = m);
 });
-test.after(async () => {
-  await browser?.close();
-  await s?.stop();
-});
+test.after(() => m?.stop());
 
 const api = (path: string, opts: { method?: string; body?: unknown } = {}) => request(`${s.t.api}${path}`, { key: s.key, ...opts });
 const email = async (id: string) => (await api(`/emails/${id}`)).body;
 
-let n = 0;
 /** A message received over SMTP; answers its id. */
-async function receive(subject: string): Promise<string> {
-  const reply = await s.deliver(`From: Bob <bob@sender.example>\nTo: ${s.inbox.address}\nSubject: ${subject}\nMessage-ID: <trash-ui-${++n}@sender.example>\n\nWords of ${subject}.\n`, {});
-  assert.is(reply.code, 250, reply.text);
-  return /queued as (em_\w+)/.exec(reply.text)![1];
-}
+const receive = (subject: string) => s.receive(subject);
 const row = (subject: string) => page.locator('.mail-row', { hasText: subject });
 const gone = (subject: string, what: string) => eventually(async () => (await row(subject).count()) === 0, 5_000, what);
 const toast = (text: string) => page.locator('.toast[role=status]', { hasText: text });

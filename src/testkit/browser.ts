@@ -1,9 +1,10 @@
 // Test-only: Debian's Chromium driven by playwright-core against the real app (the dashboard built first), a
-// signed-in page for the seeded owner, and screenshots at desktop and phone widths into docs/screenshots.
+// signed-in page for the seeded owner, a mailbox scene (mail over real SMTP, a browser signed in), and screenshots at desktop and phone widths into docs/screenshots.
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, request, type TestApp } from './app.ts';
+import { ROOT, request, TEST_PASSWORD, type TestApp } from './app.ts';
+import { startInboundScene, type InboundScene } from './inbound.ts';
 import { buildDashboard, isBuilt } from '../dashboard/build.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -31,6 +32,28 @@ export async function signedIn(browser: Browser, t: TestApp, email: string, pass
   const errors: Error[] = [];
   page.on('pageerror', (err) => errors.push(err));
   return { context, page, errors };
+}
+
+/** A dashboard test's world: an inbound scene (mail over real SMTP) and Chromium signed in as its owner. */
+export interface MailboxScene {
+  browser: Browser;
+  s: InboundScene;
+  page: Page;
+  /** Uncaught errors in the page: a test asserts there were none. */
+  errors: Error[];
+  stop(): Promise<void>;
+}
+
+export async function mailboxScene(opts?: Parameters<typeof startInboundScene>[0]): Promise<MailboxScene> {
+  const browser = await openBrowser();
+  try {
+    const s = await startInboundScene(opts);
+    const { page, errors } = await signedIn(browser, s.t, s.email, TEST_PASSWORD);
+    return { browser, s, page, errors, stop: async () => void (await Promise.all([browser.close(), s.stop()])) };
+  } catch (err) {
+    await browser.close();
+    throw err;
+  }
 }
 
 /** The page now, at desktop and at phone width, as docs/screenshots/<name>-desktop.png and -phone.png. */

@@ -1,7 +1,7 @@
 // Test-only: an inbound scene. The outbound scene (DNS server, SMTP sink, app) plus a workspace domain whose
 // inbound setup is `ready` with one inbox, helpers to send a message over real SMTP to the MX listener and
 // to read what was stored, and sender domains with SPF, DKIM and DMARC published in the test DNS server.
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { sign } from '../mail/sign.ts';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
@@ -18,6 +18,12 @@ export interface InboundScene extends OutboundScene {
   createInbox(domainId: string, localPart: string): Promise<{ id: string; address: string }>;
   /** One SMTP transaction; the reply to the final dot (or the first refusal). */
   deliver(raw: string | Buffer, opts: { from?: string; to?: string[]; helo?: string; localAddress?: string }): Promise<SmtpReply>;
+  /**
+   * A message to the scene's inbox over SMTP, as a sender would write it: `From` Bob unless given, a body of
+   * words naming the subject unless given, any `headers` (lines) before the blank line. Fails unless it gets a
+   * 250; answers the stored email's id.
+   */
+  receive(subject: string, opts?: { from?: string; headers?: string; body?: string }): Promise<string>;
   /** Publishes SPF (127.0.0.1 allowed), a DKIM key and a DMARC policy for a sending domain; returns a signer. */
   senderDomain(name: string, dmarc?: string): { sign(raw: string): Promise<Buffer> };
   /** A read-only connection to the app's database, for checking what was written. */
@@ -65,7 +71,7 @@ export async function startInboundScene(opts: Parameters<typeof startOutboundSce
   let db: Database.Database | null = null;
   const readDb = () => (db ??= new Database(join(t.dataDir, 'mailwright.db'), { readonly: true }));
 
-  return {
+  const self: InboundScene = {
     ...scene,
     domain,
     inbox,
@@ -97,6 +103,13 @@ export async function startInboundScene(opts: Parameters<typeof startOutboundSce
         c.close();
       }
     },
+    async receive(subject, { from = 'Bob <bob@sender.example>', headers = '', body = `Words of ${subject}.` } = {}) {
+      const head = `From: ${from}\nTo: ${inbox.address}\nSubject: ${subject}\nMessage-ID: <${randomUUID()}@sender.example>\n${headers ? `${headers.replace(/\n$/, '')}\n` : ''}`;
+      const reply = await self.deliver(`${head}\n${body}\n`, {});
+      const id = reply.code === 250 ? /queued as (em_\w+)/.exec(reply.text)?.[1] : undefined;
+      if (!id) throw new Error(`"${subject}" was not received: ${reply.code} ${reply.text}`);
+      return id;
+    },
     senderDomain(name, dmarc = 'v=DMARC1; p=reject') {
       const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
       const pub = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
@@ -127,6 +140,7 @@ export async function startInboundScene(opts: Parameters<typeof startOutboundSce
       await scene.stop();
     },
   };
+  return self;
 }
 
 /** RFC 5321 4.5.2: a line starting with "." gets another one. */
