@@ -124,6 +124,8 @@ export interface Config {
   uploadMemoryMb: number;
   /** Days an email stays in the Trash before the nightly retention job deletes it for good; 0 = until emptied. */
   trashDays: number;
+  /** The content filter received mail is scored with: the built-in one (filter/), or none. */
+  spamFilter: 'builtin' | 'off';
 }
 
 export type { Plan, RelayMatch, RelayRule } from './values.ts';
@@ -226,6 +228,7 @@ export const KEYS = [
   spec('upload_memory_mb', 'uploadMemoryMb', integer(16, 100_000), () => 64),
   spec('metrics_token', 'metricsToken', (raw) => (text(raw) ? (/^[\x21-\x7e]{16,}$/.test(text(raw)) ? text(raw) : fail('must be at least 16 printable characters without spaces, such as the output of openssl rand -hex 32')) : null), () => null),
   spec('trash_days', 'trashDays', integer(0, 100_000), () => 30),
+  spec('spam_filter', 'spamFilter', (raw) => (text(raw) === 'builtin' || text(raw) === 'off' ? (text(raw) as 'builtin' | 'off') : fail('must be builtin or off')), () => 'builtin'),
 ] as const;
 
 export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;

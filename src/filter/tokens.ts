@@ -237,19 +237,46 @@ export function describeToken(token: string): string {
   const rest = token.slice(colon + 1);
   switch (kind) {
     case '':
-      return `the word "${token}"`;
+      return token === 'html' ? 'an HTML body' : `the word "${token}"`;
     case 's':
-      return `"${rest}" in the subject`;
+      return rest === '!' || rest === '$' ? `a "${rest}" in the subject` : `"${rest}" in the subject`;
     case 'url':
       return rest === 'ip' ? 'a link to an IP address' : rest === 'userinfo' ? 'a link with a user name in it' : rest === 'http' ? 'an unencrypted (http:) link' : `a link to ${rest.replace(/^@/, '')}`;
     case 'from':
-      return `the sender ${rest.replace(/^@/, '')}`;
+      return rest === 'none' ? 'no From address' : rest === 'several' ? 'several From addresses' : rest === 'digits' ? 'digits in the sender\'s address' : `the sender ${rest.replace(/^@/, '')}`;
     case 'fromname':
       return rest === 'none' ? 'a sender without a name' : `"${rest}" in the sender's name`;
     case 'replyto':
       return rest === 'differs' ? 'a Reply-To in another domain than From' : rest === 'same' ? 'a Reply-To in the From domain' : `Reply-To ${rest.replace(/^@/, '')}`;
     case 'skip':
       return `a run of ${rest.slice(1)}+ characters starting "${rest[0]}"`;
+    case 'tag':
+      return `HTML <${rest}> tags`;
+    case 'ct':
+      return `a ${rest} message`;
+    case 'charset':
+      return `the character set ${rest}`;
+    case 'cte':
+      return `the ${rest} transfer encoding`;
+    case 'mailer':
+      return rest === 'none' ? 'no X-Mailer field' : `the mailer "${rest}"`;
+    case 'att':
+      return rest.startsWith('count:') ? `${rest.slice(6)} attachments` : `a ${rest} attachment`;
+    case 'msgid':
+      return rest === 'none' ? 'no Message-ID' : rest === 'bare' ? 'a Message-ID without a domain' : rest === 'from-domain' ? "a Message-ID from the sender's domain" : "a Message-ID from another domain than the sender's";
+    case 'date':
+      return 'no Date field';
+    case 'to':
+      return 'no To field';
+    case 'list':
+      return `the mailing list ${rest}`;
+    case 'links':
+    case 'images':
+      return `${rest} ${kind}`;
+    case 'hdr': {
+      const [name, value] = [rest.slice(0, rest.lastIndexOf(':')), rest.slice(rest.lastIndexOf(':') + 1)];
+      return value === 'yes' ? `a ${name} field` : value === 'no' ? `no ${name} field` : `${name}: ${value}`;
+    }
     default:
       return `the message's ${token}`;
   }

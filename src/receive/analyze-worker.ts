@@ -12,6 +12,7 @@ import { serializeAnalysis } from './analysed.ts';
 import { parseMessage, type ParsedMessage } from '../mail/parse.ts';
 import { packMail, type PackedMail } from '../mail/packing.ts';
 import { withoutAuthResultsOf } from '../mail/trace.ts';
+import { messageTokens, type MessageTokens } from '../filter/tokens.ts';
 
 export interface AnalyzeJob {
   kind: 'analyze';
@@ -24,6 +25,8 @@ export interface AnalyzeJob {
   trace: string;
   /** Pack the message alone too: a recipient is a VERP address, whose report is kept without bodies. */
   alone: boolean;
+  /** Make the content filter's tokens too (spam_filter = "builtin"). */
+  tokens?: boolean;
 }
 
 /**
@@ -37,11 +40,19 @@ export interface StoredAnalysis {
   unchecked?: { checked: number; of: number; arc: boolean };
   /** serializeAnalysis() of the analysis (analysed.ts). */
   analysis: Uint8Array;
+  /** Why the content filter's tokens could not be made (the message is filed without a content verdict). */
+  tokenProblem?: string;
 }
 
 /** A submitted message, which needs no authentication: only mailparser's reading. */
 export interface ParseJob {
   kind: 'parse';
+  raw: Uint8Array;
+}
+
+/** A stored message to teach the content filter (receive/trainer.ts): mailparser's reading, then its tokens. */
+export interface TokensJob {
+  kind: 'tokens';
   raw: Uint8Array;
 }
 
@@ -55,9 +66,10 @@ const maxSignatures = workerData.dkimMaxSignatures as number | undefined;
 // Nothing this thread runs logs through console.log on purpose.
 console.log = () => {};
 
-serveJobs<AnalyzeJob | ParseJob, StoredAnalysis | ParsedMessage>(async (job) => {
+serveJobs<AnalyzeJob | ParseJob | TokensJob, StoredAnalysis | ParsedMessage | MessageTokens>(async (job) => {
   const raw = asBuffer(job.raw);
   const transfer: ArrayBuffer[] = [];
+  if (job.kind === 'tokens') return { result: messageTokens(await parseMessage(raw)), transfer };
   if (job.kind === 'parse') {
     const parsed = await parseMessage(raw);
     // Attachments move to the main thread instead of being copied.
@@ -66,10 +78,20 @@ serveJobs<AnalyzeJob | ParseJob, StoredAnalysis | ParsedMessage>(async (job) => 
   }
   const analysis = await analyze(raw, { ip: job.ip, helo: job.helo, mailFrom: job.mailFrom, hostname: job.hostname, dns, maxSignatures });
   const { parsed, verdicts, unchecked } = analysis;
-  const bytes = transferable(serializeAnalysis({ parsed, verdicts, stored: storing(analysis, raw, job) }));
+  const filter = job.tokens ? tokensOf(parsed) : {};
+  const bytes = transferable(serializeAnalysis({ parsed, verdicts, stored: storing(analysis, raw, job), ...filter }));
   transfer.push(bytes.buffer);
-  return { result: { messageId: parsed.messageId, problem: parsed.problem, unchecked, analysis: bytes } satisfies StoredAnalysis, transfer };
+  return { result: { messageId: parsed.messageId, problem: parsed.problem, unchecked, analysis: bytes, tokenProblem: filter.tokenProblem } satisfies StoredAnalysis, transfer };
 });
+
+/** The content filter's tokens; a failure is reported, never fatal: the message is filed without a content verdict. */
+function tokensOf(parsed: ParsedMessage): { tokens?: MessageTokens; tokenProblem?: string } {
+  try {
+    return { tokens: messageTokens(parsed) };
+  } catch (err) {
+    return { tokenProblem: err instanceof Error ? err.message : String(err) };
+  }
+}
 
 /**
  * The message as stored, packed: our trace and Authentication-Results fields, then the bytes as received less

@@ -15,7 +15,8 @@ import { createResolver } from '../dns/resolver.ts';
 import { SmtpError } from '../errors.ts';
 import { headerOverLimit } from '../mail/header-limits.ts';
 import { asBuffer, JobTimeout, transferable, WorkerPool } from '../threads/worker-pool.ts';
-import type { AnalyzeJob, ParseJob, StoredAnalysis } from './analyze-worker.ts';
+import type { AnalyzeJob, ParseJob, StoredAnalysis, TokensJob } from './analyze-worker.ts';
+import type { MessageTokens } from '../filter/tokens.ts';
 import type { ParsedMessage } from '../mail/parse.ts';
 
 /** An analysis that ran past its budget: a temporary failure, and no fault of ours worth an error log. */
@@ -26,7 +27,7 @@ export class AnalysisTimeout extends SmtpError {
   }
 }
 
-export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, StoredAnalysis | ParsedMessage> {
+export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob | TokensJob, StoredAnalysis | ParsedMessage | MessageTokens> {
   private readonly budgetMs: number;
   private readonly stopAnswering: () => void;
 
@@ -72,6 +73,14 @@ export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, StoredAnalysis |
   async parse(raw: Buffer, { client = '' }: { client?: string } = {}): Promise<ParsedMessage> {
     refuseOversizedHeader(raw);
     return withBuffers((await this.run({ kind: 'parse', raw: transferable(raw) }, [], { key: client }).catch(this.overBudget)) as ParsedMessage);
+  }
+
+  /**
+   * The content filter's tokens of a stored message (receive/trainer.ts), made the way the MX listener's
+   * analysis makes them, so a message is learned with the tokens it was scored with. Keyed apart from clients.
+   */
+  async tokens(raw: Buffer): Promise<MessageTokens> {
+    return (await this.run({ kind: 'tokens', raw: transferable(raw) }, [], { key: 'trainer' }).catch(this.overBudget)) as MessageTokens;
   }
 
   private readonly overBudget = (err: unknown): never => {

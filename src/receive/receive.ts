@@ -49,14 +49,17 @@ export async function receive(app: App, workers: ReceiveWorkers, envelope: Envel
   // What comes back is serialized for the writer, past this thread: only the fields logged here are read.
   // Keyed by the client's network: waiting messages are taken fairly between clients (analyzer.ts).
   const client = networkOf(envelope.ip);
-  const { messageId, problem, unchecked, analysis } = await workers.analyzer
-    .analyze(data, { ip: envelope.ip, helo: envelope.helo, mailFrom: envelope.mailFrom, hostname: config.hostname, trace: traceFields(app, envelope), alone: targets.some((t) => t.kind === 'report') }, { client })
+  // The content filter's tokens are made there too (spam_filter = "builtin"); the writer scores them.
+  const tokens = config.spamFilter === 'builtin';
+  const { messageId, problem, unchecked, analysis, tokenProblem } = await workers.analyzer
+    .analyze(data, { ip: envelope.ip, helo: envelope.helo, mailFrom: envelope.mailFrom, hostname: config.hostname, trace: traceFields(app, envelope), alone: targets.some((t) => t.kind === 'report'), tokens }, { client })
     .catch((err: unknown) => {
       // The sender gets 451 4.3.0 and tries again later; a warning, not an error of ours.
       if (err instanceof AnalysisTimeout) log.warn('message analysis ran past its budget: worker replaced, answered 451', { session: envelope.sessionId, ip: envelope.ip, client, bytes: data.length, budgetMs: config.analyzeTimeout });
       throw err;
     });
   if (problem) log.warn('received message stored unparsed in part', { session: envelope.sessionId, problem });
+  if (tokenProblem) log.warn('content filter could not tokenize a received message: filed without a content verdict', { session: envelope.sessionId, problem: tokenProblem });
   const filed = await fileInWriter(workers.writer, { mailFrom: envelope.mailFrom, targets, analysis }, app.clock.now(), log);
   if (filed.forwarded) app.queue.wake();
   // One line per accepted message, after the commit and just before the 250: the sysadmin's "did it arrive?".

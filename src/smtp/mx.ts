@@ -73,7 +73,7 @@ export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWo
 
     onRcptTo(address, session, callback) {
       try {
-        sessions.of(session).targets.set(address.address.toLowerCase(), routeRecipient(app.db, address.address));
+        sessions.of(session).targets.set(address.address.toLowerCase(), routeRecipient(app.db, address.address, session.envelope.mailFrom ? session.envelope.mailFrom.address : ''));
         callback();
       } catch (err) {
         app.metrics?.inbound(err); // metrics (issue 21)
