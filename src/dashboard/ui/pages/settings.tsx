@@ -7,6 +7,7 @@ import type { Me } from '../session.ts';
 import { api } from '../api.ts';
 import { Badge, CopyButton, Empty, Loaded, messageOf, Page, toast, useLoad } from '../components.tsx';
 import { ChangePassphrase } from './change-passphrase.tsx';
+import { SpamLists } from './spam-lists.tsx';
 
 interface Profile {
   user: { id: string; email: string; createdAt: string };
@@ -51,6 +52,7 @@ export function Settings(_: { me: Me }) {
         )}
       </Loaded>
       <ChangePassphrase onChanged={() => setChanges((n) => n + 1)} />
+      <SpamLists />
       <Sessions key={changes} />
     </Page>
   );
