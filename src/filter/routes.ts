@@ -74,8 +74,9 @@ export function spamRoutes(app: App) {
   // What the content filter has learned, and how many corrections wait to be learned.
   r.get('/spam/filter', auth, (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    const stats = modelStats(db, workspaceId);
-    ctx.body = { filter: app.config.spamFilter, state: stats.state, learned: { spam: stats.spam, ham: stats.ham }, minimumEach: MIN_TRAINED, tokens: stats.tokens, pending: pendingTraining(db, workspaceId) };
+    // One snapshot: a training committed between the two reads would show as learned and still pending, or neither.
+    const { stats, pending } = db.transaction(() => ({ stats: modelStats(db, workspaceId), pending: pendingTraining(db, workspaceId) }))();
+    ctx.body = { filter: app.config.spamFilter, state: stats.state, learned: { spam: stats.spam, ham: stats.ham }, minimumEach: MIN_TRAINED, tokens: stats.tokens, pending };
   });
 
   return r;

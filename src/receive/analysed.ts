@@ -6,7 +6,7 @@ import { deserialize, serialize } from 'node:v8';
 import type { ParsedMessage } from '../mail/parse.ts';
 import type { PackedMail } from '../mail/packing.ts';
 import type { AuthVerdicts } from './authenticate.ts';
-import type { MessageTokens } from '../filter/tokens.ts';
+import type { PackedTokens } from '../filter/tokens.ts';
 import type { Signal } from '../filter/signals.ts';
 
 /** What filing needs of the analysis: the parsed fields, the verdicts and the message packed for storage. */
@@ -15,7 +15,7 @@ export interface AnalysisParts {
   verdicts: AuthVerdicts;
   stored: PackedMail;
   /** The content filter's tokens (filter/tokens.ts), made on the analyze thread; absent when spam_filter is off. */
-  tokens?: MessageTokens;
+  tokens?: PackedTokens;
   /** Why the tokens could not be made: the message is filed without a content verdict. */
   tokenProblem?: string;
   /** Spam evidence gathered at the door (blocklists, reverse DNS, HELO, rspamd); absent counts as none. */

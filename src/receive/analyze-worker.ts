@@ -12,7 +12,7 @@ import { serializeAnalysis } from './analysed.ts';
 import { parseMessage, type ParsedMessage } from '../mail/parse.ts';
 import { packMail, type PackedMail } from '../mail/packing.ts';
 import { withoutAuthResultsOf } from '../mail/trace.ts';
-import { messageTokens, type MessageTokens } from '../filter/tokens.ts';
+import { messageTokens, packTokens, type PackedTokens } from '../filter/tokens.ts';
 
 export interface AnalyzeJob {
   kind: 'analyze';
@@ -66,10 +66,10 @@ const maxSignatures = workerData.dkimMaxSignatures as number | undefined;
 // Nothing this thread runs logs through console.log on purpose.
 console.log = () => {};
 
-serveJobs<AnalyzeJob | ParseJob | TokensJob, StoredAnalysis | ParsedMessage | MessageTokens>(async (job) => {
+serveJobs<AnalyzeJob | ParseJob | TokensJob, StoredAnalysis | ParsedMessage | PackedTokens>(async (job) => {
   const raw = asBuffer(job.raw);
   const transfer: ArrayBuffer[] = [];
-  if (job.kind === 'tokens') return { result: messageTokens(await parseMessage(raw)), transfer };
+  if (job.kind === 'tokens') return { result: packTokens(messageTokens(await parseMessage(raw))), transfer };
   if (job.kind === 'parse') {
     const parsed = await parseMessage(raw);
     // Attachments move to the main thread instead of being copied.
@@ -85,9 +85,9 @@ serveJobs<AnalyzeJob | ParseJob | TokensJob, StoredAnalysis | ParsedMessage | Me
 });
 
 /** The content filter's tokens; a failure is reported, never fatal: the message is filed without a content verdict. */
-function tokensOf(parsed: ParsedMessage): { tokens?: MessageTokens; tokenProblem?: string } {
+function tokensOf(parsed: ParsedMessage): { tokens?: PackedTokens; tokenProblem?: string } {
   try {
-    return { tokens: messageTokens(parsed) };
+    return { tokens: packTokens(messageTokens(parsed)) };
   } catch (err) {
     return { tokenProblem: err instanceof Error ? err.message : String(err) };
   }

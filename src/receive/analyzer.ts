@@ -16,7 +16,7 @@ import { SmtpError } from '../errors.ts';
 import { headerOverLimit } from '../mail/header-limits.ts';
 import { asBuffer, JobTimeout, transferable, WorkerPool } from '../threads/worker-pool.ts';
 import type { AnalyzeJob, ParseJob, StoredAnalysis, TokensJob } from './analyze-worker.ts';
-import type { MessageTokens } from '../filter/tokens.ts';
+import type { PackedTokens } from '../filter/tokens.ts';
 import type { ParsedMessage } from '../mail/parse.ts';
 
 /** An analysis that ran past its budget: a temporary failure, and no fault of ours worth an error log. */
@@ -27,7 +27,7 @@ export class AnalysisTimeout extends SmtpError {
   }
 }
 
-export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob | TokensJob, StoredAnalysis | ParsedMessage | MessageTokens> {
+export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob | TokensJob, StoredAnalysis | ParsedMessage | PackedTokens> {
   private readonly budgetMs: number;
   private readonly stopAnswering: () => void;
 
@@ -79,8 +79,8 @@ export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob | TokensJob, Stor
    * The content filter's tokens of a stored message (receive/trainer.ts), made the way the MX listener's
    * analysis makes them, so a message is learned with the tokens it was scored with. Keyed apart from clients.
    */
-  async tokens(raw: Buffer): Promise<MessageTokens> {
-    return (await this.run({ kind: 'tokens', raw: transferable(raw) }, [], { key: 'trainer' }).catch(this.overBudget)) as MessageTokens;
+  async tokens(raw: Buffer): Promise<PackedTokens> {
+    return (await this.run({ kind: 'tokens', raw: transferable(raw) }, [], { key: 'trainer' }).catch(this.overBudget)) as PackedTokens;
   }
 
   private readonly overBudget = (err: unknown): never => {

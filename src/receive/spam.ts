@@ -8,6 +8,7 @@ import { reputationOf } from '../filter/history.ts';
 import { matchSender, type ListMatch } from '../filter/lists.ts';
 import { score } from '../filter/store.ts';
 import type { Verdict } from '../filter/verdict.ts';
+import { unpackTokens } from '../filter/tokens.ts';
 import type { AnalysisParts } from './analysed.ts';
 
 export interface ToJudge extends Pick<AnalysisParts, 'verdicts' | 'tokens' | 'tokenProblem' | 'evidence'> {
@@ -29,7 +30,7 @@ export function judgeSpam(ctx: DbContext, workspaceId: string, m: ToJudge): Judg
     let contentProblem = m.tokenProblem ?? null;
     if (m.tokens) {
       try {
-        content = score(db, workspaceId, m.tokens);
+        content = score(db, workspaceId, unpackTokens(m.tokens));
       } catch (err) {
         contentProblem = 'its model could not be read';
         log.warn('content filter could not score a received message: filed without a content verdict', { workspaceId, err });

@@ -7,6 +7,7 @@ import type { App } from '../context.ts';
 import { FullDiskNotice } from '../db/full-disk.ts';
 import { emailRaw } from '../emails/mailbox.ts';
 import { dueTraining, type PendingTraining } from '../filter/learning.ts';
+import { unpackTokens } from '../filter/tokens.ts';
 import type { Analyzer } from './analyzer.ts';
 
 const BATCH = 20;
@@ -81,7 +82,7 @@ export class Trainer {
     }
     let tokens: string[];
     try {
-      tokens = (await this.analyzer.tokens(found.raw)).tokens;
+      tokens = unpackTokens(await this.analyzer.tokens(found.raw)).tokens;
     } catch (err) {
       const dropped = await retry(false);
       log.warn(dropped ? 'spam filter gave up learning a message it could not tokenize' : 'spam filter could not tokenize a message to learn; trying again later', { emailId: wish.emailId, err });

@@ -58,6 +58,11 @@ CREATE TABLE spam_filter_pending (
 ) WITHOUT ROWID;
 CREATE INDEX spam_filter_pending_due ON spam_filter_pending(next_at);
 
+-- Drawn anew at every change of a model's counts (filter/store.ts; random, so that a change rolled back and
+-- the next one never share a value): a copy of them kept in memory to score with
+-- (filter/counts-cache.ts) is used only while its version is the model's.
+ALTER TABLE spam_filter_models ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+
 -- The verdict a received message was filed with: JSON {score, threshold, signals: [{kind, detail, weight}]};
 -- null for sent mail and for mail received before this column.
 ALTER TABLE emails ADD COLUMN spam TEXT;
