@@ -2,12 +2,12 @@
 // `spam_filter = "off"` and `"builtin"` taking turns, each on a fresh `serve` (its own process) whose workspace
 // was first taught as an owner would teach it (200 spam + 200 ham of the 2002 SpamAssassin corpus delivered over
 // SMTP, each PATCHed to its category, until GET /spam/filter says all is learned), then loaded with 10 KB
-// messages of real text (bodies of the corpus's validation split, so the tokenizer and the model's read see
-// what they see in real mail), then with smtp-source's lines of X (the inbound benchmark's own messages, which
-// cost them almost nothing), over concurrent sessions that reuse their connection. DNS is answered by the local
-// test server. Reported: msgs/s, the server's CPU per message, by thread (the writer's too, which scores the
-// tokens as it files), its peak RSS, and the ratio of msgs/s with the filter on to off.
-import { rmSync } from 'node:fs';
+// messages over concurrent sessions that reuse their connection: smtp-source's lines of X (the inbound
+// benchmark's own messages, which cost the tokenizer almost nothing), then real text (bodies of the corpus's
+// validation split, so the tokenizer and the model's read see what they see in real mail). DNS is answered by
+// the local test server. Reported per body: msgs/s, the server's CPU per message, by thread (the writer's too,
+// which scores the tokens as it files), its peak RSS, and the ratio of msgs/s with the filter on to off.
+import { rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { connect, type Socket } from 'node:net';
 import Database from 'better-sqlite3';
@@ -43,19 +43,30 @@ type Mode = 'off' | 'builtin';
  * benchmark's messages: lines of a digit and 77 X), where the tokenizer finds almost nothing to do.
  */
 type Body = 'text' | 'lines';
-const BODIES = (process.env.BENCH_FILTER_BODIES ?? 'text,lines').split(',').map((s) => s.trim()) as Body[];
+const BODIES = (process.env.BENCH_FILTER_BODIES ?? 'lines,text').split(',').map((s) => s.trim()) as Body[];
 
 interface Measure {
   rate: number;
   serverCpu: number;
   threads: Map<string, number>;
+  /** Peak RSS during this body's load (MiB; VmHWM, reset before it). */
+  peak: number;
 }
 
 interface Run {
   mode: Mode;
   bodies: Map<Body, Measure>;
-  peak: number;
   categories: string;
+}
+
+/** Resets the process's VmHWM to its RSS now (proc(5) clear_refs "5"); false where that is not allowed. */
+function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A minimal SMTP client: one command, its whole reply. */
@@ -144,10 +155,12 @@ async function teach(app: FreshServe, inbox: string, train: CorpusMessage[]): Pr
   const client = await Client.open(app.smtpPort);
   try {
     for (const m of train) {
-      const reply = await client.deliver(`sender@${SENDER_DOMAIN}`, inbox, deliverable(m));
+      // An envelope sender of its own, and learn: false: a corpus message without a From would otherwise teach
+      // the box a sender rule for the load's sender.
+      const reply = await client.deliver(`teacher@${SENDER_DOMAIN}`, inbox, deliverable(m));
       const id = /queued as (em_\S+)/.exec(reply)?.[1];
       if (!id) throw new Error(`no email id in ${reply}`);
-      const r = await request(`${app.api}/emails/${id}`, { method: 'PATCH', key: app.key, body: { category: m.spam ? 'spam' : 'primary' } });
+      const r = await request(`${app.api}/emails/${id}`, { method: 'PATCH', key: app.key, body: { category: m.spam ? 'spam' : 'primary', learn: false } });
       if (r.status !== 200) throw new Error(`PATCH ${id}: ${r.status} ${JSON.stringify(r.body)}`);
     }
   } finally {
@@ -199,6 +212,7 @@ async function run(deps: FilterBenchDeps, mode: Mode, train: CorpusMessage[], le
     const bodies = new Map<Body, Measure>();
     let sent = 0;
     for (const [body, messages] of letters) {
+      resetPeak(app.pid);
       await load(app.smtpPort, deps.inbox, messages, WARMUP, sent);
       sent += WARMUP;
       const cpu0 = procCpuMicros(`/proc/${app.pid}/stat`);
@@ -209,11 +223,10 @@ async function run(deps: FilterBenchDeps, mode: Mode, train: CorpusMessage[], le
       const seconds = (performance.now() - started) / 1000;
       const serverCpu = (procCpuMicros(`/proc/${app.pid}/stat`) - cpu0) / MESSAGES;
       const threads = new Map([...threadCpuByName(app.pid)].map(([name, cpu]) => [name, (cpu - (threads0.get(name) ?? 0)) / MESSAGES]));
-      bodies.set(body, { rate: MESSAGES / seconds, serverCpu, threads });
+      bodies.set(body, { rate: MESSAGES / seconds, serverCpu, threads, peak: procMemoryMiB(app.pid).peak });
     }
-    const peak = procMemoryMiB(app.pid).peak;
     await app.stop();
-    return { mode, bodies, peak, categories: categories(app.dataDir) };
+    return { mode, bodies, categories: categories(app.dataDir) };
   } finally {
     await app.stop();
     rmSync(app.dataDir, { recursive: true, force: true });
@@ -236,7 +249,7 @@ export async function benchFilterCost(deps: FilterBenchDeps): Promise<void> {
   const names = [...new Set(runs.flatMap((r) => [...r.bodies.values()].flatMap((m) => [...m.threads].filter(([, v]) => v >= 20).map(([k]) => k))))];
   table(
     ['spam_filter', 'body', 'msgs/s', 'server CPU µs/msg', ...names.map((n) => `${n} µs/msg`), 'peak RSS MiB', 'filed as (all bodies)'],
-    runs.flatMap((r) => [...r.bodies].map(([body, m]) => [r.mode, body, fmt(m.rate), fmt(m.serverCpu), ...names.map((n) => fmt(m.threads.get(n) ?? 0)), fmt(r.peak), r.categories])),
+    runs.flatMap((r) => [...r.bodies].map(([body, m]) => [r.mode, body, fmt(m.rate), fmt(m.serverCpu), ...names.map((n) => fmt(m.threads.get(n) ?? 0)), fmt(m.peak), r.categories])),
   );
   for (const body of BODIES) {
     const of = (mode: Mode) => runs.filter((r) => r.mode === mode).map((r) => r.bodies.get(body)!);
@@ -249,7 +262,8 @@ export async function benchFilterCost(deps: FilterBenchDeps): Promise<void> {
         `the writer thread ${fmt(writer(of('off')))} → ${fmt(writer(of('builtin')))} µs/msg, the analyze thread ${fmt(analyze(of('off')))} → ${fmt(analyze(of('builtin')))}`,
     );
     reportGoal({ goal: `inbound with the built-in spam filter on, vs off (10 KB, ${body === 'text' ? 'real text' : "smtp-source's lines"})`, measured: `${ratio.toFixed(2)}x (CPU per message ${cpuRatio.toFixed(2)}x)`, target: '≥ 0.85x', pass: ratio >= 0.85 });
+    const peak = (mode: Mode) => Math.max(...of(mode).map((m) => m.peak));
+    console.log(`peak RSS under this load: ${fmt(peak('off'))} MiB with the filter off, ${fmt(peak('builtin'))} MiB on`);
+    reportGoal({ goal: `memory, inbound with the spam filter on (peak RSS, ${body === 'text' ? 'real text' : "smtp-source's lines"})`, measured: `${fmt(peak('builtin'))} MiB (off: ${fmt(peak('off'))})`, target: '≤ 256 MiB', pass: peak('builtin') <= 256 });
   }
-  const peak = Math.max(...runs.filter((r) => r.mode === 'builtin').map((r) => r.peak));
-  reportGoal({ goal: 'memory, inbound with the spam filter on (peak RSS)', measured: `${fmt(peak)} MiB`, target: '≤ 256 MiB', pass: peak <= 256 });
 }

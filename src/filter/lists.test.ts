@@ -11,8 +11,9 @@ import { openDatabase, type Db } from '../db/open.ts';
 import { migrate } from '../db/migrate.ts';
 import { addEntry, listEntries, matchSender, parseEntry, removeEntry } from './lists.ts';
 import { FIRST_CONTACT, LEAN, noteKept, noteReported, noteWrote, reputationOf } from './history.ts';
-import { dueTraining, learnFromSend, pendingTraining, queueTraining } from './learning.ts';
-import { train } from './store.ts';
+import { dueTraining, learnFromSend, MAX_ATTEMPTS, pendingTraining, queueTraining, retryJob, trainJob } from './learning.ts';
+import type { DbContext } from '../db/writer.ts';
+import { modelStats, train, trainedAs } from './store.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 let seq = 0;
@@ -135,6 +136,39 @@ test('a send: the owner\'s recipients become correspondents, a reply queues the 
   assert.is(reputationOf(db, 'ws_a', 'forward@owner.example', true).detail, FIRST_CONTACT);
   assert.is(reputationOf(db, 'ws_a', 'list@people.example', true).detail, FIRST_CONTACT);
   void inSpam;
+});
+
+test('the writer jobs: a wish learned once and only as it stands; a failed one waits longer each time, then is dropped', () => {
+  const db = freshDb();
+  let now = T0;
+  const ctx = { db, clock: { now: () => now }, log: { info() {}, warn() {}, error() {} } } as unknown as DbContext;
+  const id = received(db, 'ws_a');
+  queueTraining(db, { workspaceId: 'ws_a', emailId: id, class: 'spam', source: 'owner', now: T0 });
+  // Tokens made for a wish the owner has since changed are not learned: the newer wish is, in its turn.
+  queueTraining(db, { workspaceId: 'ws_a', emailId: id, class: 'ham', source: 'owner', now: T0 + 1 });
+  assert.is(trainJob(ctx, { emailId: id, workspaceId: 'ws_a', queuedAt: T0, tokens: ['x'] }), null);
+  assert.is(trainJob(ctx, { emailId: id, workspaceId: 'ws_b', queuedAt: T0 + 1, tokens: ['x'] }), null);
+  assert.equal(trainJob(ctx, { emailId: id, workspaceId: 'ws_a', queuedAt: T0 + 1, tokens: ['x'] }), { outcome: 'learned', pruneDue: false });
+  assert.equal(trainedAs(db, 'ws_a', id), { class: 'ham', source: 'owner' });
+  assert.equal([modelStats(db, 'ws_a').ham, pendingTraining(db, 'ws_a')], [1, 0]);
+
+  const other = received(db, 'ws_a');
+  queueTraining(db, { workspaceId: 'ws_a', emailId: other, class: 'spam', source: 'owner', now: T0 });
+  const waits: number[] = [];
+  for (let attempt = 1; attempt < MAX_ATTEMPTS; attempt++) {
+    assert.not.ok(retryJob(ctx, { emailId: other, queuedAt: T0, giveUp: false }));
+    const next = (db.prepare('SELECT next_at FROM spam_filter_pending WHERE email_id = ?').pluck().get(other) as number) - now;
+    waits.push(next);
+    assert.equal(dueTraining(db, now, 10), []);
+    now += next;
+  }
+  assert.equal(waits, [30_000, 60_000, 120_000, 240_000]);
+  assert.ok(retryJob(ctx, { emailId: other, queuedAt: T0, giveUp: false }));
+  assert.is(pendingTraining(db, 'ws_a'), 0);
+  // No raw bytes left to learn from: dropped at once.
+  queueTraining(db, { workspaceId: 'ws_a', emailId: other, class: 'spam', source: 'owner', now });
+  assert.ok(retryJob(ctx, { emailId: other, queuedAt: now, giveUp: true }));
+  assert.is(pendingTraining(db, 'ws_a'), 0);
 });
 
 test.run();
