@@ -49,6 +49,8 @@ export interface App {
   presign: { accepted(emailIds: readonly string[]): void };
   /** Releases scheduled sends at their time; wake() after one is added or moved. */
   scheduler: { wake(): void };
+  /** Teaches the spam filter what owners corrected (receive/trainer.ts); wake() after a correction is committed. */
+  spamTrainer?: { wake(): void };
   /** Whether free space under the data directory is below min_free_space_mb (db/free-space.ts). */
   disk?: { readonly low: boolean };
   /** Where POST /billing/checkout sends the owner to pay (or confirm). */

@@ -31,6 +31,7 @@ import { SENDER_DOMAIN, Sink, ensurePostfixInstalled, fmt, freePort, logTail, ma
 import { Postfix } from './postfix.ts';
 import { heapSampler } from './heap-split.ts';
 import { startServe, type FreshServe } from './serve-process.ts';
+import { benchFilterCost } from './inbound-filter.ts';
 
 const MESSAGES = Number(process.env.BENCH_INBOUND_MESSAGES ?? 20_000);
 /**
@@ -42,7 +43,8 @@ const MESSAGES = Number(process.env.BENCH_INBOUND_MESSAGES ?? 20_000);
 const WARMUP = Number(process.env.BENCH_INBOUND_WARMUP ?? 4000);
 const SHAPES = (process.env.BENCH_INBOUND_SESSIONS ?? '20,100').split(',').map(Number);
 /** Which servers to run (all four by default); the ratios need Postfix and smtp-sink in the same run. */
-const SERVERS = (process.env.BENCH_INBOUND_SERVERS ?? 'smtp-sink,Postfix,libraries,Mailwright').split(',').map((s) => s.trim().toLowerCase());
+// `filter`: the spam filter's cost, spam_filter off and builtin taking turns on real text (inbound-filter.ts).
+const SERVERS = (process.env.BENCH_INBOUND_SERVERS ?? 'smtp-sink,Postfix,libraries,Mailwright,filter').split(',').map((s) => s.trim().toLowerCase());
 /** A directory: Mailwright runs under node --cpu-prof and leaves one .cpuprofile per run there. */
 const PROFILE_DIR = process.env.BENCH_INBOUND_PROFILE;
 // BENCH_NODE_OPTIONS: node flags for Mailwright's process (e.g. --max-semi-space-size=2, --heapsnapshot-signal=SIGUSR2);
@@ -478,7 +480,7 @@ async function startInboundDns(): Promise<DnsServer> {
 type AppProcess = FreshServe;
 
 /** `scripts/mailwright serve` (serve-process.ts) with its MX listener on a free loopback port, set for the load. */
-const startMailwright = (dns: DnsServer, nodeOptions = ''): Promise<AppProcess> =>
+const startMailwright = (dns: DnsServer, nodeOptions = '', env: Record<string, string> = {}): Promise<AppProcess> =>
   startServe({
     label: 'mw-bench-inbound-app-',
     nodeOptions,
@@ -501,6 +503,7 @@ const startMailwright = (dns: DnsServer, nodeOptions = ''): Promise<AppProcess> 
       // BENCH_MEMORY_PROFILE=small measures the profile for a 1 GiB VPS.
       MAILWRIGHT_MEMORY_PROFILE: process.env.BENCH_MEMORY_PROFILE ?? 'default',
       MAILWRIGHT_SMTP_CONNECTION_RATE_PER_IP: '0',
+      ...env,
     },
   });
 
@@ -624,6 +627,12 @@ export async function benchInbound(): Promise<Row[]> {
       if (SERVERS.includes('postfix')) rows.push(await attempt(sessions, 'Postfix', () => postfixRun(sessions)));
       if (SERVERS.includes('libraries')) rows.push(await attempt(sessions, 'libraries', () => floorRun(sessions)));
       if (SERVERS.includes('mailwright')) rows.push(await attempt(sessions, 'Mailwright', () => mailwrightRun(sessions, dns)));
+    }
+    if (SERVERS.includes('filter')) {
+      await benchFilterCost({ dns, startMailwright, setUpInbox, inbox: INBOX }).catch((err: Error) => {
+        process.exitCode = 1;
+        console.log(`\nthe spam filter's cost: **failed**: ${err.message}`);
+      });
     }
   } finally {
     await Sink.stopAll();

@@ -14,12 +14,15 @@ import { unindexEmail } from './search-index.ts';
 import { dropFromBacklog } from './search-backlog.ts';
 import { unpackCopy } from './outgoing.ts';
 import { recipientsOf, summarize, type RecipientDelivery } from './delivery.ts';
+import type { SpamRecord } from '../filter/combine.ts';
+import { queueTraining } from '../filter/learning.ts';
+import { noteKept, noteReported } from '../filter/history.ts';
 
 type MailboxRow = Pick<
   EmailRow,
   | 'id' | 'direction' | 'status' | 'domain' | 'message_id' | 'thread_id' | 'in_reply_to' | 'from_address' | 'from_name' | 'to_json' | 'cc_json'
   | 'bcc_json' | 'reply_to_json' | 'subject' | 'tags_json' | 'message_class' | 'template_id' | 'template_version_id' | 'is_test' | 'scheduled_at' | 'created_at' | 'inbox_id' | 'category'
-  | 'important' | 'classification' | 'read_at' | 'archived_at' | 'trashed_at' | 'authentication' | 'preview' | 'labels_json' | 'sent_by'
+  | 'important' | 'classification' | 'read_at' | 'archived_at' | 'trashed_at' | 'authentication' | 'preview' | 'labels_json' | 'sent_by' | 'spam'
 > &
   Pick<EmailContentsRow, 'text_body' | 'html_body'>;
 
@@ -34,7 +37,7 @@ interface AttachmentRow {
 
 const EMAIL_COLUMNS = `e.id, e.direction, e.status, e.domain, e.message_id, e.thread_id, e.in_reply_to, e.from_address, e.from_name,
   e.to_json, e.cc_json, e.bcc_json, e.reply_to_json, e.subject, e.tags_json, e.message_class, e.template_id, e.template_version_id, e.is_test, e.scheduled_at, e.created_at,
-  e.inbox_id, e.category, e.important, e.classification, e.read_at, e.archived_at, e.trashed_at, e.authentication, e.preview, e.labels_json, e.sent_by, c.text_body, c.html_body`;
+  e.inbox_id, e.category, e.important, e.classification, e.read_at, e.archived_at, e.trashed_at, e.authentication, e.preview, e.labels_json, e.sent_by, e.spam, c.text_body, c.html_body`;
 
 const ATTACHMENT_COLUMNS = 'a.id, a.email_id, a.filename, a.content_type, a.content_id, a.size';
 
@@ -114,6 +117,8 @@ function presentEmail(row: MailboxRow, attachments: AttachmentRow[], labels: Lab
     classification: row.classification,
     labels,
     authentication: row.authentication ? (JSON.parse(row.authentication) as Record<string, unknown>) : null,
+    // The spam filter's verdict as the message was filed: {score, threshold, signals}; null for sent mail.
+    spam: row.direction === 'in' && row.spam ? (JSON.parse(row.spam) as SpamRecord) : null,
     // `available` as a draft's file has it (API-SPEC.md 2): GET /attachments/:id serves the bytes. An email's files
     // are kept as long as the email (retention drops raw messages early, never files), so it is always true here.
     attachments: attachments.map((a) => ({ id: a.id, filename: a.filename, contentType: a.content_type, contentId: a.content_id, sizeBytes: a.size, available: true })),
@@ -230,7 +235,21 @@ export function patchEmail(db: Db, now: number, workspaceId: string, id: string,
     readAt, archivedAt, trashedAt, category, important ? 1 : 0, classification, id,
   );
   recount(db, row, { ...row, read_at: readAt, archived_at: archivedAt, trashed_at: trashedAt, category, important: important ? 1 : 0 });
+  if (row.direction === 'in') teachFilter(db, now, workspaceId, row, patch, category!);
   return { id, readAt: isoOrNull(readAt), archivedAt: isoOrNull(archivedAt), trashedAt: isoOrNull(trashedAt), category, important, classification };
+}
+
+/**
+ * What an owner's change teaches the spam filter (DESIGN.md "spam verdict"), whatever `learn` says: a category
+ * the owner sets is learned, spam as spam and primary or updates as not spam (Report spam, Not spam, a move),
+ * queued for the model in this transaction (filter/learning.ts). Reading a message outside Spam, or moving it
+ * out, keeps its sender; a report undoes that (filter/history.ts).
+ */
+function teachFilter(db: Db, now: number, workspaceId: string, row: FlagsRow, patch: EmailPatch, category: Category): void {
+  if (patch.category !== undefined) queueTraining(db, { workspaceId, emailId: row.id, class: patch.category === 'spam' ? 'spam' : 'ham', source: 'owner', now });
+  if (!row.from_address) return;
+  if (patch.category === 'spam') noteReported(db, workspaceId, row.from_address, now);
+  else if ((patch.category !== undefined && row.category === 'spam') || (patch.read === true && row.read_at === null && category !== 'spam')) noteKept(db, workspaceId, row.from_address, now);
 }
 
 // The importance part that classification (receive/classify.ts) or an earlier PATCH appended: "<reason>; <why>".

@@ -138,6 +138,8 @@ export function emailRoutes(app: App) {
     if (!answer) throw notFound('Email');
     if (at !== undefined) app.scheduler.wake();
     if (before !== undefined && 'category' in answer && (before === 'spam') !== (answer.category === 'spam')) teachRspamd(app, workspaceId, id, answer.category === 'spam' ? 'spam' : 'ham');
+    // A move to or from Spam was queued for the spam filter in that commit (emails/mailbox.ts teachFilter).
+    if (patch.category !== undefined) app.spamTrainer?.wake();
     const e = flags ? null : (answer as NonNullable<ReturnType<typeof getEmail>>);
     ctx.body = e
       ? { id: e.id, status: e.status, scheduledAt: e.scheduledAt, readAt: e.readAt, archivedAt: e.archivedAt, trashedAt: e.trashedAt, category: e.category, important: e.important, classification: e.classification }

@@ -55,6 +55,8 @@ export interface EmailRow {
   search_rowid: number | null;
   /** How a send came in (0035): a dashboard session, an API key, SMTP submission; null for the box's own. */
   sent_by: SentBy | null;
+  /** JSON of the spam filter's verdict on received mail (0037: filter/combine.ts SpamRecord); null for sent mail. */
+  spam: string | null;
 }
 
 export type SentBy = 'dashboard' | 'api' | 'smtp';

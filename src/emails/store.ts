@@ -30,6 +30,8 @@ export interface ReceivedEmail {
   /** The authentication verdicts, stored as JSON. */
   authentication: unknown;
   verdict: { category: Category; important: boolean; classification: string };
+  /** The spam filter's verdict (filter/combine.ts SpamRecord), stored as JSON for the record's `spam`. */
+  spam?: unknown;
   threadId: string | null;
   /**
    * The box's own delivery notice (feedback/notices.ts): nothing arrived, so no `received` event (nor its
@@ -51,13 +53,13 @@ export function storeReceivedEmail(db: Db, clock: Clock, m: ReceivedEmail): { id
   db.prepare(
     `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, inbox_id, message_id, thread_id, in_reply_to, refs,
        from_address, from_name, to_json, cc_json, reply_to_json, subject, envelope_from, size,
-       category, important, classification, authentication, preview, search_rowid, created_at)
-     VALUES (?, ?, 'in', 'received', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       category, important, classification, authentication, preview, search_rowid, created_at, spam)
+     VALUES (?, ?, 'in', 'received', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     id, m.workspaceId, m.domainId, m.domain, m.inboxId, p.messageId ?? `${id.slice(3).toLowerCase()}@received.invalid`, threadId, p.inReplyTo,
     JSON.stringify(p.references), from.address, from.name || null, JSON.stringify(p.to), JSON.stringify(p.cc), JSON.stringify(p.replyTo),
     p.subject, m.envelopeFrom, m.stored.size, m.verdict.category, m.verdict.important ? 1 : 0, m.verdict.classification,
-    JSON.stringify(m.authentication), previewOf(text), searchRowid, now,
+    JSON.stringify(m.authentication), previewOf(text), searchRowid, now, m.spam === undefined ? null : JSON.stringify(m.spam),
   );
   storeBodies(db, id, m.workspaceId, now, { text: m.stored.text, html: m.stored.html, raw: m.stored.raw, attachments: p.attachments }, false);
   queueIndexing(db, searchRowid, id, {

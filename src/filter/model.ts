@@ -88,16 +88,35 @@ export function combine(probs: readonly number[]): number {
 
 /** The message's score from the counts of its tokens (a token missing from `counts` was never trained). */
 export function scoreTokens(tokens: readonly string[], counts: ReadonlyMap<string, Counts>, totals: Counts, hamPrior = 0): Score {
-  const clues: Array<Clue & { strength: number }> = [];
-  for (const token of tokens) {
-    const c = counts.get(token);
+  return scoreCounted(tokens, (i) => counts.get(tokens[i]!), totals, hamPrior);
+}
+
+/**
+ * scoreTokens over the message's tokens with their counts read by index (`countsAt(i)`, undefined for a token
+ * never trained): what the store scores with, without a map of strings to build for each message.
+ */
+export function scoreCounted(tokens: readonly string[], countsAt: (i: number) => Counts | undefined, totals: Counts, hamPrior = 0): Score {
+  const probs: number[] = [];
+  const strengths: number[] = [];
+  const at: number[] = [];
+  const found: Array<Counts> = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const c = countsAt(i);
     if (!c) continue;
     const prob = tokenProbability(c, totals, hamPrior);
     const strength = Math.abs(prob - 0.5);
-    if (strength >= PARAMS.minimumProbStrength) clues.push({ token, prob, spam: c.spam, ham: c.ham, strength });
+    if (strength < PARAMS.minimumProbStrength) continue;
+    probs.push(prob);
+    strengths.push(strength);
+    at.push(i);
+    found.push(c);
   }
-  // Ties broken by token, so a verdict does not depend on the order the database returned the rows in.
-  clues.sort((a, b) => b.strength - a.strength || (a.token < b.token ? -1 : a.token > b.token ? 1 : 0));
-  const used = clues.slice(0, PARAMS.maxDiscriminators);
-  return { score: combine(used.map((c) => c.prob)), clues: used.map(({ token, prob, spam, ham }) => ({ token, prob, spam, ham })) };
+  // Strongest first; ties broken by token, so a verdict does not depend on the order the database returned the rows in.
+  const order = probs.map((_, k) => k);
+  order.sort((a, b) => strengths[b]! - strengths[a]! || (tokens[at[a]!]! < tokens[at[b]!]! ? -1 : tokens[at[a]!]! > tokens[at[b]!]! ? 1 : 0));
+  const used = order.slice(0, PARAMS.maxDiscriminators);
+  return {
+    score: combine(used.map((k) => probs[k]!)),
+    clues: used.map((k) => ({ token: tokens[at[k]!]!, prob: probs[k]!, spam: found[k]!.spam, ham: found[k]!.ham })),
+  };
 }

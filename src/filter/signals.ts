@@ -1,7 +1,8 @@
 // One piece of evidence about whether a received message is spam, in the shape of the email record's
 // `spam.signals` (DESIGN.md "spam verdict"): what was seen, in words an owner can read, and how far it leans.
 // Produced at the door (blocklists, reverse DNS, HELO), by the content filter and by the workspace's own lists
-// and history; combined into one verdict by the filter.
+// and history; combined into one verdict by the filter (combine.ts). `auth` (an SPF or DMARC failure) and `sender`
+// (a sender the owner marked spam or not spam) name the rules that decide before any score.
 
 export type SignalKind =
   | 'gtube'
@@ -14,7 +15,9 @@ export type SignalKind =
   | 'reputation'
   | 'allow'
   | 'block'
-  | 'rspamd';
+  | 'rspamd'
+  | 'auth'
+  | 'sender';
 
 export interface Signal {
   kind: SignalKind;

@@ -3,9 +3,10 @@
 // workspace never scores with, or teaches, another's. Plain synchronous better-sqlite3 functions taking a Db:
 // train, forget and prune write (run them on the writer thread); score only reads, with one indexed query.
 import type { Db } from '../db/open.ts';
-import { scoreTokens, type Counts } from './model.ts';
+import { scoreCounted, type Counts } from './model.ts';
 import type { MessageTokens } from './tokens.ts';
 import { decide, hamPrior, modelState, type ModelState, type Verdict } from './verdict.ts';
+import { cachedCounts } from './counts-cache.ts';
 
 export type SpamClass = 'spam' | 'ham';
 /** `owner`: the owner said so (a correction); `auto`: the box decided to learn it. An owner's word is never undone by `auto`. */
@@ -40,10 +41,16 @@ interface ModelRow {
   spam: number;
   ham: number;
   tokens: number;
+  /**
+   * Drawn anew (a random 53-bit number) at every change of its counts (0037): what a copy of them in memory is
+   * checked against (counts-cache.ts). Random, not a counter, so a change rolled back and another one after it
+   * never share a version.
+   */
+  version: number;
 }
 
 function modelOf(db: Db, workspaceId: string): ModelRow | undefined {
-  return db.prepare('SELECT id, spam, ham, tokens FROM spam_filter_models WHERE workspace_id = ?').get(workspaceId) as ModelRow | undefined;
+  return db.prepare('SELECT id, spam, ham, tokens, version FROM spam_filter_models WHERE workspace_id = ?').get(workspaceId) as ModelRow | undefined;
 }
 
 function ensureModel(db: Db, workspaceId: string): ModelRow {
@@ -61,18 +68,43 @@ export function score(db: Db, workspaceId: string, message: MessageTokens): Verd
   // A model that has not seen both classes cannot tell them apart: no need to read its counts.
   const state = modelState(totals);
   if (!model || state === 'untrained') return decide(message, { score: 0.5, clues: [] }, totals);
-  const byHash = new Map<number, string>();
-  for (const token of message.tokens) {
-    const h = tokenHash(token);
-    if (!byHash.has(h)) byHash.set(h, token);
+  const { tokens, hashes } = distinctHashes(message.tokens);
+  // From the connection's copy of the model's counts when it has an up-to-date one, else one indexed read.
+  let counts = cachedCounts(db, model, hashes);
+  if (!counts) {
+    const rows = db
+      .prepare('SELECT token, spam, ham FROM spam_filter_tokens WHERE model_id = ? AND token IN (SELECT value FROM json_each(?))')
+      .raw()
+      .all(model.id, JSON.stringify(Array.from(hashes))) as Array<[number, number, number]>;
+    const index = new Map<number, number>();
+    hashes.forEach((h, i) => index.set(h, i));
+    counts = new Array(tokens.length);
+    for (const [hash, spam, ham] of rows) counts[index.get(hash)!] = { spam, ham };
   }
-  const rows = db
-    .prepare('SELECT token, spam, ham FROM spam_filter_tokens WHERE model_id = ? AND token IN (SELECT value FROM json_each(?))')
-    .raw()
-    .all(model.id, JSON.stringify([...byHash.keys()])) as Array<[number, number, number]>;
-  const counts = new Map<string, Counts>();
-  for (const [hash, spam, ham] of rows) counts.set(byHash.get(hash)!, { spam, ham });
-  return decide(message, scoreTokens([...byHash.values()], counts, totals, hamPrior(totals)), totals);
+  const found = counts;
+  return decide(message, scoreCounted(tokens, (i) => found[i], totals, hamPrior(totals)), totals);
+}
+
+/**
+ * The tokens with their hashes, each hash once (the first token that has it: a hash names one row). A message's
+ * tokens are distinct already and two of them rarely share a hash, so that is checked on a sorted copy first.
+ */
+function distinctHashes(all: readonly string[]): { tokens: readonly string[]; hashes: Float64Array } {
+  const hashes = Float64Array.from(all, tokenHash);
+  const sorted = hashes.slice().sort();
+  let shared = false;
+  for (let i = 1; i < sorted.length && !shared; i++) shared = sorted[i] === sorted[i - 1];
+  if (!shared) return { tokens: all, hashes };
+  const seen = new Set<number>();
+  const tokens: string[] = [];
+  const kept: number[] = [];
+  all.forEach((token, i) => {
+    if (seen.has(hashes[i]!)) return;
+    seen.add(hashes[i]!);
+    tokens.push(token);
+    kept.push(hashes[i]!);
+  });
+  return { tokens, hashes: Float64Array.from(kept) };
 }
 
 export interface TrainInput {
@@ -154,13 +186,13 @@ function add(db: Db, modelId: number, cls: SpamClass, hashes: string, now: numbe
     .pluck()
     .all(modelId, spam, ham, day, hashes) as number[];
   const added = totals.reduce((n, t) => n + (t === 1 ? 1 : 0), 0);
-  db.prepare(`UPDATE spam_filter_models SET ${cls} = ${cls} + 1, tokens = tokens + ? WHERE id = ?`).run(added, modelId);
+  db.prepare(`UPDATE spam_filter_models SET ${cls} = ${cls} + 1, tokens = tokens + ?, version = random() >> 11 WHERE id = ?`).run(added, modelId);
 }
 
 function subtract(db: Db, modelId: number, cls: SpamClass, hashes: string): void {
   db.prepare(`UPDATE spam_filter_tokens SET ${cls} = max(${cls} - 1, 0) WHERE model_id = ? AND token IN (SELECT value FROM json_each(?))`).run(modelId, hashes);
   const gone = db.prepare('DELETE FROM spam_filter_tokens WHERE model_id = ? AND token IN (SELECT value FROM json_each(?)) AND spam = 0 AND ham = 0').run(modelId, hashes).changes;
-  db.prepare(`UPDATE spam_filter_models SET ${cls} = max(${cls} - 1, 0), tokens = max(tokens - ?, 0) WHERE id = ?`).run(gone, modelId);
+  db.prepare(`UPDATE spam_filter_models SET ${cls} = max(${cls} - 1, 0), tokens = max(tokens - ?, 0), version = random() >> 11 WHERE id = ?`).run(gone, modelId);
 }
 
 /**
@@ -196,7 +228,7 @@ export function prune(db: Db, workspaceId: string, now: number, target = PRUNE_T
       tokens -= gone;
       deleted += gone;
     }
-    db.prepare('UPDATE spam_filter_models SET tokens = ?, pruned_at = ? WHERE id = ?').run(tokens, now, model.id);
+    db.prepare('UPDATE spam_filter_models SET tokens = ?, pruned_at = ?, version = random() >> 11 WHERE id = ?').run(tokens, now, model.id);
     return { deleted, tokens };
   })();
 }

@@ -140,7 +140,19 @@ test('describeToken names each kind in words', () => {
     ['from:@example.net', 'the sender example.net'],
     ['replyto:differs', 'a Reply-To in another domain than From'],
     ['skip:a30', 'a run of 30+ characters starting "a"'],
-    ['charset:gb2312', "the message's charset:gb2312"],
+    ['charset:gb2312', 'the character set gb2312'],
+    ['tag:font', 'HTML <font> tags'],
+    ['ct:text/html', 'a text/html message'],
+    ['html', 'an HTML body'],
+    ['s:!', 'a "!" in the subject'],
+    ['hdr:list-unsubscribe:yes', 'a list-unsubscribe field'],
+    ['hdr:in-reply-to:no', 'no in-reply-to field'],
+    ['hdr:x-priority:1', 'x-priority: 1'],
+    ['msgid:other', "a Message-ID from another domain than the sender's"],
+    ['mailer:none', 'no X-Mailer field'],
+    ['att:count:2-3', '2-3 attachments'],
+    ['links:16+', '16+ links'],
+    ['future:x', "the message's future:x"],
   ];
   for (const [token, words] of table) assert.is(describeToken(token), words, token);
 });

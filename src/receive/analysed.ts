@@ -6,6 +6,7 @@ import { deserialize, serialize } from 'node:v8';
 import type { ParsedMessage } from '../mail/parse.ts';
 import type { PackedMail } from '../mail/packing.ts';
 import type { AuthVerdicts } from './authenticate.ts';
+import type { PackedTokens } from '../filter/tokens.ts';
 import type { Signal } from '../filter/signals.ts';
 
 /** What filing needs of the analysis: the parsed fields, the verdicts and the message packed for storage. */
@@ -13,10 +14,13 @@ export interface AnalysisParts {
   parsed: ParsedMessage;
   verdicts: AuthVerdicts;
   stored: PackedMail;
+  /** The content filter's tokens (filter/tokens.ts), made on the analyze thread; absent when spam_filter is off. */
+  tokens?: PackedTokens;
+  /** Why the tokens could not be made: the message is filed without a content verdict. */
+  tokenProblem?: string;
   /**
-   * What the door and the analysis found for the spam filter (issue 44): the SMTP session's (score-mode DNS
-   * blocklists, reverse DNS, HELO: smtp/door.ts), URI blocklist listings of the message's links, rspamd's
-   * verdict when spam_filter is rspamd.
+   * Spam evidence: the SMTP session's (score-mode DNS blocklists, reverse DNS, HELO: smtp/door.ts), URI blocklist
+   * listings of the message's links, rspamd's verdict when spam_filter is rspamd; absent counts as none.
    */
   evidence?: Signal[];
 }

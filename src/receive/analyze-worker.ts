@@ -16,6 +16,7 @@ import { withoutAuthResultsOf } from '../mail/trace.ts';
 import { checkWithRspamd, rspamdSignal } from '../filter/rspamd.ts';
 import type { Signal } from '../filter/signals.ts';
 import { askLinks, MAX_LINK_DOMAINS } from './links.ts';
+import { messageTokens, packTokens, type PackedTokens } from '../filter/tokens.ts';
 
 export interface AnalyzeJob {
   kind: 'analyze';
@@ -38,6 +39,8 @@ export interface AnalyzeJob {
   links: boolean;
   /** Ask rspamd for its verdict (spam_filter = rspamd). */
   rspamd: { url: string; timeoutMs: number } | null;
+  /** Make the content filter's tokens too (spam_filter = "builtin"). */
+  tokens?: boolean;
 }
 
 /**
@@ -53,11 +56,19 @@ export interface StoredAnalysis {
   analysis: Uint8Array;
   /** rspamd was asked and gave no verdict: why (the message goes on without one). */
   rspamdProblem?: string;
+  /** Why the content filter's tokens could not be made (the message is filed without a content verdict). */
+  tokenProblem?: string;
 }
 
 /** A submitted message, which needs no authentication: only mailparser's reading. */
 export interface ParseJob {
   kind: 'parse';
+  raw: Uint8Array;
+}
+
+/** A stored message to teach the content filter (receive/trainer.ts): mailparser's reading, then its tokens. */
+export interface TokensJob {
+  kind: 'tokens';
   raw: Uint8Array;
 }
 
@@ -77,9 +88,10 @@ const maxSignatures = workerData.dkimMaxSignatures as number | undefined;
 // Nothing this thread runs logs through console.log on purpose.
 console.log = () => {};
 
-serveJobs<AnalyzeJob | ParseJob, StoredAnalysis | ParsedMessage>(async (job) => {
+serveJobs<AnalyzeJob | ParseJob | TokensJob, StoredAnalysis | ParsedMessage | PackedTokens>(async (job) => {
   const raw = asBuffer(job.raw);
   const transfer: ArrayBuffer[] = [];
+  if (job.kind === 'tokens') return { result: packTokens(messageTokens(await parseMessage(raw))), transfer };
   if (job.kind === 'parse') {
     const parsed = await parseMessage(raw);
     // Attachments move to the main thread instead of being copied.
@@ -94,11 +106,21 @@ serveJobs<AnalyzeJob | ParseJob, StoredAnalysis | ParsedMessage>(async (job) => 
   ]);
   const { parsed, verdicts, unchecked } = analysis;
   const evidence = [...job.evidence, ...analysis.links, ...(rspamd?.ok ? [rspamdSignal(rspamd.value)] : [])];
-  const bytes = transferable(serializeAnalysis({ parsed, verdicts, stored: storing(analysis, raw, job), evidence }));
+  const filter = job.tokens ? tokensOf(parsed) : {};
+  const bytes = transferable(serializeAnalysis({ parsed, verdicts, stored: storing(analysis, raw, job), evidence, ...filter }));
   transfer.push(bytes.buffer);
   const rspamdProblem = rspamd && !rspamd.ok ? { rspamdProblem: rspamd.problem } : {};
-  return { result: { messageId: parsed.messageId, problem: parsed.problem, unchecked, analysis: bytes, ...rspamdProblem } satisfies StoredAnalysis, transfer };
+  return { result: { messageId: parsed.messageId, problem: parsed.problem, unchecked, analysis: bytes, tokenProblem: filter.tokenProblem, ...rspamdProblem } satisfies StoredAnalysis, transfer };
 });
+
+/** The content filter's tokens; a failure is reported, never fatal: the message is filed without a content verdict. */
+function tokensOf(parsed: ParsedMessage): { tokens?: PackedTokens; tokenProblem?: string } {
+  try {
+    return { tokens: packTokens(messageTokens(parsed)) };
+  } catch (err) {
+    return { tokenProblem: err instanceof Error ? err.message : String(err) };
+  }
+}
 
 /**
  * The message as stored, packed: our trace and Authentication-Results fields, then the bytes as received less

@@ -16,7 +16,8 @@ import type { DnsLookup } from '../dns/cache.ts';
 import { SmtpError } from '../errors.ts';
 import { headerOverLimit } from '../mail/header-limits.ts';
 import { asBuffer, JobTimeout, transferable, WorkerPool } from '../threads/worker-pool.ts';
-import type { AnalyzeJob, ParseJob, StoredAnalysis } from './analyze-worker.ts';
+import type { AnalyzeJob, ParseJob, StoredAnalysis, TokensJob } from './analyze-worker.ts';
+import type { PackedTokens } from '../filter/tokens.ts';
 import type { ParsedMessage } from '../mail/parse.ts';
 
 /** An analysis that ran past its budget: a temporary failure, and no fault of ours worth an error log. */
@@ -29,7 +30,7 @@ export class AnalysisTimeout extends SmtpError {
 
 type AnalyzerConfig = Pick<Config, 'dnsServers' | 'analyzeTimeout' | 'dkimMaxSignatures' | 'uribl' | 'spamFilter' | 'rspamdUrl'>;
 
-export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, StoredAnalysis | ParsedMessage> {
+export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob | TokensJob, StoredAnalysis | ParsedMessage | PackedTokens> {
   private readonly budgetMs: number;
   private readonly stopAnswering: () => void;
   private readonly config: AnalyzerConfig;
@@ -89,6 +90,14 @@ export class Analyzer extends WorkerPool<AnalyzeJob | ParseJob, StoredAnalysis |
   async parse(raw: Buffer, { client = '' }: { client?: string } = {}): Promise<ParsedMessage> {
     refuseOversizedHeader(raw);
     return withBuffers((await this.run({ kind: 'parse', raw: transferable(raw) }, [], { key: client }).catch(this.overBudget)) as ParsedMessage);
+  }
+
+  /**
+   * The content filter's tokens of a stored message (receive/trainer.ts), made the way the MX listener's
+   * analysis makes them, so a message is learned with the tokens it was scored with. Keyed apart from clients.
+   */
+  async tokens(raw: Buffer): Promise<PackedTokens> {
+    return (await this.run({ kind: 'tokens', raw: transferable(raw) }, [], { key: 'trainer' }).catch(this.overBudget)) as PackedTokens;
   }
 
   private readonly overBudget = (err: unknown): never => {

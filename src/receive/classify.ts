@@ -3,10 +3,15 @@
 // owner taught the box about the sender (the sender_rules row); no database, no sockets, no parsing.
 //
 // Category, first rule that applies wins (docs/receiving.md, "How received mail is classified"):
+// 0. The spam filter's outright rules (filter/combine.ts judge): GTUBE, then the owner's block list -> spam.
 // 1. Learned category for the sender: spam -> spam; primary or updates -> that category, overriding every
 //    automatic check below, spam included (the reason then names the check it overrode).
 // 2. Automatic spam: DMARC fail because the message has no From or several (auth.dmarc.reason); DMARC fail
-//    under p=reject or p=quarantine (p=none is not spam); SPF fail (not softfail) with no DKIM pass.
+//    under p=reject or p=quarantine (p=none is not spam); SPF fail (not softfail) with no DKIM pass. The
+//    owner's allow list does not override these: they say the From may be forged.
+// 2b. The spam filter's score (content, the door's evidence, reputation) at or over its threshold -> spam,
+//    unless the allow list covers the sender; when the allow list or the sender's history kept mail out of
+//    Spam that the score alone would have put there, the reason says so.
 // 3. Updates: Auto-Submitted other than `no` (or X-Autoreply / X-Autorespond); List-Unsubscribe,
 //    List-Unsubscribe-Post or List-Id; Precedence bulk, list or junk; a bulk-sender header (BULK_SENDER_HEADERS);
 //    a no-reply From address (NO_REPLY_NAMES). Checked in that order; the reason names the first found.
@@ -16,6 +21,8 @@
 import type { HeaderFields } from '../mail/headers.ts';
 import type { AuthVerdicts } from './authenticate.ts';
 import type { Category } from '../emails/rows.ts';
+import type { Judgement, SpamRecord } from '../filter/combine.ts';
+import type { Signal } from '../filter/signals.ts';
 
 export type { Category };
 
@@ -28,12 +35,16 @@ export interface ClassifyInput {
   learned: { category: Category | null; important: boolean | null } | null;
   /** In-Reply-To or References names a message this workspace sent. */
   replyToSent: boolean;
+  /** The spam filter's judgement (filter/combine.ts), when it was asked. */
+  filter?: Judgement | null;
 }
 
 export interface Classification {
   category: Category;
   important: boolean;
   classification: string;
+  /** The email record's `spam`, the deciding rule's signal first; left out when the filter was not asked. */
+  spam?: SpamRecord;
 }
 
 /** RFC 2369 and RFC 8058 list fields, named in this order in the reason. */
@@ -70,21 +81,32 @@ const NO_REPLY_NAMES = new Set(['noreply', 'donotreply', 'dontreply', 'mailerdae
 const PERSONAL = 'Personal mail: no newsletter, bulk or automated signs';
 
 export function classify(input: ClassifyInput): Classification {
-  const { category, reason } = categorize(input);
-  if (category === 'spam') return { category, important: false, classification: reason };
+  const { category, reason, rule } = categorize(input);
+  const record = input.filter?.record;
+  const spam = record && { spam: rule ? { ...record, signals: [rule, ...record.signals] } : record };
+  if (category === 'spam') return { category, important: false, classification: reason, ...spam };
   const { important, why } = importance(input);
-  return { category, important, classification: why ? `${reason}; ${why}` : reason };
+  return { category, important, classification: why ? `${reason}; ${why}` : reason, ...spam };
 }
 
-function categorize(input: ClassifyInput): { category: Category; reason: string } {
+/** `rule`: the signal of a rule that decided before the filter's score (an SPF or DMARC failure, a sender rule). */
+function categorize(input: ClassifyInput): { category: Category; reason: string; rule?: Signal } {
+  const filter = input.filter ?? null;
+  if (filter?.gtube) return { category: 'spam', reason: filter.gtube };
+  if (filter?.blocked) return { category: 'spam', reason: filter.blocked };
   const spam = spamReason(input.auth);
   const learned = input.learned?.category ?? null;
-  if (learned === 'spam') return { category: 'spam', reason: 'You marked this sender as spam' };
-  if (learned) return { category: learned, reason: learnedReason(learned, spam) };
-  if (spam) return { category: 'spam', reason: spam };
+  if (learned === 'spam') return { category: 'spam', reason: 'You marked this sender as spam', rule: { kind: 'sender', detail: 'You marked this sender as spam', weight: 1 } };
+  if (learned) {
+    const overridden = spam ?? filter?.spam ?? null;
+    return { category: learned, reason: learnedReason(learned, overridden), rule: { kind: 'sender', detail: overridden ? 'You marked this sender as not spam' : `You moved this sender to ${learned === 'primary' ? 'Primary' : 'Updates'}`, weight: 0 } };
+  }
+  if (spam) return { category: 'spam', reason: spam, rule: { kind: 'auth', detail: spam, weight: 1 } };
+  if (filter?.spam) return { category: 'spam', reason: filter.spam };
+  const note = filter?.keptOut ? `; ${filter.keptOut}` : '';
   const updates = updatesReason(input.headers, input.from);
-  if (updates) return { category: 'updates', reason: updates };
-  return { category: 'primary', reason: PERSONAL };
+  if (updates) return { category: 'updates', reason: updates + note };
+  return { category: 'primary', reason: PERSONAL + note };
 }
 
 function learnedReason(category: 'primary' | 'updates', overriddenSpam: string | null): string {

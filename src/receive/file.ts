@@ -7,25 +7,22 @@ import type { Log } from '../log.ts';
 import { transferable } from '../threads/worker-pool.ts';
 import { applyReport } from '../feedback/bounces.ts';
 import { unsubscribe } from '../feedback/unsubscribe.ts';
-import type { AuthVerdicts } from './authenticate.ts';
 import { classify, type Category } from './classify.ts';
 import { forwardInTransaction } from './forward.ts';
-import type { ParsedMessage } from '../mail/parse.ts';
 import type { Target } from './route.ts';
-import { deserializeAnalysis } from './analysed.ts';
+import { deserializeAnalysis, type AnalysisParts } from './analysed.ts';
+import { judgeSpam } from './spam.ts';
 import { packMessage, unpackMessage, type PackedMail } from '../mail/packing.ts';
 import { storeReceivedEmail } from '../emails/store.ts';
 import { fileNewEmail } from '../labels/filing.ts';
 import { storeReport } from '../feedback/bounces.ts';
 import { findThread } from './threads.ts';
 
-export interface Analysed {
+/** The envelope's part, and the analysis: parsed fields, verdicts, the message as stored (our trace fields, then
+ * the bytes as received, packed by the analyze workers), the content filter's tokens and the door's evidence. */
+export interface Analysed extends AnalysisParts {
   mailFrom: string;
   targets: Target[];
-  parsed: ParsedMessage;
-  verdicts: AuthVerdicts;
-  /** The message as stored (our trace fields, then the bytes as received), packed by the analyze workers. */
-  stored: PackedMail;
 }
 
 /** What the event loop hands the writer: the envelope's part, and the analysis as the analyze worker serialized it. */
@@ -92,7 +89,8 @@ function fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Fi
   const workspaceId = inbox.workspace_id;
   const from = parsed.fromAll.length === 1 ? parsed.fromAll[0] : null;
   const thread = findThread(db, workspaceId, parsed.inReplyTo, parsed.references);
-  const verdict = classify({ from, headers: parsed.headers, auth: m.verdicts, learned: from ? learnedAbout(ctx, workspaceId, from.address) : null, replyToSent: thread.replyToSent });
+  const filter = judgeSpam(ctx, workspaceId, { ...m, from });
+  const verdict = classify({ from, headers: parsed.headers, auth: m.verdicts, learned: from ? learnedAbout(ctx, workspaceId, from.address) : null, replyToSent: thread.replyToSent, filter });
   const { id } = storeReceivedEmail(db, clock, {
     workspaceId,
     inboxId: inbox.id,
@@ -104,6 +102,7 @@ function fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Fi
     envelopeFrom: m.mailFrom,
     authentication: m.verdicts,
     verdict,
+    spam: verdict.spam,
     threadId: thread.threadId,
   });
   // Filed by the workspace's rules and the conversation's bucket labels before anyone can see it unfiled.

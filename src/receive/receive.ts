@@ -54,8 +54,10 @@ export async function receive(app: App, workers: ReceiveWorkers, envelope: Envel
   // Keyed by the client's network: waiting messages are taken fairly between clients (analyzer.ts).
   const client = networkOf(envelope.ip);
   const rcpt = envelope.recipients.map((r) => r.address);
-  const { messageId, problem, unchecked, analysis, rspamdProblem } = await workers.analyzer
-    .analyze(data, { ip: envelope.ip, helo: envelope.helo, ptr: envelope.ptr, mailFrom: envelope.mailFrom, rcpt, hostname: config.hostname, trace: traceFields(app, envelope), alone: targets.some((t) => t.kind === 'report'), evidence: envelope.evidence }, { client })
+  // The content filter's tokens are made there too (spam_filter = "builtin"); the writer scores them.
+  const tokens = config.spamFilter === 'builtin';
+  const { messageId, problem, unchecked, analysis, rspamdProblem, tokenProblem } = await workers.analyzer
+    .analyze(data, { ip: envelope.ip, helo: envelope.helo, ptr: envelope.ptr, mailFrom: envelope.mailFrom, rcpt, hostname: config.hostname, trace: traceFields(app, envelope), alone: targets.some((t) => t.kind === 'report'), evidence: envelope.evidence, tokens }, { client })
     .catch((err: unknown) => {
       // The sender gets 451 4.3.0 and tries again later; a warning, not an error of ours.
       if (err instanceof AnalysisTimeout) log.warn('message analysis ran past its budget: worker replaced, answered 451', { session: envelope.sessionId, ip: envelope.ip, client, bytes: data.length, budgetMs: config.analyzeTimeout });
@@ -65,6 +67,7 @@ export async function receive(app: App, workers: ReceiveWorkers, envelope: Envel
   // rspamd down never refuses or loses mail (issue 44): the message is filed without its verdict.
   if (rspamdProblem) log.warn('rspamd gave no verdict; the message is filed without it', { session: envelope.sessionId, problem: rspamdProblem });
   if (config.spamFilter === 'rspamd') app.metrics?.rspamdCheck(rspamdProblem ? 'unavailable' : 'answered');
+  if (tokenProblem) log.warn('content filter could not tokenize a received message: filed without a content verdict', { session: envelope.sessionId, problem: tokenProblem });
   const filed = await fileInWriter(workers.writer, { mailFrom: envelope.mailFrom, targets, analysis }, app.clock.now(), log);
   if (filed.forwarded) app.queue.wake();
   // One line per accepted message, after the commit and just before the 250: the sysadmin's "did it arrive?".

@@ -2,7 +2,8 @@
 // whose inbound setup is `ready`, a VERP bounce address of mail the box sent, or the mailto unsubscribe address
 // in such mail. Anything else is refused with the reply a user expects; a domain that is not ours is relaying
 // and always refused (never an open relay: `%`, `!`, quoted and source-routed forms never name an inbox,
-// whose local parts are dot-atoms).
+// whose local parts are dot-atoms). An inbox whose workspace has the envelope sender on its block list refuses
+// it here (filter/lists.ts): the sender learns at once, and nothing is stored.
 import type { Db } from '../db/open.ts';
 import { boxSecret } from '../db/box-secret.ts';
 import { SmtpError } from '../errors.ts';
@@ -11,14 +12,15 @@ import { unsubscribeAddressToken } from '../feedback/unsubscribe.ts';
 import type { InboxRow } from '../inboxes/inboxes.ts';
 import { holderOf } from '../domains/claims.ts';
 import { sentEmailWorkspace } from '../emails/lookup.ts';
+import { matchSender } from '../filter/lists.ts';
 
 export type Target =
   | { kind: 'inbox'; inbox: InboxRow & { domain_name: string } }
   | { kind: 'report'; emailId: string; workspaceId: string }
   | { kind: 'unsubscribe'; token: string };
 
-/** The target of `address`, or an SmtpError with the RCPT reply. */
-export function routeRecipient(db: Db, address: string): Target {
+/** The target of `address` for mail from `mailFrom` (the envelope sender), or an SmtpError with the RCPT reply. */
+export function routeRecipient(db: Db, address: string, mailFrom = ''): Target {
   const lower = address.toLowerCase();
   const at = lower.lastIndexOf('@');
   const domain = at > 0 ? lower.slice(at + 1) : '';
@@ -33,6 +35,7 @@ export function routeRecipient(db: Db, address: string): Target {
   // domain row that predates the rule is passed over, as if it did not exist.
   if (inbox && inbox.inbound_status === 'ready' && holderOf(db, domain)?.workspace_id === inbox.workspace_id) {
     if (inbox.status !== 'active') throw new SmtpError(550, `5.2.1 <${address}>: Mailbox disabled, not accepting messages`);
+    refuseBlockedSender(db, inbox.workspace_id, address, mailFrom);
     return { kind: 'inbox', inbox };
   }
 
@@ -49,4 +52,16 @@ export function routeRecipient(db: Db, address: string): Target {
     throw new SmtpError(550, `5.1.1 <${address}>: Recipient address rejected: no such mailbox`);
   }
   throw new SmtpError(554, `5.7.1 <${address}>: Relay access denied`);
+}
+
+/**
+ * RFC 5321 3.3 lets a server refuse a recipient for policy; RFC 3463 5.7.1: delivery not authorized. Only the
+ * envelope sender is known at RCPT: a From on the block list is filed as spam instead (receive/spam.ts). The
+ * null sender (bounces) is never refused here.
+ */
+function refuseBlockedSender(db: Db, workspaceId: string, address: string, mailFrom: string): void {
+  if (!mailFrom) return;
+  const entry = matchSender(db, workspaceId, mailFrom);
+  if (entry?.list !== 'block') return;
+  throw new SmtpError(550, `5.7.1 <${address}>: The recipient does not accept mail from ${entry.kind === 'address' ? `<${entry.entry}>` : `senders at ${entry.entry}`}`);
 }

@@ -27,6 +27,7 @@ import { ownOneClickUrl, unsubscribeUrlAllowed } from '../feedback/unsubscribe.t
 import { renderForSend } from '../templates/use.ts';
 import { UNSUBSCRIBE_PLACEHOLDER } from '../templates/content.ts';
 import { escapeHtml } from '../pages/html.ts';
+import { learnFromSend } from '../filter/learning.ts';
 
 export interface Submitted {
   id: string;
@@ -170,6 +171,8 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
     content: req,
   });
   fileNewEmail(db, now, workspaceId, id);
+  // The spam filter: recipients become correspondents, and a reply teaches it the message replied to was ham.
+  learnFromSend(db, { workspaceId, recipients: plan.recipients, inReplyTo: plan.inReplyTo, byOwner: req.sentBy !== undefined, bulk: req.messageClass === 'marketing' || !!req.origin?.test, now });
   if (plan.scheduledAt !== null) holdSend(app, { emailId: id, workspaceId, scheduledAt: plan.scheduledAt, recipients: plan.recipients });
   else enqueue(app, { id, workspaceId, messageClass: req.messageClass }, plan.recipients);
 }

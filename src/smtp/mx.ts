@@ -90,7 +90,7 @@ export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWo
       };
       let target: Target;
       try {
-        target = routeRecipient(app.db, address.address);
+        target = routeRecipient(app.db, address.address, session.envelope.mailFrom ? session.envelope.mailFrom.address : '');
       } catch (err) {
         return refuse(err);
       }

@@ -1,5 +1,6 @@
-// What the box does besides answering: the signing and analyze threads (with the door's DNS blocklists), the delivery transport and the queue,
-// signing at acceptance, scheduled sends, webhook deliveries, link visits and labels applied to stored mail.
+// What the box does besides answering: the signing and analyze threads (with the door's DNS blocklists), the
+// delivery transport and the queue, signing at acceptance, scheduled sends, webhook deliveries, link visits,
+// labels applied to stored mail and the spam filter's training.
 // startApp builds them once the App is assembled, starts them once the store passed its check, and stops them
 // in reverse; closeThreads ends the threads and pooled connections, the writer's last.
 import type { App } from '../context.ts';
@@ -21,6 +22,7 @@ import { Presigner } from '../send/presign.ts';
 import { Scheduler } from '../send/schedule.ts';
 import { WebhookDispatcher } from '../webhooks/deliver.ts';
 import { LinkVisits } from '../feedback/visits.ts';
+import { Trainer } from '../receive/trainer.ts';
 
 /** What app.ts's `opened` list holds: each undoes one thing start-up did. */
 export type Close = () => Promise<void>;
@@ -65,12 +67,14 @@ export function createBackground(app: App, memory: MemorySettings, opts: { local
   const dispatcher = new WebhookDispatcher(app, { timeoutMs: config.webhookTimeout, keepFinishedMs: config.retentionWebhookDays * 24 * 60 * 60_000 });
   const linkVisits = new LinkVisits(app);
   const resorter = new Resorter(db, app.writer, clock, log, opts.resortBatch);
-  return { signer, analyzer, doorDns, blocklists, deliverer, retryPolicy, queue, presigner, scheduler, dispatcher, linkVisits, resorter };
+  const trainer = new Trainer(app, analyzer);
+  app.spamTrainer = trainer;
+  return { signer, analyzer, doorDns, blocklists, deliverer, retryPolicy, queue, presigner, scheduler, dispatcher, linkVisits, resorter, trainer };
 }
 
 /** Starts the background work, each part's stop added to `opened` as it starts. */
 export function startBackground(app: App, work: Background, opened: Close[]): void {
-  const { queue, presigner, resorter, scheduler, dispatcher, linkVisits } = work;
+  const { queue, presigner, resorter, scheduler, dispatcher, linkVisits, trainer } = work;
   queue.start();
   // A full-text backlog left by kill -9 or a power loss: the writer takes it a batch at a time between mail.
   if (hasBacklog(app.db)) indexBacklogNow(app, { all: false }).catch((err) => app.log.warn('could not index the full-text backlog yet', storageFault(err) === 'full' ? { code: errorCode(err) } : { err }));
@@ -79,6 +83,8 @@ export function startBackground(app: App, work: Background, opened: Close[]): vo
   opened.push(() => presigner.stop());
   resorter.start();
   opened.push(() => resorter.stop());
+  trainer.start();
+  opened.push(() => trainer.stop());
   scheduler.start();
   opened.push(() => scheduler.stop());
   dispatcher.start();

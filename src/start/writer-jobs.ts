@@ -11,6 +11,7 @@ import { fileMessage } from '../receive/file.ts';
 import { writeBatch, writeSends } from '../send/submit.ts';
 import { releaseDue } from '../send/schedule.ts';
 import { indexAll, indexBacklog } from '../emails/search-backlog.ts';
+import { pruneJob, retryJob, trainJob } from '../filter/learning.ts';
 
 export const jobs = {
   /** Received mail, filed for every inbox it reached (receive/). */
@@ -36,6 +37,12 @@ export const jobs = {
    * with `{ all: false }` one batch, and the writer's background goes on with the rest between other calls.
    */
   'search.index': (ctx, p: { all?: boolean } | null) => (p?.all === false ? void indexBacklog(ctx.db) : indexAll(ctx.db)),
+  /** The spam filter learns one message an owner moved to or from Spam, or replied to (receive/trainer.ts). */
+  'spam.train': trainJob,
+  /** A message the trainer could not read or tokenize: tried again later, or given up. */
+  'spam.retry': retryJob,
+  /** A workspace's model over its bound, brought back under it (filter/store.ts prune). */
+  'spam.prune': pruneJob,
 } satisfies JobTable;
 
 /** What the writer does in its own time, after its commits: the next batch of the full-text index's backlog. */

@@ -10,6 +10,7 @@ import { CopyButton } from '../components/forms.tsx';
 import { messageOf, useLoad } from '../components/load.ts';
 import { Page } from '../components/page.tsx';
 import { ChangePassphrase } from './change-passphrase.tsx';
+import { SpamLists } from './spam-lists.tsx';
 
 interface Profile {
   user: { id: string; email: string; createdAt: string };
@@ -54,6 +55,7 @@ export function Settings(_: { me: Me }) {
         )}
       </Loaded>
       <ChangePassphrase onChanged={() => setChanges((n) => n + 1)} />
+      <SpamLists />
       <Sessions key={changes} />
     </Page>
   );

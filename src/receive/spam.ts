@@ -1,0 +1,44 @@
+// The spam filter's judgement of one received message for one workspace, gathered on the writer thread as the
+// message is filed (file.ts): the workspace's allow and block lists, the sender's history, the content model's
+// score of the tokens the analyze thread made, and the door's evidence, combined by filter/combine.ts. Reads
+// only. The filter failing never loses mail: the message is then filed without a content verdict, and logged.
+import type { DbContext } from '../db/writer.ts';
+import { judge, type Judgement } from '../filter/combine.ts';
+import { reputationOf } from '../filter/history.ts';
+import { matchSender, type ListMatch } from '../filter/lists.ts';
+import { score } from '../filter/store.ts';
+import type { Verdict } from '../filter/verdict.ts';
+import { unpackTokens } from '../filter/tokens.ts';
+import type { AnalysisParts } from './analysed.ts';
+
+export interface ToJudge extends Pick<AnalysisParts, 'verdicts' | 'tokens' | 'tokenProblem' | 'evidence'> {
+  mailFrom: string;
+  /** The single From mailbox (lower-cased address), or null. */
+  from: { address: string } | null;
+}
+
+export function judgeSpam(ctx: DbContext, workspaceId: string, m: ToJudge): Judgement | null {
+  const { db, log } = ctx;
+  try {
+    // The block list covers the envelope sender too (what RCPT time already refused when it could); the
+    // allow list only the From an owner sees.
+    const fromEntry = m.from ? matchSender(db, workspaceId, m.from.address) : null;
+    const envelopeEntry = m.mailFrom ? matchSender(db, workspaceId, m.mailFrom) : null;
+    const list: ListMatch | null = fromEntry?.list === 'block' ? fromEntry : envelopeEntry?.list === 'block' ? envelopeEntry : fromEntry;
+    const reputation = m.from ? reputationOf(db, workspaceId, m.from.address, m.verdicts.dmarc.result === 'pass') : null;
+    let content: Verdict | null = null;
+    let contentProblem = m.tokenProblem ?? null;
+    if (m.tokens) {
+      try {
+        content = score(db, workspaceId, unpackTokens(m.tokens));
+      } catch (err) {
+        contentProblem = 'its model could not be read';
+        log.warn('content filter could not score a received message: filed without a content verdict', { workspaceId, err });
+      }
+    }
+    return judge({ content, contentProblem, evidence: m.evidence, reputation, list });
+  } catch (err) {
+    log.warn('spam filter failed on a received message: filed by the other rules alone', { workspaceId, err });
+    return null;
+  }
+}
