@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseMessage } from '../mail/parse.ts';
-import { describeToken, GTUBE, MAX_TOKENS, messageTokens } from './tokens.ts';
+import { describeToken, GTUBE, MAX_TOKENS, MAX_WORDS_CHARS, messageTokens } from './tokens.ts';
 
 const mail = (head: string, body: string) => Buffer.from(`${head.trim().replace(/\n/g, '\r\n')}\r\n\r\n${body.replace(/\n/g, '\r\n')}`);
 const tokensOf = async (head: string, body: string) => messageTokens(await parseMessage(mail(head, body)));
@@ -109,11 +109,18 @@ test('GTUBE in the body, the HTML or the subject marks the message; a broken GTU
   assert.not.ok((await tokensOf(PLAIN, GTUBE.slice(0, -3))).gtube);
 });
 
-test('hostile input: a huge body yields at most MAX_TOKENS tokens, headers and subject first', async () => {
+test('hostile input: a huge body yields at most MAX_TOKENS tokens, headers and subject first, words from its start', async () => {
   const words = Array.from({ length: 200_000 }, (_, i) => `w${i.toString(36)}x`).join(' ');
   const { tokens } = await tokensOf(PLAIN, words);
-  assert.is(tokens.length, MAX_TOKENS);
+  assert.ok(tokens.length <= MAX_TOKENS);
   assert.ok(tokens.includes('from:mail.example.com') && tokens.includes('s:lunch'));
+  // Words come from the first MAX_WORDS_CHARS characters only; a link past them still counts.
+  const near = 'w1x';
+  const far = `w${(MAX_WORDS_CHARS / 4).toString(36)}x`;
+  assert.ok(words.indexOf(far) > MAX_WORDS_CHARS);
+  assert.ok(tokens.includes(near) && !tokens.includes(far));
+  const linked = await tokensOf(PLAIN, `${words.slice(0, 20_000)} https://late.example/offer`);
+  assert.ok(linked.tokens.includes('url:late.example'), 'a link beyond the words read');
 });
 
 test('hostile input: HTML with 50,000 links and tags stays bounded; the same link twice counts once', async () => {

@@ -1,5 +1,5 @@
-// Files one analysed message in the caller's transaction: for every inbox it was addressed to it is
-// classified, threaded, stored with its index rows and forwarded if asked; a bounce report is kept and acted
+// Files one analysed message in the caller's transaction: for every inbox it was addressed to it is judged
+// for spam (spam.ts), classified, threaded, stored with its index rows and forwarded if asked; a bounce report is kept and acted
 // on; a mailto unsubscribe takes effect. Synchronous SQL that decides nothing about the SMTP reply: it is the
 // writer job `file` (db/writer.ts), run in a group commit, and the 250 waits for that commit (fileInWriter).
 import type { DbContext, Writer } from '../db/writer.ts';

@@ -1,9 +1,9 @@
 // The receive pipeline (docs/architecture.md): what the MX listener hands over after DATA is refused if it is a
-// smuggling attempt or a loop, then authenticated (mailauth) and parsed (mailparser) on the analyze workers,
-// which refuse an oversized header section and answer 451 past their time budget (analyzer.ts) and gather the
-// spam evidence (the session's, URI blocklists', rspamd's) into the analysis,
-// and filed (file.ts: classified, threaded, stored with its index rows, forwarded if asked) by the writer
-// thread in one group-committed transaction. It resolves only after that commit, so the 250 is never early.
+// smuggling attempt or a loop, then authenticated (mailauth), parsed (mailparser) and tokenized for the content
+// filter on the analyze workers, which refuse an oversized header section, answer 451 past their time budget
+// (analyzer.ts) and gather the spam evidence (the session's, URI blocklists', rspamd's) into the analysis, and
+// filed (file.ts: judged for spam, classified, threaded, stored with its index rows, forwarded if asked) by the
+// writer thread in one group-committed transaction. It resolves only after that commit, so the 250 is never early.
 import type { App } from '../context.ts';
 import { SmtpError } from '../errors.ts';
 import { hasSmugglingLookAlike } from '../mail/smuggling.ts';
