@@ -2,6 +2,7 @@
 // archives what it holds. The work is a row in label_resorts walked newest first in bounded batches, each one
 // writer job of its own, so the write lock is never held for long, new mail keeps arriving (it is filed as it
 // is stored, above the walk's cursor) and a restart resumes at the cursor. resortPending counts what is left.
+import { BackgroundLoop } from '../threads/background-loop.ts';
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
 import type { DbContext, Writer } from '../db/writer.ts';
@@ -74,10 +75,7 @@ export function resortStep(ctx: DbContext, opts: { batch?: number } = {}): { mor
 }
 
 /** Runs resort batches on the writer one after another while there is work, and looks for work every second. */
-export class Resorter {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = false;
+export class Resorter extends BackgroundLoop {
   private readonly fullDisk: FullDiskNotice;
 
   constructor(
@@ -88,33 +86,11 @@ export class Resorter {
     /** Emails walked per writer job (tests make it small to stop mid-way). */
     private readonly batch = BATCH,
   ) {
+    super();
     this.fullDisk = new FullDiskNotice(log, 'applying labels to stored mail');
   }
 
-  start(): void {
-    this.schedule(0);
-  }
-
-  /** New work was recorded: start on it now instead of at the next poll. */
-  wake(): void {
-    if (!this.running && !this.stopped) this.schedule(0);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
-  }
-
-  private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.running = this.run().finally(() => (this.running = null));
-    }, ms);
-    this.timer.unref();
-  }
-
-  private async run(): Promise<void> {
+  protected async run(): Promise<void> {
     // Looking costs a read; only work costs a writer transaction.
     let more = this.db.prepare('SELECT 1 FROM label_resorts LIMIT 1').get() !== undefined;
     try {

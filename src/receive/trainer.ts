@@ -3,6 +3,7 @@
 // way the MX listener's analysis did (so it is learned with the tokens it was scored with), and hands the
 // tokens to the writer job `spam.train`. A model over its bound is pruned by a job of its own. Runs beside the
 // mail, a few messages at a time; nothing here can fail a request or a delivery.
+import { BackgroundLoop } from '../threads/background-loop.ts';
 import type { App } from '../context.ts';
 import { FullDiskNotice } from '../db/full-disk.ts';
 import { emailRaw } from '../emails/mailbox.ts';
@@ -13,43 +14,18 @@ import type { Analyzer } from './analyzer.ts';
 const BATCH = 20;
 const IDLE_POLL_MS = 1000;
 
-export class Trainer {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = false;
+export class Trainer extends BackgroundLoop {
   private readonly fullDisk: FullDiskNotice;
 
   constructor(
     private readonly app: Pick<App, 'db' | 'writer' | 'clock' | 'log'>,
     private readonly analyzer: Pick<Analyzer, 'tokens'>,
   ) {
+    super();
     this.fullDisk = new FullDiskNotice(app.log, 'teaching the spam filter');
   }
 
-  start(): void {
-    this.schedule(0);
-  }
-
-  /** An owner's correction was committed: learn it now instead of at the next poll. */
-  wake(): void {
-    if (!this.running && !this.stopped) this.schedule(0);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
-  }
-
-  private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.running = this.run().finally(() => (this.running = null));
-    }, ms);
-    this.timer.unref();
-  }
-
-  private async run(): Promise<void> {
+  protected async run(): Promise<void> {
     try {
       for (;;) {
         if (this.stopped) break;
