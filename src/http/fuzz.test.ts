@@ -50,11 +50,13 @@ function digest(): Record<string, string> {
 }
 
 /**
- * Background work an earlier accepted request started (a label's rules applied to stored mail, labels.resort)
+ * Background work an earlier accepted request started (a label's rules applied to stored mail, labels.resort;
+ * a correction taught to the spam filter)
  * writes on its own: it must be done before a snapshot, or a refusal is blamed for its rows.
  */
 async function settled(): Promise<void> {
-  for (let i = 0; i < 200 && t.app.db.prepare('SELECT 1 FROM label_resorts LIMIT 1').get(); i++) await new Promise((r) => setTimeout(r, 25));
+  const busy = () => t.app.db.prepare('SELECT 1 FROM label_resorts UNION ALL SELECT 1 FROM spam_filter_pending LIMIT 1').get();
+  for (let i = 0; i < 200 && busy(); i++) await new Promise((r) => setTimeout(r, 25));
 }
 
 /** The tables whose rows differ between two digests. */
@@ -151,6 +153,9 @@ const ROUTES: Route[] = [
   { method: 'PUT', path: (i) => `/inboxes/${i}/forwarding`, body: bodyOf({ forward_to: fc.oneof(address, fc.constant(null)) }) },
   { method: 'POST', path: () => '/suppressions', body: bodyOf({ email: address, scope: fc.constantFrom('all', 'marketing', 'x'), reason: fc.constantFrom('manual', 'complaint') }) },
   { method: 'DELETE', path: (i) => `/suppressions/${i}`, body: fc.constant(undefined) },
+  { method: 'POST', path: () => '/spam/allow', body: bodyOf({ entry: fc.oneof(address, fc.domain(), nasty) }) },
+  { method: 'POST', path: () => '/spam/block', body: bodyOf({ entry: fc.oneof(address, fc.domain(), nasty) }) },
+  { method: 'DELETE', path: (i) => `/spam/block/${i}`, body: fc.constant(undefined) },
   { method: 'POST', path: () => '/keys', body: bodyOf({ name: fc.string({ maxLength: 120 }) }), session: true },
   { method: 'DELETE', path: (i) => `/keys/${i}`, body: fc.constant(undefined), session: true },
   { method: 'POST', path: () => '/auth/login', body: bodyOf({ email: address, password: fc.string({ maxLength: 40 }) }) },
