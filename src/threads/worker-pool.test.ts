@@ -33,7 +33,15 @@ type Result = { thread: number; echo?: number };
 const pool = (idleMs: number) => new WorkerPool<Job, Result>({ name: 'idle-probe', module: PROBE, size: 1, idleMs });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Threads of this process that worker-boot.mjs named after the probe pool. */
-const probeThreads = () => readdirSync('/proc/self/task').filter((t) => readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim() === 'mw-idle-probe').length;
+const probeThreads = () => readdirSync('/proc/self/task').filter((t) => threadName(t) === 'mw-idle-probe').length;
+/** A thread that ended between the listing and the read has no name (its /proc entry is gone). */
+function threadName(task: string): string {
+  try {
+    return readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
 
 test('a worker idle for idleMs is ended, and the next job starts another', async () => {
   const p = pool(300);
