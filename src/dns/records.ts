@@ -65,3 +65,14 @@ export const recordFor = <R extends { record: RecordKind; algorithm?: 'ed25519' 
 
 /** The MX that routes a domain's inbound mail to the box (API-SPEC.md: value `<priority> <mail_host>`). */
 export const inboundRecord = (domain: string, hostname: string) => ({ type: 'MX' as const, name: domain, value: `${MX_PRIORITY} ${hostname}` });
+
+/**
+ * Where receivers send their reports about a domain: on its return path (`bounces.<domain>`), whose MX already
+ * names the box for every domain, sending-only ones included, and which shares the domain's organizational
+ * domain, so no external-destination record is needed (RFC 7489 7.1). DMARC aggregate reports (rua) and TLS
+ * reports (RFC 8460) have a local part each; mail to them is read as a report, never filed in an inbox.
+ */
+export const DMARC_REPORTS_LOCAL_PART = 'dmarc-reports';
+export const TLS_REPORTS_LOCAL_PART = 'tls-reports';
+export const dmarcReportAddress = (domain: string) => `${DMARC_REPORTS_LOCAL_PART}@${RETURN_PATH_PREFIX}.${domain}`;
+export const tlsReportAddress = (domain: string) => `${TLS_REPORTS_LOCAL_PART}@${RETURN_PATH_PREFIX}.${domain}`;
