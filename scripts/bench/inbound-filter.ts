@@ -69,8 +69,14 @@ function resetPeak(pid: number): boolean {
   }
 }
 
+/** A message as DATA sends it: CRLF lines, leading dots doubled, then the final dot (without its CRLF). */
+const dataLines = (message: string) => {
+  const body = message.replace(/\r?\n/g, '\r\n').replace(/(^|\r\n)\./g, '$1..');
+  return `${body}${body.endsWith('\r\n') ? '' : '\r\n'}.`;
+};
+
 /** A minimal SMTP client: one command, its whole reply. */
-class Client {
+export class Client {
   private buffer = '';
   private waiting: ((reply: string) => void) | null = null;
   private constructor(private readonly socket: Socket) {
@@ -99,31 +105,51 @@ class Client {
     await c.send('EHLO mail.sender.bench.test', '250');
     return c;
   }
-  send(line: string | null, code: string): Promise<string> {
+  /** The whole reply to `line` (null: the greeting), whatever its code. */
+  ask(line: string | null): Promise<string> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no reply to ${line ?? 'the greeting'} in 60 s`)), 60_000);
       this.waiting = (reply) => {
         clearTimeout(timer);
-        if (!reply.startsWith(code)) reject(new Error(`${line ?? 'greeting'}: ${reply.trim()}`));
-        else resolve(reply);
+        resolve(reply);
       };
       if (line !== null) this.socket.write(`${line}\r\n`, 'latin1');
       else this.check();
     });
   }
+  async send(line: string | null, code: string): Promise<string> {
+    const reply = await this.ask(line);
+    if (!reply.startsWith(code)) throw new Error(`${line ?? 'greeting'}: ${reply.trim()}`);
+    return reply;
+  }
   async deliver(from: string, to: string, message: string): Promise<string> {
     await this.send(`MAIL FROM:<${from}>`, '250');
     await this.send(`RCPT TO:<${to}>`, '250');
     await this.send('DATA', '354');
-    const body = message.replace(/\r?\n/g, '\r\n').replace(/(^|\r\n)\./g, '$1..');
-    return this.send(`${body}${body.endsWith('\r\n') ? '' : '\r\n'}.`, '250');
+    return this.send(dataLines(message), '250');
+  }
+  /**
+   * One message whatever the answers: the first reply that refused it (the transaction reset after it), or the
+   * reply to its final dot with the milliseconds from sending the message to that reply.
+   */
+  async offer(from: string, to: string, message: string): Promise<{ reply: string; ms: number | null }> {
+    for (const line of [`MAIL FROM:<${from}>`, `RCPT TO:<${to}>`, 'DATA']) {
+      const reply = await this.ask(line);
+      if (!/^(250|354)/.test(reply)) {
+        await this.send('RSET', '250');
+        return { reply, ms: null };
+      }
+    }
+    const started = performance.now();
+    const reply = await this.ask(dataLines(message));
+    return { reply, ms: performance.now() - started };
   }
   close(): void {
     this.socket.destroy();
   }
 }
 
-const deliverable = (m: CorpusMessage) => m.raw.toString('latin1').replace(/^From [^\n]*\n/, '');
+export const deliverable = (m: CorpusMessage) => m.raw.toString('latin1').replace(/^From [^\n]*\n/, '');
 
 /** smtp-source's 10 KB message: its headers, then lines of a digit and 77 X (inbound.ts probeMessage). */
 function lineMessages(inbox: string): Array<(n: number) => string> {
@@ -151,7 +177,7 @@ async function textMessages(validation: CorpusMessage[], inbox: string): Promise
 }
 
 /** As an owner: each training message delivered, then PATCHed to its category; back once all is learned. */
-async function teach(app: FreshServe, inbox: string, train: CorpusMessage[]): Promise<{ spam: number; ham: number }> {
+export async function teach(app: FreshServe, inbox: string, train: CorpusMessage[]): Promise<{ spam: number; ham: number }> {
   const client = await Client.open(app.smtpPort);
   try {
     for (const m of train) {

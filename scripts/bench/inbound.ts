@@ -32,6 +32,7 @@ import { Postfix } from './postfix.ts';
 import { heapSampler } from './heap-split.ts';
 import { startServe, type FreshServe } from './serve-process.ts';
 import { benchFilterCost } from './inbound-filter.ts';
+import { benchSpamEndToEnd } from './spam-e2e.ts';
 
 const MESSAGES = Number(process.env.BENCH_INBOUND_MESSAGES ?? 20_000);
 /**
@@ -44,6 +45,7 @@ const WARMUP = Number(process.env.BENCH_INBOUND_WARMUP ?? 4000);
 const SHAPES = (process.env.BENCH_INBOUND_SESSIONS ?? '20,100').split(',').map(Number);
 /** Which servers to run (all four by default); the ratios need Postfix and smtp-sink in the same run. */
 // `filter`: the spam filter's cost, spam_filter off and builtin taking turns on real text (inbound-filter.ts).
+// `spam` (not by default; `BENCH_ONLY=spam npm run bench` runs it): the spam defence end to end (spam-e2e.ts).
 const SERVERS = (process.env.BENCH_INBOUND_SERVERS ?? 'smtp-sink,Postfix,libraries,Mailwright,filter').split(',').map((s) => s.trim().toLowerCase());
 /** A directory: Mailwright runs under node --cpu-prof and leaves one .cpuprofile per run there. */
 const PROFILE_DIR = process.env.BENCH_INBOUND_PROFILE;
@@ -611,8 +613,10 @@ async function attempt(sessions: number, server: Server, run: () => Promise<Row>
 }
 
 export async function benchInbound(): Promise<Row[]> {
-  ensurePostfixInstalled();
-  console.log(
+  const throughput = SERVERS.some((s) => ['smtp-sink', 'postfix', 'libraries', 'mailwright'].includes(s));
+  if (throughput) ensurePostfixInstalled();
+  if (throughput)
+    console.log(
     `\ninbound: ${fmt(MESSAGES)} messages of 10 KB per run (after ${fmt(WARMUP)} unmeasured), one recipient each, over reused sessions: ${SHAPES.map((s) => `\`${sourceCommand(s, MESSAGES)}\``).join(', ')}. ` +
       `Postfix 3.7: default queue (cleanup fsyncs each queue file before the 250), relay domain with one listed recipient, delivered to discard:. ` +
       `Mailwright: \`scripts/mailwright serve\` in its own process, fresh data directory per run; SPF and DMARC published for the sender. ` +
@@ -628,6 +632,12 @@ export async function benchInbound(): Promise<Row[]> {
       if (SERVERS.includes('libraries')) rows.push(await attempt(sessions, 'libraries', () => floorRun(sessions)));
       if (SERVERS.includes('mailwright')) rows.push(await attempt(sessions, 'Mailwright', () => mailwrightRun(sessions, dns)));
     }
+    if (SERVERS.includes('spam')) {
+      await benchSpamEndToEnd({ dns, startMailwright, setUpInbox, inbox: INBOX }).catch((err: Error) => {
+        process.exitCode = 1;
+        console.log(`\nthe spam defence end to end: **failed**: ${err.message}`);
+      });
+    }
     if (SERVERS.includes('filter')) {
       await benchFilterCost({ dns, startMailwright, setUpInbox, inbox: INBOX }).catch((err: Error) => {
         process.exitCode = 1;
@@ -638,6 +648,8 @@ export async function benchInbound(): Promise<Row[]> {
     await Sink.stopAll();
     await dns.close();
   }
+  // Only the spam runs (their tables are printed): no throughput rows, no throughput goals.
+  if (rows.length === 0) return rows;
 
   const find = (sessions: number, server: Server) => rows.find((r) => r.sessions === sessions && r.server === server && !r.error);
   const ratio = (r: Row, to: Server) => {

@@ -15,8 +15,8 @@ import { benchDir, fmt, opensslRsa2048SignMicros, table, type GoalResult } from 
 const goalsDir = benchDir('mw-bench-goals-');
 process.env.BENCH_GOALS_FILE = join(goalsDir, 'goals.jsonl');
 
-function inOwnProcess(file: string): void {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(file, import.meta.url))], { stdio: 'inherit' });
+function inOwnProcess(file: string, env: Record<string, string> = {}): void {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(file, import.meta.url))], { stdio: 'inherit', env: { ...process.env, ...env } });
   if (run.status !== 0) {
     console.error(`bench: ${file} failed (exit code ${run.status ?? run.signal})`);
     process.exitCode = 1;
@@ -34,7 +34,10 @@ if (wanted('outbound')) inOwnProcess('./outbound.ts'); // benchOutbound()
 if (wanted('api')) inOwnProcess('./api-send.ts'); // benchApiSend()
 if (wanted('inbound')) inOwnProcess('./inbound.ts'); // benchInbound()
 if (wanted('storage')) inOwnProcess('./storage.ts'); // benchStorage(): bytes on disk per stored message (BENCH_STORAGE_* = 0 skips a run)
-if (wanted('spam')) inOwnProcess('./spam-corpus.ts'); // the content filter on the 2002 SpamAssassin corpus (BENCH_SPAM_SA=0, BENCH_SPAM_SIZE_MESSAGES=0 skip parts)
+if (wanted('spam')) {
+  inOwnProcess('./spam-corpus.ts'); // the content filter on the 2002 SpamAssassin corpus (BENCH_SPAM_SA=0, BENCH_SPAM_SIZE_MESSAGES=0 skip parts)
+  inOwnProcess('./inbound.ts', { BENCH_INBOUND_SERVERS: 'spam' }); // the same corpus end to end: taught through the API, delivered over SMTP (spam-e2e.ts)
+}
 if (wanted('search') && Number(process.env.BENCH_SEARCH_MESSAGES ?? 1_000_000) > 0) {
   // The search, analytics and labels benchmarks measure the same emails, built once (kept where BENCH_SEARCH_DIR says).
   const shared = process.env.BENCH_SEARCH_DIR ? null : (process.env.BENCH_SEARCH_DIR = benchDir('mw-bench-search-'));
