@@ -163,6 +163,16 @@ test('the checks pass with every record published and the policy served over HTT
   assert.is((await api(`/domains/${domain.id}`)).body.mtaSts.status, 'verified');
 });
 
+test('a published DMARC without the box\'s rua, or with another policy, keeps its check and the domain verified', async () => {
+  dns.set(`_dmarc.${DOMAIN}`, 'TXT', ['v=DMARC1; p=reject; rua=mailto:dmarc@reports.example']);
+  try {
+    const res = (await api(`/domains/${domain.id}/verify`, { method: 'POST' })).body;
+    assert.equal([res.status, res.checks.dmarc, record(res.records, 'DMARC').status], ['verified', true, 'verified']);
+  } finally {
+    publishAll((await api(`/domains/${domain.id}`)).body.records);
+  }
+});
+
 test('the checks fail with the reason when a record is stale, missing or wrong', async () => {
   // The owner switches to enforce but leaves the old id in DNS: senders would keep the cached testing policy.
   const oldId = (await api(`/domains/${domain.id}`)).body.mtaSts.policyId;
