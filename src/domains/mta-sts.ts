@@ -44,6 +44,13 @@ export function servedPolicy(db: Db, host: string, hostname: string): string | n
   return row ? domainPolicy(row, hostname).text : null;
 }
 
+/**
+ * The policy hosts the box needs a certificate for (ACME, one per name so that one domain's missing DNS never
+ * holds up another's): every domain that has inbound set up, ready or not, on any workspace.
+ */
+export const policyHosts = (db: Db): string[] =>
+  (db.prepare("SELECT DISTINCT name FROM domains WHERE inbound_status != 'not_configured' AND local = 0 ORDER BY name").pluck().all() as string[]).map(policyHost);
+
 /** How the box fetches a policy to check it: its resolver, lab mode and test CA as for its other fetches. */
 export const policyFetch = (app: Pick<App, 'dns' | 'config' | 'fetchCa'>, timeoutMs?: number): PolicyFetch => ({
   resolver: app.dns,
