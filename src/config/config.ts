@@ -140,6 +140,8 @@ export interface Config {
   rspamdControllerUrl: string;
   /** The controller's password (its Password header); null when the box is one of the controller's secure_ip. */
   rspamdPassword: string | null;
+  /** Lab only (with allow_private_fetch): the port doctor and the domain page fetch MTA-STS policies from; senders always use 443. */
+  mtaStsCheckPort: number;
 }
 
 export type { DnsblZone, Plan, RelayMatch, RelayRule } from './values.ts';
@@ -251,6 +253,7 @@ export const KEYS = [
   spec('rspamd_url', 'rspamdUrl', (raw) => optionalUrl(['http:', 'https:'])(raw) ?? fail('must not be empty'), () => 'http://127.0.0.1:11333'),
   spec('rspamd_controller_url', 'rspamdControllerUrl', (raw) => optionalUrl(['http:', 'https:'])(raw) ?? fail('must not be empty'), () => 'http://127.0.0.1:11334'),
   spec('rspamd_password', 'rspamdPassword', (raw) => text(raw) || null, () => null),
+  spec('mta_sts_check_port', 'mtaStsCheckPort', integer(1, 65535), () => 443),
 ] as const;
 
 export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;

@@ -69,6 +69,8 @@ export interface SafeResponse {
   /** True when the body was longer than maxBytes and was cut there (only with `truncate`). */
   truncated: boolean;
   durationMs: number;
+  /** The answer's Content-Type header, when it had one (an MTA-STS policy must be text/plain, RFC 8461 3.3). */
+  contentType?: string;
 }
 
 export interface RequestPolicy extends FetchPolicy {
@@ -271,7 +273,7 @@ function send(target: CheckedUrl, addresses: string[], spec: SafeRequest, policy
         if (size + chunk.length > maxBytes) {
           if (!policy.truncate) return finish(new FetchRefused('size', url.href, `refused ${shown}: body exceeds ${maxBytes} bytes`));
           chunks.push(chunk.subarray(0, maxBytes - size));
-          return finish(null, { status, body: Buffer.concat(chunks), truncated: true });
+          return finish(null, { status, body: Buffer.concat(chunks), truncated: true, contentType: res.headers['content-type'] });
         }
         size += chunk.length;
         chunks.push(chunk);
@@ -280,7 +282,7 @@ function send(target: CheckedUrl, addresses: string[], spec: SafeRequest, policy
       res.on('close', () => {
         if (!res.complete) finish(new FetchFailed(shown, 'ECONNRESET', `${shown}: connection closed before the body was complete`));
       });
-      res.on('end', () => finish(null, { status, body: Buffer.concat(chunks), truncated: false }));
+      res.on('end', () => finish(null, { status, body: Buffer.concat(chunks), truncated: false, contentType: res.headers['content-type'] }));
     });
     req.end(spec.body);
   });

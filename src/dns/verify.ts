@@ -4,7 +4,7 @@
 // (mailauth) against the box's own addresses, not matched as text.
 import type { Resolver } from 'node:dns/promises';
 import type { spf as Spf } from 'mailauth';
-import { dkimName, dkimValue, dmarcName, DMARC_VALUE, MX_PRIORITY, spfValue, type DomainDns, type RecordKind } from './records.ts';
+import { dkimName, dkimValue, dmarcName, dmarcValue, MX_PRIORITY, spfValue, type DomainDns, type RecordKind } from './records.ts';
 
 export type CheckState = 'verified' | 'failed' | 'pending';
 
@@ -25,11 +25,11 @@ export interface RecordCheck {
   issue?: DnsIssue;
 }
 
-type Lookup<T> = { ok: true; value: T } | { ok: false; missing: true } | { ok: false; missing: false; code: string };
+export type Lookup<T> = { ok: true; value: T } | { ok: false; missing: true } | { ok: false; missing: false; code: string };
 
 const MISSING = new Set(['ENOTFOUND', 'ENODATA']);
 
-async function lookup<T>(query: () => Promise<T>): Promise<Lookup<T>> {
+export async function lookup<T>(query: () => Promise<T>): Promise<Lookup<T>> {
   try {
     return { ok: true, value: await query() };
   } catch (err) {
@@ -38,18 +38,18 @@ async function lookup<T>(query: () => Promise<T>): Promise<Lookup<T>> {
   }
 }
 
-const sameHost = (a: string, b: string) => a.toLowerCase().replace(/\.$/, '') === b.toLowerCase().replace(/\.$/, '');
+export const sameHost = (a: string, b: string) => a.toLowerCase().replace(/\.$/, '') === b.toLowerCase().replace(/\.$/, '');
 
-function temporary(record: RecordKind, type: string, name: string, expected: string, code: string): RecordCheck {
+export function temporary(record: RecordKind, type: string, name: string, expected: string, code: string): RecordCheck {
   return { record, state: 'pending', issue: { record, type, name, expected, found: [], message: `DNS lookup of ${name} (${type}) failed temporarily (${code}); will check again` } };
 }
 
-function failed(record: RecordKind, type: string, name: string, expected: string, found: string[], message: string): RecordCheck {
+export function failed(record: RecordKind, type: string, name: string, expected: string, found: string[], message: string): RecordCheck {
   return { record, state: 'failed', issue: { record, type, name, expected, found, message } };
 }
 
 // A TXT record may be split into several character-strings (a 2048-bit DKIM key must be): join them.
-const txtLookup = (resolver: Resolver, name: string) => lookup(async () => (await resolver.resolveTxt(name)).map((parts) => parts.join('')));
+export const txtLookup = (resolver: Resolver, name: string) => lookup(async () => (await resolver.resolveTxt(name)).map((parts) => parts.join('')));
 
 function dkimTags(record: string): Map<string, string> {
   return new Map(
@@ -165,16 +165,18 @@ export async function checkDmarc(resolver: Resolver, domain: string): Promise<Re
   // RFC 7489 6.6.3: without a record at the domain itself, the organizational domain's policy applies.
   const labels = domain.split('.');
   const candidates = [domain, ...(labels.length > 2 ? [labels.slice(-2).join('.')] : [])];
+  // Any one DMARC record verifies, whatever its policy and wherever its reports go: the value shown is advice.
+  const advised = dmarcValue(domain);
   for (const candidate of candidates) {
     const name = dmarcName(candidate);
     const txt = await txtLookup(resolver, name);
-    if (!txt.ok && !txt.missing) return temporary('DMARC', 'TXT', name, DMARC_VALUE, txt.code);
+    if (!txt.ok && !txt.missing) return temporary('DMARC', 'TXT', name, advised, txt.code);
     const records = txt.ok ? txt.value.filter((r) => /^v=DMARC1\s*(;|$)/i.test(r.trim())) : [];
     if (records.length === 1) return { record: 'DMARC', state: 'verified' };
-    if (records.length > 1) return failed('DMARC', 'TXT', name, DMARC_VALUE, records, `${records.length} DMARC records at ${name}; receivers ignore all of them: keep one`);
+    if (records.length > 1) return failed('DMARC', 'TXT', name, advised, records, `${records.length} DMARC records at ${name}; receivers ignore all of them: keep one`);
   }
   const name = dmarcName(domain);
-  return failed('DMARC', 'TXT', name, DMARC_VALUE, [], `No DMARC record at ${name} (recommended: receivers such as Gmail and Yahoo expect one from bulk senders)`);
+  return failed('DMARC', 'TXT', name, advised, [], `No DMARC record at ${name} (recommended: receivers such as Gmail and Yahoo expect one from bulk senders)`);
 }
 
 export async function checkDomain(resolver: Resolver, d: DomainDns): Promise<RecordCheck[]> {

@@ -1,6 +1,7 @@
 // `mailwright doctor`: what this box needs from the world and whether it has it. The box's own name and
 // addresses (A/AAAA, PTR confirmed forward), whether `serve` listens and ports 25 and 587 answer on those
-// addresses, per domain which DNS records are missing or wrong with the exact record to publish, the box's
+// addresses, per domain which DNS records are missing or wrong with the exact record to publish (MTA-STS and
+// TLS-RPT too once it receives here, and its MTA-STS policy fetched as a sender would), the box's
 // health (health.ts) and the way out (outbound.ts). Read-only: it changes no state, so it is
 // safe beside a running server.
 import { connect } from 'node:net';
@@ -13,9 +14,11 @@ import { createResolver, reverseLookup } from '../dns/resolver.ts';
 import { boxAddresses, checkDomain, checkInboundMx, type RecordCheck } from '../dns/verify.ts';
 import { inboundRecord, namesTheBox, recordFor, requiredRecords } from '../dns/records.ts';
 import { hostnameProblem } from '../dns/box-name.ts';
-import { allDomains } from '../domains/domains.ts';
+import { allDomains, type DomainRow } from '../domains/domains.ts';
 import { overlappingClaims } from '../domains/claims.ts';
 import { domainDns } from '../domains/verification.ts';
+import { transportFindings, wantsMtaSts } from '../domains/mta-sts.ts';
+import { checkMtaSts } from '../dns/mta-sts-check.ts';
 import { getWorkspace } from '../account/workspaces.ts';
 import { loadOrCreateSigningKey, publicKeyFromRecords, publicKeyRecord, SIGNING_KEY_FILE } from '../dns/domain-connect-keys.ts';
 import { KEY_HOST } from '../domains/connect.ts';
@@ -104,6 +107,19 @@ function reportChecks(r: Report, checks: RecordCheck[], records: ReturnType<type
   }
 }
 
+// The CA store is Node's (NODE_EXTRA_CA_CERTS adds to it), as a sender's would be; the port is 443 outside a lab.
+async function reportMtaSts(config: Config, resolver: Resolver, row: DomainRow, r: Report): Promise<void> {
+  const checks = await checkMtaSts(resolver, { domain: row.name, hostname: config.hostname, mode: row.mta_sts_mode }, { resolver, allowPrivate: config.allowPrivateFetch, port: config.mtaStsCheckPort });
+  for (const f of transportFindings(row, config.hostname, checks)) {
+    const label = `${f.record} ${f.label}`;
+    if (f.state === 'verified') ok(r, label);
+    else bad(r, `${label}: ${f.message}`, f.fix ?? undefined);
+  }
+  if (row.mta_sts_mode === 'testing') {
+    note(r, `MTA-STS mode is testing: senders report TLS failures but still deliver; switch to enforce (PATCH /api/v1/domains/${row.id} {"mta_sts_mode": "enforce"}) once the checks above pass and TLS reports show no failures`);
+  }
+}
+
 // The consent links the box signs are checked by providers against this record (Domain Connect spec,
 // "Digitally Sign Requests"); the key exists once a first link was made.
 async function checkDomainConnectKey(config: Config, resolver: Resolver, r: Report): Promise<void> {
@@ -162,6 +178,7 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
       if (inbound.state === 'verified') ok(r, `MX    ${row.name}: inbound mail reaches this box`);
       else bad(r, `MX    ${row.name}: ${inbound.issue?.message}`, `publish ${want.name} MX ${want.value}`);
     }
+    if (wantsMtaSts(row) && nameOk) await reportMtaSts(config, resolver, row, r);
   }
   checkClaims(db, r);
   await checkDomainConnectKey(config, resolver, r);

@@ -45,7 +45,7 @@ test('a subdomain on Cloudflare: zone is the parent, hosts are relative to it', 
   });
   assert.equal(body.inbound, { available: true, domain: null, status: 'not_configured', record: null });
   const dmarc = body.recommendations.find((r: any) => r.record === 'DMARC');
-  assert.equal([dmarc.type, dmarc.name, dmarc.host, dmarc.value], ['TXT', '_dmarc.mail.cf-example.test', '_dmarc.mail', 'v=DMARC1; p=none;']);
+  assert.equal([dmarc.type, dmarc.name, dmarc.host, dmarc.value], ['TXT', '_dmarc.mail.cf-example.test', '_dmarc.mail', 'v=DMARC1; p=none; rua=mailto:dmarc-reports@bounces.mail.cf-example.test;']);
   assert.equal(body.authentication, { verified: false, dkim: false, spf: false, returnPath: false, dmarc: false });
   assert.equal(body.providers.domainConnect, { available: false, providerName: null });
 });

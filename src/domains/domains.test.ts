@@ -52,7 +52,7 @@ test('POST /domains answers 201 pending with every record to publish; the privat
   assert.match(dkim.value, /^v=DKIM1; k=rsa; p=MIIBIjAN[A-Za-z0-9+/=]+$/);
   assert.equal(record(d, 'MX'), { record: 'MX', type: 'MX', name: 'bounces.example-one.test', value: HOST, priority: 10, status: 'pending' });
   assert.equal(record(d, 'SPF'), { record: 'SPF', type: 'TXT', name: 'bounces.example-one.test', value: `v=spf1 a:${HOST} -all`, status: 'pending' });
-  assert.equal(record(d, 'DMARC'), { record: 'DMARC', type: 'TXT', name: '_dmarc.example-one.test', value: 'v=DMARC1; p=none;', status: 'pending' });
+  assert.equal(record(d, 'DMARC'), { record: 'DMARC', type: 'TXT', name: '_dmarc.example-one.test', value: 'v=DMARC1; p=none; rua=mailto:dmarc-reports@bounces.example-one.test;', status: 'pending' });
   const shown = await api(`/domains/${d.id}`);
   assert.is(shown.body.setup_status, 'action_required');
   assert.equal(shown.body.dns_issues, []);
@@ -85,7 +85,7 @@ test('right records: verified, every check true, setup complete, no issues', asy
   assert.is(res.status, 200);
   assert.equal(res.body.domain, { id: d.id, status: 'verified' });
   assert.is(res.body.status, 'verified');
-  assert.equal(res.body.checks, { ses: true, dkim: true, spf: true, returnPath: true, dmarc: true, mx: false });
+  assert.equal(res.body.checks, { ses: true, dkim: true, spf: true, returnPath: true, dmarc: true, mx: false, mtaSts: false, tlsRpt: false });
   const shown = (await api(`/domains/${d.id}`)).body;
   assert.is(shown.setup_status, 'complete');
   assert.equal(shown.dns_issues, []);
@@ -248,7 +248,9 @@ test('inbound: not_configured, setup gives the MX to publish, verify is ready on
   let res = await api(`/domains/${d.id}/inbound/verify`, { method: 'POST' });
   assert.equal([res.status, res.body.status], [200, 'not_configured']);
   res = await api(`/domains/${d.id}/inbound/setup`, { method: 'POST' });
-  assert.equal(res.body, { domain: 'inbound.test', status: 'dns_pending', record: { type: 'MX', name: 'inbound.test', value: `10 ${HOST}` } });
+  const { records, ...answer } = res.body;
+  assert.equal(answer, { domain: 'inbound.test', status: 'dns_pending', record: { type: 'MX', name: 'inbound.test', value: `10 ${HOST}` } });
+  assert.equal(records.map((r: any) => `${r.record} ${r.type} ${r.name}`), ['MTA-STS TXT _mta-sts.inbound.test', 'MTA-STS-HOST CNAME mta-sts.inbound.test', 'TLS-RPT TXT _smtp._tls.inbound.test'], 'and MTA-STS and TLS-RPT (mta-sts.test.ts)');
   res = await api(`/domains/${d.id}/inbound/verify`, { method: 'POST' });
   assert.equal([res.body.status, res.body.record.type], ['dns_pending', 'MX']);
   assert.match(res.body.message, /No MX record/);

@@ -11,6 +11,8 @@ import type { CheckState, DnsIssue, InboundCheck, RecordCheck } from '../dns/ver
 import type { Config } from '../config/config.ts';
 import { activeDkimKey, addEd25519Key, ed25519DkimKey, pendingDkimKey, retiringDkimKeys, storeDkimKey, type KeyMaterial } from './dkim-keys.ts';
 import { claimedElsewhere } from './claims.ts';
+import { domainPolicy, wantsMtaSts } from './mta-sts.ts';
+import { MTA_STS_MAX_AGE, policyUrl, type MtaStsMode } from '../dns/mta-sts-policy.ts';
 
 export type DomainStatus = 'pending' | 'verified' | 'failed';
 export type InboundStatus = 'not_configured' | 'dns_pending' | 'ready';
@@ -22,6 +24,9 @@ export interface Checks {
   returnPath: boolean;
   dmarc: boolean;
   mx: boolean;
+  /** The _mta-sts TXT, the policy host and the policy file as senders fetch it (once inbound is set up). */
+  mtaSts: boolean;
+  tlsRpt: boolean;
 }
 
 interface DnsState {
@@ -52,6 +57,8 @@ export interface DomainRow {
   created_at: number;
   /** 1 for a local domain of `mailwright try` (markLocal): verified and receiving without DNS, never DNS-checked. */
   local: number;
+  /** 0038: the mode of the MTA-STS policy served for the domain. */
+  mta_sts_mode: MtaStsMode;
 }
 
 const REQUIRED: RecordKind[] = ['DKIM', 'SPF', 'MX'];
@@ -146,7 +153,10 @@ export function recordCheck(db: Db, clock: Clock, workspaceId: string, id: strin
     const state: DnsState = {
       records,
       issues: [...results.flatMap((r) => (r.issue ? [r.issue] : [])), ...(row.inbound_status !== 'not_configured' && inbound.issue ? [inbound.issue] : [])],
-      checks: { ses: ok('DKIM') && ok('SPF'), dkim: ok('DKIM'), spf: ok('SPF'), returnPath: ok('MX') && ok('SPF'), dmarc: ok('DMARC'), mx: inbound.state === 'verified' },
+      checks: { ses: ok('DKIM') && ok('SPF'), dkim: ok('DKIM'), spf: ok('SPF'), returnPath: ok('MX') && ok('SPF'), dmarc: ok('DMARC'), mx: inbound.state === 'verified',
+        mtaSts: ok('MTA-STS') && ok('MTA-STS-HOST') && ok('MTA-STS-POLICY'),
+        tlsRpt: ok('TLS-RPT'),
+      },
     };
     const now = clock.now();
     // A check may promote waiting inbound setup; it never demotes it (that is the owner's inbound verify).
@@ -198,8 +208,9 @@ export function setupStatus(row: DomainRow): 'checking' | 'action_required' | 'c
   return 'checking';
 }
 
-const NO_CHECKS: Checks = { ses: false, dkim: false, spf: false, returnPath: false, dmarc: false, mx: false };
-export const checksOf = (row: DomainRow): Checks => stateOf(row)?.checks ?? NO_CHECKS;
+const NO_CHECKS: Checks = { ses: false, dkim: false, spf: false, returnPath: false, dmarc: false, mx: false, mtaSts: false, tlsRpt: false };
+// A state stored before 0038 has no mtaSts or tlsRpt: false until the next check.
+export const checksOf = (row: DomainRow): Checks => ({ ...NO_CHECKS, ...stateOf(row)?.checks });
 
 export function presentDomainSummary(row: DomainRow) {
   return {
@@ -221,7 +232,15 @@ export function presentDomain(db: Db, row: DomainRow, config: Pick<Config, 'host
   const key = activeDkimKey(db, row.workspace_id, row.id)!;
   const ed = config.dkimEd25519 ? ed25519DkimKey(db, row.workspace_id, row.id) : null;
   const state = stateOf(row);
-  const dns = { domain: row.name, returnPath: row.return_path, selector: key.selector, publicKey: key.publicKey, hostname, ...(ed ? { ed25519: { selector: ed.selector, publicKey: ed.publicKey } } : {}) };
+  const dns = {
+    domain: row.name,
+    returnPath: row.return_path,
+    selector: key.selector,
+    publicKey: key.publicKey,
+    hostname,
+    ...(ed ? { ed25519: { selector: ed.selector, publicKey: ed.publicKey } } : {}),
+    ...(wantsMtaSts(row) ? { mtaSts: { policyId: domainPolicy(row, hostname).id } } : {}),
+  };
   // A local domain has no DNS: nothing to publish. While the box's own name cannot be right, no record naming
   // it is offered (nor what DNS said of one).
   const badName = row.local ? null : hostnameProblem(hostname);
@@ -245,9 +264,28 @@ export function presentDomain(db: Db, row: DomainRow, config: Pick<Config, 'host
     click_tracking: row.click_tracking === 1,
     unsubscribe_urls: JSON.parse(row.unsubscribe_urls) as string[],
     inbound: presentInbound(row, hostname),
+    mtaSts: presentMtaSts(row, hostname, state),
     dkimRotation: presentRotation(db, row),
     dkimEd25519: ed && { selector: ed.selector, signing: ed.signing },
     verifiedAt: isoOrNull(row.verified_at),
+  };
+}
+
+/**
+ * The MTA-STS policy the box serves for the domain (null until inbound is set up): its mode, the id the
+ * _mta-sts record must carry, where senders fetch it, whether it is served yet (inbound ready) and what the
+ * last check of that fetch found. The records are among the domain's `records`.
+ */
+function presentMtaSts(row: DomainRow, hostname: string, state: DnsState | null) {
+  if (!wantsMtaSts(row)) return null;
+  const policy = domainPolicy(row, hostname);
+  return {
+    mode: policy.mode,
+    policyId: policy.id,
+    policyUrl: policyUrl(row.name),
+    served: row.inbound_status === 'ready',
+    status: state?.records['MTA-STS-POLICY'] ?? 'pending',
+    maxAge: MTA_STS_MAX_AGE,
   };
 }
 

@@ -1,14 +1,17 @@
 // Domain endpoints (API-SPEC.md 4.4 inbound setup, 4.5, 4.6 sending identities): create with DKIM key and
-// records, list, show, switch marketing and tracking, verify against live DNS, inbound MX setup, provider
-// detection and the Domain Connect consent link. All scoped to the caller's workspace.
+// records, list, show, switch marketing, tracking and the MTA-STS mode, verify against live DNS, inbound MX
+// setup, provider detection and the Domain Connect consent link. All scoped to the caller's workspace. Also
+// the one page open to anyone: the MTA-STS policy at mta-sts.<domain>/.well-known/mta-sts.txt (RFC 8461 3.3).
 import { z } from 'zod';
 import type { App } from '../context.ts';
 import { ApiError, notFound, validationError } from '../errors.ts';
-import { apiRouter } from '../http/server.ts';
+import { apiRouter, pageRouter } from '../http/server.ts';
 import { principalOf, requireAuth } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
-import { dkimName, dmarcName, DMARC_VALUE, inboundRecord } from '../dns/records.ts';
+import { dkimName, dmarcName, dmarcValue, inboundRecord } from '../dns/records.ts';
+import { MTA_STS_MODES, MTA_STS_PATH } from '../dns/mta-sts-policy.ts';
+import { policyRecords, servedPolicy, setMtaStsMode, wantsMtaSts } from './mta-sts.ts';
 import { checkInboundMx } from '../dns/verify.ts';
 import { hostnameProblem } from '../dns/box-name.ts';
 import { detectProvider } from '../dns/providers.ts';
@@ -59,12 +62,36 @@ const unsubscribePrefix = z.string().max(500).transform((s, ctx) => {
 });
 const MAX_UNSUBSCRIBE_URLS = 10;
 const PatchBody = z
-  .object({ marketing: z.boolean(), open_tracking: z.boolean(), click_tracking: z.boolean(), unsubscribe_urls: z.array(unsubscribePrefix).max(MAX_UNSUBSCRIBE_URLS) })
+  .object({
+    marketing: z.boolean(),
+    open_tracking: z.boolean(),
+    click_tracking: z.boolean(),
+    unsubscribe_urls: z.array(unsubscribePrefix).max(MAX_UNSUBSCRIBE_URLS),
+    mta_sts_mode: z.enum(MTA_STS_MODES as [string, ...string[]], { message: `must be one of ${MTA_STS_MODES.join(', ')}` }),
+  })
   .partial()
   .strict()
-  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one of marketing, open_tracking, click_tracking, unsubscribe_urls' });
+  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one of marketing, open_tracking, click_tracking, unsubscribe_urls, mta_sts_mode' });
 const DomainQuery = z.object({ domain_id: z.string().min(1, 'is required') });
 const ConnectQuery = z.object({ domain_id: z.string().min(1, 'is required'), next: z.string().min(1, 'is required').max(2048) });
+
+const TRANSPORT_REASONS: Record<string, string> = {
+  'MTA-STS': 'Tells senders that this domain\'s mail must reach it over TLS, and which policy to fetch; its id changes with the policy (mode), so publish it again after switching modes.',
+  'MTA-STS-HOST': 'The name senders fetch the MTA-STS policy from: this box serves it, with a certificate for the name.',
+  'TLS-RPT': 'Senders send a daily report of their TLS connections to this domain\'s MX to this box, which reads them.',
+};
+
+/** GET /.well-known/mta-sts.txt for Host mta-sts.<domain> (http/host-check.ts lets those names in for it alone). */
+export function mtaStsPages(app: App) {
+  const r = pageRouter();
+  r.get(MTA_STS_PATH, (ctx) => {
+    const policy = servedPolicy(app.db, ctx.hostname, app.config.hostname);
+    if (policy === null) throw notFound('MTA-STS policy');
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.body = policy;
+  });
+  return r;
+}
 
 export function domainRoutes(app: App) {
   const { db, clock, config } = app;
@@ -76,6 +103,8 @@ export function domainRoutes(app: App) {
     const problem = hostnameProblem(config.hostname);
     if (problem) throw new ApiError(409, 'hostname_unusable', `${problem.message} To fix: ${problem.fix}.`);
   };
+  // MTA-STS and TLS-RPT (RFC 8461, RFC 8460) for a domain that receives here; none for a local domain.
+  const transportRecords = (row: DomainRow) => (wantsMtaSts(row) ? policyRecords(row, config.hostname) : []);
   const domainOf = (workspaceId: string, id: string): DomainRow => {
     const row = getDomain(db, workspaceId, id);
     if (!row) throw notFound('Domain');
@@ -120,10 +149,12 @@ export function domainRoutes(app: App) {
     if (body.marketing === true && row.status !== 'verified') {
       throw new ApiError(403, 'domain_not_verified', `Marketing mail needs ${row.name} verified first (POST /domains/${row.id}/verify)`);
     }
-    const { unsubscribe_urls: prefixes, ...switches } = body;
+    const { unsubscribe_urls: prefixes, mta_sts_mode: mode, ...switches } = body;
     db.transaction(() => {
       setSwitches(db, row.workspace_id, row.id, switches);
       if (prefixes) setUnsubscribeUrls(db, row.workspace_id, row.id, [...new Set(prefixes)]);
+      // The policy's id follows its text, so the _mta-sts record to publish changes with the mode.
+      if (mode) setMtaStsMode(db, row.workspace_id, row.id, mode as (typeof MTA_STS_MODES)[number]);
     })();
     ctx.body = presentDomain(db, domainOf(row.workspace_id, row.id), config);
   });
@@ -160,27 +191,28 @@ export function domainRoutes(app: App) {
     let row = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
     if (!row.local) refuseUnusableHostname();
     if (row.inbound_status === 'not_configured') row = recordInbound(db, clock, row, 'dns_pending', undefined);
-    ctx.body = { domain: row.name, status: row.inbound_status, record: inboundRecord(row.name, config.hostname) };
+    ctx.body = { domain: row.name, status: row.inbound_status, record: inboundRecord(row.name, config.hostname), records: transportRecords(row) };
   });
 
   r.post('/domains/:id/inbound/verify', auth, async (ctx) => {
     let row = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
     if (!row.local) refuseUnusableHostname();
     const record = inboundRecord(row.name, config.hostname);
+    const records = transportRecords(row);
     if (row.inbound_status === 'not_configured') {
-      ctx.body = { domain: row.name, status: row.inbound_status, record, message: `Inbound mail is not set up for ${row.name}: POST /domains/${row.id}/inbound/setup first` };
+      ctx.body = { domain: row.name, status: row.inbound_status, record, records, message: `Inbound mail is not set up for ${row.name}: POST /domains/${row.id}/inbound/setup first` };
       return;
     }
     // A local domain (mailwright try) receives without DNS: nothing to check.
     if (row.local) {
-      ctx.body = { domain: row.name, status: row.inbound_status, record };
+      ctx.body = { domain: row.name, status: row.inbound_status, record, records };
       return;
     }
     const check = await checkInboundMx(app.dns, row.name, config.hostname);
     // A temporary DNS failure leaves the state as it was; a definite answer decides it.
     const status = check.state === 'verified' ? 'ready' : check.state === 'failed' ? 'dns_pending' : row.inbound_status;
     row = recordInbound(db, clock, row, status, check.issue);
-    ctx.body = { domain: row.name, status: row.inbound_status, record, ...(check.issue ? { message: check.issue.message, found: check.issue.found } : {}) };
+    ctx.body = { domain: row.name, status: row.inbound_status, record, records, ...(check.issue ? { message: check.issue.message, found: check.issue.found } : {}) };
   });
 
   r.get('/dns/provider', auth, async (ctx) => {
@@ -210,9 +242,10 @@ export function domainRoutes(app: App) {
           type: 'TXT',
           name: dmarcName(row.name),
           host: host(dmarcName(row.name)),
-          value: DMARC_VALUE,
-          reason: 'A DMARC policy tells receivers what to do with mail that fails SPF and DKIM; Gmail and Yahoo expect one from bulk senders. Start with p=none, then tighten.',
+          value: dmarcValue(row.name),
+          reason: 'A DMARC policy tells receivers what to do with mail that fails SPF and DKIM; Gmail and Yahoo expect one from bulk senders. Start with p=none, then tighten. Receivers send their daily reports (rua) to this box, which reads them.',
         },
+        ...(hostnameProblem(config.hostname) ? [] : transportRecords(row)).map((rec) => ({ ...rec, host: host(rec.name), reason: TRANSPORT_REASONS[rec.record] })),
       ],
       authentication: { verified: row.status === 'verified', dkim: checks.dkim, spf: checks.spf, returnPath: checks.returnPath, dmarc: checks.dmarc },
       providers: { domainConnect: detection.zone ? await domainConnectAvailability(app, detection.zone) : { available: false, providerName: null } },

@@ -22,6 +22,8 @@ import {
   startRotation,
 } from './dkim-keys.ts';
 import { domainsDue, recordCheck, type DomainRow } from './domains.ts';
+import { domainPolicy, policyFetch, wantsMtaSts } from './mta-sts.ts';
+import { checkMtaSts } from '../dns/mta-sts-check.ts';
 import { storageFault } from '../db/health.ts';
 
 /** The records a domain must publish; its ed25519 key's only while dkim_ed25519 is on. */
@@ -35,7 +37,14 @@ export function domainDns(db: Db, config: Pick<Config, 'hostname' | 'dkimEd25519
     publicKey: key.publicKey,
     hostname: config.hostname,
     ...(ed ? { ed25519: { selector: ed.selector, publicKey: ed.publicKey } } : {}),
+    ...(wantsMtaSts(row) ? { mtaSts: { policyId: domainPolicy(row, config.hostname).id } } : {}),
   };
+}
+
+/** The MTA-STS and TLS-RPT checks (none until inbound is set up): records, policy host, and the policy fetched. */
+export async function checkDomainMtaSts(app: Pick<App, 'dns' | 'config' | 'fetchCa'>, row: DomainRow, timeoutMs?: number): Promise<RecordCheck[]> {
+  if (!wantsMtaSts(row)) return [];
+  return checkMtaSts(app.dns, { domain: row.name, hostname: app.config.hostname, mode: row.mta_sts_mode }, policyFetch(app, timeoutMs));
 }
 
 export async function verifyDomain(app: App, row: DomainRow, mode: 'manual' | 'periodic'): Promise<DomainRow | null> {
@@ -43,7 +52,8 @@ export async function verifyDomain(app: App, row: DomainRow, mode: 'manual' | 'p
   if (row.local) return row;
   await promoteIfPublished(app, row);
   const dns = domainDns(app.db, app.config, row);
-  const [results, inbound] = await Promise.all([checkDomain(app.dns, dns), checkInboundMx(app.dns, row.name, app.config.hostname)]);
+  const [records, inbound, mtaSts] = await Promise.all([checkDomain(app.dns, dns), checkInboundMx(app.dns, row.name, app.config.hostname), checkDomainMtaSts(app, row)]);
+  const results = [...records, ...mtaSts];
   await startEd25519IfPublished(app, row, dns, results);
   return recordCheck(app.db, app.clock, row.workspace_id, row.id, results, inbound, mode);
 }

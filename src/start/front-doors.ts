@@ -17,7 +17,7 @@ import { boxRoutes } from '../account/box-routes.ts';
 import { findKeyBySecret } from '../account/keys.ts';
 import { findSession } from '../account/sessions.ts';
 import { LoginThrottle } from '../account/login-throttle.ts';
-import { domainRoutes } from '../domains/routes.ts';
+import { domainRoutes, mtaStsPages } from '../domains/routes.ts';
 import { emailRoutes } from '../emails/routes.ts';
 import { emailListRoutes } from '../emails/search-routes.ts';
 import { analyticsRoutes } from '../emails/analytics-routes.ts';
@@ -79,7 +79,7 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
       metrics,
     },
     [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString(), tryMode: opts.tryMode }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, work.resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, work.dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), spamRoutes(app), billingRoutes(app), boxRoutes(app)],
-    [forwardingPages(app), linkPages(app, work.linkVisits), billingPages(app), metricsPage(app), dashboardPages()],
+    [forwardingPages(app), linkPages(app, work.linkVisits), billingPages(app), metricsPage(app), mtaStsPages(app), dashboardPages()],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.
   httpApp.on('error', (err) => health.observe(err));

@@ -1,5 +1,6 @@
 // A domain's page: how sending stands, its DNS provider and receiving cards, what DNS answered, the records to
-// publish (records.tsx), inbound MX (inbound.tsx), the sending options (options.tsx), DKIM key rotation, delete.
+// publish (records.tsx), inbound MX (inbound.tsx), MTA-STS (mta-sts.tsx), the sending options (options.tsx),
+// DKIM key rotation, delete.
 import { api, qs } from '../../api.ts';
 import { useAction } from '../../components/action.ts';
 import { Badge, Empty, toast } from '../../components/feedback.tsx';
@@ -11,6 +12,7 @@ import { navigate } from '../../router.ts';
 import { DkimRotation } from './dkim-rotation.tsx';
 import { HostnameBanner } from './hostname-banner.tsx';
 import { Inbound, InboundCard } from './inbound.tsx';
+import { MtaStsSection } from './mta-sts.tsx';
 import { STATUS, type DnsIssue, type Domain, type Provider } from './model.ts';
 import { Options } from './options.tsx';
 import { ProviderCard } from './provider.tsx';
@@ -87,6 +89,7 @@ export function DomainPage({ id }: { id: string }) {
       {d.dns_issues.length > 0 && <Issues issues={d.dns_issues} />}
       {!d.local && <Records domain={d} hosts={provider.data?.zone ? provider.data.recordHosts : undefined} />}
       {!d.local && d.inbound.status !== 'not_configured' && d.inbound.record && <Inbound domain={d} onChange={domain.reload} />}
+      {d.mtaSts && !d.hostnameProblem && <MtaStsSection domain={d} onChange={domain.reload} />}
       <Options domain={d} onChange={domain.reload} />
       <DkimRotation domainId={d.id} selector={d.dkimSelector} rotation={d.dkimRotation} onChange={domain.reload} />
       <h2 style={{ marginTop: '28px' }}>Delete</h2>

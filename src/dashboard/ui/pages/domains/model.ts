@@ -11,6 +11,9 @@ export interface Checks {
   returnPath: boolean;
   dmarc: boolean;
   mx: boolean;
+  /** Once inbound is set up: the MTA-STS records and the policy as senders fetch it; the TLS-RPT record. */
+  mtaSts?: boolean;
+  tlsRpt?: boolean;
 }
 export interface DomainSummary {
   id: string;
@@ -24,8 +27,8 @@ export interface DomainSummary {
   local?: boolean;
 }
 export interface DnsRecord {
-  record: 'DKIM' | 'SPF' | 'MX' | 'DMARC';
-  type: 'TXT' | 'MX';
+  record: 'DKIM' | 'SPF' | 'MX' | 'DMARC' | 'MTA-STS' | 'MTA-STS-HOST' | 'TLS-RPT';
+  type: 'TXT' | 'MX' | 'CNAME';
   name: string;
   value: string;
   priority?: number;
@@ -52,6 +55,18 @@ export interface Domain extends DomainSummary {
   dkimRotation: Rotation;
   /** Set while the box's hostname cannot be right: `records` then leaves out the MX and SPF that would name it. */
   hostnameProblem: HostnameProblem | null;
+  /** The MTA-STS policy the box serves for the domain; null until inbound is set up. */
+  mtaSts: MtaSts | null;
+}
+export interface MtaSts {
+  mode: 'testing' | 'enforce';
+  policyId: string;
+  policyUrl: string;
+  /** Served once inbound is ready. */
+  served: boolean;
+  /** What the last check found fetching it as a sender would. */
+  status: CheckState;
+  maxAge: number;
 }
 export interface Provider {
   detectionStatus: 'detected' | 'unknown' | 'no_nameservers' | 'error';
@@ -70,5 +85,8 @@ export const RECORD_LABEL: Record<DnsRecord['record'], [string, string]> = {
   SPF: ['SPF', 'Return path: allows this box'],
   MX: ['MX', 'Return path: bounces come back'],
   DMARC: ['DMARC', 'Recommended'],
+  'MTA-STS': ['MTA-STS', 'Recommended: TLS to this box'],
+  'MTA-STS-HOST': ['MTA-STS host', 'Where senders fetch the policy'],
+  'TLS-RPT': ['TLS-RPT', 'Recommended: TLS reports'],
 };
 export const INBOUND: Record<Domain['inbound']['status'], [Tone, string]> = { not_configured: ['neutral', 'Not set up'], dns_pending: ['warn', 'Waiting for the MX record'], ready: ['good', 'Receiving mail'] };

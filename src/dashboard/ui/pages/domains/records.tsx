@@ -15,6 +15,11 @@ function hostFor(r: DnsRecord, domain: Domain, hosts: Provider['recordHosts'] | 
     const rsa = domain.records.find((x) => x.record === 'DKIM' && !isEd25519(x));
     return rsa && hosts.dkim ? hosts.dkim.replace(rsa.name.split('.')[0], r.name.split('.')[0]) : null;
   }
+  if (r.record === 'MTA-STS' || r.record === 'MTA-STS-HOST' || r.record === 'TLS-RPT') {
+    // Named under the domain itself, whose host in the zone is inboundMx (`@` at the apex).
+    const label = r.name.slice(0, -(domain.name.length + 1));
+    return hosts.inboundMx === '@' ? label : `${label}.${hosts.inboundMx}`;
+  }
   return { DKIM: hosts.dkim, SPF: hosts.returnPathSpf, MX: hosts.returnPathMx, DMARC: hosts.dmarc }[r.record];
 }
 
