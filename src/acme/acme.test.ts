@@ -9,6 +9,7 @@ import { request as httpRequest } from 'node:http';
 import { get } from 'node:https';
 import { join } from 'node:path';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
+import { loadConfig } from '../config/config.ts';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
 import { freePort, request, runCli, seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
 import { startPebble, type Pebble } from '../testkit/pebble.ts';
@@ -44,9 +45,9 @@ async function startTlsSession(): Promise<{ smtp: RawSmtp; secure: TLSSocket }> 
   return { smtp, secure };
 }
 
-function httpsPeer(host = HOST): Promise<{ status: number; cert: PeerCertificate; authorized: boolean }> {
+function httpsPeer(servername = HOST, host = servername): Promise<{ status: number; cert: PeerCertificate; authorized: boolean }> {
   return new Promise((resolve, reject) => {
-    const req = get({ host: '127.0.0.1', port: t.running.https!.port, path: '/healthz', servername: host, headers: { host }, ca: root, agent: false }, (res) => {
+    const req = get({ host: '127.0.0.1', port: t.running.https!.port, path: '/healthz', servername, headers: { host }, ca: root, agent: false }, (res) => {
       const socket = res.socket as TLSSocket;
       const cert = socket.getPeerCertificate();
       res.resume();
@@ -137,6 +138,31 @@ test('a renewal swaps the certificate in: a session opened before goes on, the n
   assert.is(next.secure.getPeerCertificate().serialNumber, after.serial, 'a new STARTTLS gets the renewed certificate');
   next.smtp.close();
   assert.is((await httpsPeer()).cert.serialNumber, after.serial, 'and so does a new HTTPS connection');
+});
+
+test('each ready domain\'s mta-sts name gets its own certificate once it points at the box; HTTPS serves it by name', async () => {
+  for (const name of ['sts.test', 'nodns.test']) {
+    assert.is((await request(`${t.api}/domains`, { body: { name }, key })).status, 201);
+    t.app.db.prepare("UPDATE domains SET inbound_status = 'ready' WHERE name = ?").run(name);
+  }
+  dns.add('mta-sts.sts.test', 'CNAME', HOST);
+  await t.running.acme!.renewDue();
+  const all = t.running.acme!.currentStatus();
+  const sts = all['mta-sts.sts.test']?.certificate;
+  assert.equal(sts?.names, ['mta-sts.sts.test'], JSON.stringify(all));
+  assert.is(all['mta-sts.nodns.test'], undefined, 'a name that does not point at the box is not ordered');
+  assert.is(all[HOST].certificate!.serial, status().certificate!.serial);
+  const https = await httpsPeer('mta-sts.sts.test');
+  assert.is(https.status, 200, 'the app answers to the policy host');
+  assert.ok(https.authorized);
+  assert.is(https.cert.serialNumber, sts!.serial, 'SNI picks the policy host\'s certificate');
+  assert.is((await httpsPeer(HOST)).cert.serialNumber, all[HOST].certificate!.serial);
+  assert.is((await httpsPeer(HOST, 'elsewhere.test')).status, 421, 'a Host the box holds no certificate for is still refused (DNS rebinding)');
+  // A reload (SIGHUP) reads the operator's files again, and leaves the ACME certificate in use.
+  await t.running.reload(loadConfig(t.env));
+  const again = await startTlsSession();
+  assert.is(again.secure.getPeerCertificate().serialNumber, all[HOST].certificate!.serial);
+  again.smtp.close();
 });
 
 test('an ACME failure keeps the certificate in use, records the error with a backoff, and doctor shows it', async () => {
