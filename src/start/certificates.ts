@@ -10,6 +10,7 @@ import { tlsCredentials, type TlsCredentials } from '../smtp/certificate.ts';
 import { AcmeCertificates } from '../acme/certificates.ts';
 import { acmeDir } from '../acme/files.ts';
 import { allDomains } from '../domains/domains.ts';
+import type { TlsState } from '../account/overview.ts';
 
 export type ServedTls = Awaited<ReturnType<typeof createServedTls>>;
 
@@ -49,6 +50,14 @@ export async function createServedTls(app: App) {
     current,
     /** What HTTPS answers a server name (SNI) with: its own certificate if the box holds one, else the default. */
     sni: (servername: string, cb: (err: Error | null, ctx?: SecureContext) => void) => cb(null, acme?.contextFor(servername) ?? undefined),
+    /** Where the certificate in use comes from, and ACME's last error for the hostname (GET /account). */
+    state: (): TlsState => {
+      const hostname = acme?.currentStatus()[config.hostname];
+      return {
+        source: acme?.forHostname() ? 'acme' : config.tlsCert ? 'files' : 'self-signed',
+        acme: acme ? { lastError: hostname?.lastError?.message ?? null, lastErrorAt: hostname?.lastError?.at ?? null, retryAt: hostname?.retryAt ?? null } : null,
+      };
+    },
     /** Names the box holds a certificate for: the HTTP app answers to them too. */
     serves: (host: string) => acme?.names().includes(host) ?? false,
     /** The listeners to keep up to date. */

@@ -84,7 +84,7 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
       metrics,
       alsoServes: served.serves,
     },
-    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { get tlsCert() { return served.current().cert.toString(); }, tryMode: opts.tryMode }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, work.resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, work.dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), spamRoutes(app), billingRoutes(app), boxRoutes(app)],
+    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { get tlsCert() { return served.current().cert.toString(); }, tlsState: served.state, tryMode: opts.tryMode }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, work.resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, work.dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), spamRoutes(app), billingRoutes(app), boxRoutes(app)],
     [forwardingPages(app), linkPages(app, work.linkVisits), billingPages(app), metricsPage(app), dashboardPages()],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.
