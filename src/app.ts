@@ -170,7 +170,7 @@ function announceReady(app: App, at: Listening): void {
   if (!hasUsers(db)) log.warn(`this box has no owner yet: run '${SETUP_LINK_COMMAND}' on this machine for the one-time link that creates one`);
   const badName = hostnameProblem(config.hostname);
   if (badName) log.warn(`hostname: ${badName.message} Fix: ${badName.fix}.`, { hostname: config.hostname });
-  log.info('ready', { http: `${at.http.address}:${at.http.port}`, smtp: `${at.smtp.address}:${at.smtp.port}`, submission: at.submission && `${at.submission.address}:${at.submission.port}`, publicUrl: config.publicUrl, hostname: config.hostname, dataDir: config.dataDir });
+  log.info('ready', { http: `${at.http.address}:${at.http.port}`, https: at.https && `${at.https.address}:${at.https.port}`, smtp: `${at.smtp.address}:${at.smtp.port}`, submission: at.submission && `${at.submission.address}:${at.submission.port}`, publicUrl: config.publicUrl, hostname: config.hostname, dataDir: config.dataDir });
 }
 
 // New sessions get the new certificate; sessions already in TLS keep theirs, as with Postfix's reload.

@@ -129,7 +129,7 @@ async function boxFindings(app: App): Promise<Finding[]> {
 
 // Issue 45: each ACME certificate's names, issuer and expiry, and the last error (acme/report.ts, as doctor says it).
 const certificateFindings = (app: App): Finding[] =>
-  acmeChecks(app.config, app.clock.now()).map((c) => ({ area: 'box', subject: app.config.hostname, check: 'certificate', status: c.ok ? 'ok' : 'problem', message: c.text, fix: c.fix ?? null }));
+  acmeChecks(app.config, app.clock.now()).map((c) => ({ area: 'box', subject: app.config.hostname, check: 'certificate', status: c.ok ? 'ok' : c.waiting ? 'pending' : 'problem', message: c.text, fix: c.fix ?? null }));
 
 const STATUS: Record<CheckState, Finding['status']> = { verified: 'ok', failed: 'problem', pending: 'pending' };
 

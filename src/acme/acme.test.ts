@@ -108,6 +108,9 @@ test('the box obtains a certificate for its hostname and serves it by STARTTLS a
   assert.is(https.status, 200, 'the HTTPS listener serves the app for the certificate\'s name');
   assert.ok(https.authorized);
   assert.is(https.cert.serialNumber, issued.serial);
+  const tls = (await request(`${t.api}/account`, { key })).body.infrastructure.tls;
+  assert.equal([tls.source, tls.names, tls.acme.lastError], ['acme', [HOST], null], 'GET /account shows the certificate in use');
+  assert.match(tls.issuer, /Pebble/);
   const dir = join(t.dataDir, 'acme');
   assert.is(statSync(dir).mode & 0o777, 0o700);
   for (const file of ['account.key', `${HOST}.key`, `${HOST}.crt`, 'status.json']) assert.is(statSync(join(dir, file)).mode & 0o777, 0o600, file);
@@ -184,6 +187,10 @@ test('an ACME failure keeps the certificate in use, records the error with a bac
   assert.is(next.secure.getPeerCertificate().serialNumber, before.serial, 'STARTTLS still serves the certificate in use');
   next.smtp.close();
 
+  const account = (await request(`${t.api}/account`, { key })).body.infrastructure.tls;
+  assert.is(account.source, 'acme');
+  assert.match(account.acme.lastError, /ECONNREFUSED/);
+  assert.is(account.acme.retryAt, status().retryAt);
   const doctor = await request(`${t.api}/doctor`, { key });
   const finding = doctor.body.findings.find((f: any) => f.check === 'certificate');
   assert.is(finding?.status, 'problem', JSON.stringify(doctor.body.findings));

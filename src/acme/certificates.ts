@@ -6,6 +6,7 @@ import { createSecureContext, type SecureContext } from 'node:tls';
 import type { Resolver } from 'node:dns/promises';
 import type { Clock } from '../clock.ts';
 import type { Log } from '../log.ts';
+import { hostnameProblem } from '../dns/box-name.ts';
 import { Challenges } from './challenge.ts';
 import { readIssued, readStatus, writeIssued, writeStatus, type AcmeStatus } from './files.ts';
 import { wantedNames } from './names.ts';
@@ -120,6 +121,9 @@ export class AcmeCertificates {
     const { deps } = this;
     const before = this.status[name] ?? { name, certificate: null, lastError: null, failures: 0, retryAt: null };
     try {
+      // No CA validates a name the public DNS never resolves: asking would only spend the failed-validation allowance.
+      const badName = name === deps.hostname ? hostnameProblem(name) : null;
+      if (badName) throw new Error(badName.message);
       const { key, cert } = await (deps.order ?? order)(deps.account, name, this.challenges);
       this.hold(name, key, cert);
       writeIssued(deps.account.dir, name, key, cert);

@@ -9,6 +9,8 @@ export interface AcmeCheck {
   ok: boolean;
   /** Whether a certificate is held for the name (it is then the one served, not the fallback). */
   issued: boolean;
+  /** Not a failure yet: the first order has not been made (serve orders at start). */
+  waiting?: boolean;
   text: string;
   fix?: string;
 }
@@ -29,7 +31,7 @@ function checkName(config: Pick<Config, 'acmeHttpPort'>, name: string, s: NameSt
   const fix = `check that ${name} resolves to this box and that port ${config.acmeHttpPort || 80} (acme_http_port) is reachable from the Internet; the box retries by itself`;
   const failed = s?.lastError ? `; the last attempt failed ${s.lastError.at}: ${s.lastError.message} (next attempt ${s.retryAt ?? 'soon'})` : '';
   if (!s?.certificate) {
-    return { name, ok: false, issued: false, text: `ACME: no certificate for ${name} yet${failed || ' (serve orders it at start)'}`, fix: failed ? fix : undefined };
+    return { name, ok: false, issued: false, waiting: !failed, text: `ACME: no certificate for ${name} yet${failed || ' (serve orders it at start)'}`, fix: failed ? fix : undefined };
   }
   const c = s.certificate;
   const left = Math.floor((Date.parse(c.expiresAt) - now) / DAY);
