@@ -4,7 +4,7 @@
 // before goes on; a failure (Pebble stopped) keeps the old one, and records the error that doctor shows.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { get } from 'node:https';
 import { join } from 'node:path';
@@ -199,6 +199,21 @@ test('an ACME failure keeps the certificate in use, records the error with a bac
   const cli = await runCli(['doctor'], { ...t.env, MAILWRIGHT_HTTP_PORT: String(t.running.http.port), MAILWRIGHT_SMTP_PORT: String(t.smtpPort) });
   assert.match(cli.stdout, new RegExp(`✗ ACME certificate for ${HOST.replace(/\./g, '\\.')} by .*ECONNREFUSED`));
   assert.ok(cli.stdout.includes(`fix: check that ${HOST} resolves to this box`), cli.stdout);
+});
+
+test('a policy host that no longer points at the box is not renewed, and is dropped once its certificate expired', async () => {
+  const before = t.running.acme!.currentStatus()['mta-sts.sts.test'];
+  const sts = before.certificate!;
+  dns.remove('mta-sts.sts.test');
+  // Past its renewal time and past any backoff (Pebble is stopped since the last test: an order would fail).
+  await t.running.acme!.renewDue(Date.parse(sts.renewAt) + 2 * 86_400_000);
+  const after = t.running.acme!.currentStatus()['mta-sts.sts.test'];
+  assert.is(after.certificate!.serial, sts.serial, 'kept while it is valid');
+  assert.is(after.failures, before.failures, 'and not ordered');
+  await t.running.acme!.renewDue(Date.parse(sts.expiresAt) + 1000);
+  assert.is(t.running.acme!.currentStatus()['mta-sts.sts.test'], undefined);
+  assert.not.ok(t.running.acme!.names().includes('mta-sts.sts.test'));
+  assert.not.ok(existsSync(join(t.dataDir, 'acme', 'mta-sts.sts.test.crt')));
 });
 
 test.run();

@@ -8,7 +8,7 @@ import type { Clock } from '../clock.ts';
 import type { Log } from '../log.ts';
 import { hostnameProblem } from '../dns/box-name.ts';
 import { Challenges } from './challenge.ts';
-import { readIssued, readStatus, writeIssued, writeStatus, type AcmeStatus } from './files.ts';
+import { readIssued, readStatus, removeIssued, writeIssued, writeStatus, type AcmeStatus } from './files.ts';
 import { wantedNames } from './names.ts';
 import { order, type AcmeAccount } from './order.ts';
 import { backoffMs, describe, due } from './policy.ts';
@@ -107,7 +107,7 @@ export class AcmeCertificates {
       deps.log.warn('could not look up which mta-sts names point at this box; ordering the hostname only', { err });
       return [deps.hostname];
     });
-    let changed = false;
+    let changed = this.forget(names, now);
     for (const name of names) {
       if (this.stopped) break;
       if (!due(this.status[name], now)) continue;
@@ -137,6 +137,20 @@ export class AcmeCertificates {
       deps.log.warn('could not obtain a certificate by ACME; the current one stays in use', { name, err: message, failures, retryAt: this.status[name].retryAt });
       return false;
     }
+  }
+
+  // A policy host no longer wanted (its domain gone, or its name moved away) is not renewed; once its certificate
+  // expired it is dropped, files and all, so doctor does not report it. The hostname is always wanted.
+  private forget(wanted: string[], now: number): boolean {
+    let dropped = false;
+    for (const [name, s] of Object.entries(this.status)) {
+      if (wanted.includes(name) || (s.certificate && Date.parse(s.certificate.expiresAt) > now)) continue;
+      delete this.status[name];
+      this.issued.delete(name);
+      removeIssued(this.deps.account.dir, name);
+      dropped = true;
+    }
+    return dropped;
   }
 
   private hold(name: string, key: Buffer, cert: Buffer): void {

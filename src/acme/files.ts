@@ -55,6 +55,11 @@ export const writeIssued = (dir: string, name: string, key: Buffer, cert: Buffer
     [`${name}.crt`, cert],
   ]);
 
+export function removeIssued(dir: string, name: string): void {
+  rmSync(keyFile(dir, name), { force: true });
+  rmSync(chainFile(dir, name), { force: true });
+}
+
 export function readStatus(dir: string): AcmeStatus {
   try {
     return JSON.parse(readFileSync(join(dir, STATUS), 'utf8')) as AcmeStatus;
