@@ -9,7 +9,8 @@ const CONTEXT = '^src/context\\.ts$';
 const COMPOSITION = '^src/(start|cli|doctor|try)/|^src/(main|app)\\.ts$';
 const HTTP = '^src/http/';
 const FLOWS = '^src/(send|receive|feedback|webhooks)/';
-const RESOURCES = '^src/(emails|labels|inboxes|domains|templates|drafts|account|billing|filter)/';
+// acme/ (issue 45) owns the certificates in <data_dir>/acme/ and its schedule: a resource like the others.
+const RESOURCES = '^src/(emails|labels|inboxes|domains|templates|drafts|account|billing|filter|acme)/';
 // A front door: a resource's or flow's routes, the SMTP listeners, the dashboard.
 const FRONT_DOORS = '^src/[^/]+/[a-z-]*routes[.]ts$|^src/(smtp|dashboard)/';
 const ABOVE_LEAVES = [CONTEXT, COMPOSITION, HTTP, FLOWS, RESOURCES, FRONT_DOORS, '^src/testkit/'];

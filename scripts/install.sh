@@ -166,7 +166,7 @@ else
 fi
 
 step "Next"
-say "1. sudoedit /etc/mailwright/mailwright.toml     # hostname, public_url, tls_cert/tls_key"
+say "1. sudoedit /etc/mailwright/mailwright.toml     # hostname, public_url, and acme = true (or tls_cert/tls_key)"
 say "2. sudo systemctl enable --now mailwright"
 say "3. sudo mailwright setup link     # open the one-time link it prints to create the owner"
 say "Then add your domain in the dashboard and run: sudo mailwright doctor"

@@ -21,7 +21,7 @@ import { searchBacklog } from './emails/search-backlog.ts';
 import { hasUsers, SETUP_LINK_COMMAND } from './account/setup.ts';
 import { createRenderPool } from './templates/render-pool.ts';
 import { createCheckoutProvider } from './billing/providers.ts';
-import { tlsCredentials } from './smtp/certificate.ts';
+import type { AcmeCertificates } from './acme/certificates.ts';
 import { dialTcp } from './send/connect.ts';
 import { queueDepth } from './send/queue-stats.ts';
 import { Metrics } from './metrics/metrics.ts'; // metrics (issue 21)
@@ -36,6 +36,11 @@ export interface RunningApp {
   smtp: AddressInfo;
   /** The SMTP submission listener; null when MAILWRIGHT_SUBMISSION_PORT is 0 (off). */
   submission: AddressInfo | null;
+  /** The HTTPS listener (https_port), and the ACME challenge listener (acme_http_port); null when off. */
+  https: AddressInfo | null;
+  acmeHttp: AddressInfo | null;
+  /** The box's ACME certificates (acme = true), whose renewDue a test calls with a later clock; else null. */
+  acme: AcmeCertificates | null;
   /** Stops accepting, lets work in flight finish, commits, closes the database. */
   stop(): Promise<void>;
   /**
@@ -107,6 +112,9 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     http: listening.http,
     smtp: listening.smtp,
     submission: listening.submission,
+    https: listening.https,
+    acmeHttp: listening.acmeHttp,
+    acme: doors.served.acme,
     stop: () => {
       healthy = false;
       stopping ??= closeAll().then(() => log.info('stopped'));
@@ -162,16 +170,15 @@ function announceReady(app: App, at: Listening): void {
   if (!hasUsers(db)) log.warn(`this box has no owner yet: run '${SETUP_LINK_COMMAND}' on this machine for the one-time link that creates one`);
   const badName = hostnameProblem(config.hostname);
   if (badName) log.warn(`hostname: ${badName.message} Fix: ${badName.fix}.`, { hostname: config.hostname });
-  log.info('ready', { http: `${at.http.address}:${at.http.port}`, smtp: `${at.smtp.address}:${at.smtp.port}`, submission: at.submission && `${at.submission.address}:${at.submission.port}`, publicUrl: config.publicUrl, hostname: config.hostname, dataDir: config.dataDir });
+  log.info('ready', { http: `${at.http.address}:${at.http.port}`, https: at.https && `${at.https.address}:${at.https.port}`, smtp: `${at.smtp.address}:${at.smtp.port}`, submission: at.submission && `${at.submission.address}:${at.submission.port}`, publicUrl: config.publicUrl, hostname: config.hostname, dataDir: config.dataDir });
 }
 
 // New sessions get the new certificate; sessions already in TLS keep theirs, as with Postfix's reload.
 async function reload(app: App, parts: { doors: FrontDoors; work: Background; disk: FreeSpace }, next: Config): Promise<{ applied: string[]; atRestart: string[] }> {
   const { config, log } = app;
   const { doors, work, disk } = parts;
-  const fresh = await tlsCredentials(next);
-  for (const server of [doors.mx, doors.submission]) server?.updateSecureContext({ key: fresh.key, cert: fresh.cert });
-  log.info('reloaded the TLS certificate', { selfSigned: fresh.selfSigned, cert: next.tlsCert ?? 'self-signed' });
+  const fresh = await doors.served.reload(next);
+  log.info('reloaded the TLS certificate', { selfSigned: fresh.selfSigned, cert: doors.served.acme?.forHostname() ? 'acme' : (next.tlsCert ?? 'self-signed') });
   // Key names only: relay URLs and the metrics token are secrets.
   const changed = applyLiveKeys(config, next);
   disk.setMargin(config.minFreeSpaceMb * MiB);

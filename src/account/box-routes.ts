@@ -14,13 +14,14 @@ import { checkDomainMtaSts, domainDns } from '../domains/verification.ts';
 import { transportFindings } from '../domains/mta-sts.ts';
 import type { DomainRow } from '../domains/domains.ts';
 import { oldestDeferred, queueCounts } from '../send/queue-stats.ts';
+import { acmeChecks } from '../acme/report.ts';
 
 export interface Finding {
   area: 'box' | 'domain';
   /** The box's hostname, or the domain's name. */
   subject: string;
   /** `records`: the domain as a whole, when its checks did not finish in time. */
-  check: 'hostname' | 'address' | 'ptr' | RecordKind | 'inbound_mx' | 'records';
+  check: 'hostname' | 'address' | 'ptr' | 'certificate' | RecordKind | 'inbound_mx' | 'records';
   status: 'ok' | 'problem' | 'pending';
   message: string;
   /** What to do about it, as doctor says it; null when nothing is to be done. */
@@ -97,7 +98,7 @@ export async function doctorFindings(app: App, workspaceId: string, budgetMs: nu
     }
   };
   const [box] = await Promise.all([by(boxFindings(app), deadline, [late('box', app.config.hostname, 'address', budgetMs)]), ...Array.from({ length: DOMAINS_AT_ONCE }, worker)]);
-  return [...box, ...perDomain.flat()];
+  return [...box, ...certificateFindings(app), ...perDomain.flat()];
 }
 
 const late = (area: Finding['area'], subject: string, check: Finding['check'], budgetMs: number): Finding => ({ area, subject, check, status: 'pending', message: LATE(budgetMs), fix: null });
@@ -126,6 +127,10 @@ async function boxFindings(app: App): Promise<Finding[]> {
   }
   return found;
 }
+
+// Each ACME certificate's names, issuer and expiry, and the last error (acme/report.ts, as doctor says it).
+const certificateFindings = (app: App): Finding[] =>
+  acmeChecks(app.config, app.clock.now()).map((c) => ({ area: 'box', subject: app.config.hostname, check: 'certificate', status: c.ok ? 'ok' : c.waiting ? 'pending' : 'problem', message: c.text, fix: c.fix ?? null }));
 
 const STATUS: Record<CheckState, Finding['status']> = { verified: 'ok', failed: 'problem', pending: 'pending' };
 

@@ -17,8 +17,16 @@ const VERSION = (createRequire(import.meta.url)('../../package.json') as { versi
 /** What the box tells about itself: fixed at start (start/front-doors.ts), with its TLS certificate. */
 export interface BoxFacts {
   tlsCert: string;
+  /** Where the certificate in use comes from, and ACME's last error for the hostname. */
+  tlsState?: () => TlsState;
   /** Started by `mailwright try`: mail to other domains is kept in the local outbox, never sent. */
   tryMode?: boolean;
+}
+
+export interface TlsState {
+  source: 'acme' | 'files' | 'self-signed';
+  /** null when acme is off. */
+  acme: { lastError: string | null; lastErrorAt: string | null; retryAt: string | null } | null;
 }
 
 const presentPlan = (p: Config['plans'][number]) => ({ key: p.key, tier: p.tier, messageClass: p.messageClass, interval: p.interval, price: p.price, currency: p.currency, limits: p.limits });
@@ -39,10 +47,11 @@ function owner(db: Db, workspaceId: string) {
   return row ? { id: row.id, email: row.email, createdAt: iso(row.created_at) } : null;
 }
 
-function tlsOf(pem: string) {
+function tlsOf(pem: string, state: TlsState | undefined) {
   try {
     const cert = new X509Certificate(pem);
-    return { subject: cert.subject, issuer: cert.issuer, expiresAt: new Date(cert.validTo).toISOString(), selfSigned: cert.subject === cert.issuer };
+    const names = (cert.subjectAltName ?? '').split(', ').filter((n) => n.startsWith('DNS:')).map((n) => n.slice(4));
+    return { subject: cert.subject, issuer: cert.issuer, names, expiresAt: new Date(cert.validTo).toISOString(), selfSigned: cert.subject === cert.issuer, source: state?.source ?? null, acme: state?.acme ?? null };
   } catch {
     return null;
   }
@@ -91,7 +100,7 @@ export function accountOf(db: Db, config: Config, box: BoxFacts, workspaceId: st
       smtpPort: config.smtpPort,
       submissionPort: config.submissionPort || null,
       tryMode: box.tryMode === true,
-      tls: tlsOf(box.tlsCert),
+      tls: tlsOf(box.tlsCert, box.tlsState?.()),
       dns: boxDnsOf(db),
     },
     workspace: {

@@ -125,11 +125,23 @@ test('config/mailwright.example.toml documents every key and loads once uncommen
   assert.equal([...new Set(documented)].sort(), KEYS.map((k) => k.key).sort());
   for (const k of KEYS) assert.ok(example.includes(envName(k.key)), `example should name ${envName(k.key)}`);
   // Keys, and the lines that continue a multi-line array value (`#   { ... },`, `# ]`).
-  const uncommented = example.replace(/^#\s?([a-z0-9_]+\s*=|\s*\{|\]|\[\[)/gm, '$1').replace(/^(tls_cert|tls_key)\s*=.*$/gm, '');
+  const uncommented = example.replace(/^#\s?([a-z0-9_]+\s*=|\s*\{|\]|\[\[)/gm, '$1').replace(/^(tls_cert|tls_key|acme_ca_file)\s*=.*$/gm, '');
   const c = loadConfig({ MAILWRIGHT_CONFIG: file('example.toml', uncommented) });
   assert.is(c.smtpPort, 25);
   assert.equal(c.plans.map((p) => [p.key, p.limits.recipients]), [['selfhosted_transactional_monthly', null], ['pro_marketing_monthly', 50000]]);
   assert.equal(c.relays.map((r) => r.match), [[{ on: 'sender', domain: 'example.com' }], [{ on: 'recipient', domain: 'outlook.com' }, { on: 'recipient', domain: 'hotmail.com' }]]);
+});
+
+test('acme: off by default with Let\'s Encrypt production; refused beside tls_cert; https_port must be its own', () => {
+  const c = loadConfig({ MAILWRIGHT_CONFIG: empty });
+  assert.equal([c.acme, c.acmeDirectory, c.acmeEmail, c.acmeHttpPort, c.acmeCaFile, c.httpsPort], [false, 'https://acme-v02.api.letsencrypt.org/directory', null, 80, null, 0]);
+  const cert = file('cert.pem', 'x');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_ACME: 'true', MAILWRIGHT_TLS_CERT: cert, MAILWRIGHT_TLS_KEY: cert }, 'acme = true', 'tls_cert');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_ACME_DIRECTORY: 'http://acme.example/dir' }, 'acme_directory', 'https:');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_ACME_EMAIL: 'nobody' }, 'acme_email', 'email address');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_HTTPS_PORT: '8080' }, 'https_port', 'already taken');
+  const on = loadConfig({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_ACME: 'yes', MAILWRIGHT_ACME_EMAIL: 'ops@example.com', MAILWRIGHT_HTTPS_PORT: '443' });
+  assert.equal([on.acme, on.acmeEmail, on.httpsPort], [true, 'ops@example.com', 443]);
 });
 
 test('relays: match on sender or recipient domain or everything; an smtp: or smtps: URL; errors name the entry', () => {

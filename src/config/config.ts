@@ -142,6 +142,18 @@ export interface Config {
   rspamdPassword: string | null;
   /** Lab only (with allow_private_fetch): the port doctor and the domain page fetch MTA-STS policies from; senders always use 443. */
   mtaStsCheckPort: number;
+  /** Certificates by ACME (src/acme/) for the hostname and each ready domain's mta-sts.<domain>. */
+  acme: boolean;
+  /** The ACME server's directory URL; Let's Encrypt's production one unless set. */
+  acmeDirectory: string;
+  /** The contact the ACME account is registered with; null registers none. */
+  acmeEmail: string | null;
+  /** Where HTTP-01 challenges are answered (on smtp_host); 0 = no challenge listener. */
+  acmeHttpPort: number;
+  /** An extra CA (PEM) to trust when talking to the ACME server: a private ACME server, Pebble in tests. */
+  acmeCaFile: string | null;
+  /** The dashboard and API over HTTPS (on smtp_host) with the box's certificate; 0 = off. */
+  httpsPort: number;
 }
 
 export type { DnsblZone, Plan, RelayMatch, RelayRule } from './values.ts';
@@ -254,7 +266,17 @@ export const KEYS = [
   spec('rspamd_controller_url', 'rspamdControllerUrl', (raw) => optionalUrl(['http:', 'https:'])(raw) ?? fail('must not be empty'), () => 'http://127.0.0.1:11334'),
   spec('rspamd_password', 'rspamdPassword', (raw) => text(raw) || null, () => null),
   spec('mta_sts_check_port', 'mtaStsCheckPort', integer(1, 65535), () => 443),
+  // Certificates by ACME and the HTTPS listener.
+  spec('acme', 'acme', boolean, () => false),
+  spec('acme_directory', 'acmeDirectory', (raw) => optionalUrl(['https:'])(raw) ?? fail('must not be empty'), () => LETS_ENCRYPT_DIRECTORY),
+  spec('acme_email', 'acmeEmail', (raw) => (text(raw) ? (/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(text(raw)) ? text(raw) : fail('must be an email address such as postmaster@example.com')) : null), () => null),
+  spec('acme_http_port', 'acmeHttpPort', port, () => 80),
+  spec('acme_ca_file', 'acmeCaFile', readableFile, () => null),
+  spec('https_port', 'httpsPort', port, () => 0),
 ] as const;
+
+/** Let's Encrypt's production directory (RFC 8555 7.1.1); its staging one is https://acme-staging-v02.api.letsencrypt.org/directory. */
+export const LETS_ENCRYPT_DIRECTORY = 'https://acme-v02.api.letsencrypt.org/directory';
 
 export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;
 
@@ -337,6 +359,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { readFil
   for (const zone of result.dnsbl) zone.action ??= result.dnsblAction;
   if ((result.tlsCert === null) !== (result.tlsKey === null)) {
     throw new ConfigError('config: tls_cert (MAILWRIGHT_TLS_CERT) and tls_key (MAILWRIGHT_TLS_KEY) must be set together');
+  }
+  if (result.acme && result.tlsCert) {
+    throw new ConfigError('config: acme = true (MAILWRIGHT_ACME) and tls_cert (MAILWRIGHT_TLS_CERT) cannot both be set: either the box gets its certificate by ACME, or it uses your files; remove one');
+  }
+  if (result.httpsPort !== 0 && [result.httpPort, result.acmeHttpPort, result.smtpPort, result.submissionPort].includes(result.httpsPort)) {
+    throw new ConfigError(`config: https_port (MAILWRIGHT_HTTPS_PORT) ${result.httpsPort} is already taken by http_port, acme_http_port, smtp_port or submission_port; pick another (443 is usual)`);
   }
   return result;
 }

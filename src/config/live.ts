@@ -46,7 +46,7 @@ export const LIVE_KEYS: ReadonlySet<string> = new Set([
   'tls_cert', 'tls_key',
   // Issue 44: read at every session (dnsbl) and every received message (uribl, rspamd), or every correction.
   'dnsbl', 'dnsbl_action', 'uribl', 'rspamd_url', 'rspamd_controller_url', 'rspamd_password',
-  // Issue 45: read at every check of an MTA-STS policy.
+  // Read at every check of an MTA-STS policy.
   'mta_sts_check_port',
 ]);
 

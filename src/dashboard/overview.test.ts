@@ -71,6 +71,11 @@ test('Overview: usage against the plan, the chart, the queue and the health chec
   assert.is(await activity.getByRole('link', { name: '30 days' }).getAttribute('aria-current'), 'page');
 
   await page.getByLabel('Outbound queue').getByText('Nothing waiting').waitFor();
+  // ACME is off here: the card shows the self-signed certificate the box made for its hostname.
+  const certificate = page.getByLabel('TLS certificate');
+  await certificate.getByText(/self-signed, issued by mx\.mailwright\.test; expires/).waitFor();
+  assert.ok(await certificate.getByText('mx.mailwright.test', { exact: true }).isVisible());
+  assert.match((await certificate.locator('.badge').textContent()) ?? '', /^\d+ days left$/);
   // The scene's DNS gives the box an address but no PTR; the verified domain has every record.
   const checks = page.getByLabel('Health checks');
   await checks.getByRole('region', { name: 'sender.test' }).getByText('All good').waitFor();

@@ -24,6 +24,7 @@ import { loadOrCreateSigningKey, publicKeyFromRecords, publicKeyRecord, SIGNING_
 import { KEY_HOST } from '../domains/connect.ts';
 import { certificateCheck, growthCheck, queueCheck, reachabilityChecks, storageCheck, webhookChecks, type Check } from './health.ts';
 import { outboundChecks } from './outbound.ts';
+import { acmeChecks } from '../acme/report.ts';
 
 interface Report {
   problems: number;
@@ -183,7 +184,10 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
   checkClaims(db, r);
   await checkDomainConnectKey(config, resolver, r);
   r.lines.push('', 'This box');
-  report(r, [certificateCheck(config, Date.now()), queueCheck(db, Date.now()), storageCheck(config, db), growthCheck(db, config), ...webhookChecks(db)]);
+  // With acme = true the ACME certificate is the one served once issued; until then the fallback is, so both show.
+  const acme = acmeChecks(config, Date.now());
+  const served = acme.some((c) => c.name === config.hostname && c.issued) ? [] : [certificateCheck(config, Date.now())];
+  report(r, [...served, ...acme, queueCheck(db, Date.now()), storageCheck(config, db), growthCheck(db, config), ...webhookChecks(db)]);
   report(r, await outboundChecks(config, resolver));
   r.lines.push('', r.problems === 0 ? 'No problems found.' : `${r.problems} problem${r.problems === 1 ? '' : 's'} found.`);
   for (const line of r.lines) write(line);

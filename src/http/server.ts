@@ -3,7 +3,9 @@
 // /api/v1 credentials first (from the headers alone), then the rate limit, then the body parser, which every
 // resource's routes (mounted by start/front-doors.ts) rely on. A request without a valid credential is answered before a
 // byte of its body is read; the few routes open to strangers read theirs themselves, a few KB at most.
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer, type Server as HttpsServer } from 'node:https';
+import type { SecureContextOptions } from 'node:tls';
 import Koa from 'koa';
 import { Router } from '@koa/router';
 import type { Config } from '../config/config.ts';
@@ -55,6 +57,8 @@ export interface HttpDeps {
   rawBodies?: RegExp[];
   /** API latency by matched route (metrics/metrics.ts, issue 21). */
   metrics?: Metrics;
+  /** Host names the app answers to besides the configured ones: those the box holds a certificate for. */
+  alsoServes?: (host: string) => boolean;
 }
 
 /** A router for one resource's API routes, mounted under /api/v1 by `createHttpApp`. */
@@ -90,7 +94,7 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
   if (deps.metrics) app.use(deps.metrics.timeApi(API_PREFIX)); // metrics (issue 21): outside the envelope, sees the final status
   app.use(securityHeaders({ https: deps.config.publicUrl.startsWith('https:') }));
   app.use(errorEnvelope(deps.log));
-  app.use(hostCheck({ publicUrl: deps.config.publicUrl, allowed: deps.config.httpAllowedHosts }));
+  app.use(hostCheck({ publicUrl: deps.config.publicUrl, allowed: deps.config.httpAllowedHosts, alsoServes: deps.alsoServes }));
   app.use(async (ctx, next) => {
     if (!KNOWN_METHODS.has(ctx.method)) throw new ApiError(501, 'not_implemented', `The method ${ctx.method} is not implemented by this server`);
     await next();
@@ -170,11 +174,27 @@ function bySegment(routers: Router[], mount: (routers: Router[]) => Router, all:
   };
 }
 
-export function createHttpServer(app: Koa): Server {
+const LIMITS = { maxHeaderSize: 16 * 1024, requestTimeout: 120_000, headersTimeout: 30_000 };
+
+/** `first`: answers a request before the app if it returns true (ACME's HTTP-01 challenges, when they share the port). */
+export function createHttpServer(app: Koa, first?: (req: IncomingMessage, res: ServerResponse) => boolean): Server {
   const handle = app.callback();
-  const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 120_000, headersTimeout: 30_000 }, handle);
+  const serve = first ? (req: IncomingMessage, res: ServerResponse) => void (first(req, res) || handle(req, res)) : handle;
+  const server = createServer(LIMITS, serve);
   // Node would answer `Expect: 100-continue` with 100 before any middleware runs, inviting the body of a
   // request that is about to get a 401; the body parser sends the 100 once the caller is authenticated.
+  server.on('checkContinue', serve);
+  server.keepAliveTimeout = 5_000;
+  return server;
+}
+
+/**
+ * The same app over HTTPS, with the same limits. `tls` holds the default certificate and an
+ * SNICallback for the others; a renewed one is swapped in with the server's setSecureContext.
+ */
+export function createHttpsServer(app: Koa, tls: Pick<SecureContextOptions, 'key' | 'cert'> & { SNICallback?: (servername: string, cb: (err: Error | null, ctx?: import('node:tls').SecureContext) => void) => void }): HttpsServer {
+  const handle = app.callback();
+  const server = createTlsServer({ ...LIMITS, ...tls, minVersion: 'TLSv1.2' }, handle);
   server.on('checkContinue', handle);
   server.keepAliveTimeout = 5_000;
   return server;

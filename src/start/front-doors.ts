@@ -1,17 +1,19 @@
 // The box's front doors: the HTTP app with every resource's routes and pages, the SMTP MX and submission
-// listeners with their TLS certificate, and the live event stream. startApp builds them, then opens them in
-// order (SMTP, submission, HTTP) once the background work runs; a port that cannot be had is a StartupError.
+// listeners with their TLS certificate, the live event stream, the HTTPS listener and the
+// ACME challenge listener. startApp builds them, then opens them in order (SMTP, submission, ACME challenges,
+// HTTP, HTTPS) once the background work runs; a port that cannot be had is a StartupError.
 import type { AddressInfo, Server } from 'node:net';
 import type { App } from '../context.ts';
 import type { Config } from '../config/config.ts';
 import { StartupError } from '../errors.ts';
-import { createHttpApp, createHttpServer } from '../http/server.ts';
+import { createHttpApp, createHttpServer, createHttpsServer } from '../http/server.ts';
 import { RateLimiter } from '../http/rate-limit.ts';
 import type { Authenticator } from '../http/auth.ts';
 import { createMxServer } from '../smtp/mx.ts';
 import { Door } from '../smtp/door.ts';
 import { createSubmissionServer } from '../smtp/submission.ts';
-import { tlsCredentials } from '../smtp/certificate.ts';
+import { createChallengeServer } from '../acme/challenge.ts';
+import { createServedTls } from './certificates.ts';
 import { accountRoutes } from '../account/routes.ts';
 import { boxRoutes } from '../account/box-routes.ts';
 import { findKeyBySecret } from '../account/keys.ts';
@@ -40,11 +42,14 @@ const MiB = 1024 * 1024;
 
 export type FrontDoors = Awaited<ReturnType<typeof createFrontDoors>>;
 
-/** Where the box listens; `submission` null when MAILWRIGHT_SUBMISSION_PORT is 0 (off). */
+/** Where the box listens; `submission` null when MAILWRIGHT_SUBMISSION_PORT is 0 (off), `https` when https_port is. */
 export interface Listening {
   smtp: AddressInfo;
   submission: AddressInfo | null;
   http: AddressInfo;
+  https: AddressInfo | null;
+  /** The HTTP-01 challenge listener (acme = true, acme_http_port not 0 and not http_port). */
+  acmeHttp: AddressInfo | null;
 }
 
 /** Builds the front doors, listening on nothing yet. `healthy`: what /healthz answers, besides the store's health. */
@@ -61,8 +66,8 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
       return s && { kind: 'session', workspaceId: s.workspaceId, userId: s.userId, sessionId: s.id };
     },
   };
-  const tls = await tlsCredentials(config);
-  if (tls.notSaved) log.warn('could not keep the new self-signed TLS certificate; STARTTLS uses it from memory and the next start makes another', tls.notSaved);
+  const served = await createServedTls(app);
+  const tls = served.current();
   const httpApp = createHttpApp(
     {
       config,
@@ -77,21 +82,28 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
       // A draft's file is the request body itself, read by its route with its own caps.
       rawBodies: [/^\/api\/v1\/drafts\/[^/]+\/attachments$/],
       metrics,
+      alsoServes: served.serves,
     },
-    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { tlsCert: tls.cert.toString(), tryMode: opts.tryMode }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, work.resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, work.dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), spamRoutes(app), billingRoutes(app), boxRoutes(app)],
+    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { get tlsCert() { return served.current().cert.toString(); }, tlsState: served.state, tryMode: opts.tryMode }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, work.resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, work.dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), spamRoutes(app), billingRoutes(app), boxRoutes(app)],
     [forwardingPages(app), linkPages(app, work.linkVisits), billingPages(app), metricsPage(app), mtaStsPages(app), dashboardPages()],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.
   httpApp.on('error', (err) => health.observe(err));
-  const httpServer = createHttpServer(httpApp);
+  // Port 80 faces the Internet: challenges get their own listener unless the operator put the API there.
+  const { acme } = served;
+  const sharedPort = acme !== null && config.acmeHttpPort === config.httpPort;
+  const httpServer = createHttpServer(httpApp, sharedPort ? (req, res) => acme.challenges.answer(req, res) : undefined);
+  const acmeHttp = acme && config.acmeHttpPort !== 0 && !sharedPort ? createChallengeServer(acme.challenges, config.httpsPort) : null;
+  const httpsServer = config.httpsPort === 0 ? null : createHttpsServer(httpApp, { key: tls.key, cert: tls.cert, SNICallback: served.sni });
   const mx = createMxServer(app, tls, { analyzer: work.analyzer, writer: app.writer }, new Door(app, work.blocklists, work.doorDns));
   const submission = config.submissionPort === 0 ? null : createSubmissionServer(app, tls, work.analyzer);
-  return { eventStream, httpServer, mx, submission };
+  served.attach({ smtp: [mx, submission], https: httpsServer });
+  return { eventStream, httpServer, httpsServer, acmeHttp, served, mx, submission };
 }
 
 /** Opens SMTP, then submission, then HTTP (with the event stream), each one's close added to `opened`. */
 export async function openFrontDoors(config: Config, doors: FrontDoors, opened: Close[]): Promise<Listening> {
-  const { mx, submission, eventStream, httpServer } = doors;
+  const { mx, submission, eventStream, httpServer, httpsServer, acmeHttp, served } = doors;
   const smtp = await listen(mx.server, config.smtpHost, config.smtpPort, 'SMTP', 'MAILWRIGHT_SMTP_PORT');
   opened.push(() => new Promise<void>((resolve) => mx.close(() => resolve())));
   let submissionAddress: AddressInfo | null = null;
@@ -100,12 +112,29 @@ export async function openFrontDoors(config: Config, doors: FrontDoors, opened: 
     submissionAddress = await listen(submission.server, config.smtpHost, config.submissionPort, 'SMTP submission', 'MAILWRIGHT_SUBMISSION_PORT', 'MAILWRIGHT_SMTP_HOST');
     opened.push(() => new Promise<void>((resolve) => submission.close(() => resolve())));
   }
+  // On smtp_host: the CA and MTA-STS fetchers come from the Internet, as senders do (http_host is often loopback).
+  let acmeHttpAddress: AddressInfo | null = null;
+  if (acmeHttp) {
+    acmeHttpAddress = await listen(acmeHttp, config.smtpHost, config.acmeHttpPort, 'ACME HTTP-01 challenges', 'MAILWRIGHT_ACME_HTTP_PORT', 'MAILWRIGHT_SMTP_HOST');
+    opened.push(() => closeHttp(acmeHttp));
+  }
   eventStream.start();
   const http = await listen(httpServer, config.httpHost, config.httpPort, 'HTTP', 'MAILWRIGHT_HTTP_PORT');
   opened.push(() => closeHttp(httpServer));
   // Before the HTTP server closes: open event streams would hold it open.
   opened.push(async () => eventStream.stop());
-  return { smtp, submission: submissionAddress, http };
+  let https: AddressInfo | null = null;
+  if (httpsServer) {
+    https = await listen(httpsServer, config.smtpHost, config.httpsPort, 'HTTPS', 'MAILWRIGHT_HTTPS_PORT', 'MAILWRIGHT_SMTP_HOST');
+    opened.push(() => closeHttp(httpsServer));
+  }
+  // Orders what is missing or due once the challenge listener answers; stopped first, before the listeners close.
+  if (served.acme) {
+    served.acme.start();
+    const acme = served.acme;
+    opened.push(() => acme.stop());
+  }
+  return { smtp, submission: submissionAddress, http, https, acmeHttp: acmeHttpAddress };
 }
 
 function listen(server: Server, host: string, port: number, what: string, variable: string, hostVariable = variable.replace('PORT', 'HOST')): Promise<AddressInfo> {

@@ -24,7 +24,7 @@ export function Doctor({ state }: { state: Load<Health> }) {
         </button>
       </div>
       <p class="muted" style={{ margin: '0 0 8px', fontSize: '13px' }}>
-        What receivers look up before they trust this box's mail: its address and reverse DNS, and each domain's DKIM, SPF, bounce MX and DMARC records.
+        What receivers look up before they trust this box's mail: its address and reverse DNS, its ACME certificates when acme is on, and each domain's DKIM, SPF, bounce MX and DMARC records.
       </p>
       {state.error ? (
         <ErrorBox message={state.error} retry={state.reload} />

@@ -37,8 +37,19 @@ export interface Subscription {
   periodStart: string | null;
   periodEnd: string | null;
 }
+/** The certificate STARTTLS and HTTPS present (GET /account infrastructure.tls), and ACME's last error. */
+export interface TlsInfo {
+  subject: string;
+  issuer: string;
+  names: string[];
+  expiresAt: string;
+  selfSigned: boolean;
+  source: 'acme' | 'files' | 'self-signed' | null;
+  acme: { lastError: string | null; lastErrorAt: string | null; retryAt: string | null } | null;
+}
 export interface Account {
   usage: Usage;
+  infrastructure: { hostname: string; tls: TlsInfo | null };
   access: { tier: string; sendingPaused: boolean; pausedAt: string | null; pauseReason: string | null };
   reputation: Reputation;
   billing: { provider: 'manual' | 'stripe'; subscriptions: Subscription[] };

@@ -1,7 +1,7 @@
 // Overview: how the workspace stands this month and what needs attention. Usage against the held plans and
 // reputation (GET /account, with "Resume sending" when paused: cards.tsx), mail over 7/30/90 days (GET
-// /analytics, activity.tsx), the outbound queue (GET /queue) and doctor's DNS findings (GET /doctor,
-// health.tsx). Each part loads alone.
+// /analytics, activity.tsx), the outbound queue (GET /queue), the TLS certificate (GET /account, certificate.tsx)
+// and doctor's DNS findings (GET /doctor, health.tsx). Each part loads alone.
 import { api } from '../../api.ts';
 import { ErrorBox, Loading } from '../../components/feedback.tsx';
 import { bytes } from '../../components/format.tsx';
@@ -12,6 +12,7 @@ import type { Me } from '../../session.ts';
 import { Activity, WINDOWS } from './activity.tsx';
 import { PausedBanner, QueueCard, ReputationCard } from './cards.tsx';
 import { Doctor } from './health.tsx';
+import { CertificateCard } from './certificate.tsx';
 import { count, type Account, type Health, type QueueState } from './model.ts';
 import { UsageMeter } from './usage.tsx';
 
@@ -49,6 +50,7 @@ export function Overview(_: { me: Me }) {
           </>
         )}
         <QueueCard state={queue} />
+        {account.data && <CertificateCard tls={account.data.infrastructure.tls} hostname={account.data.infrastructure.hostname} />}
       </div>
       <Activity days={days} />
       <Doctor state={doctor} />
