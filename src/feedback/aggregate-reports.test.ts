@@ -5,6 +5,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request, seedWorkspace } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
+import fc from 'fast-check';
+import { pruneReceivedReports, REPORT_RETENTION_DAYS } from './aggregate-reports.ts';
 import { googleMessage, googleXml, gzipped, microsoftXml, multipartMessage, tlsReportJson, yahooXml, zipped, type Row } from '../testkit/aggregate-reports.ts';
 
 let s: InboundScene;
@@ -154,6 +156,40 @@ test("another workspace cannot read a domain's reports: 404 like an unknown doma
   const badTime = await api(`/domains/${shop.id}/dmarc-reports?after=yesterday`);
   assert.is(badTime.status, 400);
   assert.match(badTime.body.error.message, /after/);
+});
+
+test('one message to a report address and an inbox: the inbox gets it, the report is read', async () => {
+  const file = `google.com!shop.example!${BEGIN}!${END}.zip`;
+  const raw = googleMessage(DMARC, file, zipped('r.xml', googleXml({ domain: 'shop.example', reportId: 'both', begin: BEGIN, end: END, rows: [ours] })), 'shop.example', 'both');
+  const reply = await s.deliver(raw, { from: 'noreply-dmarc-support@google.com', to: [DMARC, s.inbox.address] });
+  assert.is(reply.code, 250, reply.text);
+  assert.match(reply.text, /queued as (?=.*dmarc_)(?=.*em_)/);
+  assert.is((await api(`/domains/${shop.id}/dmarc-reports`)).body.count, 4);
+});
+
+test('any text in any filter is a 200 or a 400, never a 5xx', async () => {
+  const params = fc.dictionary(
+    fc.constantFrom('after', 'before', 'source_ip', 'disposition', 'aligned', 'limit', 'offset', 'other'),
+    fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('2026-13-45', '-1', '::1', '1.2.3.4', 'true', 'reject', '2025-11-27T00:00:00Z', "' OR 1=1 --")),
+    { maxKeys: 4 },
+  );
+  await fc.assert(
+    fc.asyncProperty(fc.constantFrom('dmarc-reports', 'dmarc-reports/summary', 'tls-reports', 'rejected-reports'), params, async (path, query) => {
+      const r = await api(`/domains/${shop.id}/${path}?${new URLSearchParams(query as Record<string, string>)}`);
+      assert.ok(r.status === 200 || (r.status === 400 && r.body.error.code === 'validation_error'), `${path} ${JSON.stringify(query)}: ${r.status} ${JSON.stringify(r.body)}`);
+    }),
+    { numRuns: 60 },
+  );
+});
+
+test(`reports are pruned ${REPORT_RETENTION_DAYS} days after they arrived`, async () => {
+  const db = s.t.app.db;
+  assert.is(pruneReceivedReports(db, Date.now()), 0, 'nothing young is pruned');
+  const pruned = pruneReceivedReports(db, Date.now() + (REPORT_RETENTION_DAYS + 1) * 86_400_000);
+  assert.ok(pruned >= 6, `pruned ${pruned}`);
+  assert.is((await api(`/domains/${shop.id}/dmarc-reports`)).body.count, 0);
+  assert.is((await api(`/domains/${shop.id}/tls-reports`)).body.count, 0);
+  assert.is(db.prepare('SELECT count(*) FROM dmarc_report_rows').pluck().get(), 0, 'their rows went with them');
 });
 
 test.run();
