@@ -8,7 +8,7 @@ import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
 import { iso } from '../clock.ts';
 import { addDomainEvent, pruneDomainEvents } from '../domains/domain-events.ts';
-import { DMARC_FAILURE_THRESHOLD, failingSources, type ReportReading } from '../mail/received-report.ts';
+import { DMARC_FAILURE_THRESHOLD, failingSources, MAX_ANNOUNCED_PER_REPORT, type ReportReading } from '../mail/received-report.ts';
 import type { DmarcReport } from '../mail/dmarc-aggregate.ts';
 import type { TlsReport } from '../mail/tls-report.ts';
 
@@ -71,13 +71,19 @@ function storeDmarc(ctx: DbContext, to: ReportAddress, r: DmarcReport, ptrs: Rec
   return id;
 }
 
-/** domain.dmarc_failure for each source at or over the threshold that this domain has not announced before. */
+/**
+ * domain.dmarc_failure for each source at or over the threshold that this domain has not announced before, at
+ * most MAX_ANNOUNCED_PER_REPORT per report, most failing first.
+ */
 function announceFailures(db: Db, now: number, to: ReportAddress, k: { id: string; report: DmarcReport; ptrs: Record<string, string | null> }): void {
   const totals = new Map<string, number>();
   for (const row of k.report.rows) totals.set(row.sourceIp, (totals.get(row.sourceIp) ?? 0) + row.count);
   const first = db.prepare('INSERT OR IGNORE INTO dmarc_failing_sources (domain_id, source_ip, first_at) VALUES (?, ?, ?)');
+  let announced = 0;
   for (const [ip, failing] of failingSources(k.report)) {
+    if (announced >= MAX_ANNOUNCED_PER_REPORT) break;
     if (first.run(to.domainId, ip, now).changes === 0) continue;
+    announced++;
     addDomainEvent(db, now, {
       workspaceId: to.workspaceId,
       domainId: to.domainId,

@@ -98,6 +98,17 @@ test('a new source failing alignment in volume raises domain.dmarc_failure once,
   assert.equal(deliveries.body.data.map((d: { type: string; status: string }) => [d.type, d.status]), [['domain.dmarc_failure', 'delivered']]);
 });
 
+test('a report naming many failing sources announces the 20 with the most failing messages', async () => {
+  const before = hits.filter((h) => h.path === '/dmarc').length;
+  const rows: Row[] = Array.from({ length: 30 }, (_, i) => ({ ip: `192.0.2.${100 + i}`, count: 10 + i, dkim: 'fail', spf: 'fail' }));
+  await report('r-many', rows);
+  await eventually(() => hits.filter((h) => h.path === '/dmarc').length === before + 20 || undefined, 10_000, '20 deliveries');
+  await new Promise((r) => setTimeout(r, 1000));
+  const ips = hits.filter((h) => h.path === '/dmarc').slice(before).map((h) => JSON.parse(h.body).data.source.ip as string);
+  assert.is(ips.length, 20);
+  assert.equal(ips.sort(), rows.slice(10).map((r) => r.ip).sort(), 'the 20 biggest');
+});
+
 test('webhook subscriptions and stream filters accept the domain event type', async () => {
   const bad = await api('/webhooks', { body: { url: 'http://127.0.0.1:9/x', events: ['domain.nope'] } });
   assert.is(bad.status, 400);

@@ -6,7 +6,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { ReportRejected } from './report-files.ts';
 
 /** More rows than any real daily report has (Google's largest hold a few thousand); counted before parsing. */
-export const MAX_DMARC_ROWS = 50_000;
+export const MAX_DMARC_ROWS = 20_000;
 
 export interface DmarcRow {
   sourceIp: string;

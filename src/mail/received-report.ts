@@ -16,8 +16,12 @@ export type { ReportFormat } from './report-files.ts';
  * one report is announced by domain.dmarc_failure, once per domain and source: fewer is forwarding noise.
  */
 export const DMARC_FAILURE_THRESHOLD = 10;
-/** PTR lookups per report: the event names at most this many new failing sources' hosts. */
-const MAX_PTR_LOOKUPS = 20;
+/**
+ * At most this many sources are announced per report, most failing messages first (their PTR names looked up
+ * here): a report naming thousands of failing sources raises 20 events, not thousands; the rest are announced
+ * when a later report names them again.
+ */
+export const MAX_ANNOUNCED_PER_REPORT = 20;
 
 export type ReportReading =
   | { format: 'dmarc'; report: DmarcReport; ptrs: Record<string, string | null> }
@@ -38,16 +42,15 @@ export async function readReceivedReport(format: ReportFormat, parsed: Pick<Pars
   }
 }
 
-/** Messages failing alignment per source IP, for the sources at or over the threshold. */
+/** Messages failing alignment per source IP, for the sources at or over the threshold, most first. */
 export function failingSources(report: DmarcReport): Map<string, number> {
   const failing = new Map<string, number>();
   for (const r of report.rows) if (r.dkim !== 'pass' && r.spf !== 'pass') failing.set(r.sourceIp, (failing.get(r.sourceIp) ?? 0) + r.count);
-  for (const [ip, n] of failing) if (n < DMARC_FAILURE_THRESHOLD) failing.delete(ip);
-  return failing;
+  return new Map([...failing].filter(([, n]) => n >= DMARC_FAILURE_THRESHOLD).sort((a, b) => b[1] - a[1]));
 }
 
 async function ptrsOf(sources: Map<string, number>, dns: DnsLookup): Promise<Record<string, string | null>> {
-  const ips = [...sources.keys()].slice(0, MAX_PTR_LOOKUPS);
+  const ips = [...sources.keys()].slice(0, MAX_ANNOUNCED_PER_REPORT);
   const names = await Promise.all(ips.map((ip) => ptrOf(ip, dns)));
   return Object.fromEntries(ips.map((ip, i) => [ip, names[i]]));
 }
