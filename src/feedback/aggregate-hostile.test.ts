@@ -114,6 +114,15 @@ test("a report about another workspace's domain is kept aside, and that workspac
   assert.is((await keptAside(xmlMessage(xml))).reason, 'the report is about neighbour.example, not shop.example');
   assert.is((await api(`/domains/${created.body.id}/dmarc-reports`, other.key)).body.count, 0);
   assert.is((await api(`/domains/${created.body.id}/rejected-reports`, other.key)).body.count, 0);
+
+  // Sent to its own report address, the same report is the neighbour's (a pending domain takes reports too).
+  const theirs = 'dmarc-reports@bounces.neighbour.example';
+  const reply = await s.deliver(googleMessage(theirs, 'n.zip', zipped('n.xml', xml), 'neighbour.example', 'cross'), { from: 'noreply-dmarc-support@google.com', to: [theirs] });
+  assert.is(reply.code, 250, reply.text);
+  const listed = await api(`/domains/${created.body.id}/dmarc-reports`, other.key);
+  assert.equal(listed.body.data.map((r: { reportId: string }) => r.reportId), ['cross']);
+  assert.is((await api(`/domains/${shop.id}/dmarc-reports`)).body.count, 0, 'not the shop');
+  assert.is((await api(`/domains/${shop.id}/dmarc-reports/${listed.body.data[0].id}`)).status, 404, "another domain's report by id is a 404");
 });
 
 test('after all that the box is up and a good report is still read', async () => {
