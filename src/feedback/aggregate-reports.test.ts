@@ -127,10 +127,17 @@ test('a TLS report (application/tlsrpt+gzip) is kept with its policies, session 
   assert.equal(report.policies[0].mxHost, ['*.mail.shop.example']);
   assert.equal(report.policies[0].failures.map((f: { resultType: string; failedSessions: number }) => [f.resultType, f.failedSessions]), [['certificate-expired', 100], ['starttls-not-supported', 200], ['validation-failure', 3]]);
 
-  // A JSON report in the body itself (application/tlsrpt+json) is read too.
+  assert.is(report.authenticated, false, 'an unsigned report from an address without SPF for it');
+
+  // A JSON report (application/tlsrpt+json), signed by its sender whose DMARC passes: marked authenticated.
+  const signer = s.senderDomain('company-y.example');
   const json = tlsReportJson('shop.example', 'second-report').replace('Company-X', 'Company-Y');
-  await deliverReport(multipartMessage({ from: 'tlsrpt@company-y.example', to: TLS, subject: 'Report Domain: shop.example', file: 'report.json', contentType: 'application/tlsrpt+json', content: Buffer.from(json) }), TLS);
-  assert.is((await api(`/domains/${shop.id}/tls-reports`)).body.count, 2);
+  const signed = await signer.sign(multipartMessage({ from: 'tlsrpt@company-y.example', to: TLS, subject: 'Report Domain: shop.example', file: 'report.json', contentType: 'application/tlsrpt+json', content: Buffer.from(json) }));
+  const reply = await s.deliver(signed, { from: 'tlsrpt@company-y.example', to: [TLS] });
+  assert.is(reply.code, 250, reply.text);
+  const both = (await api(`/domains/${shop.id}/tls-reports`)).body;
+  assert.is(both.count, 2);
+  assert.equal(both.data.map((r: { orgName: string; authenticated: boolean }) => [r.orgName, r.authenticated]).sort(), [['Company-X', false], ['Company-Y', true]]);
 });
 
 test('report addresses: an unknown local part or domain is refused at RCPT, mail with no report at DATA', async () => {

@@ -25,6 +25,8 @@ export interface ReportAddress {
 export interface Sender {
   mailFrom: string;
   headerFrom: string;
+  /** The report's own mail passed DMARC: it comes from the organization it names, as far as mail can tell. */
+  authenticated: boolean;
 }
 
 /** Stores one reading for the domain whose address it came to; returns the id kept (report or rejection). */
@@ -34,7 +36,7 @@ export function storeAggregateReport(ctx: DbContext, to: ReportAddress, reading:
   const foreign = domains.find((d) => !covers(to.domain, d));
   // RFC 7489 7.1: a report about another domain is not this domain's to keep (it may be another workspace's).
   if (foreign) return keepAside(ctx, to, reading.format, from, `the report is about ${foreign}, not ${to.domain}`, 0);
-  return reading.format === 'dmarc' ? storeDmarc(ctx, to, reading.report, reading.ptrs) : storeTls(ctx, to, reading.report);
+  return reading.format === 'dmarc' ? storeDmarc(ctx, to, reading.report, reading.ptrs, from.authenticated) : storeTls(ctx, to, reading.report, from.authenticated);
 }
 
 const covers = (domain: string, name: string) => name === domain || name.endsWith(`.${domain}`);
@@ -48,7 +50,7 @@ function keepAside(ctx: DbContext, to: ReportAddress, format: string, from: Send
   return id;
 }
 
-function storeDmarc(ctx: DbContext, to: ReportAddress, r: DmarcReport, ptrs: Record<string, string | null>): string {
+function storeDmarc(ctx: DbContext, to: ReportAddress, r: DmarcReport, ptrs: Record<string, string | null>, authenticated: boolean): string {
   const { db } = ctx;
   const now = ctx.clock.now();
   const known = db.prepare('SELECT id FROM dmarc_reports WHERE domain_id = ? AND org_name = ? AND report_id = ?').pluck().get(to.domainId, r.orgName, r.reportId) as string | undefined;
@@ -57,9 +59,9 @@ function storeDmarc(ctx: DbContext, to: ReportAddress, r: DmarcReport, ptrs: Rec
   const messages = r.rows.reduce((n, row) => n + row.count, 0);
   const failed = r.rows.reduce((n, row) => n + (row.dkim !== 'pass' && row.spf !== 'pass' ? row.count : 0), 0);
   db.prepare(
-    `INSERT INTO dmarc_reports (id, workspace_id, domain_id, org_name, org_email, report_id, begin_at, end_at, policy, messages, failed, received_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(id, to.workspaceId, to.domainId, r.orgName, r.email, r.reportId, r.begin, r.end, JSON.stringify(r.policy), messages, failed, now);
+    `INSERT INTO dmarc_reports (id, workspace_id, domain_id, org_name, org_email, report_id, begin_at, end_at, policy, messages, failed, authenticated, received_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(id, to.workspaceId, to.domainId, r.orgName, r.email, r.reportId, r.begin, r.end, JSON.stringify(r.policy), messages, failed, authenticated ? 1 : 0, now);
   const insert = db.prepare(
     `INSERT INTO dmarc_report_rows (report_id, domain_id, source_ip, count, disposition, dkim, spf, header_from, envelope_from, auth, reasons)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -67,7 +69,7 @@ function storeDmarc(ctx: DbContext, to: ReportAddress, r: DmarcReport, ptrs: Rec
   for (const row of r.rows) {
     insert.run(id, to.domainId, row.sourceIp, row.count, row.disposition, row.dkim, row.spf, row.headerFrom, row.envelopeFrom, JSON.stringify(row.auth), JSON.stringify(row.reasons));
   }
-  announceFailures(db, now, to, { id, report: r, ptrs });
+  announceFailures(db, now, to, { id, report: r, ptrs, authenticated });
   return id;
 }
 
@@ -75,7 +77,7 @@ function storeDmarc(ctx: DbContext, to: ReportAddress, r: DmarcReport, ptrs: Rec
  * domain.dmarc_failure for each source at or over the threshold that this domain has not announced before, at
  * most MAX_ANNOUNCED_PER_REPORT per report, most failing first.
  */
-function announceFailures(db: Db, now: number, to: ReportAddress, k: { id: string; report: DmarcReport; ptrs: Record<string, string | null> }): void {
+function announceFailures(db: Db, now: number, to: ReportAddress, k: { id: string; report: DmarcReport; ptrs: Record<string, string | null>; authenticated: boolean }): void {
   const totals = new Map<string, number>();
   for (const row of k.report.rows) totals.set(row.sourceIp, (totals.get(row.sourceIp) ?? 0) + row.count);
   const first = db.prepare('INSERT OR IGNORE INTO dmarc_failing_sources (domain_id, source_ip, first_at) VALUES (?, ?, ?)');
@@ -94,13 +96,13 @@ function announceFailures(db: Db, now: number, to: ReportAddress, k: { id: strin
         messages: failing,
         totalMessages: totals.get(ip) ?? failing,
         threshold: DMARC_FAILURE_THRESHOLD,
-        report: { id: k.id, orgName: k.report.orgName, reportId: k.report.reportId, begin: iso(k.report.begin), end: iso(k.report.end) },
+        report: { id: k.id, orgName: k.report.orgName, reportId: k.report.reportId, begin: iso(k.report.begin), end: iso(k.report.end), authenticated: k.authenticated },
       },
     });
   }
 }
 
-function storeTls(ctx: DbContext, to: ReportAddress, r: TlsReport): string {
+function storeTls(ctx: DbContext, to: ReportAddress, r: TlsReport, authenticated: boolean): string {
   const { db } = ctx;
   const now = ctx.clock.now();
   const known = db.prepare('SELECT id FROM tls_reports WHERE domain_id = ? AND org_name = ? AND report_id = ?').pluck().get(to.domainId, r.orgName, r.reportId) as string | undefined;
@@ -109,9 +111,9 @@ function storeTls(ctx: DbContext, to: ReportAddress, r: TlsReport): string {
   const successful = r.policies.reduce((n, p) => n + p.successful, 0);
   const failed = r.policies.reduce((n, p) => n + p.failed, 0);
   db.prepare(
-    `INSERT INTO tls_reports (id, workspace_id, domain_id, org_name, contact, report_id, begin_at, end_at, successful, failed, policies, received_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(id, to.workspaceId, to.domainId, r.orgName, r.contact, r.reportId, r.begin, r.end, successful, failed, JSON.stringify(r.policies), now);
+    `INSERT INTO tls_reports (id, workspace_id, domain_id, org_name, contact, report_id, begin_at, end_at, successful, failed, policies, authenticated, received_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(id, to.workspaceId, to.domainId, r.orgName, r.contact, r.reportId, r.begin, r.end, successful, failed, JSON.stringify(r.policies), authenticated ? 1 : 0, now);
   return id;
 }
 

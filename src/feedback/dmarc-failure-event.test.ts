@@ -78,7 +78,7 @@ test('a new source failing alignment in volume raises domain.dmarc_failure once,
     messages: 42,
     totalMessages: 47,
     threshold: 10,
-    report: { id, orgName: 'google.com', reportId: 'r-1', begin: '2025-11-27T00:00:00.000Z', end: '2025-11-27T23:59:59.000Z' },
+    report: { id, orgName: 'google.com', reportId: 'r-1', begin: '2025-11-27T00:00:00.000Z', end: '2025-11-27T23:59:59.000Z', authenticated: false },
   });
   assert.ok(hit.headers['webhook-signature'], 'signed like every webhook');
   const [message] = await eventually(() => (stream.messages().length ? stream.messages() : undefined), 10_000, 'the stream message');

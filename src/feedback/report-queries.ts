@@ -31,6 +31,7 @@ interface ReportRow {
   policy: string;
   messages: number;
   failed: number;
+  authenticated: number;
   received_at: number;
 }
 
@@ -78,6 +79,7 @@ const presentReport = (r: ReportRow) => ({
   policy: JSON.parse(r.policy) as unknown,
   messages: r.messages,
   failed: r.failed,
+  authenticated: r.authenticated === 1,
   receivedAt: iso(r.received_at),
 });
 
@@ -170,6 +172,7 @@ interface TlsRow {
   successful: number;
   failed: number;
   policies: string;
+  authenticated: number;
   received_at: number;
 }
 
@@ -190,6 +193,7 @@ export function listTlsReports(db: Db, domainId: string, f: { after?: number; be
     successful: r.successful,
     failed: r.failed,
     policies: JSON.parse(r.policies) as unknown[],
+    authenticated: r.authenticated === 1,
     receivedAt: iso(r.received_at),
   }));
 }

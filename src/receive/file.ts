@@ -69,7 +69,7 @@ export function fileMessage(ctx: DbContext, job: ToFile): Filed {
       // A DMARC or TLS report read on the analyze workers: kept, or kept aside with the reason it was not.
       const reading = m.readings?.find((r) => r.format === target.format);
       const headerFrom = m.parsed.fromAll[0]?.address ?? '';
-      if (reading) filed.ids.push(storeAggregateReport(ctx, target, reading, { mailFrom: m.mailFrom, headerFrom }));
+      if (reading) filed.ids.push(storeAggregateReport(ctx, target, reading, { mailFrom: m.mailFrom, headerFrom, authenticated: m.verdicts.dmarc.result === 'pass' }));
       continue;
     }
     if (target.kind === 'unsubscribe') {

@@ -15,6 +15,7 @@ CREATE TABLE dmarc_reports (
   policy         TEXT NOT NULL,               -- JSON of policy_published: {domain, adkim, aspf, p, sp, pct}
   messages       INTEGER NOT NULL,            -- the sum of the rows' counts
   failed         INTEGER NOT NULL,            -- messages aligned on neither DKIM nor SPF
+  authenticated  INTEGER NOT NULL,            -- 1: the report's own mail passed DMARC (reports are not signed otherwise)
   received_at    INTEGER NOT NULL,
   -- RFC 7489 7.2.1.1: report_id is unique to the reporter: the same report sent twice is kept once.
   UNIQUE (domain_id, org_name, report_id)
@@ -50,6 +51,7 @@ CREATE TABLE tls_reports (
   successful     INTEGER NOT NULL,
   failed         INTEGER NOT NULL,
   policies       TEXT NOT NULL,               -- JSON: [{type, string, domain, mxHost, successful, failed, failures}]
+  authenticated  INTEGER NOT NULL,
   received_at    INTEGER NOT NULL,
   UNIQUE (domain_id, org_name, report_id)
 );
