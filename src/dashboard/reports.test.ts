@@ -79,6 +79,7 @@ test('the domain page has a TLS reports card and a DMARC card leading to who sen
   const report = await page.getByTestId('dmarc-report').first().innerText();
   assert.match(report, /google\.com/);
   assert.match(report, /5717107811868587391/);
+  assert.match(report, /sender unverified/, 'an unsigned report says so');
   assert.equal(errors, []);
 });
 

@@ -101,7 +101,7 @@ function Reports({ reports }: { reports: DmarcReport[] }) {
       {(r) => (
         <tr data-testid="dmarc-report">
           <td>
-            {r.orgName}
+            {r.orgName} {!r.authenticated && <span class="muted" title="The report's own mail did not pass DMARC: anyone could have sent it">(sender unverified)</span>}
             <div class="muted mono" style={{ fontSize: '12px' }}>{r.reportId}</div>
           </td>
           <td>

@@ -30,6 +30,8 @@ export interface DmarcReport {
   messages: number;
   failed: number;
   policy: { p: string };
+  /** The report's own mail passed DMARC. */
+  authenticated: boolean;
 }
 
 export interface TlsPolicy {
