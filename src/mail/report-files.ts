@@ -120,7 +120,7 @@ function unzipOne(content: Buffer): Buffer {
       problem ??= new ReportRejected('the zip file holds more than one file');
       return;
     }
-    file.ondata = (err, chunk, final) => {
+    file.ondata = (err, chunk) => {
       if (problem) return;
       if (err) {
         problem = new ReportRejected(`the zip file could not be read (${err.message})`);
@@ -133,7 +133,6 @@ function unzipOne(content: Buffer): Buffer {
         return;
       }
       chunks.push(chunk);
-      if (final) files = Math.max(files, 1);
     };
     file.start();
   });
