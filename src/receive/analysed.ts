@@ -8,6 +8,7 @@ import type { PackedMail } from '../mail/packing.ts';
 import type { AuthVerdicts } from './authenticate.ts';
 import type { PackedTokens } from '../filter/tokens.ts';
 import type { Signal } from '../filter/signals.ts';
+import type { ReportReading } from '../mail/received-report.ts';
 
 /** What filing needs of the analysis: the parsed fields, the verdicts and the message packed for storage. */
 export interface AnalysisParts {
@@ -23,6 +24,8 @@ export interface AnalysisParts {
    * listings of the message's links, rspamd's verdict when spam_filter is rspamd; absent counts as none.
    */
   evidence?: Signal[];
+  /** The reports read from a message to a report address (AnalyzeJob.reports), one per format asked for. */
+  readings?: ReportReading[];
 }
 
 /**

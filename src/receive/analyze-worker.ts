@@ -17,6 +17,7 @@ import { checkWithRspamd, rspamdSignal } from '../filter/rspamd.ts';
 import type { Signal } from '../filter/signals.ts';
 import { askLinks, MAX_LINK_DOMAINS } from './links.ts';
 import { messageTokens, packTokens, type PackedTokens } from '../filter/tokens.ts';
+import { readReceivedReport, type ReportFormat } from '../mail/received-report.ts';
 
 export interface AnalyzeJob {
   kind: 'analyze';
@@ -41,6 +42,8 @@ export interface AnalyzeJob {
   rspamd: { url: string; timeoutMs: number } | null;
   /** Make the content filter's tokens too (spam_filter = "builtin"). */
   tokens?: boolean;
+  /** The reports to read from the message: it was sent to the domain's DMARC or TLS report address. */
+  reports?: ReportFormat[];
 }
 
 /**
@@ -58,6 +61,8 @@ export interface StoredAnalysis {
   rspamdProblem?: string;
   /** Why the content filter's tokens could not be made (the message is filed without a content verdict). */
   tokenProblem?: string;
+  /** How many of the reports asked for (AnalyzeJob.reports) the message had no report for at all. */
+  reportsMissing?: number;
 }
 
 /** A submitted message, which needs no authentication: only mailparser's reading. */
@@ -107,10 +112,13 @@ serveJobs<AnalyzeJob | ParseJob | TokensJob, StoredAnalysis | ParsedMessage | Pa
   const { parsed, verdicts, unchecked } = analysis;
   const evidence = [...job.evidence, ...analysis.links, ...(rspamd?.ok ? [rspamdSignal(rspamd.value)] : [])];
   const filter = job.tokens ? tokensOf(parsed) : {};
-  const bytes = transferable(serializeAnalysis({ parsed, verdicts, stored: storing(analysis, raw, job), evidence, ...filter }));
+  // Read here, off the event loop and the writer: decompressing and parsing are the costly part of a report.
+  const readings = job.reports?.length ? await Promise.all(job.reports.map((f) => readReceivedReport(f, parsed, dns))) : undefined;
+  const reportsMissing = readings?.filter((r) => 'rejected' in r && r.notAReport).length;
+  const bytes = transferable(serializeAnalysis({ parsed, verdicts, stored: storing(analysis, raw, job), evidence, ...filter, ...(readings && { readings }) }));
   transfer.push(bytes.buffer);
   const rspamdProblem = rspamd && !rspamd.ok ? { rspamdProblem: rspamd.problem } : {};
-  return { result: { messageId: parsed.messageId, problem: parsed.problem, unchecked, analysis: bytes, tokenProblem: filter.tokenProblem, ...rspamdProblem } satisfies StoredAnalysis, transfer };
+  return { result: { messageId: parsed.messageId, problem: parsed.problem, unchecked, analysis: bytes, tokenProblem: filter.tokenProblem, reportsMissing, ...rspamdProblem } satisfies StoredAnalysis, transfer };
 });
 
 /** The content filter's tokens; a failure is reported, never fatal: the message is filed without a content verdict. */

@@ -17,6 +17,7 @@ import { storeReceivedEmail } from '../emails/store.ts';
 import { fileNewEmail } from '../labels/filing.ts';
 import { storeReport } from '../feedback/bounces.ts';
 import { findThread } from './threads.ts';
+import { storeAggregateReport } from '../feedback/aggregate-reports.ts';
 
 /** The envelope's part, and the analysis: parsed fields, verdicts, the message as stored (our trace fields, then
  * the bytes as received, packed by the analyze workers), the content filter's tokens and the door's evidence. */
@@ -62,6 +63,13 @@ export function fileMessage(ctx: DbContext, job: ToFile): Filed {
       // Acted on in the transaction that keeps it: the 250 says both are on disk, and our own fault is a 451.
       applyReport(ctx, { reportId, workspaceId: target.workspaceId, emailId: target.emailId, report: m.parsed.report });
       filed.ids.push(reportId);
+      continue;
+    }
+    if (target.kind === 'aggregate') {
+      // A DMARC or TLS report read on the analyze workers: kept, or kept aside with the reason it was not.
+      const reading = m.readings?.find((r) => r.format === target.format);
+      const headerFrom = m.parsed.fromAll[0]?.address ?? '';
+      if (reading) filed.ids.push(storeAggregateReport(ctx, target, reading, { mailFrom: m.mailFrom, headerFrom, authenticated: m.verdicts.dmarc.result === 'pass' }));
       continue;
     }
     if (target.kind === 'unsubscribe') {

@@ -56,13 +56,20 @@ export async function receive(app: App, workers: ReceiveWorkers, envelope: Envel
   const rcpt = envelope.recipients.map((r) => r.address);
   // The content filter's tokens are made there too (spam_filter = "builtin"); the writer scores them.
   const tokens = config.spamFilter === 'builtin';
-  const { messageId, problem, unchecked, analysis, rspamdProblem, tokenProblem } = await workers.analyzer
-    .analyze(data, { ip: envelope.ip, helo: envelope.helo, ptr: envelope.ptr, mailFrom: envelope.mailFrom, rcpt, hostname: config.hostname, trace: traceFields(app, envelope), alone: targets.some((t) => t.kind === 'report'), evidence: envelope.evidence, tokens }, { client })
+  // DMARC and TLS reports are read on the workers too (mail/received-report.ts), one reading per format.
+  const reports = [...new Set(targets.flatMap((t) => (t.kind === 'aggregate' ? [t.format] : [])))];
+  const { messageId, problem, unchecked, analysis, rspamdProblem, tokenProblem, reportsMissing } = await workers.analyzer
+    .analyze(data, { ip: envelope.ip, helo: envelope.helo, ptr: envelope.ptr, mailFrom: envelope.mailFrom, rcpt, hostname: config.hostname, trace: traceFields(app, envelope), alone: targets.some((t) => t.kind === 'report'), evidence: envelope.evidence, tokens, reports }, { client })
     .catch((err: unknown) => {
       // The sender gets 451 4.3.0 and tries again later; a warning, not an error of ours.
       if (err instanceof AnalysisTimeout) log.warn('message analysis ran past its budget: worker replaced, answered 451', { session: envelope.sessionId, ip: envelope.ip, client, bytes: data.length, budgetMs: config.analyzeTimeout });
       throw err;
     });
+  // Mail only to report addresses with nothing like a report in it is not a report: refused, nothing kept. A
+  // report that is there but unreadable is acknowledged and kept aside with its reason (file.ts).
+  if (reports.length && targets.every((t) => t.kind === 'aggregate') && reportsMissing === reports.length) {
+    throw new SmtpError(550, '5.6.0 Message refused: this address takes only DMARC aggregate reports and TLS reports, and none was found');
+  }
   if (problem) log.warn('received message stored unparsed in part', { session: envelope.sessionId, problem });
   // rspamd down never refuses or loses mail (issue 44): the message is filed without its verdict.
   if (rspamdProblem) log.warn('rspamd gave no verdict; the message is filed without it', { session: envelope.sessionId, problem: rspamdProblem });

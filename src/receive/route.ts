@@ -3,7 +3,8 @@
 // in such mail. Anything else is refused with the reply a user expects; a domain that is not ours is relaying
 // and always refused (never an open relay: `%`, `!`, quoted and source-routed forms never name an inbox,
 // whose local parts are dot-atoms). An inbox whose workspace has the envelope sender on its block list refuses
-// it here (filter/lists.ts): the sender learns at once, and nothing is stored.
+// it here (filter/lists.ts): the sender learns at once, and nothing is stored. The report addresses on a
+// return path (dns/records.ts: dmarc-reports@, tls-reports@) take reports for any domain row the box has.
 import type { Db } from '../db/open.ts';
 import { boxSecret } from '../db/box-secret.ts';
 import { SmtpError } from '../errors.ts';
@@ -13,11 +14,14 @@ import type { InboxRow } from '../inboxes/inboxes.ts';
 import { holderOf } from '../domains/claims.ts';
 import { sentEmailWorkspace } from '../emails/lookup.ts';
 import { matchSender } from '../filter/lists.ts';
+import { DMARC_REPORTS_LOCAL_PART, TLS_REPORTS_LOCAL_PART } from '../dns/records.ts';
+import type { ReportFormat } from '../mail/received-report.ts';
 
 export type Target =
   | { kind: 'inbox'; inbox: InboxRow & { domain_name: string } }
   | { kind: 'report'; emailId: string; workspaceId: string }
-  | { kind: 'unsubscribe'; token: string };
+  | { kind: 'unsubscribe'; token: string }
+  | { kind: 'aggregate'; format: ReportFormat; workspaceId: string; domainId: string; domain: string };
 
 /** The target of `address` for mail from `mailFrom` (the envelope sender), or an SmtpError with the RCPT reply. */
 export function routeRecipient(db: Db, address: string, mailFrom = ''): Target {
@@ -40,6 +44,8 @@ export function routeRecipient(db: Db, address: string, mailFrom = ''): Target {
   }
 
   if (db.prepare('SELECT 1 FROM domains WHERE return_path = ? LIMIT 1').get(domain)) {
+    const report = reportTarget(db, lower.slice(0, at), domain);
+    if (report) return report;
     const emailId = parseVerp(boxSecret(db), lower);
     const workspaceId = emailId && sentEmailWorkspace(db, emailId);
     if (emailId && workspaceId) return { kind: 'report', emailId, workspaceId };
@@ -52,6 +58,18 @@ export function routeRecipient(db: Db, address: string, mailFrom = ''): Target {
     throw new SmtpError(550, `5.1.1 <${address}>: Recipient address rejected: no such mailbox`);
   }
   throw new SmtpError(554, `5.7.1 <${address}>: Relay access denied`);
+}
+
+const REPORT_FORMATS: Record<string, ReportFormat> = { [DMARC_REPORTS_LOCAL_PART]: 'dmarc', [TLS_REPORTS_LOCAL_PART]: 'tls' };
+
+/** A report address on a return path: the domain row that holds the name (any status), or null. */
+function reportTarget(db: Db, local: string, returnPath: string): Target | null {
+  const format = REPORT_FORMATS[local];
+  if (!format) return null;
+  const rows = db.prepare('SELECT id, workspace_id, name FROM domains WHERE return_path = ?').all(returnPath) as Array<{ id: string; workspace_id: string; name: string }>;
+  const holder = rows.length ? holderOf(db, rows[0].name) : null;
+  const row = rows.find((r) => r.id === holder?.id) ?? rows.find((r) => r.workspace_id === holder?.workspace_id);
+  return row ? { kind: 'aggregate', format, workspaceId: row.workspace_id, domainId: row.id, domain: row.name } : null;
 }
 
 /**

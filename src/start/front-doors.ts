@@ -32,6 +32,7 @@ import { templateRoutes } from '../templates/routes.ts';
 import { forwardingPages, inboxRoutes } from '../inboxes/routes.ts';
 import { linkPages } from '../feedback/link-routes.ts';
 import { suppressionRoutes } from '../feedback/routes.ts';
+import { reportRoutes } from '../feedback/report-routes.ts';
 import { spamRoutes } from '../filter/routes.ts';
 import { billingRoutes } from '../billing/routes.ts';
 import { billingPages } from '../billing/page-routes.ts';
@@ -84,7 +85,7 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
       metrics,
       alsoServes: served.serves,
     },
-    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { get tlsCert() { return served.current().cert.toString(); }, tlsState: served.state, tryMode: opts.tryMode }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, work.resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, work.dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), spamRoutes(app), billingRoutes(app), boxRoutes(app)],
+    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { get tlsCert() { return served.current().cert.toString(); }, tlsState: served.state, tryMode: opts.tryMode }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, work.resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, work.dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), reportRoutes(app), spamRoutes(app), billingRoutes(app), boxRoutes(app)],
     [forwardingPages(app), linkPages(app, work.linkVisits), billingPages(app), metricsPage(app), mtaStsPages(app), dashboardPages()],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.

@@ -10,6 +10,7 @@ import { runRetention } from '../emails/retention.ts';
 import { purgeSessions } from '../account/sessions.ts';
 import { purgeAuthFailures } from '../account/login-throttle.ts';
 import { recordBoxDns } from '../account/overview.ts';
+import { pruneReceivedReports } from '../feedback/aggregate-reports.ts';
 
 /** `boxDns` false (mailwright try): the box's own name is never looked up. */
 export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () => Promise<void> {
@@ -31,7 +32,7 @@ export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () =>
     cron.schedule('41 * * * *', () => checkBoxDns()),
     cron.schedule('17 * * * *', () => {
       try {
-        const purged = { sessionsPurged: purgeSessions(db, clock), idempotencyKeysPurged: app.idempotency.purgeExpired(), authFailuresPurged: purgeAuthFailures(db, clock) };
+        const purged = { sessionsPurged: purgeSessions(db, clock), idempotencyKeysPurged: app.idempotency.purgeExpired(), authFailuresPurged: purgeAuthFailures(db, clock), reportsPurged: pruneReceivedReports(db, clock.now()) };
         housekeepingDisk.succeeded();
         log.info('housekeeping', purged);
       } catch (err) {

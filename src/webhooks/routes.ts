@@ -12,6 +12,7 @@ import { pageOf, parsePage } from '../http/pagination.ts';
 import { iso } from '../clock.ts';
 import { checkUrl, FetchRefused } from '../dns/safe-fetch.ts';
 import { EVENT_TYPES, webhookEventType } from '../emails/events.ts';
+import { DOMAIN_EVENT_TYPES } from '../domains/domain-events.ts';
 import { getInbox } from '../inboxes/inboxes.ts';
 import { createWebhook, deleteWebhook, listWebhooks, present, rotateSecret, ROTATION_OVERLAP_MS, updateWebhook, webhookById, type WebhookSettings } from './endpoints.ts';
 import { addTestDelivery, deliveryById, listDeliveries, presentDelivery, replay } from './outbox.ts';
@@ -20,7 +21,8 @@ import type { EventStream } from './stream.ts';
 import { StreamSlots, TooManyStreams } from './stream-slots.ts';
 import { clientKey } from '../dns/ip-ranges.ts';
 
-const TYPES = EVENT_TYPES.map(webhookEventType);
+// Email events, then the events about a domain (domain.dmarc_failure).
+const TYPES: string[] = [...EVENT_TYPES.map(webhookEventType), ...DOMAIN_EVENT_TYPES];
 const events = z
   .array(z.string().refine((t) => t === '*' || TYPES.includes(t), `must be "*" or one of ${TYPES.join(', ')}`))
   .min(1)

@@ -4,12 +4,16 @@
 // that reconnects catches up on its own, a slice of the sequence at a time, at the pace its socket takes, and a
 // live client that leaves too much unread is ended with a hint to reconnect, to catch up so. What one stream
 // holds is bounded: an event's message is made once for all streams and cut to MAX_MESSAGE_BYTES (a received
-// email's text can be megabytes: the message then leaves it out, and links.self fetches it).
+// email's text can be megabytes: the message then leaves it out, and links.self fetches it). Domain events
+// (domain.dmarc_failure) have a sequence of their own: they go to live clients as they are committed, with the
+// client's place in the email events as `id:` (so Last-Event-ID keeps its meaning), and are not replayed on
+// reconnect: webhooks are their durable path, and the domain's reports keep what they say.
 import { PassThrough } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { App } from '../context.ts';
 import { eventsAfter, eventsInOrder, newestSeq, seqBefore, webhookEventType, type EventOfWorkspace } from '../emails/events.ts';
 import { eventPayload, type Payload } from './payload.ts';
+import { domainEventsAfter, newestDomainEventSeq, type DomainEventRow } from '../domains/domain-events.ts';
 
 /** How far back a reconnecting client can catch up. */
 export const REPLAY_WINDOW_MS = 24 * 60 * 60_000;
@@ -46,6 +50,7 @@ interface Subscriber extends StreamFilter {
 export class EventStream {
   private readonly subscribers = new Set<Subscriber>();
   private polled = 0;
+  private domainPolled = 0;
   private timer: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
 
@@ -53,6 +58,7 @@ export class EventStream {
 
   start(): void {
     this.polled = newestSeq(this.app.db);
+    this.domainPolled = newestDomainEventSeq(this.app.db);
     this.timer = setInterval(() => this.poll(), POLL_MS);
     this.timer.unref();
     this.heartbeat = setInterval(() => {
@@ -120,7 +126,12 @@ export class EventStream {
       // No one to send to: skip ahead (a client catching up reads on to wherever this is).
       if (![...this.subscribers].some((s) => s.live)) {
         this.polled = newestSeq(this.app.db);
+        this.domainPolled = newestDomainEventSeq(this.app.db);
         return;
+      }
+      for (const e of domainEventsAfter(this.app.db, this.domainPolled, BATCH)) {
+        this.domainPolled = e.seq;
+        this.sendDomainEvent(e);
       }
       for (const e of eventsAfter(this.app.db, this.polled, BATCH)) {
         this.polled = e.seq;
@@ -134,6 +145,16 @@ export class EventStream {
       }
     } catch (err) {
       this.app.log.error('event stream: reading the events failed', { err });
+    }
+  }
+
+  /** A domain event to the live clients of its workspace that take its type; none limited to an inbox. */
+  private sendDomainEvent(e: DomainEventRow): void {
+    const message = `event: ${e.type}\ndata: ${e.payload}\n\n`;
+    for (const s of this.subscribers) {
+      if (!s.live || s.workspaceId !== e.workspace_id || s.inboxId || (s.types && !s.types.has(e.type))) continue;
+      if (s.out.writableLength <= MAX_UNREAD_BYTES) s.out.write(`id: ${s.cursor}\n${message}`);
+      else this.drop(s);
     }
   }
 

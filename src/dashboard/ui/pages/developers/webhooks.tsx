@@ -10,7 +10,7 @@ import { Modal } from '../../components/modal.tsx';
 import { Rows } from '../../components/table.tsx';
 import { navigate } from '../../router.ts';
 import type { DomainSummary } from '../domains/model.ts';
-import { EVENT_TYPES, small, type InboxRef, type Webhook } from './model.ts';
+import { DOMAIN_EVENT_TYPES, EVENT_TYPES, small, type InboxRef, type Webhook } from './model.ts';
 import { Intro, SecretOnce } from './parts.tsx';
 
 const eventsText = (events: string[]) => (events.includes('*') ? 'All events' : events.length <= 2 ? events.join(', ') : `${events.length} events`);
@@ -157,10 +157,10 @@ function WebhookForm({ onCreated }: { onCreated: (w: Webhook & { secret: string 
         </label>
         {!all && (
           <div style={{ display: 'grid', gridTemplateColumns: 'repeat(auto-fill, minmax(170px, 1fr))', gap: '4px 12px', marginTop: '8px' }}>
-            {EVENT_TYPES.map((t) => (
+            {[...EVENT_TYPES.map((t) => `email.${t}`), ...DOMAIN_EVENT_TYPES].map((t) => (
               <label class="row" style={{ gap: '8px', flexWrap: 'nowrap' }}>
-                <input type="checkbox" name="events" value={`email.${t}`} />
-                <span class="mono">email.{t}</span>
+                <input type="checkbox" name="events" value={t} />
+                <span class="mono">{t}</span>
               </label>
             ))}
           </div>

@@ -1,6 +1,6 @@
 // A domain's page: how sending stands, its DNS provider and receiving cards, what DNS answered, the records to
-// publish (records.tsx), inbound MX (inbound.tsx), MTA-STS (mta-sts.tsx), the sending options (options.tsx),
-// DKIM key rotation, delete.
+// publish (records.tsx), inbound MX (inbound.tsx), MTA-STS (mta-sts.tsx), the received DMARC and TLS reports
+// (reports-card.tsx), the sending options (options.tsx), DKIM key rotation, delete.
 import { api, qs } from '../../api.ts';
 import { useAction } from '../../components/action.ts';
 import { Badge, Empty, toast } from '../../components/feedback.tsx';
@@ -17,6 +17,7 @@ import { STATUS, type DnsIssue, type Domain, type Provider } from './model.ts';
 import { Options } from './options.tsx';
 import { ProviderCard } from './provider.tsx';
 import { Records } from './records.tsx';
+import { DmarcCard, TlsCard } from './reports-card.tsx';
 
 export function DomainPage({ id }: { id: string }) {
   const domain = useLoad(() => orGone(api<Domain>(`/domains/${id}`)), [id]);
@@ -80,6 +81,8 @@ export function DomainPage({ id }: { id: string }) {
           <ProviderCard domain={d} provider={provider} />
         )}
         <InboundCard domain={d} onChange={domain.reload} />
+        {!d.local && <DmarcCard domainId={d.id} />}
+        {!d.local && <TlsCard domainId={d.id} />}
       </div>
       {d.setup_status === 'checking' && (
         <p class="card" role="status" style={{ marginTop: 0 }}>

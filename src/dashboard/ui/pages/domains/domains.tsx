@@ -13,11 +13,13 @@ import { Icon } from '../../icons.tsx';
 import { navigate, useLocation } from '../../router.ts';
 import type { Me } from '../../session.ts';
 import { DomainPage } from './domain.tsx';
+import { DmarcPage } from './dmarc.tsx';
 import { STATUS, type Checks, type DomainSummary } from './model.ts';
 
 export function Domains(_: { me: Me }) {
   const { path } = useLocation();
-  const id = path.split('/')[2];
+  const [, , id, sub] = path.split('/');
+  if (id && sub === 'dmarc') return <DmarcPage key={id} id={id} />;
   return id ? <DomainPage key={id} id={id} /> : <DomainList />;
 }
 
