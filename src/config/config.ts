@@ -140,6 +140,10 @@ export interface Config {
   rspamdControllerUrl: string;
   /** The controller's password (its Password header); null when the box is one of the controller's secure_ip. */
   rspamdPassword: string | null;
+  /** A PEM file of CAs trusted besides the system's for outbound TLS (MTA-STS, policy fetches, TLS reports). */
+  tlsCaFile: string | null;
+  /** The port MTA-STS policies are fetched from: 443; other values are a test knob and need allow_private_delivery. */
+  mtaStsPort: number;
 }
 
 export type { DnsblZone, Plan, RelayMatch, RelayRule } from './values.ts';
@@ -251,6 +255,9 @@ export const KEYS = [
   spec('rspamd_url', 'rspamdUrl', (raw) => optionalUrl(['http:', 'https:'])(raw) ?? fail('must not be empty'), () => 'http://127.0.0.1:11333'),
   spec('rspamd_controller_url', 'rspamdControllerUrl', (raw) => optionalUrl(['http:', 'https:'])(raw) ?? fail('must not be empty'), () => 'http://127.0.0.1:11334'),
   spec('rspamd_password', 'rspamdPassword', (raw) => text(raw) || null, () => null),
+  // Transport security (outbound MTA-STS, DANE, TLS reports).
+  spec('tls_ca_file', 'tlsCaFile', readableFile, () => null),
+  spec('mta_sts_port', 'mtaStsPort', integer(1, 65535), () => 443),
 ] as const;
 
 export const envName = (key: string) => `MAILWRIGHT_${key.toUpperCase()}`;
@@ -334,6 +341,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { readFil
   for (const zone of result.dnsbl) zone.action ??= result.dnsblAction;
   if ((result.tlsCert === null) !== (result.tlsKey === null)) {
     throw new ConfigError('config: tls_cert (MAILWRIGHT_TLS_CERT) and tls_key (MAILWRIGHT_TLS_KEY) must be set together');
+  }
+  // RFC 8461 3.3 fetches policies on 443 only; another port is for tests and labs, which allow private delivery.
+  if (result.mtaStsPort !== 443 && !result.allowPrivateDelivery) {
+    throw new ConfigError('config: mta_sts_port (MAILWRIGHT_MTA_STS_PORT) other than 443 is a test knob: it needs allow_private_delivery');
   }
   return result;
 }
