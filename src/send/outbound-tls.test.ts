@@ -7,6 +7,8 @@ import * as assert from 'uvu/assert';
 import https from 'node:https';
 import { createHash, X509Certificate } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
+import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { startOutboundScene, eventually, type OutboundScene } from '../testkit/outbound.ts';
 import { startTestCa, type TestCa } from '../testkit/test-ca.ts';
@@ -33,6 +35,7 @@ let offset = 0;
 const clock = { now: () => Date.now() + offset };
 const policies = new Map<string, string>();
 const fetches: string[] = [];
+const posted: Array<{ type: string; body: Buffer }> = [];
 const peers: Record<string, Peer> = {};
 const closers: Array<() => Promise<void>> = [];
 let daneSpki: Buffer;
@@ -100,9 +103,18 @@ const counts = (domainName: string) =>
 
 test.before(async () => {
   ca = await startTestCa();
-  const policyCert = await ca.issue([...['enforce-ok', 'enforce-wrong', 'enforce-expired', 'enforce-plain', 'testing-wrong', 'notlisted', 'changes'].map((d) => `mta-sts.${d}.test`)]);
+  const policyCert = await ca.issue([...['enforce-ok', 'enforce-wrong', 'enforce-expired', 'enforce-plain', 'testing-wrong', 'notlisted', 'changes'].map((d) => `mta-sts.${d}.test`), 'rua.reports.test']);
   const policyServer = https.createServer({ key: policyCert.key, cert: policyCert.cert }, (req, res) => {
     const host = String(req.headers.host ?? '').replace(/:\d+$/, '');
+    if (req.method === 'POST') {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        posted.push({ type: String(req.headers['content-type']), body: Buffer.concat(chunks) });
+        res.writeHead(201).end();
+      });
+      return;
+    }
     fetches.push(host);
     const text = req.url === '/.well-known/mta-sts.txt' ? policies.get(host) : undefined;
     if (text === undefined) return void res.writeHead(404).end();
@@ -236,6 +248,47 @@ test('DANE 3 1 1: a matching key delivers whatever the name; a mismatch defers; 
   const unsigned = await outcome(await send('l@dane-unsigned.test'));
   assert.is(unsigned.type, 'delivered', 'TLSA records without the AD bit are not used');
   assert.equal(counts('dane-unsigned.test').map((c) => c.policy_type), ['no-policy-found']);
+});
+
+test('the daily TLS report reaches the rua by mail, DKIM-signed, and by HTTPS POST; no workspace sends it', async () => {
+  const port = Number(s.t.env.MAILWRIGHT_MTA_STS_PORT);
+  s.dns.set('_smtp._tls.enforce-wrong.test', 'TXT', [`v=TLSRPTv1; rua=mailto:tlsrpt@reports.test,https://rua.reports.test:${port}/tlsrpt`]);
+  s.dns.set('rua.reports.test', 'A', [POLICY_HOST]);
+  s.routeTo('reports.test');
+  const emails = () => s.t.app.db.prepare('SELECT count(*) FROM emails').pluck().get();
+  const emailsBefore = emails();
+
+  const run = await s.t.app.tlsReports!.run(clock.now() + 86_400_000);
+  assert.equal(run.sent.filter((r) => r.domain === 'enforce-wrong.test').map((r) => r.rua.split(':')[0]), ['mailto', 'https']);
+  const mail = await eventually(() => s.sink.messages.find((m) => m.rcptTo.includes('tlsrpt@reports.test')), 10_000, 'the report mail');
+  assert.is(mail.mailFrom, '', 'sent with the null sender');
+  const parsed = await simpleParser(mail.raw);
+  assert.is(parsed.headers.get('tls-report-domain'), 'enforce-wrong.test');
+  assert.is(parsed.headers.get('tls-report-submitter'), 'mailwright.test');
+  assert.match(parsed.subject ?? '', /^Report Domain: enforce-wrong\.test Submitter: mailwright\.test Report-ID: <.+@mx\.mailwright\.test>$/);
+  assert.match(mail.raw.toString('latin1'), /Content-Type: multipart\/report; report-type="tlsrpt";/);
+  const dkim = await s.dkim(mail.raw);
+  assert.equal([dkim.status, dkim.signingDomain], ['pass', 'mailwright.test']);
+  const attachment = parsed.attachments.find((a) => a.contentType === 'application/tlsrpt+gzip');
+  assert.ok(attachment, 'the gzipped report is attached');
+  assert.match(attachment!.filename ?? '', /^mailwright\.test!enforce-wrong\.test!\d+!\d+!\w+\.json\.gz$/);
+  const report = JSON.parse(gunzipSync(attachment!.content).toString('utf8'));
+  assert.is(report['organization-name'], 'mx.mailwright.test');
+  assert.match(report['date-range']['start-datetime'], /^\d{4}-\d\d-\d\dT00:00:00Z$/);
+  assert.equal(report.policies.length, 1);
+  const [policy] = report.policies;
+  assert.equal(policy.policy, { 'policy-type': 'sts', 'policy-string': ['version: STSv1', 'mode: enforce', 'mx: mx.wrong.test', 'max_age: 86400'], 'policy-domain': 'enforce-wrong.test', 'mx-host': ['mx.wrong.test'] });
+  assert.equal(policy.summary, { 'total-successful-session-count': 0, 'total-failure-session-count': 1 });
+  assert.equal(policy['failure-details'].map((f: Record<string, unknown>) => [f['result-type'], f['receiving-mx-hostname'], f['receiving-ip'], f['failed-session-count']]), [['certificate-host-mismatch', 'mx.wrong.test', WRONG, 1]]);
+
+  const post = posted.at(-1)!;
+  assert.is(post.type, 'application/tlsrpt+gzip');
+  assert.equal(JSON.parse(gunzipSync(post.body).toString('utf8')), report);
+  assert.equal(counts('enforce-wrong.test'), [], 'the reported day is forgotten');
+  assert.is(emails(), emailsBefore, 'the report is no email of any workspace');
+  // A domain that asks for no report has its counts dropped all the same.
+  assert.equal(counts('enforce-ok.test'), []);
+  assert.ok(run.skipped.some((r) => r.domain === 'enforce-ok.test' && r.reason === 'the domain publishes no TLS-RPT record'));
 });
 
 test.run();
