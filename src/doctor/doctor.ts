@@ -21,6 +21,7 @@ import { loadOrCreateSigningKey, publicKeyFromRecords, publicKeyRecord, SIGNING_
 import { KEY_HOST } from '../domains/connect.ts';
 import { certificateCheck, growthCheck, queueCheck, reachabilityChecks, storageCheck, webhookChecks, type Check } from './health.ts';
 import { outboundChecks } from './outbound.ts';
+import { outboundTlsChecks } from './outbound-tls.ts';
 
 interface Report {
   problems: number;
@@ -168,6 +169,7 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
   r.lines.push('', 'This box');
   report(r, [certificateCheck(config, Date.now()), queueCheck(db, Date.now()), storageCheck(config, db), growthCheck(db, config), ...webhookChecks(db)]);
   report(r, await outboundChecks(config, resolver));
+  report(r, await outboundTlsChecks(config, db, Date.now()));
   r.lines.push('', r.problems === 0 ? 'No problems found.' : `${r.problems} problem${r.problems === 1 ? '' : 's'} found.`);
   for (const line of r.lines) write(line);
   return r.problems === 0 ? 0 : 1;
