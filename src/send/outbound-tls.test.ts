@@ -21,6 +21,7 @@ const EXPIRED = '127.0.78.4';
 const PLAIN = '127.0.78.5';
 const DANE = '127.0.78.6';
 const OUTSIDER = '127.0.78.7';
+const DANE_TA = '127.0.78.8';
 
 interface Peer {
   received: Array<{ rcptTo: string[]; secure: boolean }>;
@@ -141,6 +142,9 @@ test.before(async () => {
   daneSpki = new X509Certificate(daneCert.cert).publicKey.export({ type: 'spki', format: 'der' });
   peers.dane = await startPeer(DANE, port, daneCert);
   peers.outsider = await startPeer(OUTSIDER, port, await ca.issue(['mx.outsider.test']));
+  // DANE-TA needs the anchor in the chain the server sends (RFC 7672 3.1.2): leaf and CA together.
+  const taLeaf = await ca.issue(['mx.dane-ta.test']);
+  peers.daneTa = await startPeer(DANE_TA, port, { key: taLeaf.key, cert: taLeaf.cert + ca.cert });
 });
 
 test.after(async () => {
@@ -220,6 +224,16 @@ test('a policy is fetched once per id; a new id fetches it again', async () => {
   assert.is(event.data.response, 'MTA-STS: no MX host of changes.test matches the policy (mx: mx.elsewhere.test)');
   assert.is(fetches.filter((h) => h === 'mta-sts.changes.test').length, 2);
   assert.is(s.t.app.db.prepare('SELECT policy_id FROM mta_sts_policies WHERE domain = ?').pluck().get('changes.test'), 'second');
+
+  // RFC 8461 5.1: a refresh that fails (the policy host answers 404) keeps the cached, unexpired policy.
+  domain('changes.test', [['mx.good.test', GOOD]], { id: 'third', text: enforce('mx.good.test') });
+  policies.delete('mta-sts.changes.test');
+  offset += 2 * 60_000;
+  const kept = await outcome(await send('j2@changes.test'));
+  assert.is(kept.type, 'delivery_delayed');
+  assert.is(kept.data.response, 'MTA-STS: no MX host of changes.test matches the policy (mx: mx.elsewhere.test)');
+  assert.is(fetches.filter((h) => h === 'mta-sts.changes.test').length, 3);
+  assert.is(s.t.app.db.prepare('SELECT policy_id FROM mta_sts_policies WHERE domain = ?').pluck().get('changes.test'), 'second');
 });
 
 test('DANE 3 1 1: a matching key delivers whatever the name; a mismatch defers; without AD the records are ignored', async () => {
@@ -248,6 +262,22 @@ test('DANE 3 1 1: a matching key delivers whatever the name; a mismatch defers; 
   const unsigned = await outcome(await send('l@dane-unsigned.test'));
   assert.is(unsigned.type, 'delivered', 'TLSA records without the AD bit are not used');
   assert.equal(counts('dane-unsigned.test').map((c) => c.policy_type), ['no-policy-found']);
+});
+
+test('DANE 2 1 1: a chain to the named trust anchor delivers when the certificate names the MX host, and defers when it does not', async () => {
+  const anchor = createHash('sha256').update(new X509Certificate(ca.cert).publicKey.export({ type: 'spki', format: 'der' })).digest();
+  for (const [name, host] of [['dane-ta.test', 'mx.dane-ta.test'], ['dane-ta-name.test', 'mx.dane-ta-name.test']] as const) {
+    domain(name, [[host, DANE_TA]]);
+    s.dns.set(`_25._tcp.${host}`, 'TLSA', [{ usage: 2, selector: 1, matchingType: 1, certificate: anchor }]);
+    s.dns.authenticate(host);
+  }
+  const ok = await outcome(await send('m@dane-ta.test'));
+  assert.is(ok.type, 'delivered', JSON.stringify(ok.data));
+  assert.equal(peers.daneTa!.received.map((r) => r.secure), [true]);
+  const misnamed = await outcome(await send('n@dane-ta-name.test'));
+  assert.is(misnamed.type, 'delivery_delayed');
+  assert.match(String(misnamed.data.response), /^DANE: certificate not valid for mx\.dane-ta-name\.test: /);
+  assert.is(peers.daneTa!.received.length, 1, 'nothing went to the misnamed host');
 });
 
 test('the daily TLS report reaches the rua by mail, DKIM-signed, and by HTTPS POST; no workspace sends it', async () => {
