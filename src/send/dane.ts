@@ -10,12 +10,16 @@ import { rawQuery } from '../dns/dnssec.ts';
 
 export type TlsaRecord = Pick<TlsaData, 'usage' | 'selector' | 'matchingType'> & { data: Buffer };
 
-/** `none`: no usable, authenticated TLSA records (opportunistic as before); `error`: a validated lookup failed. */
+/** `none`: no usable, authenticated TLSA records (opportunistic as before); `error`: the TLSA lookup of a secure host failed. */
 export type DaneLookup = { kind: 'none' } | { kind: 'dane'; records: TlsaRecord[] } | { kind: 'error'; reason: string };
 
 const USABLE = (r: TlsaRecord) => (r.usage === 2 || r.usage === 3) && (r.selector === 0 || r.selector === 1) && r.matchingType <= 2;
 
 export async function lookupTlsa(servers: string[], host: string, timeoutMs?: number): Promise<DaneLookup> {
+  // RFC 7672 2.2.2: TLSA records are looked for only when the host's address records are secure (AD). An
+  // unsigned zone (most of them) is never held to DANE, and a resolver that drops the question costs no mail.
+  const address = await rawQuery(servers, host, 'A', timeoutMs).catch(() => null);
+  if (!address?.authenticated) return { kind: 'none' };
   const name = `_25._tcp.${host}`;
   let answer;
   try {

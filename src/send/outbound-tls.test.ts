@@ -264,6 +264,18 @@ test('DANE 3 1 1: a matching key delivers whatever the name; a mismatch defers; 
   assert.equal(counts('dane-unsigned.test').map((c) => c.policy_type), ['no-policy-found']);
 });
 
+test('DANE: a failed TLSA lookup for a signed host defers without connecting (RFC 7672 2.2)', async () => {
+  domain('dane-fail.test', [['mx.dane-fail.test', DANE]]);
+  s.dns.authenticate('mx.dane-fail.test');
+  s.dns.fail('_25._tcp.mx.dane-fail.test', 'TLSA', 'SERVFAIL');
+  const connections = peers.dane!.connections;
+  const event = await outcome(await send('o@dane-fail.test'));
+  assert.is(event.type, 'delivery_delayed');
+  assert.is(event.data.response, 'DANE: TLSA lookup for _25._tcp.mx.dane-fail.test failed (SERVFAIL)');
+  assert.is(peers.dane!.connections, connections, 'the host was not tried');
+  assert.equal(counts('dane-fail.test').map((c) => [c.policy_type, c.result_type]), [['tlsa', 'dnssec-invalid']]);
+});
+
 test('DANE 2 1 1: a chain to the named trust anchor delivers when the certificate names the MX host, and defers when it does not', async () => {
   const anchor = createHash('sha256').update(new X509Certificate(ca.cert).publicKey.export({ type: 'spki', format: 'der' })).digest();
   for (const [name, host] of [['dane-ta.test', 'mx.dane-ta.test'], ['dane-ta-name.test', 'mx.dane-ta-name.test']] as const) {
