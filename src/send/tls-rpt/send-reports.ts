@@ -1,18 +1,20 @@
 // The daily TLS report (RFC 8460): every hour, each day before today (UTC) with sessions counted for a policy
 // domain whose `_smtp._tls` TXT asks for reports gets its report, by mail to `mailto:` (DKIM-signed, through the
 // box's own outbound transport, outside any workspace: no send, no quota, no events) and by POST to `https:`
-// (5.1, 5.2, 5.3). A day is forgotten once a rua took it, or when the domain asks for none; a report that
-// could not go out yet is tried again the next hour, until its counts are pruned after KEEP_DAYS.
+// (5.1, 5.2, 5.3). A day is forgotten once a rua took it, every rua refused it for good, or the domain asks for
+// none; a report that could not go out yet is tried again the next hour, until its counts are pruned after KEEP_DAYS.
 import tls from 'node:tls';
 import cron from 'node-cron';
 import type { App } from '../../context.ts';
 import { sign } from '../../mail/sign.ts';
 import { signingKey } from '../../domains/dkim-keys.ts';
-import { safeRequest } from '../../dns/safe-fetch.ts';
+import { FetchRefused, safeRequest } from '../../dns/safe-fetch.ts';
 import type { Transport } from '../deliver.ts';
 import { joinTxt, parseTlsRptRecord } from '../mta-sts/records.ts';
 import { dayCounts, forgetDay, pendingReports, pruneOld, utcDay } from './counts.ts';
 import { buildReport, reportMessage, type ReportInput } from './report.ts';
+
+type Outcome = { state: 'sent' } | { state: 'failed' | 'retry'; reason: string };
 
 const KEEP_DAYS = 3;
 /** The local part reports come from, at the box's hostname. */
@@ -82,17 +84,22 @@ export class TlsReports {
         rows: dayCounts(db, day, domain),
       };
       const report = buildReport(input);
-      let delivered = false;
+      // Forgotten once a rua took the report or every rua refused it for good; tried again next hour otherwise.
+      let retry = false;
+      let taken = false;
       for (const uri of rua) {
         const outcome = uri.toLowerCase().startsWith('mailto:') ? await this.mail(uri, report, input, signer, now) : await this.post(uri, report.gzip);
-        if (outcome === 'sent') {
-          delivered = true;
+        if (outcome.state === 'sent') {
+          taken = true;
           result.sent.push({ domain, day, rua: uri });
-        } else skip(`${uri}: ${outcome}`);
+        } else {
+          retry ||= outcome.state === 'retry';
+          skip(`${uri}: ${outcome.reason}`);
+        }
       }
-      if (delivered) await commit.runUnacknowledged(() => forgetDay(db, day, domain));
+      if (taken || !retry) await commit.runUnacknowledged(() => forgetDay(db, day, domain));
     }
-    if (result.sent.length || result.skipped.length) log.info('TLS reports', { sent: result.sent.length, skipped: result.skipped });
+    if (result.sent.length || result.skipped.length) log.info('TLS reports', { sent: result.sent.length, skipped: result.skipped.length, reasons: result.skipped.slice(0, 20) });
     return result;
   }
 
@@ -108,20 +115,20 @@ export class TlsReports {
     return row ? signingKey(this.app.db, row.workspace_id, row.id, row.name, false) : null;
   }
 
-  private async mail(uri: string, report: ReturnType<typeof buildReport>, input: ReportInput, key: ReturnType<TlsReports['signer']>, now: number): Promise<string> {
-    if (!key) return `not sent: no domain on the box covers the hostname ${this.app.config.hostname}, so there is no DKIM key to sign the report with (RFC 8460 3)`;
+  private async mail(uri: string, report: ReturnType<typeof buildReport>, input: ReportInput, key: ReturnType<TlsReports['signer']>, now: number): Promise<Outcome> {
+    if (!key) return { state: 'failed', reason: `not sent: no verified domain on the box covers the hostname ${this.app.config.hostname}, so there is no DKIM key to sign the report with (RFC 8460 3)` };
     const to = decodeURIComponent(uri.slice('mailto:'.length).split('?')[0]!).trim();
     const at = to.lastIndexOf('@');
-    if (at <= 0 || /[\s<>]/.test(to)) return `not sent: ${JSON.stringify(to)} is not an address`;
+    if (at <= 0 || /[\s<>]/.test(to)) return { state: 'failed', reason: `not sent: ${JSON.stringify(to)} is not an address` };
     const raw = await sign(reportMessage(report, { ...input, from: `${REPORT_SENDER}@${this.app.config.hostname}`, to, now }), key);
     const domain = to.slice(at + 1).toLowerCase();
     // The null sender: a report that bounces has nobody to tell, and must not make a bounce of its own.
     const [outcome] = await this.transport.deliver(domain, [{ id: report.reportId, envelopeFrom: '', recipients: [to], raw }], this.transport.relayFor(key.domain, domain));
-    if (outcome?.result === 'delivered') return 'sent';
-    return `${outcome?.result ?? 'deferred'}: ${outcome?.response ?? 'no outcome'}`;
+    if (outcome?.result === 'delivered') return { state: 'sent' };
+    return { state: outcome?.result === 'bounced' ? 'failed' : 'retry', reason: `${outcome?.result ?? 'deferred'}: ${outcome?.response ?? 'no outcome'}` };
   }
 
-  private async post(uri: string, gzip: Buffer): Promise<string> {
+  private async post(uri: string, gzip: Buffer): Promise<Outcome> {
     try {
       const res = await safeRequest(uri, { method: 'POST', headers: { 'content-type': 'application/tlsrpt+gzip', 'user-agent': 'Mailwright' }, body: gzip }, {
         resolver: this.app.dns,
@@ -129,9 +136,11 @@ export class TlsReports {
         timeoutMs: 30_000,
         ...(this.opts.tlsCa ? { ca: [...tls.rootCertificates, this.opts.tlsCa] } : {}),
       });
-      return res.status >= 200 && res.status < 300 ? 'sent' : `answered ${res.status}`;
+      if (res.status >= 200 && res.status < 300) return { state: 'sent' };
+      // A 4xx will say the same tomorrow; a 5xx may not (RFC 8460 5.2 leaves retries to the sender).
+      return { state: res.status >= 500 ? 'retry' : 'failed', reason: `answered ${res.status}` };
     } catch (err) {
-      return (err as Error).message;
+      return { state: err instanceof FetchRefused ? 'failed' : 'retry', reason: (err as Error).message };
     }
   }
 }
