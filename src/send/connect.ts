@@ -149,7 +149,12 @@ async function connect(opts: ConnectOptions, relay: Relay | null, target: Target
       Object.assign(session, tlsState(conn, host));
       if (requirement) {
         const refused = session.tlsError?.startsWith('STARTTLS refused: ') ? session.tlsError.slice('STARTTLS refused: '.length) : null;
-        const failure = judgeSession(requirement, conn.secure ? conn._socket : null, host, refused);
+        const plain = ignoreTLS
+          ? { type: 'validation-failure' as const, reason: `STARTTLS with ${host} [${address}] failed; the session went on in plaintext` }
+          : refused
+            ? { type: 'starttls-not-supported' as const, reason: `${host} refused STARTTLS: ${refused}` }
+            : null;
+        const failure = judgeSession(requirement, conn.secure ? conn._socket : null, host, plain);
         observe(failure);
         if (failure && requirement.mandatory) {
           // Only EHLO went over this session: close it unused, the message waits (never plaintext, never elsewhere).

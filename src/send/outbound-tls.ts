@@ -60,13 +60,16 @@ function withTls(target: Target, requirement: TlsRequirement): Target {
   return { ...target, tls: requirement, pool: requirement.mandatory ? `${target.pool ?? target.host}#${requirement.kind}` : target.pool };
 }
 
-/** Null when the session meets the requirement; else the failure in RFC 8460's words and ours. */
-export function judgeSession(req: TlsRequirement, socket: unknown, host: string, starttlsReply: string | null): { type: ResultType; reason: string } | null {
+/**
+ * Null when the session meets the requirement; else the failure in RFC 8460's words and ours. `plain` says why
+ * a session is not encrypted when it is not simply that STARTTLS was not offered (refused, or broken earlier).
+ */
+export function judgeSession(req: TlsRequirement, socket: unknown, host: string, plain: { type: ResultType; reason: string } | null): { type: ResultType; reason: string } | null {
   if (req.known) return req.known;
   const label = req.kind === 'dane' ? 'DANE' : 'MTA-STS';
   if (!(socket instanceof tls.TLSSocket) || !socket.encrypted) {
-    const reason = starttlsReply ? `${host} refused STARTTLS: ${starttlsReply}` : `${host} did not offer STARTTLS`;
-    return req.kind === 'none' ? null : { type: 'starttls-not-supported', reason: `${label}: ${reason}` };
+    const why = plain ?? { type: 'starttls-not-supported' as const, reason: `${host} did not offer STARTTLS` };
+    return req.kind === 'none' ? null : { type: why.type, reason: `${label}: ${why.reason}` };
   }
   if (req.kind === 'dane') {
     const why = daneMismatch(req.records ?? [], socket, host);
