@@ -7,12 +7,12 @@ import tls from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { SMTPError } from 'nodemailer/lib/smtp-connection';
 import type { Dial } from '../context.ts';
-import { NO_ANSWER, replyOf, type Failure } from './outcome.ts';
+import { NO_ANSWER, replyOf, type Failure, type TlsPolicyName } from './outcome.ts';
 import type { Session } from './pool.ts';
 import type { Relay } from './relays.ts';
 import type { Target } from './route.ts';
 import { judgeSession } from './outbound-tls.ts';
-import type { ResultType, TlsSessionResult } from './tls-requirement.ts';
+import type { ResultType, TlsRequirement, TlsSessionResult } from './tls-requirement.ts';
 
 export interface ConnectOptions {
   dial: Dial;
@@ -33,6 +33,8 @@ export interface ConnectOptions {
 const ENCRYPTION_NEEDED = '4.7.10';
 const CRYPTO_FAILURE = '4.7.5';
 const enhancedFor = (type: ResultType) => (type === 'starttls-not-supported' ? ENCRYPTION_NEEDED : CRYPTO_FAILURE);
+const POLICY_NAMES = { dane: 'dane', 'sts-enforce': 'mta-sts', 'sts-testing': 'mta-sts-testing', none: 'none' } as const;
+const policyName = (kind: TlsRequirement['kind'] | undefined): TlsPolicyName => (kind ? POLICY_NAMES[kind] : 'none');
 
 type Opened = { session: Session } | { failure: Failure; tlsBroke: boolean };
 
@@ -57,7 +59,7 @@ export async function openSession(opts: ConnectOptions, target: Target, relay: R
   if (known) {
     // Nothing this host could show would make it usable (a failed validated TLSA lookup): no connection at all.
     opts.observe?.({ domain: target.tls!.domain, policy: target.tls!.policy, failure: known, sendingIp: '', receivingMx: target.host, receivingIp: '' });
-    return { failure: { response: known.reason, code: null, enhanced: enhancedFor(known.type) } };
+    return { failure: { response: known.reason, code: null, enhanced: enhancedFor(known.type), tlsPolicy: policyName(target.tls!.kind) } };
   }
   for (const address of target.addresses) {
     const attempt = await connect(opts, relay, target, address, false);
@@ -74,7 +76,7 @@ export async function openSession(opts: ConnectOptions, target: Target, relay: R
     }
     last = plain.failure;
   }
-  return { failure: last };
+  return { failure: { ...last, tlsPolicy: last.tlsPolicy ?? (relay ? 'relay' : policyName(target.tls?.kind)) } };
 }
 
 async function connect(opts: ConnectOptions, relay: Relay | null, target: Target, address: string, ignoreTLS: boolean): Promise<Opened> {
@@ -112,7 +114,8 @@ async function connect(opts: ConnectOptions, relay: Relay | null, target: Target
     socketTimeout: opts.socketTimeoutMs,
     logger: false,
   });
-  const session: Session = { conn, host, tls: false, tlsVerified: false, tlsError: null, state: 'busy', dead: false, reused: false, idleTimer: null };
+  const tlsPolicy = relay ? 'relay' : policyName(requirement?.kind);
+  const session: Session = { conn, host, tls: false, tlsVerified: false, tlsError: null, tlsPolicy, state: 'busy', dead: false, reused: false, idleTimer: null };
   return new Promise((resolve) => {
     let settled = false;
     const succeed = () => {
@@ -134,7 +137,7 @@ async function connect(opts: ConnectOptions, relay: Relay | null, target: Target
           ? { type: 'starttls-not-supported', reason: `${label}: ${host} refused STARTTLS: ${err.response}` }
           : { type: 'validation-failure', reason: `${label}: STARTTLS with ${host} [${address}] failed: ${err.message}` };
         observe(failure);
-        return resolve({ failure: { response: failure.reason, code: null, enhanced: enhancedFor(failure.type) }, tlsBroke });
+        return resolve({ failure: { response: failure.reason, code: null, enhanced: enhancedFor(failure.type), tlsPolicy }, tlsBroke });
       }
       resolve({ failure: describe(host, address, err), tlsBroke });
     };
@@ -160,7 +163,7 @@ async function connect(opts: ConnectOptions, relay: Relay | null, target: Target
           // Only EHLO went over this session: close it unused, the message waits (never plaintext, never elsewhere).
           settled = true;
           conn.close();
-          return resolve({ failure: { response: failure.reason, code: null, enhanced: enhancedFor(failure.type) }, tlsBroke: false });
+          return resolve({ failure: { response: failure.reason, code: null, enhanced: enhancedFor(failure.type), tlsPolicy }, tlsBroke: false });
         }
       }
       if (!relay?.user) return succeed();

@@ -116,7 +116,7 @@ export class Deliverer implements Transport {
       if ('none' in plan) {
         // RFC 8461 4.1: in enforce mode a host the policy does not name is never tried.
         this.tlsChecks.observe({ domain, policy: plan.policy, failure: { type: 'validation-failure', reason: plan.none }, sendingIp: '', receivingMx: '', receivingIp: '' });
-        for (const w of queue) settle(w, undecided(w), noSession('deferred', { response: plan.none, code: null, enhanced: '4.7.5' }, null));
+        for (const w of queue) settle(w, undecided(w), noSession('deferred', { response: plan.none, code: null, enhanced: '4.7.5', tlsPolicy: 'mta-sts' }, null));
         return outcomes(works);
       }
       hosts = plan.hosts;

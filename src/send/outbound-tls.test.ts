@@ -158,6 +158,7 @@ test('enforce: a host with a valid certificate for its name gets the mail over T
   const id = await send('a@enforce-ok.test');
   const event = await outcome(id);
   assert.is(event.type, 'delivered', JSON.stringify(event.data));
+  assert.equal([event.data.tls, event.data.tlsVerified, event.data.tlsPolicy], [true, true, 'mta-sts']);
   assert.equal(peers.good!.received.map((r) => [r.rcptTo, r.secure]), [[['a@enforce-ok.test'], true]]);
   assert.equal(counts('enforce-ok.test'), [{ policy_type: 'sts', result_type: '', receiving_mx: '', count: 1 }]);
   const cached = s.t.app.db.prepare('SELECT policy_id, mode, mx FROM mta_sts_policies WHERE domain = ?').get('enforce-ok.test');
@@ -170,6 +171,7 @@ test('enforce: a certificate for another name defers with the reason, and nothin
   assert.is(event.type, 'delivery_delayed');
   assert.match(String(event.data.response), /^MTA-STS: certificate not valid for mx\.wrong\.test: /);
   assert.is(event.data.enhancedCode, '4.7.5');
+  assert.is(event.data.tlsPolicy, 'mta-sts');
   assert.is(peers.wrong!.mailFroms, 0, 'no MAIL FROM on the failed session');
   assert.equal(counts('enforce-wrong.test').map((c) => [c.result_type, c.receiving_mx]), [['certificate-host-mismatch', 'mx.wrong.test']]);
 });
@@ -198,6 +200,7 @@ test('testing: a wrong name still delivers, and the failure is counted', async (
   const before = peers.wrong!.received.length;
   const event = await outcome(await send('e@testing-wrong.test'));
   assert.is(event.type, 'delivered', JSON.stringify(event.data));
+  assert.equal([event.data.tlsVerified, event.data.tlsPolicy], [false, 'mta-sts-testing']);
   assert.is(peers.wrong!.received.length, before + 1);
   assert.equal(counts('testing-wrong.test').map((c) => [c.policy_type, c.result_type, c.count]), [['sts', 'certificate-host-mismatch', 1]]);
 });
@@ -250,6 +253,7 @@ test('DANE 3 1 1: a matching key delivers whatever the name; a mismatch defers; 
 
   const ok = await outcome(await send('j@dane-ok.test'));
   assert.is(ok.type, 'delivered', JSON.stringify(ok.data));
+  assert.is(ok.data.tlsPolicy, 'dane');
   assert.equal(counts('dane-ok.test').map((c) => [c.policy_type, c.result_type]), [['tlsa', '']]);
 
   const mailsBefore = peers.dane!.mailFroms;
@@ -261,6 +265,7 @@ test('DANE 3 1 1: a matching key delivers whatever the name; a mismatch defers; 
 
   const unsigned = await outcome(await send('l@dane-unsigned.test'));
   assert.is(unsigned.type, 'delivered', 'TLSA records without the AD bit are not used');
+  assert.is(unsigned.data.tlsPolicy, 'none');
   assert.equal(counts('dane-unsigned.test').map((c) => c.policy_type), ['no-policy-found']);
 });
 
