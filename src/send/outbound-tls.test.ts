@@ -104,7 +104,7 @@ const counts = (domainName: string) =>
 
 test.before(async () => {
   ca = await startTestCa();
-  const policyCert = await ca.issue([...['enforce-ok', 'enforce-wrong', 'enforce-expired', 'enforce-plain', 'testing-wrong', 'notlisted', 'changes'].map((d) => `mta-sts.${d}.test`), 'rua.reports.test']);
+  const policyCert = await ca.issue([...['enforce-ok', 'enforce-wrong', 'enforce-expired', 'enforce-plain', 'testing-wrong', 'notlisted', 'changes', 'nofetch'].map((d) => `mta-sts.${d}.test`), 'rua.reports.test']);
   const policyServer = https.createServer({ key: policyCert.key, cert: policyCert.cert }, (req, res) => {
     const host = String(req.headers.host ?? '').replace(/:\d+$/, '');
     if (req.method === 'POST') {
@@ -211,6 +211,15 @@ test('enforce: an MX host the policy does not name is never tried; the next one 
   assert.is(event.type, 'delivered');
   assert.is(event.data.mx, 'mx.good.test');
   assert.is(peers.outsider!.connections, 0, 'the host outside the policy saw no connection');
+});
+
+test('a policy announced but not served: delivery goes on as without one, and the fetch error is counted', async () => {
+  domain('nofetch.test', [['mx.good.test', GOOD]], { id: 'one', text: enforce('mx.good.test') });
+  policies.delete('mta-sts.nofetch.test');
+  const event = await outcome(await send('p@nofetch.test'));
+  assert.is(event.type, 'delivered', JSON.stringify(event.data));
+  assert.is(event.data.tlsPolicy, 'none');
+  assert.equal(counts('nofetch.test').map((c) => [c.policy_type, c.result_type]), [['sts', 'sts-policy-fetch-error']]);
 });
 
 test('a policy is fetched once per id; a new id fetches it again', async () => {

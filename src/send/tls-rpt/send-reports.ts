@@ -17,6 +17,8 @@ import { buildReport, reportMessage, type ReportInput } from './report.ts';
 type Outcome = { state: 'sent' } | { state: 'failed' | 'retry'; reason: string };
 
 const KEEP_DAYS = 3;
+/** A domain's DNS chooses where reports go: a few addresses, not a mailing list of strangers. */
+const MAX_RUA = 5;
 /** The local part reports come from, at the box's hostname. */
 export const REPORT_SENDER = 'tls-reports-noreply';
 
@@ -60,7 +62,7 @@ export class TlsReports {
       const skip = (reason: string) => result.skipped.push({ domain, day, reason });
       let rua: string[];
       try {
-        rua = parseTlsRptRecord(joinTxt(await this.app.dns.resolveTxt(`_smtp._tls.${domain}`)))?.rua ?? [];
+        rua = (parseTlsRptRecord(joinTxt(await this.app.dns.resolveTxt(`_smtp._tls.${domain}`)))?.rua ?? []).slice(0, MAX_RUA);
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code !== 'ENODATA' && code !== 'ENOTFOUND') {
