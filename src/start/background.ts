@@ -1,8 +1,9 @@
 // What the box does besides answering: the signing and analyze threads (with the door's DNS blocklists), the
-// delivery transport and the queue, signing at acceptance, scheduled sends, webhook deliveries, link visits,
-// labels applied to stored mail and the spam filter's training.
+// delivery transport (with MTA-STS, DANE and the daily TLS report) and the queue, signing at acceptance,
+// scheduled sends, webhook deliveries, link visits, labels applied to stored mail and the spam filter's training.
 // startApp builds them once the App is assembled, starts them once the store passed its check, and stops them
 // in reverse; closeThreads ends the threads and pooled connections, the writer's last.
+import { readFileSync } from 'node:fs';
 import type { App } from '../context.ts';
 import type { MemorySettings } from '../config/live.ts';
 import { errorCode, storageFault } from '../db/health.ts';
@@ -25,7 +26,6 @@ import { LinkVisits } from '../feedback/visits.ts';
 import { Trainer } from '../receive/trainer.ts';
 import { createTlsChecks } from '../send/tls-checks.ts';
 import { TlsReports } from '../send/tls-rpt/send-reports.ts';
-import { readFileSync } from 'node:fs';
 
 /** What app.ts's `opened` list holds: each undoes one thing start-up did. */
 export type Close = () => Promise<void>;
@@ -58,8 +58,9 @@ export function createBackground(app: App, memory: MemorySettings, opts: { local
   const deliverer: Transport = opts.localDomains
     ? new LocalOutbox(opts.localDomains, { host: ownAddress(config.smtpHost), port: config.smtpPort }, delivery)
     : new Deliverer({ ...delivery, relayUrl: config.relayUrl, relays: config.relays, tlsCa, tlsChecks: createTlsChecks(app, tlsCa) });
-  const tlsReports = new TlsReports(app, deliverer, { tlsCa });
-  app.tlsReports = tlsReports;
+  // Try mode has no outbound TLS to report on.
+  const tlsReports = opts.localDomains ? null : new TlsReports(app, deliverer, { tlsCa });
+  if (tlsReports) app.tlsReports = tlsReports;
   // One object the queue reads at every outcome, so a reload's retry_schedule and queue_lifetime apply at once.
   const retryPolicy = { schedule: config.retrySchedule, lifetimeMs: config.queueLifetime };
   const copies = new SignedCopies(app, signer);
@@ -96,8 +97,7 @@ export function startBackground(app: App, work: Background, opened: Close[]): vo
   opened.push(() => scheduler.stop());
   dispatcher.start();
   opened.push(() => dispatcher.stop());
-  // Try mode has no outbound TLS to report on.
-  if (!(work.deliverer instanceof LocalOutbox)) {
+  if (tlsReports) {
     tlsReports.start();
     opened.push(() => tlsReports.stop());
   }
