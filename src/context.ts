@@ -51,6 +51,11 @@ export interface App {
   scheduler: { wake(): void };
   /** Teaches the spam filter what owners corrected (receive/trainer.ts); wake() after a correction is committed. */
   spamTrainer?: { wake(): void };
+  /**
+   * The daily TLS report (send/tls-rpt/send-reports.ts); run() sends what is due now, `now` standing in for
+   * the clock (tests). Absent in try mode and where no app was assembled.
+   */
+  tlsReports?: { run(now?: number): Promise<{ sent: Array<{ domain: string; day: string; rua: string }>; skipped: Array<{ domain: string; day: string; reason: string }> }> };
   /** Whether free space under the data directory is below min_free_space_mb (db/free-space.ts). */
   disk?: { readonly low: boolean };
   /** Where POST /billing/checkout sends the owner to pay (or confirm). */

@@ -116,6 +116,16 @@ test('blocklists and rspamd: defaults, lists with a per-zone action, and refusal
   failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_RSPAMD_URL: 'tcp://127.0.0.1:11333' }, 'rspamd_url', 'http: or https:');
 });
 
+test('outbound TLS: tls_ca_file must be readable; mta_sts_port other than 443 needs allow_private_delivery', () => {
+  const d = loadConfig({ MAILWRIGHT_CONFIG: empty });
+  assert.equal([d.tlsCaFile, d.mtaStsPort], [null, 443]);
+  const pem = file('ca.pem', '-----BEGIN CERTIFICATE-----\n');
+  const lab = loadConfig({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_TLS_CA_FILE: pem, MAILWRIGHT_MTA_STS_PORT: '8443', MAILWRIGHT_ALLOW_PRIVATE_DELIVERY: 'true' });
+  assert.equal([lab.tlsCaFile, lab.mtaStsPort], [pem, 8443]);
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_TLS_CA_FILE: join(dir, 'missing.pem') }, 'tls_ca_file', 'MAILWRIGHT_TLS_CA_FILE', 'cannot read');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_MTA_STS_PORT: '8443' }, 'mta_sts_port', 'test knob', 'allow_private_delivery');
+});
+
 test('config/mailwright.example.toml documents every key and loads once uncommented', () => {
   const example = readFileSync(new URL('../../config/mailwright.example.toml', import.meta.url), 'utf8');
   // Top-level keys, and tables ([[relay]]) by their name: what follows a table header belongs to the table.

@@ -140,8 +140,6 @@ export interface Config {
   rspamdControllerUrl: string;
   /** The controller's password (its Password header); null when the box is one of the controller's secure_ip. */
   rspamdPassword: string | null;
-  /** Lab only (with allow_private_fetch): the port doctor and the domain page fetch MTA-STS policies from; senders always use 443. */
-  mtaStsCheckPort: number;
   /** Certificates by ACME (src/acme/) for the hostname and each ready domain's mta-sts.<domain>. */
   acme: boolean;
   /** The ACME server's directory URL; Let's Encrypt's production one unless set. */
@@ -154,6 +152,13 @@ export interface Config {
   acmeCaFile: string | null;
   /** The dashboard and API over HTTPS (on smtp_host) with the box's certificate; 0 = off. */
   httpsPort: number;
+  /** A PEM file of CAs trusted besides the system's for outbound TLS (MTA-STS, policy fetches, TLS reports). */
+  tlsCaFile: string | null;
+  /**
+   * The port MTA-STS policies are fetched from, by outbound delivery and by the checks of the box's own policies:
+   * 443 (RFC 8461 3.3); other values are a test knob and need allow_private_delivery.
+   */
+  mtaStsPort: number;
 }
 
 export type { DnsblZone, Plan, RelayMatch, RelayRule } from './values.ts';
@@ -265,7 +270,6 @@ export const KEYS = [
   spec('rspamd_url', 'rspamdUrl', (raw) => optionalUrl(['http:', 'https:'])(raw) ?? fail('must not be empty'), () => 'http://127.0.0.1:11333'),
   spec('rspamd_controller_url', 'rspamdControllerUrl', (raw) => optionalUrl(['http:', 'https:'])(raw) ?? fail('must not be empty'), () => 'http://127.0.0.1:11334'),
   spec('rspamd_password', 'rspamdPassword', (raw) => text(raw) || null, () => null),
-  spec('mta_sts_check_port', 'mtaStsCheckPort', integer(1, 65535), () => 443),
   // Certificates by ACME and the HTTPS listener.
   spec('acme', 'acme', boolean, () => false),
   spec('acme_directory', 'acmeDirectory', (raw) => optionalUrl(['https:'])(raw) ?? fail('must not be empty'), () => LETS_ENCRYPT_DIRECTORY),
@@ -273,6 +277,9 @@ export const KEYS = [
   spec('acme_http_port', 'acmeHttpPort', port, () => 80),
   spec('acme_ca_file', 'acmeCaFile', readableFile, () => null),
   spec('https_port', 'httpsPort', port, () => 0),
+  // Transport security (outbound MTA-STS, DANE, TLS reports).
+  spec('tls_ca_file', 'tlsCaFile', readableFile, () => null),
+  spec('mta_sts_port', 'mtaStsPort', integer(1, 65535), () => 443),
 ] as const;
 
 /** Let's Encrypt's production directory (RFC 8555 7.1.1); its staging one is https://acme-staging-v02.api.letsencrypt.org/directory. */
@@ -365,6 +372,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { readFil
   }
   if (result.httpsPort !== 0 && [result.httpPort, result.acmeHttpPort, result.smtpPort, result.submissionPort].includes(result.httpsPort)) {
     throw new ConfigError(`config: https_port (MAILWRIGHT_HTTPS_PORT) ${result.httpsPort} is already taken by http_port, acme_http_port, smtp_port or submission_port; pick another (443 is usual)`);
+  }
+  // RFC 8461 3.3 fetches policies on 443 only; another port is for tests and labs, which allow private delivery.
+  if (result.mtaStsPort !== 443 && !result.allowPrivateDelivery) {
+    throw new ConfigError('config: mta_sts_port (MAILWRIGHT_MTA_STS_PORT) other than 443 is a test knob: it needs allow_private_delivery');
   }
   return result;
 }

@@ -44,10 +44,8 @@ export const LIVE_KEYS: ReadonlySet<string> = new Set([
   'reputation_min_sent', 'reputation_bounce_at_risk', 'reputation_bounce_pause', 'reputation_complaint_at_risk', 'reputation_complaint_pause',
   // Read per request; the TLS files themselves are read again by every reload.
   'tls_cert', 'tls_key',
-  // Issue 44: read at every session (dnsbl) and every received message (uribl, rspamd), or every correction.
+  // Read at every session (dnsbl) and every received message (uribl, rspamd), or every correction.
   'dnsbl', 'dnsbl_action', 'uribl', 'rspamd_url', 'rspamd_controller_url', 'rspamd_password',
-  // Read at every check of an MTA-STS policy.
-  'mta_sts_check_port',
 ]);
 
 /** The keys (TOML names) whose values differ between two configurations. */

@@ -52,6 +52,23 @@ test('doctor is satisfied once the box has forward-confirmed DNS and every recor
   assert.is(res.code, 0, res.stdout);
 });
 
+test('doctor says whether the resolver validates DNSSEC, and counts cached MTA-STS policies', async () => {
+  const before = await runCli(['doctor'], env);
+  assert.match(before.stdout, /· the resolver does not validate DNSSEC \(answers come without the AD bit\): DANE is not checked/);
+  assert.match(before.stdout, /· MTA-STS: 0 recipient domain policies cached/);
+  assert.match(before.stdout, /· TLS reports are only posted to https: addresses: no verified domain on the box covers the hostname mx\.mailwright\.test/);
+  dns.authenticate('.');
+  t.app.db.prepare("INSERT INTO mta_sts_policies (domain, policy_id, mode, mx, max_age, policy_text, fetched_at, expires_at) VALUES ('peer.test', 'a1', 'enforce', '[\"mx.peer.test\"]', 86400, '', ?, ?)").run(Date.now(), Date.now() + 86_400_000);
+  try {
+    const after = await runCli(['doctor'], env);
+    assert.match(after.stdout, /✓ the resolver validates DNSSEC \(answers carry the AD bit\): DANE is checked/);
+    assert.match(after.stdout, /✓ MTA-STS: 1 recipient domain policy cached \(1 enforce, 0 expired\)/);
+  } finally {
+    dns.authenticate('.', false);
+    t.app.db.prepare("DELETE FROM mta_sts_policies").run();
+  }
+});
+
 test('doctor sees a stopped server and a PTR naming another host', async () => {
   dns.set('1.0.0.127.in-addr.arpa', 'PTR', ['vps-1234.provider.test']);
   const res = await runCli(['doctor'], { ...env, MAILWRIGHT_HTTP_PORT: '1', MAILWRIGHT_SMTP_PORT: '1' });

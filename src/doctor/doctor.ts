@@ -25,6 +25,7 @@ import { KEY_HOST } from '../domains/connect.ts';
 import { certificateCheck, growthCheck, queueCheck, reachabilityChecks, storageCheck, webhookChecks, type Check } from './health.ts';
 import { outboundChecks } from './outbound.ts';
 import { acmeChecks } from '../acme/report.ts';
+import { outboundTlsChecks } from './outbound-tls.ts';
 
 interface Report {
   problems: number;
@@ -110,7 +111,7 @@ function reportChecks(r: Report, checks: RecordCheck[], records: ReturnType<type
 
 // The CA store is Node's (NODE_EXTRA_CA_CERTS adds to it), as a sender's would be; the port is 443 outside a lab.
 async function reportMtaSts(config: Config, resolver: Resolver, row: DomainRow, r: Report): Promise<void> {
-  const checks = await checkMtaSts(resolver, { domain: row.name, hostname: config.hostname, mode: row.mta_sts_mode }, { resolver, allowPrivate: config.allowPrivateFetch, port: config.mtaStsCheckPort });
+  const checks = await checkMtaSts(resolver, { domain: row.name, hostname: config.hostname, mode: row.mta_sts_mode }, { resolver, allowPrivate: config.allowPrivateFetch, port: config.mtaStsPort });
   for (const f of transportFindings(row, config.hostname, checks)) {
     const label = `${f.record} ${f.label}`;
     if (f.state === 'verified') ok(r, label);
@@ -189,6 +190,7 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
   const served = acme.some((c) => c.name === config.hostname && c.issued) ? [] : [certificateCheck(config, Date.now())];
   report(r, [...served, ...acme, queueCheck(db, Date.now()), storageCheck(config, db), growthCheck(db, config), ...webhookChecks(db)]);
   report(r, await outboundChecks(config, resolver));
+  report(r, await outboundTlsChecks(config, db, Date.now()));
   r.lines.push('', r.problems === 0 ? 'No problems found.' : `${r.problems} problem${r.problems === 1 ? '' : 's'} found.`);
   for (const line of r.lines) write(line);
   return r.problems === 0 ? 0 : 1;

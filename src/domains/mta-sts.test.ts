@@ -65,7 +65,7 @@ test.before(async () => {
   frontPort = await freePort();
   t = await startTestApp({
     fetchCa: ca.cert,
-    env: { MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_ALLOW_PRIVATE_FETCH: 'true', MAILWRIGHT_MTA_STS_CHECK_PORT: String(frontPort) },
+    env: { MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_ALLOW_PRIVATE_FETCH: 'true', MAILWRIGHT_ALLOW_PRIVATE_DELIVERY: 'true', MAILWRIGHT_MTA_STS_PORT: String(frontPort) },
   });
   key = (await seedWorkspace(t)).key;
   const right = await ca.issue([`mta-sts.${DOMAIN}`]);

@@ -56,7 +56,7 @@ export const policyFetch = (app: Pick<App, 'dns' | 'config' | 'fetchCa'>, timeou
   resolver: app.dns,
   allowPrivate: app.config.allowPrivateFetch,
   ca: app.fetchCa,
-  port: app.config.mtaStsCheckPort,
+  port: app.config.mtaStsPort,
   ...(timeoutMs ? { timeoutMs } : {}),
 });
 

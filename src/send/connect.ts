@@ -1,16 +1,18 @@
 // Opening an SMTP session to one target: a socket from the injected dial, handed to nodemailer's SMTPConnection
 // as an open connection; greeting, EHLO, STARTTLS when offered (once more in plaintext if it breaks; required by a
-// [[relay]]), relay AUTH.
+// [[relay]], by DANE and by MTA-STS enforce, whose checks outbound-tls.ts makes before a session is used), relay AUTH.
 // It must not look names up, open a socket but through `dial`, or send mail (transact.ts does).
 import net from 'node:net';
 import tls from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { SMTPError } from 'nodemailer/lib/smtp-connection';
 import type { Dial } from '../context.ts';
-import { NO_ANSWER, replyOf, type Failure } from './outcome.ts';
+import { NO_ANSWER, replyOf, type Failure, type TlsPolicyName } from './outcome.ts';
 import type { Session } from './pool.ts';
 import type { Relay } from './relays.ts';
 import type { Target } from './route.ts';
+import { judgeSession } from './outbound-tls.ts';
+import type { ResultType, TlsRequirement, TlsSessionResult } from './tls-requirement.ts';
 
 export interface ConnectOptions {
   dial: Dial;
@@ -21,9 +23,18 @@ export interface ConnectOptions {
   connectTimeoutMs: number;
   /** Inactivity on an open session. */
   socketTimeoutMs: number;
-  /** Extra trusted CA for tlsVerified (tests only). */
+  /** tls_ca_file: a CA trusted besides the system's, for tlsVerified and MTA-STS (tests, a private CA). */
   tlsCa?: string;
+  /** Each session opened under a TLS requirement, for the TLS report. */
+  observe?: (session: TlsSessionResult) => void;
 }
+
+// RFC 3463 / RFC 5248: what a delivery deferred for its TLS requirement reports.
+const ENCRYPTION_NEEDED = '4.7.10';
+const CRYPTO_FAILURE = '4.7.5';
+const enhancedFor = (type: ResultType) => (type === 'starttls-not-supported' ? ENCRYPTION_NEEDED : CRYPTO_FAILURE);
+const POLICY_NAMES = { dane: 'dane', 'sts-enforce': 'mta-sts', 'sts-testing': 'mta-sts-testing', none: 'none' } as const;
+const policyName = (kind: TlsRequirement['kind'] | undefined): TlsPolicyName => (kind ? POLICY_NAMES[kind] : 'none');
 
 type Opened = { session: Session } | { failure: Failure; tlsBroke: boolean };
 
@@ -44,29 +55,41 @@ export const dialTcp: Dial = ({ host, port }, signal) =>
  */
 export async function openSession(opts: ConnectOptions, target: Target, relay: Relay | null = null): Promise<{ session: Session } | { failure: Failure }> {
   let last: Failure = { response: `${target.host} has no address to connect to`, code: null, enhanced: NO_ANSWER };
+  const known = target.tls?.mandatory ? target.tls.known : undefined;
+  if (known) {
+    // Nothing this host could show would make it usable (a failed validated TLSA lookup): no connection at all.
+    opts.observe?.({ domain: target.tls!.domain, policy: target.tls!.policy, failure: known, sendingIp: '', receivingMx: target.host, receivingIp: '' });
+    return { failure: { response: known.reason, code: null, enhanced: enhancedFor(known.type), tlsPolicy: policyName(target.tls!.kind) } };
+  }
   for (const address of target.addresses) {
-    const attempt = await connect(opts, relay, target.host, address, false);
+    const attempt = await connect(opts, relay, target, address, false);
     if ('session' in attempt) return attempt;
     last = attempt.failure;
     // DESIGN outbound TLS is Postfix's "may": TLS that breaks is no reason not to deliver. Not so with relay
-    // credentials, or a relay that requires TLS: nothing goes over a session an attacker may have downgraded.
-    if (!attempt.tlsBroke || relay?.user || relay?.requireTls) continue;
-    const plain = await connect(opts, relay, target.host, address, true);
+    // credentials, a relay that requires TLS, DANE or MTA-STS enforce: nothing goes over a session an attacker
+    // may have downgraded.
+    if (!attempt.tlsBroke || relay?.user || relay?.requireTls || target.tls?.mandatory) continue;
+    const plain = await connect(opts, relay, target, address, true);
     if ('session' in plain) {
       plain.session.tlsError = `STARTTLS failed: ${attempt.failure.response}`;
       return plain;
     }
     last = plain.failure;
   }
-  return { failure: last };
+  return { failure: { ...last, tlsPolicy: last.tlsPolicy ?? (relay ? 'relay' : policyName(target.tls?.kind)) } };
 }
 
-async function connect(opts: ConnectOptions, relay: Relay | null, host: string, address: string, ignoreTLS: boolean): Promise<Opened> {
+async function connect(opts: ConnectOptions, relay: Relay | null, target: Target, address: string, ignoreTLS: boolean): Promise<Opened> {
+  const host = target.host;
+  const requirement = target.tls;
   const port = relay ? relay.port : opts.port;
   const secure = relay?.secure ?? false;
   const started = performance.now();
   const dialed = await dialWithin(opts.dial, { host: address, port }, opts.connectTimeoutMs);
   if ('error' in dialed) return { failure: describe(host, address, dialed.error), tlsBroke: false };
+  const sendingIp = dialed.socket.localAddress ?? '';
+  const observe = (failure: { type: ResultType; reason: string } | null) =>
+    requirement && opts.observe?.({ domain: requirement.domain, policy: requirement.policy, failure, sendingIp, receivingMx: host, receivingIp: address });
   const conn = new SMTPConnection({
     // Already open: SMTPConnection connects nothing itself, and never looks a name up.
     connection: dialed.socket,
@@ -79,17 +102,20 @@ async function connect(opts: ConnectOptions, relay: Relay | null, host: string, 
     // A [[relay]] carries credentials and the operator asked for TLS: no STARTTLS, no mail (nodemailer then
     // turns opportunisticTLS off).
     requireTLS: relay?.requireTls ?? false,
-    opportunisticTLS: true,
+    // A STARTTLS that fails is an error where TLS is mandatory (outbound-tls.ts), not a reason to go on in plaintext.
+    opportunisticTLS: !requirement?.mandatory,
     // RFC 3207 / DESIGN: encrypt when we can, deliver when the certificate does not verify, record which. A
-    // [[relay]] verifies unless its tls_verify is false.
-    tls: { rejectUnauthorized: relay?.verifyTls ?? false, ...(opts.tlsCa ? { ca: opts.tlsCa } : {}) },
+    // [[relay]] verifies unless its tls_verify is false; DANE and MTA-STS are checked by judgeSession, which
+    // says why. tls_ca_file adds to the system's CAs.
+    tls: { rejectUnauthorized: relay?.verifyTls ?? false, ...(opts.tlsCa ? { ca: [...tls.rootCertificates, opts.tlsCa] } : {}) },
     // What dialing left of the budget; SMTPConnection ends the greeting and STARTTLS by the same deadline.
     connectionTimeout: Math.max(1, opts.connectTimeoutMs - (performance.now() - started)),
     greetingTimeout: opts.connectTimeoutMs,
     socketTimeout: opts.socketTimeoutMs,
     logger: false,
   });
-  const session: Session = { conn, host, tls: false, tlsVerified: false, tlsError: null, state: 'busy', dead: false, reused: false, idleTimer: null };
+  const tlsPolicy = relay ? 'relay' : policyName(requirement?.kind);
+  const session: Session = { conn, host, tls: false, tlsVerified: false, tlsError: null, tlsPolicy, state: 'busy', dead: false, reused: false, idleTimer: null };
   return new Promise((resolve) => {
     let settled = false;
     const succeed = () => {
@@ -104,6 +130,15 @@ async function connect(opts: ConnectOptions, relay: Relay | null, host: string, 
       // plaintext to fall back to.
       const tlsBroke = !secure && (conn.upgrading === true || err.code === 'ETLS');
       conn.close();
+      if (tlsBroke && requirement?.mandatory) {
+        const label = requirement.kind === 'dane' ? 'DANE' : 'MTA-STS';
+        const refused = typeof err.response === 'string' && /^[45]/.test(err.response);
+        const failure: { type: ResultType; reason: string } = refused
+          ? { type: 'starttls-not-supported', reason: `${label}: ${host} refused STARTTLS: ${err.response}` }
+          : { type: 'validation-failure', reason: `${label}: STARTTLS with ${host} [${address}] failed: ${err.message}` };
+        observe(failure);
+        return resolve({ failure: { response: failure.reason, code: null, enhanced: enhancedFor(failure.type), tlsPolicy }, tlsBroke });
+      }
       resolve({ failure: describe(host, address, err), tlsBroke });
     };
     // SMTPConnection emits 'error' for every failure; unheard, it would crash the process.
@@ -115,6 +150,22 @@ async function connect(opts: ConnectOptions, relay: Relay | null, host: string, 
     conn.connect((err) => {
       if (err) return fail(err);
       Object.assign(session, tlsState(conn, host));
+      if (requirement) {
+        const refused = session.tlsError?.startsWith('STARTTLS refused: ') ? session.tlsError.slice('STARTTLS refused: '.length) : null;
+        const plain = ignoreTLS
+          ? { type: 'validation-failure' as const, reason: `STARTTLS with ${host} [${address}] failed; the session went on in plaintext` }
+          : refused
+            ? { type: 'starttls-not-supported' as const, reason: `${host} refused STARTTLS: ${refused}` }
+            : null;
+        const failure = judgeSession(requirement, conn.secure ? conn._socket : null, host, plain);
+        observe(failure);
+        if (failure && requirement.mandatory) {
+          // Only EHLO went over this session: close it unused, the message waits (never plaintext, never elsewhere).
+          settled = true;
+          conn.close();
+          return resolve({ failure: { response: failure.reason, code: null, enhanced: enhancedFor(failure.type), tlsPolicy }, tlsBroke: false });
+        }
+      }
       if (!relay?.user) return succeed();
       if (!conn.allowsAuth) return succeed(); // no AUTH offered: send as Postfix does, unauthenticated
       conn.login({ user: relay.user, pass: relay.pass }, (loginErr) => {

@@ -1,5 +1,6 @@
 // One delivery attempt for a batch of messages to one destination (a domain's MX hosts, or the relay relays.ts
-// chose for them): its route (route.ts), then per host a fan-out
+// chose for them): its route (route.ts), the TLS each MX host must prove (outbound-tls.ts: DANE, MTA-STS; relays
+// bypass both, the operator chose them), then per host a fan-out
 // over up to maxConnectionsPerHost pooled sessions (pool.ts, connect.ts), one transaction each (transact.ts). It
 // must not retry later (the queue does), open a socket but through the injected dial, or throw for what a peer did.
 import type { Resolver } from 'node:dns/promises';
@@ -12,6 +13,7 @@ import type { RelayRule } from '../config/config.ts';
 import { relayFor, relaysFrom, type Relay, type Relays } from './relays.ts';
 import { Routes, type Target } from './route.ts';
 import { transact } from './transact.ts';
+import { planTls, type OutboundTlsChecks } from './outbound-tls.ts';
 
 export type { OutboundMessage, RecipientOutcome } from './outcome.ts';
 
@@ -38,8 +40,10 @@ export interface DelivererOptions {
   connectTimeoutMs?: number;
   /** Inactivity on an open session; default 10 min (RFC 5321 4.5.3.2.6 waits 10 min for the final reply). */
   socketTimeoutMs?: number;
-  /** Extra trusted CA for tlsVerified (tests only). */
+  /** tls_ca_file: a CA trusted besides the system's (tests, a private CA). */
   tlsCa?: string;
+  /** MTA-STS, DANE and the TLS report's counts; absent: STARTTLS as Postfix's "may", nothing checked or counted. */
+  tlsChecks?: OutboundTlsChecks;
 }
 
 /** What the queue delivers through: the Deliverer, or try mode's local outbox (local-outbox.ts). */
@@ -61,8 +65,10 @@ export class Deliverer implements Transport {
   private readonly connect: ConnectOptions;
   private readonly pool: ConnectionPool;
   private readonly maxConnections: number;
+  private readonly tlsChecks: OutboundTlsChecks | undefined;
 
   constructor(opts: DelivererOptions) {
+    this.tlsChecks = opts.tlsChecks;
     this.relays = relaysFrom(opts.relayUrl, opts.relays);
     this.routes = new Routes({ resolver: opts.resolver, clock: opts.clock, allowPrivate: opts.allowPrivate });
     this.connect = {
@@ -72,6 +78,7 @@ export class Deliverer implements Transport {
       connectTimeoutMs: opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       socketTimeoutMs: opts.socketTimeoutMs ?? DEFAULT_SOCKET_TIMEOUT_MS,
       tlsCa: opts.tlsCa,
+      observe: opts.tlsChecks ? (session) => opts.tlsChecks!.observe(session) : undefined,
     };
     this.maxConnections = Math.max(1, opts.maxConnectionsPerHost ?? DEFAULT_MAX_CONNECTIONS);
     this.pool = new ConnectionPool(this.maxConnections, opts.idleMs ?? DEFAULT_IDLE_MS);
@@ -103,8 +110,20 @@ export class Deliverer implements Transport {
       return outcomes(works);
     }
 
+    let hosts = route.hosts;
+    if (!relay && this.tlsChecks) {
+      const plan = await planTls(this.tlsChecks, domain, hosts);
+      if ('none' in plan) {
+        // RFC 8461 4.1: in enforce mode a host the policy does not name is never tried.
+        this.tlsChecks.observe({ domain, policy: plan.policy, failure: { type: 'validation-failure', reason: plan.none }, sendingIp: '', receivingMx: '', receivingIp: '' });
+        for (const w of queue) settle(w, undecided(w), noSession('deferred', { response: plan.none, code: null, enhanced: '4.7.5', tlsPolicy: 'mta-sts' }, null));
+        return outcomes(works);
+      }
+      hosts = plan.hosts;
+    }
+
     let last: { failure: Failure; host: string | null } = { failure: { response: 'no host to deliver to', code: null, enhanced: NO_ANSWER }, host: null };
-    for (const target of route.hosts) {
+    for (const target of hosts) {
       if (queue.length === 0) break;
       const left = await this.sendVia(target, relay, queue);
       queue = left.remaining;

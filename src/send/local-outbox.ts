@@ -18,6 +18,7 @@ const KEPT: Verdict = {
   tls: false,
   tlsVerified: false,
   tlsError: null,
+  tlsPolicy: 'none',
 };
 
 const within = (domain: string, parent: string) => domain === parent || domain.endsWith(`.${parent}`);

@@ -30,19 +30,29 @@ export interface RecipientOutcome {
   tlsVerified: boolean;
   /** Why TLS was not used although offered (STARTTLS failed or was refused), or why the certificate did not verify. */
   tlsError: string | null;
+  /** What the delivery's TLS was held to (send/outbound-tls.ts). */
+  tlsPolicy: TlsPolicyName;
 }
+
+/**
+ * `dane` (TLSA records under a validating resolver), `mta-sts` (a policy in enforce), `mta-sts-testing`, `none`
+ * (opportunistic STARTTLS, no policy found), `relay` (a relay carried it: neither is checked).
+ */
+export type TlsPolicyName = 'dane' | 'mta-sts' | 'mta-sts-testing' | 'none' | 'relay';
 
 /** Why a host, a session or a transaction failed, in outcome terms. */
 export interface Failure {
   response: string;
   code: number | null;
   enhanced: string | null;
+  /** The TLS policy that made a host fail (a deferral for MTA-STS or DANE); 'none' when absent. */
+  tlsPolicy?: TlsPolicyName;
 }
 
 export type Verdict = Omit<RecipientOutcome, 'messageId' | 'recipient'>;
 
 /** What a verdict reports about the session it came from (pool.ts's Session carries these). */
-export type SessionFacts = Pick<RecipientOutcome, 'tls' | 'tlsVerified' | 'tlsError'> & { host: string };
+export type SessionFacts = Pick<RecipientOutcome, 'tls' | 'tlsVerified' | 'tlsError' | 'tlsPolicy'> & { host: string };
 
 /** One message's place in the batch: recipients in order, each decided at most once. */
 export interface Work {
@@ -92,11 +102,13 @@ export function outcomes(works: Work[]): RecipientOutcome[] {
 }
 
 export function noSession(result: RecipientOutcome['result'], failure: Failure, mx: string | null): Verdict {
-  return { result, ...failure, mx, tls: false, tlsVerified: false, tlsError: null };
+  const { tlsPolicy, ...reply } = failure;
+  return { result, ...reply, mx, tls: false, tlsVerified: false, tlsError: null, tlsPolicy: tlsPolicy ?? 'none' };
 }
 
 export function fromSession(session: SessionFacts, result: RecipientOutcome['result'], failure: Failure): Verdict {
-  return { result, ...failure, mx: session.host, tls: session.tls, tlsVerified: session.tlsVerified, tlsError: session.tlsError };
+  const { tlsPolicy: _ignored, ...reply } = failure;
+  return { result, ...reply, mx: session.host, tls: session.tls, tlsVerified: session.tlsVerified, tlsError: session.tlsError, tlsPolicy: session.tlsPolicy };
 }
 
 /** 5xx is permanent, except 503: a confused session, not a refused message. Anything else waits. */

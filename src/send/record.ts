@@ -16,7 +16,7 @@ export type LocalFailure = Omit<RecipientOutcome, 'result'> & { result: 'failed'
 
 /** A recipient that was not sent: a permanent local failure ends it ('failed'); anything else waits like a deferral. */
 export function localFailure(row: Claimed, permanent: boolean, reason: string): LocalFailure {
-  return { messageId: row.email_id, recipient: row.recipient, result: permanent ? 'failed' : 'deferred', code: null, enhanced: null, response: reason, mx: null, tls: false, tlsVerified: false, tlsError: null };
+  return { messageId: row.email_id, recipient: row.recipient, result: permanent ? 'failed' : 'deferred', code: null, enhanced: null, response: reason, mx: null, tls: false, tlsVerified: false, tlsError: null, tlsPolicy: 'none' };
 }
 
 /** Records one outcome per claimed row (matched by email and recipient); a row without one is deferred. */
@@ -31,7 +31,7 @@ export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claime
     for (const row of rows) {
       const o = byRecipient.get(`${row.email_id}\n${row.recipient}`) ?? localFailure(row, false, 'no outcome was reported for this recipient');
       const attempts = row.attempts + 1;
-      const data = { code: o.code, enhancedCode: o.enhanced, response: o.response, mx: o.mx, tls: o.tls, tlsVerified: o.tlsVerified, ...(o.tlsError ? { tlsError: o.tlsError } : {}), attempt: attempts };
+      const data = { code: o.code, enhancedCode: o.enhanced, response: o.response, mx: o.mx, tls: o.tls, tlsVerified: o.tlsVerified, ...(o.tlsError ? { tlsError: o.tlsError } : {}), tlsPolicy: o.tlsPolicy, attempt: attempts };
       const event = (type: 'delivered' | 'bounced' | 'delivery_delayed' | 'failed', extra: Record<string, unknown> = {}) =>
         addEvent(db, clock, { workspaceId: row.workspace_id, emailId: row.email_id, type, recipient: row.recipient, data: { ...data, ...extra } });
       const finish = (state: string) => {

@@ -7,6 +7,7 @@ import type { Clock } from '../clock.ts';
 import { lookupHost, resolveMxRoute, type MxRoute } from '../dns/mx.ts';
 import { DNS_TROUBLE } from './outcome.ts';
 import type { Relay } from './relays.ts';
+import type { TlsRequirement } from './tls-requirement.ts';
 
 export interface Target {
   /** MX host name or relay host: pool key, SNI name and what outcomes report as `mx`. */
@@ -14,6 +15,8 @@ export interface Target {
   addresses: string[];
   /** A relay's pool key in place of the host: two relays may share a host, not credentials. */
   pool?: string;
+  /** What TLS must prove on this host (outbound-tls.ts); absent for relays and when nothing is checked. */
+  tls?: TlsRequirement;
 }
 
 export type Route = { kind: 'hosts'; hosts: Target[] } | { kind: 'permanent' | 'temporary'; code: string; reason: string };

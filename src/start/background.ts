@@ -1,8 +1,9 @@
 // What the box does besides answering: the signing and analyze threads (with the door's DNS blocklists), the
-// delivery transport and the queue, signing at acceptance, scheduled sends, webhook deliveries, link visits,
-// labels applied to stored mail and the spam filter's training.
+// delivery transport (with MTA-STS, DANE and the daily TLS report) and the queue, signing at acceptance,
+// scheduled sends, webhook deliveries, link visits, labels applied to stored mail and the spam filter's training.
 // startApp builds them once the App is assembled, starts them once the store passed its check, and stops them
 // in reverse; closeThreads ends the threads and pooled connections, the writer's last.
+import { readFileSync } from 'node:fs';
 import type { App } from '../context.ts';
 import type { MemorySettings } from '../config/live.ts';
 import { errorCode, storageFault } from '../db/health.ts';
@@ -23,6 +24,8 @@ import { Scheduler } from '../send/schedule.ts';
 import { WebhookDispatcher } from '../webhooks/deliver.ts';
 import { LinkVisits } from '../feedback/visits.ts';
 import { Trainer } from '../receive/trainer.ts';
+import { createTlsChecks } from '../send/tls-checks.ts';
+import { TlsReports } from '../send/tls-rpt/send-reports.ts';
 
 /** What app.ts's `opened` list holds: each undoes one thing start-up did. */
 export type Close = () => Promise<void>;
@@ -49,10 +52,15 @@ export function createBackground(app: App, memory: MemorySettings, opts: { local
   });
   const analyzer = new Analyzer(config, { size: memory.analyzeWorkers, links: linkListings(config, blocklists, log) });
   const delivery = { resolver: app.dns, dial: app.dial, clock, heloName: config.hostname, port: config.mtaPort, allowPrivate: config.allowPrivateDelivery, maxConnectionsPerHost: config.maxConnectionsPerMx };
-  // Try mode delivers to its own listener or keeps the mail (send/local-outbox.ts); a box delivers it.
+  const tlsCa = config.tlsCaFile ? readFileSync(config.tlsCaFile, 'utf8') : undefined;
+  // Try mode delivers to its own listener or keeps the mail (send/local-outbox.ts); a box delivers it, with
+  // MTA-STS, DANE and the TLS report's counts (send/outbound-tls.ts).
   const deliverer: Transport = opts.localDomains
     ? new LocalOutbox(opts.localDomains, { host: ownAddress(config.smtpHost), port: config.smtpPort }, delivery)
-    : new Deliverer({ ...delivery, relayUrl: config.relayUrl, relays: config.relays });
+    : new Deliverer({ ...delivery, relayUrl: config.relayUrl, relays: config.relays, tlsCa, tlsChecks: createTlsChecks(app, tlsCa) });
+  // Try mode has no outbound TLS to report on.
+  const tlsReports = opts.localDomains ? null : new TlsReports(app, deliverer, { tlsCa });
+  if (tlsReports) app.tlsReports = tlsReports;
   // One object the queue reads at every outcome, so a reload's retry_schedule and queue_lifetime apply at once.
   const retryPolicy = { schedule: config.retrySchedule, lifetimeMs: config.queueLifetime };
   const copies = new SignedCopies(app, signer);
@@ -69,12 +77,12 @@ export function createBackground(app: App, memory: MemorySettings, opts: { local
   const resorter = new Resorter(db, app.writer, clock, log, opts.resortBatch);
   const trainer = new Trainer(app, analyzer);
   app.spamTrainer = trainer;
-  return { signer, analyzer, doorDns, blocklists, deliverer, retryPolicy, queue, presigner, scheduler, dispatcher, linkVisits, resorter, trainer };
+  return { signer, analyzer, doorDns, blocklists, deliverer, retryPolicy, queue, presigner, scheduler, dispatcher, linkVisits, resorter, trainer, tlsReports };
 }
 
 /** Starts the background work, each part's stop added to `opened` as it starts. */
 export function startBackground(app: App, work: Background, opened: Close[]): void {
-  const { queue, presigner, resorter, scheduler, dispatcher, linkVisits, trainer } = work;
+  const { queue, presigner, resorter, scheduler, dispatcher, linkVisits, trainer, tlsReports } = work;
   queue.start();
   // A full-text backlog left by kill -9 or a power loss: the writer takes it a batch at a time between mail.
   if (hasBacklog(app.db)) indexBacklogNow(app, { all: false }).catch((err) => app.log.warn('could not index the full-text backlog yet', storageFault(err) === 'full' ? { code: errorCode(err) } : { err }));
@@ -89,6 +97,10 @@ export function startBackground(app: App, work: Background, opened: Close[]): vo
   opened.push(() => scheduler.stop());
   dispatcher.start();
   opened.push(() => dispatcher.stop());
+  if (tlsReports) {
+    tlsReports.start();
+    opened.push(() => tlsReports.stop());
+  }
   // Stopped after the HTTP listener (undone in reverse): its last count of repeated visits is written then.
   linkVisits.start();
   opened.push(() => linkVisits.stop());

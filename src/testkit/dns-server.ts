@@ -7,7 +7,7 @@ import net from 'node:net';
 import dnsPacket from 'dns-packet';
 import type { Answer, OptAnswer, Packet, SoaData } from 'dns-packet';
 
-export type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'NS' | 'SOA' | 'CNAME' | 'PTR';
+export type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'NS' | 'SOA' | 'CNAME' | 'PTR' | 'TLSA';
 
 export interface MxInput {
   preference: number;
@@ -24,6 +24,14 @@ export interface SoaInput {
   minimum?: number;
 }
 
+/** RFC 6698 2.1: certificate usage, selector, matching type and the association data. */
+export interface TlsaInput {
+  usage: number;
+  selector: number;
+  matchingType: number;
+  certificate: Buffer;
+}
+
 /** What `add`/`set` take for each type. A TXT string[] is ONE record made of several character-strings. */
 export interface RecordData {
   A: string;
@@ -34,6 +42,7 @@ export interface RecordData {
   SOA: SoaInput;
   CNAME: string;
   PTR: string;
+  TLSA: TlsaInput;
 }
 
 export type FailMode = 'SERVFAIL' | 'REFUSED' | 'timeout';
@@ -82,6 +91,8 @@ export class DnsServer {
   private readonly zone = new Map<string, Map<RecordType, Answer[]>>();
   private readonly failures = new Map<string, Map<string, FailMode>>();
   private readonly delays = new Map<string, number>();
+  /** Apexes whose answers carry the AD bit, as a validating resolver's would (RFC 4035 3.2.3). */
+  private readonly signed = new Set<string>();
   private readonly connections = new Set<net.Socket>();
   private readonly udp: dgram.Socket;
   private readonly tcp: net.Server;
@@ -168,6 +179,16 @@ export class DnsServer {
   slow(name: string, ms: number): this {
     if (ms > 0) this.delays.set(normalize(name), ms);
     else this.delays.delete(normalize(name));
+    return this;
+  }
+
+  /**
+   * Plays a validating resolver for this zone: answers for the apex and names under it carry the AD bit
+   * (`false` takes it away again). The kit signs nothing; the bit is what DNSSEC-aware clients read.
+   */
+  authenticate(apex: string, on = true): this {
+    if (on) this.signed.add(normalize(apex));
+    else this.signed.delete(normalize(apex));
     return this;
   }
 
@@ -272,7 +293,13 @@ export class DnsServer {
     if (mode) return { ...base, flags: rd | RCODE[mode] };
 
     const { rcode, answers, authorities } = this.lookup(question.name, question.type);
-    return { ...base, flags: dnsPacket.AUTHORITATIVE_ANSWER | rd | rcode, answers, authorities };
+    const ad = this.isSigned(key) ? dnsPacket.AUTHENTIC_DATA : 0;
+    return { ...base, flags: dnsPacket.AUTHORITATIVE_ANSWER | rd | ad | rcode, answers, authorities };
+  }
+
+  private isSigned(key: string): boolean {
+    for (let name: string | null = key; name !== null; name = parentOf(name)) if (this.signed.has(name)) return true;
+    return false;
   }
 
   private lookup(qname: string, qtype: string): { rcode: Rcode; answers: Answer[]; authorities: Answer[] } {
@@ -356,6 +383,13 @@ function toAnswer(name: string, input: RecordInput, ttl: number): Answer {
     }
     case 'TXT':
       return { ...base, type: 'TXT', data: characterStrings(input.data) };
+    case 'TLSA': {
+      const { usage, selector, matchingType, certificate } = input.data;
+      if (![usage, selector, matchingType].every((n) => Number.isInteger(n) && n >= 0 && n <= 255) || !Buffer.isBuffer(certificate)) {
+        throw new TypeError(`TLSA record for ${name} needs usage, selector and matching type 0..255 and a Buffer`);
+      }
+      return { ...base, type: 'TLSA', data: { usage, selector, matchingType, certificate } };
+    }
     case 'NS':
     case 'CNAME':
     case 'PTR':
