@@ -36,6 +36,8 @@ let offset = 0;
 const clock = { now: () => Date.now() + offset };
 const policies = new Map<string, string>();
 const fetches: string[] = [];
+/** The media type each policy host serves its policy as (text/plain unless set). */
+const mediaTypes = new Map<string, string>();
 const posted: Array<{ type: string; body: Buffer }> = [];
 const peers: Record<string, Peer> = {};
 const closers: Array<() => Promise<void>> = [];
@@ -104,7 +106,7 @@ const counts = (domainName: string) =>
 
 test.before(async () => {
   ca = await createTestCa();
-  const policyCert = await ca.issue([...['enforce-ok', 'enforce-wrong', 'enforce-expired', 'enforce-plain', 'testing-wrong', 'notlisted', 'changes', 'nofetch'].map((d) => `mta-sts.${d}.test`), 'rua.reports.test']);
+  const policyCert = await ca.issue([...['enforce-ok', 'enforce-wrong', 'enforce-expired', 'enforce-plain', 'testing-wrong', 'notlisted', 'changes', 'nofetch', 'html'].map((d) => `mta-sts.${d}.test`), 'rua.reports.test']);
   const policyServer = https.createServer({ key: policyCert.key, cert: policyCert.cert }, (req, res) => {
     const host = String(req.headers.host ?? '').replace(/:\d+$/, '');
     if (req.method === 'POST') {
@@ -119,7 +121,7 @@ test.before(async () => {
     fetches.push(host);
     const text = req.url === '/.well-known/mta-sts.txt' ? policies.get(host) : undefined;
     if (text === undefined) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': 'text/plain' }).end(text);
+    res.writeHead(200, { 'content-type': mediaTypes.get(host) ?? 'text/plain' }).end(text);
   });
   await new Promise<void>((resolve) => policyServer.listen(0, POLICY_HOST, () => resolve()));
   closers.push(() => new Promise<void>((resolve) => policyServer.close(() => resolve())));
@@ -220,6 +222,16 @@ test('a policy announced but not served: delivery goes on as without one, and th
   assert.is(event.type, 'delivered', JSON.stringify(event.data));
   assert.is(event.data.tlsPolicy, 'none');
   assert.equal(counts('nofetch.test').map((c) => [c.policy_type, c.result_type]), [['sts', 'sts-policy-fetch-error']]);
+});
+
+test('a policy served as another media type than text/plain is no policy (RFC 8461 3.2), and counted as invalid', async () => {
+  // An MX name of its own: a session pooled for another domain's mail would carry this one uncounted.
+  domain('html.test', [['mx.html.test', GOOD]], { id: 'one', text: enforce('mx.elsewhere.test') });
+  mediaTypes.set('mta-sts.html.test', 'text/html');
+  const event = await outcome(await send('q@html.test'));
+  assert.is(event.type, 'delivered', JSON.stringify(event.data));
+  assert.is(event.data.tlsPolicy, 'none');
+  assert.equal(counts('html.test').map((c) => [c.policy_type, c.result_type]), [['sts', 'sts-policy-invalid']]);
 });
 
 test('a policy is fetched once per id; a new id fetches it again', async () => {

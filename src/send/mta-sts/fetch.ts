@@ -38,6 +38,9 @@ export async function fetchPolicy(domain: string, opts: PolicyFetchOptions): Pro
     });
     // RFC 8461 3.3: "only ... HTTP 200 response"; anything else is no policy.
     if (res.status !== 200) return { ok: false, type: 'sts-policy-fetch-error', reason: `${url} answered ${res.status}` };
+    // RFC 8461 3.2: the policy is served as text/plain; a longer one than the cap is not read as a policy at all.
+    if (!/^text\/plain\s*(;|$)/i.test(res.contentType ?? '')) return { ok: false, type: 'sts-policy-invalid', reason: `${url} is served as ${res.contentType ?? 'no media type'}, not text/plain` };
+    if (res.truncated) return { ok: false, type: 'sts-policy-invalid', reason: `${url} is longer than ${MAX_POLICY_BYTES} bytes` };
     text = res.body.toString('utf8');
   } catch (err) {
     if (err instanceof FetchFailed && isCertificateError(err.code)) return { ok: false, type: 'sts-webpki-invalid', reason: err.message };
