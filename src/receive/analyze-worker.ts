@@ -18,6 +18,7 @@ import type { Signal } from '../filter/signals.ts';
 import { askLinks, MAX_LINK_DOMAINS } from './links.ts';
 import { messageTokens, packTokens, type PackedTokens } from '../filter/tokens.ts';
 import { readReceivedReport, type ReportFormat } from '../mail/received-report.ts';
+import { extractReply } from '../mail/reply.ts';
 
 export interface AnalyzeJob {
   kind: 'analyze';
@@ -115,7 +116,9 @@ serveJobs<AnalyzeJob | ParseJob | TokensJob, StoredAnalysis | ParsedMessage | Pa
   // Read here, off the event loop and the writer: decompressing and parsing are the costly part of a report.
   const readings = job.reports?.length ? await Promise.all(job.reports.map((f) => readReceivedReport(f, parsed, dns))) : undefined;
   const reportsMissing = readings?.filter((r) => 'rejected' in r && r.notAReport).length;
-  const bytes = transferable(serializeAnalysis({ parsed, verdicts, stored: storing(analysis, raw, job), evidence, ...filter, ...(readings && { readings }) }));
+  // Within the analysis's wall-clock budget, like the rest: the parser's regexes read text a stranger wrote.
+  const extractedText = extractReply(parsed.text);
+  const bytes = transferable(serializeAnalysis({ parsed, verdicts, stored: storing(analysis, raw, job), evidence, extractedText, ...filter, ...(readings && { readings }) }));
   transfer.push(bytes.buffer);
   const rspamdProblem = rspamd && !rspamd.ok ? { rspamdProblem: rspamd.problem } : {};
   return { result: { messageId: parsed.messageId, problem: parsed.problem, unchecked, analysis: bytes, tokenProblem: filter.tokenProblem, reportsMissing, ...rspamdProblem } satisfies StoredAnalysis, transfer };
