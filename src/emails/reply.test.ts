@@ -8,6 +8,7 @@ import { simpleParser, type AddressObject } from 'mailparser';
 import { eventually } from '../testkit/outbound.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { request, seedWorkspace } from '../testkit/app.ts';
+import { emailSummary } from '../webhooks/payload.ts';
 
 let s: InboundScene;
 
@@ -217,6 +218,9 @@ test('extractedText: the new text of Gmail, Outlook and Apple Mail replies, on t
     const row = list.data.find((e: { id: string }) => e.id === id);
     assert.ok(row, `${shape} is listed`);
     assert.is(row.extractedText, expected, `${shape} in the list`);
+    // What the email.received webhook and the live stream carry.
+    const workspaceId = s.t.app.db.prepare('SELECT workspace_id FROM emails WHERE id = ?').pluck().get(id) as string;
+    assert.is(emailSummary(s.t.app.db, s.t.app.config.publicUrl, workspaceId, id, true)?.extractedText, expected, `${shape} in the webhook`);
   }
   const out = (await api('/emails?direction=out&limit=1')).body.data[0];
   assert.is(out.extractedText, null, 'sent mail has none');
