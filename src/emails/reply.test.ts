@@ -9,6 +9,7 @@ import { eventually } from '../testkit/outbound.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { request, seedWorkspace } from '../testkit/app.ts';
 import { emailSummary } from '../webhooks/payload.ts';
+import { runRetention } from './retention.ts';
 
 let s: InboundScene;
 
@@ -68,12 +69,13 @@ test('reply: to the sender, from the inbox, Re: once, threading headers, the quo
   assert.equal([sent.direction, sent.inReplyTo, sent.inboxId === null, sent.extractedText], ['out', 'plans-2@sender.example', true, null]);
 });
 
-test('reply_all: To the Reply-To, Cc the other recipients less the inbox, html quoted in a blockquote, no Re: Re:', async () => {
+test('reply_all: To the Reply-To, Cc the other recipients less the inbox, html quoted in a blockquote, files, no Re: Re:', async () => {
   const id = await received(
     'From: Bob <bob@sender.example>\nReply-To: Team List <list@sender.example>\nTo: hello@in.example, dave@sender.example\nCc: carol@sender.example, HELLO@in.example\nSubject: RE: Budget\nMessage-ID: <budget@sender.example>',
     'The budget is <attached>.\n',
   );
-  const res = await api(`/emails/${id}/reply`, { body: { reply_all: true, html: '<p>Thanks &amp; noted.</p>', cc: ['erin@sender.example'], bcc: 'boss@sender.example' } });
+  const note = { filename: 'notes.txt', content: Buffer.from('my notes').toString('base64'), content_type: 'text/plain' };
+  const res = await api(`/emails/${id}/reply`, { body: { reply_all: true, html: '<p>Thanks &amp; noted.</p>', cc: ['erin@sender.example'], bcc: 'boss@sender.example', attachments: [note] } });
   assert.is(res.status, 200, JSON.stringify(res.body));
   const { m, parsed } = await delivered(res.body.id);
   assert.equal(addresses(parsed.to), ['list@sender.example']);
@@ -86,10 +88,11 @@ test('reply_all: To the Reply-To, Cc the other recipients less the inbox, html q
   assert.match(html, /<p>Thanks &amp; noted\.<\/p>/);
   assert.match(html, /<blockquote[^>]*>The budget is &lt;attached&gt;\./, 'the original is quoted, escaped');
   assert.match(html, /On .+, Bob &lt;bob@sender\.example&gt; wrote:/);
+  assert.equal(parsed.attachments.map((a) => [a.filename, a.content.toString()]), [['notes.txt', 'my notes']], 'the reply carries its own files only');
   assert.equal((await s.dkim(m.raw)).status, 'pass');
 });
 
-test('forward: to the given address, Fwd:, the forwarded block, the original files again, in the thread', async () => {
+test('forward: to the given address, Fwd:, the forwarded block, the original files again (after retention too), in the thread', async () => {
   const pdf = Buffer.from('%PDF-1.4 figures for the quarter\n');
   const id = await received(
     'From: Bob <bob@sender.example>\nTo: hello@in.example\nSubject: Figures\nMessage-ID: <figures@sender.example>\nDate: Sun, 29 Nov 2026 09:00:00 +0000\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="b1"',
@@ -112,6 +115,10 @@ test('forward: to the given address, Fwd:, the forwarded block, the original fil
   const thread = (await api(`/threads/${original.threadId}`)).body;
   assert.ok(thread.data.some((e: { id: string }) => e.id === res.body.id), 'the forward is in the thread');
 
+  // Retention dropped the original's raw bytes: its files are kept, so a forward still carries them.
+  const later = { ...s.t.app, clock: { now: () => Date.now() + 40 * 24 * 3600_000 } };
+  assert.ok((await runRetention(later, { mailDays: 0, rawDays: 10, eventsDays: 0 })).raw >= 1);
+  assert.equal((await api(`/emails/${id}/raw`)).body.error?.code, 'raw_expired');
   // Without a note: the block alone.
   const bare = await api(`/emails/${id}/forward`, { body: { to: 'gina@sender.example' } });
   assert.is(bare.status, 200, JSON.stringify(bare.body));
