@@ -174,6 +174,28 @@ test('errors: unknown or foreign email 404, bad bodies 400 naming the field, no 
   assert.is(count(), before, 'no email was sent');
 });
 
+test("a stranger's subject and names never break a header; no address to reply to is 409", async () => {
+  const subject = `=?utf-8?B?${Buffer.from('Line one\r\nBcc: everyone@sender.example').toString('base64')}?=`;
+  const name = `=?utf-8?B?${Buffer.from('Bob\nBcc: x@y').toString('base64')}?=`;
+  const id = await received(`From: ${name} <bob@sender.example>\nTo: hello@in.example\nSubject: ${subject}\nMessage-ID: <crlf@sender.example>`, 'Hi.\n');
+  const res = await api(`/emails/${id}/reply`, { body: { text: 'Hello.' } });
+  assert.is(res.status, 200, JSON.stringify(res.body));
+  const { m, parsed } = await delivered(res.body.id);
+  assert.is(parsed.subject, 'Re: Line one Bcc: everyone@sender.example');
+  assert.equal(m.rcptTo, ['bob@sender.example']);
+  const head = m.raw.toString('latin1').split('\r\n\r\n')[0];
+  assert.not.match(head, /^Bcc:/im, 'no header of the stranger\'s making');
+  assert.match(parsed.text ?? '', /, Bob Bcc: x@y <bob@sender\.example> wrote:\n/, 'the attribution on one line');
+
+  const reply = await s.deliver('From: undisclosed-recipients:;\nTo: hello@in.example\nSubject: Nobody\nMessage-ID: <nobody@sender.example>\n\nHi.\n', { from: '' });
+  const nobody = /queued as (em_\w+)/.exec(reply.text)?.[1];
+  assert.ok(nobody, `${reply.code} ${reply.text}`);
+  const refused = await api(`/emails/${nobody}/reply`, { body: { text: 'x' } });
+  assert.equal([refused.status, refused.body.error?.code], [409, 'no_reply_address'], JSON.stringify(refused.body));
+  const forwarded = await api(`/emails/${nobody}/forward`, { body: { to: 'kim@sender.example' } });
+  assert.is(forwarded.status, 200, 'a forward needs no address of the original');
+});
+
 const GMAIL = `Sounds good, see you Tuesday.
 
 Alice

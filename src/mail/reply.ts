@@ -43,7 +43,9 @@ export const replySubject = (subject: string) => (RE.test(subject) ? subject : `
 /** `Fwd: ` in front, once (Fw: and Fwd: count). */
 export const forwardSubject = (subject: string) => (FWD.test(subject) ? subject : `Fwd: ${subject}`);
 
-const person = (m: { name: string | null; address: string }) => (m.name ? `${m.name} <${m.address}>` : m.address);
+// A stranger's name or subject, decoded, may hold line breaks: one line here, as in the headers.
+const oneLine = (s: string) => s.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+const person = (m: { name: string | null; address: string }) => (m.name ? `${oneLine(m.name)} <${m.address}>` : m.address);
 // The date as RFC 5322 writes one (3.3), in UTC: the box does not know the reader's time zone.
 const dateOf = (ms: number) => new Date(ms).toUTCString().replace('GMT', '+0000');
 /** The original's text: its text part, or its HTML's words when it has none. */
@@ -76,7 +78,7 @@ const FORWARDED = '---------- Forwarded message ---------';
 const forwardedFields = (o: Original): Array<[string, string]> => [
   ['From', person(o.from)],
   ['Date', dateOf(o.date)],
-  ['Subject', o.subject],
+  ['Subject', oneLine(o.subject)],
   ['To', o.to.map(person).join(', ')],
 ];
 

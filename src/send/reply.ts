@@ -7,14 +7,22 @@ import { ApiError, notFound } from '../errors.ts';
 import { getEmail, type EmailRecord } from '../emails/mailbox.ts';
 import { emailFiles } from '../emails/lookup.ts';
 import { getInbox } from '../inboxes/inboxes.ts';
-import type { Mailbox } from '../mail/addresses.ts';
+import { checkAddress, type Mailbox } from '../mail/addresses.ts';
 import { htmlToText } from '../mail/compose.ts';
 import { escapeHtml } from '../pages/html.ts';
 import { forwardedHtml, forwardedText, forwardSubject, quotedHtml, quotedText, replySubject, type Original } from '../mail/reply.ts';
 import type { AnswerFields, SendRequest } from './request.ts';
 
 type Person = { name: string | null; address: string };
-const mailbox = (p: Person): Mailbox => (p.name ? { name: p.name, address: p.address } : { address: p.address });
+// Received mail's names and subject are what a stranger wrote, decoded: never a CR, LF or other control
+// character in a header of ours (compose would refuse the message in the queue, after the 200).
+const clean = (s: string) => s.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+const mailbox = (p: Person): Mailbox => {
+  const name = p.name ? clean(p.name) : '';
+  return name ? { name, address: p.address } : { address: p.address };
+};
+/** The people of the original the box can send to (an address a send would take), in the form a send has. */
+const sendable = (list: Person[]) => list.filter((m) => checkAddress(m.address).ok);
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /**
@@ -35,7 +43,7 @@ export function answerRequest(db: Db, workspaceId: string, id: string, kind: 're
     // The original's files go again, as they were kept (retention drops raw bytes early, never files).
     const attachments = [...emailFiles(db, workspaceId, original.id), ...req.attachments];
     const html = givenHtml !== undefined || original.html ? { html: forwardedHtml(noteHtml, o) } : {};
-    return { ...base, subject: forwardSubject(original.subject), text: forwardedText(noteText, o), ...html, attachments };
+    return { ...base, subject: forwardSubject(clean(original.subject)), text: forwardedText(noteText, o), ...html, attachments };
   }
   const { to, cc } = replyRecipients(original, from.address, fields.replyAll);
   const extraCc = req.cc.filter((m) => !to.some((t) => same(t.address, m.address)) && !cc.some((c) => same(c.address, m.address)));
@@ -43,7 +51,7 @@ export function answerRequest(db: Db, workspaceId: string, id: string, kind: 're
     ...base,
     to,
     cc: [...cc, ...extraCc],
-    subject: replySubject(original.subject),
+    subject: replySubject(clean(original.subject)),
     ...(givenText !== undefined ? { text: quotedText(givenText, o) } : {}),
     ...(givenHtml !== undefined ? { html: quotedHtml(givenHtml, o) } : {}),
   };
@@ -65,15 +73,15 @@ function senderOf(db: Db, workspaceId: string, e: EmailRecord): Mailbox {
  * address and anyone already in To.
  */
 function replyRecipients(e: EmailRecord, own: string, all: boolean): { to: Mailbox[]; cc: Mailbox[] } {
-  const primary = (e.direction === 'in' ? (e.replyTo.length ? e.replyTo : [e.from]) : e.to).filter((m) => m.address !== '');
+  const primary = sendable(e.direction === 'in' ? (e.replyTo.length ? e.replyTo : [e.from]) : e.to);
   const to = dedupe(primary.filter((m) => !same(m.address, own)));
   if (!to.length) {
-    if (!primary.length) throw new ApiError(409, 'no_reply_address', 'This email has no From, Reply-To or recipient address to reply to');
+    if (!primary.length) throw new ApiError(409, 'no_reply_address', 'This email has no From or Reply-To address the box can send to (none, or not a valid address): send with POST /emails and in_reply_to instead');
     to.push(...dedupe(primary));
   }
   if (!all) return { to: to.map(mailbox), cc: [] };
   const others = e.direction === 'in' ? [...e.to, ...e.cc] : e.cc;
-  const cc = dedupe(others.filter((m) => m.address !== '' && !same(m.address, own) && !to.some((t) => same(t.address, m.address))));
+  const cc = dedupe(sendable(others).filter((m) => !same(m.address, own) && !to.some((t) => same(t.address, m.address))));
   return { to: to.map(mailbox), cc: cc.map(mailbox) };
 }
 
