@@ -69,6 +69,14 @@ test('reply: to the sender, from the inbox, Re: once, threading headers, the quo
   assert.equal([sent.direction, sent.inReplyTo, sent.inboxId === null, sent.extractedText], ['out', 'plans-2@sender.example', true, null]);
 });
 
+test('References: the original\'s In-Reply-To when it has no References (RFC 5322 3.6.4)', async () => {
+  const id = await received('From: Bob <bob@sender.example>\nTo: hello@in.example\nSubject: Short chain\nMessage-ID: <chain-2@sender.example>\nIn-Reply-To: <chain-1@sender.example>', 'Hi.\n');
+  const res = await api(`/emails/${id}/reply`, { body: { text: 'Ok.' } });
+  assert.is(res.status, 200, JSON.stringify(res.body));
+  const { parsed } = await delivered(res.body.id);
+  assert.equal(parsed.references, ['<chain-1@sender.example>', '<chain-2@sender.example>']);
+});
+
 test('reply_all: To the Reply-To, Cc the other recipients less the inbox, html quoted in a blockquote, files, no Re: Re:', async () => {
   const id = await received(
     'From: Bob <bob@sender.example>\nReply-To: Team List <list@sender.example>\nTo: hello@in.example, dave@sender.example\nCc: carol@sender.example, HELLO@in.example\nSubject: RE: Budget\nMessage-ID: <budget@sender.example>',
