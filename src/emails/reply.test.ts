@@ -172,7 +172,9 @@ test('errors: unknown or foreign email 404, bad bodies 400 naming the field, no 
   await expect(`/emails/${id}/forward`, { to: [] }, 400, 'validation_error', /^to: needs at least one recipient/);
   await expect(`/emails/${id}/forward`, { to: 'x@sender.example', attachments: [{ filename: 'a.txt', content: '***' }] }, 400, 'validation_error', /^attachments\.0\.content: must be base64/);
   const bad = await api(`/emails/${id}/reply`, { body: '{"text":', headers: { 'content-type': 'application/json' } });
-  assert.is(bad.status, 400);
+  assert.equal([bad.status, bad.body.error?.code], [400, 'invalid_json']);
+  const get = await api(`/emails/${id}/forward`);
+  assert.equal([get.status, get.headers.get('allow')], [405, 'POST']);
 
   // The inbox it came to is gone: nothing to send from.
   const inbox = await s.createInbox(s.domain.id, 'temporary');
