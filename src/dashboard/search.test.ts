@@ -108,4 +108,16 @@ test('an empty result lists the operators; a malformed date says what is wrong',
   assert.equal(errors, []);
 });
 
+test("a received reply's row shows its new words, not the quoted history; a search shows the words found", async () => {
+  const body = 'Lighthouse works for me.\n\nOn Sun, Nov 29, 2026 at 9:40 AM Hello <hello@in.example> wrote:\n> Shall we use the lighthouse quay?\n';
+  await s.receive('Re: Quay', { from: 'Dan <dan@sender.example>', body });
+  await page.goto(`${s.t.url}/mail/inbox`);
+  await row('Re: Quay').waitFor();
+  assert.is((await row('Re: Quay').locator('.snippet').innerText()).trim(), 'Lighthouse works for me.');
+  await search('quay');
+  await row('Re: Quay').waitFor();
+  assert.match(await row('Re: Quay').locator('.snippet').innerText(), /quay/i, 'the snippet around the searched word');
+  assert.equal(errors, []);
+});
+
 test.run();

@@ -19,7 +19,7 @@ import { findLabels, labelsOf, type Label } from '../labels/labels.ts';
 import { roleToken } from './search-index.ts';
 import { containing, operatorConditions, RECIPIENTS } from './list-operators.ts';
 import type { QueryOperators } from './search-operators.ts';
-import { bodies, fallbackSnippets, searchSnippets, startsAWord } from './snippets.ts';
+import { bodies, extractedTexts, fallbackSnippets, searchSnippets, startsAWord } from './snippets.ts';
 import { summariesOf, type DeliverySummary } from './delivery.ts';
 
 export const CATEGORIES: readonly Category[] = ['primary', 'updates', 'spam'];
@@ -102,7 +102,11 @@ export function listEmails(db: Db, workspaceId: string, p: ListParams) {
   const snippets = p.search?.match ? searchSnippets(db, page, p.search.tokens) : fallbackSnippets(db, page);
   // Where the page's sent mail stands: one grouped query for the page (delivery.ts).
   const delivery = summariesOf(db, page.filter((r) => r.direction === 'out').map((r) => r.id));
-  const data = page.map((row) => presentSummary(row, snippets.get(row.id) ?? row.preview ?? '', labelsOf(db, workspaceId, row.labels_json), delivery.get(row.id) ?? null));
+  const extracted = extractedTexts(db, page.filter((r) => r.direction === 'in').map((r) => r.id));
+  const data = page.map((row) => ({
+    ...presentSummary(row, snippets.get(row.id) ?? row.preview ?? '', labelsOf(db, workspaceId, row.labels_json), delivery.get(row.id) ?? null),
+    extractedText: extracted.get(row.id) ?? null,
+  }));
   return { data, count: data.length, hasMore: rows.length > p.limit };
 }
 

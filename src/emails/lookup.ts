@@ -1,12 +1,13 @@
 // Finding one email by what the flows know of it: its em_ id or its Message-ID within a workspace (threading,
-// replies), or the workspace of a sent email a bounce names; and the label ids an email carries.
+// replies), or the workspace of a sent email a bounce names; the label ids an email carries, and its files.
 import type { Db } from '../db/open.ts';
 import type { EmailRow } from './rows.ts';
 import { countedRow, recount } from './counts.ts';
+import type { StoredAttachment } from './store.ts';
 
-export type EmailLink = Pick<EmailRow, 'id' | 'message_id' | 'thread_id' | 'refs' | 'direction'>;
+export type EmailLink = Pick<EmailRow, 'id' | 'message_id' | 'thread_id' | 'refs' | 'in_reply_to' | 'direction'>;
 
-const LINK = 'id, message_id, thread_id, refs, direction';
+const LINK = 'id, message_id, thread_id, refs, in_reply_to, direction';
 
 export const emailById = (db: Db, workspaceId: string, id: string) =>
   db.prepare(`SELECT ${LINK} FROM emails WHERE workspace_id = ? AND id = ?`).get(workspaceId, id) as EmailLink | undefined;
@@ -14,6 +15,14 @@ export const emailById = (db: Db, workspaceId: string, id: string) =>
 /** The first email of the workspace (sent or received) with this Message-ID (without angle brackets). */
 export const emailByMessageId = (db: Db, workspaceId: string, messageId: string) =>
   db.prepare(`SELECT ${LINK} FROM emails WHERE workspace_id = ? AND message_id = ? ORDER BY id LIMIT 1`).get(workspaceId, messageId) as EmailLink | undefined;
+
+/** The files of one of the workspace's emails with their bytes, in order: what a forward attaches again. */
+export function emailFiles(db: Db, workspaceId: string, id: string): StoredAttachment[] {
+  const rows = db
+    .prepare('SELECT filename, content_type, content_id, content FROM email_attachments WHERE workspace_id = ? AND email_id = ? ORDER BY position')
+    .all(workspaceId, id) as Array<{ filename: string; content_type: string; content_id: string | null; content: Buffer }>;
+  return rows.map((r) => ({ filename: r.filename, contentType: r.content_type, ...(r.content_id ? { contentId: r.content_id } : {}), content: r.content }));
+}
 
 /** What a delivery notice about a sent email says of it and threads with (feedback/notices.ts). */
 export type SentEmailHead = Pick<

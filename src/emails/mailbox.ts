@@ -24,7 +24,7 @@ type MailboxRow = Pick<
   | 'bcc_json' | 'reply_to_json' | 'subject' | 'tags_json' | 'message_class' | 'template_id' | 'template_version_id' | 'is_test' | 'scheduled_at' | 'created_at' | 'inbox_id' | 'category'
   | 'important' | 'classification' | 'read_at' | 'archived_at' | 'trashed_at' | 'authentication' | 'preview' | 'labels_json' | 'sent_by' | 'spam'
 > &
-  Pick<EmailContentsRow, 'text_body' | 'html_body'>;
+  Pick<EmailContentsRow, 'text_body' | 'html_body' | 'extracted_text'>;
 
 interface AttachmentRow {
   id: string;
@@ -37,7 +37,7 @@ interface AttachmentRow {
 
 const EMAIL_COLUMNS = `e.id, e.direction, e.status, e.domain, e.message_id, e.thread_id, e.in_reply_to, e.from_address, e.from_name,
   e.to_json, e.cc_json, e.bcc_json, e.reply_to_json, e.subject, e.tags_json, e.message_class, e.template_id, e.template_version_id, e.is_test, e.scheduled_at, e.created_at,
-  e.inbox_id, e.category, e.important, e.classification, e.read_at, e.archived_at, e.trashed_at, e.authentication, e.preview, e.labels_json, e.sent_by, e.spam, c.text_body, c.html_body`;
+  e.inbox_id, e.category, e.important, e.classification, e.read_at, e.archived_at, e.trashed_at, e.authentication, e.preview, e.labels_json, e.sent_by, e.spam, c.text_body, c.html_body, c.extracted_text`;
 
 const ATTACHMENT_COLUMNS = 'a.id, a.email_id, a.filename, a.content_type, a.content_id, a.size';
 
@@ -99,6 +99,9 @@ function presentEmail(row: MailboxRow, attachments: AttachmentRow[], labels: Lab
     text: body.text,
     html: body.html,
     snippet: row.preview ?? snippet(body.text ?? ''),
+    // Received mail: the new text without quoted history and signature (mail/reply.ts); null for sent mail and
+    // for mail received before the box worked it out.
+    extractedText: row.direction === 'in' ? row.extracted_text : null,
     createdAt: iso(row.created_at),
     messageId: row.message_id,
     inReplyTo: row.in_reply_to,

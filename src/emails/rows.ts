@@ -68,4 +68,6 @@ export interface EmailContentsRow {
   html_body: string | Buffer | null;
   /** out: the signed bytes as transmitted, set once before the first attempt; in: the message as received. */
   raw: Buffer | null;
+  /** in: the new text without quoted history and signature (migration 0043); null for sent and older mail. */
+  extracted_text: string | null;
 }

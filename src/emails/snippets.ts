@@ -1,5 +1,6 @@
-// The snippet of each email in a page of GET /emails: around the first searched word, or the preview. The
-// full-text index is contentless, so a search's snippet is cut here from the page's bodies (stored packed).
+// The snippet of each email in a page of GET /emails: around the first searched word, or the preview; and the
+// page's extractedText. The full-text index is contentless, so a search's snippet is cut here from the page's
+// bodies (stored packed).
 // Read-only; list.ts calls it.
 import type { Db } from '../db/open.ts';
 import { fold, type SearchToken } from './search-query.ts';
@@ -25,6 +26,15 @@ export function bodies(db: Db, ids: string[]): Map<string, string> {
     .all(JSON.stringify(ids)) as Array<{ email_id: string; text_body: StoredBody; html_body: StoredBody }>;
   // Stored packed (mail/packing.ts); an HTML body read here has no text, so it was packed without one.
   return new Map(rows.map((r) => [r.email_id, unpackText(r.text_body) ?? (r.html_body !== null ? htmlText(unpackHtml(r.html_body, null)!) : '')]));
+}
+
+/** The stored new text (migration 0043) of each received email of the page that has one. */
+export function extractedTexts(db: Db, ids: string[]): Map<string, string> {
+  if (!ids.length) return new Map();
+  const rows = db
+    .prepare('SELECT email_id, extracted_text FROM email_contents WHERE email_id IN (SELECT value FROM json_each(?)) AND extracted_text IS NOT NULL')
+    .all(JSON.stringify(ids)) as Array<{ email_id: string; extracted_text: string }>;
+  return new Map(rows.map((r) => [r.email_id, r.extracted_text]));
 }
 
 /** Cut from the preview when a searched word is in it (no body to read), else from the body. */

@@ -24,6 +24,8 @@ export interface ReceivedEmail {
   domainId: string | null;
   domain: string | null;
   parsed: ParsedMessage;
+  /** The new text without quoted history and signature (mail/reply.ts extractReply); null when none. */
+  extractedText?: string | null;
   /** The message as stored (our trace fields, then the bytes as received), packed with its bodies (mail/packing.ts). */
   stored: PackedMail;
   envelopeFrom: string;
@@ -61,7 +63,7 @@ export function storeReceivedEmail(db: Db, clock: Clock, m: ReceivedEmail): { id
     p.subject, m.envelopeFrom, m.stored.size, m.verdict.category, m.verdict.important ? 1 : 0, m.verdict.classification,
     JSON.stringify(m.authentication), previewOf(text), searchRowid, now, m.spam === undefined ? null : JSON.stringify(m.spam),
   );
-  storeBodies(db, id, m.workspaceId, now, { text: m.stored.text, html: m.stored.html, raw: m.stored.raw, attachments: p.attachments }, false);
+  storeBodies(db, id, m.workspaceId, now, { text: m.stored.text, html: m.stored.html, raw: m.stored.raw, attachments: p.attachments, extractedText: m.extractedText ?? null }, false);
   queueIndexing(db, searchRowid, id, {
     workspaceId: m.workspaceId,
     subject: p.subject,
@@ -157,8 +159,8 @@ export function storeSentEmail(db: Db, clock: Clock, e: SentEmail): void {
  * (mail/packing.ts). Received mail's come packed; a send's are strings until the queue stores them packed with
  * its signed copy (emails/outgoing.ts), the same text in fewer bytes, so they wait apart (contents-rowids.ts).
  */
-function storeBodies(db: Db, emailId: string, workspaceId: string, now: number, b: { text: string | Buffer | null; html: string | Buffer | null; raw: Buffer | null; attachments: StoredAttachment[] }, waiting: boolean): void {
-  db.prepare(`INSERT INTO email_contents (rowid, email_id, text_body, html_body, raw) VALUES (${waiting ? WAITING_ROWID : PACKED_ROWID}, ?, ?, ?, ?)`).run(emailId, b.text, b.html, b.raw);
+function storeBodies(db: Db, emailId: string, workspaceId: string, now: number, b: { text: string | Buffer | null; html: string | Buffer | null; raw: Buffer | null; attachments: StoredAttachment[]; extractedText?: string | null }, waiting: boolean): void {
+  db.prepare(`INSERT INTO email_contents (rowid, email_id, text_body, html_body, raw, extracted_text) VALUES (${waiting ? WAITING_ROWID : PACKED_ROWID}, ?, ?, ?, ?, ?)`).run(emailId, b.text, b.html, b.raw, b.extractedText ?? null);
   const attachment = db.prepare('INSERT INTO email_attachments (id, email_id, workspace_id, position, filename, content_type, content_id, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
   b.attachments.forEach((a, i) => attachment.run(newId('att', now), emailId, workspaceId, i, a.filename, a.contentType, a.contentId ?? null, a.content.length, a.content));
 }

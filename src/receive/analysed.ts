@@ -24,6 +24,8 @@ export interface AnalysisParts {
    * listings of the message's links, rspamd's verdict when spam_filter is rspamd; absent counts as none.
    */
   evidence?: Signal[];
+  /** The new text without quoted history and signature (mail/reply.ts extractReply), made on the analyze thread. */
+  extractedText?: string | null;
   /** The reports read from a message to a report address (AnalyzeJob.reports), one per format asked for. */
   readings?: ReportReading[];
 }

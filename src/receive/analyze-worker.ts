@@ -18,6 +18,7 @@ import type { Signal } from '../filter/signals.ts';
 import { askLinks, MAX_LINK_DOMAINS } from './links.ts';
 import { messageTokens, packTokens, type PackedTokens } from '../filter/tokens.ts';
 import { readReceivedReport, type ReportFormat } from '../mail/received-report.ts';
+import { extractReply } from '../mail/reply.ts';
 
 export interface AnalyzeJob {
   kind: 'analyze';
@@ -115,11 +116,22 @@ serveJobs<AnalyzeJob | ParseJob | TokensJob, StoredAnalysis | ParsedMessage | Pa
   // Read here, off the event loop and the writer: decompressing and parsing are the costly part of a report.
   const readings = job.reports?.length ? await Promise.all(job.reports.map((f) => readReceivedReport(f, parsed, dns))) : undefined;
   const reportsMissing = readings?.filter((r) => 'rejected' in r && r.notAReport).length;
-  const bytes = transferable(serializeAnalysis({ parsed, verdicts, stored: storing(analysis, raw, job), evidence, ...filter, ...(readings && { readings }) }));
+  // Within the analysis's wall-clock budget, like the rest: the parser's regexes read text a stranger wrote.
+  const extractedText = extractedTextOf(parsed);
+  const bytes = transferable(serializeAnalysis({ parsed, verdicts, stored: storing(analysis, raw, job), evidence, extractedText, ...filter, ...(readings && { readings }) }));
   transfer.push(bytes.buffer);
   const rspamdProblem = rspamd && !rspamd.ok ? { rspamdProblem: rspamd.problem } : {};
   return { result: { messageId: parsed.messageId, problem: parsed.problem, unchecked, analysis: bytes, tokenProblem: filter.tokenProblem, reportsMissing, ...rspamdProblem } satisfies StoredAnalysis, transfer };
 });
+
+/** extractedText, or null when the reply parser fails on the text: the message is stored whole either way. */
+function extractedTextOf(parsed: ParsedMessage): string | null {
+  try {
+    return extractReply(parsed.text);
+  } catch {
+    return null;
+  }
+}
 
 /** The content filter's tokens; a failure is reported, never fatal: the message is filed without a content verdict. */
 function tokensOf(parsed: ParsedMessage): { tokens?: PackedTokens; tokenProblem?: string } {

@@ -106,6 +106,7 @@ function fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Fi
     domainId: inbox.domain_id,
     domain: inbox.domain_name,
     parsed,
+    extractedText: m.extractedText ?? null,
     stored: m.stored,
     envelopeFrom: m.mailFrom,
     authentication: m.verdicts,

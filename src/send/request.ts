@@ -251,3 +251,29 @@ export function parseSendRequest(input: unknown): SendRequest {
     ...(b.scheduled_at !== undefined ? { scheduledAt: b.scheduled_at } : {}),
   };
 }
+
+/** POST /emails/:id/reply and /forward (send/reply.ts): the caller's part; the box fills in from, subject and the quote. */
+export interface AnswerFields {
+  replyAll: boolean;
+  /** Checked as a send's fields are; `from` and `subject` in it are placeholders, `to` one too on a reply. */
+  req: SendRequest;
+  /** The caller gave no text and no html (a forward without a note). */
+  noNote: boolean;
+}
+
+const ANSWER_FIELDS = { cc: true, bcc: true, text: true, html: true, attachments: true, tags: true, labels: true, headers: true, scheduled_at: true } as const;
+const ReplyBody = Body.pick(ANSWER_FIELDS).extend({ reply_all: z.boolean().optional() }).strict();
+const ForwardBody = Body.pick({ ...ANSWER_FIELDS, to: true }).strict();
+const PLACEHOLDER = 'placeholder@example.com';
+
+/** Validates a reply's or a forward's body; throws ApiError (400 naming the field, 400 limit_exceeded, 413) otherwise. */
+export function parseAnswerRequest(input: unknown, kind: 'reply' | 'forward'): AnswerFields {
+  const result = (kind === 'reply' ? ReplyBody : ForwardBody).safeParse(input ?? {});
+  if (!result.success) fail(result.error.issues.map((i) => ({ path: i.path.length ? i.path.map(String).join('.') : 'body', message: i.message })));
+  const { reply_all, ...given } = (input ?? {}) as Record<string, unknown>;
+  const noNote = given.text === undefined && given.html === undefined;
+  if (kind === 'reply' && noNote) fail([{ path: 'text', message: 'give text, html or both: what the reply says above the quoted message' }]);
+  // The send's own checks (files, headers, labels and their limits), each failure naming the caller's field.
+  const req = parseSendRequest({ ...given, from: PLACEHOLDER, ...(kind === 'reply' ? { to: PLACEHOLDER } : {}), subject: '', ...(noNote ? { text: '' } : {}) });
+  return { replyAll: reply_all === true, req, noNote };
+}

@@ -92,7 +92,10 @@ export function planSend(app: DbContext, workspaceId: string, req: SendRequest):
     const parent = isId('em', key) ? emailById(db, workspaceId, key) : emailByMessageId(db, workspaceId, key);
     if (!parent && isId('em', key)) throw validationError('in_reply_to', `no email ${key} in this workspace`);
     inReplyTo = parent?.message_id ?? key;
-    refs = [...(parent ? (JSON.parse(parent.refs) as string[]) : []), inReplyTo].slice(-MAX_REFERENCES);
+    // RFC 5322 3.6.4: the parent's References, or failing those its In-Reply-To, then its Message-ID.
+    const parentRefs = parent ? (JSON.parse(parent.refs) as string[]) : [];
+    const earlier = parentRefs.length ? parentRefs : parent?.in_reply_to ? [parent.in_reply_to] : [];
+    refs = [...earlier, inReplyTo].slice(-MAX_REFERENCES);
     if (parent) threadId = parent.thread_id;
   }
 

@@ -21,6 +21,7 @@ import { findSession } from '../account/sessions.ts';
 import { LoginThrottle } from '../account/login-throttle.ts';
 import { domainRoutes, mtaStsPages } from '../domains/routes.ts';
 import { emailRoutes } from '../emails/routes.ts';
+import { replyRoutes } from '../emails/reply-routes.ts';
 import { emailListRoutes } from '../emails/search-routes.ts';
 import { analyticsRoutes } from '../emails/analytics-routes.ts';
 import { labelRoutes } from '../labels/routes.ts';
@@ -85,7 +86,7 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
       metrics,
       alsoServes: served.serves,
     },
-    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { get tlsCert() { return served.current().cert.toString(); }, tlsState: served.state, tryMode: opts.tryMode }), domainRoutes(app), emailRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, work.resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, work.dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), reportRoutes(app), spamRoutes(app), billingRoutes(app), boxRoutes(app)],
+    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { get tlsCert() { return served.current().cert.toString(); }, tlsState: served.state, tryMode: opts.tryMode }), domainRoutes(app), emailRoutes(app), replyRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, work.resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, work.dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), reportRoutes(app), spamRoutes(app), billingRoutes(app), boxRoutes(app)],
     [forwardingPages(app), linkPages(app, work.linkVisits), billingPages(app), metricsPage(app), mtaStsPages(app), dashboardPages()],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.

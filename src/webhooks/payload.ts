@@ -37,6 +37,7 @@ export function emailSummary(db: Db, publicUrl: string, workspaceId: string, ema
     inReplyTo: e.inReplyTo,
     text: e.text,
     snippet: e.snippet,
+    extractedText: e.extractedText,
     category: e.category,
     important: e.important,
     attachments: e.attachments,

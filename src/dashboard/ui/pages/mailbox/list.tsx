@@ -1,4 +1,4 @@
-// The mailbox's list: a row a message (who, when or when it goes, its marks, subject, delivery and snippet),
+// The mailbox's list: a row a message (who, when or when it goes, its marks, subject, delivery and snippet or new text),
 // its folder and labels in an all-mail search, and what to say when nothing is there.
 import { Fragment } from 'preact';
 import { Empty } from '../../components/feedback.tsx';
@@ -8,7 +8,7 @@ import { DeliveryWord } from './delivery.tsx';
 import { folderOf, who, type Summary } from './model.ts';
 
 /** `href` of a row, and `open` on a click: the mailbox decides where a row leads (a draft opens the composer). */
-export function MailList({ rows, label, selectedId, allMail, href, open }: { rows: Summary[]; label: string; selectedId: string | undefined; allMail: boolean; href: (r: Summary) => string; open: (id: string) => void }) {
+export function MailList({ rows, label, selectedId, allMail, searching = false, href, open }: { rows: Summary[]; label: string; selectedId: string | undefined; allMail: boolean; searching?: boolean; href: (r: Summary) => string; open: (id: string) => void }) {
   return (
     <div role="list" aria-label={label}>
       {rows.map((r) => (
@@ -34,12 +34,18 @@ export function MailList({ rows, label, selectedId, allMail, href, open }: { row
             {r.attachmentCount ? <Icon name="paperclip" label="Has attachments" /> : null}
           </span>
           <DeliveryWord summary={r.delivery} />
-          <span class="snippet">{r.snippet}</span>
+          <span class="snippet">{snippetOf(r, searching)}</span>
         </a>
       ))}
     </div>
   );
 }
+
+/**
+ * A received reply shows its new words (extractedText: no quoted history, no signature); a search keeps the
+ * snippet cut around the word searched for.
+ */
+const snippetOf = (r: Summary, searching: boolean) => (!searching && r.extractedText ? r.extractedText.replace(/\s+/g, ' ').trim().slice(0, 200) : r.snippet);
 
 /** What an empty list says: why nothing matches a search, or what the view holds once there is some. */
 export function EmptyList({ title, search, view }: { title: string; search: string; view: string }) {

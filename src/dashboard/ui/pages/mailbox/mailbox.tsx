@@ -101,7 +101,7 @@ export function Mailbox() {
         ) : rows.length === 0 ? (
           <EmptyList title={title} search={search} view={view} />
         ) : (
-          <MailList rows={rows} label={allMail ? 'All mail' : title} selectedId={selectedId} allMail={allMail} href={(r) => (drafts ? '#' : `${base}/${r.id}${searchQs}`)} open={open} />
+          <MailList rows={rows} label={allMail ? 'All mail' : title} selectedId={selectedId} allMail={allMail} searching={!!search} href={(r) => (drafts ? '#' : `${base}/${r.id}${searchQs}`)} open={open} />
         )}
       </div>
       {forever && <DeleteForever action={() => deleteForever(forever)} onClose={() => setForever(null)} />}

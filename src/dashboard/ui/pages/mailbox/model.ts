@@ -15,6 +15,8 @@ export interface Summary {
   to: Person[];
   subject: string;
   snippet: string;
+  /** Received mail: the new text without quoted history and signature; null for sent and older mail. */
+  extractedText?: string | null;
   createdAt: string;
   category: string | null;
   important: boolean;
