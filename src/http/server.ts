@@ -19,6 +19,7 @@ import { BodyMemory, holdBodyMemory } from './body-memory.ts';
 import { lingerOnClose } from './linger.ts';
 import { requireCredential, resolveAuth, type Authenticator } from './auth.ts';
 import { hostCheck } from './host-check.ts';
+import { scopeGuard, type Visible } from './scopes.ts';
 import { clientAddress } from './client-address.ts';
 import { inRanges } from '../dns/ip-ranges.ts';
 import { ApiError } from '../errors.ts';
@@ -57,6 +58,8 @@ export interface HttpDeps {
   rawBodies?: RegExp[];
   /** API latency by matched route (metrics/metrics.ts, issue 21). */
   metrics?: Metrics;
+  /** Whether a scoped key may see one email, inbox or attachment (scopes.ts); without it, none. */
+  visible?: Visible;
   /** Host names the app answers to besides the configured ones: those the box holds a certificate for. */
   alsoServes?: (host: string) => boolean;
 }
@@ -124,8 +127,11 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
     if (readsOwnBody(ctx)) return next();
     return ctx.method === 'POST' && raw.some((p) => p.test(ctx.path)) ? holdRaw(ctx, next) : parseJson(ctx, next);
   };
+  // A scoped key's reach is judged once the route is known, before its body is read (issue 46).
+  const scopes = scopeGuard(API_PREFIX, deps.visible ?? (() => false));
   const mount = (mounted: Router[]) => {
     const router = new Router({ prefix: API_PREFIX });
+    router.use(scopes);
     router.use(body);
     for (const r of mounted) router.use(r.routes());
     return router;
