@@ -8,26 +8,29 @@ import type { Principal } from './auth.ts';
 
 /**
  * How a scoped key reaches a route: `route`, the route narrows itself to the scope (lists, sends); `email`,
- * the `:id` must be an email the key may see; `inbox`, one of its inboxes; `attachment`, a file of such an email.
+ * the `:id` must be an email the key may see; `inbox`, one of its inboxes; `attachment`, a file of such an email;
+ * `webhook`, a webhook for one of its inboxes.
  * Otherwise 404, as if it did not exist.
  */
-export type Reach = 'route' | 'email' | 'inbox' | 'attachment';
+export type Reach = 'route' | 'email' | 'inbox' | 'attachment' | 'webhook';
 export type ScopedPermission = 'sending_access' | 'inbox_access';
-export type RouteScope = Partial<Record<ScopedPermission, Reach>>;
+/** `own`: open to strangers or for a session alone; the route's own guard answers every key (403 session_required). */
+export type RouteScope = Partial<Record<ScopedPermission, Reach>> & { own?: true };
 
 const FULL: RouteScope = {};
+const OWN: RouteScope = { own: true };
 const MAIL: RouteScope = { sending_access: 'email', inbox_access: 'email' };
 const EVERY: RouteScope = { sending_access: 'route', inbox_access: 'route' };
 
 /** `METHOD /path` (as the routers write it, under /api/v1) -> what scoped keys may do there. */
 export const ROUTE_SCOPES: Record<string, RouteScope> = {
   // Open to strangers or to a session alone: their own guards decide; keys of any kind are refused there.
-  'POST /auth/login': FULL, 'GET /setup': FULL, 'POST /setup': FULL, 'POST /auth/password': FULL, 'POST /auth/logout': FULL,
-  'GET /sessions': FULL, 'DELETE /sessions/:id': FULL, 'POST /keys': FULL, 'DELETE /keys/:id': FULL, 'GET /profile': FULL,
-  'POST /billing/checkout': FULL, 'POST /billing/cancel': FULL, 'POST /billing/stripe/webhook': FULL,
+  'POST /auth/login': OWN, 'GET /setup': OWN, 'POST /setup': OWN, 'POST /auth/password': OWN, 'POST /auth/logout': OWN,
+  'GET /sessions': OWN, 'DELETE /sessions/:id': OWN, 'POST /keys': OWN, 'DELETE /keys/:id': OWN, 'GET /profile': OWN,
+  'POST /billing/checkout': OWN, 'POST /billing/cancel': OWN, 'POST /billing/stripe/webhook': OWN,
   // API-SPEC 5.4: any key reads the account and key metadata; a scoped key lists itself alone.
   'GET /account': EVERY, 'GET /keys': EVERY,
-  'POST /account/sending/resume': FULL, 'GET /analytics': FULL, 'GET /queue': FULL, 'GET /doctor': FULL,
+  'POST /account/sending/resume': OWN, 'GET /analytics': FULL, 'GET /queue': FULL, 'GET /doctor': FULL,
   // Sending: a sending key from its domain, an inbox key from its inboxes' addresses.
   'POST /emails': EVERY, 'POST /emails/batch': EVERY,
   // One email: a sending key's own sends, an inbox key's inboxes' mail.
@@ -42,10 +45,10 @@ export const ROUTE_SCOPES: Record<string, RouteScope> = {
   // The live stream and webhooks: an inbox key's see its inboxes' events alone.
   'GET /events/stream': { inbox_access: 'route' },
   'POST /webhooks': { inbox_access: 'route' }, 'GET /webhooks': { inbox_access: 'route' },
-  'GET /webhooks/:id': { inbox_access: 'route' }, 'PATCH /webhooks/:id': { inbox_access: 'route' },
-  'DELETE /webhooks/:id': { inbox_access: 'route' }, 'POST /webhooks/:id/rotate-secret': { inbox_access: 'route' },
-  'POST /webhooks/:id/test': { inbox_access: 'route' }, 'GET /webhooks/:id/deliveries': { inbox_access: 'route' },
-  'POST /webhooks/:id/deliveries/:delivery_id/replay': { inbox_access: 'route' }, 'POST /webhooks/:id/replay': { inbox_access: 'route' },
+  'GET /webhooks/:id': { inbox_access: 'webhook' }, 'PATCH /webhooks/:id': { inbox_access: 'webhook' },
+  'DELETE /webhooks/:id': { inbox_access: 'webhook' }, 'POST /webhooks/:id/rotate-secret': { inbox_access: 'webhook' },
+  'POST /webhooks/:id/test': { inbox_access: 'webhook' }, 'GET /webhooks/:id/deliveries': { inbox_access: 'webhook' },
+  'POST /webhooks/:id/deliveries/:delivery_id/replay': { inbox_access: 'webhook' }, 'POST /webhooks/:id/replay': { inbox_access: 'webhook' },
   // The workspace's configuration and its shared objects: full access.
   'POST /domains': FULL, 'GET /domains': FULL, 'GET /domains/:id': FULL, 'PATCH /domains/:id': FULL, 'DELETE /domains/:id': FULL,
   'POST /domains/:id/verify': FULL, 'POST /domains/:id/dkim/rotate': FULL, 'POST /domains/:id/inbound/setup': FULL,
@@ -64,8 +67,12 @@ export const ROUTE_SCOPES: Record<string, RouteScope> = {
   'POST /templates/:id/publish': FULL, 'POST /templates/:id/archive': FULL, 'POST /templates/:id/restore': FULL,
 };
 
-/** The scope of a principal: a session is the dashboard, full access. */
-export const permissionOf = (p: Principal) => (p.kind === 'key' ? p.scope.permission : 'full_access');
+/** `METHOD /path` of the routes (as routers hold them, under `prefix`) that the table has no decision for. */
+export function undecided(routes: Array<{ path: string | RegExp; methods: string[] }>, prefix = ''): string[] {
+  return routes.flatMap((l) =>
+    typeof l.path !== 'string' ? [`${l.methods.join(',')} ${String(l.path)}`] : l.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${(l.path as string).slice(prefix.length)}`).filter((k) => !(k in ROUTE_SCOPES)),
+  );
+}
 
 /** Asks the store whether a scoped key may see one email or inbox of its workspace (injected: http/ imports no resource). */
 export type Visible = (p: Principal & { kind: 'key' }, kind: Exclude<Reach, 'route'>, id: string) => boolean;
@@ -88,7 +95,9 @@ export function scopeGuard(prefix: string, visible: Visible): Middleware {
     for (const layer of layers) {
       const path = (layer.path as string).slice(prefix.length);
       const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
-      const reach = ROUTE_SCOPES[`${method} ${path}`]?.[permission];
+      const decided = ROUTE_SCOPES[`${method} ${path}`];
+      if (decided?.own) continue;
+      const reach = decided?.[permission];
       if (!reach) throw insufficient(method, path, permission);
       if (reach === 'route') continue;
       const id = paramOf(path, layer.path as string, ctx.path);
@@ -98,7 +107,7 @@ export function scopeGuard(prefix: string, visible: Visible): Middleware {
   };
 }
 
-const NAMES = { email: 'Email', inbox: 'Inbox', attachment: 'Attachment' };
+const NAMES = { email: 'Email', inbox: 'Inbox', attachment: 'Attachment', webhook: 'Webhook' };
 
 function insufficient(method: string, path: string, permission: ScopedPermission): ApiError {
   const others = (['sending_access', 'inbox_access'] as const).filter((q) => q !== permission && ROUTE_SCOPES[`${method} ${path}`]?.[q]);

@@ -19,7 +19,7 @@ import { BodyMemory, holdBodyMemory } from './body-memory.ts';
 import { lingerOnClose } from './linger.ts';
 import { requireCredential, resolveAuth, type Authenticator } from './auth.ts';
 import { hostCheck } from './host-check.ts';
-import { scopeGuard, type Visible } from './scopes.ts';
+import { scopeGuard, undecided, type Visible } from './scopes.ts';
 import { clientAddress } from './client-address.ts';
 import { inRanges } from '../dns/ip-ranges.ts';
 import { ApiError } from '../errors.ts';
@@ -137,6 +137,9 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
     return router;
   };
   const api = mount(routers);
+  // A route without a decision for scoped keys is a programming error: the box does not start (issue 46).
+  const missing = undecided(routers.flatMap((r) => r.stack.filter((l) => l.methods.length > 0)));
+  if (missing.length) throw new Error(`API routes without a decision in http/scopes.ts ROUTE_SCOPES: ${missing.join(', ')}`);
   const apiRoutes = bySegment(routers, mount, api);
 
   // /healthz and the pages live outside /api/v1: an API request goes straight to the gate instead of through

@@ -73,6 +73,10 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
   const visible: Visible = (p, kind, id) => {
     if (kind === 'email') return emailVisible(db, p.workspaceId, p.scope, id);
     if (kind === 'attachment') return attachmentVisible(db, p.workspaceId, p.scope, id);
+    if (kind === 'webhook') {
+      const inbox = db.prepare('SELECT inbox_id FROM webhooks WHERE workspace_id = ? AND id = ?').pluck().get(p.workspaceId, id) as string | null | undefined;
+      return p.scope.permission === 'inbox_access' && !!inbox && p.scope.inboxIds.includes(inbox);
+    }
     return p.scope.permission === 'inbox_access' && p.scope.inboxIds.includes(id);
   };
   const served = await createServedTls(app);
