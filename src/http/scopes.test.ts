@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
 import { login, request } from '../testkit/app.ts';
+import { openEventStream } from '../testkit/event-stream.ts';
 import { ROUTE_SCOPES, undecided } from './scopes.ts';
 
 let s: InboundScene;
@@ -166,6 +167,29 @@ test('an inbox key creates webhooks for its inboxes only and sees no others', as
   assert.is((await request(api(`/webhooks/${theirs.body.id}`), { key: k })).status, 404);
   assert.is((await request(api(`/webhooks/${theirs.body.id}`), { method: 'DELETE', key: k })).status, 404);
   assert.is((await request(api(`/webhooks/${mine.body.id}`), { key: k })).status, 200);
+});
+
+test('the live event stream: an inbox key gets its inboxes events alone, a sending key none', async () => {
+  const refused = await request(api('/events/stream'), { key: keys.sending });
+  assert.is(refused.status, 403);
+  assert.is(refused.body.error.code, 'insufficient_scope');
+  assert.is((await request(api(`/events/stream?inbox_id=${other.id}`), { key: keys.inbox })).status, 400, 'another inbox is no inbox of its');
+  type Event = { data: { email: { id: string; inboxId: string | null } } };
+  const all = await openEventStream<Event>(api('/events/stream?types=email.received'), keys.full);
+  const mine = await openEventStream<Event>(api('/events/stream?types=email.received'), keys.inbox);
+  try {
+    await eventually(() => all.connected() && mine.connected(), 10_000, 'both connected');
+    const theirs = await s.deliver(`From: Bob <bob@sender.example>\nTo: ${other.address}\nSubject: Stream theirs\nMessage-ID: <t2@sender.example>\n\nWords.\n`, { to: [other.address] });
+    const theirsId = /queued as (em_\w+)/.exec(theirs.text)![1];
+    const ownId = await s.receive('Stream mine');
+    const ids = (m: typeof all) => m.messages().map((e) => e.data.data.email.id);
+    await eventually(() => ids(all).includes(theirsId) && ids(all).includes(ownId), 10_000, 'both events on the full stream');
+    await eventually(() => ids(mine).includes(ownId), 10_000, 'its own event on the inbox stream');
+    assert.not.ok(ids(mine).includes(theirsId), 'the other inbox event never reaches the inbox key');
+  } finally {
+    all.close();
+    mine.close();
+  }
 });
 
 test.run();

@@ -68,9 +68,9 @@ export const ROUTE_SCOPES: Record<string, RouteScope> = {
 };
 
 /** `METHOD /path` of the routes (as routers hold them, under `prefix`) that the table has no decision for. */
-export function undecided(routes: Array<{ path: string | RegExp; methods: string[] }>, prefix = ''): string[] {
+export function undecided(routes: Array<{ path: string | RegExp; methods: string[] }>, prefix = '', table = ROUTE_SCOPES): string[] {
   return routes.flatMap((l) =>
-    typeof l.path !== 'string' ? [`${l.methods.join(',')} ${String(l.path)}`] : l.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${(l.path as string).slice(prefix.length)}`).filter((k) => !(k in ROUTE_SCOPES)),
+    typeof l.path !== 'string' ? [`${l.methods.join(',')} ${String(l.path)}`] : l.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${(l.path as string).slice(prefix.length)}`).filter((k) => !(k in table)),
   );
 }
 
@@ -86,7 +86,7 @@ interface Layer {
  * The guard, mounted under the API prefix before the body parser: every route layer matched for this method
  * must let the key's permission in, and an `email`/`inbox` reach must find the `:id` within the scope.
  */
-export function scopeGuard(prefix: string, visible: Visible): Middleware {
+export function scopeGuard(prefix: string, visible: Visible, table = ROUTE_SCOPES): Middleware {
   return async (ctx, next) => {
     const p = ctx.state.principal as Principal | null | undefined;
     if (!p || p.kind !== 'key' || p.scope.permission === 'full_access') return next();
@@ -95,10 +95,10 @@ export function scopeGuard(prefix: string, visible: Visible): Middleware {
     for (const layer of layers) {
       const path = (layer.path as string).slice(prefix.length);
       const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
-      const decided = ROUTE_SCOPES[`${method} ${path}`];
+      const decided = table[`${method} ${path}`];
       if (decided?.own) continue;
       const reach = decided?.[permission];
-      if (!reach) throw insufficient(method, path, permission);
+      if (!reach) throw insufficient(method, path, permission, table);
       if (reach === 'route') continue;
       const id = paramOf(path, layer.path as string, ctx.path);
       if (id === null || !visible(p, reach, id)) throw notFound(NAMES[reach]);
@@ -109,8 +109,8 @@ export function scopeGuard(prefix: string, visible: Visible): Middleware {
 
 const NAMES = { email: 'Email', inbox: 'Inbox', attachment: 'Attachment', webhook: 'Webhook' };
 
-function insufficient(method: string, path: string, permission: ScopedPermission): ApiError {
-  const others = (['sending_access', 'inbox_access'] as const).filter((q) => q !== permission && ROUTE_SCOPES[`${method} ${path}`]?.[q]);
+function insufficient(method: string, path: string, permission: ScopedPermission, table: Record<string, RouteScope>): ApiError {
+  const others = (['sending_access', 'inbox_access'] as const).filter((q) => q !== permission && table[`${method} ${path}`]?.[q]);
   const needed = ['full_access', ...others].join(' or ');
   return new ApiError(403, 'insufficient_scope', `This API key (${permission}) cannot call ${method} ${path}: it needs ${needed}`);
 }

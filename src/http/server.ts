@@ -19,7 +19,7 @@ import { BodyMemory, holdBodyMemory } from './body-memory.ts';
 import { lingerOnClose } from './linger.ts';
 import { requireCredential, resolveAuth, type Authenticator } from './auth.ts';
 import { hostCheck } from './host-check.ts';
-import { scopeGuard, undecided, type Visible } from './scopes.ts';
+import { ROUTE_SCOPES, scopeGuard, undecided, type RouteScope, type Visible } from './scopes.ts';
 import { clientAddress } from './client-address.ts';
 import { inRanges } from '../dns/ip-ranges.ts';
 import { ApiError } from '../errors.ts';
@@ -60,6 +60,8 @@ export interface HttpDeps {
   metrics?: Metrics;
   /** Whether a scoped key may see one email, inbox or attachment (scopes.ts); without it, none. */
   visible?: Visible;
+  /** Decisions for routes beyond the box's own (a test's routers): added to scopes.ts ROUTE_SCOPES. */
+  routeScopes?: Record<string, RouteScope>;
   /** Host names the app answers to besides the configured ones: those the box holds a certificate for. */
   alsoServes?: (host: string) => boolean;
 }
@@ -128,7 +130,8 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
     return ctx.method === 'POST' && raw.some((p) => p.test(ctx.path)) ? holdRaw(ctx, next) : parseJson(ctx, next);
   };
   // A scoped key's reach is judged once the route is known, before its body is read (issue 46).
-  const scopes = scopeGuard(API_PREFIX, deps.visible ?? (() => false));
+  const table = { ...ROUTE_SCOPES, ...deps.routeScopes };
+  const scopes = scopeGuard(API_PREFIX, deps.visible ?? (() => false), table);
   const mount = (mounted: Router[]) => {
     const router = new Router({ prefix: API_PREFIX });
     router.use(scopes);
@@ -138,7 +141,7 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
   };
   const api = mount(routers);
   // A route without a decision for scoped keys is a programming error: the box does not start (issue 46).
-  const missing = undecided(routers.flatMap((r) => r.stack.filter((l) => l.methods.length > 0)));
+  const missing = undecided(routers.flatMap((r) => r.stack.filter((l) => l.methods.length > 0)), '', table);
   if (missing.length) throw new Error(`API routes without a decision in http/scopes.ts ROUTE_SCOPES: ${missing.join(', ')}`);
   const apiRoutes = bySegment(routers, mount, api);
 
