@@ -5,8 +5,9 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
 import { randomToken, secretHash } from './secrets.ts';
+import { resolveScope, type KeyPermission, type KeyScope, type Permission } from './key-scope.ts';
 
-export interface ApiKey {
+export interface ApiKey extends KeyPermission {
   id: string;
   name: string;
   prefix: string;
@@ -20,36 +21,60 @@ interface Row {
   prefix: string;
   created_at: number;
   last_used_at: number | null;
+  permission: Permission;
+  domain_id: string | null;
+  inbox_ids: string | null;
 }
+
+const FULL: KeyPermission = { permission: 'full_access', domainId: null, inboxIds: null };
+const permissionOf = (r: Pick<Row, 'permission' | 'domain_id' | 'inbox_ids'>): KeyPermission => ({
+  permission: r.permission,
+  domainId: r.domain_id,
+  inboxIds: r.inbox_ids === null ? null : (JSON.parse(r.inbox_ids) as string[]),
+});
 
 const KEY_RE = /^re_[A-Za-z0-9_-]{32}$/;
 const PREFIX_LENGTH = 're_'.length + 8;
 // lastUsedAt is kept to the minute: writing it on every request would cost an fsync per call.
 const LAST_USED_GRANULARITY_MS = 60_000;
 
-const toKey = (r: Row): ApiKey => ({ id: r.id, name: r.name, prefix: r.prefix, createdAt: r.created_at, lastUsedAt: r.last_used_at });
+const toKey = (r: Row): ApiKey => ({ id: r.id, name: r.name, prefix: r.prefix, createdAt: r.created_at, lastUsedAt: r.last_used_at, ...permissionOf(r) });
 
-export function createKey(db: Db, clock: Clock, workspaceId: string, name: string): ApiKey & { key: string } {
+/** `scope`: what the key may do (account/key-scope.ts parseKeyPermission checked it); full access by default. */
+export function createKey(db: Db, clock: Clock, workspaceId: string, name: string, scope: KeyPermission = FULL): ApiKey & { key: string } {
   const key = `re_${randomToken(24)}`;
-  const row: Row = { id: newId('key', clock.now()), name, prefix: key.slice(0, PREFIX_LENGTH), created_at: clock.now(), last_used_at: null };
-  db.prepare('INSERT INTO api_keys (id, workspace_id, name, prefix, secret_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+  const row: Row = {
+    id: newId('key', clock.now()),
+    name,
+    prefix: key.slice(0, PREFIX_LENGTH),
+    created_at: clock.now(),
+    last_used_at: null,
+    permission: scope.permission,
+    domain_id: scope.domainId,
+    inbox_ids: scope.inboxIds === null ? null : JSON.stringify(scope.inboxIds),
+  };
+  db.prepare('INSERT INTO api_keys (id, workspace_id, name, prefix, secret_hash, created_at, permission, domain_id, inbox_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
     row.id,
     workspaceId,
     row.name,
     row.prefix,
     secretHash(key),
     row.created_at,
+    row.permission,
+    row.domain_id,
+    row.inbox_ids,
   );
   return { ...toKey(row), key };
 }
 
-export function listKeys(db: Db, workspaceId: string, page: { limit: number; offset: number }): ApiKey[] {
+/** `onlyId`: a scoped key sees itself alone. */
+export function listKeys(db: Db, workspaceId: string, page: { limit: number; offset: number }, onlyId?: string): ApiKey[] {
   const rows = db
     .prepare(
-      `SELECT id, name, prefix, created_at, last_used_at FROM api_keys
-       WHERE workspace_id = ? AND revoked_at IS NULL ORDER BY id DESC LIMIT ? OFFSET ?`,
+      `SELECT id, name, prefix, created_at, last_used_at, permission, domain_id, inbox_ids FROM api_keys
+       WHERE workspace_id = ? AND revoked_at IS NULL AND (? IS NULL OR id = ?) ORDER BY id DESC LIMIT ? OFFSET ?`,
     )
-    .all(workspaceId, page.limit + 1, page.offset) as Row[];
+    .all(workspaceId, onlyId ?? null, onlyId ?? null, page.limit + 1, page.offset) as Row[];
   return rows.map(toKey);
 }
 
@@ -57,19 +82,19 @@ export function revokeKey(db: Db, clock: Clock, workspaceId: string, id: string)
   return db.prepare('UPDATE api_keys SET revoked_at = ? WHERE workspace_id = ? AND id = ? AND revoked_at IS NULL').run(clock.now(), workspaceId, id).changes > 0;
 }
 
-/** The workspace and key a secret belongs to, or null if it is malformed, unknown or revoked. */
-export function findKeyBySecret(db: Db, clock: Clock, secret: string): { workspaceId: string; keyId: string } | null {
+/** The workspace, key and scope a secret belongs to, or null if it is malformed, unknown or revoked. */
+export function findKeyBySecret(db: Db, clock: Clock, secret: string): { workspaceId: string; keyId: string; scope: KeyScope } | null {
   if (!KEY_RE.test(secret)) return null;
   const row = db
     .prepare(
-      `SELECT k.id, k.workspace_id, k.last_used_at FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+      `SELECT k.id, k.workspace_id, k.last_used_at, k.permission, k.domain_id, k.inbox_ids FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
        WHERE k.secret_hash = ? AND k.revoked_at IS NULL`,
     )
-    .get(secretHash(secret)) as { id: string; workspace_id: string; last_used_at: number | null } | undefined;
+    .get(secretHash(secret)) as (Pick<Row, 'id' | 'last_used_at' | 'permission' | 'domain_id' | 'inbox_ids'> & { workspace_id: string }) | undefined;
   if (!row) return null;
   const now = clock.now();
   if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_GRANULARITY_MS) {
     db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(now, row.id);
   }
-  return { workspaceId: row.workspace_id, keyId: row.id };
+  return { workspaceId: row.workspace_id, keyId: row.id, scope: resolveScope(db, row.workspace_id, row.id, permissionOf(row)) };
 }

@@ -12,6 +12,7 @@ import { parseInput } from '../http/validate.ts';
 import { readSmallJson } from '../http/body.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
 import { createKey, listKeys, revokeKey, type ApiKey } from './keys.ts';
+import { parseKeyPermission } from './key-scope.ts';
 import { createSession, findSession, listSessions, revokeSession, revokeSessionById, revokeUserSessions } from './sessions.ts';
 import { findUserByEmail, getUser, insertUser, setPasswordHash, userEmailProblem } from './users.ts';
 import { createWorkspace, DEFAULT_WORKSPACE, findWorkspace, getWorkspace } from './workspaces.ts';
@@ -38,9 +39,22 @@ const KeyBody = z.object({
     .min(1, 'is required')
     .max(100)
     .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters'),
+  // Judged against the workspace's domains and inboxes by parseKeyPermission (issue 46).
+  permission: z.unknown().optional(),
+  domain_id: z.unknown().optional(),
+  inbox_ids: z.unknown().optional(),
 });
 
-const presentKey = (k: ApiKey) => ({ id: k.id, name: k.name, prefix: k.prefix, createdAt: iso(k.createdAt), lastUsedAt: isoOrNull(k.lastUsedAt) });
+const presentKey = (k: ApiKey) => ({
+  id: k.id,
+  name: k.name,
+  prefix: k.prefix,
+  permission: k.permission,
+  domainId: k.domainId,
+  inboxIds: k.inboxIds,
+  createdAt: iso(k.createdAt),
+  lastUsedAt: isoOrNull(k.lastUsedAt),
+});
 
 export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) {
   const { db, clock, config } = app;
@@ -195,15 +209,19 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
   });
 
   r.post('/keys', requireSession(config.publicUrl), (ctx) => {
-    const { name } = parseInput(KeyBody, ctx.request.body);
-    const key = createKey(db, clock, principalOf(ctx).workspaceId, name);
+    const { name, ...scope } = parseInput(KeyBody, ctx.request.body);
+    const workspaceId = principalOf(ctx).workspaceId;
+    const key = createKey(db, clock, workspaceId, name, parseKeyPermission(db, workspaceId, scope));
     ctx.status = 201;
     ctx.body = { ...presentKey(key), key: key.key };
   });
 
   r.get('/keys', requireAuth(config.publicUrl), (ctx) => {
     const page = parsePage(ctx.query);
-    ctx.body = pageOf(listKeys(db, principalOf(ctx).workspaceId, page).map(presentKey), page);
+    const p = principalOf(ctx);
+    // A scoped key reads its own metadata alone: the others' names and scopes are the workspace owner's.
+    const only = p.kind === 'key' && p.scope.permission !== 'full_access' ? p.keyId : undefined;
+    ctx.body = pageOf(listKeys(db, p.workspaceId, page, only).map(presentKey), page);
   });
 
   r.delete('/keys/:id', requireSession(config.publicUrl), (ctx) => {

@@ -18,6 +18,8 @@ import { hashPassword } from '../account/passwords.ts';
 import { revokeUserSessions } from '../account/sessions.ts';
 import { unlockLogin } from '../account/login-throttle.ts';
 import { createKey } from '../account/keys.ts';
+import { parseKeyPermission } from '../account/key-scope.ts';
+import { ApiError } from '../errors.ts';
 import { generateDkimKey, RotationInProgress, startRotation } from '../domains/dkim-keys.ts';
 import { holderOf } from '../domains/claims.ts';
 import { dkimName, dkimValue } from '../dns/records.ts';
@@ -144,10 +146,25 @@ export async function runCommand(config: Config, command: string, sub: string | 
     });
   }
   if (sub !== 'create') throw new UsageError(`unknown command "key ${sub ?? ''}"; did you mean "key create --name NAME"?`);
-  const { values } = parseArgs({ args: rest, strict: true, options: { name: { type: 'string' }, workspace: { type: 'string' } } });
+  const { values } = parseArgs({
+    args: rest,
+    strict: true,
+    options: { name: { type: 'string' }, workspace: { type: 'string' }, permission: { type: 'string' }, domain: { type: 'string' }, inbox: { type: 'string', multiple: true } },
+  });
   const name = values.name?.trim();
   if (!name || name.length > 100) throw new UsageError('key create needs --name NAME (1 to 100 characters)');
-  return withStore(config, (db) => console.log(createKey(db, systemClock, pickWorkspace(db, values.workspace).id, name).key));
+  return withStore(config, (db) => {
+    const workspaceId = pickWorkspace(db, values.workspace).id;
+    let scope;
+    try {
+      // The same checks as POST /keys; --domain and --inbox are its domain_id and inbox_ids.
+      scope = parseKeyPermission(db, workspaceId, { permission: values.permission, domain_id: values.domain, inbox_ids: values.inbox });
+    } catch (err) {
+      if (err instanceof ApiError) throw new UsageError(`key create: ${err.message.replace(/^domain_id/, '--domain').replace(/^inbox_ids(\.\d+)?/, '--inbox').replace(/^permission/, '--permission')}`);
+      throw err;
+    }
+    console.log(createKey(db, systemClock, workspaceId, name, scope).key);
+  });
 }
 
 /**

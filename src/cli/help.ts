@@ -52,9 +52,12 @@ session of the user at once; the dashboard's Settings page changes it too, knowi
 unlock clears every failed sign-in that could stop that user: those against the account and those of
 every address (the user's own address is not known), so a locked-out owner can sign in again at once.`,
   key: `Usage: mailwright key create --name NAME [--workspace ID|NAME]
+           [--permission full_access|sending_access|inbox_access] [--domain DOMAIN_ID] [--inbox INBOX_ID]...
 
 Creates an API key in a workspace (default: "${DEFAULT_WORKSPACE}") and prints only the key (re_...) on
-standard output. It is shown this once: the box keeps only its hash.`,
+standard output. It is shown this once: the box keeps only its hash. --permission limits what it may do
+(default full_access): sending_access sends and reads back its own sends, from one domain with --domain;
+inbox_access reaches the mail of the inboxes named by --inbox (one or more).`,
   queue: `Usage: mailwright queue list [--json]
        mailwright queue flush
 

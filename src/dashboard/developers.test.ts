@@ -88,6 +88,26 @@ test('an API key is shown once, works, and stops working when revoked', async ()
   assert.is((await request(`${s.t.api}/domains`, { key })).status, 401, 'a revoked key stops working');
 });
 
+test('a sending key made on the page sends but reads nothing else, and the table says so', async () => {
+  await page.goto(`${s.t.url}/developers`);
+  await page.getByRole('button', { name: 'Create API key' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel('Name').fill('Mailer');
+  await dialog.getByRole('radio', { name: /Sending access/ }).check();
+  await dialog.getByLabel('Sending from').waitFor();
+  await dialog.getByRole('button', { name: 'Create key' }).click();
+  const key = (await dialog.getByTestId('secret').innerText()).trim();
+  await dialog.getByRole('button', { name: 'Done' }).click();
+  const row = page.locator(`tr[data-key="${key.slice(0, 11)}"]`);
+  await row.waitFor();
+  assert.is((await row.locator('[data-access]').innerText()).trim(), 'Sending');
+  const listed = (await request(`${s.t.api}/keys`, { key })).body.data;
+  assert.equal(listed.map((k: { permission: string }) => k.permission), ['sending_access']);
+  const refused = await request(`${s.t.api}/domains`, { key });
+  assert.is(refused.status, 403);
+  assert.is(refused.body.error.code, 'insufficient_scope');
+});
+
 test('a domain: added, its records listed, verified, the provider named, inbound set up, tracking on', async () => {
   await page.goto(`${s.t.url}/domains`);
   await page.getByText('No domains yet').waitFor();

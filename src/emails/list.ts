@@ -21,6 +21,8 @@ import { containing, operatorConditions, RECIPIENTS } from './list-operators.ts'
 import type { QueryOperators } from './search-operators.ts';
 import { bodies, extractedTexts, fallbackSnippets, searchSnippets, startsAWord } from './snippets.ts';
 import { summariesOf, type DeliverySummary } from './delivery.ts';
+import type { KeyScope } from '../account/key-scope.ts';
+import { emailScopeTerm } from './scope.ts';
 
 export const CATEGORIES: readonly Category[] = ['primary', 'updates', 'spam'];
 export const STATUSES = ['scheduled', 'canceled', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'blocked', 'failed', 'received'] as const;
@@ -64,6 +66,8 @@ export interface ListParams {
   operators?: QueryOperators;
   /** Absent: `exclude`. */
   trash?: TrashScope;
+  /** A scoped key's reach (emails/scope.ts); absent, the whole workspace. */
+  scope?: KeyScope;
   limit: number;
   offset: number;
 }
@@ -222,6 +226,8 @@ export function planList(db: Db, workspaceId: string, p: ListParams, opts: { bro
     add('(e.domain IN (SELECT value FROM json_each(?)) OR e.domain_id IN (SELECT value FROM json_each(?)))', JSON.stringify(names), JSON.stringify(ids));
   }
   if (p.inboxId) add('e.inbox_id = ?', p.inboxId);
+  const scoped = p.scope ? emailScopeTerm(p.scope) : null;
+  if (scoped) add(scoped.sql, ...scoped.args);
   if (p.labelNames?.length || p.labelIds?.length) {
     const ids = findLabels(db, workspaceId, [...(p.labelNames ?? []), ...(p.labelIds ?? [])]).labels.map((l) => l.id);
     if (!ids.length) return null;

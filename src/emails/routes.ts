@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { App } from '../context.ts';
 import { ApiError, notFound, validationError } from '../errors.ts';
 import { apiRouter } from '../http/server.ts';
-import { principalOf, requireAuth, sendChannel } from '../http/auth.ts';
+import { principalOf, requireAuth, scopeOf, sendChannel, type Principal } from '../http/auth.ts';
 import { claimOf, idempotent } from '../http/idempotency.ts';
 import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
@@ -20,8 +20,13 @@ import { deleteEmail, emailRaw, getEmail, getThread, patchEmail } from './mailbo
 import { displayHtml, displayPolicy } from './display.ts';
 import { emptyTrash } from './trash.ts';
 import { learnInRspamd } from '../filter/rspamd.ts';
+import { checkSendFrom } from '../account/key-scope.ts';
+import { withinScope } from './scope.ts';
 
 export const MAX_BATCH = 100;
+
+/** How a send came in and, for a key, which one (a sending key reads back its own sends). */
+const sender = (p: Principal) => ({ sentBy: sendChannel(p), ...(p.kind === 'key' ? { sentByKey: p.keyId } : {}) });
 /** How long rspamd's controller has to learn one correction (a learn reads the whole message). */
 const RSPAMD_LEARN_TIMEOUT_MS = 10_000;
 
@@ -47,7 +52,8 @@ export function emailRoutes(app: App) {
   r.post('/emails', auth, idempotent(app.idempotency, 'POST /emails'), async (ctx) => {
     const req = parseSendRequest(ctx.request.body);
     const principal = principalOf(ctx);
-    ctx.body = await submit(app, principal.workspaceId, { ...req, sentBy: sendChannel(principal) }, claimOf(ctx));
+    checkSendFrom(scopeOf(principal), req.from.address);
+    ctx.body = await submit(app, principal.workspaceId, { ...req, ...sender(principal) }, claimOf(ctx));
   });
 
   r.post('/emails/batch', auth, idempotent(app.idempotency, 'POST /emails/batch'), async (ctx) => {
@@ -57,10 +63,10 @@ export function emailRoutes(app: App) {
     if (!Array.isArray(items)) throw validationError('emails', 'must be an array of emails (or post a bare JSON array)');
     if (items.length === 0) throw validationError('emails', 'must hold at least one email');
     if (items.length > MAX_BATCH) throw validationError('emails', `at most ${MAX_BATCH} emails per batch, got ${items.length}`);
-    const sentBy = sendChannel(principalOf(ctx));
+    const by = sender(principalOf(ctx));
     const parsed = items.map((item) => {
       try {
-        return { ...parseSendRequest(item), sentBy };
+        return { ...parseSendRequest(item), ...by };
       } catch (err) {
         if (err instanceof ApiError) return err;
         throw err;
@@ -70,6 +76,8 @@ export function emailRoutes(app: App) {
       const errors = parsed.flatMap((p, index) => (p instanceof ApiError ? (p.errors ?? [{ path: 'body', message: p.message }]).map((e) => ({ path: `emails.${index}.${e.path}`, message: e.message })) : []));
       if (errors.length) throw new ApiError(400, 'validation_error', `${errors[0].path}: ${errors[0].message}`, { errors });
     }
+    // A From the key may not use refuses the whole batch, as a permission is the request's, not an item's.
+    for (const p of parsed) if (!(p instanceof ApiError)) checkSendFrom(scopeOf(principalOf(ctx)), p.from.address);
     ctx.body = await submitBatch(app, principalOf(ctx).workspaceId, parsed, claimOf(ctx));
   });
 
@@ -168,8 +176,11 @@ export function emailRoutes(app: App) {
   r.get('/threads/:id', auth, (ctx) => {
     const trashed = ctx.query.trashed;
     if (trashed !== undefined && trashed !== 'true' && trashed !== 'false') throw validationError('trashed', 'must be true or false');
-    const data = getThread(app.db, principalOf(ctx).workspaceId, ctx.params.id, trashed === 'true');
-    if (!data) throw notFound('Thread');
+    const principal = principalOf(ctx);
+    const found = getThread(app.db, principal.workspaceId, ctx.params.id, trashed === 'true');
+    // An inbox key sees its inboxes' messages of the thread; a thread it has none of is not found.
+    const data = found && withinScope(app.db, principal.workspaceId, scopeOf(principal), found);
+    if (!data || (found!.length > 0 && data.length === 0)) throw notFound('Thread');
     ctx.body = { id: ctx.params.id, data, count: data.length };
   });
 

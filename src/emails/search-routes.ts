@@ -4,7 +4,7 @@ import type { App } from '../context.ts';
 import { validationError } from '../errors.ts';
 import { isId } from '../db/ids.ts';
 import { apiRouter } from '../http/server.ts';
-import { principalOf, requireAuth } from '../http/auth.ts';
+import { principalOf, requireAuth, scopeOf } from '../http/auth.ts';
 import { parsePage } from '../http/pagination.ts';
 import { normaliseDomain } from '../mail/domain-name.ts';
 import { CATEGORIES, STATUSES, listEmails, type ListParams, type Status } from './list.ts';
@@ -22,7 +22,8 @@ export function emailListRoutes(app: App) {
     const p = parseListParams(ctx.query, app.clock.now());
     // Words, `from` and `to` are found through the full-text index: what was acknowledged must be in it first.
     if ((p.search || p.from || p.to) && hasBacklog(app.db)) await indexBacklogNow(app);
-    ctx.body = listEmails(app.db, principalOf(ctx).workspaceId, p);
+    const principal = principalOf(ctx);
+    ctx.body = listEmails(app.db, principal.workspaceId, { ...p, scope: scopeOf(principal) });
   });
   return r;
 }

@@ -103,6 +103,8 @@ export interface OutgoingContent {
   origin?: TemplateOrigin;
   /** How the send came in (the front door says; the box's own mail has none). */
   sentBy?: SentBy;
+  /** The API key it came in with (API or SMTP submission): a sending key reads back its own sends alone. */
+  sentByKey?: string;
   /** Mail the box sends of its own (a forwarding confirmation): not the workspace's sending, so not counted. */
   notice?: boolean;
 }
@@ -132,14 +134,14 @@ export function storeSentEmail(db: Db, clock: Clock, e: SentEmail): void {
   db.prepare(
     `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, message_id, thread_id, in_reply_to, refs,
        from_address, from_name, to_json, cc_json, bcc_json, reply_to_json, subject, headers_json,
-       tags_json, labels_json, message_class, envelope_from, preview, search_rowid, created_at, template_id, template_version_id, is_test, counted, sent_by)
-     VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       tags_json, labels_json, message_class, envelope_from, preview, search_rowid, created_at, template_id, template_version_id, is_test, counted, sent_by, sent_by_key)
+     VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     e.id, e.workspaceId, e.domainId, e.domain, e.messageId, e.threadId, e.inReplyTo, JSON.stringify(e.refs),
     c.from.address, c.from.name ?? null, JSON.stringify(c.to), JSON.stringify(c.cc), JSON.stringify(c.bcc), JSON.stringify(c.replyTo),
     c.subject, JSON.stringify(c.headers), JSON.stringify(c.tags), JSON.stringify(e.labelIds),
     c.messageClass, e.envelopeFrom, previewOf(text), searchRowid, now,
-    c.origin?.templateId ?? null, c.origin?.versionId ?? null, c.origin?.test ? 1 : 0, c.origin?.test || c.notice ? 0 : 1, c.sentBy ?? null,
+    c.origin?.templateId ?? null, c.origin?.versionId ?? null, c.origin?.test ? 1 : 0, c.origin?.test || c.notice ? 0 : 1, c.sentBy ?? null, c.sentByKey ?? null,
   );
   queueIndexing(db, searchRowid, e.id, {
     workspaceId: e.workspaceId,

@@ -6,8 +6,14 @@ import { ApiError, unauthorized } from '../errors.ts';
 
 export const SESSION_COOKIE = 'service_session_v2';
 
+/** What a key may reach (account/key-scope.ts KeyScope, which resolves it; http/scopes.ts decides with it). */
+export type Scope =
+  | { permission: 'full_access' }
+  | { permission: 'sending_access'; keyId: string; domainId: string | null; domain: string | null }
+  | { permission: 'inbox_access'; inboxIds: string[]; addresses: string[] };
+
 export type Principal =
-  | { kind: 'key'; workspaceId: string; keyId: string }
+  | { kind: 'key'; workspaceId: string; keyId: string; scope: Scope }
   | { kind: 'session'; workspaceId: string; userId: string; sessionId: string };
 
 export interface Authenticator {
@@ -51,6 +57,9 @@ export function requireCredential(opts: { except: Array<{ method: string; path: 
 
 /** How a send came in, as the email records it: a browser session is the dashboard, a key an application. */
 export const sendChannel = (p: Principal): 'dashboard' | 'api' => (p.kind === 'session' ? 'dashboard' : 'api');
+
+/** The scope of the caller: a session (the dashboard) has full access. */
+export const scopeOf = (p: Principal): Scope => (p.kind === 'key' ? p.scope : { permission: 'full_access' });
 
 export function principalOf(ctx: Context): Principal {
   const p = ctx.state.principal as Principal | null | undefined;

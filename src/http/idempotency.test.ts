@@ -59,6 +59,7 @@ function start() {
       },
       rateLimiter: null,
       healthy: () => true,
+      routeScopes: { 'POST /things': {} },
     },
     [router],
   );

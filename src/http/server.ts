@@ -19,6 +19,7 @@ import { BodyMemory, holdBodyMemory } from './body-memory.ts';
 import { lingerOnClose } from './linger.ts';
 import { requireCredential, resolveAuth, type Authenticator } from './auth.ts';
 import { hostCheck } from './host-check.ts';
+import { ROUTE_SCOPES, scopeGuard, undecided, type RouteScope, type Visible } from './scopes.ts';
 import { clientAddress } from './client-address.ts';
 import { inRanges } from '../dns/ip-ranges.ts';
 import { ApiError } from '../errors.ts';
@@ -57,6 +58,10 @@ export interface HttpDeps {
   rawBodies?: RegExp[];
   /** API latency by matched route (metrics/metrics.ts, issue 21). */
   metrics?: Metrics;
+  /** Whether a scoped key may see one email, inbox or attachment (scopes.ts); without it, none. */
+  visible?: Visible;
+  /** Decisions for routes beyond the box's own (a test's routers): added to scopes.ts ROUTE_SCOPES. */
+  routeScopes?: Record<string, RouteScope>;
   /** Host names the app answers to besides the configured ones: those the box holds a certificate for. */
   alsoServes?: (host: string) => boolean;
 }
@@ -124,13 +129,20 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
     if (readsOwnBody(ctx)) return next();
     return ctx.method === 'POST' && raw.some((p) => p.test(ctx.path)) ? holdRaw(ctx, next) : parseJson(ctx, next);
   };
+  // A scoped key's reach is judged once the route is known, before its body is read (issue 46).
+  const table = { ...ROUTE_SCOPES, ...deps.routeScopes };
+  const scopes = scopeGuard(API_PREFIX, deps.visible ?? (() => false), table);
   const mount = (mounted: Router[]) => {
     const router = new Router({ prefix: API_PREFIX });
+    router.use(scopes);
     router.use(body);
     for (const r of mounted) router.use(r.routes());
     return router;
   };
   const api = mount(routers);
+  // A route without a decision for scoped keys is a programming error: the box does not start (issue 46).
+  const missing = undecided(routers.flatMap((r) => r.stack.filter((l) => l.methods.length > 0)), '', table);
+  if (missing.length) throw new Error(`API routes without a decision in http/scopes.ts ROUTE_SCOPES: ${missing.join(', ')}`);
   const apiRoutes = bySegment(routers, mount, api);
 
   // /healthz and the pages live outside /api/v1: an API request goes straight to the gate instead of through

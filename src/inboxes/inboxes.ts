@@ -49,12 +49,15 @@ export const activeInboxAt = (db: Db, workspaceId: string, address: string) =>
 export const getInbox = (db: Db, workspaceId: string, id: string) =>
   (db.prepare('SELECT * FROM inboxes WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as InboxRow | undefined) ?? null;
 
-export function listInboxes(db: Db, workspaceId: string, domainId: string | undefined, page: { limit: number; offset: number }): InboxRow[] {
-  return (
-    domainId
-      ? db.prepare('SELECT * FROM inboxes WHERE workspace_id = ? AND domain_id = ? ORDER BY id DESC LIMIT ? OFFSET ?').all(workspaceId, domainId, page.limit + 1, page.offset)
-      : db.prepare('SELECT * FROM inboxes WHERE workspace_id = ? ORDER BY id DESC LIMIT ? OFFSET ?').all(workspaceId, page.limit + 1, page.offset)
-  ) as InboxRow[];
+/** `only`: an inbox key's inboxes (issue 46); absent, all of the workspace's. */
+export function listInboxes(db: Db, workspaceId: string, domainId: string | undefined, page: { limit: number; offset: number }, only?: string[]): InboxRow[] {
+  const ids = only === undefined ? null : JSON.stringify(only);
+  return db
+    .prepare(
+      `SELECT * FROM inboxes WHERE workspace_id = ? AND (? IS NULL OR domain_id = ?) AND (? IS NULL OR id IN (SELECT value FROM json_each(?)))
+       ORDER BY id DESC LIMIT ? OFFSET ?`,
+    )
+    .all(workspaceId, domainId ?? null, domainId ?? null, ids, ids, page.limit + 1, page.offset) as InboxRow[];
 }
 
 export function updateInbox(db: Db, workspaceId: string, id: string, changes: { name?: string; status?: InboxStatus }): InboxRow | null {

@@ -7,7 +7,7 @@ import type { App } from '../context.ts';
 import { ApiError, notFound, validationError } from '../errors.ts';
 import { apiRouter, pageRouter } from '../http/server.ts';
 import { sendPage } from '../pages/html.ts';
-import { principalOf, requireAuth } from '../http/auth.ts';
+import { principalOf, requireAuth, scopeOf } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
 import { getDomain } from '../domains/domains.ts';
@@ -88,7 +88,9 @@ export function inboxRoutes(app: App) {
   r.get('/inboxes', auth, (ctx) => {
     const { domain_id } = parseInput(ListQuery, ctx.query, 'query');
     const page = parsePage(ctx.query);
-    ctx.body = pageOf(listInboxes(db, principalOf(ctx).workspaceId, domain_id, page).map(shown), page);
+    const scope = scopeOf(principalOf(ctx));
+    const only = scope.permission === 'inbox_access' ? scope.inboxIds : undefined;
+    ctx.body = pageOf(listInboxes(db, principalOf(ctx).workspaceId, domain_id, page, only).map(shown), page);
   });
 
   r.get('/inboxes/:id', auth, (ctx) => {

@@ -11,6 +11,7 @@ import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { App } from '../context.ts';
 import { ApiError, SmtpError } from '../errors.ts';
 import { findKeyBySecret } from '../account/keys.ts';
+import { checkSendFrom, type KeyScope } from '../account/key-scope.ts';
 import { LoginThrottle } from '../account/login-throttle.ts';
 import { checkAddress, type Mailbox } from '../mail/addresses.ts';
 import type { Analyzer } from '../receive/analyzer.ts';
@@ -36,6 +37,8 @@ interface SessionState {
   deadline: NodeJS.Timeout;
   /** The key the session authenticated with, looked up again for each message so revocation bites at once. */
   secret: string | null;
+  /** Its scope as of the last MAIL FROM (issue 46): what each message's From is judged by. */
+  scope: KeyScope;
 }
 
 // As keys.ts shows them: `re_` and 8 characters.
@@ -63,7 +66,7 @@ export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: 
     onConnect(session, callback) {
       // Until STARTTLS, AUTH is not advertised and is answered like an unknown command; onSecure lifts this.
       session.disabledCommands = ['AUTH'];
-      sessions.open(session.id, { messages: 0, deadline: sessionDeadline(server, session.id, config.smtpSessionTimeout, config.hostname), secret: null });
+      sessions.open(session.id, { messages: 0, deadline: sessionDeadline(server, session.id, config.smtpSessionTimeout, config.hostname), secret: null, scope: { permission: 'full_access' } });
       callback();
     },
 
@@ -109,14 +112,20 @@ export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: 
         });
     },
 
-    onMailFrom(_address, session, callback) {
+    onMailFrom(address, session, callback) {
       // The envelope sender is ignored: bounces must come back to the box, so the queue uses its own VERP
       // return path on the From domain, as for an API send.
       if (!session.secure) return callback(new SmtpError(530, '5.7.0 Must issue a STARTTLS command first'));
       const state = sessions.of(session);
-      if (!state.secret || !findKeyBySecret(db, clock, state.secret)) {
+      const key = state.secret ? findKeyBySecret(db, clock, state.secret) : null;
+      if (!key) {
         return callback(new SmtpError(530, '5.7.0 Authentication required: the API key of this session is no longer valid, reconnect with a valid one'));
       }
+      state.scope = key.scope;
+      // A sending key for one domain, or an inbox key: an envelope sender it may not use is refused here already
+      // (the From header is judged again at DATA); the null sender <> stays allowed.
+      const refused = address.address ? scopeRefusal(state.scope, address.address) : null;
+      if (refused) return callback(refused);
       if (app.disk?.low) return callback(new SmtpError(452, '4.3.1 Insufficient system storage, try again later'));
       if (state.messages >= config.smtpMaxMessages) {
         return callback(new SmtpError(452, `4.4.5 Too many messages in this session (${config.smtpMaxMessages}), reconnect to send more`));
@@ -138,7 +147,7 @@ export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: 
           async (data) => {
             if (!data) return callback(new SmtpError(552, `5.3.4 Message too big: the limit is ${config.maxMessageBytes} bytes`));
             const sender = session.user as Sender;
-            const answer = await submitMessage(app, analyzer, sender.workspaceId, data, envelopeOf(session));
+            const answer = await submitMessage(app, analyzer, sender, state.scope, data, envelopeOf(session));
             log.info('submitted over SMTP', { session: session.id, emailId: answer.id, keyId: sender.keyId });
             callback(null, `2.0.0 Ok: queued as ${answer.id}`);
           },
@@ -165,10 +174,12 @@ export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: 
 }
 
 /** Parse, build the request, honour Idempotency-Key, submit: resolves once the message is committed. */
-async function submitMessage(app: App, analyzer: Pick<Analyzer, 'parse'>, workspaceId: string, data: Buffer, envelopeTo: Mailbox[]): Promise<Submitted> {
+async function submitMessage(app: App, analyzer: Pick<Analyzer, 'parse'>, sender: Sender, scope: KeyScope, data: Buffer, envelopeTo: Mailbox[]): Promise<Submitted> {
+  const { workspaceId } = sender;
   // Keyed by workspace: one workspace's submissions cannot hold the analyze workers while another's wait.
   const parsed = await analyzer.parse(data, { client: `workspace:${workspaceId}` });
-  const req = { ...requestFromMessage(parsed, envelopeTo), sentBy: 'smtp' as const };
+  const req = { ...requestFromMessage(parsed, envelopeTo), sentBy: 'smtp' as const, sentByKey: sender.keyId };
+  checkSendFrom(scope, req.from.address);
   const key = parsed.headers['idempotency-key']?.[0];
   if (key === undefined) return submit(app, workspaceId, req);
   const started = app.idempotency.begin(workspaceId, IDEMPOTENCY_ENDPOINT, key, fingerprint(req));
@@ -198,6 +209,17 @@ function envelopeOf(session: SMTPServerSession): Mailbox[] {
     const checked = checkAddress(r.address);
     return checked.ok ? [checked.mailbox] : [];
   });
+}
+
+/** RFC 3463 5.7.1 (delivery not authorized): a sender address outside the key's scope; null when it may. */
+function scopeRefusal(scope: KeyScope, address: string): SmtpError | null {
+  try {
+    checkSendFrom(scope, address);
+    return null;
+  } catch (err) {
+    if (err instanceof ApiError) return new SmtpError(550, `5.7.1 ${err.message}`);
+    throw err;
+  }
 }
 
 /** The SMTP reply for what the API would answer with a 4xx or 5xx status. */

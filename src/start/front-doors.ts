@@ -18,6 +18,8 @@ import { accountRoutes } from '../account/routes.ts';
 import { boxRoutes } from '../account/box-routes.ts';
 import { findKeyBySecret } from '../account/keys.ts';
 import { findSession } from '../account/sessions.ts';
+import { attachmentVisible, emailVisible } from '../emails/scope.ts';
+import type { Visible } from '../http/scopes.ts';
 import { LoginThrottle } from '../account/login-throttle.ts';
 import { domainRoutes, mtaStsPages } from '../domains/routes.ts';
 import { emailRoutes } from '../emails/routes.ts';
@@ -68,6 +70,16 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
       return s && { kind: 'session', workspaceId: s.workspaceId, userId: s.userId, sessionId: s.id };
     },
   };
+  // What a scoped key may see of one email, attachment or inbox (http/scopes.ts asks before the route runs).
+  const visible: Visible = (p, kind, id) => {
+    if (kind === 'email') return emailVisible(db, p.workspaceId, p.scope, id);
+    if (kind === 'attachment') return attachmentVisible(db, p.workspaceId, p.scope, id);
+    if (kind === 'webhook') {
+      const inbox = db.prepare('SELECT inbox_id FROM webhooks WHERE workspace_id = ? AND id = ?').pluck().get(p.workspaceId, id) as string | null | undefined;
+      return p.scope.permission === 'inbox_access' && !!inbox && p.scope.inboxIds.includes(inbox);
+    }
+    return p.scope.permission === 'inbox_access' && p.scope.inboxIds.includes(id);
+  };
   const served = await createServedTls(app);
   const tls = served.current();
   const httpApp = createHttpApp(
@@ -75,6 +87,7 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
       config,
       log,
       authenticator,
+      visible,
       rateLimiter: config.rateLimit > 0 ? new RateLimiter(config.rateLimit, clock) : null,
       healthy: () => opts.healthy() && health.corrupt === null,
       largerBodies: [

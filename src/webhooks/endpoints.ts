@@ -65,8 +65,13 @@ export function createWebhook(db: Db, now: number, workspaceId: string, s: Webho
 export const webhookById = (db: Db, workspaceId: string, id: string) =>
   db.prepare('SELECT * FROM webhooks WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as WebhookRow | undefined;
 
-export const listWebhooks = (db: Db, workspaceId: string, limit: number, offset: number) =>
-  db.prepare('SELECT * FROM webhooks WHERE workspace_id = ? ORDER BY id DESC LIMIT ? OFFSET ?').all(workspaceId, limit, offset) as WebhookRow[];
+/** `inboxIds`: an inbox key's inboxes, whose webhooks alone it sees (issue 46). */
+export const listWebhooks = (db: Db, workspaceId: string, limit: number, offset: number, inboxIds?: string[]) => {
+  const only = inboxIds === undefined ? null : JSON.stringify(inboxIds);
+  return db
+    .prepare('SELECT * FROM webhooks WHERE workspace_id = ? AND (? IS NULL OR inbox_id IN (SELECT value FROM json_each(?))) ORDER BY id DESC LIMIT ? OFFSET ?')
+    .all(workspaceId, only, only, limit, offset) as WebhookRow[];
+};
 
 export function updateWebhook(db: Db, now: number, w: WebhookRow, change: Partial<WebhookSettings> & { enabled?: boolean }): void {
   const enabled = change.enabled ?? w.enabled === 1;

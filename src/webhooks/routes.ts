@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { App } from '../context.ts';
 import { notFound, validationError } from '../errors.ts';
 import { apiRouter } from '../http/server.ts';
-import { principalOf, requireAuth } from '../http/auth.ts';
+import { principalOf, requireAuth, scopeOf, type Scope } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
 import { iso } from '../clock.ts';
@@ -60,15 +60,17 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
     }
     return url;
   };
-  const filters = (workspaceId: string, inboxId: string | null | undefined, domainId: string | null | undefined) => {
-    if (inboxId && !getInbox(db, workspaceId, inboxId)) throw validationError('inbox_id', `no inbox ${inboxId} in this workspace`);
+  // An inbox key's webhooks are each for one of its inboxes, so they carry that inbox's events alone (issue 46).
+  const filters = (workspaceId: string, inboxId: string | null | undefined, domainId: string | null | undefined, scope: Scope, creating = false) => {
+    if (scope.permission === 'inbox_access' && creating && !inboxId) throw validationError('inbox_id', 'is required with an inbox_access key: one of its inboxes');
+    if (inboxId && (!getInbox(db, workspaceId, inboxId) || (scope.permission === 'inbox_access' && !scope.inboxIds.includes(inboxId)))) throw validationError('inbox_id', `no inbox ${inboxId} in this workspace`);
     if (domainId && !db.prepare('SELECT 1 FROM domains WHERE workspace_id = ? AND id = ?').get(workspaceId, domainId)) throw validationError('domain_id', `no domain ${domainId} in this workspace`);
   };
 
   r.post('/webhooks', auth, async (ctx) => {
     const body = parseInput(CreateBody, ctx.request.body);
     const workspaceId = principalOf(ctx).workspaceId;
-    filters(workspaceId, body.inbox_id, body.domain_id);
+    filters(workspaceId, body.inbox_id, body.domain_id, scopeOf(principalOf(ctx)), true);
     const settings: WebhookSettings = { url: checkedUrl(body.url), events: [...new Set(body.events)], inboxId: body.inbox_id ?? null, domainId: body.domain_id ?? null, description: body.description ?? '' };
     const { webhook, secret } = await app.commit.run(() => createWebhook(db, clock.now(), workspaceId, settings));
     ctx.status = 201;
@@ -77,7 +79,9 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
 
   r.get('/webhooks', auth, (ctx) => {
     const page = parsePage(ctx.query);
-    const { data, count, hasMore } = pageOf(listWebhooks(db, principalOf(ctx).workspaceId, page.limit + 1, page.offset), page);
+    const scope = scopeOf(principalOf(ctx));
+    const only = scope.permission === 'inbox_access' ? scope.inboxIds : undefined;
+    const { data, count, hasMore } = pageOf(listWebhooks(db, principalOf(ctx).workspaceId, page.limit + 1, page.offset, only), page);
     ctx.body = { data: data.map(present), count, hasMore };
   });
 
@@ -89,7 +93,7 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
     const body = parseInput(PatchBody, ctx.request.body);
     const workspaceId = principalOf(ctx).workspaceId;
     const w = webhookOf(workspaceId, ctx.params.id);
-    filters(workspaceId, body.inbox_id, body.domain_id);
+    filters(workspaceId, body.inbox_id, body.domain_id, scopeOf(principalOf(ctx)));
     await app.commit.run(() =>
       updateWebhook(db, clock.now(), w, {
         ...(body.url !== undefined ? { url: checkedUrl(body.url) } : {}),
@@ -173,7 +177,9 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
     }
     let out: PassThrough;
     try {
-      out = stream.open({ workspaceId, types, inboxId: q.inbox_id ?? null }, last ? Number(last) : null);
+      const scope = scopeOf(principal);
+      if (scope.permission === 'inbox_access' && q.inbox_id && !scope.inboxIds.includes(q.inbox_id)) throw validationError('inbox_id', `no inbox ${q.inbox_id} in this workspace`);
+      out = stream.open({ workspaceId, types, inboxId: q.inbox_id ?? null, inboxIds: scope.permission === 'inbox_access' ? scope.inboxIds : null }, last ? Number(last) : null);
     } catch (err) {
       release();
       throw err;

@@ -37,6 +37,8 @@ export interface StreamFilter {
   /** `email.received`, ...; null for all. */
   types: Set<string> | null;
   inboxId: string | null;
+  /** An inbox key's inboxes (issue 46): their mail's events alone, no domain events; null for all. */
+  inboxIds?: string[] | null;
 }
 
 interface Subscriber extends StreamFilter {
@@ -152,7 +154,7 @@ export class EventStream {
   private sendDomainEvent(e: DomainEventRow): void {
     const message = `event: ${e.type}\ndata: ${e.payload}\n\n`;
     for (const s of this.subscribers) {
-      if (!s.live || s.workspaceId !== e.workspace_id || s.inboxId || (s.types && !s.types.has(e.type))) continue;
+      if (!s.live || s.workspaceId !== e.workspace_id || s.inboxId || s.inboxIds || (s.types && !s.types.has(e.type))) continue;
       if (s.out.writableLength <= MAX_UNREAD_BYTES) s.out.write(`id: ${s.cursor}\n${message}`);
       else this.drop(s);
     }
@@ -188,7 +190,9 @@ export class EventStream {
   private send(s: Subscriber, e: EventOfWorkspace, message: Message): void {
     s.cursor = e.seq;
     if (s.types && !s.types.has(message.type)) return;
-    if (s.inboxId && (message.payload().data.email as { inboxId?: string } | null)?.inboxId !== s.inboxId) return;
+    const inboxOf = () => (message.payload().data.email as { inboxId?: string } | null)?.inboxId ?? '';
+    if (s.inboxId && inboxOf() !== s.inboxId) return;
+    if (s.inboxIds && !s.inboxIds.includes(inboxOf())) return;
     s.out.write(message.bytes());
   }
 }

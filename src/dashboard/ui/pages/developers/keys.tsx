@@ -1,19 +1,21 @@
-// The API keys tab: the workspace's keys (prefix, created, last used), revoking one, and creating one whose
-// key is shown once in its dialog.
+// The API keys tab: the workspace's keys (prefix, what each may do, created, last used), revoking one, and
+// creating one (key-create.tsx) whose key is shown once in its dialog.
 import { useState } from 'preact/hooks';
 import { api, type List } from '../../api.ts';
 import { Empty, Loaded, toast } from '../../components/feedback.tsx';
-import { Field, Form } from '../../components/forms.tsx';
 import { At } from '../../components/format.tsx';
 import { useLoad } from '../../components/load.ts';
-import { ConfirmButton, Modal } from '../../components/modal.tsx';
+import { ConfirmButton } from '../../components/modal.tsx';
 import { useNarrow } from '../../components/page.tsx';
 import { Rows } from '../../components/table.tsx';
 import type { ApiKey } from './model.ts';
-import { Intro, SecretOnce } from './parts.tsx';
+import { Intro } from './parts.tsx';
+import { accessOf, CreateKey } from './key-create.tsx';
 
 export function Keys() {
   const keys = useLoad(() => api<List<ApiKey>>('/keys?limit=100'));
+  const domains = useLoad(() => api<List<{ id: string; name: string }>>('/domains?limit=100'));
+  const domainNames = new Map((domains.data?.data ?? []).map((d) => [d.id, d.name]));
   const [creating, setCreating] = useState(false);
   const narrow = useNarrow();
   const revoke = (k: ApiKey) => (
@@ -39,6 +41,7 @@ export function Keys() {
     <>
       <th>Name</th>
       {!narrow && <th>Key</th>}
+      <th>Access</th>
       {!narrow && <th>Created</th>}
       <th>Last used</th>
       <th />
@@ -59,6 +62,7 @@ export function Keys() {
                   {narrow && <div class="mono muted">{k.prefix}…</div>}
                 </td>
                 {!narrow && <td class="mono">{k.prefix}…</td>}
+                <td data-access={k.permission}>{accessOf(k, domainNames)}</td>
                 {!narrow && (
                   <td>
                     <At iso={k.createdAt} />
@@ -82,33 +86,5 @@ export function Keys() {
         />
       )}
     </>
-  );
-}
-
-function CreateKey({ onClose }: { onClose: () => void }) {
-  // Held only while the dialog is open: once closed, the page never sees the key again.
-  const [created, setCreated] = useState<(ApiKey & { key: string }) | null>(null);
-  return (
-    <Modal title={created ? `Your key “${created.name}”` : 'Create an API key'} onClose={onClose}>
-      {created ? (
-        <SecretOnce
-          secret={created.key}
-          label="key"
-          actions={
-            <button class="button primary" onClick={onClose}>
-              Done
-            </button>
-          }
-        >
-          Copy it now and store it somewhere safe: it will not be shown again. The box keeps only a hash; if you lose it, revoke it and create another.
-        </SecretOnce>
-      ) : (
-        <Form submit="Create key" action={async (f) => setCreated(await api('/keys', { body: { name: String(f.get('name') ?? '').trim() } }))}>
-          <Field label="Name" hint="What will use it, such as Production app or CI.">
-            <input name="name" required maxLength={100} autoFocus autoComplete="off" />
-          </Field>
-        </Form>
-      )}
-    </Modal>
   );
 }

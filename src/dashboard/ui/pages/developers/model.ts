@@ -2,10 +2,14 @@
 // events), and how each state is shown: its badge tone and words.
 import type { Tone } from '../../components/feedback.tsx';
 
+export type KeyPermission = 'full_access' | 'sending_access' | 'inbox_access';
 export interface ApiKey {
   id: string;
   name: string;
   prefix: string;
+  permission: KeyPermission;
+  domainId: string | null;
+  inboxIds: string[] | null;
   createdAt: string;
   lastUsedAt: string | null;
 }
