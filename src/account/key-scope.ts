@@ -1,4 +1,4 @@
-// What an API key may do (issue 46): its permission as stored, the scope a request carries once the key is
+// What an API key may do: its permission as stored, the scope a request carries once the key is
 // found (inbox addresses resolved), the checks of POST /keys, and the one check of a send's From that the
 // API, the composer and SMTP submission share. Which routes each permission reaches is http/scopes.ts's.
 import type { Db } from '../db/open.ts';

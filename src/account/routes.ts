@@ -39,7 +39,7 @@ const KeyBody = z.object({
     .min(1, 'is required')
     .max(100)
     .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters'),
-  // Judged against the workspace's domains and inboxes by parseKeyPermission (issue 46).
+  // Judged against the workspace's domains and inboxes by parseKeyPermission.
   permission: z.unknown().optional(),
   domain_id: z.unknown().optional(),
   inbox_ids: z.unknown().optional(),

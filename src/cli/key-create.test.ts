@@ -1,4 +1,4 @@
-// `mailwright key create` with a scope (issue 46): the checks of POST /keys, named by the command's options,
+// `mailwright key create` with a scope: the checks of POST /keys, named by the command's options,
 // and a key whose scope the API then applies.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

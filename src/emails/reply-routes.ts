@@ -1,4 +1,4 @@
-// Replying to and forwarding one of the workspace's emails by its id (issue 46): POST /emails/:id/reply and
+// Replying to and forwarding one of the workspace's emails by its id: POST /emails/:id/reply and
 // POST /emails/:id/forward. The answer is built from the stored original (send/reply.ts) and sent through
 // send/submit like POST /emails: the same checks, limits, suppressions, idempotency and answer.
 import type { App } from '../context.ts';

@@ -1,4 +1,4 @@
-// Reply and forward by id over real HTTP and SMTP (issue 46): mail received at the MX listener is answered with
+// Reply and forward by id over real HTTP and SMTP: mail received at the MX listener is answered with
 // POST /emails/:id/reply and /forward, and what reaches the sink is checked as its reader would: From the inbox,
 // the right recipients, Re:/Fwd: once, In-Reply-To and References (RFC 5322 3.6.4), the quote or forwarded
 // block, the original's files, a DKIM signature that verifies; and the answer is in the original's thread.

@@ -1,4 +1,4 @@
-// The mail a scoped API key may see (issue 46): a sending key the emails it sent, an inbox key the mail of its
+// The mail a scoped API key may see: a sending key the emails it sent, an inbox key the mail of its
 // inboxes and what was sent from their addresses. One SQL term for lists and one check for a single email,
 // thread or attachment, so every route narrows the same way.
 import type { Db } from '../db/open.ts';

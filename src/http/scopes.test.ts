@@ -1,4 +1,4 @@
-// Scoped API keys over real HTTP (issue 46): every route of the table with each kind of key (allowed or 403
+// Scoped API keys over real HTTP: every route of the table with each kind of key (allowed or 403
 // insufficient_scope naming the permission), the checks of POST /keys, and what sending and inbox keys see.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -1,4 +1,4 @@
-// Which API routes a scoped key reaches (issue 46): one table, read by one guard that runs after routing and
+// Which API routes a scoped key reaches: one table, read by one guard that runs after routing and
 // before the body is read. A route missing from the table is full access only, and scopes.test.ts fails on
 // it, so a new route gets a decision. Sessions and full-access keys pass; what a route shows or does within
 // the scope (lists, sends) is the route's, with the scope the principal carries.
@@ -37,6 +37,8 @@ export const ROUTE_SCOPES: Record<string, RouteScope> = {
   'GET /emails/:id': MAIL, 'GET /emails/:id/events': MAIL, 'POST /emails/:id/cancel': MAIL,
   'GET /emails/:id/raw': { inbox_access: 'email' }, 'GET /emails/:id/html': { inbox_access: 'email' },
   'PATCH /emails/:id': { inbox_access: 'email' },
+  // Answering one email is a send from its inbox: an inbox key for its inboxes' mail; a sending key cannot read it.
+  'POST /emails/:id/reply': { inbox_access: 'email' }, 'POST /emails/:id/forward': { inbox_access: 'email' },
   'DELETE /emails/:id': FULL, 'POST /emails/trash/empty': FULL, 'POST /emails/:id/labels': FULL,
   'GET /emails': { inbox_access: 'route' }, 'GET /threads/:id': { inbox_access: 'route' },
   'GET /attachments/:id': { inbox_access: 'attachment' }, 'DELETE /attachments/:id': FULL,

@@ -129,7 +129,7 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
     if (readsOwnBody(ctx)) return next();
     return ctx.method === 'POST' && raw.some((p) => p.test(ctx.path)) ? holdRaw(ctx, next) : parseJson(ctx, next);
   };
-  // A scoped key's reach is judged once the route is known, before its body is read (issue 46).
+  // A scoped key's reach is judged once the route is known, before its body is read.
   const table = { ...ROUTE_SCOPES, ...deps.routeScopes };
   const scopes = scopeGuard(API_PREFIX, deps.visible ?? (() => false), table);
   const mount = (mounted: Router[]) => {
@@ -140,7 +140,7 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
     return router;
   };
   const api = mount(routers);
-  // A route without a decision for scoped keys is a programming error: the box does not start (issue 46).
+  // A route without a decision for scoped keys is a programming error: the box does not start.
   const missing = undecided(routers.flatMap((r) => r.stack.filter((l) => l.methods.length > 0)), '', table);
   if (missing.length) throw new Error(`API routes without a decision in http/scopes.ts ROUTE_SCOPES: ${missing.join(', ')}`);
   const apiRoutes = bySegment(routers, mount, api);

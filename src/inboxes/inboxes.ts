@@ -49,7 +49,7 @@ export const activeInboxAt = (db: Db, workspaceId: string, address: string) =>
 export const getInbox = (db: Db, workspaceId: string, id: string) =>
   (db.prepare('SELECT * FROM inboxes WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as InboxRow | undefined) ?? null;
 
-/** `only`: an inbox key's inboxes (issue 46); absent, all of the workspace's. */
+/** `only`: an inbox key's inboxes; absent, all of the workspace's. */
 export function listInboxes(db: Db, workspaceId: string, domainId: string | undefined, page: { limit: number; offset: number }, only?: string[]): InboxRow[] {
   const ids = only === undefined ? null : JSON.stringify(only);
   return db

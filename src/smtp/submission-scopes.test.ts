@@ -1,4 +1,4 @@
-// SMTP submission with scoped keys (issue 46): a sending key for one domain, and an inbox key, may use only the
+// SMTP submission with scoped keys: a sending key for one domain, and an inbox key, may use only the
 // senders their scope allows, at MAIL FROM and in the From header; a refusal is 550 5.7.1 and stores nothing.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

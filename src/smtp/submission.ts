@@ -37,7 +37,7 @@ interface SessionState {
   deadline: NodeJS.Timeout;
   /** The key the session authenticated with, looked up again for each message so revocation bites at once. */
   secret: string | null;
-  /** Its scope as of the last MAIL FROM (issue 46): what each message's From is judged by. */
+  /** Its scope as of the last MAIL FROM: what each message's From is judged by. */
   scope: KeyScope;
 }
 

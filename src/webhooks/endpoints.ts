@@ -65,7 +65,7 @@ export function createWebhook(db: Db, now: number, workspaceId: string, s: Webho
 export const webhookById = (db: Db, workspaceId: string, id: string) =>
   db.prepare('SELECT * FROM webhooks WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as WebhookRow | undefined;
 
-/** `inboxIds`: an inbox key's inboxes, whose webhooks alone it sees (issue 46). */
+/** `inboxIds`: an inbox key's inboxes, whose webhooks alone it sees. */
 export const listWebhooks = (db: Db, workspaceId: string, limit: number, offset: number, inboxIds?: string[]) => {
   const only = inboxIds === undefined ? null : JSON.stringify(inboxIds);
   return db

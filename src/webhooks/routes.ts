@@ -60,7 +60,7 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
     }
     return url;
   };
-  // An inbox key's webhooks are each for one of its inboxes, so they carry that inbox's events alone (issue 46).
+  // An inbox key's webhooks are each for one of its inboxes, so they carry that inbox's events alone.
   const filters = (workspaceId: string, inboxId: string | null | undefined, domainId: string | null | undefined, scope: Scope, creating = false) => {
     if (scope.permission === 'inbox_access' && creating && !inboxId) throw validationError('inbox_id', 'is required with an inbox_access key: one of its inboxes');
     if (inboxId && (!getInbox(db, workspaceId, inboxId) || (scope.permission === 'inbox_access' && !scope.inboxIds.includes(inboxId)))) throw validationError('inbox_id', `no inbox ${inboxId} in this workspace`);

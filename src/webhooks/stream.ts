@@ -37,7 +37,7 @@ export interface StreamFilter {
   /** `email.received`, ...; null for all. */
   types: Set<string> | null;
   inboxId: string | null;
-  /** An inbox key's inboxes (issue 46): their mail's events alone, no domain events; null for all. */
+  /** An inbox key's inboxes: their mail's events alone, no domain events; null for all. */
   inboxIds?: string[] | null;
 }
 
