@@ -11,8 +11,10 @@ import { checkOrigin, principalOf, requireAuth, requireSession, SESSION_COOKIE }
 import { parseInput } from '../http/validate.ts';
 import { readSmallJson } from '../http/body.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
-import { createKey, listKeys, revokeKey, type ApiKey } from './keys.ts';
+import { listKeys, type ApiKey } from './keys.ts';
 import { parseKeyPermission } from './key-scope.ts';
+import { createKeyRecorded, revokeKeyRecorded } from './key-changes.ts';
+import { actorOf, recordAudit } from './audit.ts';
 import { createSession, findSession, listSessions, revokeSession, revokeSessionById, revokeUserSessions } from './sessions.ts';
 import { findUserByEmail, getUser, insertUser, setPasswordHash, userEmailProblem } from './users.ts';
 import { createWorkspace, DEFAULT_WORKSPACE, findWorkspace, getWorkspace } from './workspaces.ts';
@@ -128,7 +130,10 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
     const owner = await app.commit.run(() => {
       if (!takeSetupToken(db, clock, body.token)) return null;
       const workspace = findWorkspace(db, DEFAULT_WORKSPACE) ?? createWorkspace(db, clock, DEFAULT_WORKSPACE);
-      return { workspace, user: insertUser(db, clock, { workspaceId: workspace.id, email, passwordHash }) };
+      const user = insertUser(db, clock, { workspaceId: workspace.id, email, passwordHash });
+      // The owner creates itself, with the setup link.
+      recordAudit(db, clock.now(), { type: 'user', id: user.id, ip: ctx.ip }, { workspaceId: workspace.id, action: 'user.created', target: { type: 'user', id: user.id, name: user.email }, data: { by: 'setup_link' } });
+      return { workspace, user };
     });
     if (!owner) throw invalidSetupToken();
     const session = createSession(db, clock, { workspaceId: owner.workspace.id, userId: owner.user.id, ttlMs });
@@ -176,6 +181,7 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
       if (!setPasswordHash(db, user.id, passwordHash, user.passwordHash)) return 'changed_meanwhile';
       const sessionsRevoked = revokeUserSessions(db, clock, user.id, p.sessionId);
       revokeSessionById(db, clock, user.id, p.sessionId);
+      recordAudit(db, clock.now(), actorOf(p, ctx.ip), { workspaceId: user.workspaceId, action: 'user.password_changed', target: { type: 'user', id: user.id, name: user.email }, data: { sessionsRevoked } });
       return { sessionsRevoked, session: createSession(db, clock, { workspaceId: user.workspaceId, userId: user.id, ttlMs }) };
     });
     if (changed === 'signed_out') throw unauthorized();
@@ -194,7 +200,13 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
 
   r.delete('/sessions/:id', requireSession(config.publicUrl), (ctx) => {
     const p = principalOf(ctx);
-    if (p.kind !== 'session' || !revokeSessionById(db, clock, p.userId, ctx.params.id)) throw notFound('Session');
+    if (p.kind !== 'session') throw notFound('Session');
+    const revoked = db.transaction(() => {
+      if (!revokeSessionById(db, clock, p.userId, ctx.params.id)) return false;
+      recordAudit(db, clock.now(), actorOf(p, ctx.ip), { workspaceId: p.workspaceId, action: 'session.revoked', target: { type: 'session', id: ctx.params.id, name: null } });
+      return true;
+    })();
+    if (!revoked) throw notFound('Session');
     ctx.body = { ok: true };
   });
 
@@ -210,8 +222,8 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
 
   r.post('/keys', requireSession(config.publicUrl), (ctx) => {
     const { name, ...scope } = parseInput(KeyBody, ctx.request.body);
-    const workspaceId = principalOf(ctx).workspaceId;
-    const key = createKey(db, clock, workspaceId, name, parseKeyPermission(db, workspaceId, scope));
+    const p = principalOf(ctx);
+    const key = createKeyRecorded(db, clock, actorOf(p, ctx.ip), p.workspaceId, name, parseKeyPermission(db, p.workspaceId, scope));
     ctx.status = 201;
     ctx.body = { ...presentKey(key), key: key.key };
   });
@@ -225,7 +237,8 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
   });
 
   r.delete('/keys/:id', requireSession(config.publicUrl), (ctx) => {
-    if (!revokeKey(db, clock, principalOf(ctx).workspaceId, ctx.params.id)) throw notFound('API key');
+    const p = principalOf(ctx);
+    if (!revokeKeyRecorded(db, clock, actorOf(p, ctx.ip), p.workspaceId, ctx.params.id)) throw notFound('API key');
     ctx.body = { ok: true };
   });
 
@@ -249,8 +262,13 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
 
   // Reputation paused sending; the owner, having fixed the cause, turns it back on (API-SPEC.md 5.3: session only).
   r.post('/account/sending/resume', requireSession(config.publicUrl), (ctx) => {
-    const workspaceId = principalOf(ctx).workspaceId;
-    const resumed = resumeSending(db, workspaceId, clock.now());
+    const p = principalOf(ctx);
+    const workspaceId = p.workspaceId;
+    const resumed = db.transaction(() => {
+      const done = resumeSending(db, workspaceId, clock.now());
+      if (done) recordAudit(db, clock.now(), actorOf(p, ctx.ip), { workspaceId, action: 'sending.resumed', target: { type: 'workspace', id: workspaceId, name: null } });
+      return done;
+    })();
     if (resumed) app.log.info('sending resumed by the owner', { workspaceId });
     ctx.body = { ok: true, resumed };
   });

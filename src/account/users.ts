@@ -1,5 +1,6 @@
 // Users: the people who sign in to the dashboard, each the owner of one workspace. Login is by e-mail
 // address, so addresses are unique across the box and kept in lower case.
+import { recordAudit, type AuditActor } from './audit.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
@@ -29,14 +30,20 @@ const isEmailAddress = (s: string) => s.length <= 254 && /^[^\s@<>()[\]\\,;:"]+@
 /** Why `email` cannot be a login name, or null. */
 export const userEmailProblem = (email: string) => (isEmailAddress(email) ? null : `"${email}" is not an e-mail address`);
 
-export async function createUser(db: Db, clock: Clock, input: { workspaceId: string; email: string; password: string }): Promise<User> {
+/** A new user; with `actor`, its audit row (user.created) in the same transaction. */
+export async function createUser(db: Db, clock: Clock, input: { workspaceId: string; email: string; password: string }, actor?: AuditActor): Promise<User> {
   const email = input.email.trim().toLowerCase();
   const problem = userEmailProblem(email);
   if (problem) throw new Error(problem);
   const weak = passphraseProblem(input.password, email);
   if (weak) throw new Error(`the passphrase ${weak}`);
   if (findUserByEmail(db, email)) throw new Error(`a user with the address ${email} already exists`);
-  return insertUser(db, clock, { workspaceId: input.workspaceId, email, passwordHash: await hashPassword(input.password) });
+  const passwordHash = await hashPassword(input.password);
+  return db.transaction(() => {
+    const user = insertUser(db, clock, { workspaceId: input.workspaceId, email, passwordHash });
+    if (actor) recordAudit(db, clock.now(), actor, { workspaceId: user.workspaceId, action: 'user.created', target: { type: 'user', id: user.id, name: user.email } });
+    return user;
+  })();
 }
 
 /** Stores a user whose address is checked and lower-cased and whose password is hashed. */

@@ -5,6 +5,7 @@ import type { Plan } from '../config/config.ts';
 import type { App } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { findPlan, heldPlans } from '../account/plans.ts';
+import { recordAudit, systemActor, type AuditActor } from '../account/audit.ts';
 import {
   activateCheckout,
   cancelCheckout,
@@ -27,7 +28,7 @@ export const MANUAL_CHECKOUT_TTL_MS = 24 * 60 * 60 * 1000;
 const isHeld = (app: App, workspaceId: string, key: string) => heldPlans(app.db, app.config, workspaceId).some((h) => h.plan.key === key);
 
 /** POST /billing/checkout: 404 for a key not in the config, 409 for a plan held; records the checkout. */
-export async function startCheckout(app: App, workspaceId: string, planKey: string): Promise<{ url: string; sessionId: string }> {
+export async function startCheckout(app: App, workspaceId: string, planKey: string, actor: AuditActor): Promise<{ url: string; sessionId: string }> {
   const { db, config, clock } = app;
   const plan = findPlan(config, planKey);
   if (!plan) throw new ApiError(404, 'not_found', `Plan ${planKey} not found: the plans this box offers are listed by GET /account`);
@@ -38,9 +39,10 @@ export async function startCheckout(app: App, workspaceId: string, planKey: stri
   const now = clock.now();
   const id = newCheckoutId(now);
   const started = await app.billing.checkout({ checkoutId: id, workspaceId, plan });
-  await app.commit.run(() =>
-    recordCheckout(db, { id, workspaceId, planKey: plan.key, provider: app.billing.name, providerSessionId: started.providerSessionId, url: started.url, createdAt: now }),
-  );
+  await app.commit.run(() => {
+    recordCheckout(db, { id, workspaceId, planKey: plan.key, provider: app.billing.name, providerSessionId: started.providerSessionId, url: started.url, createdAt: now });
+    recordAudit(db, now, actor, { workspaceId, action: 'billing.checkout_started', target: { type: 'plan', id: plan.key, name: plan.key }, data: { checkoutId: id, provider: app.billing.name } });
+  });
   app.log.info('checkout opened', { workspaceId, checkoutId: id, planKey: plan.key, provider: app.billing.name, providerSessionId: started.providerSessionId });
   return { url: started.url, sessionId: id };
 }
@@ -73,7 +75,7 @@ export function viewCheckout(app: App, workspaceId: string, id: string): Checkou
  * that message class (the old one canceled). A checkout no longer open, expired, or for a plan held or
  * withdrawn meanwhile activates nothing; a Stripe checkout cannot be confirmed here (it is missing).
  */
-export async function confirmCheckout(app: App, workspaceId: string, id: string): Promise<CheckoutView> {
+export async function confirmCheckout(app: App, workspaceId: string, id: string, actor: AuditActor): Promise<CheckoutView> {
   const view = await app.commit.run((): CheckoutView => {
     const view = viewCheckout(app, workspaceId, id);
     if (view.kind === 'missing' || view.checkout.provider !== 'manual') return { kind: 'missing' };
@@ -85,6 +87,7 @@ export async function confirmCheckout(app: App, workspaceId: string, id: string)
     const done = activateCheckout(app.db, id, view.plan, { now: app.clock.now(), providerRef: null });
     if (!done.activated) return viewCheckout(app, workspaceId, id);
     app.log.info('subscription activated', { workspaceId, checkoutId: id, subscriptionId: done.subscription.id, planKey: view.plan.key, provider: 'manual', replaced: done.replaced });
+    recordAudit(app.db, app.clock.now(), actor, { workspaceId, action: 'billing.plan_activated', target: { type: 'plan', id: view.plan.key, name: view.plan.key }, data: { checkoutId: id, provider: 'manual', subscriptionId: done.subscription.id } });
     return { kind: 'completed', checkout: { ...view.checkout, state: 'completed', completedAt: done.subscription.createdAt }, plan: view.plan, justNow: true };
   });
   return view;
@@ -117,14 +120,19 @@ export async function actOnStripeEvent(app: App, event: StripeEvent): Promise<St
     const done = activateCheckout(app.db, checkout.id, plan, { now: app.clock.now(), providerRef });
     if (!done.activated) return 'already_done';
     app.log.info('subscription activated', { workspaceId: checkout.workspaceId, checkoutId: checkout.id, subscriptionId: done.subscription.id, planKey: plan.key, provider: 'stripe', eventId: event.id, replaced: done.replaced });
+    recordAudit(app.db, app.clock.now(), systemActor('stripe'), { workspaceId: checkout.workspaceId, action: 'billing.plan_activated', target: { type: 'plan', id: plan.key, name: plan.key }, data: { checkoutId: checkout.id, provider: 'stripe', subscriptionId: done.subscription.id, eventId: event.id } });
     if (!findPlan(app.config, plan.key)) app.log.warn('a paid plan is no longer in the config, so it allows nothing', { workspaceId: checkout.workspaceId, planKey: plan.key });
     return 'activated';
   });
 }
 
 /** POST /billing/cancel: the active subscriptions of one class, or all; in this box only (no provider call). */
-export async function cancelPlans(app: App, workspaceId: string, messageClass?: MessageClass): Promise<string[]> {
-  const canceled = await app.commit.run(() => cancelSubscriptions(app.db, workspaceId, app.clock.now(), messageClass));
+export async function cancelPlans(app: App, workspaceId: string, actor: AuditActor, messageClass?: MessageClass): Promise<string[]> {
+  const canceled = await app.commit.run(() => {
+    const ids = cancelSubscriptions(app.db, workspaceId, app.clock.now(), messageClass);
+    if (ids.length) recordAudit(app.db, app.clock.now(), actor, { workspaceId, action: 'billing.plan_canceled', data: { subscriptionIds: ids, messageClass: messageClass ?? 'all' } });
+    return ids;
+  });
   if (canceled.length) app.log.info('subscriptions canceled', { workspaceId, subscriptionIds: canceled, messageClass: messageClass ?? 'all' });
   return canceled;
 }

@@ -40,9 +40,11 @@ export function billingPages(app: App) {
       if (!(err instanceof ApiError)) throw err;
       return show(ctx, { status: 403, html: renderPage('Request refused', '<p>This confirmation must be sent from the checkout page of this box. Nothing was changed.</p>') });
     }
-    const workspaceId = workspaceOf(ctx);
-    if (!workspaceId) return show(ctx, signInPage(config.publicUrl));
-    show(ctx, checkoutPage(await confirmCheckout(app, workspaceId, ctx.params.id), null));
+    const token = ctx.cookies.get(SESSION_COOKIE);
+    const session = token ? findSession(db, clock, token) : null;
+    if (!session) return show(ctx, signInPage(config.publicUrl));
+    const actor = { type: 'user' as const, id: session.userId, sessionId: session.id, ip: ctx.ip };
+    show(ctx, checkoutPage(await confirmCheckout(app, session.workspaceId, ctx.params.id, actor), null));
   });
 
   return r;

@@ -13,6 +13,7 @@ import { parseInput } from '../http/validate.ts';
 import { readRawBody } from '../http/raw-body.ts';
 import { SMALL_BODY_TIMEOUT_MS } from '../http/body.ts';
 import { actOnStripeEvent, cancelPlans, PLAN_KEY, startCheckout } from './checkout.ts';
+import { actorOf } from '../account/audit.ts';
 import { parseStripeEvent, verifyStripeSignature } from './stripe.ts';
 
 const CheckoutBody = z.object({
@@ -32,13 +33,13 @@ export function billingRoutes(app: App) {
 
   r.post('/billing/checkout', session, async (ctx) => {
     const { plan_key } = parseInput(CheckoutBody, ctx.request.body);
-    const started = await startCheckout(app, principalOf(ctx).workspaceId, plan_key);
+    const started = await startCheckout(app, principalOf(ctx).workspaceId, plan_key, actorOf(principalOf(ctx), ctx.ip));
     ctx.body = { url: started.url, session_id: started.sessionId };
   });
 
   r.post('/billing/cancel', session, async (ctx) => {
     const { message_class } = parseInput(CancelBody, ctx.request.body);
-    await cancelPlans(app, principalOf(ctx).workspaceId, message_class);
+    await cancelPlans(app, principalOf(ctx).workspaceId, actorOf(principalOf(ctx), ctx.ip), message_class);
     ctx.body = { ok: true };
   });
 

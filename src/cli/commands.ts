@@ -17,9 +17,10 @@ import { passphraseProblem } from '../account/passphrase.ts';
 import { hashPassword } from '../account/passwords.ts';
 import { revokeUserSessions } from '../account/sessions.ts';
 import { unlockLogin } from '../account/login-throttle.ts';
-import { createKey } from '../account/keys.ts';
 import { parseKeyPermission } from '../account/key-scope.ts';
 import { ApiError } from '../errors.ts';
+import { createKeyRecorded } from '../account/key-changes.ts';
+import { cliActor, recordAudit } from '../account/audit.ts';
 import { generateDkimKey, RotationInProgress, startRotation } from '../domains/dkim-keys.ts';
 import { holderOf } from '../domains/claims.ts';
 import { dkimName, dkimValue } from '../dns/records.ts';
@@ -36,11 +37,18 @@ export async function runCommand(config: Config, command: string, sub: string | 
     if (command === 'backup') {
       requireDatabase(config);
       const made = await createBackup({ dataDir: config.dataDir, file: positionals[0], skip: [config.backupDir] });
+      // Recorded in the box once the backup is whole (so the backup itself does not hold its own row).
+      await withStore(config, (db) => {
+        recordAudit(db, systemClock.now(), cliActor(), { workspaceId: null, action: 'box.backup_created', target: { type: 'backup', id: null, name: made.file }, data: { bytes: made.bytes } });
+      });
       for (const path of made.skipped) console.error(`mailwright: left out ${path}: not a regular file or folder`);
       console.log(`wrote ${made.file} (${made.bytes} bytes: the database and ${made.entries.filter((e) => e.type === 'file').length - 1} other files)`);
       return 0;
     }
     const done = await restoreBackup(positionals[0], config.dataDir);
+    await withStore(config, (db) => {
+      recordAudit(db, systemClock.now(), cliActor(), { workspaceId: null, action: 'box.restored', target: { type: 'backup', id: null, name: positionals[0] }, data: { backupCreated: done.manifest.created, hostname: done.manifest.hostname } });
+    });
     console.log(`restored ${done.restored.join(', ')} into ${config.dataDir} from the backup of ${done.manifest.created} (${done.manifest.hostname})`);
     if (done.movedAside.length) console.log(`kept what they replaced as ${done.movedAside.join(', ')}`);
     return 0;
@@ -68,7 +76,10 @@ export async function runCommand(config: Config, command: string, sub: string | 
       const domain = holderOf(db, rest[0].trim().toLowerCase());
       if (!domain || domain.name !== rest[0].trim().toLowerCase()) throw new Error(`no domain ${rest[0]} on this box`);
       try {
-        db.transaction(() => startRotation(db, systemClock, domain.workspace_id, domain.id, key)).immediate();
+        db.transaction(() => {
+          startRotation(db, systemClock, domain.workspace_id, domain.id, key);
+          recordAudit(db, systemClock.now(), cliActor(), { workspaceId: domain.workspace_id, action: 'domain.dkim_rotated', target: { type: 'domain', id: domain.id, name: domain.name }, data: { selector: key.selector } });
+        }).immediate();
       } catch (err) {
         if (err instanceof RotationInProgress) throw new Error(`a new key for ${domain.name} already waits for its DNS record; mailwright doctor or the dashboard shows it`);
         throw err;
@@ -104,15 +115,28 @@ export async function runCommand(config: Config, command: string, sub: string | 
     if (sub !== 'create') throw new UsageError(`unknown command "workspace ${sub ?? ''}"; did you mean "workspace create NAME"?`);
     const { positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true });
     if (positionals.length !== 1) throw new UsageError('workspace create takes exactly one NAME');
-    return withStore(config, (db) => console.log(createWorkspace(db, systemClock, positionals[0]).id));
+    return withStore(config, (db) => {
+      const workspace = db.transaction(() => {
+        const made = createWorkspace(db, systemClock, positionals[0]);
+        recordAudit(db, systemClock.now(), cliActor(), { workspaceId: null, action: 'workspace.created', target: { type: 'workspace', id: made.id, name: made.name } });
+        return made;
+      })();
+      console.log(workspace.id);
+    });
   }
   if (command === 'user' && sub === 'unlock') {
     const { positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true });
     if (positionals.length !== 1) throw new UsageError('user unlock takes exactly one EMAIL');
     requireDatabase(config);
     return withStore(config, (db) => {
-      if (!findUserByEmail(db, positionals[0].trim().toLowerCase())) throw new Error(`no user ${positionals[0]}`);
-      console.log(`cleared ${unlockLogin(db)} failed login attempts: those against ${positionals[0]} and every address's`);
+      const user = findUserByEmail(db, positionals[0].trim().toLowerCase());
+      if (!user) throw new Error(`no user ${positionals[0]}`);
+      const cleared = db.transaction(() => {
+        const n = unlockLogin(db);
+        recordAudit(db, systemClock.now(), cliActor(), { workspaceId: user.workspaceId, action: 'user.login_unlocked', target: { type: 'user', id: user.id, name: user.email }, data: { cleared: n } });
+        return n;
+      })();
+      console.log(`cleared ${cleared} failed login attempts: those against ${positionals[0]} and every address's`);
     });
   }
   if (command === 'user' && sub === 'passwd') {
@@ -129,7 +153,9 @@ export async function runCommand(config: Config, command: string, sub: string | 
       // One transaction: no session outlives the passphrase it was opened with.
       const revoked = db.transaction(() => {
         if (!setPasswordHash(db, user.id, passwordHash)) throw new Error(`no user ${positionals[0]}`);
-        return revokeUserSessions(db, systemClock, user.id);
+        const sessionsRevoked = revokeUserSessions(db, systemClock, user.id);
+        recordAudit(db, systemClock.now(), cliActor(), { workspaceId: user.workspaceId, action: 'user.password_changed', target: { type: 'user', id: user.id, name: user.email }, data: { sessionsRevoked } });
+        return sessionsRevoked;
       }).immediate();
       console.log(`set a new passphrase for ${user.email} and signed out its ${revoked} ${revoked === 1 ? 'session' : 'sessions'}`);
     });
@@ -142,7 +168,7 @@ export async function runCommand(config: Config, command: string, sub: string | 
     const password = (await text(process.stdin)).replace(/\r?\n$/, '');
     return withStore(config, async (db) => {
       const workspace = pickWorkspace(db, values.workspace);
-      console.log((await createUser(db, systemClock, { workspaceId: workspace.id, email: values.email!, password })).id);
+      console.log((await createUser(db, systemClock, { workspaceId: workspace.id, email: values.email!, password }, cliActor())).id);
     });
   }
   if (sub !== 'create') throw new UsageError(`unknown command "key ${sub ?? ''}"; did you mean "key create --name NAME"?`);
@@ -163,7 +189,7 @@ export async function runCommand(config: Config, command: string, sub: string | 
       if (err instanceof ApiError) throw new UsageError(`key create: ${err.message.replace(/^domain_id/, '--domain').replace(/^inbox_ids(\.\d+)?/, '--inbox').replace(/^permission/, '--permission')}`);
       throw err;
     }
-    console.log(createKey(db, systemClock, workspaceId, name, scope).key);
+    console.log(createKeyRecorded(db, systemClock, cliActor(), workspaceId, name, scope).key);
   });
 }
 

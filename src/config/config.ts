@@ -159,6 +159,8 @@ export interface Config {
    * 443 (RFC 8461 3.3); other values are a test knob and need allow_private_delivery.
    */
   mtaStsPort: number;
+  /** Days the audit log keeps a row (0 keeps forever); the hourly housekeeping prunes older ones. */
+  retentionAuditDays: number;
 }
 
 export type { DnsblZone, Plan, RelayMatch, RelayRule } from './values.ts';
@@ -280,6 +282,7 @@ export const KEYS = [
   // Transport security (outbound MTA-STS, DANE, TLS reports).
   spec('tls_ca_file', 'tlsCaFile', readableFile, () => null),
   spec('mta_sts_port', 'mtaStsPort', integer(1, 65535), () => 443),
+  spec('retention_audit_days', 'retentionAuditDays', integer(0, 100_000), () => 400),
 ] as const;
 
 /** Let's Encrypt's production directory (RFC 8555 7.1.1); its staging one is https://acme-staging-v02.api.letsencrypt.org/directory. */

@@ -39,7 +39,7 @@ export function memorySettings(profile: Config['memoryProfile'], cores = availab
  */
 export const LIVE_KEYS: ReadonlySet<string> = new Set([
   'log_level', 'relay_url', 'relay', 'retry_schedule', 'queue_lifetime', 'min_free_space_mb', 'metrics_token', 'metrics_allow',
-  'retention_mail_days', 'retention_raw_days', 'retention_events_days', 'trash_days', 'backup_dir', 'backup_keep',
+  'retention_mail_days', 'retention_raw_days', 'retention_events_days', 'retention_audit_days', 'trash_days', 'backup_dir', 'backup_keep',
   'dkim_rotation_days', 'dkim_ed25519', 'dns_recheck_minutes', 'upload_timeout', 'upload_memory_mb', 'spam_filter',
   'reputation_min_sent', 'reputation_bounce_at_risk', 'reputation_bounce_pause', 'reputation_complaint_at_risk', 'reputation_complaint_pause',
   // Read per request; the TLS files themselves are read again by every reload.

@@ -3,7 +3,7 @@
 // increase monotonically, so their order is the order they were made.
 import { createHmac, randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'ws' | 'usr' | 'ses' | 'key' | 'em' | 'dom' | 'dk' | 'evt' | 'inb' | 'lbl' | 'lrule' | 'tmpl' | 'tmplv' | 'dr' | 'att' | 'q' | 'rpt' | 'sub' | 'chk' | 'wh' | 'whmsg' | 'dmarc' | 'tlsr' | 'rrej' | 'devt';
+export type IdPrefix = 'ws' | 'usr' | 'ses' | 'key' | 'em' | 'dom' | 'dk' | 'evt' | 'inb' | 'lbl' | 'lrule' | 'tmpl' | 'tmplv' | 'dr' | 'att' | 'q' | 'rpt' | 'sub' | 'chk' | 'wh' | 'whmsg' | 'dmarc' | 'tlsr' | 'rrej' | 'devt' | 'aud';
 
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;

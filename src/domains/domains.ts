@@ -11,6 +11,8 @@ import type { CheckState, DnsIssue, InboundCheck, RecordCheck } from '../dns/ver
 import type { Config } from '../config/config.ts';
 import { activeDkimKey, addEd25519Key, ed25519DkimKey, pendingDkimKey, retiringDkimKeys, storeDkimKey, type KeyMaterial } from './dkim-keys.ts';
 import { claimedElsewhere } from './claims.ts';
+import { announceCheck } from './dns-changes.ts';
+import { systemActor, type AuditActor } from '../account/audit.ts';
 import { domainPolicy, wantsMtaSts } from './mta-sts.ts';
 import { MTA_STS_MAX_AGE, policyUrl, type MtaStsMode } from '../dns/mta-sts-policy.ts';
 
@@ -137,7 +139,8 @@ export function unsubscribePrefixes(db: Db, workspaceId: string, name: string): 
  * Applies a DNS check to the domain (read afresh: the lookups took time) and returns the updated row, or
  * null if the domain was deleted meanwhile. `periodic` is the gentler rule of the background re-check.
  */
-export function recordCheck(db: Db, clock: Clock, workspaceId: string, id: string, results: RecordCheck[], inbound: InboundCheck, mode: 'manual' | 'periodic'): DomainRow | null {
+/** Records a check's outcome, and what it announces (dns-changes.ts) as `actor` (the box itself by default). */
+export function recordCheck(db: Db, clock: Clock, workspaceId: string, id: string, results: RecordCheck[], inbound: InboundCheck, mode: 'manual' | 'periodic', actor: AuditActor = systemActor('dns_check')): DomainRow | null {
   return db.transaction(() => {
     const row = getDomain(db, workspaceId, id);
     if (!row) return null;
@@ -166,7 +169,9 @@ export function recordCheck(db: Db, clock: Clock, workspaceId: string, id: strin
          verified_at = CASE WHEN ? = 'verified' AND status != 'verified' THEN ? ELSE verified_at END
        WHERE workspace_id = ? AND id = ?`,
     ).run(status, JSON.stringify(state), now, streak, inboundStatus, status, now, workspaceId, id);
-    return getDomain(db, workspaceId, id);
+    const after = getDomain(db, workspaceId, id)!;
+    announceCheck(db, now, { before: row, after, results, inbound, mode, actor });
+    return after;
   })();
 }
 

@@ -38,6 +38,8 @@ import {
 import { verifyDomain } from './verification.ts';
 import { connectLink, domainConnectAvailability } from './connect.ts';
 import { senderAddresses } from '../emails/senders.ts';
+import { actorOf, recordAudit } from '../account/audit.ts';
+import { addDomainEvent } from './domain-events.ts';
 import { inboxAddresses } from '../inboxes/inboxes.ts';
 
 const CreateBody = z.object({ name: z.string().max(300) });
@@ -115,13 +117,20 @@ export function domainRoutes(app: App) {
     const body = parseInput(CreateBody, ctx.request.body);
     const name = normaliseDomain(body.name);
     if (!name.ok) throw validationError('name', name.reason);
-    const workspaceId = principalOf(ctx).workspaceId;
+    const p = principalOf(ctx);
+    const workspaceId = p.workspaceId;
     const key = await generateDkimKey();
     // dkim_ed25519: a second key (RFC 8463) from the start; its signature is added once DNS serves its record.
     const ed25519 = config.dkimEd25519 ? await generateEd25519Key() : undefined;
     let row: DomainRow;
     try {
-      row = createDomain(db, clock, workspaceId, name.name, key, ed25519);
+      row = db.transaction(() => {
+        const made = createDomain(db, clock, workspaceId, name.name, key, ed25519);
+        const now = clock.now();
+        recordAudit(db, now, actorOf(p, ctx.ip), { workspaceId, action: 'domain.created', target: { type: 'domain', id: made.id, name: made.name } });
+        addDomainEvent(db, now, { workspaceId, domainId: made.id, type: 'domain.created', data: { domain: { id: made.id, name: made.name, status: made.status } } });
+        return made;
+      })();
     } catch (err) {
       if (err instanceof DomainExists) {
         // Never who holds it: a workspace must not learn another's domains from this answer.
@@ -145,7 +154,8 @@ export function domainRoutes(app: App) {
 
   r.patch('/domains/:id', auth, (ctx) => {
     const body = parseInput(PatchBody, ctx.request.body);
-    const row = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const p = principalOf(ctx);
+    const row = domainOf(p.workspaceId, ctx.params.id);
     if (body.marketing === true && row.status !== 'verified') {
       throw new ApiError(403, 'domain_not_verified', `Marketing mail needs ${row.name} verified first (POST /domains/${row.id}/verify)`);
     }
@@ -155,17 +165,28 @@ export function domainRoutes(app: App) {
       if (prefixes) setUnsubscribeUrls(db, row.workspace_id, row.id, [...new Set(prefixes)]);
       // The policy's id follows its text, so the _mta-sts record to publish changes with the mode.
       if (mode) setMtaStsMode(db, row.workspace_id, row.id, mode as (typeof MTA_STS_MODES)[number]);
+      recordAudit(db, clock.now(), actorOf(p, ctx.ip), { workspaceId: row.workspace_id, action: 'domain.updated', target: { type: 'domain', id: row.id, name: row.name }, data: body });
     })();
     ctx.body = presentDomain(db, domainOf(row.workspace_id, row.id), config);
   });
 
   r.delete('/domains/:id', auth, (ctx) => {
-    if (!deleteDomain(db, principalOf(ctx).workspaceId, ctx.params.id)) throw notFound('Domain');
+    const p = principalOf(ctx);
+    const deleted = db.transaction(() => {
+      const row = getDomain(db, p.workspaceId, ctx.params.id);
+      if (!row || !deleteDomain(db, p.workspaceId, row.id)) return false;
+      const now = clock.now();
+      recordAudit(db, now, actorOf(p, ctx.ip), { workspaceId: row.workspace_id, action: 'domain.deleted', target: { type: 'domain', id: row.id, name: row.name } });
+      addDomainEvent(db, now, { workspaceId: row.workspace_id, domainId: row.id, type: 'domain.deleted', data: { domain: { id: row.id, name: row.name, status: row.status } } });
+      return true;
+    })();
+    if (!deleted) throw notFound('Domain');
     ctx.body = { ok: true };
   });
 
   r.post('/domains/:id/verify', auth, async (ctx) => {
-    const row = await verifyDomain(app, domainOf(principalOf(ctx).workspaceId, ctx.params.id), 'manual');
+    const p = principalOf(ctx);
+    const row = await verifyDomain(app, domainOf(p.workspaceId, ctx.params.id), 'manual', actorOf(p, ctx.ip));
     if (!row) throw notFound('Domain');
     const shown = presentDomain(db, row, config);
     ctx.body = { domain: { id: row.id, status: row.status }, status: row.status, checks: shown.checks, setup_status: shown.setup_status, records: shown.records, dns_issues: shown.dns_issues, hostnameProblem: shown.hostnameProblem };
@@ -173,11 +194,13 @@ export function domainRoutes(app: App) {
 
   // Issue 21: a new key now, signing only once DNS serves it (the periodic re-check or a verify notices).
   r.post('/domains/:id/dkim/rotate', auth, async (ctx) => {
-    const row = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const p = principalOf(ctx);
+    const row = domainOf(p.workspaceId, ctx.params.id);
     const key = await generateDkimKey();
     await app.commit.run(() => {
       try {
         startRotation(db, clock, row.workspace_id, row.id, key);
+        recordAudit(db, clock.now(), actorOf(p, ctx.ip), { workspaceId: row.workspace_id, action: 'domain.dkim_rotated', target: { type: 'domain', id: row.id, name: row.name }, data: { selector: key.selector } });
       } catch (err) {
         if (err instanceof RotationInProgress) throw new ApiError(409, 'rotation_in_progress', `A new DKIM key for ${row.name} is already waiting for its DNS record: publish the record GET /domains/${row.id} shows under dkimRotation`);
         throw err;
@@ -188,9 +211,16 @@ export function domainRoutes(app: App) {
   });
 
   r.post('/domains/:id/inbound/setup', auth, (ctx) => {
-    let row = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const p = principalOf(ctx);
+    let row = domainOf(p.workspaceId, ctx.params.id);
     if (!row.local) refuseUnusableHostname();
-    if (row.inbound_status === 'not_configured') row = recordInbound(db, clock, row, 'dns_pending', undefined);
+    if (row.inbound_status === 'not_configured') {
+      const before = row;
+      row = db.transaction(() => {
+        recordAudit(db, clock.now(), actorOf(p, ctx.ip), { workspaceId: before.workspace_id, action: 'domain.inbound_setup', target: { type: 'domain', id: before.id, name: before.name } });
+        return recordInbound(db, clock, before, 'dns_pending', undefined);
+      })();
+    }
     ctx.body = { domain: row.name, status: row.inbound_status, record: inboundRecord(row.name, config.hostname), records: transportRecords(row) };
   });
 

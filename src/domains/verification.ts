@@ -25,6 +25,7 @@ import { domainsDue, recordCheck, type DomainRow } from './domains.ts';
 import { domainPolicy, policyFetch, wantsMtaSts } from './mta-sts.ts';
 import { checkMtaSts } from '../dns/mta-sts-check.ts';
 import { storageFault } from '../db/health.ts';
+import { recordAudit, systemActor, type AuditActor } from '../account/audit.ts';
 
 /** The records a domain must publish; its ed25519 key's only while dkim_ed25519 is on. */
 export function domainDns(db: Db, config: Pick<Config, 'hostname' | 'dkimEd25519'>, row: DomainRow): DomainDns {
@@ -47,7 +48,7 @@ export async function checkDomainMtaSts(app: Pick<App, 'dns' | 'config' | 'fetch
   return checkMtaSts(app.dns, { domain: row.name, hostname: app.config.hostname, mode: row.mta_sts_mode }, policyFetch(app, timeoutMs));
 }
 
-export async function verifyDomain(app: App, row: DomainRow, mode: 'manual' | 'periodic'): Promise<DomainRow | null> {
+export async function verifyDomain(app: App, row: DomainRow, mode: 'manual' | 'periodic', actor?: AuditActor): Promise<DomainRow | null> {
   // A local domain (mailwright try) has no DNS to ask: it stays as markLocal made it.
   if (row.local) return row;
   await promoteIfPublished(app, row);
@@ -55,7 +56,7 @@ export async function verifyDomain(app: App, row: DomainRow, mode: 'manual' | 'p
   const [records, inbound, mtaSts] = await Promise.all([checkDomain(app.dns, dns), checkInboundMx(app.dns, row.name, app.config.hostname), checkDomainMtaSts(app, row)]);
   const results = [...records, ...mtaSts];
   await startEd25519IfPublished(app, row, dns, results);
-  return recordCheck(app.db, app.clock, row.workspace_id, row.id, results, inbound, mode);
+  return recordCheck(app.db, app.clock, row.workspace_id, row.id, results, inbound, mode, actor);
 }
 
 /**
@@ -115,7 +116,7 @@ export async function recheckDueDomains(app: App): Promise<number> {
   const due = domainsDue(app.db, app.clock.now() - app.config.dnsRecheckMinutes * 60_000, BATCH);
   for (const row of due) {
     try {
-      const after = await verifyDomain(app, row, 'periodic');
+      const after = await verifyDomain(app, row, 'periodic', systemActor('dns_recheck'));
       if (after && after.status !== row.status) app.log.warn('domain status changed by periodic DNS check', { domain: row.name, workspaceId: row.workspace_id, from: row.status, to: after.status });
     } catch (err) {
       if (storageFault(err) === 'full') throw err;
@@ -141,7 +142,9 @@ export async function rotateDueKeys(app: App): Promise<number> {
   for (const d of due) {
     const key = await generateDkimKey();
     await app.commit.run(() => {
-      if (!pendingDkimKey(app.db, d.workspace_id, d.id)) startRotation(app.db, app.clock, d.workspace_id, d.id, key);
+      if (pendingDkimKey(app.db, d.workspace_id, d.id)) return;
+      startRotation(app.db, app.clock, d.workspace_id, d.id, key);
+      recordAudit(app.db, app.clock.now(), systemActor('dkim_rotation_days'), { workspaceId: d.workspace_id, action: 'domain.dkim_rotated', target: { type: 'domain', id: d.id, name: d.name }, data: { selector: key.selector } });
     });
     app.log.warn('dkim: scheduled rotation: publish the new record; the current key signs until DNS serves it', { domain: d.name, selector: key.selector });
   }

@@ -26,7 +26,7 @@ const EVERY: RouteScope = { sending_access: 'route', inbox_access: 'route' };
 export const ROUTE_SCOPES: Record<string, RouteScope> = {
   // Open to strangers or to a session alone: their own guards decide; keys of any kind are refused there.
   'POST /auth/login': OWN, 'GET /setup': OWN, 'POST /setup': OWN, 'POST /auth/password': OWN, 'POST /auth/logout': OWN,
-  'GET /sessions': OWN, 'DELETE /sessions/:id': OWN, 'POST /keys': OWN, 'DELETE /keys/:id': OWN, 'GET /profile': OWN,
+  'GET /sessions': OWN, 'DELETE /sessions/:id': OWN, 'GET /audit': OWN, 'POST /keys': OWN, 'DELETE /keys/:id': OWN, 'GET /profile': OWN,
   'POST /billing/checkout': OWN, 'POST /billing/cancel': OWN, 'POST /billing/stripe/webhook': OWN,
   // API-SPEC 5.4: any key reads the account and key metadata; a scoped key lists itself alone.
   'GET /account': EVERY, 'GET /keys': EVERY,

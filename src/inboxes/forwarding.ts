@@ -2,6 +2,7 @@
 // address, otherwise pending until the link mailed to the new address is confirmed. It owns the signed
 // confirmation tokens and the text of the confirmation mail and page; it sends nothing itself (the route
 // hands the mail to send/submit) and it never forwards mail (receive/forward.ts does).
+import { recordAudit, type AuditActor } from '../account/audit.ts';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
@@ -75,6 +76,8 @@ export interface PendingConfirmation {
   address: string;
   nonce: string;
   issuedAt: number;
+  /** Who asked, for the audit row written with it. */
+  actor?: AuditActor;
 }
 
 /** A new confirmation for `address`: the token for the link now, and what markPending writes with the mail. */
@@ -92,6 +95,10 @@ export function newConfirmation(db: Db, clock: Clock, inbox: InboxRow, address: 
 export function markPending(ctx: { db: Db }, p: PendingConfirmation): void {
   ctx.db.prepare("UPDATE inboxes SET forward_to = ?, forward_status = 'pending' WHERE id = ?").run(p.address, p.inboxId);
   writeConfirmation(ctx.db, p.inboxId, { nonce: p.nonce, address: p.address, issuedAt: p.issuedAt, confirmedAt: null });
+  const inbox = ctx.db.prepare('SELECT workspace_id, address FROM inboxes WHERE id = ?').get(p.inboxId) as { workspace_id: string; address: string } | undefined;
+  if (p.actor && inbox) {
+    recordAudit(ctx.db, p.issuedAt, p.actor, { workspaceId: inbox.workspace_id, action: 'inbox.forwarding_changed', target: { type: 'inbox', id: p.inboxId, name: inbox.address }, data: { forwardTo: p.address, forwardStatus: 'pending' } });
+  }
 }
 
 export type TokenState =
@@ -117,10 +124,17 @@ export function checkToken(db: Db, clock: Clock, token: string): TokenState {
 }
 
 /** Confirms: a valid pending token makes forwarding active. Run it in a transaction (it reads, then writes). */
-export function confirm(db: Db, clock: Clock, token: string): TokenState {
+export function confirm(db: Db, clock: Clock, token: string, ip?: string): TokenState {
   const found = checkToken(db, clock, token);
   if (found.state !== 'pending') return found;
   db.prepare("UPDATE inboxes SET forward_status = 'active' WHERE id = ? AND forward_status = 'pending'").run(found.inbox.id);
+  // The new address's owner accepted, through the link mailed to it: not a user of the box.
+  recordAudit(db, clock.now(), { type: 'system', id: 'forwarding_confirmation', ip: ip ?? null }, {
+    workspaceId: found.inbox.workspace_id,
+    action: 'inbox.forwarding_changed',
+    target: { type: 'inbox', id: found.inbox.id, name: found.inbox.address },
+    data: { forwardTo: found.address, forwardStatus: 'active' },
+  });
   const c = readConfirmation(db, found.inbox.id)!;
   writeConfirmation(db, found.inbox.id, { ...c, confirmedAt: clock.now() });
   return { state: 'confirmed', inbox: { ...found.inbox, forward_status: 'active' }, address: found.address, justNow: true };

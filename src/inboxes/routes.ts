@@ -14,6 +14,8 @@ import { getDomain } from '../domains/domains.ts';
 import { holderOf } from '../domains/claims.ts';
 import { LOCAL_PART, parseMailbox } from '../mail/addresses.ts';
 import { planSend, sendStep } from '../send/submit.ts';
+import { actorOf, recordAudit, type AuditActor } from '../account/audit.ts';
+import { addDomainEvent } from '../domains/domain-events.ts';
 import { createInbox, deleteInbox, getInbox, InboxExists, listInboxes, presentInbox, updateInbox, type InboxRow } from './inboxes.ts';
 import {
   activate,
@@ -69,14 +71,19 @@ export function inboxRoutes(app: App) {
 
   r.post('/inboxes', auth, (ctx) => {
     const body = parseInput(CreateBody, ctx.request.body);
-    const workspaceId = principalOf(ctx).workspaceId;
+    const p = principalOf(ctx);
+    const workspaceId = p.workspaceId;
     const domain = getDomain(db, workspaceId, body.domain_id);
     if (!domain) throw notFound('Domain');
     if (holderOf(db, domain.name)?.workspace_id !== workspaceId) {
       throw new ApiError(409, 'domain_exists', `The domain ${domain.name} overlaps a domain another workspace added first; it cannot receive mail here (see mailwright doctor)`);
     }
     try {
-      const row = createInbox(db, clock, { workspaceId, domainId: domain.id, domain: domain.name, localPart: body.local_part, name: body.name ?? '' });
+      const row = db.transaction(() => {
+        const made = createInbox(db, clock, { workspaceId, domainId: domain.id, domain: domain.name, localPart: body.local_part, name: body.name ?? '' });
+        inboxChanged(actorOf(p, ctx.ip), made, 'inbox.created');
+        return made;
+      })();
       ctx.status = 201;
       ctx.body = presentInbox(row, domain.inbound_status);
     } catch (err) {
@@ -101,13 +108,25 @@ export function inboxRoutes(app: App) {
 
   r.patch('/inboxes/:id', auth, (ctx) => {
     const body = parseInput(PatchBody, ctx.request.body);
-    const row = updateInbox(db, principalOf(ctx).workspaceId, ctx.params.id, body);
+    const p = principalOf(ctx);
+    const row = db.transaction(() => {
+      const changed = updateInbox(db, p.workspaceId, ctx.params.id, body);
+      if (changed) recordAudit(db, clock.now(), actorOf(p, ctx.ip), { workspaceId: p.workspaceId, action: 'inbox.updated', target: { type: 'inbox', id: changed.id, name: changed.address }, data: body });
+      return changed;
+    })();
     if (!row) throw notFound('Inbox');
     ctx.body = shown(row);
   });
 
   r.delete('/inboxes/:id', auth, (ctx) => {
-    if (!deleteInbox(db, principalOf(ctx).workspaceId, ctx.params.id)) throw notFound('Inbox');
+    const p = principalOf(ctx);
+    const deleted = db.transaction(() => {
+      const row = getInbox(db, p.workspaceId, ctx.params.id);
+      if (!row || !deleteInbox(db, p.workspaceId, row.id)) return false;
+      inboxChanged(actorOf(p, ctx.ip), row, 'inbox.deleted');
+      return true;
+    })();
+    if (!deleted) throw notFound('Inbox');
     ctx.body = { ok: true };
   });
 
@@ -117,28 +136,45 @@ export function inboxRoutes(app: App) {
   // committed together: the inbox is never pending without its mail queued, nor the mail queued for nothing.
   r.put('/inboxes/:id/forwarding', auth, async (ctx) => {
     const { forward_to: address } = parseInput(ForwardingBody, ctx.request.body);
-    const workspaceId = principalOf(ctx).workspaceId;
+    const p = principalOf(ctx);
+    const workspaceId = p.workspaceId;
+    const actor = actorOf(p, ctx.ip);
     const inbox = getInbox(db, workspaceId, ctx.params.id);
     if (!inbox) throw notFound('Inbox');
+    const audit = (forwardTo: string | null, forwardStatus: string) =>
+      recordAudit(db, clock.now(), actor, { workspaceId, action: 'inbox.forwarding_changed', target: { type: 'inbox', id: inbox.id, name: inbox.address }, data: { forwardTo, forwardStatus } });
     if (address === null) {
-      await app.commit.run(() => turnOff(db, inbox));
+      await app.commit.run(() => {
+        turnOff(db, inbox);
+        audit(null, 'off');
+      });
     } else if (isInboxAddress(db, address)) {
       throw validationError('forward_to', `${address} is an inbox on this box: its mail already arrives here, and forwarding to it would loop`);
     } else if (isOwnerAddress(db, workspaceId, address)) {
-      await app.commit.run(() => activate(db, inbox, address));
+      await app.commit.run(() => {
+        activate(db, inbox, address);
+        audit(address, 'active');
+      });
     } else if (inbox.forward_status === 'active' && inbox.forward_to?.toLowerCase() === address.toLowerCase()) {
       // Already confirmed for this address: nothing to do, no second mail.
     } else {
       const confirmation = newConfirmation(db, clock, inbox, address);
       const mail = confirmationMail(inbox, address, confirmationLink(app.config.publicUrl, confirmation.token));
       const { step, transfer } = sendStep([planConfirmation(inbox, address, mail, workspaceId)]);
-      await app.writer.commit([step, { kind: 'forwarding.pending', payload: confirmation.pending }], { now: clock.now(), log: app.log, transfer });
+      await app.writer.commit([step, { kind: 'forwarding.pending', payload: { ...confirmation.pending, actor } }], { now: clock.now(), log: app.log, transfer });
       app.queue.wake();
     }
     const row = getInbox(db, workspaceId, inbox.id);
     if (!row) throw notFound('Inbox');
     ctx.body = presentForwarding(row);
   });
+
+  /** inbox.created / inbox.deleted: the audit row and the event, in the caller's transaction. */
+  function inboxChanged(actor: AuditActor, row: InboxRow, action: 'inbox.created' | 'inbox.deleted') {
+    const now = clock.now();
+    recordAudit(db, now, actor, { workspaceId: row.workspace_id, action, target: { type: 'inbox', id: row.id, name: row.address } });
+    addDomainEvent(db, now, { workspaceId: row.workspace_id, domainId: row.domain_id, inboxId: row.id, type: action, data: { inbox: { id: row.id, address: row.address, name: row.name, domainId: row.domain_id } } });
+  }
 
   function planConfirmation(inbox: InboxRow, address: string, mail: ReturnType<typeof confirmationMail>, workspaceId: string) {
     try {
@@ -188,7 +224,7 @@ export function forwardingPages(app: App) {
   const r = pageRouter();
   r.get(`${CONFIRM_PATH}/:token`, (ctx) => showPage(ctx, checkToken(db, clock, ctx.params.token)));
   r.post(`${CONFIRM_PATH}/:token`, async (ctx) => {
-    const found = await app.commit.run(() => confirm(db, clock, ctx.params.token));
+    const found = await app.commit.run(() => confirm(db, clock, ctx.params.token, ctx.ip));
     if (found.state === 'confirmed' && found.justNow) app.log.info('forwarding confirmed', { inboxId: found.inbox.id, forwardTo: found.address });
     showPage(ctx, found);
   });

@@ -16,6 +16,7 @@ import { createChallengeServer } from '../acme/challenge.ts';
 import { createServedTls } from './certificates.ts';
 import { accountRoutes } from '../account/routes.ts';
 import { boxRoutes } from '../account/box-routes.ts';
+import { auditRoutes } from '../account/audit-routes.ts';
 import { findKeyBySecret } from '../account/keys.ts';
 import { findSession } from '../account/sessions.ts';
 import { attachmentVisible, emailVisible } from '../emails/scope.ts';
@@ -99,7 +100,7 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
       metrics,
       alsoServes: served.serves,
     },
-    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { get tlsCert() { return served.current().cert.toString(); }, tlsState: served.state, tryMode: opts.tryMode }), domainRoutes(app), emailRoutes(app), replyRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, work.resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, work.dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), reportRoutes(app), spamRoutes(app), billingRoutes(app), boxRoutes(app)],
+    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { get tlsCert() { return served.current().cert.toString(); }, tlsState: served.state, tryMode: opts.tryMode }), domainRoutes(app), emailRoutes(app), replyRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, work.resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, work.dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), reportRoutes(app), spamRoutes(app), billingRoutes(app), boxRoutes(app), auditRoutes(app)],
     [forwardingPages(app), linkPages(app, work.linkVisits), billingPages(app), metricsPage(app), mtaStsPages(app), dashboardPages()],
   );
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.

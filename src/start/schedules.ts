@@ -11,6 +11,7 @@ import { purgeSessions } from '../account/sessions.ts';
 import { purgeAuthFailures } from '../account/login-throttle.ts';
 import { recordBoxDns } from '../account/overview.ts';
 import { pruneReceivedReports } from '../feedback/aggregate-reports.ts';
+import { pruneAudit } from '../account/audit.ts';
 
 /** `boxDns` false (mailwright try): the box's own name is never looked up. */
 export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () => Promise<void> {
@@ -32,7 +33,7 @@ export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () =>
     cron.schedule('41 * * * *', () => checkBoxDns()),
     cron.schedule('17 * * * *', () => {
       try {
-        const purged = { sessionsPurged: purgeSessions(db, clock), idempotencyKeysPurged: app.idempotency.purgeExpired(), authFailuresPurged: purgeAuthFailures(db, clock), reportsPurged: pruneReceivedReports(db, clock.now()) };
+        const purged = { sessionsPurged: purgeSessions(db, clock), idempotencyKeysPurged: app.idempotency.purgeExpired(), authFailuresPurged: purgeAuthFailures(db, clock), reportsPurged: pruneReceivedReports(db, clock.now()), auditRowsPurged: pruneAuditLog(app) };
         housekeepingDisk.succeeded();
         log.info('housekeeping', purged);
       } catch (err) {
@@ -56,4 +57,10 @@ export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () =>
     clearTimeout(firstBoxDns);
     for (const job of jobs) await job.stop();
   };
+}
+
+/** retention_audit_days (read at each run: a reload's value applies next hour); 0 keeps every row. */
+export function pruneAuditLog(app: Pick<App, 'db' | 'clock' | 'config'>): number {
+  const days = app.config.retentionAuditDays;
+  return days ? pruneAudit(app.db, app.clock.now() - days * 24 * 60 * 60_000) : 0;
 }

@@ -4,7 +4,12 @@
 import { connect } from 'node:net';
 
 export interface StreamMessage<T> {
+  /** An email event's seq (NaN for a domain, inbox or key event, whose id is `N:D`: see lastId). */
   id: number;
+  /** The `id:` as sent, what a reconnect gives as Last-Event-ID. */
+  lastId: string;
+  /** The `event:` line (a domain event's type), or '' when none. */
+  event: string;
   data: T;
 }
 
@@ -14,11 +19,14 @@ export function streamMessages<T>(text: string): Array<StreamMessage<T>> {
     .slice(0, text.lastIndexOf('\n\n') + 1)
     .split('\n\n')
     .filter((m) => m.includes('data: '))
-    .map((m) => ({ id: Number(/^id: (\d+)$/m.exec(m)![1]), data: JSON.parse(/^data: (.*)$/m.exec(m)![1]) as T }));
+    .map((m) => {
+      const lastId = /^id: (\S+)$/m.exec(m)![1];
+      return { id: /^\d+$/.test(lastId) ? Number(lastId) : NaN, lastId, event: /^event: (\S+)$/m.exec(m)?.[1] ?? '', data: JSON.parse(/^data: (.*)$/m.exec(m)![1]) as T };
+    });
 }
 
 /** Opens the stream at `url` with a key (and a Last-Event-ID) and reads it until closed. */
-export async function openEventStream<T>(url: string, key: string, lastEventId?: number) {
+export async function openEventStream<T>(url: string, key: string, lastEventId?: number | string) {
   const ctl = new AbortController();
   const res = await fetch(url, { headers: { authorization: `Bearer ${key}`, ...(lastEventId !== undefined ? { 'last-event-id': String(lastEventId) } : {}) }, signal: ctl.signal });
   const reader = res.body!.getReader();

@@ -14,14 +14,15 @@ import { checkUrl, FetchRefused } from '../dns/safe-fetch.ts';
 import { EVENT_TYPES, webhookEventType } from '../emails/events.ts';
 import { DOMAIN_EVENT_TYPES } from '../domains/domain-events.ts';
 import { getInbox } from '../inboxes/inboxes.ts';
+import { actorOf, recordAudit, type AuditAction } from '../account/audit.ts';
 import { createWebhook, deleteWebhook, listWebhooks, present, rotateSecret, ROTATION_OVERLAP_MS, updateWebhook, webhookById, type WebhookSettings } from './endpoints.ts';
 import { addTestDelivery, deliveryById, listDeliveries, presentDelivery, replay } from './outbox.ts';
 import type { WebhookDispatcher } from './deliver.ts';
-import type { EventStream } from './stream.ts';
+import { parseLastEventId, type EventStream } from './stream.ts';
 import { StreamSlots, TooManyStreams } from './stream-slots.ts';
 import { clientKey } from '../dns/ip-ranges.ts';
 
-// Email events, then the events about a domain (domain.dmarc_failure).
+// Email events, then the events about a domain, an inbox or a key (domain.dmarc_failure, key.created, ...).
 const TYPES: string[] = [...EVENT_TYPES.map(webhookEventType), ...DOMAIN_EVENT_TYPES];
 const events = z
   .array(z.string().refine((t) => t === '*' || TYPES.includes(t), `must be "*" or one of ${TYPES.join(', ')}`))
@@ -67,12 +68,21 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
     if (domainId && !db.prepare('SELECT 1 FROM domains WHERE workspace_id = ? AND id = ?').get(workspaceId, domainId)) throw validationError('domain_id', `no domain ${domainId} in this workspace`);
   };
 
+  /** The audit row of a change to an endpoint, named by its URL; never its secret. */
+  const audit = (actor: ReturnType<typeof actorOf>, w: { id: string; workspace_id: string; url: string }, action: AuditAction, data: Record<string, unknown>) =>
+    recordAudit(db, clock.now(), actor, { workspaceId: w.workspace_id, action, target: { type: 'webhook', id: w.id, name: w.url }, data });
+
   r.post('/webhooks', auth, async (ctx) => {
     const body = parseInput(CreateBody, ctx.request.body);
     const workspaceId = principalOf(ctx).workspaceId;
     filters(workspaceId, body.inbox_id, body.domain_id, scopeOf(principalOf(ctx)), true);
     const settings: WebhookSettings = { url: checkedUrl(body.url), events: [...new Set(body.events)], inboxId: body.inbox_id ?? null, domainId: body.domain_id ?? null, description: body.description ?? '' };
-    const { webhook, secret } = await app.commit.run(() => createWebhook(db, clock.now(), workspaceId, settings));
+    const actor = actorOf(principalOf(ctx), ctx.ip);
+    const { webhook, secret } = await app.commit.run(() => {
+      const made = createWebhook(db, clock.now(), workspaceId, settings);
+      audit(actor, made.webhook, 'webhook.created', { url: settings.url, events: settings.events, inboxId: settings.inboxId, domainId: settings.domainId });
+      return made;
+    });
     ctx.status = 201;
     ctx.body = { ...present(webhook), secret };
   });
@@ -94,7 +104,9 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
     const workspaceId = principalOf(ctx).workspaceId;
     const w = webhookOf(workspaceId, ctx.params.id);
     filters(workspaceId, body.inbox_id, body.domain_id, scopeOf(principalOf(ctx)));
-    await app.commit.run(() =>
+    const actor = actorOf(principalOf(ctx), ctx.ip);
+    await app.commit.run(() => {
+      audit(actor, w, 'webhook.updated', body);
       updateWebhook(db, clock.now(), w, {
         ...(body.url !== undefined ? { url: checkedUrl(body.url) } : {}),
         ...(body.events !== undefined ? { events: [...new Set(body.events)] } : {}),
@@ -102,22 +114,33 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
         ...(body.domain_id !== undefined ? { domainId: body.domain_id } : {}),
         ...(body.description !== undefined ? { description: body.description } : {}),
         ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
-      }),
-    );
+      });
+    });
     if (body.enabled) dispatcher.wake();
     ctx.body = present(webhookOf(workspaceId, w.id));
   });
 
   r.delete('/webhooks/:id', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    if (!(await app.commit.run(() => deleteWebhook(db, workspaceId, ctx.params.id)))) throw notFound('Webhook');
+    const actor = actorOf(principalOf(ctx), ctx.ip);
+    const deleted = await app.commit.run(() => {
+      const w = webhookById(db, workspaceId, ctx.params.id);
+      if (!w || !deleteWebhook(db, workspaceId, w.id)) return false;
+      audit(actor, w, 'webhook.deleted', { url: w.url });
+      return true;
+    });
+    if (!deleted) throw notFound('Webhook');
     ctx.body = { ok: true };
   });
 
   r.post('/webhooks/:id/rotate-secret', auth, async (ctx) => {
     const w = webhookOf(principalOf(ctx).workspaceId, ctx.params.id);
     const now = clock.now();
-    const secret = await app.commit.run(() => rotateSecret(db, now, w));
+    const actor = actorOf(principalOf(ctx), ctx.ip);
+    const secret = await app.commit.run(() => {
+      audit(actor, w, 'webhook.secret_rotated', {});
+      return rotateSecret(db, now, w);
+    });
     ctx.body = { id: w.id, secret, previousSecretExpiresAt: iso(now + ROTATION_OVERLAP_MS) };
   });
 
@@ -164,7 +187,7 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
     const types = q.types ? new Set(q.types.split(',').map((t) => t.trim()).filter(Boolean)) : null;
     for (const t of types ?? []) if (!TYPES.includes(t)) throw validationError('types', `${t} is not an event type; use ${TYPES.join(', ')}`);
     const last = ctx.get('Last-Event-ID');
-    if (last && !/^\d{1,15}$/.test(last)) throw validationError('Last-Event-ID', 'must be the id of an event this stream sent');
+    if (last && !parseLastEventId(last)) throw validationError('Last-Event-ID', 'must be the id of an event this stream sent');
     // Refused before anything is sent (429 too_many_streams); the slot is given back when the stream closes.
     const principal = principalOf(ctx);
     const credential = principal.kind === 'key' ? `key:${principal.keyId}` : `session:${principal.sessionId}`;
@@ -179,7 +202,7 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
     try {
       const scope = scopeOf(principal);
       if (scope.permission === 'inbox_access' && q.inbox_id && !scope.inboxIds.includes(q.inbox_id)) throw validationError('inbox_id', `no inbox ${q.inbox_id} in this workspace`);
-      out = stream.open({ workspaceId, types, inboxId: q.inbox_id ?? null, inboxIds: scope.permission === 'inbox_access' ? scope.inboxIds : null }, last ? Number(last) : null);
+      out = stream.open({ workspaceId, types, inboxId: q.inbox_id ?? null, inboxIds: scope.permission === 'inbox_access' ? scope.inboxIds : null }, last || null);
     } catch (err) {
       release();
       throw err;

@@ -4,16 +4,16 @@
 // that reconnects catches up on its own, a slice of the sequence at a time, at the pace its socket takes, and a
 // live client that leaves too much unread is ended with a hint to reconnect, to catch up so. What one stream
 // holds is bounded: an event's message is made once for all streams and cut to MAX_MESSAGE_BYTES (a received
-// email's text can be megabytes: the message then leaves it out, and links.self fetches it). Domain events
-// (domain.dmarc_failure) have a sequence of their own: they go to live clients as they are committed, with the
-// client's place in the email events as `id:` (so Last-Event-ID keeps its meaning), and are not replayed on
-// reconnect: webhooks are their durable path, and the domain's reports keep what they say.
+// email's text can be megabytes: the message then leaves it out, and links.self fetches it). Domain, inbox and
+// key events (domain-events.ts) have a sequence of their own and record their place among the email events
+// (after_seq): both go out merged in that order, a domain event's `id:` is `<email seq>:<its seq>`, and a
+// client reconnecting with either kind of id is replayed both.
 import { PassThrough } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { App } from '../context.ts';
 import { eventsAfter, eventsInOrder, newestSeq, seqBefore, webhookEventType, type EventOfWorkspace } from '../emails/events.ts';
 import { eventPayload, type Payload } from './payload.ts';
-import { domainEventsAfter, newestDomainEventSeq, type DomainEventRow } from '../domains/domain-events.ts';
+import { domainEventsAfter, domainSeqBefore, newestDomainEventSeq, workspaceDomainEvents, type DomainEventRow } from '../domains/domain-events.ts';
 
 /** How far back a reconnecting client can catch up. */
 export const REPLAY_WINDOW_MS = 24 * 60 * 60_000;
@@ -45,6 +45,8 @@ interface Subscriber extends StreamFilter {
   out: PassThrough;
   /** The last sequence number this client has (or had before it connected). */
   cursor: number;
+  /** The same in the domain events' sequence. */
+  dcursor: number;
   /** Caught up: the poller sends it what comes. */
   live: boolean;
 }
@@ -76,21 +78,34 @@ export class EventStream {
     this.subscribers.clear();
   }
 
-  /** A stream for one client: what it missed since `lastEventId` (within the retention), then live events. */
-  open(filter: StreamFilter, lastEventId: number | null): PassThrough {
+  /**
+   * A stream for one client: what it missed since `lastEventId` (within the retention), then live events. The id
+   * is an email event's seq, or `<email seq>:<domain event seq>` for a domain event (parseLastEventId).
+   */
+  open(filter: StreamFilter, lastEventId: string | number | null): PassThrough {
     const out = new PassThrough();
-    const newest = newestSeq(this.app.db);
-    const sub: Subscriber = { ...filter, out, cursor: lastEventId === null ? newest : Math.min(lastEventId, newest), live: false };
+    const { db } = this.app;
+    const newest = newestSeq(db);
+    const newestDomain = newestDomainEventSeq(db);
+    const last = lastEventId === null ? null : parseLastEventId(String(lastEventId));
+    const sub: Subscriber = {
+      ...filter,
+      out,
+      cursor: last === null ? newest : Math.min(last.seq, newest),
+      // After email event N: the domain events written before it were sent (or filtered out) before it.
+      dcursor: last === null ? newestDomain : Math.min(last.domainSeq ?? domainSeqBefore(db, last.seq), newestDomain),
+      live: false,
+    };
     out.write(`retry: 2000\n: connected\n\n`);
     this.subscribers.add(sub);
     out.on('close', () => this.subscribers.delete(sub));
-    if (sub.cursor >= newest) {
+    if (sub.cursor >= newest && sub.dcursor >= newestDomain) {
       sub.live = true;
       return out;
     }
     const since = this.app.clock.now() - REPLAY_WINDOW_MS;
-    sub.cursor = Math.max(sub.cursor, seqBefore(this.app.db, filter.workspaceId, since) ?? newest);
-    this.catchUp(sub, newest, since).catch((err) => {
+    if (sub.cursor < newest) sub.cursor = Math.max(sub.cursor, seqBefore(db, filter.workspaceId, since) ?? newest);
+    this.catchUp(sub, newest, newestDomain, since).catch((err) => {
       this.app.log.error('event stream: catching a client up failed', { err });
       out.end();
     });
@@ -103,22 +118,29 @@ export class EventStream {
    * and waits whenever the client's socket has not taken what it was sent, so neither a long absence nor a slow
    * reader holds the event loop or grows the buffer.
    */
-  private async catchUp(sub: Subscriber, newest: number, since: number): Promise<void> {
+  private async catchUp(sub: Subscriber, newest: number, newestDomain: number, since: number): Promise<void> {
     const gone = () => sub.out.destroyed || sub.out.writableEnded;
     while (!gone()) {
       const end = Math.max(newest, this.polled);
+      const domainEnd = Math.max(newestDomain, this.domainPolled);
       // Checked and joined in one turn of the event loop: the poller hands out nothing in between.
-      if (sub.cursor >= end) {
+      if (sub.cursor >= end && sub.dcursor >= domainEnd) {
         sub.live = true;
         return;
       }
       const upTo = Math.min(end, sub.cursor + CATCH_UP_SEQS);
-      for (const e of eventsInOrder(this.app.db, sub.workspaceId, sub.cursor, upTo, since)) {
-        this.send(sub, e, this.messageOf(e));
+      const emails = sub.cursor < upTo ? eventsInOrder(this.app.db, sub.workspaceId, sub.cursor, upTo, since) : [];
+      // The domain events placed before the next slice's first email event (all of them in the last slice).
+      const beforeEmailSeq = upTo >= end ? Number.MAX_SAFE_INTEGER : upTo + 1;
+      const domains = workspaceDomainEvents(this.app.db, { workspaceId: sub.workspaceId, after: sub.dcursor, upTo: domainEnd, beforeEmailSeq, since });
+      for (const item of merged(emails, domains)) {
+        if ('event' in item) this.send(sub, item, this.messageOf(item));
+        else this.sendDomainEventTo(sub, item);
         if (sub.out.writableNeedDrain) await drained(sub.out);
         if (gone()) return;
       }
-      sub.cursor = upTo;
+      sub.cursor = Math.max(sub.cursor, upTo);
+      if (upTo >= end) sub.dcursor = Math.max(sub.dcursor, domainEnd);
       await nextTurn();
     }
   }
@@ -131,11 +153,20 @@ export class EventStream {
         this.domainPolled = newestDomainEventSeq(this.app.db);
         return;
       }
-      for (const e of domainEventsAfter(this.app.db, this.domainPolled, BATCH)) {
-        this.domainPolled = e.seq;
-        this.sendDomainEvent(e);
-      }
-      for (const e of eventsAfter(this.app.db, this.polled, BATCH)) {
+      let domains = domainEventsAfter(this.app.db, this.domainPolled, BATCH);
+      let emails = eventsAfter(this.app.db, this.polled, BATCH);
+      // A full batch of one kind holds back what of the other kind may come after its unread rest.
+      const lastEmail = emails.length === BATCH ? emails[emails.length - 1].seq : Number.MAX_SAFE_INTEGER;
+      const lastDomain = domains.length === BATCH ? domains[domains.length - 1].after_seq : Number.MAX_SAFE_INTEGER;
+      domains = domains.filter((d) => d.after_seq < lastEmail);
+      emails = emails.filter((e) => e.seq <= lastDomain);
+      for (const item of merged(emails, domains)) {
+        if (!('event' in item)) {
+          this.domainPolled = item.seq;
+          this.sendDomainEvent(item);
+          continue;
+        }
+        const e = item;
         this.polled = e.seq;
         // Made once for every stream that takes it: they all hold the same bytes until their sockets take them.
         const message = this.messageOf(e);
@@ -150,14 +181,27 @@ export class EventStream {
     }
   }
 
-  /** A domain event to the live clients of its workspace that take its type; none limited to an inbox. */
+  /** A domain event to the live clients of its workspace. */
   private sendDomainEvent(e: DomainEventRow): void {
-    const message = `event: ${e.type}\ndata: ${e.payload}\n\n`;
     for (const s of this.subscribers) {
-      if (!s.live || s.workspaceId !== e.workspace_id || s.inboxId || s.inboxIds || (s.types && !s.types.has(e.type))) continue;
-      if (s.out.writableLength <= MAX_UNREAD_BYTES) s.out.write(`id: ${s.cursor}\n${message}`);
+      if (!s.live || s.workspaceId !== e.workspace_id || e.seq <= s.dcursor) continue;
+      if (s.out.writableLength <= MAX_UNREAD_BYTES) this.sendDomainEventTo(s, e);
       else this.drop(s);
     }
+  }
+
+  /**
+   * Sends a domain event if the client's filter takes it (a client limited to an inbox takes only that inbox's
+   * events). Its id carries the client's place in both sequences.
+   */
+  private sendDomainEventTo(s: Subscriber, e: DomainEventRow): void {
+    s.cursor = Math.max(s.cursor, e.after_seq);
+    s.dcursor = e.seq;
+    if (s.types && !s.types.has(e.type)) return;
+    if (s.inboxId && e.inbox_id !== s.inboxId) return;
+    // An inbox key's stream carries its inboxes' email events alone (http/scopes.ts).
+    if (s.inboxIds) return;
+    s.out.write(`id: ${s.cursor}:${e.seq}\nevent: ${e.type}\ndata: ${e.payload}\n\n`);
   }
 
   /**
@@ -195,6 +239,22 @@ export class EventStream {
     if (s.inboxIds && !s.inboxIds.includes(inboxOf())) return;
     s.out.write(message.bytes());
   }
+}
+
+/** `N` (an email event's seq) or `N:D` (a domain event's, after email event N); null when it is neither. */
+export function parseLastEventId(id: string): { seq: number; domainSeq: number | null } | null {
+  const m = /^(\d{1,15})(?::(\d{1,15}))?$/.exec(id);
+  return m ? { seq: Number(m[1]), domainSeq: m[2] === undefined ? null : Number(m[2]) } : null;
+}
+
+/** Email and domain events in one order: a domain event comes right after the email event it names (after_seq). */
+function* merged(emails: EventOfWorkspace[], domains: DomainEventRow[]): Generator<EventOfWorkspace | DomainEventRow> {
+  let d = 0;
+  for (const e of emails) {
+    while (d < domains.length && domains[d].after_seq < e.seq) yield domains[d++];
+    yield e;
+  }
+  while (d < domains.length) yield domains[d++];
 }
 
 interface Message {

@@ -19,7 +19,7 @@ import { Labels } from './pages/labels/labels.tsx';
 import { Templates } from './pages/templates/templates.tsx';
 import { Developers } from './pages/developers/developers.tsx';
 import { Billing } from './pages/billing.tsx';
-import { Settings } from './pages/settings.tsx';
+import { SettingsSection } from './pages/settings-section.tsx';
 import { ComposeHost, openCompose } from './pages/compose/compose.tsx';
 import { TryBanner } from './try-banner.tsx';
 import { Icon } from './icons.tsx';
@@ -33,7 +33,7 @@ const SECTIONS: Array<[string, string, (p: { me: Me }) => preact.JSX.Element]> =
   ['/templates', 'Templates', Templates],
   ['/developers', 'Developers', Developers],
   ['/billing', 'Billing', Billing],
-  ['/settings', 'Settings', Settings],
+  ['/settings', 'Settings', SettingsSection],
 ];
 
 function App() {

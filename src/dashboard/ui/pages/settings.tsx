@@ -31,7 +31,7 @@ export function Settings(_: { me: Me }) {
   // A passphrase change signs out the other browsers: the list is loaded again.
   const [changes, setChanges] = useState(0);
   return (
-    <Page title="Settings">
+    <Page title="Settings" actions={<a class="button" href="/settings/audit">Audit log</a>}>
       <Loaded state={profile}>
         {(p) => (
           <div class="split" style={{ marginBottom: '20px' }}>

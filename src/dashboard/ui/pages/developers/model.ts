@@ -72,8 +72,11 @@ export interface SentSummary {
 
 // The event types of docs/api.md, "Events and status"; the box refuses any other name.
 export const EVENT_TYPES = ['sent', 'delivered', 'delivery_delayed', 'bounced', 'blocked', 'failed', 'opened', 'clicked', 'complained', 'unsubscribed', 'received', 'forwarded', 'scheduled', 'canceled'];
-/** Events about a domain rather than an email (a new source failing DMARC in volume). */
-export const DOMAIN_EVENT_TYPES = ['domain.dmarc_failure'];
+/** Events about a domain, an inbox or a key rather than an email. */
+export const DOMAIN_EVENT_TYPES = [
+  'domain.dmarc_failure', 'domain.created', 'domain.verified', 'domain.dns_changed', 'domain.deleted',
+  'inbox.created', 'inbox.deleted', 'key.created', 'key.revoked',
+];
 export const EVENT_TONE: Record<string, Tone> = {
   delivered: 'good', opened: 'good', clicked: 'good',
   bounced: 'bad', failed: 'bad', complained: 'bad',
