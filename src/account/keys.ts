@@ -80,7 +80,7 @@ export function listKeys(db: Db, workspaceId: string, page: { limit: number; off
 
 /** Revokes a live key; returns it (for the audit log and the key.revoked event), or null if there was none. */
 export function revokeKey(db: Db, clock: Clock, workspaceId: string, id: string): ApiKey | null {
-  const row = db.prepare('SELECT id, name, prefix, created_at, last_used_at FROM api_keys WHERE workspace_id = ? AND id = ? AND revoked_at IS NULL').get(workspaceId, id) as Row | undefined;
+  const row = db.prepare('SELECT id, name, prefix, created_at, last_used_at, permission, domain_id, inbox_ids FROM api_keys WHERE workspace_id = ? AND id = ? AND revoked_at IS NULL').get(workspaceId, id) as Row | undefined;
   if (!row) return null;
   db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?').run(clock.now(), id);
   return toKey(row);
