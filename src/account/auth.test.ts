@@ -100,7 +100,8 @@ test('with a session: create a key (201, full key once), list without secrets, p
     assert.is(list.status, 200);
     assert.is(list.body.count, list.body.data.length);
     const row = list.body.data.find((k: any) => k.id === created.body.id);
-    assert.equal(Object.keys(row).sort(), ['createdAt', 'id', 'lastUsedAt', 'name', 'prefix']);
+    assert.equal(Object.keys(row).sort(), ['createdAt', 'domainId', 'id', 'inboxIds', 'lastUsedAt', 'name', 'permission', 'prefix']);
+    assert.equal([row.permission, row.domainId, row.inboxIds], ['full_access', null, null], 'a key made without a permission has full access');
     assert.not.ok(JSON.stringify(list.body).includes(created.body.key), 'the list never shows a full key');
     assert.not.ok(JSON.stringify(list.body).includes(a.key), 'the list never shows a full key');
   }
