@@ -144,6 +144,7 @@ test('without parameters: sent and received mail, newest first, spam left out; t
     labels: [],
     attachmentCount: 1,
     delivery: null,
+    extractedText: 'Please find the quarterly numbers attached. The budget grew a lot.',
   });
   assert.match(report.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   const invoice = data.find((e) => e.id === E.invoice)!;

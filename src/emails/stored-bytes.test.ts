@@ -193,7 +193,6 @@ test('a database from before packing: a row in the old layout survives migration
   migrate(old, Date.now(), listMigrations().filter((m) => m.version < 23));
   const clock = { now: () => Date.now() };
   const ws = createWorkspace(old, clock, 'old box');
-  const { key } = createKey(old, clock, ws.id, 'old key');
   const id = newId('em', Date.now());
   old
     .prepare("INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, subject, size, created_at) VALUES (?, ?, 'in', 'received', 'old-1@sender.example', ?, 'alice@sender.example', 'Old', ?, ?)")
@@ -203,6 +202,8 @@ test('a database from before packing: a row in the old layout survives migration
   old.close();
   const running = await startApp(loadConfig(testEnv(dir)), { log: createLog({ level: 'error', write: () => {} }) });
   try {
+    // Made on the migrated database: a key row has columns the old schema lacks.
+    const { key } = createKey(running.app.db, clock, ws.id, 'old key');
     assert.not.match(running.app.db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'email_contents'").pluck().get() as string, /WITHOUT ROWID/, 'rebuilt as a rowid table');
     const res = await fetch(`http://127.0.0.1:${running.http.port}/api/v1/emails/${id}/raw`, { headers: { authorization: `Bearer ${key}` } });
     assert.is(res.status, 200);
