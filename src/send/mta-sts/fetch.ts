@@ -3,6 +3,7 @@
 // says what went wrong in TLS-RPT's words (RFC 8460 4.3.2.2); it must not cache (policies.ts does).
 import type { Resolver } from 'node:dns/promises';
 import { FetchFailed, FetchRefused, safeRequest } from '../../dns/safe-fetch.ts';
+import { policyUrl } from '../../dns/mta-sts-policy.ts';
 import { parsePolicy, PolicyInvalid, type StsPolicy } from './policy.ts';
 
 export interface PolicyFetchOptions {
@@ -23,7 +24,6 @@ export type FetchedPolicy =
 const MAX_POLICY_BYTES = 64 * 1024; // RFC 8461 3.3 suggests 64 KiB
 const DEFAULT_TIMEOUT_MS = 20_000; // RFC 8461 3.3: "a reasonable timeout"; the brief says 10 to 30 s
 
-export const policyUrl = (domain: string, port: number) => `https://mta-sts.${domain}${port === 443 ? '' : `:${port}`}/.well-known/mta-sts.txt`;
 
 export async function fetchPolicy(domain: string, opts: PolicyFetchOptions): Promise<FetchedPolicy> {
   const url = policyUrl(domain, opts.port);

@@ -1,5 +1,6 @@
 // An MTA-STS policy file (RFC 8461 3.2) parsed strictly, and which MX hosts it allows (RFC 8461 4.1). Pure:
 // it must not fetch, look up or store anything.
+import { mxMatches } from '../../dns/mta-sts-policy.ts';
 
 export type StsMode = 'enforce' | 'testing' | 'none';
 
@@ -46,12 +47,5 @@ export function parsePolicy(text: string): StsPolicy {
   return { mode, maxAge: Math.min(Number(age), MAX_AGE_LIMIT), mx };
 }
 
-/** RFC 8461 4.1: an exact name, or `*.` standing for exactly one leftmost label. */
-export function mxAllowed(policy: Pick<StsPolicy, 'mx'>, host: string): boolean {
-  const name = host.toLowerCase().replace(/\.$/, '');
-  return policy.mx.some((pattern) => {
-    if (!pattern.startsWith('*.')) return pattern === name;
-    const dot = name.indexOf('.');
-    return dot > 0 && name.slice(dot + 1) === pattern.slice(2);
-  });
-}
+/** RFC 8461 4.1: an exact name, or `*.` standing for exactly one leftmost label (dns/mta-sts-policy.ts). */
+export const mxAllowed = (policy: Pick<StsPolicy, 'mx'>, host: string): boolean => policy.mx.some((pattern) => mxMatches(pattern, host));

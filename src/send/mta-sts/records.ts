@@ -1,5 +1,6 @@
 // The two TXT records a recipient domain publishes for outbound TLS: `_mta-sts.<domain>` (RFC 8461 3.1) and
 // `_smtp._tls.<domain>` (RFC 8460 3). Parsing only: it must not look anything up.
+import { stsRecordId } from '../../dns/mta-sts-policy.ts';
 
 /** RFC 8461 3.1: `v=STSv1; id=...`. Null when the TXT set holds no usable record (none, several, or broken). */
 export function parseStsRecord(txts: string[]): { id: string } | null {
@@ -7,9 +8,8 @@ export function parseStsRecord(txts: string[]): { id: string } | null {
   // "If multiple TXT records for _mta-sts are returned by the resolver, records that do not begin with
   // v=STSv1; are discarded. If the number of resulting records is not one, ... no available policy."
   if (candidates.length !== 1) return null;
-  const fields = fieldsOf(candidates[0]!);
-  const id = fields.get('id');
-  return id && /^[A-Za-z0-9]{1,32}$/.test(id) ? { id } : null;
+  const id = stsRecordId(candidates[0]!);
+  return id ? { id } : null;
 }
 
 /** RFC 8460 3: the rua URIs of `v=TLSRPTv1; rua=mailto:...,https:...`; null when there is no single valid record. */
