@@ -147,6 +147,7 @@ const ROUTES: Route[] = [
   { method: 'POST', path: (i) => `/emails/${i}/labels`, body: bodyOf({ add: fc.array(fc.string({ maxLength: 20 }), { maxLength: 12 }), remove: fc.array(fc.string(), { maxLength: 3 }), create: fc.boolean() }) },
   { method: 'POST', path: () => '/domains', body: bodyOf({ name: fc.oneof(fc.domain(), fc.string({ maxLength: 30 })) }) },
   { method: 'PATCH', path: (i) => `/domains/${i}`, body: bodyOf({ marketing: fc.boolean(), open_tracking: fc.boolean(), click_tracking: fc.boolean() }) },
+  { method: 'PATCH', path: (i) => `/domains/${i}`, body: bodyOf({ mta_sts_mode: fc.oneof(fc.constantFrom('testing', 'enforce', 'none', 'ENFORCE'), nasty) }) },
   { method: 'POST', path: (i) => `/domains/${i}/inbound/setup`, body: fc.constant(undefined) },
   { method: 'POST', path: () => '/inboxes', body: bodyOf({ domain_id: fc.constantFrom('dom_x', ''), local_part: fc.string({ maxLength: 70 }), name: fc.string({ maxLength: 210 }) }) },
   { method: 'PATCH', path: (i) => `/inboxes/${i}`, body: bodyOf({ name: fc.string({ maxLength: 210 }), status: fc.constantFrom('active', 'disabled', 'gone') }) },
@@ -157,6 +158,7 @@ const ROUTES: Route[] = [
   { method: 'POST', path: () => '/spam/block', body: bodyOf({ entry: fc.oneof(address, fc.domain(), nasty) }) },
   { method: 'DELETE', path: (i) => `/spam/block/${i}`, body: fc.constant(undefined) },
   { method: 'POST', path: () => '/keys', body: bodyOf({ name: fc.string({ maxLength: 120 }) }), session: true },
+  { method: 'POST', path: () => '/keys', body: bodyOf({ name: fc.constant('scoped'), permission: fc.oneof(fc.constantFrom('full_access', 'sending_access', 'inbox_access', 'admin'), nasty), domain_id: fc.oneof(fc.constantFrom('dom_x', ''), nasty), inbox_ids: fc.oneof(fc.array(fc.constantFrom('inb_x', ''), { maxLength: 3 }), nasty) }), session: true },
   { method: 'DELETE', path: (i) => `/keys/${i}`, body: fc.constant(undefined), session: true },
   { method: 'POST', path: () => '/auth/login', body: bodyOf({ email: address, password: fc.string({ maxLength: 40 }) }) },
   { method: 'POST', path: () => '/labels', body: bodyOf({ name: fc.string({ maxLength: 120 }), color: fc.string({ maxLength: 8 }), skip_inbox: fc.boolean(), rules: fc.array(bodyOf(ruleBody), { maxLength: 3 }), apply_to_existing: fc.boolean(), dry_run: fc.boolean() }) },
@@ -164,6 +166,8 @@ const ROUTES: Route[] = [
   { method: 'POST', path: (i) => `/labels/${i}/rules`, body: bodyOf({ ...ruleBody, apply_to_existing: fc.boolean(), dry_run: fc.boolean() }) },
   { method: 'DELETE', path: (i) => `/labels/${i}/rules/${i}`, body: fc.constant(undefined) },
   { method: 'POST', path: (i) => `/emails/${i}/cancel`, body: fc.constant(undefined) },
+  { method: 'POST', path: (i) => `/emails/${i}/reply`, body: bodyOf({ text: fc.string({ maxLength: 40 }), html: fc.string({ maxLength: 40 }), reply_all: fc.oneof(fc.boolean(), nasty), cc: fc.oneof(address, fc.array(address, { maxLength: 3 })) }) },
+  { method: 'POST', path: (i) => `/emails/${i}/forward`, body: bodyOf({ to: fc.oneof(address, fc.array(address, { maxLength: 3 })), text: fc.string({ maxLength: 40 }) }) },
   { method: 'PATCH', path: (i) => `/emails/${i}`, body: bodyOf({ scheduled_at: scheduledAt, read: fc.boolean() }) },
   { method: 'POST', path: () => '/drafts', body: bodyOf(sendBody) },
   { method: 'PUT', path: (i) => `/drafts/${i}`, body: bodyOf(sendBody) },
@@ -226,12 +230,13 @@ test('raw bodies that are not JSON, or not what they claim: 4xx, never 5xx, noth
 
 test('search and list queries: any text in any parameter is 200 or a 400, never a 5xx', async () => {
   const params = fc.dictionary(
-    fc.constantFrom('query', 'direction', 'status', 'domain', 'inbox_id', 'label', 'archived', 'category', 'important', 'include_spam', 'trashed', 'from', 'to', 'unread', 'after', 'before', 'limit', 'offset', 'reason', 'lifecycle'),
+    fc.constantFrom('query', 'direction', 'status', 'domain', 'inbox_id', 'label', 'archived', 'category', 'important', 'include_spam', 'trashed', 'from', 'to', 'unread', 'after', 'before', 'limit', 'offset', 'reason', 'lifecycle', 'source_ip', 'disposition', 'aligned'),
     fc.oneof(fc.string({ maxLength: 60 }), nasty, fc.constantFrom('"', '(', ')', 'a OR', 'NOT x', 'x*', '*', '^a', 'subject:x', '{a b}:c', '(('.repeat(500), 'a '.repeat(600), '-1', '1e3', '2026-13-45')),
     { maxKeys: 5 },
   );
   await fc.assert(
-    fc.asyncProperty(fc.constantFrom('/emails', '/domains', '/inboxes', '/suppressions', '/keys', '/templates', '/drafts', '/webhooks'), params, async (path, query) => {
+    fc.asyncProperty(fc.constantFrom('/emails', '/domains', '/inboxes', '/suppressions', '/keys', '/templates', '/drafts', '/webhooks', 'dmarc-reports', 'tls-reports', 'rejected-reports'), params, async (list, query) => {
+      const path = list.startsWith('/') ? list : `/domains/${ids.domain}/${list}`;
       const res = await request(`${t.api}${path}?${new URLSearchParams(query as Record<string, string>)}`, { key: owner.key });
       assertClean(res, `${path} ${JSON.stringify(query).slice(0, 300)}`);
       if (res.status === 200) assert.ok(Array.isArray(res.body.data) && res.body.count === res.body.data.length);
