@@ -3,7 +3,7 @@
 // quoted, and a long text read only from its start.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { EXTRACT_MAX_CHARS, extractReply, forwardedHtml, forwardedText, forwardSubject, quotedHtml, quotedText, replySubject, type Original } from './reply.ts';
+import { EXTRACT_MAX_CHARS, extractReply, extractedTextOf, forwardedHtml, forwardedText, forwardSubject, quotedHtml, quotedText, replySubject, type Original } from './reply.ts';
 
 const original: Original = {
   from: { name: 'Bob', address: 'bob@sender.example' },
@@ -50,6 +50,17 @@ test('extractReply: null without text, the whole text when nothing is quoted, on
   assert.is(extractReply('Fine by me.\n\nOn Sun, 29 Nov 2026 at 09:40, Bob <bob@sender.example> wrote:\n> Ok?\n'), 'Fine by me.');
   const long = `${'word '.repeat(EXTRACT_MAX_CHARS)}`;
   assert.is(extractReply(long)!.length, long.slice(0, EXTRACT_MAX_CHARS).trim().length);
+});
+
+test('extractedTextOf: only mail that answers or forwards is read for quoted history', () => {
+  const quoted = 'Fine by me.\n\nOn Sun, 29 Nov 2026 at 09:40, Bob <bob@sender.example> wrote:\n> Ok?\n';
+  const mail = (over: Partial<Parameters<typeof extractedTextOf>[0]>) => extractedTextOf({ text: quoted, subject: 'Plans', inReplyTo: null, references: [], ...over });
+  assert.is(mail({}), quoted.trim(), 'a new message keeps its text');
+  assert.is(mail({ inReplyTo: 'a@b' }), 'Fine by me.');
+  assert.is(mail({ references: ['a@b'] }), 'Fine by me.');
+  for (const subject of ['Re: Plans', 'AW: Plans', 'Fwd: Plans', 'SV[2]: Plans', 'antw: Plans']) assert.is(mail({ subject }), 'Fine by me.', subject);
+  assert.is(mail({ subject: 'Regarding: Plans' }), quoted.trim());
+  assert.is(mail({ text: null, inReplyTo: 'a@b' }), null);
 });
 
 test.run();

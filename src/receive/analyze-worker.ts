@@ -18,7 +18,7 @@ import type { Signal } from '../filter/signals.ts';
 import { askLinks, MAX_LINK_DOMAINS } from './links.ts';
 import { messageTokens, packTokens, type PackedTokens } from '../filter/tokens.ts';
 import { readReceivedReport, type ReportFormat } from '../mail/received-report.ts';
-import { extractReply } from '../mail/reply.ts';
+import { extractedTextOf as extractText } from '../mail/reply.ts';
 
 export interface AnalyzeJob {
   kind: 'analyze';
@@ -127,7 +127,7 @@ serveJobs<AnalyzeJob | ParseJob | TokensJob, StoredAnalysis | ParsedMessage | Pa
 /** extractedText, or null when the reply parser fails on the text: the message is stored whole either way. */
 function extractedTextOf(parsed: ParsedMessage): string | null {
   try {
-    return extractReply(parsed.text);
+    return extractText(parsed);
   } catch {
     return null;
   }
