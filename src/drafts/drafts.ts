@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
 import { ApiError } from '../errors.ts';
+import { iso } from '../clock.ts';
 
 export const MAX_FILES = 10;
 export const MAX_TOTAL_BYTES = 10 * 1000 * 1000;
@@ -89,4 +90,16 @@ export const deleteFile = (db: Db, workspaceId: string, id: string) => db.prepar
 /** The writer step of a draft's send: the draft goes in the transaction that queues it, or the send fails (404). */
 export function draftSent(db: Db, p: { workspaceId: string; draftId: string }): void {
   if (!deleteDraft(db, p.workspaceId, p.draftId)) throw new ApiError(404, 'not_found', 'Draft not found: it was sent or deleted meanwhile');
+}
+
+export const presentFile = (f: DraftFile) => ({ id: f.id, filename: f.filename, contentType: f.content_type, sizeBytes: f.size, sha256: f.sha256, available: true });
+
+// The stored fields under the record's names (the request's snake_case ones where they differ).
+const RENAMED: Record<string, string> = { reply_to: 'replyTo', in_reply_to: 'inReplyTo', message_class: 'messageClass' };
+
+/** A draft as the API shows it (GET /drafts/:id). */
+export function presentDraft(db: Db, d: DraftRow) {
+  const body = JSON.parse(d.body_json) as Record<string, unknown>;
+  const fields = Object.fromEntries(Object.entries(body).map(([k, v]) => [RENAMED[k] ?? k, k === 'to' && typeof v === 'string' ? [v] : v]));
+  return { id: d.id, ...fields, attachments: filesOf(db, d.id).map(presentFile), createdAt: iso(d.created_at), updatedAt: iso(d.updated_at) };
 }

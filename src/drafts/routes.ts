@@ -11,7 +11,6 @@ import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
 import { readRawBody } from '../http/raw-body.ts';
 import { attachmentDisposition, downloadType } from '../http/content-disposition.ts';
-import { iso } from '../clock.ts';
 import { filenameFromHeader } from '../mail/filenames.ts';
 import { getAttachment } from '../emails/mailbox.ts';
 import { canonicalMediaType, DraftFields, parseSendRequest, scheduledAt } from '../send/request.ts';
@@ -23,34 +22,25 @@ import {
   deleteFile,
   draftById,
   draftFile,
+  presentDraft,
+  presentFile,
   fileContents,
-  filesOf,
   listDrafts,
   replaceDraft,
   room,
   tooManyBytes,
   tooManyFiles,
-  type DraftFile,
   type DraftRow,
 } from './drafts.ts';
 
 const SendBody = z.object({ scheduled_at: scheduledAt.optional() }).strict();
-
-const presentFile = (f: DraftFile) => ({ id: f.id, filename: f.filename, contentType: f.content_type, sizeBytes: f.size, sha256: f.sha256, available: true });
-
-// The stored fields under the record's names (the request's snake_case ones where they differ).
-const RENAMED: Record<string, string> = { reply_to: 'replyTo', in_reply_to: 'inReplyTo', message_class: 'messageClass' };
 
 export function draftRoutes(app: App) {
   const { db, clock } = app;
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
 
-  const present = (d: DraftRow) => {
-    const body = JSON.parse(d.body_json) as Record<string, unknown>;
-    const fields = Object.fromEntries(Object.entries(body).map(([k, v]) => [RENAMED[k] ?? k, k === 'to' && typeof v === 'string' ? [v] : v]));
-    return { id: d.id, ...fields, attachments: filesOf(db, d.id).map(presentFile), createdAt: iso(d.created_at), updatedAt: iso(d.updated_at) };
-  };
+  const present = (d: DraftRow) => presentDraft(db, d);
   const draftOf = (workspaceId: string, id: string) => {
     const d = draftById(db, workspaceId, id);
     if (!d) throw notFound('Draft');

@@ -1,12 +1,15 @@
 // Replying to and forwarding one of the workspace's emails by its id: POST /emails/:id/reply and
 // POST /emails/:id/forward. The answer is built from the stored original (send/reply.ts) and sent through
-// send/submit like POST /emails: the same checks, limits, suppressions, idempotency and answer.
+// send/submit like POST /emails: the same checks, limits, suppressions, idempotency and answer; or, for a reply
+// with `draft: true`, kept as a composer draft for a person to read over and send.
 import type { App } from '../context.ts';
 import { apiRouter } from '../http/server.ts';
-import { principalOf, requireAuth, sendChannel } from '../http/auth.ts';
+import { principalOf, requireAuth, scopeOf, sendChannel } from '../http/auth.ts';
 import { claimOf, idempotent } from '../http/idempotency.ts';
 import { parseAnswerRequest } from '../send/request.ts';
-import { answerRequest } from '../send/reply.ts';
+import { answerRequest, draftOfAnswer } from '../send/reply.ts';
+import { createDraft, draftById, presentDraft } from '../drafts/drafts.ts';
+import { insufficientScope } from '../account/key-scope.ts';
 import { submit } from '../send/submit.ts';
 
 export function replyRoutes(app: App) {
@@ -19,6 +22,14 @@ export function replyRoutes(app: App) {
       const principal = principalOf(ctx);
       const fields = parseAnswerRequest(ctx.request.body, kind);
       const req = answerRequest(app.db, principal.workspaceId, ctx.params.id, kind, fields);
+      if (fields.draft) {
+        // Drafts are the workspace's, listed to whoever reads them: a scoped key may answer but not leave one.
+        if (scopeOf(principal).permission !== 'full_access') throw insufficientScope('full_access', 'save a draft (drafts are the whole workspace\'s)');
+        const draftId = await app.commit.run(() => createDraft(app.db, app.clock.now(), principal.workspaceId, draftOfAnswer(req)));
+        ctx.status = 201;
+        ctx.body = presentDraft(app.db, draftById(app.db, principal.workspaceId, draftId)!);
+        return;
+      }
       ctx.body = await submit(app, principal.workspaceId, { ...req, sentBy: sendChannel(principal) }, claimOf(ctx));
     });
   }

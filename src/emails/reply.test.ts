@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { simpleParser, type AddressObject } from 'mailparser';
 import { eventually } from '../testkit/outbound.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
-import { request, seedWorkspace } from '../testkit/app.ts';
+import { login, request, seedWorkspace } from '../testkit/app.ts';
 import { emailSummary } from '../webhooks/payload.ts';
 import { runRetention } from './retention.ts';
 
@@ -148,6 +148,34 @@ test('reply to sent mail: to its recipients again, from its own From, in its thr
   assert.equal(m.rcptTo, ['ivan@sender.example']);
   assert.is(parsed.subject, 'Re: Invoice');
   assert.is(parsed.inReplyTo, sent.body.providerMessageId);
+});
+
+test('draft: the reply kept as a composer draft, not sent; sent from the draft it threads; only full access', async () => {
+  const id = await received('From: "Lovelace, Ada" <ada@sender.example>\nTo: hello@in.example\nSubject: Budget\nMessage-ID: <budget-1@sender.example>', 'Is the budget final?\n');
+  const before = s.sink.messages.length;
+  const res = await api(`/emails/${id}/reply`, { body: { text: 'Nearly: Friday.', draft: true } });
+  assert.is(res.status, 201, JSON.stringify(res.body));
+  assert.match(res.body.id, /^dr_/);
+  const draft = (await api(`/drafts/${res.body.id}`)).body;
+  assert.equal([draft.from, draft.to, draft.subject, draft.inReplyTo], ['Hello Team <hello@in.example>', ['"Lovelace, Ada" <ada@sender.example>'], 'Re: Budget', id]);
+  assert.match(draft.text, /^Nearly: Friday\.\n\nOn .+, "?Lovelace, Ada"? <ada@sender\.example> wrote:\n> Is the budget final\?/);
+  const bad = await api(`/emails/${id}/reply`, { body: { text: 'x', draft: true, scheduled_at: '2030-01-01T00:00:00Z' } });
+  assert.equal([bad.status, bad.body.error.code, bad.body.error.message.split(':')[0]], [400, 'validation_error', 'scheduled_at']);
+  assert.is((await api(`/emails/${id}/forward`, { body: { to: 'x@sender.example', draft: true } })).status, 400, 'forward has no draft');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.is(s.sink.messages.length, before, 'a draft sends nothing');
+
+  const sent = await api(`/drafts/${res.body.id}/send`, { method: 'POST', body: {} });
+  assert.is(sent.status, 200, JSON.stringify(sent.body));
+  const { parsed } = await delivered(sent.body.id);
+  assert.is(parsed.inReplyTo, '<budget-1@sender.example>');
+  assert.is((await api(`/emails/${sent.body.id}`)).body.threadId, (await api(`/emails/${id}`)).body.threadId);
+
+  const cookie = await login(s.t, s.email);
+  const made = await request(`${s.t.api}/keys`, { body: { name: 'inbox', permission: 'inbox_access', inbox_ids: [s.inbox.id] }, cookie, headers: { origin: s.t.url } });
+  const scoped = await request(`${s.t.api}/emails/${id}/reply`, { key: made.body.key, body: { text: 'x', draft: true } });
+  assert.equal([scoped.status, scoped.body.error.code], [403, 'insufficient_scope']);
+  assert.match(scoped.body.error.message, /full_access/);
 });
 
 test('errors: unknown or foreign email 404, bad bodies 400 naming the field, no inbox 409; nothing is sent', async () => {

@@ -37,6 +37,13 @@ const words = (s: string) => s.trim().replace(/ +/g, ' ');
 const verdicts = new Map<string, Parsed>();
 const MAX_VERDICTS = 256;
 
+/** A mailbox as a send's field takes it back (parseMailbox's shapes): `Name <a@b>`, the name quoted when it must be. */
+export function mailboxText(m: Mailbox): string {
+  if (!m.name) return m.address;
+  return PHRASE_ONLY.test(m.name) ? `${m.name} <${m.address}>` : `"${m.name.replace(/["\\]/g, '\\$&')}" <${m.address}>`;
+}
+const PHRASE_ONLY = new RegExp(`^${PHRASE.source}$`, 'u');
+
 export function parseMailbox(input: string): Parsed {
   let verdict = verdicts.get(input);
   if (!verdict) {

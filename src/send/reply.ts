@@ -7,7 +7,7 @@ import { ApiError, notFound } from '../errors.ts';
 import { getEmail, type EmailRecord } from '../emails/mailbox.ts';
 import { emailFiles } from '../emails/lookup.ts';
 import { getInbox } from '../inboxes/inboxes.ts';
-import { checkAddress, type Mailbox } from '../mail/addresses.ts';
+import { checkAddress, mailboxText, type Mailbox } from '../mail/addresses.ts';
 import { htmlToText } from '../mail/compose.ts';
 import { escapeHtml } from '../pages/html.ts';
 import { forwardedHtml, forwardedText, forwardSubject, quotedHtml, quotedText, replySubject, type Original } from '../mail/reply.ts';
@@ -97,3 +97,14 @@ function dedupe(list: Person[]): Person[] {
 
 /** A text note in the HTML part of a forward whose original is HTML: escaped, lines kept. */
 const textAsHtml = (text: string) => `<div>${escapeHtml(text).replace(/\n/g, '<br>\n')}</div>`;
+
+/** A reply as a composer draft keeps it: the send's fields under the request's names, threaded by in_reply_to. */
+export function draftOfAnswer(req: SendRequest): Record<string, unknown> {
+  const list = (l: Mailbox[]) => (l.length ? l.map(mailboxText) : undefined);
+  const fields = {
+    from: mailboxText(req.from), to: list(req.to), cc: list(req.cc), bcc: list(req.bcc), subject: req.subject, text: req.text, html: req.html,
+    in_reply_to: req.inReplyTo, tags: req.tags.length ? req.tags : undefined, labels: req.labels.length ? req.labels : undefined,
+    headers: Object.keys(req.headers).length ? req.headers : undefined,
+  };
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+}
