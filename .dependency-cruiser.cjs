@@ -11,8 +11,8 @@ const HTTP = '^src/http/';
 const FLOWS = '^src/(send|receive|feedback|webhooks)/';
 // acme/ (issue 45) owns the certificates in <data_dir>/acme/ and its schedule: a resource like the others.
 const RESOURCES = '^src/(emails|labels|inboxes|domains|templates|drafts|account|billing|filter|acme)/';
-// A front door: a resource's or flow's routes, the SMTP listeners, the dashboard.
-const FRONT_DOORS = '^src/[^/]+/[a-z-]*routes[.]ts$|^src/(smtp|dashboard)/';
+// A front door: a resource's or flow's routes, the SMTP listeners, the dashboard, the MCP server.
+const FRONT_DOORS = '^src/[^/]+/[a-z-]*routes[.]ts$|^src/(smtp|dashboard|mcp)/';
 const ABOVE_LEAVES = [CONTEXT, COMPOSITION, HTTP, FLOWS, RESOURCES, FRONT_DOORS, '^src/testkit/'];
 
 module.exports = {

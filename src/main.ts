@@ -12,6 +12,7 @@ import { buildDashboard, isBuilt } from './dashboard/build.ts';
 import { runTry, TRY_DEFAULTS } from './try/try.ts';
 import { HELP, UsageError } from './cli/help.ts';
 import { runCommand } from './cli/commands.ts';
+import { McpStartError, runMcpStdio } from './mcp/stdio.ts';
 
 // Everything this process creates (database, WAL, keys, backups) is its owner's alone (DESIGN.md 3, SEC-01).
 process.umask(0o077);
@@ -36,6 +37,10 @@ async function main(argv: string[]): Promise<number> {
   }
   // Before loadConfig: try reads no configuration file and few variables (try/try.ts).
   if (command === 'try') return runTry(tryOptions([sub, ...rest].filter((a) => a !== undefined)));
+  if (command === 'mcp') {
+    if (sub !== undefined) throw new UsageError(`mcp takes no arguments, got "${sub}"`);
+    return runMcpStdio(process.env, loadConfig);
+  }
   const config = loadConfig();
   return runCommand(config, command, sub, rest);
 }
@@ -121,6 +126,6 @@ main(process.argv.slice(2)).then(
       process.exit(EX_USAGE);
     }
     console.error(`mailwright: ${message}`);
-    process.exit(err instanceof ConfigError || err instanceof StartupError ? EX_CONFIG : 1);
+    process.exit(err instanceof ConfigError || err instanceof StartupError || err instanceof McpStartError ? EX_CONFIG : 1);
   },
 );

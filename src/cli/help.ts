@@ -19,6 +19,7 @@ Commands:
   doctor                 check the box's DNS, ports and every domain's records; prints what to fix
   queue list | flush     show queued and deferred mail; attempt every deferred delivery now
   dkim rotate DOMAIN     start a DKIM key rotation: prints the record to publish; signing switches once DNS has it
+  mcp                    serve MCP on stdin/stdout for an AI client, with the key in MAILWRIGHT_API_KEY
   backup FILE            copy all state into one file while the box runs
   restore FILE           put a backup back (serve stopped)
 
@@ -77,6 +78,13 @@ Makes a new DKIM key for DOMAIN and prints the TXT record to publish. The curren
 DNS serves the new record (checked on verify and by the periodic DNS re-check), then the new key signs and
 the old record must stay published for queue_lifetime, so mail signed before still verifies. One rotation
 at a time. The same as POST /api/v1/domains/:id/dkim/rotate.`,
+  mcp: `Usage: MAILWRIGHT_API_KEY=re_... mailwright mcp
+
+Serves the box's MCP tools (search, read, reply, file and send mail) on standard input and output, for an
+AI client that starts it as a program. It calls the API of a running serve with the key, and offers only the
+tools the key's permission allows. On the box it finds the API from the configuration (http_host, http_port);
+from another machine set MAILWRIGHT_API_URL (https://mail.example.com/api/v1). Clients that speak HTTP use
+POST /api/v1/mcp with the key as a bearer token instead. See docs/mcp.md.`,
   backup: `Usage: mailwright backup FILE
 
 Writes a consistent copy of the data directory to FILE (mode 0600) while serve runs: a snapshot of the

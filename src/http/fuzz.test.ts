@@ -166,7 +166,8 @@ const ROUTES: Route[] = [
   { method: 'POST', path: (i) => `/labels/${i}/rules`, body: bodyOf({ ...ruleBody, apply_to_existing: fc.boolean(), dry_run: fc.boolean() }) },
   { method: 'DELETE', path: (i) => `/labels/${i}/rules/${i}`, body: fc.constant(undefined) },
   { method: 'POST', path: (i) => `/emails/${i}/cancel`, body: fc.constant(undefined) },
-  { method: 'POST', path: (i) => `/emails/${i}/reply`, body: bodyOf({ text: fc.string({ maxLength: 40 }), html: fc.string({ maxLength: 40 }), reply_all: fc.oneof(fc.boolean(), nasty), cc: fc.oneof(address, fc.array(address, { maxLength: 3 })) }) },
+  { method: 'POST', path: (i) => `/emails/${i}/reply`, body: bodyOf({ text: fc.string({ maxLength: 40 }), html: fc.string({ maxLength: 40 }), reply_all: fc.oneof(fc.boolean(), nasty), draft: fc.oneof(fc.boolean(), nasty), cc: fc.oneof(address, fc.array(address, { maxLength: 3 })) }) },
+  { method: 'POST', path: () => '/mcp', body: bodyOf({ jsonrpc: fc.constantFrom('2.0', '1.0'), id: fc.oneof(fc.integer(), fc.string({ maxLength: 10 })), method: fc.constantFrom('initialize', 'tools/list', 'tools/call', 'ping', 'nope'), params: bodyOf({ name: fc.constantFrom('send_email', 'get_email', 'search_emails', 'reply_to_email', 'label_email', 'draft_reply', 'nope'), arguments: bodyOf({ ...sendBody, id: fc.oneof(fc.constant('em_01ARZ3NDEKTSV4RRFFQ69G5FAV'), nasty), query: fc.oneof(fc.string({ maxLength: 40 }), nasty), limit: fc.integer() }) }) }) },
   { method: 'POST', path: (i) => `/emails/${i}/forward`, body: bodyOf({ to: fc.oneof(address, fc.array(address, { maxLength: 3 })), text: fc.string({ maxLength: 40 }) }) },
   { method: 'PATCH', path: (i) => `/emails/${i}`, body: bodyOf({ scheduled_at: scheduledAt, read: fc.boolean() }) },
   { method: 'POST', path: () => '/drafts', body: bodyOf(sendBody) },
@@ -199,6 +200,8 @@ test('every write route: no 5xx, the envelope on every refusal, and a refusal ch
       const path = route.path(gen(() => id(realId[resource] ?? (() => 'x'))));
       const body = gen(() => route.body);
       const headers: Record<string, string> = key === undefined ? {} : { 'idempotency-key': encodeURIComponent(key).slice(0, 300) };
+      // The MCP transport reads only requests that accept its answer (406 otherwise): let most reach the tools.
+      if (path === '/mcp' && gen(() => fc.nat(3)) > 0) headers.accept = 'application/json, text/event-stream';
       await settled();
       const before = digest();
       const res = await request(`${t.api}${path}`, { method: route.method, body: body === undefined ? undefined : JSON.stringify(body), headers, ...(route.session ? { cookie } : { key: owner.key }) });

@@ -30,6 +30,8 @@ export const ROUTE_SCOPES: Record<string, RouteScope> = {
   'POST /billing/checkout': OWN, 'POST /billing/cancel': OWN, 'POST /billing/stripe/webhook': OWN,
   // API-SPEC 5.4: any key reads the account and key metadata; a scoped key lists itself alone.
   'GET /account': EVERY, 'GET /keys': EVERY,
+  // The MCP server: it offers each key the tools whose routes it may call, and each tool's call is judged here again.
+  'POST /mcp': EVERY,
   'POST /account/sending/resume': OWN, 'GET /analytics': FULL, 'GET /queue': FULL, 'GET /doctor': FULL,
   // Sending: a sending key from its domain, an inbox key from its inboxes' addresses.
   'POST /emails': EVERY, 'POST /emails/batch': EVERY,

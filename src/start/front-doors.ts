@@ -41,6 +41,8 @@ import { spamRoutes } from '../filter/routes.ts';
 import { billingRoutes } from '../billing/routes.ts';
 import { billingPages } from '../billing/page-routes.ts';
 import { metricsPage } from '../metrics/routes.ts';
+import { mcpRoutes } from '../mcp/routes.ts';
+import type Koa from 'koa';
 import type { Background, Close } from './background.ts';
 
 const MiB = 1024 * 1024;
@@ -81,6 +83,8 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
     }
     return p.scope.permission === 'inbox_access' && p.scope.inboxIds.includes(id);
   };
+  // The MCP route calls this same app for each tool (mcp/api.ts): its handler exists once the app is built below.
+  let handler: ReturnType<Koa['callback']> | null = null;
   const served = await createServedTls(app);
   const tls = served.current();
   const httpApp = createHttpApp(
@@ -100,9 +104,10 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
       metrics,
       alsoServes: served.serves,
     },
-    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { get tlsCert() { return served.current().cert.toString(); }, tlsState: served.state, tryMode: opts.tryMode }), domainRoutes(app), emailRoutes(app), replyRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, work.resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, work.dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), reportRoutes(app), spamRoutes(app), billingRoutes(app), boxRoutes(app), auditRoutes(app)],
+    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { get tlsCert() { return served.current().cert.toString(); }, tlsState: served.state, tryMode: opts.tryMode }), domainRoutes(app), emailRoutes(app), replyRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, work.resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, work.dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), reportRoutes(app), spamRoutes(app), billingRoutes(app), boxRoutes(app), auditRoutes(app), mcpRoutes(app, () => handler!)],
     [forwardingPages(app), linkPages(app, work.linkVisits), billingPages(app), metricsPage(app), mtaStsPages(app), dashboardPages()],
   );
+  handler = httpApp.callback();
   // errorEnvelope hands on what it answered 5xx: SQLite corruption there turns /healthz to 503.
   httpApp.on('error', (err) => health.observe(err));
   // Port 80 faces the Internet: challenges get their own listener unless the operator put the API there.
