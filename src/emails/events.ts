@@ -96,7 +96,9 @@ function addOutbox(db: Db, id: () => string, e: NewEvent, now: number): void {
       `SELECT w.id FROM webhooks w
        WHERE w.workspace_id = @workspaceId AND w.enabled = 1
          AND EXISTS (SELECT 1 FROM json_each(w.events_json) j WHERE j.value IN ('*', @type))
-         AND (w.inbox_id IS NULL OR w.inbox_id = (SELECT m.inbox_id FROM emails m WHERE m.id = @emailId))
+         AND (w.inbox_id IS NULL OR w.inbox_id = (SELECT m.inbox_id FROM emails m WHERE m.id = @emailId)
+              OR EXISTS (SELECT 1 FROM emails m JOIN inboxes i ON i.id = w.inbox_id
+                         WHERE m.id = @emailId AND m.direction = 'out' AND lower(m.from_address) = lower(i.address)))
          AND (w.domain_id IS NULL OR w.domain_id = (SELECT m.domain_id FROM emails m WHERE m.id = @emailId))`,
     )
     .pluck()

@@ -192,4 +192,28 @@ test('the live event stream: an inbox key gets its inboxes events alone, a sendi
   }
 });
 
+test('mail sent from an inbox is that inbox\'s: on an inbox key\'s stream, an inbox-filtered stream and an inbox webhook', async () => {
+  type Event = { data: { email: { id: string } } };
+  const byKey = await openEventStream<Event>(api('/events/stream?types=email.sent'), keys.inbox);
+  const byFilter = await openEventStream<Event>(api(`/events/stream?types=email.sent&inbox_id=${s.inbox.id}`), keys.full);
+  const hook = await request(api('/webhooks'), { key: keys.full, body: { url: 'https://hooks.example/sent', events: ['email.sent'], inbox_id: s.inbox.id } });
+  assert.is(hook.status, 201, JSON.stringify(hook.body));
+  try {
+    await eventually(() => byKey.connected() && byFilter.connected(), 10_000, 'both connected');
+    const send = (from: string) => request(api('/emails'), { key: keys.full, body: { from, to: 'carol@dest.example', subject: 'From an inbox', text: 'x' } });
+    const theirs = (await send(other.address)).body.id as string;
+    const mine = (await send(s.inbox.address.toUpperCase())).body.id as string;
+    const ids = (m: typeof byKey) => m.messages().map((e) => e.data.data.email.id);
+    for (const [name, m] of [['the inbox key', byKey], ['the inbox filter', byFilter]] as const) {
+      await eventually(() => ids(m).includes(mine), 10_000, `the send from the inbox on ${name}'s stream`);
+      assert.not.ok(ids(m).includes(theirs), `${name}: not the other inbox's send`);
+    }
+    const delivered = (await request(api(`/webhooks/${hook.body.id}/deliveries`), { key: keys.full })).body.data.map((d: { emailId: string }) => d.emailId);
+    assert.equal(delivered, [mine]);
+  } finally {
+    byKey.close();
+    byFilter.close();
+  }
+});
+
 test.run();

@@ -202,7 +202,9 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
     try {
       const scope = scopeOf(principal);
       if (scope.permission === 'inbox_access' && q.inbox_id && !scope.inboxIds.includes(q.inbox_id)) throw validationError('inbox_id', `no inbox ${q.inbox_id} in this workspace`);
-      out = stream.open({ workspaceId, types, inboxId: q.inbox_id ?? null, inboxIds: scope.permission === 'inbox_access' ? scope.inboxIds : null }, last || null);
+      const inboxAddress = q.inbox_id ? (getInbox(db, workspaceId, q.inbox_id)?.address.toLowerCase() ?? null) : null;
+      const inboxes = scope.permission === 'inbox_access' ? { inboxIds: scope.inboxIds, addresses: scope.addresses } : { inboxIds: null };
+      out = stream.open({ workspaceId, types, inboxId: q.inbox_id ?? null, inboxAddress, ...inboxes }, last || null);
     } catch (err) {
       release();
       throw err;

@@ -37,8 +37,12 @@ export interface StreamFilter {
   /** `email.received`, ...; null for all. */
   types: Set<string> | null;
   inboxId: string | null;
+  /** The address of `inboxId`: mail sent from it is that inbox's too. */
+  inboxAddress?: string | null;
   /** An inbox key's inboxes: their mail's events alone, no domain events; null for all. */
   inboxIds?: string[] | null;
+  /** The addresses of `inboxIds`, lower case. */
+  addresses?: string[];
 }
 
 interface Subscriber extends StreamFilter {
@@ -234,9 +238,13 @@ export class EventStream {
   private send(s: Subscriber, e: EventOfWorkspace, message: Message): void {
     s.cursor = e.seq;
     if (s.types && !s.types.has(message.type)) return;
-    const inboxOf = () => (message.payload().data.email as { inboxId?: string } | null)?.inboxId ?? '';
-    if (s.inboxId && inboxOf() !== s.inboxId) return;
-    if (s.inboxIds && !s.inboxIds.includes(inboxOf())) return;
+    // An inbox's mail: received there, or sent from its address (as an inbox key sees it, emails/scope.ts).
+    const ofInboxes = (ids: string[], addresses: string[]) => {
+      const m = message.payload().data.email as { inboxId?: string | null; direction?: string; from?: { address?: string } } | null;
+      return !!m && (ids.includes(m.inboxId ?? '') || (m.direction === 'out' && addresses.includes(m.from?.address?.toLowerCase() ?? '')));
+    };
+    if (s.inboxId && !ofInboxes([s.inboxId], s.inboxAddress ? [s.inboxAddress] : [])) return;
+    if (s.inboxIds && !ofInboxes(s.inboxIds, s.addresses ?? [])) return;
     s.out.write(message.bytes());
   }
 }
