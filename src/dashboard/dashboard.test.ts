@@ -1,7 +1,8 @@
 // The dashboard in a real browser (Debian's Chromium through playwright-core) against the real app: the first
 // start through the link `mailwright setup link` prints (and the link refused a second time), signing in and out, reading hostile
 // HTML mail in the sandboxed pane (scripts, handlers and a meta refresh never run, remote images load only
-// when asked), archiving with `e`, composing with a file, and scheduling then canceling a send.
+// when asked), archiving with `e`, composing with a file, forwarding with the original's files, and scheduling
+// then canceling a send.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type Server } from 'node:http';
@@ -156,6 +157,28 @@ test('compose: a draft saved as you type, a file attached with the limits shown,
   const parsed = await simpleParser(m.raw);
   assert.equal([parsed.subject, parsed.text?.trim(), parsed.attachments[0]?.filename, parsed.attachments[0]?.content.toString()], ['Report attached', 'Here it is.', 'report.csv', 'a,b\n1,2\n']);
   assert.is((await request(`${s.t.api}/drafts`, { key: s.key })).body.count, 0, 'the draft went with the send');
+  assert.equal(errors, []);
+});
+
+test('forward: the original\'s files come along on the draft, and go with the forward', async () => {
+  const reply = await s.deliver(
+    `From: Bob <bob@sender.example>\r\nTo: ${s.inbox.address}\r\nSubject: Plans with a file\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b1"\r\n\r\n--b1\r\nContent-Type: text/plain\r\n\r\nThe plan is attached.\r\n--b1\r\nContent-Type: text/plain; name="plan.txt"\r\nContent-Disposition: attachment; filename="plan.txt"\r\n\r\nStep one.\r\n--b1--\r\n`,
+    { to: [s.inbox.address] },
+  );
+  assert.is(reply.code, 250, reply.text);
+  await page.goto(`${s.t.url}/mail/inbox`);
+  await page.locator('.mail-row', { hasText: 'Plans with a file' }).click();
+  await page.getByRole('button', { name: 'Forward' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Forward' });
+  await dialog.locator('[data-testid=attachment]', { hasText: 'plan.txt' }).waitFor();
+  assert.is(await dialog.getByLabel('Subject').inputValue(), 'Fwd: Plans with a file');
+  await dialog.getByPlaceholder('Addresses, separated by commas').fill('ivy@dest.test');
+  await dialog.getByRole('button', { name: 'Send', exact: true }).click();
+  await page.locator('.toast[role=status]', { hasText: /^Sent$/ }).waitFor();
+  const m = await eventually(() => s.sink.messages.find((x) => x.rcptTo.includes('ivy@dest.test')), 10_000, 'the forward at the sink');
+  const parsed = await simpleParser(m.raw);
+  assert.match(parsed.text ?? '', /---------- Forwarded message ---------\nFrom: Bob <bob@sender\.example>/);
+  assert.equal(parsed.attachments.map((a) => [a.filename, a.content.toString().trim()]), [['plan.txt', 'Step one.']]);
   assert.equal(errors, []);
 });
 

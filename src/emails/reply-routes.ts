@@ -1,14 +1,14 @@
 // Replying to and forwarding one of the workspace's emails by its id: POST /emails/:id/reply and
 // POST /emails/:id/forward. The answer is built from the stored original (send/reply.ts) and sent through
-// send/submit like POST /emails: the same checks, limits, suppressions, idempotency and answer; or, for a reply
-// with `draft: true`, kept as a composer draft for a person to read over and send.
+// send/submit like POST /emails: the same checks, limits, suppressions, idempotency and answer; or, with
+// `draft: true`, kept as a composer draft for a person to read over and send.
 import type { App } from '../context.ts';
 import { apiRouter } from '../http/server.ts';
 import { principalOf, requireAuth, scopeOf, sendChannel } from '../http/auth.ts';
 import { claimOf, idempotent } from '../http/idempotency.ts';
 import { parseAnswerRequest } from '../send/request.ts';
 import { answerRequest, draftOfAnswer } from '../send/reply.ts';
-import { createDraft, draftById, presentDraft } from '../drafts/drafts.ts';
+import { addFile, createDraft, draftById, presentDraft } from '../drafts/drafts.ts';
 import { insufficientScope } from '../account/key-scope.ts';
 import { submit } from '../send/submit.ts';
 
@@ -25,7 +25,13 @@ export function replyRoutes(app: App) {
       if (fields.draft) {
         // Drafts are the workspace's, listed to whoever reads them: a scoped key may answer but not leave one.
         if (scopeOf(principal).permission !== 'full_access') throw insufficientScope('full_access', 'save a draft (drafts are the whole workspace\'s)');
-        const draftId = await app.commit.run(() => createDraft(app.db, app.clock.now(), principal.workspaceId, draftOfAnswer(req)));
+        // A forward's draft carries the original's files as its own (within a draft's limits, else 400/413 and no draft).
+        const draftId = await app.commit.run(() => {
+          const id = createDraft(app.db, app.clock.now(), principal.workspaceId, draftOfAnswer(req));
+          const draft = draftById(app.db, principal.workspaceId, id)!;
+          for (const f of req.attachments) addFile(app.db, app.clock.now(), draft, f);
+          return id;
+        });
         ctx.status = 201;
         ctx.body = presentDraft(app.db, draftById(app.db, principal.workspaceId, draftId)!);
         return;

@@ -161,7 +161,6 @@ test('draft: the reply kept as a composer draft, not sent; sent from the draft i
   assert.match(draft.text, /^Nearly: Friday\.\n\nOn .+, "?Lovelace, Ada"? <ada@sender\.example> wrote:\n> Is the budget final\?/);
   const bad = await api(`/emails/${id}/reply`, { body: { text: 'x', draft: true, scheduled_at: '2030-01-01T00:00:00Z' } });
   assert.equal([bad.status, bad.body.error.code, bad.body.error.message.split(':')[0]], [400, 'validation_error', 'scheduled_at']);
-  assert.is((await api(`/emails/${id}/forward`, { body: { to: 'x@sender.example', draft: true } })).status, 400, 'forward has no draft');
   await new Promise((r) => setTimeout(r, 300));
   assert.is(s.sink.messages.length, before, 'a draft sends nothing');
 
@@ -176,6 +175,30 @@ test('draft: the reply kept as a composer draft, not sent; sent from the draft i
   const scoped = await request(`${s.t.api}/emails/${id}/reply`, { key: made.body.key, body: { text: 'x', draft: true } });
   assert.equal([scoped.status, scoped.body.error.code], [403, 'insufficient_scope']);
   assert.match(scoped.body.error.message, /full_access/);
+});
+
+test('forward as a draft: the forwarded block and the original files on the draft, recipients left to the sender; within a draft\'s limits', async () => {
+  const file = (name: string, text: string) => `--b1\nContent-Type: text/plain; name="${name}"\nContent-Disposition: attachment; filename="${name}"\n\n${text}\n`;
+  const head = (subject: string) => `From: Bob <bob@sender.example>\nTo: hello@in.example\nSubject: ${subject}\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="b1"`;
+  const id = await received(head('Minutes'), `--b1\nContent-Type: text/plain\n\nThe minutes are attached.\n${file('minutes.txt', 'We met.')}--b1--\n`);
+  const res = await api(`/emails/${id}/forward`, { body: { draft: true } });
+  assert.is(res.status, 201, JSON.stringify(res.body));
+  assert.equal([res.body.subject, res.body.to, res.body.from], ['Fwd: Minutes', undefined, 'Hello Team <hello@in.example>']);
+  assert.match(res.body.text, /^---------- Forwarded message ---------\nFrom: Bob <bob@sender\.example>\n/);
+  assert.equal(res.body.attachments.map((a: { filename: string; sizeBytes: number }) => [a.filename, a.sizeBytes]), [['minutes.txt', 7]]);
+
+  const addressed = await api(`/drafts/${res.body.id}`, { method: 'PUT', body: { from: res.body.from, to: ['hal@sender.example'], subject: res.body.subject, text: `Have a look.\n${res.body.text}`, in_reply_to: res.body.inReplyTo } });
+  assert.is(addressed.status, 200, JSON.stringify(addressed.body));
+  const sent = await api(`/drafts/${res.body.id}/send`, { method: 'POST', body: {} });
+  assert.is(sent.status, 200, JSON.stringify(sent.body));
+  const { parsed } = await delivered(sent.body.id);
+  assert.equal(parsed.attachments.map((a) => [a.filename, a.content.toString()]), [['minutes.txt', 'We met.']]);
+
+  const crowded = await received(head('Eleven files'), `--b1\nContent-Type: text/plain\n\nMany.\n${Array.from({ length: 11 }, (_, i) => file(`f${i}.txt`, 'x')).join('')}--b1--\n`);
+  const before = (await api('/drafts')).body.count;
+  const refused = await api(`/emails/${crowded}/forward`, { body: { draft: true } });
+  assert.equal([refused.status, refused.body.error?.code], [400, 'limit_exceeded']);
+  assert.is((await api('/drafts')).body.count, before, 'no draft is left behind');
 });
 
 test('errors: unknown or foreign email 404, bad bodies 400 naming the field, no inbox 409; nothing is sent', async () => {

@@ -259,25 +259,28 @@ export interface AnswerFields {
   req: SendRequest;
   /** The caller gave no text and no html (a forward without a note). */
   noNote: boolean;
-  /** Save the reply as a draft for a person to review and send, instead of sending it. */
+  /** Save the answer as a draft for a person to review and send, instead of sending it. */
   draft: boolean;
 }
 
 const ANSWER_FIELDS = { cc: true, bcc: true, text: true, html: true, attachments: true, tags: true, labels: true, headers: true, scheduled_at: true } as const;
 const ReplyBody = Body.pick(ANSWER_FIELDS).extend({ reply_all: z.boolean().optional(), draft: z.boolean().optional() }).strict();
-const ForwardBody = Body.pick({ ...ANSWER_FIELDS, to: true }).strict();
+const ForwardBody = Body.pick({ ...ANSWER_FIELDS, to: true }).extend({ draft: z.boolean().optional() }).strict();
 const PLACEHOLDER = 'placeholder@example.com';
 
 /** Validates a reply's or a forward's body; throws ApiError (400 naming the field, 400 limit_exceeded, 413) otherwise. */
 export function parseAnswerRequest(input: unknown, kind: 'reply' | 'forward'): AnswerFields {
-  const result = (kind === 'reply' ? ReplyBody : ForwardBody).safeParse(input ?? {});
+  const body = (input ?? {}) as Record<string, unknown>;
+  // A forward kept as a draft may leave its recipients to the person who sends it.
+  const unaddressed = kind === 'forward' && typeof body === 'object' && body.draft === true && body.to === undefined;
+  const result = (kind === 'reply' ? ReplyBody : ForwardBody).safeParse(unaddressed ? { ...body, to: PLACEHOLDER } : body);
   if (!result.success) fail(result.error.issues.map((i) => ({ path: i.path.length ? i.path.map(String).join('.') : 'body', message: i.message })));
-  const { reply_all, draft, ...given } = (input ?? {}) as Record<string, unknown>;
+  const { reply_all, draft, ...given } = body;
   const noNote = given.text === undefined && given.html === undefined;
   if (kind === 'reply' && noNote) fail([{ path: 'text', message: 'give text, html or both: what the reply says above the quoted message' }]);
   if (draft === true && given.attachments !== undefined) fail([{ path: 'attachments', message: 'a draft takes its files by upload (POST /drafts/:id/attachments), not in the reply' }]);
   if (draft === true && given.scheduled_at !== undefined) fail([{ path: 'scheduled_at', message: 'a draft is given its time when it is sent (POST /drafts/:id/send)' }]);
   // The send's own checks (files, headers, labels and their limits), each failure naming the caller's field.
-  const req = parseSendRequest({ ...given, from: PLACEHOLDER, ...(kind === 'reply' ? { to: PLACEHOLDER } : {}), subject: '', ...(noNote ? { text: '' } : {}) });
-  return { replyAll: reply_all === true, req, noNote, draft: draft === true };
+  const req = parseSendRequest({ ...given, from: PLACEHOLDER, ...(kind === 'reply' || unaddressed ? { to: PLACEHOLDER } : {}), subject: '', ...(noNote ? { text: '' } : {}) });
+  return { replyAll: reply_all === true, req: unaddressed ? { ...req, to: [] } : req, noNote, draft: draft === true };
 }

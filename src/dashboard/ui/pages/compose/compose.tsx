@@ -1,7 +1,7 @@
 // The composer: a draft saved as you type (the drafts API), files uploaded with progress and the limits shown
-// first (files.tsx), sent now or at a time; reply and forward start from a message with its text quoted
-// (start.ts). From starts as the address last sent from in this browser (per workspace and user), or the
-// workspace's only sending address.
+// first (files.tsx), sent now or at a time; a reply starts from the message quoted, a forward from the box's
+// draft of it with its files (start.ts). From starts as the address last sent from in this browser (per
+// workspace and user), or the workspace's only sending address.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../../api.ts';
 import { toast } from '../../components/feedback.tsx';

@@ -1,5 +1,5 @@
-// What the composer starts from: a saved draft as it was, a reply or a forward with the message quoted, or an
-// empty message; and the From it starts with (the last one sent from in this browser, or the only address).
+// What the composer starts from: a saved draft as it was, a reply with the message quoted, a forward as the box
+// drafts it (the forwarded block and the original's files), or an empty message; and the From it starts with (the last one sent from in this browser, or the only address).
 import { api } from '../../api.ts';
 import type { Me } from '../../session.ts';
 import type { FileRow } from './files.tsx';
@@ -44,24 +44,25 @@ const quote = (text: string) =>
     .map((l) => `> ${l}`)
     .join('\n');
 
-export async function initial(start: Start): Promise<{ fields: Fields; draftId: string | null; files: FileRow[] }> {
+type Started = { fields: Fields; draftId: string | null; files: FileRow[] };
+
+/** A draft as the API shows it, in the composer's fields. */
+function fromDraft(d: { id: string; from?: string; to?: string[]; cc?: string[]; subject?: string; text?: string; inReplyTo?: string; attachments: Array<{ id: string; filename: string; sizeBytes: number }> }): Started {
+  return {
+    draftId: d.id,
+    fields: { from: d.from ?? '', to: (d.to ?? []).join(', '), cc: (d.cc ?? []).join(', '), subject: d.subject ?? '', text: d.text ?? '', in_reply_to: d.inReplyTo },
+    files: d.attachments.map((a) => ({ id: a.id, name: a.filename, size: a.sizeBytes, progress: 1 })),
+  };
+}
+
+export async function initial(start: Start): Promise<Started> {
   const empty: Fields = { from: '', to: '', cc: '', subject: '', text: '' };
-  if (start.draftId) {
-    const d = await api(`/drafts/${start.draftId}`);
-    return {
-      draftId: d.id,
-      fields: { from: d.from ?? '', to: (d.to ?? []).join(', '), cc: (d.cc ?? []).join(', '), subject: d.subject ?? '', text: d.text ?? '', in_reply_to: d.inReplyTo },
-      files: d.attachments.map((a: { id: string; filename: string; sizeBytes: number }) => ({ id: a.id, name: a.filename, size: a.sizeBytes, progress: 1 })),
-    };
-  }
-  const id = start.replyTo ?? start.forward;
-  if (!id) return { fields: empty, draftId: null, files: [] };
-  const e = await api(`/emails/${id}`);
+  if (start.draftId) return fromDraft(await api(`/drafts/${start.draftId}`));
+  // The box writes the forwarded block and puts the original's files on a new draft (POST /emails/:id/forward).
+  if (start.forward) return fromDraft(await api(`/emails/${start.forward}/forward`, { body: { draft: true } }));
+  if (!start.replyTo) return { fields: empty, draftId: null, files: [] };
+  const e = await api(`/emails/${start.replyTo}`);
   const said = `On ${new Date(e.createdAt).toLocaleString()}, ${e.from.name ? `${e.from.name} <${e.from.address}>` : e.from.address} wrote:\n${quote(e.text ?? '')}`;
   const mine = e.direction === 'in' ? (e.to[0]?.address ?? '') : e.from.address;
-  if (start.replyTo) {
-    return { draftId: null, files: [], fields: { ...empty, from: mine, to: e.direction === 'in' ? e.from.address : e.to.map((p: { address: string }) => p.address).join(', '), subject: /^re:/i.test(e.subject) ? e.subject : `Re: ${e.subject}`, text: `\n\n${said}`, in_reply_to: e.id } };
-  }
-  const header = `---------- Forwarded message ----------\nFrom: ${e.from.address}\nDate: ${new Date(e.createdAt).toUTCString()}\nSubject: ${e.subject}\nTo: ${e.to.map((p: { address: string }) => p.address).join(', ')}\n\n${e.text ?? ''}`;
-  return { draftId: null, files: [], fields: { ...empty, from: mine, subject: /^fwd?:/i.test(e.subject) ? e.subject : `Fwd: ${e.subject}`, text: `\n\n${header}` } };
+  return { draftId: null, files: [], fields: { ...empty, from: mine, to: e.direction === 'in' ? e.from.address : e.to.map((p: { address: string }) => p.address).join(', '), subject: /^re:/i.test(e.subject) ? e.subject : `Re: ${e.subject}`, text: `\n\n${said}`, in_reply_to: e.id } };
 }
