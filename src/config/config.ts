@@ -111,6 +111,10 @@ export interface Config {
    * proxies in front of the box. A request from any other peer is judged by the peer's own address.
    */
   trustedProxies: string[];
+  /** Listeners whose connections from trusted_proxies begin with a PROXY protocol header (start/proxy-protocol.ts). */
+  smtpProxyProtocol: boolean;
+  submissionProxyProtocol: boolean;
+  httpProxyProtocol: boolean;
   /** DKIM signatures (and the distinct body hashes they need) verified per received message; the rest are ignored (RFC 6376 6.1). */
   dkimMaxSignatures: number;
   /** SMTP connections open at once from one network (an IPv4 /24, an IPv6 /64), per listener; more get 421. */
@@ -256,6 +260,9 @@ export const KEYS = [
   // Metrics (issue 21): a scrape token long enough not to be guessed; unset keeps /metrics to loopback.
   spec('metrics_allow', 'metricsAllow', addressRanges, () => []),
   spec('trusted_proxies', 'trustedProxies', addressRanges, () => []),
+  spec('smtp_proxy_protocol', 'smtpProxyProtocol', boolean, () => false),
+  spec('submission_proxy_protocol', 'submissionProxyProtocol', boolean, () => false),
+  spec('http_proxy_protocol', 'httpProxyProtocol', boolean, () => false),
   spec('dkim_max_signatures', 'dkimMaxSignatures', integer(1, 10_000), () => 10),
   spec('smtp_max_clients_per_network', 'smtpMaxClientsPerNetwork', integer(1, 100_000), () => 50),
   // -1 until loadConfig knows smtp_max_clients: the default is a fifth of it.
@@ -367,6 +374,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { readFil
     throw new ConfigError('config: smtp_reserved_clients (MAILWRIGHT_SMTP_RESERVED_CLIENTS) must be below smtp_max_clients (MAILWRIGHT_SMTP_MAX_CLIENTS)');
   }
   for (const zone of result.dnsbl) zone.action ??= result.dnsblAction;
+  const proxied = (['smtp', 'submission', 'http'] as const).filter((l) => result[`${l}ProxyProtocol`]);
+  if (proxied.length && result.trustedProxies.length === 0) {
+    throw new ConfigError(`config: ${proxied[0]}_proxy_protocol needs trusted_proxies (MAILWRIGHT_TRUSTED_PROXIES): the addresses of the load balancers whose PROXY headers are believed`);
+  }
   if ((result.tlsCert === null) !== (result.tlsKey === null)) {
     throw new ConfigError('config: tls_cert (MAILWRIGHT_TLS_CERT) and tls_key (MAILWRIGHT_TLS_KEY) must be set together');
   }

@@ -42,6 +42,8 @@ import { billingRoutes } from '../billing/routes.ts';
 import { billingPages } from '../billing/page-routes.ts';
 import { metricsPage } from '../metrics/routes.ts';
 import { mcpRoutes } from '../mcp/routes.ts';
+import { acceptProxyProtocol } from './proxy-protocol.ts';
+import { inRanges } from '../dns/ip-ranges.ts';
 import type Koa from 'koa';
 import type { Background, Close } from './background.ts';
 
@@ -119,6 +121,11 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
   const mx = createMxServer(app, tls, { analyzer: work.analyzer, writer: app.writer }, new Door(app, work.blocklists, work.doorDns));
   const submission = config.submissionPort === 0 ? null : createSubmissionServer(app, tls, work.analyzer);
   served.attach({ smtp: [mx, submission], https: httpsServer });
+  // Behind a TCP load balancer: the client's address from the PROXY header its trusted proxies send.
+  const trusted = inRanges(config.trustedProxies);
+  if (config.smtpProxyProtocol) acceptProxyProtocol(mx.server, trusted, log, 'SMTP');
+  if (config.submissionProxyProtocol && submission) acceptProxyProtocol(submission.server, trusted, log, 'SMTP submission');
+  if (config.httpProxyProtocol) acceptProxyProtocol(httpServer, trusted, log, 'HTTP');
   return { eventStream, httpServer, httpsServer, acmeHttp, served, mx, submission };
 }
 
