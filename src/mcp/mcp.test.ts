@@ -123,6 +123,17 @@ test('act: a reply reaches the sink threaded and signed; draft_reply leaves a dr
   const sent = await use(c, 'send_email', { from: s.inbox.address, to: 'carol@sender.example', subject: 'From the agent', text: 'Hello Carol.' });
   await eventually(() => s.sink.messages.find((x) => x.rcptTo.includes('carol@sender.example')), 15_000, 'the send at the sink');
   assert.match((await use(c, 'get_email', { id: sent.id as string })).delivery as string, /queued|sending|delivered/);
+  // By template: list_templates names it and its variables; send_email renders the release.
+  const made = await api('/templates', { body: { name: 'Welcome', key: 'welcome-agent' } });
+  const tid = made.body.template.id as string;
+  const variables = [{ key: 'name', type: 'string', required: true }];
+  assert.is((await api(`/templates/${tid}/draft`, { method: 'PUT', body: { revision: 1, subjectTemplate: 'Welcome, {{ name }}', htmlTemplate: '<p>Hi {{name}}</p>', textTemplate: 'Hi {{name}}', variables, sampleData: { name: 'S' } } })).status, 200);
+  assert.is((await api(`/templates/${tid}/publish`, { method: 'POST' })).status, 201);
+  const listed = (await use(c, 'list_templates')).templates as Array<Record<string, unknown>>;
+  assert.equal(listed.map((t) => [t.key, t.subject, (t.variables as Array<{ key: string }>).map((v) => v.key)]), [['welcome-agent', 'Welcome, {{ name }}', ['name']]]);
+  await use(c, 'send_email', { from: s.inbox.address, to: 'dora@sender.example', template: { key: 'welcome-agent', variables: { name: 'Dora' } } });
+  const welcome = await eventually(() => s.sink.messages.find((x) => x.rcptTo.includes('dora@sender.example')), 15_000, 'the template send at the sink');
+  assert.is((await simpleParser(welcome.raw)).subject, 'Welcome, Dora');
   const refused = await use(c, 'send_email', { from: 'nobody@not-ours.example', to: 'carol@sender.example', subject: 'x', text: 'x' });
   assert.match(refused.error!, /^403 domain_not_verified/);
 });
