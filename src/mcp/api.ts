@@ -54,8 +54,9 @@ export function remoteApi(baseUrl: string, key: string): Api {
       });
       return { status: res.status, body: json(await res.text()) };
     } catch (err) {
-      const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
-      return { status: 0, body: { error: { code: 'unreachable', message: `the box's API at ${base} did not answer (${cause})` } } };
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      const why = cause?.code ?? cause?.message ?? (err as Error).message;
+      return { status: 0, body: { error: { code: 'unreachable', message: `the box's API at ${base} did not answer (${why})` } } };
     }
   };
 }

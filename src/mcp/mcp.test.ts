@@ -179,6 +179,9 @@ test('stdio: `mailwright mcp` with an inbox key offers its tools and searches; w
   const refused = await runCli(['mcp'], { ...env, MAILWRIGHT_API_KEY: 're_not_a_key' });
   assert.equal([refused.code, refused.stdout], [78, '']);
   assert.match(refused.stderr, /refused MAILWRIGHT_API_KEY/);
+  const away = await runCli(['mcp'], { ...env, MAILWRIGHT_API_URL: 'http://127.0.0.1:39999/api/v1' });
+  assert.is(away.code, 78);
+  assert.match(away.stderr, /did not answer \(ECONNREFUSED\)/);
   const none = await runCli(['mcp'], { ...env, MAILWRIGHT_API_KEY: '' });
   assert.is(none.code, 78);
   assert.match(none.stderr, /set MAILWRIGHT_API_KEY/);

@@ -23,10 +23,9 @@ export function localApiUrl(config: Pick<Config, 'httpHost' | 'httpPort'>): stri
  */
 async function permissionOf(api: Api, where: string): Promise<Permission> {
   const res = await api('GET', '/keys?limit=2');
-  if (res.status !== 200) {
-    const error = (res.body as { error?: { message?: string } } | null)?.error?.message ?? `HTTP ${res.status}`;
-    throw new McpStartError(`the API at ${where} refused MAILWRIGHT_API_KEY: ${error}`);
-  }
+  const error = (res.body as { error?: { message?: string } } | null)?.error?.message ?? `HTTP ${res.status}`;
+  if (res.status === 0) throw new McpStartError(`${error}: is 'mailwright serve' running? (MAILWRIGHT_API_URL reaches another box)`);
+  if (res.status !== 200) throw new McpStartError(`the API at ${where} refused MAILWRIGHT_API_KEY: ${error}`);
   const rows = (res.body as { data: Array<{ permission: Permission }> }).data;
   return rows.length === 1 && rows[0].permission !== 'full_access' ? rows[0].permission : 'full_access';
 }
