@@ -120,6 +120,7 @@ local outbox, never sent.
   Passphrase  ${access.passphrase}
   Inbox       ${access.inbox}
   API key     ${access.key}
+  MCP         ${url}/api/v1/mcp (for AI clients, with the API key as bearer token)
   SMTP        127.0.0.1:${config.smtpPort} (mail for ${TRY_DOMAIN})
 ${submissionPort ? `  Submission  127.0.0.1:${submissionPort} (STARTTLS; any user name, the API key as password)\n` : ''}  Data        ${config.dataDir}
 
