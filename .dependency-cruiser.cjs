@@ -1,6 +1,6 @@
 // The import rules of docs/architecture.md ("Which way imports point"), checked by `npm test` (scripts/test.ts).
 // A new folder gets its place here when it is created. Tests and the test kit are outside the rules.
-// metrics/metrics.ts (issue 21) is a leaf: the App type names it and every flow counts through it; its page
+// metrics/metrics.ts is a leaf: the App type names it and every flow counts through it; its page
 // (metrics/routes.ts) is a front door like any other routes file.
 const LEAVES = '^src/(db|threads|mail|pages|dns|config)/|^src/(errors|log|clock)\\.ts$|^src/metrics/metrics\\.ts$';
 const CONTEXT = '^src/context\\.ts$';
@@ -9,7 +9,7 @@ const CONTEXT = '^src/context\\.ts$';
 const COMPOSITION = '^src/(start|cli|doctor|try)/|^src/(main|app)\\.ts$';
 const HTTP = '^src/http/';
 const FLOWS = '^src/(send|receive|feedback|webhooks)/';
-// acme/ (issue 45) owns the certificates in <data_dir>/acme/ and its schedule: a resource like the others.
+// acme/ owns the certificates in <data_dir>/acme/ and its schedule: a resource like the others.
 const RESOURCES = '^src/(emails|labels|inboxes|domains|templates|drafts|account|billing|filter|acme)/';
 // A front door: a resource's or flow's routes, the SMTP listeners, the dashboard, the MCP server.
 const FRONT_DOORS = '^src/[^/]+/[a-z-]*routes[.]ts$|^src/(smtp|dashboard|mcp)/';

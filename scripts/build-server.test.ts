@@ -1,4 +1,4 @@
-// The plain JavaScript build (issue 22): every server module becomes a .js file that names its neighbours as
+// The plain JavaScript build: every server module becomes a .js file that names its neighbours as
 // .js, and `serve` run from it, without tsx, starts its worker threads and delivers a signed message. It
 // builds into a directory of its own beside lib/, so the lib/ other tests may be running is never touched.
 import { test } from 'uvu';

@@ -1,7 +1,7 @@
 // `npm run build` (and `npm ci`'s prepare): the server as plain JavaScript in lib/, one file per src/ module,
 // so `serve` and its worker threads run without tsx. tsx runs each thread's module hooks on a loader thread of
 // their own and keeps esbuild and source maps around: about 35 MiB in the main thread and 15-30 MiB in every
-// worker (issue 22). lib/ mirrors src/ at the same depth, so paths a module finds relative to itself
+// worker. lib/ mirrors src/ at the same depth, so paths a module finds relative to itself
 // (../../package.json, ../../dist/dashboard, ./migrations/) hold in both. Type checking stays `npm test`'s job.
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';

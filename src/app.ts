@@ -24,7 +24,7 @@ import { createCheckoutProvider } from './billing/providers.ts';
 import type { AcmeCertificates } from './acme/certificates.ts';
 import { dialTcp } from './send/connect.ts';
 import { queueDepth } from './send/queue-stats.ts';
-import { Metrics } from './metrics/metrics.ts'; // metrics (issue 21)
+import { Metrics } from './metrics/metrics.ts';
 import { openServedStore, type ServedStore } from './start/store.ts';
 import { closeThreads, createBackground, startBackground, type Background, type Close } from './start/background.ts';
 import { createFrontDoors, openFrontDoors, type FrontDoors, type Listening } from './start/front-doors.ts';
@@ -129,7 +129,7 @@ function assembleApp(config: Config, store: ServedStore, memory: MemorySettings,
   const { db, health } = store;
   const { clock, log } = opts;
   const dns = createResolver(config.dnsServers);
-  // One registry per app (issue 21): two apps in one process (tests) keep their own counts.
+  // One registry per app: two apps in one process (tests) keep their own counts.
   const metrics = new Metrics({ queueDepth: () => queueDepth(db, clock.now()), searchBacklog: () => searchBacklog(db), databaseFile: databasePath(config.dataDir), databaseFreeBytes: () => freePageBytes(db) });
   const disk = new FreeSpace(config.dataDir, config.minFreeSpaceMb * 1024 * 1024, opts.measureFreeSpace);
   disk.start(log);

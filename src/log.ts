@@ -7,7 +7,7 @@ export type Level = 'debug' | 'info' | 'warn' | 'error';
 const SECRET_FIELD = /^(authorization|cookie|set-cookie|password|secret|key|token)$/i;
 // Headers and option objects nest secrets one or two levels down ({ headers: { cookie } }, { req: { headers: ... } });
 // deeper ones are the callers' to avoid. Done here rather than by pino's `redact`, whose wildcard paths cost
-// about 10 µs of every line, the access log's on every API request included (issue 22).
+// about 10 µs of every line, the access log's on every API request included.
 const NESTED_LEVELS = 2;
 const CENSOR = '[redacted]';
 

@@ -1,4 +1,4 @@
-// The libraries' floor for the API (issue 22, goal 5): the least a durable send API built on this box's
+// The libraries' floor for the API (goal 5): the least a durable send API built on this box's
 // libraries does. Koa with @koa/router and koa-body takes POST /api/v1/emails, checks a bearer key, validates
 // the body with zod, and commits one row per send to SQLite (better-sqlite3, WAL, synchronous FULL) in a group
 // commit on the event loop before it answers 200: no worker threads, no metering, no reputation, no events,

@@ -362,7 +362,7 @@ export async function benchApiSend(): Promise<ApiRun[]> {
     if (RUNS.includes('libraries')) runs.push(await librariesFloor());
     if (RUNS.includes('alone')) runs.push(await mailwright(false));
     // node:http again, so that the baseline brackets the runs its ratios are for: on a shared machine its rate
-    // moved by half within minutes (issue 22, nineteenth session: 11,470-19,245/s in five minutes).
+    // moved by half within minutes (11,470-19,245/s within five minutes once).
     if (RUNS.includes('libraries') || RUNS.includes('alone')) runs.push({ ...(await bareHttp()), server: BARE_AGAIN });
     if (RUNS.includes('delivering')) runs.push(await mailwright(true));
     if (RUNS.includes('serve')) runs.push(await serveDelivering());
@@ -381,7 +381,7 @@ export async function benchApiSend(): Promise<ApiRun[]> {
     runs.map((r) => [r.server, fmt(r.perSecond), `${(r.perSecond / base).toFixed(2)}x`, fmt(r.p50, 1), fmt(r.p99, 1), fmt(r.cpu), fmt(r.mainCpu), fmt(r.writerCpu), fmt(r.machineCpu), r.rss]),
   );
   for (const r of runs.slice(1).filter((r) => r !== again)) console.log(`- ${r.server}: server CPU µs/req by thread: ${r.byThread.map(([name, micros]) => `${name} ${fmt(micros)}`).join(', ')}`);
-  // Issue 22, goal 5 (and goal 1's API case): the API alone against node:http, and what the queue leaves of it.
+  // Goal 5 (and goal 1's API case): the API alone against node:http, and what the queue leaves of it.
   const alone = runs.find((r) => r.server.includes('API alone'));
   const delivering = runs.find((r) => r.server.includes('delivering') && !r.server.includes('own process'));
   const served = runs.find((r) => r.server.includes('own process'));

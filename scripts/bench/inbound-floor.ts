@@ -1,4 +1,4 @@
-// The libraries' floor for inbound mail (issue 22, goal 4): an SMTP server of smtp-server that runs each
+// The libraries' floor for inbound mail (goal 4): an SMTP server of smtp-server that runs each
 // message through the box's own analyze() (mailauth's SPF, DKIM and DMARC, and mailparser) on its one thread,
 // then answers 250, storing nothing: no worker threads, no classification, no SQLite, no fsync. What it spends
 // per message is what the mandated libraries cost before the box does any work of its own, so the inbound

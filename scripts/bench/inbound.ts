@@ -52,7 +52,7 @@ const PROFILE_DIR = process.env.BENCH_INBOUND_PROFILE;
 // BENCH_NODE_OPTIONS: node flags for Mailwright's process (e.g. --max-semi-space-size=2, --heapsnapshot-signal=SIGUSR2);
 // BENCH_MEMORY_PROFILE: its memory_profile (default, small); BENCH_SERVE_ENV: more of its environment, as
 // space-separated NAME=value (e.g. MALLOC_ARENA_MAX=2).
-/** Seconds Mailwright is left idle after the load, its RSS read at the end (issue 22: under 160 MiB within a minute). */
+/** Seconds Mailwright is left idle after the load, its RSS read at the end (under 160 MiB within a minute). */
 const SETTLE_S = Number(process.env.BENCH_INBOUND_SETTLE_S ?? 60);
 const BODY_BYTES = 10 * 1024;
 const SOURCE_BIN = '/usr/sbin/smtp-source';

@@ -268,7 +268,7 @@ export function zipf(n: number, s: number, rand: () => number): () => number {
   };
 }
 
-/** A goal of issue 22 as one benchmark measured it; `npm run bench` gathers them into one summary table. */
+/** A benchmark goal as one benchmark measured it; `npm run bench` gathers them into one summary table. */
 export interface GoalResult {
   goal: string;
   /** The ratio or figure measured, as printed. */
@@ -284,7 +284,7 @@ export function reportGoal(result: GoalResult): void {
   if (file) appendFileSync(file, `${JSON.stringify(result)}\n`);
 }
 
-/** Issue 22, goal 1's second half for one load: serve's RSS `seconds` after it, under 160 MiB within a minute. */
+/** Goal 1's second half for one load: serve's RSS `seconds` after it, under 160 MiB within a minute. */
 export function reportRssAfterGoal(load: string, seconds: number, mib: number | undefined): void {
   if (mib === undefined) return;
   // Under 160 later than 60 s, or still over before 60 s, says nothing either way.

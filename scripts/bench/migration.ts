@@ -1,4 +1,4 @@
-// Times the pending migrations on a copy of a data directory built by an older release (issue 22: 0025 on a
+// Times the pending migrations on a copy of a data directory built by an older release (0025 on a
 // large mailbox). Usage: node --import tsx scripts/bench/migration.ts <data dir> [<scratch dir>]
 // The directory is copied to the scratch dir first (default: beside it) and the copy migrated in a child
 // process, so the original can be reused. Reported: wall time, the child's CPU time (user + system, which the

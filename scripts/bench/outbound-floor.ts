@@ -1,4 +1,4 @@
-// The libraries' floor for outbound mail (issue 22, goal 3): each message composed by the box's compose()
+// The libraries' floor for outbound mail (goal 3): each message composed by the box's compose()
 // (nodemailer's MailComposer), DKIM-signed by its sign() (mailauth, the parsed key kept as the sign threads keep
 // it) and sent by nodemailer's SMTPConnection over `lanes` kept-open sessions to the sink, all on this one thread,
 // with no HTTP intake, no queue, no SQLite and nothing stored. What it spends per message is what the mandated

@@ -54,7 +54,7 @@ const RUN_TIMEOUT_MS = 15 * 60_000;
 const MEMORY_PROFILE = process.env.BENCH_MEMORY_PROFILE ?? 'default';
 /** BENCH_OUTBOUND_PROFILE=<dir>: serve runs under node --cpu-prof (every thread) and leaves its .cpuprofile files there. */
 const PROFILE_DIR = process.env.BENCH_OUTBOUND_PROFILE;
-/** How long after the load serve's RSS is read again (issue 22: under 160 MiB within a minute). */
+/** How long after the load serve's RSS is read again (under 160 MiB within a minute). */
 const IDLE_WAIT_MS = Number(process.env.BENCH_IDLE_WAIT_MS ?? 60_000);
 /** How Postfix reaches OpenDKIM: a unix socket, as Debian's stock opendkim.conf has it, or BENCH_OPENDKIM_SOCKET=inet (a loopback port). */
 const OPENDKIM_SOCKET = process.env.BENCH_OPENDKIM_SOCKET === 'inet' ? 'inet' : 'unix';
@@ -416,7 +416,7 @@ async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer)
     sinkCpu = sink.cpuMicros() - sinkBefore;
     const peak = procMemoryMiB(serve.pid).peak;
     const split = await heaps.stop();
-    // Within a minute of the load's end, RSS should be back under 160 MiB (issue 22 goal 1).
+    // Within a minute of the load's end, RSS should be back under 160 MiB (goal 1).
     await new Promise((r) => setTimeout(r, IDLE_WAIT_MS));
     const idleRss = procMemoryMiB(serve.pid).rss;
     code = await serve.stop();

@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark, one after the other, printing Markdown tables for docs/benchmarks.md, and at the end
-// one summary table of issue 22's goals as each benchmark measured them (reportGoal in lib.ts), PASS or MISS.
+// one summary table of the goals as each benchmark measured them (reportGoal in lib.ts), PASS or MISS.
 // Figures are ratios to a baseline measured in the same run on the same machine, never absolute targets.
 // The sending benchmarks run the app inside their own process and report that process's CPU and RSS, so each
 // gets a fresh one (nothing left over from the benchmark before it).

@@ -1,4 +1,4 @@
-// Benchmark: bytes on disk per stored message (issue 22 goal 2: at most 1.3x the raw size of a 10 KB message).
+// Benchmark: bytes on disk per stored message (goal 2: at most 1.3x the raw size of a 10 KB message).
 // The real app in this process, on a fresh data directory per run, fed realistic mail over its real front doors:
 //   * received: BENCH_STORAGE_MESSAGES (default 3,000) messages of about 10 KB over SMTP to an inbox, 8 sessions.
 //     English-like text: /usr/share/dict/words drawn with Zipf s=1.0 (the search benchmark's way; a fixed list

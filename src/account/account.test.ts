@@ -1,4 +1,4 @@
-// Account, plans and metering over real HTTP and SMTP (issue 15): GET /account and /profile with nothing
+// Account, plans and metering over real HTTP and SMTP: GET /account and /profile with nothing
 // secret in them, limits counted in the transaction that queues (50 concurrent sends against 10), batch items
 // failing alone, submission and forwarding metered too, stacked plans, received mail never counted, and the
 // reputation pause with the owner's resume.

@@ -83,7 +83,7 @@ export function sendingPause(db: Db, workspaceId: string): { pausedAt: number; r
  */
 export function assertSendingAllowed(db: Db, t: Thresholds, workspaceId: string, now: number): void {
   // One statement for the pause and the counts (each statement on the event loop's connection costs a few µs
-  // of its own, issue 22): the days counted start at the window's first, or the day after the last resume.
+  // of its own): the days counted start at the window's first, or the day after the last resume.
   const row = db
     .prepare(
       `SELECT w.sending_paused_at, w.sending_pause_reason, w.sending_resumed_at, coalesce(sum(s.sent), 0) AS sent, coalesce(sum(s.bounced), 0) AS bounced,

@@ -77,7 +77,7 @@ export interface Config {
   dkimRotationDays: number;
   /** Each domain also signs with an ed25519 key (RFC 8463) beside RSA, once DNS serves it. */
   dkimEd25519: boolean;
-  /** How much memory the box may use (issue 22): `small` for a 1 GiB VPS, `default` otherwise. */
+  /** How much memory the box may use: `small` for a 1 GiB VPS, `default` otherwise. */
   memoryProfile: 'default' | 'small';
   /** Host names the HTTP listener answers to besides the public URL's host, localhost and IP literals. */
   httpAllowedHosts: string[];
@@ -112,9 +112,7 @@ export interface Config {
    */
   trustedProxies: string[];
   /** Listeners whose connections from trusted_proxies begin with a PROXY protocol header (start/proxy-protocol.ts). */
-  smtpProxyProtocol: boolean;
-  submissionProxyProtocol: boolean;
-  httpProxyProtocol: boolean;
+  smtpProxyProtocol: boolean; submissionProxyProtocol: boolean; httpProxyProtocol: boolean;
   /** DKIM signatures (and the distinct body hashes they need) verified per received message; the rest are ignored (RFC 6376 6.1). */
   dkimMaxSignatures: number;
   /** SMTP connections open at once from one network (an IPv4 /24, an IPv6 /64), per listener; more get 421. */
@@ -257,7 +255,7 @@ export const KEYS = [
   // Empty until loadConfig knows data_dir, which the default lives in.
   spec('backup_dir', 'backupDir', (raw) => (text(raw) ? resolve(text(raw)) : ''), () => ''),
   spec('backup_keep', 'backupKeep', integer(1, 10_000), () => 7),
-  // Metrics (issue 21): a scrape token long enough not to be guessed; unset keeps /metrics to loopback.
+  // Metrics: a scrape token long enough not to be guessed; unset keeps /metrics to loopback.
   spec('metrics_allow', 'metricsAllow', addressRanges, () => []),
   spec('trusted_proxies', 'trustedProxies', addressRanges, () => []),
   spec('smtp_proxy_protocol', 'smtpProxyProtocol', boolean, () => false),
@@ -270,7 +268,7 @@ export const KEYS = [
   spec('upload_memory_mb', 'uploadMemoryMb', integer(16, 100_000), () => 64),
   spec('metrics_token', 'metricsToken', (raw) => (text(raw) ? (/^[\x21-\x7e]{16,}$/.test(text(raw)) ? text(raw) : fail('must be at least 16 printable characters without spaces, such as the output of openssl rand -hex 32')) : null), () => null),
   spec('trash_days', 'trashDays', integer(0, 100_000), () => 30),
-  // Issue 44: blocklists at the door and rspamd. A zone's action is null until loadConfig knows dnsbl_action.
+  // Blocklists at the door and rspamd. A zone's action is null until loadConfig knows dnsbl_action.
   spec('dnsbl', 'dnsbl', dnsblZones, () => []),
   spec('dnsbl_action', 'dnsblAction', oneOf(['refuse', 'score'] as const), () => 'refuse'),
   spec('uribl', 'uribl', hostnames, () => []),
@@ -374,10 +372,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { readFil
     throw new ConfigError('config: smtp_reserved_clients (MAILWRIGHT_SMTP_RESERVED_CLIENTS) must be below smtp_max_clients (MAILWRIGHT_SMTP_MAX_CLIENTS)');
   }
   for (const zone of result.dnsbl) zone.action ??= result.dnsblAction;
-  const proxied = (['smtp', 'submission', 'http'] as const).filter((l) => result[`${l}ProxyProtocol`]);
-  if (proxied.length && result.trustedProxies.length === 0) {
-    throw new ConfigError(`config: ${proxied[0]}_proxy_protocol needs trusted_proxies (MAILWRIGHT_TRUSTED_PROXIES): the addresses of the load balancers whose PROXY headers are believed`);
-  }
+  const proxied = (['smtp', 'submission', 'http'] as const).find((l) => result[`${l}ProxyProtocol`]);
+  if (proxied && !result.trustedProxies.length) throw new ConfigError(`config: ${proxied}_proxy_protocol needs trusted_proxies (MAILWRIGHT_TRUSTED_PROXIES): the load balancers whose PROXY headers are believed`);
   if ((result.tlsCert === null) !== (result.tlsKey === null)) {
     throw new ConfigError('config: tls_cert (MAILWRIGHT_TLS_CERT) and tls_key (MAILWRIGHT_TLS_KEY) must be set together');
   }

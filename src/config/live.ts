@@ -1,4 +1,4 @@
-// The configuration a running serve derives or changes after start-up: what a memory profile sets (issue 22),
+// The configuration a running serve derives or changes after start-up: what a memory profile sets,
 // and which keys `systemctl reload` takes without a restart. config.ts reads and validates; this decides
 // nothing about where the settings are used (app.ts hands them on).
 import { availableParallelism } from 'node:os';

@@ -1,4 +1,4 @@
-// memory_profile (issue 22): "small" runs one signing thread however much mail waits, where "default" runs one
+// memory_profile: "small" runs one signing thread however much mail waits, where "default" runs one
 // per core (counted by the threads' own names, worker-boot.mjs, in this process, where the app runs); analyze
 // threads are one for small and one less than the cores for default.
 import { test } from 'uvu';

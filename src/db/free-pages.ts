@@ -1,4 +1,4 @@
-// Gives the disk back the pages that deleted and rewritten mail leave free (issue 22). SQLite keeps a freed page
+// Gives the disk back the pages that deleted and rewritten mail leave free. SQLite keeps a freed page
 // in the file for its next write. Under steady mail that is where it goes at once; but after a burst of sends
 // (each send's bodies are stored as text and replaced packed when its copy is signed, which frees a page or so),
 // a retention purge or a deleted inbox, the file would stay that much larger until new mail filled it. A

@@ -1,5 +1,5 @@
 // Free space under the data directory, watched so the box refuses new work before the disk is full rather
-// than after (issue 21): below the margin, inbound SMTP answers 452 4.3.1 at MAIL and sends answer 507, and
+// than after: below the margin, inbound SMTP answers 452 4.3.1 at MAIL and sends answer 507, and
 // both resume by themselves once space returns. A statfs every few seconds costs nothing.
 import { statfsSync } from 'node:fs';
 import type { Log } from '../log.ts';

@@ -29,7 +29,7 @@ export interface GroupCommitOptions {
   rerunnable?: boolean;
   /** Sees every error a writer is rejected with (StoreHealth.observe: corruption makes the box unhealthy). */
   observe?: (error: unknown) => void;
-  /** Hears the number of jobs of each batch that committed (metrics: writer batch sizes, issue 21). */
+  /** Hears the number of jobs of each batch that committed (metrics: writer batch sizes). */
   onCommit?: (jobs: number) => void;
 }
 
@@ -184,7 +184,7 @@ export class GroupCommit {
   /**
    * Every job straight in the transaction; null, with all of it undone, when one fails. Not even one savepoint
    * around the batch: under a savepoint SQLite copies every page the batch changes to a sub-journal, which
-   * spills to a temporary file past 64 KiB (about 15 µs per API send, issue 22). Nothing precedes the batch in
+   * spills to a temporary file past 64 KiB (about 15 µs per API send). Nothing precedes the batch in
    * its transaction, so undoing it is a ROLLBACK, and the rerun begins a new transaction, waiting for the lock
    * if another connection took it meanwhile.
    */

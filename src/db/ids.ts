@@ -11,7 +11,7 @@ const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 let lastTime = -1;
 let lastRandom = new Uint8Array(10);
 // Random bytes are fetched 4 KiB at a time and each id takes its own 10: a call to randomBytes per id cost
-// about 3 µs, and an API send makes three ids (issue 22).
+// about 3 µs, and an API send makes three ids.
 let pool = new Uint8Array(0);
 let taken = 0;
 

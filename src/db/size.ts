@@ -1,4 +1,4 @@
-// The database's size on disk and its daily samples (migration 0022, issue 21): the nightly retention job
+// The database's size on disk and its daily samples (migration 0022): the nightly retention job
 // records one row per UTC day through the app's commit; doctor reads them to tell how fast the box grows.
 // Synchronous SQL for the caller's transaction; it decides nothing about what the growth means.
 import { existsSync, statSync } from 'node:fs';

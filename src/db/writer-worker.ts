@@ -19,7 +19,7 @@ const BACKGROUND_DELAY_MS = 50;
 export function serveWriter(jobs: JobTable, background?: BackgroundJob): void {
   const config = workerData.config as Config;
   const db = openDatabase(config.dataDir);
-  // A batch's size rides on the first answer sent after its commit (metrics, issue 21).
+  // A batch's size rides on the first answer sent after its commit (metrics).
   const batches: number[] = [];
   // Jobs here are data in, rows out, so a batch runs without a savepoint per job (see GroupCommit).
   const commit = new GroupCommit(db, { rerunnable: true, onCommit: (calls) => batches.push(calls) });

@@ -83,7 +83,7 @@ interface ApiErrorData {
   errors?: FieldError[];
 }
 
-/** `batches`: the sizes of the group commits made since the previous answer (metrics, issue 21). */
+/** `batches`: the sizes of the group commits made since the previous answer (metrics). */
 export type Answer = ({ results: unknown[]; logs: LogEntry[] } | { refused: ApiErrorData }) & { batches?: number[] };
 
 export class Writer extends WorkerPool<Call, Answer> {
@@ -92,12 +92,12 @@ export class Writer extends WorkerPool<Call, Answer> {
     /** The writer thread's module, which serves the job table (start/writer-thread.ts). */
     thread: URL,
     private readonly health?: StoreHealth,
-    /** Hears the size of each group commit the writer thread made (metrics, issue 21). */
+    /** Hears the size of each group commit the writer thread made (metrics). */
     private readonly onBatch?: (calls: number) => void,
   ) {
     // Ended after the pool's idle time like the other pools (worker-pool.ts IDLE_MS), which gives back its heap
     // and SQLite's cache: the first call after a quiet spell waits for a new writer to load its jobs and open
-    // the database (0.1-0.25 s on a busy 2-vCPU machine, issue 22).
+    // the database (0.1-0.25 s on a busy 2-vCPU machine).
     super({
       name: 'writer',
       module: thread,

@@ -1,4 +1,4 @@
-// What `mailwright doctor` checks of the box itself beyond DNS (issue 21): that ports 25 and 587 greet on the
+// What `mailwright doctor` checks of the box itself beyond DNS: that ports 25 and 587 greet on the
 // box's public addresses, the TLS certificate's validity and expiry, recipients stuck in the queue, free
 // space, the database's size and its growth, and webhook endpoints the box disabled. Each problem with the
 // exact fix. Read-only.

@@ -1,4 +1,4 @@
-// What `mailwright doctor` checks of the way out (issue 21): whether this host lets mail leave on port 25 to
+// What `mailwright doctor` checks of the way out: whether this host lets mail leave on port 25 to
 // MX hosts (many VPS providers block it), with the exact [[relay]] setting to add when it does not, and
 // whether each configured relay answers. Read-only: it connects, reads a greeting and says QUIT.
 import net from 'node:net';

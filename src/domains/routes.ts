@@ -192,7 +192,7 @@ export function domainRoutes(app: App) {
     ctx.body = { domain: { id: row.id, status: row.status }, status: row.status, checks: shown.checks, setup_status: shown.setup_status, records: shown.records, dns_issues: shown.dns_issues, hostnameProblem: shown.hostnameProblem };
   });
 
-  // Issue 21: a new key now, signing only once DNS serves it (the periodic re-check or a verify notices).
+  // A new key now, signing only once DNS serves it (the periodic re-check or a verify notices).
   r.post('/domains/:id/dkim/rotate', auth, async (ctx) => {
     const p = principalOf(ctx);
     const row = domainOf(p.workspaceId, ctx.params.id);

@@ -1,4 +1,4 @@
-// Where an email's row goes in email_contents (its rowid), so that the table's pages stay full (issue 22:
+// Where an email's row goes in email_contents (its rowid), so that the table's pages stay full (the goal:
 // storage near the message size). A send's bodies are stored as strings at submission and replaced packed,
 // several times smaller, once its first signed copy is stored (outgoing.ts packStoredBodies). Rewritten in place,
 // each packed row left a hole in a page that rows appended after it never fill: about 230 bytes a send on the

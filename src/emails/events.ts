@@ -1,6 +1,6 @@
 // Delivery events of an email ({id, emailId, type, recipient, createdAt, data}, DESIGN.md) and the email's
 // status that follows from its recipients. Written in the same transaction as the change they describe.
-// An event's id is not stored (issue 22: storage near the message size; 31 bytes an event, 124 a tracked email
+// An event's id is not stored (storage near the message size; 31 bytes an event, 124 a tracked email
 // to two recipients): it is made from the event's time and seq under the box's secret (db/ids.ts keyedId), the
 // same whenever it is read. Events stored before carry their id in the `id` column, which is '' for the rest.
 import type { Clock } from '../clock.ts';
@@ -84,7 +84,7 @@ export function addEvent(db: Db, clock: Clock, e: NewEvent): number {
  * endpoint of the workspace subscribed to its type and matching its inbox and domain filters. (Its other row,
  * in `event_feed`, went with 0028: the event's own seq is the stream's order.) A trigger on `events` made every
  * insert into it open a statement journal, and FTS5 flush the group commit's pending full-text rows, one
- * segment per send (see search-index.ts): 20-40 µs of the writer per API send (issue 22). An INSERT ... SELECT
+ * segment per send (see search-index.ts): 20-40 µs of the writer per API send. An INSERT ... SELECT
  * does the same, so the endpoints are read first and a row is inserted for each. The outbox query runs only for
  * a workspace with an enabled endpoint, found by its index (webhooks_workspace).
  */

@@ -1,4 +1,4 @@
-// Retention (issue 21): how long mail at rest is kept, applied by a nightly job in small batches so the write
+// Retention: how long mail at rest is kept, applied by a nightly job in small batches so the write
 // lock is never held for long while mail keeps flowing. Whole emails (bodies, files, search rows, events,
 // queue rows) after `mailDays`; raw bytes (as received, or as signed and sent) after `rawDays`, once no
 // delivery still needs them; delivery events after `eventsDays` (the daily counts analytics reads stay); mail

@@ -137,7 +137,7 @@ export function emailRoutes(app: App) {
     const id = ctx.params.id;
     const at = scheduled_at === undefined ? undefined : scheduleTime(scheduled_at, app.clock.now());
     const flags = Object.values(patch).some((v) => v !== undefined);
-    // Issue 44: where rspamd is the filter, a move into or out of Spam is told to it once committed.
+    // Where rspamd is the filter, a move into or out of Spam is told to it once committed.
     const before = patch.category !== undefined && app.config.spamFilter === 'rspamd' ? getEmail(app.db, workspaceId, id, { recipients: false })?.category : undefined;
     const answer = await app.commit.run(() => {
       if (at !== undefined && !reschedule(app, workspaceId, id, at)) return null;
@@ -188,7 +188,7 @@ export function emailRoutes(app: App) {
 }
 
 /**
- * The owner's correction told to rspamd's controller (issue 44), after the answer: it learns from the message as
+ * The owner's correction told to rspamd's controller, after the answer: it learns from the message as
  * stored. rspamd down or refusing is a log line; the move itself is done either way.
  */
 function teachRspamd(app: App, workspaceId: string, id: string, as: 'spam' | 'ham'): void {

@@ -1,4 +1,4 @@
-// The full-text index, a moment after the mail (issue 22). An email is acknowledged with a row in search_backlog
+// The full-text index, a moment after the mail. An email is acknowledged with a row in search_backlog
 // instead of its index rows, and the writer thread indexes the backlog in batches, in transactions that answer
 // nobody (start/writer-jobs.ts `background`): FTS5 writes a segment per commit, so indexing 6 emails a group commit
 // cost about twice what the same emails cost a hundred at a time, and the acknowledged commit is what every
@@ -16,7 +16,7 @@ import { htmlText, indexEmail, type IndexedMailbox, type SearchDocument } from '
 /** Emails indexed per background transaction: most of the batching's gain (50 gets most of it, 200 a little more). */
 export const INDEX_BATCH = 128;
 /**
- * Characters of body text held in memory at most (the writer's heap, under the memory goal of issue 22); past
+ * Characters of body text held in memory at most (the writer's heap, under the memory goal); past
  * this, documents are read back from the stored emails when indexed, which costs unpacking them.
  */
 const MAX_HELD_CHARS = 2 * 1024 * 1024;

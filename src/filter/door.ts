@@ -1,4 +1,4 @@
-// The evidence the door hands the spam filter (issue 44): Signals about the sending server (a blocklist listing
+// The evidence the door hands the spam filter: Signals about the sending server (a blocklist listing
 // it, its reverse DNS, its HELO) and about the domains a message links to, in the words an owner reads on the
 // email's `spam.signals`. Pure: the lookups are dns/blocklist.ts's and the session's are smtp/door.ts's.
 import { isIP } from 'node:net';

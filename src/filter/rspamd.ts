@@ -1,4 +1,4 @@
-// rspamd for those who run it (issue 44): asks a local rspamd for its verdict on a received message over its
+// rspamd for those who run it: asks a local rspamd for its verdict on a received message over its
 // HTTP protocol (POST /checkv2 to the normal worker, the SMTP envelope in its headers: rspamd.com, "Rspamd
 // protocol") and turns it into a Signal of kind 'rspamd'; tells its controller the owner's corrections
 // (POST /learnspam, /learnham, with the Password header when one is set). Every call is bounded by a timeout,

@@ -1,4 +1,4 @@
-// Property-based fuzzing of everything a stranger or a careless client controls over HTTP (issue 24, DESIGN.md
+// Property-based fuzzing of everything a stranger or a careless client controls over HTTP (DESIGN.md
 // "bad input gets a clear 4xx and changes nothing"): JSON bodies of every write route, path ids, search and
 // list queries, Idempotency-Key headers and raw non-JSON bodies. For every input: never a 5xx, always the
 // error envelope, and a refusal leaves the database as it was. Runs are bounded (about 20 s here);

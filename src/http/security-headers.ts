@@ -16,7 +16,7 @@ export function securityHeaders(opts: { https: boolean }): Middleware {
   const headers = opts.https ? [...ALWAYS, ['Strict-Transport-Security', 'max-age=31536000'] as [string, string]] : ALWAYS;
   return async (ctx, next) => {
     // Straight to node: koa's ctx.set builds two arrays and a closure per header, 4.5 KB of garbage a request
-    // for these seven (issue 22: the largest allocation of an API send on the event loop).
+    // for these seven (the largest allocation of an API send on the event loop).
     for (const [name, value] of headers) ctx.res.setHeader(name, value);
     await next();
   };

@@ -24,7 +24,7 @@ import { clientAddress } from './client-address.ts';
 import { inRanges } from '../dns/ip-ranges.ts';
 import { ApiError } from '../errors.ts';
 import { rateLimit, type RateLimiter } from './rate-limit.ts';
-import type { Metrics } from '../metrics/metrics.ts'; // metrics (issue 21)
+import type { Metrics } from '../metrics/metrics.ts';
 
 const API_PREFIX = '/api/v1';
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -56,7 +56,7 @@ export interface HttpDeps {
    * readRawBody holds it under the box-wide budget (upload_memory_mb).
    */
   rawBodies?: RegExp[];
-  /** API latency by matched route (metrics/metrics.ts, issue 21). */
+  /** API latency by matched route (metrics/metrics.ts). */
   metrics?: Metrics;
   /** Whether a scoped key may see one email, inbox or attachment (scopes.ts); without it, none. */
   visible?: Visible;
@@ -96,7 +96,7 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
     }
   });
   app.use(accessLog(deps.log, API_PREFIX));
-  if (deps.metrics) app.use(deps.metrics.timeApi(API_PREFIX)); // metrics (issue 21): outside the envelope, sees the final status
+  if (deps.metrics) app.use(deps.metrics.timeApi(API_PREFIX)); // outside the envelope, sees the final status
   app.use(securityHeaders({ https: deps.config.publicUrl.startsWith('https:') }));
   app.use(errorEnvelope(deps.log));
   app.use(hostCheck({ publicUrl: deps.config.publicUrl, allowed: deps.config.httpAllowedHosts, alsoServes: deps.alsoServes }));
@@ -146,7 +146,7 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
   const apiRoutes = bySegment(routers, mount, api);
 
   // /healthz and the pages live outside /api/v1: an API request goes straight to the gate instead of through
-  // the root and page routers, each of which would try its routes on it and pass it on (issue 22).
+  // the root and page routers, each of which would try its routes on it and pass it on.
   const outsideApi = [root, ...pages].reduceRight<Koa.Middleware>((next, router) => {
     const routes = router.routes() as unknown as Koa.Middleware;
     return (ctx, after) => routes(ctx, () => next(ctx, after));
@@ -166,7 +166,7 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
  * The API's routes, dispatched on the path's first segment after /api/v1 to a router holding only the resource
  * routers that serve paths under it. @koa/router tries every route of a router in turn on every request (a
  * regular expression and a debug call each): the whole API's 91 took 55-65 µs of the event loop per request
- * (issue 22), a tenth of a send's. A router with a path that does not start with a plain segment is mounted
+ *, a tenth of a send's. A router with a path that does not start with a plain segment is mounted
  * under every segment; a path under no segment goes to `all`, which holds every route, so its 404 or 405 is
  * what it would have been. Routes match without regard to case, and so do segments here.
  */

@@ -1,4 +1,4 @@
-// Labels and filing rules over real HTTP and SMTP (issue 16): the label list and its counts, names, colours,
+// Labels and filing rules over real HTTP and SMTP: the label list and its counts, names, colours,
 // rules on new sent and received mail, buckets by rule, by hand and by reply, the 10-label cap, the dry run
 // against applying to stored mail, applying over 10,000 stored messages through a restart while mail keeps
 // arriving, the mailbox summary, deleting a label, and workspace isolation.

@@ -33,7 +33,7 @@ const HOW = 'write a@example.com or Name <a@example.com>';
 const words = (s: string) => s.trim().replace(/ +/g, ' ');
 
 // The verdicts on the strings seen last (parseMailbox is a pure function of its input): a sender's From comes
-// again with every send, and running both parsers on it cost about 7 µs of each (issue 22). Cleared when full.
+// again with every send, and running both parsers on it cost about 7 µs of each. Cleared when full.
 const verdicts = new Map<string, Parsed>();
 const MAX_VERDICTS = 256;
 

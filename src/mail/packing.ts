@@ -1,4 +1,4 @@
-// How mail is packed at rest (issue 22: storage near the message size). A message's text is stored deflated,
+// How mail is packed at rest (storage near the message size). A message's text is stored deflated,
 // its HTML deflated with the text as the dictionary, and its RFC 5322 bytes deflated with both bodies as
 // theirs: the bytes hold the bodies again, so beyond the bodies they cost about their headers. Pure; packing
 // runs in the analyze and sign worker threads, unpacking wherever stored mail is read. It decides nothing

@@ -11,7 +11,7 @@
 /**
  * The bytes, as Latin-1 text, with a CR put before each LF that has none. Bodies as mailparser gives them hold
  * no CR at all: every LF then takes one, found natively by a plain search, 2-3 µs for 9 KB against 9-26 for
- * the look-behind, which only the rest need (issue 22: it runs for every message packed against its bodies).
+ * the look-behind, which only the rest need (it runs for every message packed against its bodies).
  */
 export function wireLines(b: Uint8Array | null): string {
   if (!b?.length) return '';

@@ -89,7 +89,7 @@ export class Metrics {
     this.trackingVisits = new Counter({ name: 'mailwright_tracking_visits_total', help: 'Visits of open pixels and click links by outcome (recorded: an event; repeat: counted on the event of the hour; limited: over the per-address budget, not counted).', labelNames: ['outcome'], registers });
     this.streamsRefused = new Counter({ name: 'mailwright_event_streams_refused_total', help: 'Live event streams refused with 429, by the limit they would have passed.', labelNames: ['limit'], registers });
     this.streamsDropped = new Counter({ name: 'mailwright_event_streams_dropped_total', help: 'Live event streams ended because their client left too much unread.', registers });
-    // Issue 44: the zones are the configured ones (a bounded set); an answer from the cache is no lookup.
+    // The zones are the configured ones (a bounded set); an answer from the cache is no lookup.
     this.blocklistLookups = new Counter({ name: 'mailwright_blocklist_lookups_total', help: 'DNS and URI blocklist queries sent, by list kind (dnsbl, uribl), zone and outcome (listed; clear; unusable: an answer that is no listing, such as Spamhaus refusing a public resolver; timeout; error).', labelNames: ['list', 'zone', 'outcome'], registers });
     this.rspamdChecks = new Counter({ name: 'mailwright_rspamd_checks_total', help: 'Received messages rspamd was asked about (spam_filter = rspamd), by outcome (answered, or unavailable: filed without its verdict).', labelNames: ['outcome'], registers });
     // Known label values start at 0, so rate() and increase() work from the first scrape after a restart.

@@ -2,7 +2,7 @@
 // posts, and parses those SMTP submission posts. Its DNS lookups go to the configured resolvers by way of the
 // thread that started it (dns/remote.ts), through a short answer cache of its own. A received message is
 // packed for storage here too (mail/packing.ts), off the event loop and the writer thread, and its analysis
-// goes back serialized for the writer (analysed.ts), with the spam evidence (issue 44): the session's, the URI
+// goes back serialized for the writer (analysed.ts), with the spam evidence: the session's, the URI
 // blocklist listings of its links (links.ts) and rspamd's verdict (filter/rspamd.ts), asked beside the rest.
 import { workerData } from 'node:worker_threads';
 import { cachingLookup } from '../dns/cache.ts';

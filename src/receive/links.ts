@@ -1,4 +1,4 @@
-// URI blocklists for received mail (issue 44): the analyze threads find the domains a message links to (at
+// URI blocklists for received mail: the analyze threads find the domains a message links to (at
 // most MAX_LINK_DOMAINS, filter/tokens.ts linkDomains) and ask about each over a channel the main thread
 // answers (dns/remote.ts), where one cache with the door's DNS blocklists serves every thread, the metrics
 // count and listings are logged. The lookups run while the message is authenticated, inside its analysis

@@ -71,7 +71,7 @@ export async function receive(app: App, workers: ReceiveWorkers, envelope: Envel
     throw new SmtpError(550, '5.6.0 Message refused: this address takes only DMARC aggregate reports and TLS reports, and none was found');
   }
   if (problem) log.warn('received message stored unparsed in part', { session: envelope.sessionId, problem });
-  // rspamd down never refuses or loses mail (issue 44): the message is filed without its verdict.
+  // rspamd down never refuses or loses mail: the message is filed without its verdict.
   if (rspamdProblem) log.warn('rspamd gave no verdict; the message is filed without it', { session: envelope.sessionId, problem: rspamdProblem });
   if (config.spamFilter === 'rspamd') app.metrics?.rspamdCheck(rspamdProblem ? 'unavailable' : 'answered');
   if (tokenProblem) log.warn('content filter could not tokenize a received message: filed without a content verdict', { session: envelope.sessionId, problem: tokenProblem });

@@ -1,4 +1,4 @@
-// spam_filter = "rspamd" end to end (issue 44): real SMTP to the MX listener, Debian's rspamd on 127.0.0.1
+// spam_filter = "rspamd" end to end: real SMTP to the MX listener, Debian's rspamd on 127.0.0.1
 // (.ci/run installs and starts it). GTUBE comes out of rspamd as a rejecting Signal on the analysed message the
 // writer files, a plain message as one leaning to ham; the owner's move to and from Spam is told to rspamd's
 // controller; and an rspamd that is down never costs a message: 250, filed without a verdict, a log line.

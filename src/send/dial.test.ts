@@ -1,4 +1,4 @@
-// The seams of a delivery attempt (issue 14): every socket comes from the injected dial (app.dial), a dial
+// The seams of a delivery attempt: every socket comes from the injected dial (app.dial), a dial
 // that fails or hangs is an outcome like a refused connection, and the route cache keeps time by the injected
 // clock (app.clock). Against the kit's DNS server and SMTP sink on loopback.
 import { test } from 'uvu';

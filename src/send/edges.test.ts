@@ -1,4 +1,4 @@
-// The edges of a send over real HTTP (issue 24): addresses a lenient parser would turn into another
+// The edges of a send over real HTTP: addresses a lenient parser would turn into another
 // recipient, in_reply_to values compose would refuse, too many headers and bad media types are each a 400 in
 // the error envelope naming the field, and nothing is stored or queued; the accepted forms (a media type with
 // parameters, quoted display names, a bracketed Message-ID) arrive at the recipients' MX as given.

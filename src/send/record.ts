@@ -74,7 +74,7 @@ export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claime
   });
   // After the commit: a line must not report an outcome that was rolled back.
   for (const fields of attempted) app.log.info('delivery attempt', fields);
-  for (const fields of attempted) app.metrics?.delivery(fields as DeliveryAttempt); // metrics (issue 21): counted once committed, like the log line
+  for (const fields of attempted) app.metrics?.delivery(fields as DeliveryAttempt); // metrics: counted once committed, like the log line
 }
 
 // The domain, not the address: enough to follow a destination's trouble without a log full of recipients.

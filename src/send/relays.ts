@@ -1,4 +1,4 @@
-// Which relay carries a message, if any (DESIGN relays, issue 21): the first [[relay]] whose match names the
+// Which relay carries a message, if any (DESIGN relays): the first [[relay]] whose match names the
 // sending domain or the recipient's domain (each with its subdomains), else relay_url, else none: straight to
 // the recipient's MX. It parses the relay URLs once; it must not look names up or open sockets.
 import type { RelayMatch, RelayRule } from '../config/config.ts';

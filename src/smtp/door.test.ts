@@ -1,4 +1,4 @@
-// Blocklists and the door's evidence end to end (issue 44): real SMTP to the MX listener from clients on
+// Blocklists and the door's evidence end to end: real SMTP to the MX listener from clients on
 // 127.0.0.0/8, the test DNS server answering the blocklists. A client listed in a refuse-mode zone gets 554
 // 5.7.1 naming the list at RCPT and nothing is stored; one never looked up until it names a recipient of ours;
 // NXDOMAIN, Spamhaus's 127.255.255.254 and a timeout never refuse; a second connection is answered from the

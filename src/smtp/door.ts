@@ -1,4 +1,4 @@
-// The MX listener's look at a client before it takes a message (issue 44): the DNS blocklists of `dnsbl`
+// The MX listener's look at a client before it takes a message: the DNS blocklists of `dnsbl`
 // (a listing in a refuse-mode zone is answered 554 5.7.1 naming the list), and the door's evidence for the
 // spam filter: score-mode listings, the client's forward-confirmed reverse DNS, its HELO name. The client is
 // judged once per session, at its first accepted RCPT, like Postfix's reject_rbl_client among its recipient

@@ -77,7 +77,7 @@ export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWo
 
     onRcptTo(address, session, callback) {
       const refuse = (err: unknown) => {
-        app.metrics?.inbound(err); // metrics (issue 21)
+        app.metrics?.inbound(err);
         const state = sessions.find(session.id);
         if (err instanceof SmtpError) {
           if (state && ++state.refused <= LOGGED_REFUSALS) {
@@ -94,7 +94,7 @@ export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWo
       } catch (err) {
         return refuse(err);
       }
-      // Issue 44: a recipient of ours is the point where the client is looked at (door.ts), once per session.
+      // A recipient of ours is the point where the client is looked at (door.ts), once per session.
       const state = sessions.of(session);
       state.verdict ??= door.judge({ session: session.id, ip: clientIp(session), ptr: ptrOf(session) });
       state.verdict.then((verdict) => {
@@ -109,17 +109,17 @@ export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWo
       state.messages++;
       collect(stream).then(
         async (data) => {
-          // Thrown, not answered here: the catch below answers and counts every refusal alike (metrics, issue 21).
+          // Thrown, not answered here: the catch below answers and counts every refusal alike (metrics).
           if (!data) throw new SmtpError(552, `5.3.4 Message too big: the limit is ${config.maxMessageBytes} bytes`);
           const ids = await receive(app, workers, await envelopeOf(session, state, door), data);
-          app.metrics?.inbound(); // metrics (issue 21)
+          app.metrics?.inbound();
           callback(null, `2.0.0 Ok: queued as ${ids.join(' ')}`);
         },
         () => {
           // The client went away mid-DATA: nothing was stored, and nobody is left to answer.
         },
       ).catch((err: unknown) => {
-        app.metrics?.inbound(err); // metrics (issue 21)
+        app.metrics?.inbound(err);
         if (err instanceof SmtpError) return callback(err);
         ourFault(log, 'receiving a message failed', err, session.id);
         callback(new SmtpError(451, OUR_FAULT));

@@ -42,7 +42,7 @@ const ownAddress = (host: string) => (host === '0.0.0.0' || host === '::' || hos
 export function createBackground(app: App, memory: MemorySettings, opts: { localDomains?: string[]; resortBatch?: number }) {
   const { config, clock, log, db } = app;
   const signer = new Signer({ size: memory.signWorkers });
-  // Issue 44: the door's DNS (blocklists, the forward half of reverse-DNS checks) asks the configured resolvers
+  // The door's DNS (blocklists, the forward half of reverse-DNS checks) asks the configured resolvers
   // once per query, bounded by dnsbl_timeout; one cache serves the MX listener and the analyze threads.
   const doorDns = createResolver(config.dnsServers, { timeoutMs: config.dnsblTimeout, tries: 1 });
   const blocklists = new Blocklists(doorDns, {

@@ -41,7 +41,7 @@ export function serveJobs<J, R>(handle: (job: J) => Promise<{ result: R; transfe
   // Nothing reads a stack captured in this thread: its errors cross as name, message and code, and a thread
   // that dies is reported by its error's message. Node's stream.pipeline aborts an AbortController as each
   // pipeline ends, and the DOMException that makes walks the stack: with nodemailer's and mailparser's
-  // pipelines that was 30-50 µs of a signing thread's CPU per 10 KB message (issue 22).
+  // pipelines that was 30-50 µs of a signing thread's CPU per 10 KB message.
   Error.stackTraceLimit = 0;
   port.on('message', ({ id, job }: Posted<J>) => {
     handle(job).then(

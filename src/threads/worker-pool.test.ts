@@ -1,4 +1,4 @@
-// The pool's idle workers (issue 22): a worker without a job for idleMs is ended, its thread gone from the
+// The pool's idle workers: a worker without a job for idleMs is ended, its thread gone from the
 // process, and the next job starts a new one; a job that arrives in time keeps it; idleMs 0 keeps it for good.
 // When a pool's last worker ends, this thread's heap is collected in full (reclaim.ts). With a budget, each
 // job answers for its own work (catalogue RES-06c): a job beside one that blocks or kills its worker gets its

@@ -74,7 +74,7 @@ export interface PoolOptions {
   /**
    * A worker that has had no job for this long (ms) is terminated; the next job starts a new one (a few tens of
    * ms: its module loads again). An idle thread keeps its V8 heap as the last burst of work left it, tens of
-   * MiB each (issue 22: RSS back under 160 MiB within a minute of a load). 0: workers live until close().
+   * MiB each (RSS back under 160 MiB within a minute of a load). 0: workers live until close().
    * Default IDLE_MS.
    */
   idleMs?: number;

@@ -137,7 +137,7 @@ export class WebhookDispatcher {
     this.inFlight++;
     this.hold(d, 1);
     const run = this.post(d)
-      .then((outcome) => (this.app.metrics?.webhookDelivery(outcome), outcome)) // metrics (issue 21)
+      .then((outcome) => (this.app.metrics?.webhookDelivery(outcome), outcome))
       .then((outcome) => this.app.commit.run(() => (outcome ? recordAttempt(this.app.db, this.app.clock.now(), d, outcome) : unclaim(this.app.db, this.app.clock.now(), d.id))))
       .then(
         () => this.backoff.wrote(),

@@ -1,4 +1,4 @@
-// Webhook endpoints (issue 19): register, list, show, change, delete, rotate the secret; the deliveries of an
+// Webhook endpoints: register, list, show, change, delete, rotate the secret; the deliveries of an
 // endpoint with one replayed or a window replayed; a signed webhook.test; and the live event stream
 // (GET /events/stream, Server-Sent Events). The secret is shown once, at creation and at rotation.
 import type { PassThrough } from 'node:stream';
