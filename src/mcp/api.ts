@@ -10,8 +10,8 @@ export interface ApiAnswer {
   status: number;
   body: unknown;
 }
-/** One request to `/api/v1<path>`; `body` is sent as JSON. Never throws for an HTTP status. */
-export type Api = (method: Method, path: string, body?: unknown) => Promise<ApiAnswer>;
+/** One request to `/api/v1<path>`; `body` is sent as JSON, with `headers` (Idempotency-Key). Never throws for an HTTP status. */
+export type Api = (method: Method, path: string, body?: unknown, headers?: Record<string, string>) => Promise<ApiAnswer>;
 
 /** How long one API request of a tool may take over the network before the tool reports it as failed. */
 const REMOTE_TIMEOUT_MS = 60_000;
@@ -29,11 +29,11 @@ const json = (text: string): unknown => {
  * (already resolved from trusted proxies), so limits and logs count the tool call as that client's.
  */
 export function inProcessApi(handler: (req: IncomingMessage, res: ServerResponse) => void, from: { headers: Record<string, string>; remoteAddress: string }): Api {
-  return async (method, path, body) => {
+  return async (method, path, body, headers = {}) => {
     const res = await inject(handler, {
       method,
       url: `/api/v1${path}`,
-      headers: { ...from.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { ...headers, ...from.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
       remoteAddress: from.remoteAddress,
     });
@@ -44,11 +44,11 @@ export function inProcessApi(handler: (req: IncomingMessage, res: ServerResponse
 /** Requests over HTTP to `baseUrl` (ending in /api/v1) with a bearer key. A network failure is status 0. */
 export function remoteApi(baseUrl: string, key: string): Api {
   const base = baseUrl.replace(/\/+$/, '');
-  return async (method, path, body) => {
+  return async (method, path, body, headers = {}) => {
     try {
       const res = await fetch(`${base}${path}`, {
         method,
-        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: { ...headers, authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(REMOTE_TIMEOUT_MS),
       });

@@ -120,7 +120,9 @@ test('act: a reply reaches the sink threaded and signed; draft_reply leaves a dr
   const stored = (await api(`/emails/${id}`)).body;
   assert.equal([stored.labels.map((l: { name: string }) => l.name), stored.archivedAt !== null, stored.readAt !== null], [['Lunches'], true, true]);
 
-  const sent = await use(c, 'send_email', { from: s.inbox.address, to: 'carol@sender.example', subject: 'From the agent', text: 'Hello Carol.' });
+  const sent = await use(c, 'send_email', { from: s.inbox.address, to: 'carol@sender.example', subject: 'From the agent', text: 'Hello Carol.', idempotency_key: 'agent-1' });
+  const retried = await use(c, 'send_email', { from: s.inbox.address, to: 'carol@sender.example', subject: 'From the agent', text: 'Hello Carol.', idempotency_key: 'agent-1' });
+  assert.is(retried.id, sent.id, 'a retry with the same key sends once');
   await eventually(() => s.sink.messages.find((x) => x.rcptTo.includes('carol@sender.example')), 15_000, 'the send at the sink');
   assert.match((await use(c, 'get_email', { id: sent.id as string })).delivery as string, /queued|sending|delivered/);
   // By template: list_templates names it and its variables; send_email renders the release.

@@ -30,8 +30,8 @@ export const tool = <S extends z.ZodObject>(t: Tool<S>): Tool => t as unknown as
 export class ToolError extends Error {}
 
 /** One API request; its JSON answer, or a ToolError carrying the API's error envelope. */
-export async function call(api: Api, method: Method, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const res = await api(method, path, body);
+export async function call(api: Api, method: Method, path: string, body?: unknown, headers?: Record<string, string>): Promise<Record<string, unknown>> {
+  const res = await api(method, path, body, headers);
   if (res.status >= 200 && res.status < 300) return (res.body ?? {}) as Record<string, unknown>;
   const error = (res.body as { error?: { code?: string; message?: string } } | null)?.error;
   throw new ToolError(error ? `${res.status || 'no answer'} ${error.code}: ${error.message}` : `the API answered ${res.status}`);

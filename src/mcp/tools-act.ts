@@ -17,6 +17,10 @@ const copies = {
 /** What a send answers, and where to see how it goes. */
 const sent = (res: Record<string, unknown>) => ({ ...res, next: 'get_email with this id shows each recipient\'s delivery state' });
 
+/** A retried call with the same key sends once (the API's Idempotency-Key, kept 24 hours). */
+const once = { idempotency_key: z.string().min(1).max(256).optional().describe('any unique string: a retry with the same key and arguments sends once') };
+const keyed = (key: string | undefined) => (key === undefined ? undefined : { 'idempotency-key': key });
+
 export const ACT_TOOLS = [
   tool({
     name: 'send_email',
@@ -39,21 +43,22 @@ export const ACT_TOOLS = [
         labels: z.array(z.string()).max(20).optional(),
         in_reply_to: z.string().optional().describe('an email id or Message-ID this answers, to thread with it'),
         scheduled_at: z.string().optional().describe('ISO 8601 time with an offset, e.g. 2026-12-01T09:00:00Z'),
+        ...once,
       })
       .strict(),
     routes: ['POST /emails'],
     destructive: true,
-    run: async (api, args) => sent(await call(api, 'POST', '/emails', args)),
+    run: async (api, { idempotency_key, ...args }) => sent(await call(api, 'POST', '/emails', args, keyed(idempotency_key))),
   }),
   tool({
     name: 'reply_to_email',
     title: 'Reply to an email',
     description:
       'Send a reply to one email: from the inbox it came to, to its sender (reply_all: also its other recipients), Re: subject, the original quoted below, threaded with it.',
-    input: z.object({ id, ...body, reply_all: z.boolean().optional(), ...copies }).strict(),
+    input: z.object({ id, ...body, reply_all: z.boolean().optional(), ...copies, ...once }).strict(),
     routes: ['POST /emails/:id/reply'],
     destructive: true,
-    run: async (api, { id: email, ...rest }) => sent(await call(api, 'POST', `/emails/${seg(email)}/reply`, rest)),
+    run: async (api, { id: email, idempotency_key, ...rest }) => sent(await call(api, 'POST', `/emails/${seg(email)}/reply`, rest, keyed(idempotency_key))),
   }),
   tool({
     name: 'draft_reply',
@@ -68,10 +73,10 @@ export const ACT_TOOLS = [
     name: 'forward_email',
     title: 'Forward an email',
     description: 'Forward one email with its attachments to new recipients, with an optional note above it; Fwd: subject, threaded with the original.',
-    input: z.object({ id, to: addresses.describe('who gets it'), ...body, ...copies }).strict(),
+    input: z.object({ id, to: addresses.describe('who gets it'), ...body, ...copies, ...once }).strict(),
     routes: ['POST /emails/:id/forward'],
     destructive: true,
-    run: async (api, { id: email, ...rest }) => sent(await call(api, 'POST', `/emails/${seg(email)}/forward`, rest)),
+    run: async (api, { id: email, idempotency_key, ...rest }) => sent(await call(api, 'POST', `/emails/${seg(email)}/forward`, rest, keyed(idempotency_key))),
   }),
   tool({
     name: 'label_email',
