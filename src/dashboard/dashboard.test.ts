@@ -1,8 +1,8 @@
 // The dashboard in a real browser (Debian's Chromium through playwright-core) against the real app: the first
 // start through the link `mailwright setup link` prints (and the link refused a second time), signing in and out, reading hostile
 // HTML mail in the sandboxed pane (scripts, handlers and a meta refresh never run, remote images load only
-// when asked), archiving with `e`, composing with a file, forwarding with the original's files, and scheduling
-// then canceling a send.
+// when asked), archiving with `e`, composing with a file, replying and forwarding from the box's drafts, and
+// scheduling then canceling a send.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type Server } from 'node:http';
@@ -179,6 +179,39 @@ test('forward: the original\'s files come along on the draft, and go with the fo
   const parsed = await simpleParser(m.raw);
   assert.match(parsed.text ?? '', /---------- Forwarded message ---------\nFrom: Bob <bob@sender\.example>/);
   assert.equal(parsed.attachments.map((a) => [a.filename, a.content.toString().trim()]), [['plan.txt', 'Step one.']]);
+  assert.equal(errors, []);
+});
+
+test('reply: to the Reply-To, from the inbox, quoted and threaded; a reply closed untouched leaves no draft', async () => {
+  const got = await s.deliver(
+    `From: Bob <bob@sender.example>\r\nReply-To: Team Bob <team@dest.test>\r\nTo: ${s.inbox.address}\r\nSubject: Lunch plans\r\nMessage-ID: <lunch-plans@sender.example>\r\n\r\nNoon on Friday?\r\n`,
+    { to: [s.inbox.address] },
+  );
+  assert.is(got.code, 250, got.text);
+  await page.goto(`${s.t.url}/mail/inbox`);
+  await page.locator('.mail-row', { hasText: 'Lunch plans' }).click();
+  const drafts = async () => (await request(`${s.t.api}/drafts`, { key: s.key })).body.count as number;
+  const before = await drafts();
+  await page.getByRole('button', { name: 'Reply' }).click();
+  let dialog = page.getByRole('dialog', { name: 'Reply' });
+  await dialog.getByLabel('Subject').waitFor();
+  assert.is(await dialog.getByPlaceholder('Addresses, separated by commas').inputValue(), 'Team Bob <team@dest.test>');
+  await dialog.getByRole('button', { name: /close/i }).click();
+  await eventually(async () => (await drafts()) === before, 5_000, 'the untouched reply draft removed');
+
+  await page.getByRole('button', { name: 'Reply' }).click();
+  dialog = page.getByRole('dialog', { name: 'Reply' });
+  await dialog.getByLabel('Subject').waitFor();
+  assert.is(await dialog.getByLabel('Subject').inputValue(), 'Re: Lunch plans');
+  assert.match(await dialog.getByLabel('Message').inputValue(), /^\n\nOn .+, Bob <bob@sender\.example> wrote:\n> Noon on Friday\?/);
+  await dialog.getByLabel('Message').press('Control+Home');
+  await dialog.getByLabel('Message').pressSequentially('Noon works.');
+  await dialog.getByRole('button', { name: 'Send', exact: true }).click();
+  await page.locator('.toast[role=status]', { hasText: /^Sent$/ }).waitFor();
+  const m = await eventually(() => s.sink.messages.find((x) => x.rcptTo.includes('team@dest.test')), 10_000, 'the reply at the sink');
+  const parsed = await simpleParser(m.raw);
+  assert.equal([parsed.subject, parsed.inReplyTo, parsed.from?.value[0].address], ['Re: Lunch plans', '<lunch-plans@sender.example>', s.inbox.address]);
+  assert.match(parsed.text ?? '', /^Noon works\.\n\nOn .+ wrote:\n> Noon on Friday\?/);
   assert.equal(errors, []);
 });
 

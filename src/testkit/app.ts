@@ -2,7 +2,7 @@
 // process (fast; the test can reach app.db) or as a child process through scripts/mailwright (for what
 // only a real process shows: signals, exit codes, start-up messages, the CLI beside a running server).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,16 +84,21 @@ export async function startTestApp(opts: { env?: Record<string, string>; clock?:
   };
 }
 
-/** A loopback port that is free now, for a listener where 0 means "off" rather than "any port". */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
+/**
+ * A loopback port that is free now, for a listener where 0 means "off" rather than "any port". Drawn below the
+ * kernel's ephemeral range (32768-60999): a port from that range could be taken, before the listener binds it,
+ * as the source port of any connection another test opens meanwhile.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 10_000 + Math.floor(Math.random() * 22_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const probe = createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
 }
 
 export interface AppProcess {

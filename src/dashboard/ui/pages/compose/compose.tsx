@@ -1,7 +1,7 @@
 // The composer: a draft saved as you type (the drafts API), files uploaded with progress and the limits shown
-// first (files.tsx), sent now or at a time; a reply starts from the message quoted, a forward from the box's
-// draft of it with its files (start.ts). From starts as the address last sent from in this browser (per
-// workspace and user), or the workspace's only sending address.
+// first (files.tsx), sent now or at a time; a reply or forward starts from the box's draft of it (start.ts).
+// From starts as the address last sent from in this browser (per workspace and user), or the workspace's only
+// sending address.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../../api.ts';
 import { toast } from '../../components/feedback.tsx';
@@ -31,6 +31,9 @@ function Composer({ start, me, onClose }: { start: Start; me: Me; onClose: () =>
   const [busy, setBusy] = useState(false);
   const [identities, setIdentities] = useState<string[]>([]);
   const draftId = useRef<string | null>(null);
+  // A reply's or forward's draft is made on opening: closed before anything changed, it goes again.
+  const made = useRef(false);
+  const pristine = useRef(true);
   const timer = useRef<number | undefined>(undefined);
   const toField = useRef<HTMLInputElement>(null);
   const textField = useRef<HTMLTextAreaElement>(null);
@@ -41,6 +44,7 @@ function Composer({ start, me, onClose }: { start: Start; me: Me; onClose: () =>
     initial(start).then(
       async (i) => {
         draftId.current = i.draftId;
+        made.current = i.made === true;
         // A saved draft keeps what it has; a new message, reply or forward without a From gets the usual one.
         setFields(i.fields.from || start.draftId ? i.fields : { ...i.fields, from: defaultFrom(me, await known) });
         setFiles(i.files);
@@ -75,6 +79,7 @@ function Composer({ start, me, onClose }: { start: Start; me: Me; onClose: () =>
     }
   };
   const change = (patch: Partial<Fields>) => {
+    pristine.current = false;
     const next = { ...fields!, ...patch };
     setFields(next);
     setStatus('Saving…');
@@ -100,6 +105,10 @@ function Composer({ start, me, onClose }: { start: Start; me: Me; onClose: () =>
       setBusy(false);
     }
   };
+  const close = () => {
+    if (made.current && pristine.current && draftId.current) void api(`/drafts/${draftId.current}`, { method: 'DELETE' }).catch(() => {});
+    onClose();
+  };
   const discard = async () => {
     clearTimeout(timer.current);
     if (draftId.current) await api(`/drafts/${draftId.current}`, { method: 'DELETE' }).catch(() => {});
@@ -107,7 +116,7 @@ function Composer({ start, me, onClose }: { start: Start; me: Me; onClose: () =>
   };
 
   return (
-    <Modal title={start.replyTo ? 'Reply' : start.forward ? 'Forward' : 'New message'} onClose={onClose}>
+    <Modal title={start.replyTo ? 'Reply' : start.forward ? 'Forward' : 'New message'} onClose={close}>
       {!fields ? (
         <p class="muted">{status || 'Opening…'}</p>
       ) : (
@@ -137,7 +146,7 @@ function Composer({ start, me, onClose }: { start: Start; me: Me; onClose: () =>
           <div class="row">
             <label class="button small">
               Attach files
-              <input type="file" multiple hidden onChange={(e) => fields && e.currentTarget.files && attach(e.currentTarget.files, files, setFiles, () => save(fields))} />
+              <input type="file" multiple hidden onChange={(e) => fields && e.currentTarget.files && ((pristine.current = false), attach(e.currentTarget.files, files, setFiles, () => save(fields)))} />
             </label>
             <span class="muted">Up to {MAX_FILES} files, 10 MB in all</span>
           </div>

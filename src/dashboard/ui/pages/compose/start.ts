@@ -1,5 +1,5 @@
-// What the composer starts from: a saved draft as it was, a reply with the message quoted, a forward as the box
-// drafts it (the forwarded block and the original's files), or an empty message; and the From it starts with (the last one sent from in this browser, or the only address).
+// What the composer starts from: a saved draft as it was, a reply or a forward as the box drafts it (quoted,
+// threaded; a forward with the original's files), or an empty message; and the From it starts with (the last one sent from in this browser, or the only address).
 import { api } from '../../api.ts';
 import type { Me } from '../../session.ts';
 import type { FileRow } from './files.tsx';
@@ -38,13 +38,8 @@ export const list = (s: string) =>
     .split(/[,;\n]/)
     .map((a) => a.trim())
     .filter(Boolean);
-const quote = (text: string) =>
-  text
-    .split('\n')
-    .map((l) => `> ${l}`)
-    .join('\n');
-
-type Started = { fields: Fields; draftId: string | null; files: FileRow[] };
+/** `made`: the draft was made for this opening (a reply or forward), so closing it untouched removes it. */
+type Started = { fields: Fields; draftId: string | null; files: FileRow[]; made?: boolean };
 
 /** A draft as the API shows it, in the composer's fields. */
 function fromDraft(d: { id: string; from?: string; to?: string[]; cc?: string[]; subject?: string; text?: string; inReplyTo?: string; attachments: Array<{ id: string; filename: string; sizeBytes: number }> }): Started {
@@ -58,11 +53,9 @@ function fromDraft(d: { id: string; from?: string; to?: string[]; cc?: string[];
 export async function initial(start: Start): Promise<Started> {
   const empty: Fields = { from: '', to: '', cc: '', subject: '', text: '' };
   if (start.draftId) return fromDraft(await api(`/drafts/${start.draftId}`));
-  // The box writes the forwarded block and puts the original's files on a new draft (POST /emails/:id/forward).
-  if (start.forward) return fromDraft(await api(`/emails/${start.forward}/forward`, { body: { draft: true } }));
-  if (!start.replyTo) return { fields: empty, draftId: null, files: [] };
-  const e = await api(`/emails/${start.replyTo}`);
-  const said = `On ${new Date(e.createdAt).toLocaleString()}, ${e.from.name ? `${e.from.name} <${e.from.address}>` : e.from.address} wrote:\n${quote(e.text ?? '')}`;
-  const mine = e.direction === 'in' ? (e.to[0]?.address ?? '') : e.from.address;
-  return { draftId: null, files: [], fields: { ...empty, from: mine, to: e.direction === 'in' ? e.from.address : e.to.map((p: { address: string }) => p.address).join(', '), subject: /^re:/i.test(e.subject) ? e.subject : `Re: ${e.subject}`, text: `\n\n${said}`, in_reply_to: e.id } };
+  // A reply or forward starts as the box drafts it (POST /emails/:id/reply or /forward with draft): from the inbox,
+  // to Reply-To or From, quoted and threaded as the API would send it; a forward with the original's files.
+  if (start.replyTo) return { ...fromDraft(await api(`/emails/${start.replyTo}/reply`, { body: { draft: true, text: '' } })), made: true };
+  if (start.forward) return { ...fromDraft(await api(`/emails/${start.forward}/forward`, { body: { draft: true } })), made: true };
+  return { fields: empty, draftId: null, files: [] };
 }
