@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { createKey } from '../account/keys.ts';
 import { freePort } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
-import { RawSmtp } from '../testkit/smtp-client.ts';
+import { submissionSession } from '../testkit/smtp-client.ts';
 
 let s: InboundScene;
 let port: number;
@@ -25,19 +25,9 @@ test.before(async () => {
 });
 test.after(() => s.stop());
 
-const plain = (password: string) => Buffer.from(`\0anything\0${password}`).toString('base64');
 const emailCount = () => Number(s.t.app.db.prepare('SELECT count(*) FROM emails').pluck().get());
 
-async function session(key: string): Promise<RawSmtp> {
-  const c = await RawSmtp.open(port);
-  await c.read();
-  await c.command('EHLO client.example');
-  assert.is((await c.command('STARTTLS')).code, 220);
-  await c.startTls();
-  await c.command('EHLO client.example');
-  assert.is((await c.command(`AUTH PLAIN ${plain(key)}`)).code, 235);
-  return c;
-}
+const session = (key: string) => submissionSession(port, key);
 
 /** MAIL, RCPT, DATA with `from` in the header; the last reply. */
 async function submit(key: string, envelopeFrom: string, headerFrom: string) {

@@ -9,7 +9,7 @@ import { simpleParser } from 'mailparser';
 import { createKey, findKeyBySecret, revokeKey } from '../account/keys.ts';
 import { freePort, request, startTestApp } from '../testkit/app.ts';
 import { startOutboundScene, eventually, type OutboundScene } from '../testkit/outbound.ts';
-import { RawSmtp } from '../testkit/smtp-client.ts';
+import { plainAuth, RawSmtp, submissionSession } from '../testkit/smtp-client.ts';
 
 const MAX_BYTES = 1024 * 1024;
 let s: OutboundScene;
@@ -39,7 +39,6 @@ const transport = (opts: Record<string, unknown> = {}) =>
     ...opts,
   } as TransportOptions);
 
-const plain = (password: string, user = 'anything') => Buffer.from(`\0${user}\0${password}`).toString('base64');
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 const queuedId = (response: string) => /^250 2\.0\.0 Ok: queued as (em_[0-9A-Z]{26})$/.exec(response)?.[1];
 const deliveredTo = (recipient: string) => eventually(() => s.sink.messages.find((m) => m.rcptTo.includes(recipient)), 10_000, `a message for ${recipient}`);
@@ -58,16 +57,7 @@ const refusal = (p: Promise<unknown>): Promise<Refused> =>
   );
 
 /** A RawSmtp session past EHLO, STARTTLS and EHLO again; authenticated with `key` unless it is null. */
-async function session(key: string | null = s.key): Promise<RawSmtp> {
-  const c = await RawSmtp.open(port);
-  await c.read();
-  await c.command('EHLO client.example');
-  assert.is((await c.command('STARTTLS')).code, 220);
-  await c.startTls();
-  await c.command('EHLO client.example');
-  if (key) assert.is((await c.command(`AUTH PLAIN ${plain(key)}`)).code, 235);
-  return c;
-}
+const session = (key: string | null = s.key) => submissionSession(port, key);
 
 test('before STARTTLS, AUTH is neither offered nor accepted and MAIL is refused; after it, AUTH PLAIN and LOGIN are', async () => {
   const c = await RawSmtp.open(port);
@@ -77,7 +67,7 @@ test('before STARTTLS, AUTH is neither offered nor accepted and MAIL is refused;
   const ehlo = await c.command('EHLO client.example');
   assert.ok(ehlo.lines.some((l) => l.slice(4) === 'STARTTLS'), ehlo.text);
   assert.not.ok(ehlo.lines.some((l) => l.slice(4).startsWith('AUTH')), 'no AUTH offered in clear');
-  const auth = await c.command(`AUTH PLAIN ${plain(s.key)}`);
+  const auth = await c.command(`AUTH PLAIN ${plainAuth(s.key)}`);
   assert.ok(auth.code >= 500 && auth.code < 600, `AUTH in clear is refused: ${auth.code} ${auth.text}`);
   const mail = await c.command('MAIL FROM:<a@sender.test>');
   assert.is(mail.code, 530);
@@ -98,13 +88,13 @@ test('before STARTTLS, AUTH is neither offered nor accepted and MAIL is refused;
 
 test('a wrong key gets 535 5.7.8 over PLAIN and LOGIN; the right one gets 235 over both', async () => {
   const c = await session(null);
-  const wrong = await c.command(`AUTH PLAIN ${plain(`re_${'x'.repeat(32)}`)}`);
+  const wrong = await c.command(`AUTH PLAIN ${plainAuth(`re_${'x'.repeat(32)}`)}`);
   assert.is(wrong.code, 535);
   assert.match(wrong.text, /^5\.7\.8 Authentication credentials invalid/);
   assert.is((await c.command('AUTH LOGIN')).code, 334);
   assert.is((await c.command(b64('anything'))).code, 334);
   assert.is((await c.command(b64('not a key at all'))).code, 535);
-  assert.is((await c.command(`AUTH PLAIN ${plain(s.key, 'whoever')}`)).code, 235, 'any user name');
+  assert.is((await c.command(`AUTH PLAIN ${plainAuth(s.key, 'whoever')}`)).code, 235, 'any user name');
   c.close();
 
   const login = await session(null);

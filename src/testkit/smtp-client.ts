@@ -123,3 +123,22 @@ export function firstReply(port: number, localAddress: string, waitMs: number): 
     });
   });
 }
+
+/** SASL PLAIN's initial response for `password` (an API key, on submission) under `user`. */
+export const plainAuth = (password: string, user = 'anything') => Buffer.from(`\0${user}\0${password}`).toString('base64');
+
+/** A submission session past EHLO, STARTTLS and EHLO again; authenticated with `key` (expecting 235) unless it is null. */
+export async function submissionSession(port: number, key: string | null): Promise<RawSmtp> {
+  const c = await RawSmtp.open(port);
+  await c.read();
+  await c.command('EHLO client.example');
+  const tls = await c.command('STARTTLS');
+  if (tls.code !== 220) throw new Error(`STARTTLS answered ${tls.code} ${tls.text}`);
+  await c.startTls();
+  await c.command('EHLO client.example');
+  if (key) {
+    const auth = await c.command(`AUTH PLAIN ${plainAuth(key)}`);
+    if (auth.code !== 235) throw new Error(`AUTH answered ${auth.code} ${auth.text}`);
+  }
+  return c;
+}
