@@ -86,31 +86,20 @@ export const ACT_TOOLS = [
     routes: ['POST /emails/:id/labels'],
     run: async (api, { id: email, ...change }) => call(api, 'POST', `/emails/${seg(email)}/labels`, change),
   }),
-  tool({
-    name: 'archive_email',
-    title: 'Archive an email',
-    description: 'Move one email out of the Inbox view into the archive (archived: false puts it back).',
-    input: z.object({ id, archived: z.boolean().optional().describe('default true') }).strict(),
-    routes: ['PATCH /emails/:id'],
-    run: async (api, args) => filed(await call(api, 'PATCH', `/emails/${seg(args.id)}`, { archived: args.archived ?? true })),
-  }),
-  tool({
-    name: 'mark_spam',
-    title: 'Mark as spam',
-    description: 'File one received email as spam, which teaches the filter (spam: false files it back in the Inbox as not spam).',
-    input: z.object({ id, spam: z.boolean().optional().describe('default true') }).strict(),
-    routes: ['PATCH /emails/:id'],
-    run: async (api, args) => filed(await call(api, 'PATCH', `/emails/${seg(args.id)}`, { category: (args.spam ?? true) ? 'spam' : 'primary' })),
-  }),
-  tool({
-    name: 'mark_read',
-    title: 'Mark as read',
-    description: 'Mark one received email read (read: false marks it unread again).',
-    input: z.object({ id, read: z.boolean().optional().describe('default true') }).strict(),
-    routes: ['PATCH /emails/:id'],
-    run: async (api, args) => filed(await call(api, 'PATCH', `/emails/${seg(args.id)}`, { read: args.read ?? true })),
-  }),
+  filing('archive_email', 'Archive an email', 'Move one email out of the Inbox view into the archive (archived: false puts it back).', 'archived', (on) => ({ archived: on })),
+  filing('mark_spam', 'Mark as spam', 'File one received email as spam, which teaches the filter (spam: false files it back in the Inbox as not spam).', 'spam', (on) => ({ category: on ? 'spam' : 'primary' })),
+  filing('mark_read', 'Mark as read', 'Mark one received email read (read: false marks it unread again).', 'read', (on) => ({ read: on })),
 ];
+
+/** A tool that files one email by one switch of PATCH /emails/:id, on unless the caller says false. */
+function filing(name: string, title: string, description: string, flag: string, patch: (on: boolean) => Record<string, unknown>) {
+  return tool({
+    name, title, description,
+    input: z.object({ id, [flag]: z.boolean().optional().describe('default true') }).strict(),
+    routes: ['PATCH /emails/:id'],
+    run: async (api, args) => filed(await call(api, 'PATCH', `/emails/${seg(args.id as string)}`, patch((args as Record<string, unknown>)[flag] !== false))),
+  });
+}
 
 /** Where an email stands after filing it: not the whole record again. */
 const filed = (e: Record<string, unknown>) => ({ id: e.id, readAt: e.readAt, archivedAt: e.archivedAt, category: e.category, labels: (e.labels as Array<{ name: string }> | undefined)?.map((l) => l.name) });
