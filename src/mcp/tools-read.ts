@@ -3,6 +3,7 @@
 // reads every character it is given.
 import { z } from 'zod';
 import { htmlToText } from '../mail/compose.ts';
+import { mailboxText } from '../mail/addresses.ts';
 import { bounded, call, query, seg, tool } from './tool.ts';
 
 /** Emails per list call: enough to choose from, few enough to read (the API allows 100). */
@@ -17,7 +18,8 @@ type Person = { name: string | null; address: string };
 type Row = Record<string, unknown> & { from: Person; to: Person[]; labels: Array<{ name: string }>; delivery: { state: string } | null };
 type Email = Row & { cc: Person[]; replyTo: Person[]; text: string | null; html: string | null; extractedText: string | null; attachments: Array<{ id: string; filename: string; contentType: string; sizeBytes: number }> };
 
-const person = (p: Person) => (p.name ? `${p.name} <${p.address}>` : p.address);
+/** As a send's field takes it back (a name with a comma quoted), so an agent can answer to what it read. */
+const person = (p: Person) => mailboxText({ name: p.name ?? undefined, address: p.address });
 const files = (e: Email) => e.attachments.map((a) => ({ id: a.id, filename: a.filename, contentType: a.contentType, sizeBytes: a.sizeBytes }));
 /** The text a person reads: the text part, or the HTML part's words when the mail has only HTML. */
 const readable = (e: Email) => e.text ?? (e.html ? htmlToText(e.html) : null);
