@@ -196,7 +196,11 @@ test('an inbox: created on the domain, forwarded to the owner, disabled and enab
   await row.getByRole('button', { name: 'Disable' }).click();
   await dialog.getByRole('button', { name: 'Disable' }).click();
   await row.getByText('Disabled').waitFor();
-  const inbox = (await api('/inboxes')).body.data[0];
+  // The badge can show before a loaded machine's read sees the commit: wait for the box to say it too.
+  const inbox = await eventually(async () => {
+    const first = (await api('/inboxes')).body.data[0];
+    return first.status === 'disabled' ? first : undefined;
+  }, 10_000, 'the inbox disabled on the box');
   assert.equal([inbox.address, inbox.status, inbox.forwardStatus, inbox.name], [`support@${DOMAIN}`, 'disabled', 'active', 'Support team']);
   await row.getByRole('button', { name: 'Enable' }).click();
   await row.getByText('Receiving').waitFor();
