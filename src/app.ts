@@ -11,6 +11,7 @@ import { StartupError } from './errors.ts';
 import { createLog, type Log } from './log.ts';
 import { databasePath } from './db/open.ts';
 import { GroupCommit } from './db/group-commit.ts';
+import { sqliteStore } from './db/store.ts';
 import { Idempotency } from './db/idempotency.ts';
 import { FreeSpace } from './db/free-space.ts';
 import { freePageBytes, startReclaiming } from './db/free-pages.ts';
@@ -133,15 +134,17 @@ function assembleApp(config: Config, store: ServedStore, memory: MemorySettings,
   const metrics = new Metrics({ queueDepth: () => queueDepth(db, clock.now()), searchBacklog: () => searchBacklog(db), databaseFile: databasePath(config.dataDir), databaseFreeBytes: () => freePageBytes(db) });
   const disk = new FreeSpace(config.dataDir, config.minFreeSpaceMb * 1024 * 1024, opts.measureFreeSpace);
   disk.start(log);
+  const commit = new GroupCommit(db, { observe: (err) => health.observe(err), onCommit: (jobs) => metrics.writerBatch('main', jobs) });
   const app: App = {
     config,
+    store: sqliteStore(db, commit),
     db,
     log,
     clock,
     dns,
     dial: opts.dial ?? dialTcp,
     health,
-    commit: new GroupCommit(db, { observe: (err) => health.observe(err), onCommit: (jobs) => metrics.writerBatch('main', jobs) }),
+    commit,
     writer: new Writer(config, new URL('./start/writer-thread.ts', import.meta.url), health, (calls) => metrics.writerBatch('writer', calls)),
     idempotency: new Idempotency(db, clock),
     queue: { wake: () => {} },

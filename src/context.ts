@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import type { Clock } from './clock.ts';
 import type { Config, Plan } from './config/config.ts';
 import type { Db } from './db/open.ts';
+import type { Store } from './db/store.ts';
 import type { GroupCommit } from './db/group-commit.ts';
 import type { StoreHealth } from './db/health.ts';
 import type { Idempotency } from './db/idempotency.ts';
@@ -30,6 +31,9 @@ export interface CheckoutProvider {
 
 export interface App {
   config: Config;
+  /** Where the box's state is kept: every resource's queries run here (db/store.ts). */
+  store: Store;
+  /** The data directory's SQLite connection, for what is still written against it directly. */
   db: Db;
   log: Log;
   clock: Clock;

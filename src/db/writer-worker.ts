@@ -4,7 +4,9 @@
 // full-text indexing or fsync. Log lines written by a step travel back with the answer; the main thread writes them.
 import { workerData } from 'node:worker_threads';
 import { GroupCommit } from './group-commit.ts';
-import { openDatabase } from './open.ts';
+import { openDatabase, type Db } from './open.ts';
+import { runOn } from './sqlite-query.ts';
+import type { Query } from './query.ts';
 import { ApiError } from '../errors.ts';
 import type { Config } from '../config/config.ts';
 import type { Level, Log } from '../log.ts';
@@ -39,7 +41,7 @@ export function serveWriter(jobs: JobTable, background?: BackgroundJob): void {
     backgroundTimer = setTimeout(() => {
       backgroundTimer = null;
       const ctx: DbContext = { db, clock: { now: () => Date.now() }, log, config };
-      commit.runUnacknowledged(() => background(ctx)).then(
+      commit.runUnacknowledged(() => finish(db, background(ctx)) as boolean).then(
         (more) => more && scheduleBackground(0),
         // It failed with its batch (the disk, a lock held too long): the next call's commit brings it back.
         () => {},
@@ -63,7 +65,7 @@ export function serveWriter(jobs: JobTable, background?: BackgroundJob): void {
         logs.length = 0; // a batch that is run again must not log twice
         entries = logs;
         try {
-          return steps.map((step, i) => jobs[step.kind](ctx, payloads[i]));
+          return steps.map((step, i) => finish(db, jobs[step.kind](ctx, payloads[i])));
         } finally {
           entries = null;
         }
@@ -78,4 +80,10 @@ export function serveWriter(jobs: JobTable, background?: BackgroundJob): void {
     }
     return { result: { ...answer, batches: batches.splice(0) } };
   });
+}
+
+/** A job's result: the end of its query, run here on the writer's connection, or what it returned. */
+function finish(db: Db, result: unknown): unknown {
+  const q = result as Partial<Query<unknown>> | null;
+  return typeof q?.next === 'function' && typeof q.throw === 'function' ? runOn(db, q as Query<unknown>) : result;
 }

@@ -11,6 +11,7 @@ import type { Level, Log } from '../log.ts';
 import { WorkerPool } from '../threads/worker-pool.ts';
 import type { StoreHealth } from './health.ts';
 import type { Db } from './open.ts';
+import type { Query } from './query.ts';
 
 /** What a job that only reads and writes the database gets: the writer's connection, time, log and config. */
 export interface DbContext {
@@ -21,8 +22,8 @@ export interface DbContext {
 }
 
 /**
- * A job: synchronous SQL in the writer's transaction, from plain data (structured clone: Buffers arrive as
- * Buffers again, see writer-worker.ts) to plain data. An ApiError it throws refuses its call with nothing
+ * A job: a query (query.ts), or synchronous SQL, in the writer's transaction, from plain data (structured clone:
+ * Buffers arrive as Buffers again, see writer-worker.ts) to plain data. An ApiError it throws refuses its call with nothing
  * written; a batch may be run again after a rollback (GroupCommit rerunnable), so a job has no other effects.
  */
 export type WriterJob = (ctx: DbContext, payload: any) => unknown;
@@ -33,7 +34,7 @@ export type JobTable = Record<string, WriterJob>;
  * moment after a call's commit, in a transaction that acknowledges nobody, again at once while it returns true
  * (more is left). It may be run again after a rollback, like a job.
  */
-export type BackgroundJob = (ctx: DbContext) => boolean;
+export type BackgroundJob = (ctx: DbContext) => boolean | Query<boolean>;
 
 /**
  * The job table's type, filled in by the module that assembles the table (start/writer-jobs.ts, in a `declare
@@ -49,8 +50,8 @@ export type Kind = keyof Jobs & string;
 type Args<K extends Kind> = Parameters<Jobs[K]>;
 /** What a job takes besides its context, read off its signature; undefined for a job that takes nothing. */
 export type Payload<K extends Kind> = Args<K> extends [unknown] ? undefined : Args<K>[1];
-/** What a job returns, read off its signature: what its call resolves with, once committed. */
-export type Result<K extends Kind> = ReturnType<Jobs[K]>;
+/** What a job returns, read off its signature (what its query ends with): what its call resolves with, once committed. */
+export type Result<K extends Kind> = ReturnType<Jobs[K]> extends Query<infer T> ? T : ReturnType<Jobs[K]>;
 
 /** One step of a call: a job `kind` of the table, with its payload (left out where the job takes none). */
 export type Step<K extends Kind = Kind> = K extends Kind ? (undefined extends Payload<K> ? { kind: K; payload?: Payload<K> } : { kind: K; payload: Payload<K> }) : never;

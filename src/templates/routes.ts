@@ -129,35 +129,37 @@ const presentVersion = (v: VersionRow) => {
 };
 
 export function templateRoutes(app: App) {
-  const { db, clock } = app;
+  const { store, clock } = app;
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
 
-  const templateOf = (workspaceId: string, ref: string) => {
-    const t = templateByRef(db, workspaceId, ref);
+  const templateOf = async (workspaceId: string, ref: string) => {
+    const t = await store.read(templateByRef(workspaceId, ref));
     if (!t) throw notFound('Template');
     return t;
   };
   /** What render and test send use: the draft, else the active release (by size: render-pool.ts reads it). */
-  const workingVersion = (t: TemplateRow) => draftSizeOf(db, t.id) ?? (t.active_version_id ? versionSize(db, t.active_version_id) : undefined);
+  function* workingVersion(t: TemplateRow) {
+    return (yield* draftSizeOf(t.id)) ?? (t.active_version_id ? yield* versionSize(t.active_version_id) : undefined);
+  }
   const preview = async (workspaceId: string, t: TemplateRow, rawData: unknown) => {
-    const v = workingVersion(t)!;
+    const v = (await store.read(workingVersion(t)))!;
     const options = { useSampleData: true, keepUnsubscribe: v.message_class === 'marketing' };
     return { version: v, rendered: await renderVersion(app, workspaceId, v, templateData(rawData, 'data'), options) };
   };
 
-  r.get('/templates', auth, (ctx) => {
+  r.get('/templates', auth, async (ctx) => {
     const q = parseInput(ListQuery, ctx.query, 'query');
-    const data = listTemplates(db, principalOf(ctx).workspaceId, q).map((t) => presentTemplate(t, t.has_draft === 1));
+    const data = (await store.read(listTemplates(principalOf(ctx).workspaceId, q))).map((t) => presentTemplate(t, t.has_draft === 1));
     ctx.body = { data, count: data.length };
   });
 
   r.post('/templates', auth, async (ctx) => {
     const body = parseInput(CreateBody, ctx.request.body);
     const workspaceId = principalOf(ctx).workspaceId;
-    const created = await app.commit.run(() => {
+    const created = await store.write(function* () {
       try {
-        return createTemplate(db, clock.now(), workspaceId, body.key, starterContent(body.starter ?? 'blank', body.name));
+        return yield* createTemplate(clock.now(), workspaceId, body.key, starterContent(body.starter ?? 'blank', body.name));
       } catch (err) {
         if (err instanceof TemplateExists) throw new ApiError(409, 'template_exists', `A template with the key "${body.key}" already exists in this workspace`);
         throw err;
@@ -167,39 +169,42 @@ export function templateRoutes(app: App) {
     ctx.body = { template: { id: created.template.id, key: created.template.key } };
   });
 
-  r.get('/templates/:id', auth, (ctx) => {
-    const t = templateOf(principalOf(ctx).workspaceId, ctx.params.id);
-    const draft = draftOf(db, t.id);
-    const releases = releasesOf(db, t.id);
+  r.get('/templates/:id', auth, async (ctx) => {
+    const t = await templateOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const { draft, releases, usage } = await store.read(
+      (function* () {
+        return { draft: yield* draftOf(t.id), releases: yield* releasesOf(t.id), usage: yield* usageOf(t.id) };
+      })(),
+    );
     const active = releases.find((v) => v.id === t.active_version_id);
     ctx.body = {
       template: presentTemplate(t, Boolean(draft)),
       versions: releases.map((v) => ({ id: v.id, state: v.state, number: v.number, name: v.name, subjectTemplate: v.subject_template, publishedAt: iso(v.published_at!) })),
       draft: draft ? presentVersion(draft) : null,
       activeVersion: active ? presentVersion(active) : null,
-      usage: usageOf(db, t.id).map((u) => ({ versionId: u.versionId, emails: u.emails, lastSentAt: u.lastSentAt === null ? null : iso(u.lastSentAt) })),
+      usage: usage.map((u) => ({ versionId: u.versionId, emails: u.emails, lastSentAt: u.lastSentAt === null ? null : iso(u.lastSentAt) })),
     };
   });
 
   // Beyond the spec: one release (or the draft) whole, since the list gives releases in summary.
-  r.get('/templates/:id/versions/:version_id', auth, (ctx) => {
-    const t = templateOf(principalOf(ctx).workspaceId, ctx.params.id);
-    const v = versionById(db, ctx.params.version_id);
+  r.get('/templates/:id/versions/:version_id', auth, async (ctx) => {
+    const t = await templateOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const v = await store.read(versionById(ctx.params.version_id));
     if (!v || v.template_id !== t.id) throw notFound('Template version');
     ctx.body = { version: presentVersion(v) };
   });
 
   r.put('/templates/:id/draft', auth, async (ctx) => {
     const body = parseInput(DraftBody, ctx.request.body);
-    const t = templateOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const t = await templateOf(principalOf(ctx).workspaceId, ctx.params.id);
     const rawSample = (ctx.request.body as { sampleData?: unknown }).sampleData;
-    const answer = await app.commit.run(() => {
-      const draft = draftOf(db, t.id);
+    const answer = await store.write(function* () {
+      const draft = yield* draftOf(t.id);
       if (!draft) throw new ApiError(409, 'revision_conflict', `Template "${t.key}" has no draft: POST /templates/${t.id}/draft starts one from the published release`);
       if (body.revision !== draft.revision) {
         throw new ApiError(409, 'revision_conflict', `The draft is at revision ${draft.revision}${body.revision === undefined ? '; send it as revision' : `, not ${body.revision}`}: load it again and reapply your change`);
       }
-      const revision = saveDraft(db, clock.now(), t.id, draft.revision, replacedContent(contentOf(draft), body, rawSample));
+      const revision = yield* saveDraft(clock.now(), t.id, draft.revision, replacedContent(contentOf(draft), body, rawSample));
       if (revision === null) throw new ApiError(409, 'revision_conflict', 'The draft changed meanwhile: load it again and reapply your change');
       return { draft: { id: draft.id, revision } };
     });
@@ -207,12 +212,12 @@ export function templateRoutes(app: App) {
   });
 
   r.post('/templates/:id/draft', auth, async (ctx) => {
-    const t = templateOf(principalOf(ctx).workspaceId, ctx.params.id);
-    const draft = await app.commit.run(() => {
-      if (draftOf(db, t.id)) throw new ApiError(409, 'draft_exists', `Template "${t.key}" already has a draft: PUT /templates/${t.id}/draft changes it`);
-      const release = t.active_version_id ? versionById(db, t.active_version_id) : undefined;
+    const t = await templateOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const draft = await store.write(function* () {
+      if (yield* draftOf(t.id)) throw new ApiError(409, 'draft_exists', `Template "${t.key}" already has a draft: PUT /templates/${t.id}/draft changes it`);
+      const release = t.active_version_id ? yield* versionById(t.active_version_id) : undefined;
       if (!release) throw validationError('template', `template "${t.key}" has nothing published to start a draft from`);
-      return draftFromRelease(db, clock.now(), t, release);
+      return yield* draftFromRelease(clock.now(), t, release);
     });
     ctx.status = 201;
     ctx.body = { draft: { id: draft.id, revision: draft.revision } };
@@ -221,14 +226,14 @@ export function templateRoutes(app: App) {
   r.post('/templates/:id/render', auth, async (ctx) => {
     const body = parseInput(RenderBody, ctx.request.body ?? {});
     const workspaceId = principalOf(ctx).workspaceId;
-    const { rendered } = await preview(workspaceId, templateOf(workspaceId, ctx.params.id), body.data);
+    const { rendered } = await preview(workspaceId, await templateOf(workspaceId, ctx.params.id), body.data);
     ctx.body = { subject: rendered.subject, html: rendered.html, text: rendered.text, findings: rendered.findings, findingsOmitted: rendered.findingsOmitted };
   });
 
   r.post('/templates/:id/test', auth, async (ctx) => {
     const body = parseInput(TestBody, ctx.request.body);
     const workspaceId = principalOf(ctx).workspaceId;
-    const t = templateOf(workspaceId, ctx.params.id);
+    const t = await templateOf(workspaceId, ctx.params.id);
     if (t.lifecycle === 'archived') throw validationError('template', `template "${t.key}" is archived and cannot be sent: POST /templates/${t.id}/restore first`);
     const address = (s: string, path: string) => {
       const m = parseMailbox(s);
@@ -260,26 +265,26 @@ export function templateRoutes(app: App) {
   });
 
   r.post('/templates/:id/publish', auth, async (ctx) => {
-    const t = templateOf(principalOf(ctx).workspaceId, ctx.params.id);
-    const version = await app.commit.run(() => {
-      const draft = draftOf(db, t.id);
+    const t = await templateOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const version = await store.write(function* () {
+      const draft = yield* draftOf(t.id);
       if (!draft) throw new ApiError(409, 'no_draft', `Template "${t.key}" has no draft to publish: POST /templates/${t.id}/draft starts one`);
-      return publishDraft(db, clock.now(), t.id, draft.id);
+      return yield* publishDraft(clock.now(), t.id, draft.id);
     });
     ctx.status = 201;
     ctx.body = { version: { id: version.id, state: version.state, number: version.number } };
   });
 
   r.post('/templates/:id/archive', auth, async (ctx) => {
-    const t = templateOf(principalOf(ctx).workspaceId, ctx.params.id);
-    if (t.lifecycle !== 'archived') await app.commit.run(() => setLifecycle(db, clock.now(), t.id, 'archived'));
+    const t = await templateOf(principalOf(ctx).workspaceId, ctx.params.id);
+    if (t.lifecycle !== 'archived') await store.write(() => setLifecycle(clock.now(), t.id, 'archived'));
     ctx.body = { template: { id: t.id, lifecycle: 'archived' } };
   });
 
   r.post('/templates/:id/restore', auth, async (ctx) => {
-    const t = templateOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const t = await templateOf(principalOf(ctx).workspaceId, ctx.params.id);
     if (t.lifecycle === 'active') throw new ApiError(409, 'template_active', `Template "${t.key}" is active; only an archived template can be restored`);
-    await app.commit.run(() => setLifecycle(db, clock.now(), t.id, 'active'));
+    await store.write(() => setLifecycle(clock.now(), t.id, 'active'));
     ctx.body = { template: { id: t.id, lifecycle: 'active' } };
   });
 

@@ -1,0 +1,184 @@
+// Running queries (query.ts) on PostgreSQL through node-postgres: a pool of connections, each statement sent as
+// a named prepared statement with its `?` and `@name` placeholders numbered, values read back as SQLite gives
+// them (64-bit integers and sums as numbers, booleans as 1 and 0, bytea as Buffers), so a resource reads the
+// same rows from either store. A write runs in a SERIALIZABLE transaction, which gives the guarantees SQLite's
+// one writer gives: when PostgreSQL finds two transactions that could not have run one after the other, one
+// of them fails and its query is run again from the start (a query is only database work, query.ts).
+import pg from 'pg';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runAsync, textFor, type Query, type Statement } from './query.ts';
+
+const { Pool, types: pgTypes } = pg;
+
+/** How a value of each PostgreSQL type comes back: as better-sqlite3 returns the INTEGER, REAL or BLOB it stores. */
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    switch (oid) {
+      case pgTypes.builtins.INT8:
+      case pgTypes.builtins.NUMERIC:
+        return (v: string) => Number(v);
+      case pgTypes.builtins.BOOL:
+        return (v: string) => (v === 't' ? 1 : 0);
+      default:
+        return pgTypes.getTypeParser(oid, format);
+    }
+  },
+};
+
+export type PgPool = pg.Pool;
+export type PgClient = pg.PoolClient;
+
+export interface PostgresOptions {
+  /** Connections the pool may hold. */
+  max?: number;
+  /** Names the connections in pg_stat_activity. */
+  applicationName?: string;
+}
+
+/** A pool on `url` (postgres://user:password@host:port/database?sslmode=...); it connects at its first query. */
+export function openPool(url: string, opts: PostgresOptions = {}): PgPool {
+  const pool = new Pool({
+    connectionString: url,
+    max: opts.max ?? 10,
+    application_name: opts.applicationName ?? 'mailwright',
+    types,
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle connection the server closes (a restart) must not end the process: the pool drops it and opens another.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** Runs `q` on one connection of the pool, outside a transaction: each statement commits on its own. */
+export async function readOn<T>(pool: PgPool, q: Query<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    return await runAsync(q, (s) => answer(client, s));
+  } catch (err) {
+    broken = brokenConnection(err);
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+const RETRIES = 20;
+
+/**
+ * Runs the query `make` returns in one SERIALIZABLE transaction and commits it; on a serialization failure or a
+ * deadlock, makes it again and runs it again, after a short random pause, up to 20 times. Unless `durable`,
+ * the commit does not wait for the WAL to reach the disk (synchronous_commit off, for this transaction only).
+ */
+export async function transactOn<T>(pool: PgPool, make: () => Query<T>, durable = true): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
+      if (!durable) await client.query('SET LOCAL synchronous_commit = off');
+      const result = await runAsync(make(), (s) => answer(client, s));
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      broken = brokenConnection(err);
+      if (!broken) await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+      if (attempt < RETRIES && retryable(err)) {
+        await sleep(Math.random() * Math.min(50, 2 ** attempt));
+        continue;
+      }
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
+/** serialization_failure and deadlock_detected: the transaction was undone and can be run again as it was. */
+const retryable = (err: unknown) => ['40001', '40P01'].includes((err as { code?: string })?.code ?? '');
+
+/** An error that leaves the connection unusable (no SQLSTATE: the socket, a timeout): it is closed, not reused. */
+function brokenConnection(err: unknown): Error | undefined {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? undefined : (err as Error);
+}
+
+async function answer(client: PgClient, s: Statement): Promise<unknown> {
+  if (s.want === 'dialect') return 'postgres';
+  const text = textFor(s.sql, 'postgres');
+  if (s.want === 'exec') return void (await client.query(text));
+  const { sql, names } = numbered(text);
+  const values = names ? names.map((n) => (s.params[0] as Record<string, unknown>)[n]) : (s.params as unknown[]);
+  const array = s.want === 'value' || s.want === 'column';
+  const config = { name: statementName(sql), text: sql, values };
+  if (array) {
+    const r = await client.query<unknown[]>({ ...config, rowMode: 'array' });
+    return s.want === 'value' ? r.rows[0]?.[0] : r.rows.map((row) => row[0]);
+  }
+  const r = await client.query(config);
+  return s.want === 'get' ? r.rows[0] : s.want === 'all' ? r.rows : (r.rowCount ?? 0);
+}
+
+const names = new Map<string, string>();
+
+/** One prepared statement per text on each connection (node-postgres keeps them by name). */
+function statementName(sql: string): string {
+  let name = names.get(sql);
+  if (!name) names.set(sql, (name = `mw${names.size + 1}`));
+  return name;
+}
+
+const translations = new Map<string, { sql: string; names: string[] | null }>();
+
+/**
+ * The text with its placeholders as PostgreSQL numbers them: each `?` the next $n, each `@name` one $n per name
+ * (`names` then lists them in order). Quoted strings, quoted names and comments are left as they are.
+ */
+export function numbered(text: string): { sql: string; names: string[] | null } {
+  const known = translations.get(text);
+  if (known) return known;
+  let sql = '';
+  let n = 0;
+  const named: string[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === "'" || c === '"') {
+      const end = closing(text, i, c);
+      sql += text.slice(i, end);
+      i = end - 1;
+    } else if (c === '-' && text[i + 1] === '-') {
+      const end = text.indexOf('\n', i);
+      const stop = end < 0 ? text.length : end;
+      sql += text.slice(i, stop);
+      i = stop - 1;
+    } else if (c === '?') {
+      sql += `$${++n}`;
+    } else if (c === '@' && /[A-Za-z_]/.test(text[i + 1] ?? '')) {
+      const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(i + 1))![0];
+      let at = named.indexOf(name);
+      if (at < 0) at = named.push(name) - 1;
+      sql += `$${at + 1}`;
+      i += name.length;
+    } else {
+      sql += c;
+    }
+  }
+  if (n && named.length) throw new Error('a statement numbers its placeholders by ? or by @name, not both');
+  const result = { sql, names: named.length ? named : null };
+  translations.set(text, result);
+  return result;
+}
+
+/** Where the quoted string or name opening at `start` ends (a doubled quote stays inside). */
+function closing(text: string, start: number, quote: string): number {
+  let i = start + 1;
+  while (i < text.length) {
+    if (text[i] === quote) {
+      if (text[i + 1] === quote) i += 2;
+      else return i + 1;
+    } else i++;
+  }
+  return text.length;
+}
+

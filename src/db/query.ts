@@ -1,0 +1,112 @@
+// Statements as data. A resource's SQL is written once, in a generator function that yields each statement
+// and gets its rows back (`const row = yield* get<Row>('SELECT ...', id)`); the store that runs it decides
+// how: SQLite answers at once on its connection, so a query runs to the end synchronously, within one turn of
+// the event loop, as the code always did; PostgreSQL answers each statement over the network, on the one
+// connection that holds the query's transaction. The resource never names a connection, so it cannot run a
+// statement outside the transaction it is in, and it cannot wait for anything but the database: a query is
+// only database work, which is what lets a store run it again (a group commit's rerun, a serialization retry).
+// docs/architecture.md, "The store".
+
+/** Which SQL the store speaks. */
+export type Dialect = 'sqlite' | 'postgres';
+
+/** SQL both stores take, or one text for each where they differ. Placeholders are `?`, or `@name` with an object. */
+export type Sql = string | { readonly sqlite: string; readonly postgres: string };
+
+/** Positional values, or one object of named values for `@name` placeholders. */
+export type Params = unknown[] | [Record<string, unknown>];
+
+/**
+ * What a statement is asked for: a row, all rows, the first column of the first row or of every row, the rows
+ * changed, nothing (several statements), or no statement but the store's dialect.
+ */
+export type Want = 'get' | 'all' | 'value' | 'column' | 'run' | 'exec' | 'dialect';
+
+export interface Statement {
+  readonly want: Want;
+  readonly sql: Sql;
+  readonly params: Params;
+}
+
+/** Database work that ends with a T: yield* it from another query, or hand it to a store to run. */
+export type Query<T> = Generator<Statement, T, unknown>;
+
+/** The first row, or undefined. */
+export function* get<R>(sql: Sql, ...params: Params): Query<R | undefined> {
+  return (yield { want: 'get', sql, params }) as R | undefined;
+}
+
+/** Every row. */
+export function* all<R>(sql: Sql, ...params: Params): Query<R[]> {
+  return (yield { want: 'all', sql, params }) as R[];
+}
+
+/** The first column of the first row, or undefined when there is no row. */
+export function* value<V>(sql: Sql, ...params: Params): Query<V | undefined> {
+  return (yield { want: 'value', sql, params }) as V | undefined;
+}
+
+/** The first column of every row. */
+export function* column<V>(sql: Sql, ...params: Params): Query<V[]> {
+  return (yield { want: 'column', sql, params }) as V[];
+}
+
+/** Runs a statement that returns no rows; resolves with the number of rows it changed. */
+export function* run(sql: Sql, ...params: Params): Query<number> {
+  return (yield { want: 'run', sql, params }) as number;
+}
+
+/** Several statements without parameters (schema changes). */
+export function* exec(sql: Sql): Query<void> {
+  yield { want: 'exec', sql, params: [] };
+}
+
+/** The dialect of the store running the query, for the rare query that builds different statements on each. */
+export function* dialect(): Query<Dialect> {
+  return (yield { want: 'dialect', sql: '', params: [] }) as Dialect;
+}
+
+/** The text of `sql` for `d`. */
+export const textFor = (sql: Sql, d: Dialect): string => (typeof sql === 'string' ? sql : sql[d]);
+
+/** Runs `q` to its end with `answer` giving each statement's result synchronously (SQLite, and tests). */
+export function runSync<T>(q: Query<T>, answer: (s: Statement) => unknown): T {
+  let step = q.next();
+  while (!step.done) {
+    let result: unknown;
+    try {
+      result = answer(step.value);
+    } catch (err) {
+      step = q.throw(err);
+      continue;
+    }
+    step = q.next(result);
+  }
+  return step.value;
+}
+
+/** Runs `q` to its end with `answer` giving each statement's result, awaited (PostgreSQL). */
+export async function runAsync<T>(q: Query<T>, answer: (s: Statement) => Promise<unknown>): Promise<T> {
+  let step = q.next();
+  while (!step.done) {
+    let result: unknown;
+    try {
+      result = await answer(step.value);
+    } catch (err) {
+      step = q.throw(err);
+      continue;
+    }
+    step = q.next(result);
+  }
+  return step.value;
+}
+
+/** A constraint the row broke, named the same on both stores: a caller turns `unique` into its own refusal. */
+export function constraintViolated(err: unknown): 'unique' | 'foreign_key' | 'check' | null {
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code !== 'string') return null;
+  if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505') return 'unique';
+  if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === '23503') return 'foreign_key';
+  if (code === 'SQLITE_CONSTRAINT_CHECK' || code === '23514') return 'check';
+  return null;
+}

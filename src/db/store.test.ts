@@ -1,0 +1,165 @@
+// The store (store.ts) on both engines: the same queries against a data directory's SQLite database and a fresh
+// PostgreSQL database (Debian's server, testkit/postgres.ts), each with the box's whole schema. What a resource
+// reads must not depend on the engine: numbers, 1/0 for booleans, Buffers, rows changed, refusals, rollbacks.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { rmSync } from 'node:fs';
+import { GroupCommit } from './group-commit.ts';
+import { migrate } from './migrate.ts';
+import { openDatabase, type Db } from './open.ts';
+import { migratePostgres } from './postgres-migrate.ts';
+import { openPool, type PgPool } from './postgres.ts';
+import { all, column, constraintViolated, dialect, get, run, value, type Query } from './query.ts';
+import { postgresStore, sqliteStore, type Store } from './store.ts';
+import { freshDatabase } from '../testkit/postgres.ts';
+import { tempDir } from '../testkit/app.ts';
+
+let dir: string;
+let db: Db;
+let pool: PgPool;
+let dropPg: () => Promise<void>;
+const stores: Store[] = [];
+
+test.before(async () => {
+  dir = tempDir();
+  db = openDatabase(dir);
+  migrate(db);
+  stores.push(sqliteStore(db, new GroupCommit(db)));
+  const fresh = await freshDatabase();
+  dropPg = fresh.drop;
+  pool = openPool(fresh.url, { max: 4 });
+  await migratePostgres(pool);
+  stores.push(postgresStore(pool));
+});
+test.after(async () => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+  await pool.end();
+  await dropPg();
+});
+
+function* addWorkspace(id: string, name: string): Query<number> {
+  return yield* run('INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)', id, name, 1_800_000_000_123);
+}
+
+const both = (name: string, check: (store: Store) => Promise<void>) =>
+  test(name, async () => {
+    for (const store of stores) {
+      try {
+        await check(store);
+      } catch (err) {
+        (err as Error).message = `${store.dialect}: ${(err as Error).message}`;
+        throw err;
+      }
+    }
+  });
+
+both('rows come back alike: 64-bit integers and sums as numbers, EXISTS as 1 or 0, bytes as Buffers', async (s) => {
+  assert.is(await s.write(() => addWorkspace('ws_rows', 'rows')), 1);
+  const row = await s.read(get<{ id: string; created_at: number; there: number; missing: number; total: number }>(
+    `SELECT id, created_at, EXISTS (SELECT 1 FROM workspaces WHERE id = ?) AS there, EXISTS (SELECT 1 FROM workspaces WHERE id = 'none') AS missing,
+       (SELECT sum(created_at) FROM workspaces WHERE id = ?) AS total FROM workspaces WHERE id = ?`,
+    'ws_rows', 'ws_rows', 'ws_rows',
+  ));
+  assert.equal(row, { id: 'ws_rows', created_at: 1_800_000_000_123, there: 1, missing: 0, total: 1_800_000_000_123 });
+  const bytes = Buffer.from([0, 1, 2, 255]);
+  await s.write(() => run('INSERT INTO box_settings (key, value) VALUES (?, ?)', 'bytes', bytes));
+  const back = await s.read(value<Buffer>('SELECT value FROM box_settings WHERE key = ?', 'bytes'));
+  assert.ok(Buffer.isBuffer(back) && back.equals(bytes), 'a Buffer');
+  assert.is(await s.read(value('SELECT count(*) FROM workspaces WHERE id = ?', 'ws_rows')), 1);
+  assert.is(await s.read(value('SELECT id FROM workspaces WHERE id = ?', 'none')), undefined);
+  assert.is(await s.read(get('SELECT id FROM workspaces WHERE id = ?', 'none')), undefined);
+});
+
+both('named placeholders, a column, rows changed, the dialect', async (s) => {
+  await s.write(function* () {
+    for (const n of [1, 2, 3]) yield* addWorkspace(`ws_named_${n}`, `named ${n}`);
+  });
+  const ids = await s.read(column<string>("SELECT id FROM workspaces WHERE name LIKE 'named %' AND created_at = @at AND id <> @not ORDER BY id", { at: 1_800_000_000_123, not: 'ws_named_2' }));
+  assert.equal(ids, ['ws_named_1', 'ws_named_3']);
+  assert.is(await s.write(() => run("UPDATE workspaces SET sending_paused_at = 1 WHERE name LIKE 'named %'")), 3);
+  assert.is(await s.read(dialect()), s.dialect);
+  // A question mark inside a quoted string is not a placeholder.
+  assert.equal(await s.read(all("SELECT 'what?' AS q, name FROM workspaces WHERE id = ?", 'ws_named_1')), [{ q: 'what?', name: 'named 1' }]);
+});
+
+both('a broken constraint is named alike, and a write that throws leaves nothing behind', async (s) => {
+  await s.write(() => addWorkspace('ws_unique', 'unique'));
+  const err = await s.write(() => addWorkspace('ws_unique_2', 'unique')).catch((e: unknown) => e);
+  assert.is(constraintViolated(err), 'unique');
+  const fk = await s.write(() => run("INSERT INTO users (id, workspace_id, email, password_hash, created_at) VALUES ('u_x', 'ws_none', 'x@example.com', 'h', 1)")).catch((e: unknown) => e);
+  assert.is(constraintViolated(fk), 'foreign_key');
+  const thrown = await s
+    .write(function* () {
+      yield* addWorkspace('ws_undone', 'undone');
+      throw new Error('changed my mind');
+    })
+    .catch((e: Error) => e.message);
+  assert.is(thrown, 'changed my mind');
+  assert.is(await s.read(value('SELECT count(*) FROM workspaces WHERE id = ?', 'ws_undone')), 0, 'rolled back');
+  // A query can catch a refusal and answer with its own.
+  const answered = await s.write(function* () {
+    try {
+      yield* addWorkspace('ws_unique_3', 'unique');
+      return 'added';
+    } catch (e) {
+      return constraintViolated(e) ?? 'other';
+    }
+  });
+  assert.is(answered, 'unique');
+});
+
+both('a published template version cannot be changed or deleted while its template exists', async (s) => {
+  await s.write(function* () {
+    yield* addWorkspace('ws_tmpl', 'templates');
+    yield* run("INSERT INTO templates (id, workspace_id, key, name, created_at, updated_at) VALUES ('tmpl_1', 'ws_tmpl', 'Welcome', 'w', 1, 1)");
+    yield* run(`INSERT INTO template_versions (id, template_id, workspace_id, state, number, name, subject_template, html_template, text_template, variables_json, sample_data_json, message_class, created_at, updated_at)
+      VALUES ('tmplv_1', 'tmpl_1', 'ws_tmpl', 'published', 1, 'w', 's', 'h', 't', '[]', '{}', 'transactional', 1, 1)`);
+  });
+  assert.ok(await s.write(() => run("UPDATE template_versions SET name = 'x' WHERE id = 'tmplv_1'")).then(() => false, () => true), 'update refused');
+  assert.ok(await s.write(() => run("DELETE FROM template_versions WHERE id = 'tmplv_1'")).then(() => false, () => true), 'delete refused');
+  assert.is(await s.write(() => run("DELETE FROM templates WHERE id = 'tmpl_1'")), 1);
+  assert.is(await s.read(value("SELECT count(*) FROM template_versions WHERE id = 'tmplv_1'")), 0, 'gone with its template');
+  // Keys are unique whatever their case.
+  await s.write(() => run("INSERT INTO templates (id, workspace_id, key, name, created_at, updated_at) VALUES ('tmpl_2', 'ws_tmpl', 'Hello', 'h', 1, 1)"));
+  const clash = await s.write(() => run("INSERT INTO templates (id, workspace_id, key, name, created_at, updated_at) VALUES ('tmpl_3', 'ws_tmpl', 'HELLO', 'h', 1, 1)")).catch((e: unknown) => e);
+  assert.is(constraintViolated(clash), 'unique');
+});
+
+both('concurrent read-then-write transactions each see the other: no update is lost', async (s) => {
+  await s.write(() => run("INSERT INTO box_settings (key, value) VALUES ('counter', ?)", Buffer.from('0')));
+  function* increment(): Query<void> {
+    const now = Number(String(yield* value<Buffer>("SELECT value FROM box_settings WHERE key = 'counter'")));
+    yield* run("UPDATE box_settings SET value = ? WHERE key = 'counter'", Buffer.from(String(now + 1)));
+  }
+  await Promise.all(Array.from({ length: 40 }, () => s.write(increment)));
+  assert.is(String(await s.read(value<Buffer>("SELECT value FROM box_settings WHERE key = 'counter'"))), '40');
+});
+
+test('the PostgreSQL schema has every table, column and index SQLite has', async () => {
+  const sqliteTables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND sql NOT LIKE 'CREATE VIRTUAL%' AND name NOT GLOB '*_search_*' AND name NOT GLOB 'email_prefixes_*'").pluck().all() as string[];
+  const pgColumns = (await pool.query("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'")).rows as Array<{ table_name: string; column_name: string }>;
+  for (const table of sqliteTables) {
+    const want = (db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(table) as string[]).sort();
+    const have = pgColumns.filter((c) => c.table_name === table).map((c) => c.column_name).sort();
+    assert.equal(have, want, `columns of ${table}`);
+  }
+  const sqliteIndexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL").pluck().all() as string[];
+  const pgIndexes = new Set((await pool.query("SELECT indexname FROM pg_indexes WHERE schemaname = 'public'")).rows.map((r: { indexname: string }) => r.indexname));
+  assert.equal(sqliteIndexes.filter((i) => !pgIndexes.has(i)), [], 'indexes missing in PostgreSQL');
+});
+
+test('migrating again applies nothing, and nodes migrating at once apply each migration once', async () => {
+  assert.equal(await migratePostgres(pool), []);
+  const fresh = await freshDatabase();
+  const pools = [openPool(fresh.url, { max: 2 }), openPool(fresh.url, { max: 2 })];
+  try {
+    const applied = await Promise.all(pools.map((p) => migratePostgres(p)));
+    assert.equal(applied.flat().sort(), [43]);
+  } finally {
+    await Promise.all(pools.map((p) => p.end()));
+    await fresh.drop();
+  }
+});
+
+test.run();
