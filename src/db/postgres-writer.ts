@@ -1,0 +1,76 @@
+// The write path of mail on PostgreSQL: the same job table as the writer thread (writer.ts), run on this event
+// loop, each call's steps in one transaction of their own. No thread is needed: PostgreSQL does the work in its
+// own processes, and node-postgres waits on the network without holding the event loop. Each call commits
+// alone (PostgreSQL groups concurrent commits' WAL flushes itself); the 200 or the 250 comes after that commit.
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config/config.ts';
+import type { Level, Log } from '../log.ts';
+import { transactOn, type PgPool } from './postgres.ts';
+import type { Query } from './query.ts';
+import type { BackgroundJob, DbContext, JobTable, LogEntry, Results, Step } from './writer.ts';
+
+/** Runs the background job (the search backlog) this long after a commit, and again at once while it has more. */
+const BACKGROUND_DELAY_MS = 50;
+
+export class PostgresWriter {
+  private backgroundTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly pool: PgPool,
+    private readonly jobs: JobTable,
+    private readonly config: Config,
+    private readonly background?: BackgroundJob,
+  ) {}
+
+  /** As Writer.commit: each step's result, in order, once the call's transaction is committed. */
+  async commit<const S extends readonly Step[]>(steps: S, opts: { now: number; log: Log; transfer?: ArrayBuffer[] }): Promise<Results<S>> {
+    for (const step of steps) if (!this.jobs[step.kind]) throw new Error(`the writer has no job "${step.kind}"`);
+    const entries: LogEntry[] = [];
+    const jobs = this.jobs;
+    const ctx = this.context({ now: () => opts.now }, entries);
+    const results = await transactOn(this.pool, function* () {
+      entries.length = 0; // a call run again after a serialization failure must not log twice
+      const out: unknown[] = [];
+      for (const step of steps) out.push(yield* asQuery(jobs[step.kind]!(ctx, (step as { payload?: unknown }).payload)));
+      return out;
+    });
+    for (const e of entries) opts.log[e.level](e.msg, e.fields);
+    this.scheduleBackground(BACKGROUND_DELAY_MS);
+    return results as Results<S>;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.backgroundTimer) clearTimeout(this.backgroundTimer);
+  }
+
+  private context(clock: Clock, entries: LogEntry[]): DbContext {
+    const at = (level: Level) => (msg: string, fields?: Record<string, unknown>) => void entries.push({ level, msg, fields });
+    const log: Log = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => log, setLevel: () => {} };
+    // No SQLite connection here: a job on PostgreSQL is a query, and names none.
+    return { clock, log, config: this.config } as DbContext;
+  }
+
+  private scheduleBackground(ms: number): void {
+    const background = this.background;
+    if (!background || this.backgroundTimer || this.closed) return;
+    this.backgroundTimer = setTimeout(() => {
+      this.backgroundTimer = null;
+      const ctx = this.context({ now: () => Date.now() }, []);
+      transactOn(this.pool, () => asQuery(background(ctx)) as Query<boolean>, false).then(
+        (more) => more && this.scheduleBackground(0),
+        // It failed (the server went away): the next call's commit brings it back.
+        () => {},
+      );
+    }, ms);
+    this.backgroundTimer.unref();
+  }
+}
+
+/** A job's query; a job that is not one cannot run here (it still writes through SQLite directly). */
+function* asQuery(result: unknown): Query<unknown> {
+  const q = result as Partial<Query<unknown>> | null;
+  if (typeof q?.next !== 'function' || typeof q.throw !== 'function') throw new Error('a writer job on PostgreSQL must be a query (db/query.ts)');
+  return yield* q as Query<unknown>;
+}
