@@ -1,0 +1,80 @@
+// The writer's job table on PostgreSQL (postgres-writer.ts), against Debian's server: a call's steps commit
+// together and come back in order, a step that refuses undoes the call, a call run again after a serialization
+// failure logs once, and a job that is not a query is refused rather than run outside the transaction.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { loadConfig } from '../config/config.ts';
+import { ApiError } from '../errors.ts';
+import type { Log } from '../log.ts';
+import { migratePostgres } from './postgres-migrate.ts';
+import { PostgresWriter } from './postgres-writer.ts';
+import { openPool, type PgPool } from './postgres.ts';
+import { run, value, type Query } from './query.ts';
+import type { DbContext, JobTable, Step } from './writer.ts';
+import { freshDatabase } from '../testkit/postgres.ts';
+
+let pool: PgPool;
+let drop: () => Promise<void>;
+let writer: PostgresWriter;
+const lines: string[] = [];
+const log = { debug() {}, info: (msg: string) => void lines.push(msg), warn() {}, error() {}, child: () => log, setLevel() {} } as unknown as Log;
+
+const jobs = {
+  add: function* (ctx: DbContext, p: { id: string }): Query<string> {
+    yield* run('INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)', p.id, p.id, ctx.clock.now());
+    ctx.log.info(`added ${p.id}`);
+    return p.id;
+  },
+  bump: function* (ctx: DbContext): Query<number> {
+    const n = Number(yield* value("SELECT count(*) FROM workspaces WHERE name LIKE 'bump%'"));
+    yield* run('INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)', `bump${n}`, `bump${n}`, ctx.clock.now());
+    ctx.log.info('bumped');
+    return n;
+  },
+  refuse: function* (): Query<never> {
+    yield* run("INSERT INTO workspaces (id, name, created_at) VALUES ('refused', 'refused', 1)");
+    throw new ApiError(409, 'nope', 'refused');
+  },
+  plain: () => 1,
+} satisfies JobTable;
+const commit = (steps: Step[]) => writer.commit(steps as never, { now: 1_800_000_000_000, log }) as Promise<unknown[]>;
+
+test.before(async () => {
+  const fresh = await freshDatabase();
+  drop = fresh.drop;
+  pool = openPool(fresh.url, { max: 4 });
+  await migratePostgres(pool);
+  writer = new PostgresWriter(pool, jobs, loadConfig({ MAILWRIGHT_DATA_DIR: '/nonexistent' }));
+});
+test.after(async () => {
+  await writer.close();
+  await pool.end();
+  await drop();
+});
+
+test('a call\'s steps commit together and resolve with their results in order, logging after the commit', async () => {
+  assert.equal(await commit([{ kind: 'add', payload: { id: 'w1' } }, { kind: 'add', payload: { id: 'w2' } }] as never), ['w1', 'w2']);
+  assert.equal(lines.splice(0), ['added w1', 'added w2']);
+  assert.is(Number((await pool.query("SELECT count(*) AS n FROM workspaces WHERE id IN ('w1', 'w2')")).rows[0].n), 2);
+});
+
+test('a step that refuses undoes the whole call', async () => {
+  const err = await commit([{ kind: 'add', payload: { id: 'w3' } }, { kind: 'refuse' }] as never).catch((e: unknown) => e);
+  assert.instance(err, ApiError);
+  assert.is((err as ApiError).status, 409);
+  assert.is(Number((await pool.query("SELECT count(*) AS n FROM workspaces WHERE id IN ('w3', 'refused')")).rows[0].n), 0);
+  assert.equal(lines.splice(0), [], 'nothing logged for an undone call');
+});
+
+test('calls that conflict are run again, each logging once, and none is lost', async () => {
+  const results = await Promise.all(Array.from({ length: 12 }, () => commit([{ kind: 'bump' }] as never)));
+  assert.equal(results.map((r) => r[0]).sort((a, b) => Number(a) - Number(b)), Array.from({ length: 12 }, (_, i) => i));
+  assert.is(lines.splice(0).length, 12);
+});
+
+test('a job that is not a query is refused, and an unknown job too', async () => {
+  assert.match(String(await commit([{ kind: 'plain' }] as never).catch((e: Error) => e.message)), /must be a query/);
+  assert.match(String(await commit([{ kind: 'missing' }] as never).catch((e: Error) => e.message)), /no job "missing"/);
+});
+
+test.run();
