@@ -1,9 +1,12 @@
 // Running queries (query.ts) on PostgreSQL through node-postgres: a pool of connections, each statement sent as
 // a named prepared statement with its `?` and `@name` placeholders numbered, values read back as SQLite gives
 // them (64-bit integers and sums as numbers, booleans as 1 and 0, bytea as Buffers), so a resource reads the
-// same rows from either store. A write runs in a SERIALIZABLE transaction, which gives the guarantees SQLite's
-// one writer gives: when PostgreSQL finds two transactions that could not have run one after the other, one
-// of them fails and its query is run again from the start (a query is only database work, query.ts).
+// same rows from either store.
+// Writes keep the guarantee the resources were written for, SQLite's: one writer at a time. A write takes the
+// box's write lock (a session advisory lock, taken before BEGIN so that the transaction's snapshot comes after
+// the previous writer's commit) and runs SERIALIZABLE, so that a write that does not take the lock, or a
+// future finer lock, still cannot interleave unseen: PostgreSQL then fails one of two such transactions and its
+// query is run again from the start (a query is only database work, query.ts).
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runAsync, textFor, type Query, type Statement } from './query.ts';
@@ -44,6 +47,10 @@ export function openPool(url: string, opts: PostgresOptions = {}): PgPool {
     types,
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 30_000,
+    // No statement holds a connection (and with it, perhaps, the write lock) for ever: a server that stops
+    // answering, or a query stuck on a lock, fails the request instead.
+    statement_timeout: 60_000,
+    idle_in_transaction_session_timeout: 60_000,
   });
   // An idle connection the server closes (a restart) must not end the process: the pool drops it and opens another.
   pool.on('error', () => {});
@@ -65,17 +72,23 @@ export async function readOn<T>(pool: PgPool, q: Query<T>): Promise<T> {
 }
 
 const RETRIES = 20;
+/** pg_advisory_lock's key for the box's one writer (migrations use another, postgres-migrate.ts). */
+export const WRITE_LOCK = 7_004_301;
 
 /**
- * Runs the query `make` returns in one SERIALIZABLE transaction and commits it; on a serialization failure or a
- * deadlock, makes it again and runs it again, after a short random pause, up to 20 times. Unless `durable`,
- * the commit does not wait for the WAL to reach the disk (synchronous_commit off, for this transaction only).
+ * Runs the query `make` returns in one SERIALIZABLE transaction under the write lock and commits it; on a
+ * serialization failure or a deadlock, makes it again and runs it again, after a short random pause, up to 20
+ * times. Unless `durable`, the commit does not wait for the WAL to reach the disk (synchronous_commit off, for
+ * this transaction only).
  */
 export async function transactOn<T>(pool: PgPool, make: () => Query<T>, durable = true): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const client = await pool.connect();
     let broken: Error | undefined;
+    let locked = false;
     try {
+      await client.query({ name: 'mw_lock', text: 'SELECT pg_advisory_lock($1)', values: [WRITE_LOCK] });
+      locked = true;
       await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
       if (!durable) await client.query('SET LOCAL synchronous_commit = off');
       const result = await runAsync(make(), (s) => answer(client, s));
@@ -90,6 +103,8 @@ export async function transactOn<T>(pool: PgPool, make: () => Query<T>, durable 
       }
       throw err;
     } finally {
+      if (locked && !broken) await client.query({ name: 'mw_unlock', text: 'SELECT pg_advisory_unlock($1)', values: [WRITE_LOCK] }).catch((e: Error) => (broken = e));
+      // A connection that could not give the lock back is closed, which gives it back.
       client.release(broken);
     }
   }
