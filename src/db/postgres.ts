@@ -57,14 +57,21 @@ export function openPool(url: string, opts: PostgresOptions = {}): PgPool {
   return pool;
 }
 
-/** Runs `q` on one connection of the pool, outside a transaction: each statement commits on its own. */
-export async function readOn<T>(pool: PgPool, q: Query<T>): Promise<T> {
+/**
+ * Runs `q` on one connection of the pool: outside a transaction, each statement on its own, or with `snapshot` in
+ * a read-only REPEATABLE READ transaction, every statement seeing the same moment.
+ */
+export async function readOn<T>(pool: PgPool, q: Query<T>, snapshot = false): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
-    return await runAsync(q, (s) => answer(client, s));
+    if (snapshot) await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const result = await runAsync(q, (s) => answer(client, s));
+    if (snapshot) await client.query('COMMIT');
+    return result;
   } catch (err) {
     broken = brokenConnection(err);
+    if (snapshot && !broken) await client.query('ROLLBACK').catch((e: Error) => (broken = e));
     throw err;
   } finally {
     client.release(broken);

@@ -136,6 +136,28 @@ both('concurrent read-then-write transactions each see the other: no update is l
   assert.is(String(await s.read(value<Buffer>("SELECT value FROM box_settings WHERE key = 'counter'"))), '40');
 });
 
+both('a snapshot read sees one moment, a write between its statements notwithstanding', async (s) => {
+  await s.write(() => addWorkspace('ws_snap', 'snapshot'));
+  const read = (snapshot: boolean) =>
+    s.read(
+      (function* () {
+        const before = yield* value<number>("SELECT count(*) FROM workspaces WHERE id LIKE 'ws_snap%'");
+        // On SQLite the query runs within one turn, so nothing can come between; on PostgreSQL this write is
+        // committed from another connection while the read waits for its next statement.
+        if (s.dialect === 'postgres') yield* value('SELECT pg_sleep(0.2)');
+        const after = yield* value<number>("SELECT count(*) FROM workspaces WHERE id LIKE 'ws_snap%'");
+        return [before, after];
+      })(),
+      { snapshot },
+    );
+  const [counts] = await Promise.all([read(true), new Promise((r) => setTimeout(r, 50)).then(() => s.write(() => addWorkspace('ws_snap_2', 'snapshot 2')))]);
+  assert.equal(counts, [1, 1]);
+  if (s.dialect === 'postgres') {
+    const [moving] = await Promise.all([read(false), new Promise((r) => setTimeout(r, 50)).then(() => s.write(() => addWorkspace('ws_snap_3', 'snapshot 3')))]);
+    assert.equal(moving, [2, 3], 'without a snapshot the second statement sees the write');
+  }
+});
+
 test('the PostgreSQL schema has every table, column and index SQLite has', async () => {
   const sqliteTables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND sql NOT LIKE 'CREATE VIRTUAL%' AND name NOT GLOB '*_search_*' AND name NOT GLOB 'email_prefixes_*'").pluck().all() as string[];
   const pgColumns = (await pool.query("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'")).rows as Array<{ table_name: string; column_name: string }>;

@@ -10,8 +10,11 @@ import { runOn } from './sqlite-query.ts';
 
 export interface Store {
   readonly dialect: Dialect;
-  /** Runs a query that only reads (each statement sees what was committed when it ran). */
-  read<T>(q: Query<T>): Promise<T>;
+  /**
+   * Runs a query that only reads. Each statement sees what was committed when it ran, unless `snapshot`: then
+   * all of them see one moment (a read transaction), for a page whose parts must agree.
+   */
+  read<T>(q: Query<T>, opts?: { snapshot?: boolean }): Promise<T>;
   /**
    * Runs the query `make` returns in a transaction; resolves once it is committed and durable. `make` may be
    * called again (a rerun after a rollback), so it only makes the query. `acknowledged: false` is for
@@ -25,7 +28,7 @@ export interface Store {
 export function sqliteStore(db: Db, commit: GroupCommit): Store {
   return {
     dialect: 'sqlite',
-    read: <T>(q: Query<T>) => new Promise<T>((resolve) => resolve(runOn(db, q))),
+    read: <T>(q: Query<T>, opts?: { snapshot?: boolean }) => new Promise<T>((resolve) => resolve(opts?.snapshot ? db.transaction(() => runOn(db, q))() : runOn(db, q))),
     write: <T>(make: () => Query<T>, opts?: { acknowledged?: boolean }) =>
       opts?.acknowledged === false ? commit.runUnacknowledged(() => runOn(db, make())) : commit.run(() => runOn(db, make())),
   };
@@ -35,7 +38,7 @@ export function sqliteStore(db: Db, commit: GroupCommit): Store {
 export function postgresStore(pool: PgPool): Store {
   return {
     dialect: 'postgres',
-    read: (q) => readOn(pool, q),
+    read: (q, opts) => readOn(pool, q, opts?.snapshot),
     write: (make, opts) => transactOn(pool, make, opts?.acknowledged !== false),
   };
 }
