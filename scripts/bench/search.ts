@@ -34,6 +34,7 @@ import { indexEmail, nextSearchRowid, previewOf } from '../../src/emails/search-
 import { packMail } from '../../src/mail/packing.ts';
 import { planList } from '../../src/emails/list.ts';
 import { ensureLabels } from '../../src/labels/labels.ts';
+import { runOn } from '../../src/db/sqlite-query.ts';
 import { parseListParams } from '../../src/emails/search-routes.ts';
 import { startAppProcess, testEnv } from '../../src/testkit/app.ts';
 import { WORDS_FILE, benchDir, ensureWordsInstalled, fmt, machineBusyMicros, mulberry32, percentile, reportGoal, table, zipf } from './lib.ts';
@@ -121,7 +122,7 @@ function build(dataDir: string): Meta {
       return { id, address: `${local}@${domain.name}`, domain };
     });
   // Each workspace's labels, by name; emails carry their ids.
-  const labelIds = new Map([ws.id, other.id].map((id) => [id, new Map(ensureLabels(db, clock, id, LABELS).map((l) => [l.name, l.id]))]));
+  const labelIds = new Map([ws.id, other.id].map((id) => [id, new Map(runOn(db, ensureLabels(clock, id, LABELS)).map((l) => [l.name, l.id]))]));
   const own = domainOf(ws.id, OWN_DOMAIN);
   const otherDomain = domainOf(other.id, 'other.example');
   const spaces = [

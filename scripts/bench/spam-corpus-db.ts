@@ -4,6 +4,7 @@
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { train, type SpamClass } from '../../src/filter/store.ts';
+import { runOn } from '../../src/db/sqlite-query.ts';
 import type { MessageTokens } from '../../src/filter/tokens.ts';
 import { benchDir } from './lib.ts';
 import type { CorpusMessage } from './spam-corpus-data.ts';
@@ -39,7 +40,9 @@ export function addEmail(db: Db, workspaceId: string): string {
 export function learn(db: Db, workspaceId: string, items: readonly Prepared[]): void {
   for (const p of items) {
     const cls: SpamClass = p.message.spam ? 'spam' : 'ham';
-    train(db, { workspaceId, emailId: addEmail(db, workspaceId), class: cls, tokens: p.tokens.tokens, source: 'owner', now: NOW });
+    const emailId = addEmail(db, workspaceId);
+    // One transaction per message, as train() had of its own before it was a query.
+    db.transaction(() => runOn(db, train({ workspaceId, emailId, class: cls, tokens: p.tokens.tokens, source: 'owner', now: NOW })))();
   }
 }
 

@@ -4,6 +4,7 @@
 // train() says it is due. Reports the bytes of the filter's tables (dbstat) and the time of the longest prune.
 import { rmSync } from 'node:fs';
 import { prune, score, train } from '../../src/filter/store.ts';
+import { runOn } from '../../src/db/sqlite-query.ts';
 import { fmt, mulberry32, reportGoal, table } from './lib.ts';
 import { addEmail, addWorkspace, freshDb, type Prepared } from './spam-corpus-db.ts';
 
@@ -30,14 +31,14 @@ export function modelSize(pool: readonly Prepared[], messages: number, start: nu
           const base = pool[Math.floor(rand() * pool.length)]!;
           const tokens = base.tokens.tokens.map((t) => (!t.includes(':') && rand() < FRESH_SHARE ? `${t}${++fresh}` : t));
           const now = start + Math.floor((j / messages) * DAYS * 86_400_000);
-          const r = train(db, { workspaceId: ws, emailId: addEmail(db, ws), class: base.message.spam ? 'spam' : 'ham', tokens, source: 'auto', now });
+          const r = runOn(db, train({ workspaceId: ws, emailId: addEmail(db, ws), class: base.message.spam ? 'spam' : 'ham', tokens, source: 'auto', now }));
           pruneDue ||= r.pruneDue;
         }
         return pruneDue;
       })();
       if (due) {
         const p0 = performance.now();
-        prune(db, ws, start + Math.floor((i / messages) * DAYS * 86_400_000));
+        db.transaction(() => runOn(db, prune(ws, start + Math.floor((i / messages) * DAYS * 86_400_000))))();
         longestPruneMs = Math.max(longestPruneMs, performance.now() - p0);
         prunes++;
       }
@@ -50,7 +51,7 @@ export function modelSize(pool: readonly Prepared[], messages: number, start: nu
     const total = bytes.reduce((n, b) => n + b.size, 0);
     // Scoring against the grown model, for its read cost.
     const c0 = process.cpuUsage();
-    for (const p of pool.slice(0, 500)) score(db, ws, p.tokens);
+    for (const p of pool.slice(0, 500)) runOn(db, score(ws, p.tokens));
     const c1 = process.cpuUsage(c0);
     console.log(`\n### Model size after ${fmt(messages)} learned messages over ${DAYS} days (one workspace)\n`);
     table(['table', 'rows', 'bytes'], [

@@ -10,6 +10,7 @@ import type { Db } from '../../src/db/open.ts';
 import { parseMessage } from '../../src/mail/parse.ts';
 import { messageTokens } from '../../src/filter/tokens.ts';
 import { score } from '../../src/filter/store.ts';
+import { runOn } from '../../src/db/sqlite-query.ts';
 import { COLD_THRESHOLD, MIN_TRAINED, SPAM_THRESHOLD } from '../../src/filter/verdict.ts';
 import { fmt, mulberry32, reportGoal, table } from './lib.ts';
 import { addWorkspace, freshDb, learn, NOW, type Prepared } from './spam-corpus-db.ts';
@@ -45,7 +46,7 @@ interface Scored {
 function scoreAll(db: Db, workspaceId: string, items: readonly Prepared[]): Scored[] {
   return items.map((item) => {
     const t0 = process.cpuUsage();
-    const v = score(db, workspaceId, item.tokens);
+    const v = runOn(db, score(workspaceId, item.tokens));
     return { item, score: v.score, micros: cpu(t0, process.cpuUsage()) };
   });
 }

@@ -8,7 +8,7 @@ import { apiRouter } from '../http/server.ts';
 import { principalOf, requireAuth, sendChannel } from '../http/auth.ts';
 import { claimOf, idempotent } from '../http/idempotency.ts';
 import { parseInput } from '../http/validate.ts';
-import { pageOf, parsePage } from '../http/pagination.ts';
+import { pageOf, parsePage, type Page } from '../http/pagination.ts';
 import { readRawBody } from '../http/raw-body.ts';
 import { attachmentDisposition, downloadType } from '../http/content-disposition.ts';
 import { filenameFromHeader } from '../mail/filenames.ts';
@@ -24,6 +24,7 @@ import {
   draftFile,
   presentDraft,
   presentFile,
+  shownDraft,
   fileContents,
   listDrafts,
   replaceDraft,
@@ -35,14 +36,26 @@ import {
 
 const SendBody = z.object({ scheduled_at: scheduledAt.optional() }).strict();
 
+/** A page of drafts as shown, newest change first. */
+function* draftPage(workspaceId: string, page: Page) {
+  const { data, count, hasMore } = pageOf(yield* listDrafts(workspaceId, page.limit + 1, page.offset), page);
+  const shown = [];
+  for (const d of data) shown.push(yield* presentDraft(d));
+  return { data: shown, count, hasMore };
+}
+
 export function draftRoutes(app: App) {
-  const { db, clock } = app;
+  const { db, store, clock } = app;
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
 
-  const present = (d: DraftRow) => presentDraft(db, d);
-  const draftOf = (workspaceId: string, id: string) => {
-    const d = draftById(db, workspaceId, id);
+  const draftOf = async (workspaceId: string, id: string): Promise<DraftRow> => {
+    const d = await store.read(draftById(workspaceId, id));
+    if (!d) throw notFound('Draft');
+    return d;
+  };
+  const shown = async (workspaceId: string, id: string) => {
+    const d = await store.read(shownDraft(workspaceId, id));
     if (!d) throw notFound('Draft');
     return d;
   };
@@ -55,39 +68,37 @@ export function draftRoutes(app: App) {
   r.post('/drafts', auth, async (ctx) => {
     const fields = fieldsOf(ctx.request.body);
     const workspaceId = principalOf(ctx).workspaceId;
-    const id = await app.commit.run(() => createDraft(db, clock.now(), workspaceId, fields));
+    const id = await store.write(() => createDraft(clock.now(), workspaceId, fields));
     ctx.status = 201;
-    ctx.body = present(draftOf(workspaceId, id));
+    ctx.body = await shown(workspaceId, id);
   });
 
-  r.get('/drafts', auth, (ctx) => {
+  r.get('/drafts', auth, async (ctx) => {
     const page = parsePage(ctx.query);
-    const rows = listDrafts(db, principalOf(ctx).workspaceId, page.limit + 1, page.offset);
-    const { data, count, hasMore } = pageOf(rows, page);
-    ctx.body = { data: data.map(present), count, hasMore };
+    ctx.body = await store.read(draftPage(principalOf(ctx).workspaceId, page));
   });
 
-  r.get('/drafts/:id', auth, (ctx) => {
-    ctx.body = present(draftOf(principalOf(ctx).workspaceId, ctx.params.id));
+  r.get('/drafts/:id', auth, async (ctx) => {
+    ctx.body = await shown(principalOf(ctx).workspaceId, ctx.params.id);
   });
 
   r.put('/drafts/:id', auth, async (ctx) => {
     const fields = fieldsOf(ctx.request.body);
     const workspaceId = principalOf(ctx).workspaceId;
-    if (!(await app.commit.run(() => replaceDraft(db, clock.now(), workspaceId, ctx.params.id, fields)))) throw notFound('Draft');
+    if (!(await store.write(() => replaceDraft(clock.now(), workspaceId, ctx.params.id, fields)))) throw notFound('Draft');
     ctx.body = { id: ctx.params.id };
   });
 
   r.delete('/drafts/:id', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    if (!(await app.commit.run(() => deleteDraft(db, workspaceId, ctx.params.id)))) throw notFound('Draft');
+    if (!(await store.write(() => deleteDraft(workspaceId, ctx.params.id)))) throw notFound('Draft');
     ctx.body = { ok: true };
   });
 
   // The file is the body (start/front-doors.ts keeps the JSON parser off this path). Room is checked before a byte is read
   // and again when the file is stored, so two uploads at once cannot pass the caps together.
   r.post('/drafts/:id/attachments', auth, async (ctx) => {
-    const draft = draftOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const draft = await draftOf(principalOf(ctx).workspaceId, ctx.params.id);
     if (app.disk?.low) {
       ctx.set('Connection', 'close');
       refuseWhenDiskLow(app);
@@ -98,14 +109,14 @@ export function draftRoutes(app: App) {
       ctx.set('Connection', 'close');
       throw validationError('Content-Type', type.reason);
     }
-    const left = room(db, draft.id);
+    const left = await store.read(room(draft.id));
     if (left.files < 1) {
       ctx.set('Connection', 'close');
       throw tooManyFiles();
     }
     const content = await readRawBody(ctx, { maxBytes: Math.max(0, left.bytes), timeoutMs: app.config.uploadTimeout, tooLarge: tooManyBytes });
     const filename = filenameFromHeader(ctx.get('X-Filename') || undefined);
-    const file = await app.commit.run(() => addFile(db, clock.now(), draft, { filename, contentType: type.type, content }));
+    const file = await store.write(() => addFile(clock.now(), draft, { filename, contentType: type.type, content }));
     ctx.status = 201;
     ctx.body = presentFile(file);
   });
@@ -114,18 +125,18 @@ export function draftRoutes(app: App) {
     parseInput(SendBody, ctx.request.body ?? {});
     const at = (ctx.request.body as { scheduled_at?: string } | undefined)?.scheduled_at;
     const workspaceId = principalOf(ctx).workspaceId;
-    const draft = draftOf(workspaceId, ctx.params.id);
+    const draft = await draftOf(workspaceId, ctx.params.id);
     // Judged as POST /emails judges a body: a draft saved half-written is refused here, naming the field.
     const req = parseSendRequest({ ...(JSON.parse(draft.body_json) as object), ...(at !== undefined ? { scheduled_at: at } : {}) });
     req.sentBy = sendChannel(principalOf(ctx));
-    req.attachments = fileContents(db, draft.id).map((f) => ({ filename: f.filename, contentType: f.content_type, content: f.content }));
+    req.attachments = (await store.read(fileContents(draft.id))).map((f) => ({ filename: f.filename, contentType: f.content_type, content: f.content }));
     ctx.body = await submit(app, workspaceId, req, claimOf(ctx), [{ kind: 'drafts.sent', payload: { workspaceId, draftId: draft.id } }]);
   });
 
   // DESIGN.md "attachment download": the original bytes, the stored type, always a download, never sniffed.
-  r.get('/attachments/:id', auth, (ctx) => {
+  r.get('/attachments/:id', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    const a = draftFile(db, workspaceId, ctx.params.id) ?? getAttachment(db, workspaceId, ctx.params.id);
+    const a = (await store.read(draftFile(workspaceId, ctx.params.id))) ?? getAttachment(db, workspaceId, ctx.params.id);
     if (!a) throw notFound('Attachment');
     ctx.body = a.content;
     ctx.set('Content-Type', downloadType(a.content_type));
@@ -136,7 +147,7 @@ export function draftRoutes(app: App) {
   r.delete('/attachments/:id', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
     const id = ctx.params.id;
-    if (await app.commit.run(() => deleteFile(db, workspaceId, id))) {
+    if (await store.write(() => deleteFile(workspaceId, id))) {
       ctx.body = { ok: true };
       return;
     }

@@ -4,6 +4,7 @@
 // substring tests of the `from` and `to` filters, negated. Read-only.
 import type { Db } from '../db/open.ts';
 import { findLabels, listLabelRows } from '../labels/labels.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import type { Flag, QueryOperators } from './search-operators.ts';
 
 /** Every recipient of the email row `e` (To, Cc, Bcc) as `r.value`. */
@@ -69,8 +70,9 @@ export function operatorConditions(db: Db, workspaceId: string, ops: QueryOperat
  * or Gmail's form of the name, lower case with spaces and slashes as dashes (`big-clients`, `projects-alpha`).
  */
 function labelId(db: Db, workspaceId: string, ref: string): string | null {
-  const found = findLabels(db, workspaceId, [ref]).labels[0];
+  // Bridge (findLabels, listLabelRows): a search's operators are planned synchronously until that is a query.
+  const found = runOn(db, findLabels(workspaceId, [ref])).labels[0];
   if (found) return found.id;
   const gmail = (name: string) => name.toLowerCase().replace(/[\s/]+/g, '-');
-  return listLabelRows(db, workspaceId).find((l) => gmail(l.name) === gmail(ref))?.id ?? null;
+  return runOn(db, listLabelRows(workspaceId)).find((l) => gmail(l.name) === gmail(ref))?.id ?? null;
 }

@@ -16,6 +16,7 @@ import type { Db } from '../db/open.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import { ftsPhrase, wordsOf, type SearchQuery } from './search-query.ts';
 import { findLabels, labelsOf, type Label } from '../labels/labels.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { roleToken } from './search-index.ts';
 import { containing, operatorConditions, RECIPIENTS } from './list-operators.ts';
 import type { QueryOperators } from './search-operators.ts';
@@ -108,7 +109,8 @@ export function listEmails(db: Db, workspaceId: string, p: ListParams) {
   const delivery = summariesOf(db, page.filter((r) => r.direction === 'out').map((r) => r.id));
   const extracted = extractedTexts(db, page.filter((r) => r.direction === 'in').map((r) => r.id));
   const data = page.map((row) => ({
-    ...presentSummary(row, snippets.get(row.id) ?? row.preview ?? '', labelsOf(db, workspaceId, row.labels_json), delivery.get(row.id) ?? null),
+    // Bridge: the list is read synchronously until listEmails is a query.
+    ...presentSummary(row, snippets.get(row.id) ?? row.preview ?? '', runOn(db, labelsOf(workspaceId, row.labels_json)), delivery.get(row.id) ?? null),
     extractedText: extracted.get(row.id) ?? null,
   }));
   return { data, count: data.length, hasMore: rows.length > p.limit };
@@ -229,7 +231,8 @@ export function planList(db: Db, workspaceId: string, p: ListParams, opts: { bro
   const scoped = p.scope ? emailScopeTerm(p.scope) : null;
   if (scoped) add(scoped.sql, ...scoped.args);
   if (p.labelNames?.length || p.labelIds?.length) {
-    const ids = findLabels(db, workspaceId, [...(p.labelNames ?? []), ...(p.labelIds ?? [])]).labels.map((l) => l.id);
+    // Bridge: the list's plan is made synchronously until it is a query.
+    const ids = runOn(db, findLabels(workspaceId, [...(p.labelNames ?? []), ...(p.labelIds ?? [])])).labels.map((l) => l.id);
     if (!ids.length) return null;
     // Written as the WHERE of emails_labelled, so the walk visits labelled mail only.
     add(`e.labels_json <> '[]'`);

@@ -17,6 +17,7 @@ import { recipientsOf, summarize, type RecipientDelivery } from './delivery.ts';
 import type { SpamRecord } from '../filter/combine.ts';
 import { queueTraining } from '../filter/learning.ts';
 import { noteKept, noteReported } from '../filter/history.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 type MailboxRow = Pick<
   EmailRow,
@@ -54,7 +55,8 @@ export function getEmail(db: Db, workspaceId: string, id: string, opts: { recipi
   if (!row) return null;
   const attachments = db.prepare(`SELECT ${ATTACHMENT_COLUMNS} FROM email_attachments a WHERE a.email_id = ? ORDER BY a.position`).all(id) as AttachmentRow[];
   const recipients = row.direction === 'out' && opts.recipients !== false ? (recipientsOf(db, [id]).get(id) ?? []) : null;
-  return presentEmail(row, attachments, labelsOf(db, workspaceId, row.labels_json), recipients);
+  // Bridge: getEmail reads synchronously until it is a query.
+  return presentEmail(row, attachments, runOn(db, labelsOf(workspaceId, row.labels_json)), recipients);
 }
 
 /**
@@ -77,7 +79,8 @@ export function getThread(db: Db, workspaceId: string, threadId: string, trashed
   const byEmail = new Map<string, AttachmentRow[]>();
   for (const a of attachments) byEmail.set(a.email_id, [...(byEmail.get(a.email_id) ?? []), a]);
   const recipients = recipientsOf(db, rows.filter((r) => r.direction === 'out').map((r) => r.id));
-  return rows.map((row) => presentEmail(row, byEmail.get(row.id) ?? [], labelsOf(db, workspaceId, row.labels_json), row.direction === 'out' ? (recipients.get(row.id) ?? []) : null));
+  // Bridge: getThread reads synchronously until it is a query.
+  return rows.map((row) => presentEmail(row, byEmail.get(row.id) ?? [], runOn(db, labelsOf(workspaceId, row.labels_json)), row.direction === 'out' ? (recipients.get(row.id) ?? []) : null));
 }
 
 /** `recipients`: sent mail's, null for received mail (or when not read). */
@@ -249,10 +252,11 @@ export function patchEmail(db: Db, now: number, workspaceId: string, id: string,
  * out, keeps its sender; a report undoes that (filter/history.ts).
  */
 function teachFilter(db: Db, now: number, workspaceId: string, row: FlagsRow, patch: EmailPatch, category: Category): void {
-  if (patch.category !== undefined) queueTraining(db, { workspaceId, emailId: row.id, class: patch.category === 'spam' ? 'spam' : 'ham', source: 'owner', now });
+  // Bridge (queueTraining, noteReported, noteKept): the change is synchronous SQL in the caller's transaction until it is a query.
+  if (patch.category !== undefined) runOn(db, queueTraining({ workspaceId, emailId: row.id, class: patch.category === 'spam' ? 'spam' : 'ham', source: 'owner', now }));
   if (!row.from_address) return;
-  if (patch.category === 'spam') noteReported(db, workspaceId, row.from_address, now);
-  else if ((patch.category !== undefined && row.category === 'spam') || (patch.read === true && row.read_at === null && category !== 'spam')) noteKept(db, workspaceId, row.from_address, now);
+  if (patch.category === 'spam') runOn(db, noteReported(workspaceId, row.from_address, now));
+  else if ((patch.category !== undefined && row.category === 'spam') || (patch.read === true && row.read_at === null && category !== 'spam')) runOn(db, noteKept(workspaceId, row.from_address, now));
 }
 
 // The importance part that classification (receive/classify.ts) or an earlier PATCH appended: "<reason>; <why>".

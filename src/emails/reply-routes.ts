@@ -8,7 +8,7 @@ import { principalOf, requireAuth, scopeOf, sendChannel } from '../http/auth.ts'
 import { claimOf, idempotent } from '../http/idempotency.ts';
 import { parseAnswerRequest } from '../send/request.ts';
 import { answerRequest, draftOfAnswer } from '../send/reply.ts';
-import { addFile, createDraft, draftById, presentDraft } from '../drafts/drafts.ts';
+import { addFile, createDraft, draftById, shownDraft } from '../drafts/drafts.ts';
 import { insufficientScope } from '../account/key-scope.ts';
 import { submit } from '../send/submit.ts';
 
@@ -26,14 +26,14 @@ export function replyRoutes(app: App) {
         // Drafts are the workspace's, listed to whoever reads them: a scoped key may answer but not leave one.
         if (scopeOf(principal).permission !== 'full_access') throw insufficientScope('full_access', 'save a draft (drafts are the whole workspace\'s)');
         // A forward's draft carries the original's files as its own (within a draft's limits, else 400/413 and no draft).
-        const draftId = await app.commit.run(() => {
-          const id = createDraft(app.db, app.clock.now(), principal.workspaceId, draftOfAnswer(req));
-          const draft = draftById(app.db, principal.workspaceId, id)!;
-          for (const f of req.attachments) addFile(app.db, app.clock.now(), draft, f);
+        const draftId = await app.store.write(function* () {
+          const id = yield* createDraft(app.clock.now(), principal.workspaceId, draftOfAnswer(req));
+          const draft = (yield* draftById(principal.workspaceId, id))!;
+          for (const f of req.attachments) yield* addFile(app.clock.now(), draft, f);
           return id;
         });
         ctx.status = 201;
-        ctx.body = presentDraft(app.db, draftById(app.db, principal.workspaceId, draftId)!);
+        ctx.body = (await app.store.read(shownDraft(principal.workspaceId, draftId)))!;
         return;
       }
       ctx.body = await submit(app, principal.workspaceId, { ...req, sentBy: sendChannel(principal) }, claimOf(ctx));

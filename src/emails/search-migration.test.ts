@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { listMigrations, migrate } from '../db/migrate.ts';
 import { createWorkspace } from '../account/workspaces.ts';
 import { ensureLabels } from '../labels/labels.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { indexEmail, nextSearchRowid, participantsText } from './search-index.ts';
 import { parseSearchQuery } from './search-query.ts';
 import { listEmails, type ListParams } from './list.ts';
@@ -63,7 +64,7 @@ test('0025 on a database of the previous schema: same answers, dense rowids, tim
   const exact = db.prepare('SELECT e.id FROM email_search CROSS JOIN emails e ON e.search_rowid = email_search.rowid WHERE email_search MATCH ? ORDER BY email_search.rowid DESC').pluck();
   const before = new Map(QUERIES.map((q) => [q, exact.all(parseSearchQuery(q).match)]));
   assert.equal(before.get('rep*'), ['em_old2', 'em_old0'], 'the old index answers');
-  const label = ensureLabels(db, { now: () => T0 }, ws, ['Work'])[0];
+  const label = runOn(db, ensureLabels({ now: () => T0 }, ws, ['Work']))[0];
   // A label walk that has done the two newest emails: it goes on below the third newest.
   const third = db.prepare('SELECT search_rowid FROM emails ORDER BY search_rowid DESC LIMIT 1 OFFSET 2').pluck().get() as number;
   db.prepare("INSERT INTO label_resorts (id, workspace_id, label_id, cursor, total, created_at) VALUES ('lrs_1', ?, ?, ?, 6, ?)").run(ws, label.id, third, T0);

@@ -16,6 +16,7 @@ import { emailByMessageId, sentEmailHead } from '../emails/lookup.ts';
 import { storeReceivedEmail } from '../emails/store.ts';
 import { activeInboxAt } from '../inboxes/inboxes.ts';
 import { fileNewEmail } from '../labels/filing.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { noticeWords, type NoticeCause } from './notice-words.ts';
 
 export type { NoticeCause } from './notice-words.ts';
@@ -79,6 +80,7 @@ export function noticeSender(ctx: { db: Db; clock: Clock; config: Pick<Config, '
     threadId: sent.thread_id,
     notice: true,
   });
-  fileNewEmail(db, now, cause.workspaceId, id, { threadId: sent.thread_id });
+  // Bridge: a notice is stored by synchronous SQL in the writer's transaction until this is a query.
+  runOn(db, fileNewEmail(now, cause.workspaceId, id, { threadId: sent.thread_id }));
   return id;
 }

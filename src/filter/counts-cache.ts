@@ -4,9 +4,12 @@
 // its model's version (drawn anew by every train, forget and prune: store.ts), so a stale copy is never used; a
 // model that changed is copied again at most every REBUILD_MS, and scored through SQL meanwhile. Bounded: at
 // most MAX_ENTRIES token rows across the models of a thread, the least recently used model dropped first.
-import type { Db } from '../db/open.ts';
+// The copies are the thread's (a thread scores on one store): a copy is only ever used at its model's version,
+// and a version is drawn anew at random by each change, also one rolled back (0037), so a copy made by a query
+// the store runs again, or rolled back, is never a wrong answer, only a copy that is not used.
+import { all, type Query } from '../db/query.ts';
 
-/** Token rows kept across all models of a connection: 16 bytes each, so about 10 MiB at most. */
+/** Token rows kept across all models of a thread: 16 bytes each, so about 10 MiB at most. */
 export const MAX_ENTRIES = 640_000;
 /** A model that changed is copied again at most this often; between copies its messages are scored through SQL. */
 export const REBUILD_MS = 10_000;
@@ -20,22 +23,21 @@ interface Copy {
   builtAt: number;
 }
 
-const copies = new WeakMap<Db, Map<number, Copy>>();
+/** The thread's copies by model id, least recently used first (a Map keeps insertion order). */
+const models = new Map<number, Copy>();
 
 /**
- * The model's counts of each of `hashes`, at the same index (undefined: never learned), from the connection's
+ * The model's counts of each of `hashes`, at the same index (undefined: never learned), from the thread's
  * copy; null when no up-to-date copy can be had (read them from the table then).
  */
-export function cachedCounts(db: Db, model: { id: number; version: number; tokens: number }, hashes: ArrayLike<number>): Array<{ spam: number; ham: number } | undefined> | null {
+export function* cachedCounts(model: { id: number; version: number; tokens: number }, hashes: ArrayLike<number>): Query<Array<{ spam: number; ham: number } | undefined> | null> {
   const now = performance.now();
-  let models = copies.get(db);
-  if (!models) copies.set(db, (models = new Map()));
   let copy = models.get(model.id);
   if (!copy || copy.version !== model.version) {
     if (model.tokens > MAX_ENTRIES || (copy && now - copy.builtAt < REBUILD_MS)) return null;
     models.delete(model.id);
     evict(models, model.tokens);
-    copy = build(db, model.id, model.version, model.tokens, now);
+    copy = yield* build(model.id, model.version, model.tokens, now);
   }
   // Most recently used last: the Map keeps insertion order.
   models.delete(model.id);
@@ -48,12 +50,13 @@ export function cachedCounts(db: Db, model: { id: number; version: number; token
   return out;
 }
 
-function build(db: Db, modelId: number, version: number, size: number, now: number): Copy {
+function* build(modelId: number, version: number, size: number, now: number): Query<Copy> {
   const hashes = new Float64Array(size);
   const spam = new Uint32Array(size);
   const ham = new Uint32Array(size);
   let n = 0;
-  for (const [token, s, h] of db.prepare('SELECT token, spam, ham FROM spam_filter_tokens WHERE model_id = ? ORDER BY token').raw().iterate(modelId) as Iterable<[number, number, number]>) {
+  const rows = yield* all<{ token: number; spam: number; ham: number }>('SELECT token, spam, ham FROM spam_filter_tokens WHERE model_id = ? ORDER BY token', modelId);
+  for (const { token, spam: s, ham: h } of rows) {
     if (n === size) break; // the row count is kept by the store; never trust it past the arrays
     hashes[n] = token;
     spam[n] = s;
@@ -86,5 +89,5 @@ function find(sorted: Float64Array, value: number): number {
   return -1;
 }
 
-/** Forgets every copy of this connection's models (tests, and a store restored underneath). */
-export const dropCopies = (db: Db) => copies.delete(db);
+/** Forgets every copy of this thread's models (tests, and a store restored underneath). */
+export const dropCopies = () => models.clear();

@@ -1,7 +1,7 @@
 // Sender reputation from the workspace's own history (sender_history, 0037): whom it wrote to, whose mail the
 // owner kept (read outside Spam, or moved out of it) and whose mail the owner reported. A sender with good
-// history leans to ham; a first contact leans to neither. Synchronous SQL for the caller's transaction.
-import type { Db } from '../db/open.ts';
+// history leans to ham; a first contact leans to neither. Queries for the caller's transaction (db/query.ts).
+import { get, run, type Query } from '../db/query.ts';
 import type { Signal } from './signals.ts';
 
 /**
@@ -22,25 +22,26 @@ export const FIRST_CONTACT = 'First mail from this sender: no history either way
 
 const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1);
 
-function touch(db: Db, workspaceId: string, address: string, column: 'wrote_at' | 'kept_at' | 'reported_at', now: number): void {
+function* touch(workspaceId: string, address: string, column: 'wrote_at' | 'kept_at' | 'reported_at', now: number): Query<void> {
   const lower = address.trim().toLowerCase();
   if (lower.lastIndexOf('@') < 1) return;
-  db.prepare(
+  yield* run(
     `INSERT INTO sender_history (workspace_id, address, domain, ${column}) VALUES (?, ?, ?, ?)
      ON CONFLICT (workspace_id, address) DO UPDATE SET ${column} = excluded.${column}`,
-  ).run(workspaceId, lower, domainOf(lower), now);
+    workspaceId, lower, domainOf(lower), now,
+  );
 }
 
 /** The workspace sent mail to these addresses. */
-export function noteWrote(db: Db, workspaceId: string, addresses: readonly string[], now: number): void {
-  for (const a of addresses) touch(db, workspaceId, a, 'wrote_at', now);
+export function* noteWrote(workspaceId: string, addresses: readonly string[], now: number): Query<void> {
+  for (const a of addresses) yield* touch(workspaceId, a, 'wrote_at', now);
 }
 
 /** The owner kept this sender's mail: read it outside Spam, or moved it out of Spam. */
-export const noteKept = (db: Db, workspaceId: string, address: string, now: number) => touch(db, workspaceId, address, 'kept_at', now);
+export const noteKept = (workspaceId: string, address: string, now: number) => touch(workspaceId, address, 'kept_at', now);
 
 /** The owner reported this sender's mail as spam: what was kept before no longer counts. */
-export const noteReported = (db: Db, workspaceId: string, address: string, now: number) => touch(db, workspaceId, address, 'reported_at', now);
+export const noteReported = (workspaceId: string, address: string, now: number) => touch(workspaceId, address, 'reported_at', now);
 
 interface HistoryRow {
   address: string;
@@ -56,9 +57,9 @@ const kept = (r: HistoryRow) => r.kept_at !== null && (r.reported_at === null ||
  * The reputation signal for mail from `address`: the address's own history first, else its domain's (for an
  * authenticated From only), else the first-contact note (weight 0.5, which leans to neither side).
  */
-export function reputationOf(db: Db, workspaceId: string, address: string, fromAuthenticated: boolean): Signal {
+export function* reputationOf(workspaceId: string, address: string, fromAuthenticated: boolean): Query<Signal> {
   const lower = address.trim().toLowerCase();
-  const own = db.prepare('SELECT address, wrote_at, kept_at, reported_at FROM sender_history WHERE workspace_id = ? AND address = ?').get(workspaceId, lower) as HistoryRow | undefined;
+  const own = yield* get<HistoryRow>('SELECT address, wrote_at, kept_at, reported_at FROM sender_history WHERE workspace_id = ? AND address = ?', workspaceId, lower);
   const forged = fromAuthenticated ? '' : ' (the From address is not authenticated, so it counts for less)';
   if (own?.wrote_at != null) return { kind: 'reputation', detail: `You wrote to this sender before${forged}`, weight: fromAuthenticated ? LEAN.wroteAddress : LEAN.unauthenticated };
   if (own && kept(own)) return { kind: 'reputation', detail: `You kept this sender's mail out of Spam before${forged}`, weight: fromAuthenticated ? LEAN.keptAddress : LEAN.unauthenticated };
@@ -66,12 +67,12 @@ export function reputationOf(db: Db, workspaceId: string, address: string, fromA
   const domain = domainOf(lower);
   const neighbours =
     fromAuthenticated &&
-    db
-      .prepare(
-        `SELECT 1 FROM sender_history WHERE workspace_id = ? AND domain = ?
-           AND (wrote_at IS NOT NULL OR (kept_at IS NOT NULL AND (reported_at IS NULL OR kept_at > reported_at))) LIMIT 1`,
-      )
-      .get(workspaceId, domain) !== undefined;
+    (yield* get(
+      `SELECT 1 FROM sender_history WHERE workspace_id = ? AND domain = ?
+         AND (wrote_at IS NOT NULL OR (kept_at IS NOT NULL AND (reported_at IS NULL OR kept_at > reported_at))) LIMIT 1`,
+      workspaceId,
+      domain,
+    )) !== undefined;
   if (neighbours) return { kind: 'reputation', detail: `You wrote to or kept mail from others at ${domain}`, weight: LEAN.domain };
   return { kind: 'reputation', detail: FIRST_CONTACT, weight: 0.5 };
 }

@@ -14,6 +14,7 @@ import { FIRST_CONTACT, LEAN, noteKept, noteReported, noteWrote, reputationOf } 
 import { dueTraining, learnFromSend, MAX_ATTEMPTS, pendingTraining, queueTraining, retryJob, trainJob } from './learning.ts';
 import type { DbContext } from '../db/writer.ts';
 import { modelStats, train, trainedAs } from './store.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 let seq = 0;
@@ -58,65 +59,65 @@ test('entries: addresses and domains in one stored form, or the reason they are 
 
 test('lists: one list per entry, pages newest first, the most specific entry covers a sender, per workspace', () => {
   const db = freshDb();
-  const add = (ws: string, list: 'allow' | 'block', s: string, at: number) => addEntry(db, ws, list, parseEntry(s) as { entry: string; kind: 'address' | 'domain' }, at);
+  const add = (ws: string, list: 'allow' | 'block', s: string, at: number) => runOn(db, addEntry(ws, list, parseEntry(s) as { entry: string; kind: 'address' | 'domain' }, at));
   assert.equal(add('ws_a', 'block', 'spam.example', T0), { added: { entry: 'spam.example', type: 'domain', createdAt: '2026-01-01T00:00:00.000Z' } });
   assert.equal(add('ws_a', 'allow', 'friend@spam.example', T0 + 1), { added: { entry: 'friend@spam.example', type: 'address', createdAt: '2026-01-01T00:00:00.001Z' } });
   assert.equal(add('ws_a', 'allow', 'spam.example', T0 + 2), { exists: 'block' });
   assert.equal(add('ws_a', 'block', 'SPAM.example', T0 + 2), { exists: 'block' });
   add('ws_a', 'block', 'news.spam.example', T0 + 3);
 
-  assert.equal(matchSender(db, 'ws_a', 'Friend@Spam.Example'), { list: 'allow', entry: 'friend@spam.example', kind: 'address' });
-  assert.equal(matchSender(db, 'ws_a', 'other@spam.example'), { list: 'block', entry: 'spam.example', kind: 'domain' });
-  assert.equal(matchSender(db, 'ws_a', 'x@a.news.spam.example'), { list: 'block', entry: 'news.spam.example', kind: 'domain' });
-  assert.is(matchSender(db, 'ws_a', 'x@notspam.example'), null);
-  assert.is(matchSender(db, 'ws_a', ''), null);
-  assert.is(matchSender(db, 'ws_b', 'other@spam.example'), null);
+  assert.equal(runOn(db, matchSender('ws_a', 'Friend@Spam.Example')), { list: 'allow', entry: 'friend@spam.example', kind: 'address' });
+  assert.equal(runOn(db, matchSender('ws_a', 'other@spam.example')), { list: 'block', entry: 'spam.example', kind: 'domain' });
+  assert.equal(runOn(db, matchSender('ws_a', 'x@a.news.spam.example')), { list: 'block', entry: 'news.spam.example', kind: 'domain' });
+  assert.is(runOn(db, matchSender('ws_a', 'x@notspam.example')), null);
+  assert.is(runOn(db, matchSender('ws_a', '')), null);
+  assert.is(runOn(db, matchSender('ws_b', 'other@spam.example')), null);
 
-  assert.equal(listEntries(db, 'ws_a', 'block', { limit: 10, offset: 0 }).map((e) => e.entry), ['news.spam.example', 'spam.example']);
-  assert.equal(listEntries(db, 'ws_a', 'block', { limit: 1, offset: 1 }).map((e) => e.entry), ['spam.example']);
-  assert.equal(listEntries(db, 'ws_b', 'block', { limit: 10, offset: 0 }), []);
-  assert.not.ok(removeEntry(db, 'ws_b', 'block', 'spam.example'));
-  assert.not.ok(removeEntry(db, 'ws_a', 'allow', 'spam.example'));
-  assert.ok(removeEntry(db, 'ws_a', 'block', 'spam.example'));
-  assert.is(matchSender(db, 'ws_a', 'other@spam.example'), null);
+  assert.equal(runOn(db, listEntries('ws_a', 'block', { limit: 10, offset: 0 })).map((e) => e.entry), ['news.spam.example', 'spam.example']);
+  assert.equal(runOn(db, listEntries('ws_a', 'block', { limit: 1, offset: 1 })).map((e) => e.entry), ['spam.example']);
+  assert.equal(runOn(db, listEntries('ws_b', 'block', { limit: 10, offset: 0 })), []);
+  assert.not.ok(runOn(db, removeEntry('ws_b', 'block', 'spam.example')));
+  assert.not.ok(runOn(db, removeEntry('ws_a', 'allow', 'spam.example')));
+  assert.ok(runOn(db, removeEntry('ws_a', 'block', 'spam.example')));
+  assert.is(runOn(db, matchSender('ws_a', 'other@spam.example')), null);
 });
 
 test('reputation: written to, kept, reported; the domain only for an authenticated From; per workspace', () => {
   const db = freshDb();
-  const rep = (address: string, auth = true, ws = 'ws_a') => reputationOf(db, ws, address, auth);
+  const rep = (address: string, auth = true, ws = 'ws_a') => runOn(db, reputationOf(ws, address, auth));
   assert.equal(rep('new@x.example'), { kind: 'reputation', detail: FIRST_CONTACT, weight: 0.5 });
-  noteWrote(db, 'ws_a', ['Bob@Corp.example'], T0);
+  runOn(db, noteWrote('ws_a', ['Bob@Corp.example'], T0));
   assert.equal(rep('bob@corp.example'), { kind: 'reputation', detail: 'You wrote to this sender before', weight: LEAN.wroteAddress });
   assert.equal(rep('bob@corp.example', false), { kind: 'reputation', detail: 'You wrote to this sender before (the From address is not authenticated, so it counts for less)', weight: LEAN.unauthenticated });
   assert.equal(rep('carol@corp.example'), { kind: 'reputation', detail: 'You wrote to or kept mail from others at corp.example', weight: LEAN.domain });
   assert.is(rep('carol@corp.example', false).detail, FIRST_CONTACT);
   assert.is(rep('bob@corp.example', true, 'ws_b').detail, FIRST_CONTACT);
 
-  noteKept(db, 'ws_a', 'news@shop.example', T0);
+  runOn(db, noteKept('ws_a', 'news@shop.example', T0));
   assert.equal(rep('news@shop.example'), { kind: 'reputation', detail: "You kept this sender's mail out of Spam before", weight: LEAN.keptAddress });
-  noteReported(db, 'ws_a', 'news@shop.example', T0 + 1);
+  runOn(db, noteReported('ws_a', 'news@shop.example', T0 + 1));
   assert.equal(rep('news@shop.example'), { kind: 'reputation', detail: "You reported this sender's mail as spam before", weight: 0.5 });
   assert.is(rep('other@shop.example').detail, FIRST_CONTACT);
-  noteKept(db, 'ws_a', 'news@shop.example', T0 + 2);
+  runOn(db, noteKept('ws_a', 'news@shop.example', T0 + 2));
   assert.is(rep('news@shop.example').weight, LEAN.keptAddress);
 });
 
 test('training wishes: the newest wins, the box never overrides the owner, nothing queued for what was learned so', () => {
   const db = freshDb();
   const id = received(db, 'ws_a');
-  queueTraining(db, { workspaceId: 'ws_a', emailId: id, class: 'spam', source: 'owner', now: T0 });
-  queueTraining(db, { workspaceId: 'ws_a', emailId: id, class: 'ham', source: 'auto', now: T0 + 1 });
-  assert.equal(dueTraining(db, T0 + 5, 10).map((w) => [w.class, w.source, w.queuedAt]), [['spam', 'owner', T0]]);
-  queueTraining(db, { workspaceId: 'ws_a', emailId: id, class: 'ham', source: 'owner', now: T0 + 2 });
-  assert.equal(dueTraining(db, T0 + 5, 10).map((w) => [w.class, w.source, w.queuedAt]), [['ham', 'owner', T0 + 2]]);
-  assert.is(pendingTraining(db, 'ws_a'), 1);
-  assert.is(pendingTraining(db, 'ws_b'), 0);
+  runOn(db, queueTraining({ workspaceId: 'ws_a', emailId: id, class: 'spam', source: 'owner', now: T0 }));
+  runOn(db, queueTraining({ workspaceId: 'ws_a', emailId: id, class: 'ham', source: 'auto', now: T0 + 1 }));
+  assert.equal(runOn(db, dueTraining(T0 + 5, 10)).map((w) => [w.class, w.source, w.queuedAt]), [['spam', 'owner', T0]]);
+  runOn(db, queueTraining({ workspaceId: 'ws_a', emailId: id, class: 'ham', source: 'owner', now: T0 + 2 }));
+  assert.equal(runOn(db, dueTraining(T0 + 5, 10)).map((w) => [w.class, w.source, w.queuedAt]), [['ham', 'owner', T0 + 2]]);
+  assert.is(runOn(db, pendingTraining('ws_a')), 1);
+  assert.is(runOn(db, pendingTraining('ws_b')), 0);
 
   // Learned by the owner as ham already: the same wish again is dropped, not queued.
-  train(db, { workspaceId: 'ws_a', emailId: id, class: 'ham', tokens: ['a'], source: 'owner', now: T0 });
-  queueTraining(db, { workspaceId: 'ws_a', emailId: id, class: 'ham', source: 'owner', now: T0 + 3 });
-  queueTraining(db, { workspaceId: 'ws_a', emailId: id, class: 'ham', source: 'auto', now: T0 + 4 });
-  assert.is(pendingTraining(db, 'ws_a'), 0);
+  runOn(db, train({ workspaceId: 'ws_a', emailId: id, class: 'ham', tokens: ['a'], source: 'owner', now: T0 }));
+  runOn(db, queueTraining({ workspaceId: 'ws_a', emailId: id, class: 'ham', source: 'owner', now: T0 + 3 }));
+  runOn(db, queueTraining({ workspaceId: 'ws_a', emailId: id, class: 'ham', source: 'auto', now: T0 + 4 }));
+  assert.is(runOn(db, pendingTraining('ws_a')), 0);
 });
 
 test('a send: the owner\'s recipients become correspondents, a reply queues the received message as ham', () => {
@@ -124,17 +125,17 @@ test('a send: the owner\'s recipients become correspondents, a reply queues the 
   const asked = received(db, 'ws_a', 'dave@client.example', 'question.1@client.example');
   const inSpam = received(db, 'ws_a', 'eve@spam.example', 'offer.1@spam.example', 'spam');
   const send = (recipients: string[], inReplyTo: string | null, byOwner = true, bulk = false) =>
-    learnFromSend(db, { workspaceId: 'ws_a', recipients, inReplyTo, byOwner, bulk, now: T0 });
+    runOn(db, learnFromSend({ workspaceId: 'ws_a', recipients, inReplyTo, byOwner, bulk, now: T0 }));
   send(['dave@client.example'], 'question.1@client.example');
-  assert.equal(dueTraining(db, T0, 10).map((w) => [w.emailId, w.class, w.source]), [[asked, 'ham', 'auto']]);
-  assert.is(reputationOf(db, 'ws_a', 'dave@client.example', true).weight, LEAN.wroteAddress);
+  assert.equal(runOn(db, dueTraining(T0, 10)).map((w) => [w.emailId, w.class, w.source]), [[asked, 'ham', 'auto']]);
+  assert.is(runOn(db, reputationOf('ws_a', 'dave@client.example', true)).weight, LEAN.wroteAddress);
   // A reply to mail in Spam teaches nothing; nor do the box's own mail, marketing and test sends.
   send(['eve@spam.example'], 'offer.1@spam.example');
-  assert.is(dueTraining(db, T0, 10).length, 1);
+  assert.is(runOn(db, dueTraining(T0, 10)).length, 1);
   send(['forward@owner.example'], null, false);
   send(['list@people.example'], null, true, true);
-  assert.is(reputationOf(db, 'ws_a', 'forward@owner.example', true).detail, FIRST_CONTACT);
-  assert.is(reputationOf(db, 'ws_a', 'list@people.example', true).detail, FIRST_CONTACT);
+  assert.is(runOn(db, reputationOf('ws_a', 'forward@owner.example', true)).detail, FIRST_CONTACT);
+  assert.is(runOn(db, reputationOf('ws_a', 'list@people.example', true)).detail, FIRST_CONTACT);
   void inSpam;
 });
 
@@ -143,32 +144,32 @@ test('the writer jobs: a wish learned once and only as it stands; a failed one w
   let now = T0;
   const ctx = { db, clock: { now: () => now }, log: { info() {}, warn() {}, error() {} } } as unknown as DbContext;
   const id = received(db, 'ws_a');
-  queueTraining(db, { workspaceId: 'ws_a', emailId: id, class: 'spam', source: 'owner', now: T0 });
+  runOn(db, queueTraining({ workspaceId: 'ws_a', emailId: id, class: 'spam', source: 'owner', now: T0 }));
   // Tokens made for a wish the owner has since changed are not learned: the newer wish is, in its turn.
-  queueTraining(db, { workspaceId: 'ws_a', emailId: id, class: 'ham', source: 'owner', now: T0 + 1 });
-  assert.is(trainJob(ctx, { emailId: id, workspaceId: 'ws_a', queuedAt: T0, tokens: ['x'] }), null);
-  assert.is(trainJob(ctx, { emailId: id, workspaceId: 'ws_b', queuedAt: T0 + 1, tokens: ['x'] }), null);
-  assert.equal(trainJob(ctx, { emailId: id, workspaceId: 'ws_a', queuedAt: T0 + 1, tokens: ['x'] }), { outcome: 'learned', pruneDue: false });
-  assert.equal(trainedAs(db, 'ws_a', id), { class: 'ham', source: 'owner' });
-  assert.equal([modelStats(db, 'ws_a').ham, pendingTraining(db, 'ws_a')], [1, 0]);
+  runOn(db, queueTraining({ workspaceId: 'ws_a', emailId: id, class: 'ham', source: 'owner', now: T0 + 1 }));
+  assert.is(runOn(db, trainJob(ctx, { emailId: id, workspaceId: 'ws_a', queuedAt: T0, tokens: ['x'] })), null);
+  assert.is(runOn(db, trainJob(ctx, { emailId: id, workspaceId: 'ws_b', queuedAt: T0 + 1, tokens: ['x'] })), null);
+  assert.equal(runOn(db, trainJob(ctx, { emailId: id, workspaceId: 'ws_a', queuedAt: T0 + 1, tokens: ['x'] })), { outcome: 'learned', pruneDue: false });
+  assert.equal(runOn(db, trainedAs('ws_a', id)), { class: 'ham', source: 'owner' });
+  assert.equal([runOn(db, modelStats('ws_a')).ham, runOn(db, pendingTraining('ws_a'))], [1, 0]);
 
   const other = received(db, 'ws_a');
-  queueTraining(db, { workspaceId: 'ws_a', emailId: other, class: 'spam', source: 'owner', now: T0 });
+  runOn(db, queueTraining({ workspaceId: 'ws_a', emailId: other, class: 'spam', source: 'owner', now: T0 }));
   const waits: number[] = [];
   for (let attempt = 1; attempt < MAX_ATTEMPTS; attempt++) {
-    assert.not.ok(retryJob(ctx, { emailId: other, queuedAt: T0, giveUp: false }));
+    assert.not.ok(runOn(db, retryJob(ctx, { emailId: other, queuedAt: T0, giveUp: false })));
     const next = (db.prepare('SELECT next_at FROM spam_filter_pending WHERE email_id = ?').pluck().get(other) as number) - now;
     waits.push(next);
-    assert.equal(dueTraining(db, now, 10), []);
+    assert.equal(runOn(db, dueTraining(now, 10)), []);
     now += next;
   }
   assert.equal(waits, [30_000, 60_000, 120_000, 240_000]);
-  assert.ok(retryJob(ctx, { emailId: other, queuedAt: T0, giveUp: false }));
-  assert.is(pendingTraining(db, 'ws_a'), 0);
+  assert.ok(runOn(db, retryJob(ctx, { emailId: other, queuedAt: T0, giveUp: false })));
+  assert.is(runOn(db, pendingTraining('ws_a')), 0);
   // No raw bytes left to learn from: dropped at once.
-  queueTraining(db, { workspaceId: 'ws_a', emailId: other, class: 'spam', source: 'owner', now });
-  assert.ok(retryJob(ctx, { emailId: other, queuedAt: now, giveUp: true }));
-  assert.is(pendingTraining(db, 'ws_a'), 0);
+  runOn(db, queueTraining({ workspaceId: 'ws_a', emailId: other, class: 'spam', source: 'owner', now }));
+  assert.ok(runOn(db, retryJob(ctx, { emailId: other, queuedAt: now, giveUp: true })));
+  assert.is(runOn(db, pendingTraining('ws_a')), 0);
 });
 
 test.run();

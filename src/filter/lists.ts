@@ -1,9 +1,9 @@
 // The owner's allow and block lists, per workspace: senders (an address, or a domain with its subdomains) whose
 // mail never goes to Spam by content, or always does (and is refused at RCPT when the envelope names them).
 // Entries are checked here into one stored form; lookups take the most specific entry that covers a sender.
-// Synchronous SQL for the caller's transaction; no flow, no route.
+// Queries for the caller's transaction (db/query.ts); no flow, no route.
 import { getPublicSuffix } from 'tldts';
-import type { Db } from '../db/open.ts';
+import { all, get, run, value, type Query } from '../db/query.ts';
 import { iso } from '../clock.ts';
 import { checkAddress } from '../mail/addresses.ts';
 import { normaliseDomain } from '../mail/domain-name.ts';
@@ -52,34 +52,34 @@ interface EntryRow {
 const view = (r: EntryRow): ListEntry => ({ entry: r.entry, type: r.kind, createdAt: iso(r.created_at) });
 
 /** A page of one list, newest first; one more than `limit` tells the caller there are more. */
-export function listEntries(db: Db, workspaceId: string, list: SpamList, page: { limit: number; offset: number }): ListEntry[] {
-  return (
-    db
-      .prepare('SELECT list, entry, kind, created_at FROM spam_lists WHERE workspace_id = ? AND list = ? ORDER BY created_at DESC, entry LIMIT ? OFFSET ?')
-      .all(workspaceId, list, page.limit, page.offset) as EntryRow[]
-  ).map(view);
+export function* listEntries(workspaceId: string, list: SpamList, page: { limit: number; offset: number }): Query<ListEntry[]> {
+  const rows = yield* all<EntryRow>(
+    'SELECT list, entry, kind, created_at FROM spam_lists WHERE workspace_id = ? AND list = ? ORDER BY created_at DESC, entry LIMIT ? OFFSET ?',
+    workspaceId, list, page.limit, page.offset,
+  );
+  return rows.map(view);
 }
 
-export function findEntry(db: Db, workspaceId: string, entry: string): (ListEntry & { list: SpamList }) | null {
-  const row = db.prepare('SELECT list, entry, kind, created_at FROM spam_lists WHERE workspace_id = ? AND entry = ?').get(workspaceId, entry) as EntryRow | undefined;
+export function* findEntry(workspaceId: string, entry: string): Query<(ListEntry & { list: SpamList }) | null> {
+  const row = yield* get<EntryRow>('SELECT list, entry, kind, created_at FROM spam_lists WHERE workspace_id = ? AND entry = ?', workspaceId, entry);
   return row ? { ...view(row), list: row.list } : null;
 }
 
 export type AddOutcome = { added: ListEntry } | { exists: SpamList } | { full: true };
 
 /** Adds an entry unless it is already on a list (this one or the other) or the workspace's lists are full. */
-export function addEntry(db: Db, workspaceId: string, list: SpamList, parsed: { entry: string; kind: EntryKind }, now: number): AddOutcome {
-  const existing = findEntry(db, workspaceId, parsed.entry);
+export function* addEntry(workspaceId: string, list: SpamList, parsed: { entry: string; kind: EntryKind }, now: number): Query<AddOutcome> {
+  const existing = yield* findEntry(workspaceId, parsed.entry);
   if (existing) return { exists: existing.list };
-  const count = db.prepare('SELECT count(*) FROM spam_lists WHERE workspace_id = ?').pluck().get(workspaceId) as number;
+  const count = (yield* value<number>('SELECT count(*) FROM spam_lists WHERE workspace_id = ?', workspaceId))!;
   if (count >= MAX_ENTRIES) return { full: true };
-  db.prepare('INSERT INTO spam_lists (workspace_id, list, entry, kind, created_at) VALUES (?, ?, ?, ?, ?)').run(workspaceId, list, parsed.entry, parsed.kind, now);
+  yield* run('INSERT INTO spam_lists (workspace_id, list, entry, kind, created_at) VALUES (?, ?, ?, ?, ?)', workspaceId, list, parsed.entry, parsed.kind, now);
   return { added: { entry: parsed.entry, type: parsed.kind, createdAt: iso(now) } };
 }
 
 /** Removes an entry from one list; false when that list does not hold it. */
-export function removeEntry(db: Db, workspaceId: string, list: SpamList, entry: string): boolean {
-  return db.prepare('DELETE FROM spam_lists WHERE workspace_id = ? AND list = ? AND entry = ?').run(workspaceId, list, entry).changes > 0;
+export function* removeEntry(workspaceId: string, list: SpamList, entry: string): Query<boolean> {
+  return (yield* run('DELETE FROM spam_lists WHERE workspace_id = ? AND list = ? AND entry = ?', workspaceId, list, entry)) > 0;
 }
 
 export interface ListMatch {
@@ -92,15 +92,13 @@ export interface ListMatch {
  * The entry that covers `address` (lower-cased here), most specific first: the address itself, then its domain,
  * then each parent domain. Null when neither list names it. One indexed read.
  */
-export function matchSender(db: Db, workspaceId: string, address: string): ListMatch | null {
+export function* matchSender(workspaceId: string, address: string): Query<ListMatch | null> {
   const lower = address.trim().toLowerCase();
   const at = lower.lastIndexOf('@');
   if (at < 1 || at === lower.length - 1) return null;
   const labels = lower.slice(at + 1).split('.');
   const candidates = [lower, ...labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'))];
-  const rows = db
-    .prepare('SELECT list, entry, kind FROM spam_lists WHERE workspace_id = ? AND entry IN (SELECT value FROM json_each(?))')
-    .all(workspaceId, JSON.stringify(candidates)) as ListMatch[];
+  const rows = yield* all<ListMatch>('SELECT list, entry, kind FROM spam_lists WHERE workspace_id = ? AND entry IN (SELECT value FROM json_each(?))', workspaceId, JSON.stringify(candidates));
   if (!rows.length) return null;
   return rows.sort((a, b) => candidates.indexOf(a.entry) - candidates.indexOf(b.entry))[0]!;
 }

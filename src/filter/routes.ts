@@ -27,6 +27,10 @@ const CreateBody = z.object({ entry }).strict();
 const LISTS: SpamList[] = ['allow', 'block'];
 const other = (list: SpamList): SpamList => (list === 'allow' ? 'block' : 'allow');
 
+function* filterState(workspaceId: string) {
+  return { stats: yield* modelStats(workspaceId), pending: yield* pendingTraining(workspaceId) };
+}
+
 /** The stored form of an entry in a path; one that fails the rules can only be absent. */
 function pathEntry(raw: string): string {
   const parsed = parseEntry(raw);
@@ -34,18 +38,18 @@ function pathEntry(raw: string): string {
 }
 
 export function spamRoutes(app: App) {
-  const { db, clock } = app;
+  const { store, clock } = app;
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
 
   for (const list of LISTS) {
-    r.get(`/spam/${list}`, auth, (ctx) => {
+    r.get(`/spam/${list}`, auth, async (ctx) => {
       const page = parsePage(ctx.query);
-      ctx.body = pageOf(listEntries(db, principalOf(ctx).workspaceId, list, { limit: page.limit + 1, offset: page.offset }), page);
+      ctx.body = pageOf(await store.read(listEntries(principalOf(ctx).workspaceId, list, { limit: page.limit + 1, offset: page.offset })), page);
     });
 
-    r.get(`/spam/${list}/:entry`, auth, (ctx) => {
-      const found = findEntry(db, principalOf(ctx).workspaceId, pathEntry(ctx.params.entry));
+    r.get(`/spam/${list}/:entry`, auth, async (ctx) => {
+      const found = await store.read(findEntry(principalOf(ctx).workspaceId, pathEntry(ctx.params.entry)));
       if (!found || found.list !== list) throw notFound('Entry');
       ctx.body = { entry: found.entry, type: found.type, createdAt: found.createdAt };
     });
@@ -53,7 +57,7 @@ export function spamRoutes(app: App) {
     r.post(`/spam/${list}`, auth, async (ctx) => {
       const body = parseInput(CreateBody, ctx.request.body);
       const workspaceId = principalOf(ctx).workspaceId;
-      const outcome = await app.commit.run(() => addEntry(db, workspaceId, list, body.entry, clock.now()));
+      const outcome = await store.write(() => addEntry(workspaceId, list, body.entry, clock.now()));
       if ('exists' in outcome) {
         throw outcome.exists === list
           ? new ApiError(409, 'entry_exists', `${body.entry.entry} is already on your ${list} list`)
@@ -66,16 +70,17 @@ export function spamRoutes(app: App) {
 
     r.delete(`/spam/${list}/:entry`, auth, async (ctx) => {
       const workspaceId = principalOf(ctx).workspaceId;
-      if (!(await app.commit.run(() => removeEntry(db, workspaceId, list, pathEntry(ctx.params.entry))))) throw notFound('Entry');
+      if (!(await store.write(() => removeEntry(workspaceId, list, pathEntry(ctx.params.entry))))) throw notFound('Entry');
       ctx.body = { ok: true };
     });
   }
 
   // What the content filter has learned, and how many corrections wait to be learned.
-  r.get('/spam/filter', auth, (ctx) => {
+  r.get('/spam/filter', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    // One snapshot: a training committed between the two reads would show as learned and still pending, or neither.
-    const { stats, pending } = db.transaction(() => ({ stats: modelStats(db, workspaceId), pending: pendingTraining(db, workspaceId) }))();
+    // Read together. Not a snapshot (store.read is none): a training the writer commits between the two statements
+    // shows for that moment as learned and still pending, or as neither.
+    const { stats, pending } = await store.read(filterState(workspaceId));
     ctx.body = { filter: app.config.spamFilter, state: stats.state, learned: { spam: stats.spam, ham: stats.ham }, minimumEach: MIN_TRAINED, tokens: stats.tokens, pending };
   });
 

@@ -12,6 +12,8 @@ import { createBackup } from '../db/backup.ts';
 import { restoreBackup } from '../db/restore.ts';
 import { forget, modelStats, prune, score, tokenHash, train, trainedAs, type SpamClass, type TrainSource } from './store.ts';
 import { GTUBE } from './tokens.ts';
+import { runOn } from '../db/sqlite-query.ts';
+import type { Query } from '../db/query.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const DAY = 86_400_000;
@@ -23,6 +25,9 @@ function freshDb(dir = mkdtempSync(join(tmpdir(), 'mw-filter-'))): { db: Db; dir
   for (const ws of ['ws_a', 'ws_b']) db.prepare('INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)').run(ws, ws, T0);
   return { db, dir };
 }
+
+/** A write in its own transaction, as the writer runs each job in one. */
+const inTransaction = <T>(db: Db, q: Query<T>): T => db.transaction(() => runOn(db, q))();
 
 function email(db: Db, workspaceId: string): string {
   const id = `em_${String(++seq).padStart(26, '0')}`;
@@ -37,7 +42,7 @@ const message = (spam: boolean, i: number) => [...(spam ? SPAMMY : HAMMY), `${sp
 
 function learn(db: Db, ws: string, cls: SpamClass, tokens: string[], source: TrainSource = 'owner', now = T0) {
   const emailId = email(db, ws);
-  return { emailId, ...train(db, { workspaceId: ws, emailId, class: cls, tokens, source, now }) };
+  return { emailId, ...inTransaction(db, train({ workspaceId: ws, emailId, class: cls, tokens, source, now })) };
 }
 
 function teach(db: Db, ws: string, n: number, invert = false) {
@@ -47,7 +52,7 @@ function teach(db: Db, ws: string, n: number, invert = false) {
   }
 }
 
-const verdictOf = (db: Db, ws: string, tokens: string[], gtube = false) => score(db, ws, { tokens, gtube });
+const verdictOf = (db: Db, ws: string, tokens: string[], gtube = false) => runOn(db, score(ws, { tokens, gtube }));
 const rowCount = (db: Db) => db.prepare('SELECT count(*) FROM spam_filter_tokens').pluck().get() as number;
 const counts = (db: Db, ws: string, token: string) =>
   db.prepare('SELECT t.spam, t.ham FROM spam_filter_tokens t JOIN spam_filter_models m ON m.id = t.model_id WHERE m.workspace_id = ? AND t.token = ?').get(ws, tokenHash(token)) as
@@ -57,7 +62,7 @@ const counts = (db: Db, ws: string, token: string) =>
 test('a trained model puts spam in Spam and leaves ham, with the clues that decided', () => {
   const { db } = freshDb();
   teach(db, 'ws_a', 60);
-  assert.equal(modelStats(db, 'ws_a'), { spam: 60, ham: 60, tokens: 11 + 4 * 60, state: 'trained' });
+  assert.equal(runOn(db, modelStats('ws_a')), { spam: 60, ham: 60, tokens: 11 + 4 * 60, state: 'trained' });
   const spam = verdictOf(db, 'ws_a', ['s:free', 'viagra', 'winner', 'never-seen']);
   assert.ok(spam.spam && spam.score > 0.99, JSON.stringify(spam));
   assert.equal(spam.clues.map((c) => c.token).sort(), ['s:free', 'viagra', 'winner']);
@@ -76,7 +81,7 @@ test('workspace isolation: a workspace never scores with, nor teaches, another o
   assert.is(fresh.state, 'untrained');
   assert.not.ok(fresh.spam);
   assert.is(fresh.clues.length, 0);
-  assert.equal(modelStats(db, 'ws_b'), { spam: 0, ham: 0, tokens: 0, state: 'untrained' });
+  assert.equal(runOn(db, modelStats('ws_b')), { spam: 0, ham: 0, tokens: 0, state: 'untrained' });
   // B learns the opposite: each workspace keeps its own view of the same words.
   teach(db, 'ws_b', 60, true);
   assert.ok(verdictOf(db, 'ws_a', SPAMMY).spam);
@@ -85,9 +90,9 @@ test('workspace isolation: a workspace never scores with, nor teaches, another o
   // An email of A cannot teach B's model; nothing changes.
   const ofA = email(db, 'ws_a');
   const before = rowCount(db);
-  assert.throws(() => train(db, { workspaceId: 'ws_b', emailId: ofA, class: 'spam', tokens: ['x'], source: 'owner', now: T0 }), /not an email of workspace ws_b/);
+  assert.throws(() => inTransaction(db, train({ workspaceId: 'ws_b', emailId: ofA, class: 'spam', tokens: ['x'], source: 'owner', now: T0 })), /not an email of workspace ws_b/);
   assert.is(rowCount(db), before);
-  assert.is(trainedAs(db, 'ws_b', ofA), null);
+  assert.is(runOn(db, trainedAs('ws_b', ofA)), null);
 });
 
 test('cold start: a fresh box moves nothing, a learning one only on very strong evidence', () => {
@@ -118,33 +123,33 @@ test('a correction moves a message from one class to the other, counted once', (
   assert.equal(counts(db, 'ws_a', 'alpha'), { spam: 1, ham: 0 });
   assert.equal(counts(db, 'ws_a', 'shared'), { spam: 1, ham: 1 });
   // The owner says it is not spam: it leaves the spam counts and joins the ham counts.
-  assert.is(train(db, { workspaceId: 'ws_a', emailId, class: 'ham', tokens, source: 'owner', now: T0 }).outcome, 'moved');
+  assert.is(inTransaction(db, train({ workspaceId: 'ws_a', emailId, class: 'ham', tokens, source: 'owner', now: T0 })).outcome, 'moved');
   assert.equal(counts(db, 'ws_a', 'alpha'), { spam: 0, ham: 1 });
   assert.equal(counts(db, 'ws_a', 'shared'), { spam: 0, ham: 2 });
-  assert.equal(modelStats(db, 'ws_a'), { spam: 0, ham: 2, tokens: 4, state: 'untrained' });
-  assert.equal(trainedAs(db, 'ws_a', emailId), { class: 'ham', source: 'owner' });
+  assert.equal(runOn(db, modelStats('ws_a')), { spam: 0, ham: 2, tokens: 4, state: 'untrained' });
+  assert.equal(runOn(db, trainedAs('ws_a', emailId)), { class: 'ham', source: 'owner' });
   // Said again: nothing changes. The box's own later opinion does not override the owner.
-  assert.is(train(db, { workspaceId: 'ws_a', emailId, class: 'ham', tokens, source: 'owner', now: T0 }).outcome, 'unchanged');
-  assert.is(train(db, { workspaceId: 'ws_a', emailId, class: 'spam', tokens, source: 'auto', now: T0 }).outcome, 'kept_owner');
+  assert.is(inTransaction(db, train({ workspaceId: 'ws_a', emailId, class: 'ham', tokens, source: 'owner', now: T0 })).outcome, 'unchanged');
+  assert.is(inTransaction(db, train({ workspaceId: 'ws_a', emailId, class: 'spam', tokens, source: 'auto', now: T0 })).outcome, 'kept_owner');
   assert.equal(counts(db, 'ws_a', 'shared'), { spam: 0, ham: 2 });
   // The owner changing their mind is obeyed.
-  assert.is(train(db, { workspaceId: 'ws_a', emailId, class: 'spam', tokens, source: 'owner', now: T0 }).outcome, 'moved');
+  assert.is(inTransaction(db, train({ workspaceId: 'ws_a', emailId, class: 'spam', tokens, source: 'owner', now: T0 })).outcome, 'moved');
   assert.equal(counts(db, 'ws_a', 'shared'), { spam: 1, ham: 1 });
-  assert.equal(modelStats(db, 'ws_a'), { spam: 1, ham: 1, tokens: 4, state: 'learning' });
+  assert.equal(runOn(db, modelStats('ws_a')), { spam: 1, ham: 1, tokens: 4, state: 'learning' });
 });
 
 test('forget takes an email back; deleting an email or a workspace drops what belongs to it', () => {
   const { db } = freshDb();
   const a = learn(db, 'ws_a', 'spam', ['only-here', 'common']);
   learn(db, 'ws_a', 'spam', ['common']);
-  assert.ok(forget(db, { workspaceId: 'ws_a', emailId: a.emailId, tokens: ['only-here', 'common'] }));
-  assert.not.ok(forget(db, { workspaceId: 'ws_a', emailId: a.emailId, tokens: ['only-here', 'common'] }));
+  assert.ok(inTransaction(db, forget({ workspaceId: 'ws_a', emailId: a.emailId, tokens: ['only-here', 'common'] })));
+  assert.not.ok(inTransaction(db, forget({ workspaceId: 'ws_a', emailId: a.emailId, tokens: ['only-here', 'common'] })));
   assert.is(counts(db, 'ws_a', 'only-here'), undefined, 'a token no longer in any learned message is deleted');
   assert.equal(counts(db, 'ws_a', 'common'), { spam: 1, ham: 0 });
-  assert.equal(modelStats(db, 'ws_a'), { spam: 1, ham: 0, tokens: 1, state: 'untrained' });
+  assert.equal(runOn(db, modelStats('ws_a')), { spam: 1, ham: 0, tokens: 1, state: 'untrained' });
   const b = learn(db, 'ws_a', 'ham', ['x']);
   db.prepare('DELETE FROM emails WHERE id = ?').run(b.emailId);
-  assert.is(trainedAs(db, 'ws_a', b.emailId), null);
+  assert.is(runOn(db, trainedAs('ws_a', b.emailId)), null);
   assert.equal(counts(db, 'ws_a', 'x'), { spam: 0, ham: 1 }, 'what the model learned stays');
   learn(db, 'ws_b', 'ham', ['y']);
   db.prepare('DELETE FROM workspaces WHERE id = ?').run('ws_a');
@@ -158,19 +163,19 @@ test('prune: rare and stale tokens go first, frequent ones stay, the row count s
   for (let i = 0; i < 40; i++) learn(db, 'ws_a', 'ham', [`twice-${i % 20}`], 'owner', T0 + 20 * DAY);
   for (let i = 0; i < 40; i++) learn(db, 'ws_a', 'spam', [`new-rare-${i}`], 'owner', T0 + 40 * DAY);
   learn(db, 'ws_b', 'spam', ['old-rare-1'], 'owner', T0);
-  assert.is(modelStats(db, 'ws_a').tokens, 1 + 40 + 20 + 40);
-  const r = prune(db, 'ws_a', T0 + 41 * DAY, 70);
+  assert.is(runOn(db, modelStats('ws_a')).tokens, 1 + 40 + 20 + 40);
+  const r = inTransaction(db, prune('ws_a', T0 + 41 * DAY, 70));
   assert.equal(r, { deleted: 31, tokens: 70 });
-  assert.is(modelStats(db, 'ws_a').tokens, db.prepare("SELECT count(*) FROM spam_filter_tokens t JOIN spam_filter_models m ON m.id = t.model_id WHERE m.workspace_id = 'ws_a'").pluck().get());
+  assert.is(runOn(db, modelStats('ws_a')).tokens, db.prepare("SELECT count(*) FROM spam_filter_tokens t JOIN spam_filter_models m ON m.id = t.model_id WHERE m.workspace_id = 'ws_a'").pluck().get());
   assert.ok(counts(db, 'ws_a', 'frequent'));
   assert.ok(counts(db, 'ws_a', 'twice-3'));
   assert.ok(counts(db, 'ws_a', 'new-rare-3'), 'recent tokens are kept while stale ones can go');
   assert.is(db.prepare("SELECT count(*) FROM spam_filter_tokens t JOIN spam_filter_models m ON m.id = t.model_id WHERE m.workspace_id = 'ws_a' AND t.spam + t.ham = 1 AND t.seen_day = ?").pluck().get(Math.floor(T0 / DAY)), 9);
   assert.ok(counts(db, 'ws_b', 'old-rare-1'), 'another workspace is not pruned');
   // Past the stale ones, the rarest recent ones go too, never a frequent one.
-  assert.equal(prune(db, 'ws_a', T0 + 41 * DAY, 5), { deleted: 65, tokens: 5 });
+  assert.equal(inTransaction(db, prune('ws_a', T0 + 41 * DAY, 5)), { deleted: 65, tokens: 5 });
   assert.ok(counts(db, 'ws_a', 'frequent'));
-  assert.equal(prune(db, 'ws_a', T0 + 41 * DAY, 5), { deleted: 0, tokens: 5 });
+  assert.equal(inTransaction(db, prune('ws_a', T0 + 41 * DAY, 5)), { deleted: 0, tokens: 5 });
 });
 
 test('the model survives a restart and a backup restored into another data directory', async () => {
@@ -188,7 +193,7 @@ test('the model survives a restart and a backup restored into another data direc
   await restoreBackup(file, elsewhere);
   const restored = openDatabase(elsewhere);
   assert.equal(verdictOf(restored, 'ws_a', SPAMMY), before);
-  assert.equal(modelStats(restored, 'ws_a'), { spam: 60, ham: 60, tokens: 11 + 4 * 60, state: 'trained' });
+  assert.equal(runOn(restored, modelStats('ws_a')), { spam: 60, ham: 60, tokens: 11 + 4 * 60, state: 'trained' });
   restored.close();
 });
 

@@ -1,8 +1,8 @@
 // The content filter's state in SQLite (migration 0036): per workspace, the messages learned of each class, the
 // token counts, and which emails were learned as what. Every statement names the workspace's model, so a
-// workspace never scores with, or teaches, another's. Plain synchronous better-sqlite3 functions taking a Db:
-// train, forget and prune write (run them on the writer thread); score only reads, with one indexed query.
-import type { Db } from '../db/open.ts';
+// workspace never scores with, or teaches, another's. Queries (db/query.ts): train, forget and prune write (run
+// them on the writer thread); score only reads, with one indexed query.
+import { all, column, get, run, value, type Query } from '../db/query.ts';
 import { scoreCounted, type Counts } from './model.ts';
 import type { MessageTokens } from './tokens.ts';
 import { decide, hamPrior, modelState, type ModelState, type Verdict } from './verdict.ts';
@@ -49,37 +49,36 @@ interface ModelRow {
   version: number;
 }
 
-function modelOf(db: Db, workspaceId: string): ModelRow | undefined {
-  return db.prepare('SELECT id, spam, ham, tokens, version FROM spam_filter_models WHERE workspace_id = ?').get(workspaceId) as ModelRow | undefined;
-}
+const modelOf = (workspaceId: string) => get<ModelRow>('SELECT id, spam, ham, tokens, version FROM spam_filter_models WHERE workspace_id = ?', workspaceId);
 
-function ensureModel(db: Db, workspaceId: string): ModelRow {
-  db.prepare('INSERT INTO spam_filter_models (workspace_id) VALUES (?) ON CONFLICT (workspace_id) DO NOTHING').run(workspaceId);
-  return modelOf(db, workspaceId)!;
+function* ensureModel(workspaceId: string): Query<ModelRow> {
+  yield* run('INSERT INTO spam_filter_models (workspace_id) VALUES (?) ON CONFLICT (workspace_id) DO NOTHING', workspaceId);
+  return (yield* modelOf(workspaceId))!;
 }
 
 /** Distinct hashes as the JSON array json_each reads (one bound parameter, whatever the count). */
 const hashList = (tokens: readonly string[]) => JSON.stringify([...new Set(tokens.map(tokenHash))]);
 
 /** The message's verdict from its workspace's model: one indexed read of its tokens' counts. Writes nothing. */
-export function score(db: Db, workspaceId: string, message: MessageTokens): Verdict {
-  const model = modelOf(db, workspaceId);
+export function* score(workspaceId: string, message: MessageTokens): Query<Verdict> {
+  const model = yield* modelOf(workspaceId);
   const totals: Counts = { spam: model?.spam ?? 0, ham: model?.ham ?? 0 };
   // A model that has not seen both classes cannot tell them apart: no need to read its counts.
   const state = modelState(totals);
   if (!model || state === 'untrained') return decide(message, { score: 0.5, clues: [] }, totals);
   const { tokens, hashes } = distinctHashes(message.tokens);
-  // From the connection's copy of the model's counts when it has an up-to-date one, else one indexed read.
-  let counts = cachedCounts(db, model, hashes);
+  // From the thread's copy of the model's counts when it has an up-to-date one, else one indexed read.
+  let counts = yield* cachedCounts(model, hashes);
   if (!counts) {
-    const rows = db
-      .prepare('SELECT token, spam, ham FROM spam_filter_tokens WHERE model_id = ? AND token IN (SELECT value FROM json_each(?))')
-      .raw()
-      .all(model.id, JSON.stringify(Array.from(hashes))) as Array<[number, number, number]>;
+    const rows = yield* all<{ token: number; spam: number; ham: number }>(
+      'SELECT token, spam, ham FROM spam_filter_tokens WHERE model_id = ? AND token IN (SELECT value FROM json_each(?))',
+      model.id,
+      JSON.stringify(Array.from(hashes)),
+    );
     const index = new Map<number, number>();
     hashes.forEach((h, i) => index.set(h, i));
     counts = new Array(tokens.length);
-    for (const [hash, spam, ham] of rows) counts[index.get(hash)!] = { spam, ham };
+    for (const { token, spam, ham } of rows) counts[index.get(token)!] = { spam, ham };
   }
   const found = counts;
   return decide(message, scoreCounted(tokens, (i) => found[i], totals, hamPrior(totals)), totals);
@@ -125,74 +124,69 @@ export interface TrainInput {
 export type TrainOutcome = 'learned' | 'moved' | 'unchanged' | 'kept_owner';
 
 /** Teaches the workspace's model that the email is spam or ham. `pruneDue`: run prune() (a job of its own). */
-export function train(db: Db, input: TrainInput): { outcome: TrainOutcome; pruneDue: boolean } {
-  return db.transaction(() => {
-    assertEmailOf(db, input.workspaceId, input.emailId);
-    const model = ensureModel(db, input.workspaceId);
-    const before = db.prepare('SELECT class, source FROM spam_filter_trained WHERE email_id = ?').get(input.emailId) as { class: SpamClass; source: TrainSource } | undefined;
-    const hashes = hashList(input.tokens);
-    let outcome: TrainOutcome;
-    if (!before) {
-      add(db, model.id, input.class, hashes, input.now);
-      outcome = 'learned';
-    } else if (before.class === input.class) {
-      // An owner confirming what the box learned by itself makes it the owner's word.
-      if (input.source === 'owner' && before.source === 'auto') db.prepare("UPDATE spam_filter_trained SET source = 'owner' WHERE email_id = ?").run(input.emailId);
-      return { outcome: 'unchanged' as const, pruneDue: false };
-    } else if (before.source === 'owner' && input.source === 'auto') {
-      return { outcome: 'kept_owner' as const, pruneDue: false };
-    } else {
-      subtract(db, model.id, before.class, hashes);
-      add(db, model.id, input.class, hashes, input.now);
-      outcome = 'moved';
-    }
-    db.prepare(
-      `INSERT INTO spam_filter_trained (email_id, model_id, class, source, trained_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (email_id) DO UPDATE SET class = excluded.class, source = excluded.source, trained_at = excluded.trained_at`,
-    ).run(input.emailId, model.id, input.class, input.source, input.now);
-    const tokens = (db.prepare('SELECT tokens FROM spam_filter_models WHERE id = ?').pluck().get(model.id) as number) ?? 0;
-    return { outcome, pruneDue: tokens > MAX_MODEL_TOKENS };
-  })();
+export function* train(input: TrainInput): Query<{ outcome: TrainOutcome; pruneDue: boolean }> {
+  yield* assertEmailOf(input.workspaceId, input.emailId);
+  const model = yield* ensureModel(input.workspaceId);
+  const before = yield* get<{ class: SpamClass; source: TrainSource }>('SELECT class, source FROM spam_filter_trained WHERE email_id = ?', input.emailId);
+  const hashes = hashList(input.tokens);
+  let outcome: TrainOutcome;
+  if (!before) {
+    yield* add(model.id, input.class, hashes, input.now);
+    outcome = 'learned';
+  } else if (before.class === input.class) {
+    // An owner confirming what the box learned by itself makes it the owner's word.
+    if (input.source === 'owner' && before.source === 'auto') yield* run("UPDATE spam_filter_trained SET source = 'owner' WHERE email_id = ?", input.emailId);
+    return { outcome: 'unchanged' as const, pruneDue: false };
+  } else if (before.source === 'owner' && input.source === 'auto') {
+    return { outcome: 'kept_owner' as const, pruneDue: false };
+  } else {
+    yield* subtract(model.id, before.class, hashes);
+    yield* add(model.id, input.class, hashes, input.now);
+    outcome = 'moved';
+  }
+  yield* run(
+    `INSERT INTO spam_filter_trained (email_id, model_id, class, source, trained_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (email_id) DO UPDATE SET class = excluded.class, source = excluded.source, trained_at = excluded.trained_at`,
+    input.emailId, model.id, input.class, input.source, input.now,
+  );
+  const tokens = (yield* value<number>('SELECT tokens FROM spam_filter_models WHERE id = ?', model.id)) ?? 0;
+  return { outcome, pruneDue: tokens > MAX_MODEL_TOKENS };
 }
 
 /** Forgets an email the model learned (its counts taken back). False when it had not learned it. */
-export function forget(db: Db, input: { workspaceId: string; emailId: string; tokens: readonly string[] }): boolean {
-  return db.transaction(() => {
-    const model = modelOf(db, input.workspaceId);
-    if (!model) return false;
-    const before = db.prepare('SELECT class FROM spam_filter_trained WHERE email_id = ? AND model_id = ?').pluck().get(input.emailId, model.id) as SpamClass | undefined;
-    if (!before) return false;
-    subtract(db, model.id, before, hashList(input.tokens));
-    db.prepare('DELETE FROM spam_filter_trained WHERE email_id = ?').run(input.emailId);
-    return true;
-  })();
+export function* forget(input: { workspaceId: string; emailId: string; tokens: readonly string[] }): Query<boolean> {
+  const model = yield* modelOf(input.workspaceId);
+  if (!model) return false;
+  const before = yield* value<SpamClass>('SELECT class FROM spam_filter_trained WHERE email_id = ? AND model_id = ?', input.emailId, model.id);
+  if (!before) return false;
+  yield* subtract(model.id, before, hashList(input.tokens));
+  yield* run('DELETE FROM spam_filter_trained WHERE email_id = ?', input.emailId);
+  return true;
 }
 
-function assertEmailOf(db: Db, workspaceId: string, emailId: string): void {
-  const owner = db.prepare('SELECT workspace_id FROM emails WHERE id = ?').pluck().get(emailId);
+function* assertEmailOf(workspaceId: string, emailId: string): Query<void> {
+  const owner = yield* value<string>('SELECT workspace_id FROM emails WHERE id = ?', emailId);
   if (owner !== workspaceId) throw new Error(`content filter: email ${emailId} is not an email of workspace ${workspaceId}`);
 }
 
-function add(db: Db, modelId: number, cls: SpamClass, hashes: string, now: number): void {
+function* add(modelId: number, cls: SpamClass, hashes: string, now: number): Query<void> {
   const day = Math.floor(now / DAY_MS);
   const [spam, ham] = cls === 'spam' ? [1, 0] : [0, 1];
   // A row whose total is 1 after the upsert was not there before: that is how the model's row count stays true.
-  const totals = db
-    .prepare(
-      `INSERT INTO spam_filter_tokens (model_id, token, spam, ham, seen_day) SELECT ?, value, ?, ?, ? FROM json_each(?) WHERE true
+  const totals = yield* column<number>(
+    `INSERT INTO spam_filter_tokens (model_id, token, spam, ham, seen_day) SELECT ?, value, ?, ?, ? FROM json_each(?) WHERE true
        ON CONFLICT (model_id, token) DO UPDATE SET spam = spam + excluded.spam, ham = ham + excluded.ham, seen_day = excluded.seen_day
        RETURNING spam + ham`,
-    )
-    .pluck()
-    .all(modelId, spam, ham, day, hashes) as number[];
+    modelId, spam, ham, day, hashes,
+  );
   const added = totals.reduce((n, t) => n + (t === 1 ? 1 : 0), 0);
-  db.prepare(`UPDATE spam_filter_models SET ${cls} = ${cls} + 1, tokens = tokens + ?, version = random() >> 11 WHERE id = ?`).run(added, modelId);
+  yield* run(`UPDATE spam_filter_models SET ${cls} = ${cls} + 1, tokens = tokens + ?, version = random() >> 11 WHERE id = ?`, added, modelId);
 }
 
-function subtract(db: Db, modelId: number, cls: SpamClass, hashes: string): void {
-  db.prepare(`UPDATE spam_filter_tokens SET ${cls} = max(${cls} - 1, 0) WHERE model_id = ? AND token IN (SELECT value FROM json_each(?))`).run(modelId, hashes);
-  const gone = db.prepare('DELETE FROM spam_filter_tokens WHERE model_id = ? AND token IN (SELECT value FROM json_each(?)) AND spam = 0 AND ham = 0').run(modelId, hashes).changes;
-  db.prepare(`UPDATE spam_filter_models SET ${cls} = max(${cls} - 1, 0), tokens = max(tokens - ?, 0), version = random() >> 11 WHERE id = ?`).run(gone, modelId);
+function* subtract(modelId: number, cls: SpamClass, hashes: string): Query<void> {
+  yield* run(`UPDATE spam_filter_tokens SET ${cls} = max(${cls} - 1, 0) WHERE model_id = ? AND token IN (SELECT value FROM json_each(?))`, modelId, hashes);
+  const gone = yield* run('DELETE FROM spam_filter_tokens WHERE model_id = ? AND token IN (SELECT value FROM json_each(?)) AND spam = 0 AND ham = 0', modelId, hashes);
+  yield* run(`UPDATE spam_filter_models SET ${cls} = max(${cls} - 1, 0), tokens = max(tokens - ?, 0), version = random() >> 11 WHERE id = ?`, gone, modelId);
 }
 
 /**
@@ -210,40 +204,39 @@ const PRUNE_PASSES: ReadonlyArray<{ atMost: number; idleDays: number }> = [
 ];
 
 /** Brings the workspace's model back under PRUNE_TO token rows (or `target`), rarest and stalest first. */
-export function prune(db: Db, workspaceId: string, now: number, target = PRUNE_TO): { deleted: number; tokens: number } {
-  return db.transaction(() => {
-    const model = modelOf(db, workspaceId);
-    if (!model) return { deleted: 0, tokens: 0 };
-    const today = Math.floor(now / DAY_MS);
-    let tokens = model.tokens;
-    let deleted = 0;
-    for (const pass of PRUNE_PASSES) {
-      if (tokens <= target) break;
-      const gone = db
-        .prepare(
-          `DELETE FROM spam_filter_tokens WHERE model_id = ? AND token IN
-             (SELECT token FROM spam_filter_tokens WHERE model_id = ? AND spam + ham <= ? AND seen_day <= ? LIMIT ?)`,
-        )
-        .run(model.id, model.id, pass.atMost, today - pass.idleDays, tokens - target).changes;
-      tokens -= gone;
-      deleted += gone;
-    }
-    db.prepare('UPDATE spam_filter_models SET tokens = ?, pruned_at = ?, version = random() >> 11 WHERE id = ?').run(tokens, now, model.id);
-    return { deleted, tokens };
-  })();
+export function* prune(workspaceId: string, now: number, target = PRUNE_TO): Query<{ deleted: number; tokens: number }> {
+  const model = yield* modelOf(workspaceId);
+  if (!model) return { deleted: 0, tokens: 0 };
+  const today = Math.floor(now / DAY_MS);
+  let tokens = model.tokens;
+  let deleted = 0;
+  for (const pass of PRUNE_PASSES) {
+    if (tokens <= target) break;
+    const gone = yield* run(
+      `DELETE FROM spam_filter_tokens WHERE model_id = ? AND token IN
+         (SELECT token FROM spam_filter_tokens WHERE model_id = ? AND spam + ham <= ? AND seen_day <= ? LIMIT ?)`,
+      model.id, model.id, pass.atMost, today - pass.idleDays, tokens - target,
+    );
+    tokens -= gone;
+    deleted += gone;
+  }
+  yield* run('UPDATE spam_filter_models SET tokens = ?, pruned_at = ?, version = random() >> 11 WHERE id = ?', tokens, now, model.id);
+  return { deleted, tokens };
 }
 
 /** What the workspace's model has learned. */
-export function modelStats(db: Db, workspaceId: string): { spam: number; ham: number; tokens: number; state: ModelState } {
-  const m = modelOf(db, workspaceId);
+export function* modelStats(workspaceId: string): Query<{ spam: number; ham: number; tokens: number; state: ModelState }> {
+  const m = yield* modelOf(workspaceId);
   const totals = { spam: m?.spam ?? 0, ham: m?.ham ?? 0 };
   return { ...totals, tokens: m?.tokens ?? 0, state: modelState(totals) };
 }
 
 /** What the model learned the email as, or null. */
-export function trainedAs(db: Db, workspaceId: string, emailId: string): { class: SpamClass; source: TrainSource } | null {
-  const row = db
-    .prepare('SELECT t.class, t.source FROM spam_filter_trained t JOIN spam_filter_models m ON m.id = t.model_id WHERE t.email_id = ? AND m.workspace_id = ?')
-    .get(emailId, workspaceId) as { class: SpamClass; source: TrainSource } | undefined;
+export function* trainedAs(workspaceId: string, emailId: string): Query<{ class: SpamClass; source: TrainSource } | null> {
+  const row = yield* get<{ class: SpamClass; source: TrainSource }>(
+    'SELECT t.class, t.source FROM spam_filter_trained t JOIN spam_filter_models m ON m.id = t.model_id WHERE t.email_id = ? AND m.workspace_id = ?',
+    emailId,
+    workspaceId,
+  );
   return row ?? null;
 }

@@ -1,12 +1,12 @@
 // A workspace's labels and the labels of each email (API-SPEC.md 4.3): a label is named by its lbl_ id or by
 // its name (regardless of ASCII case); an email carries at most 10, kept as ids in emails.labels_json
-// (0011_labels.sql says why). Synchronous SQL for the caller's transaction; it never archives or files mail
-// by rules (that is the filing rules' work).
-import { archiveReceived, labelIdsOf, removeLabelEverywhere, setLabelIds } from '../emails/lookup.ts';
+// (0011_labels.sql says why). Queries for the caller's transaction (db/query.ts); it never archives or files
+// mail by rules (that is the filing rules' work).
+import { archiveReceived, labelIdsOf, removeLabelEverywhere, setLabelIds } from './lookup-interim.ts';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
+import { all, constraintViolated, get, run, value, type Query } from '../db/query.ts';
 import { isId, newId } from '../db/ids.ts';
 import { ApiError, validationError } from '../errors.ts';
 
@@ -31,15 +31,13 @@ const PALETTE = ['#2563eb', '#16a34a', '#dc2626', '#d97706', '#7c3aed', '#db2777
 const colorFor = (name: string) => PALETTE[createHash('sha256').update(name.toLowerCase()).digest()[0] % PALETTE.length];
 
 /** The labels `refs` (ids or names) name in the workspace, in their order; `missing` are refs that name none. */
-export function findLabels(db: Db, workspaceId: string, refs: readonly string[]): { labels: Label[]; missing: string[] } {
+export function* findLabels(workspaceId: string, refs: readonly string[]): Query<{ labels: Label[]; missing: string[] }> {
   const labels: Label[] = [];
   const missing: string[] = [];
   for (const ref of refs) {
-    const label = (
-      isId('lbl', ref)
-        ? db.prepare('SELECT id, name, color FROM labels WHERE workspace_id = ? AND id = ?').get(workspaceId, ref)
-        : db.prepare('SELECT id, name, color FROM labels WHERE workspace_id = ? AND name = ? COLLATE NOCASE').get(workspaceId, ref)
-    ) as Label | undefined;
+    const label = isId('lbl', ref)
+      ? yield* get<Label>('SELECT id, name, color FROM labels WHERE workspace_id = ? AND id = ?', workspaceId, ref)
+      : yield* get<Label>('SELECT id, name, color FROM labels WHERE workspace_id = ? AND name = ? COLLATE NOCASE', workspaceId, ref);
     if (label) labels.push(label);
     else missing.push(ref);
   }
@@ -47,18 +45,17 @@ export function findLabels(db: Db, workspaceId: string, refs: readonly string[])
 }
 
 /** The labels for these names, creating the ones the workspace does not have yet. */
-export function ensureLabels(db: Db, clock: Clock, workspaceId: string, names: readonly string[]): Label[] {
-  const insert = db.prepare('INSERT INTO labels (id, workspace_id, name, color, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING');
-  for (const name of names) insert.run(newId('lbl', clock.now()), workspaceId, name, colorFor(name), clock.now());
-  return findLabels(db, workspaceId, names).labels;
+export function* ensureLabels(clock: Clock, workspaceId: string, names: readonly string[]): Query<Label[]> {
+  for (const name of names) {
+    yield* run('INSERT INTO labels (id, workspace_id, name, color, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', newId('lbl', clock.now()), workspaceId, name, colorFor(name), clock.now());
+  }
+  return (yield* findLabels(workspaceId, names)).labels;
 }
 
 /** `{id, name, color}` of each id in a labels_json list, in its order (a label deleted meanwhile is left out). */
-export function labelsOf(db: Db, workspaceId: string, labelsJson: string): Label[] {
+export function* labelsOf(workspaceId: string, labelsJson: string): Query<Label[]> {
   if (labelsJson === '[]') return [];
-  return db
-    .prepare('SELECT l.id, l.name, l.color FROM json_each(?) j JOIN labels l ON l.id = j.value AND l.workspace_id = ? ORDER BY j.key')
-    .all(labelsJson, workspaceId) as Label[];
+  return yield* all<Label>('SELECT l.id, l.name, l.color FROM json_each(?) j JOIN labels l ON l.id = j.value AND l.workspace_id = ? ORDER BY j.key', labelsJson, workspaceId);
 }
 
 /**
@@ -66,39 +63,44 @@ export function labelsOf(db: Db, workspaceId: string, labelsJson: string): Label
  * `add` is created unless `create` is false. Nothing changes when any ref is refused or the email would carry
  * more than 10. Returns the email's labels after the change, or null when the workspace has no such email.
  */
-export function changeEmailLabels(
-  db: Db,
+export function* changeEmailLabels(
   clock: Clock,
   workspaceId: string,
   emailId: string,
   change: { add: string[]; remove: string[]; create: boolean },
-): Label[] | null {
-  const current = labelIdsOf(db, workspaceId, emailId);
+): Query<Label[] | null> {
+  const current = yield* labelIdsOf(workspaceId, emailId);
   if (current === undefined) return null;
-  const add = resolveForAdding(db, clock, workspaceId, change.add, change.create, 'add');
-  const removed = new Set(findLabels(db, workspaceId, change.remove).labels.map((l) => l.id));
+  const add = yield* resolveForAdding(clock, workspaceId, change.add, change.create, 'add');
+  const removed = new Set((yield* findLabels(workspaceId, change.remove)).labels.map((l) => l.id));
   const ids = [...new Set([...(JSON.parse(current) as string[]), ...add.map((l) => l.id)])].filter((id) => !removed.has(id));
   if (ids.length > MAX_LABELS_PER_EMAIL) {
     throw new ApiError(400, 'limit_exceeded', `an email carries at most ${MAX_LABELS_PER_EMAIL} labels; this change would give it ${ids.length}`);
   }
   const json = JSON.stringify(ids);
-  if (json !== current) setLabelIds(db, emailId, json);
+  if (json !== current) yield* setLabelIds(emailId, json);
   // A bucket label put on by hand takes received mail out of the inbox (API-SPEC.md section 3).
-  if (add.some((l) => !removed.has(l.id) && db.prepare('SELECT skip_inbox FROM labels WHERE id = ?').pluck().get(l.id) === 1)) archiveReceived(db, emailId, clock.now());
-  return labelsOf(db, workspaceId, json);
+  if (yield* anyBucket(add.filter((l) => !removed.has(l.id)))) yield* archiveReceived(emailId, clock.now());
+  return yield* labelsOf(workspaceId, json);
+}
+
+/** Whether one of `labels` is a bucket (skip_inbox), read in their order up to the first that is. */
+function* anyBucket(labels: readonly Label[]): Query<boolean> {
+  for (const l of labels) if ((yield* value('SELECT skip_inbox FROM labels WHERE id = ?', l.id)) === 1) return true;
+  return false;
 }
 
 /**
  * Labels for an email being written (a send's `labels`, `add` above): ids must exist; names are created
  * unless `create` is false. Throws a 400 naming `field` for a ref it cannot use.
  */
-export function resolveForAdding(db: Db, clock: Clock, workspaceId: string, refs: readonly string[], create: boolean, field: string): Label[] {
-  const { missing } = findLabels(db, workspaceId, refs);
+export function* resolveForAdding(clock: Clock, workspaceId: string, refs: readonly string[], create: boolean, field: string): Query<Label[]> {
+  const { missing } = yield* findLabels(workspaceId, refs);
   const unknownId = missing.find((ref) => isId('lbl', ref));
   if (unknownId) throw validationError(field, `no label ${unknownId} in this workspace`);
   if (missing.length && !create) throw validationError(field, `no label named ${JSON.stringify(missing[0])} in this workspace (create is false)`);
-  if (missing.length) ensureLabels(db, clock, workspaceId, missing);
-  return findLabels(db, workspaceId, refs).labels;
+  if (missing.length) yield* ensureLabels(clock, workspaceId, missing);
+  return (yield* findLabels(workspaceId, refs)).labels;
 }
 
 const dedupe = (labels: Label[]) => [...new Map(labels.map((l) => [l.id, l])).values()];
@@ -128,42 +130,42 @@ export const COLOR = /^#[0-9a-f]{6}$/i;
 
 export class LabelExists extends Error {}
 
-export function createLabel(db: Db, now: number, workspaceId: string, l: { name: string; color?: string; skipInbox: boolean }): LabelRow {
+export function* createLabel(now: number, workspaceId: string, l: { name: string; color?: string; skipInbox: boolean }): Query<LabelRow> {
   const id = newId('lbl', now);
   try {
-    db.prepare('INSERT INTO labels (id, workspace_id, name, color, skip_inbox, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(id, workspaceId, l.name, (l.color ?? colorFor(l.name)).toLowerCase(), l.skipInbox ? 1 : 0, now);
+    yield* run('INSERT INTO labels (id, workspace_id, name, color, skip_inbox, created_at) VALUES (?, ?, ?, ?, ?, ?)', id, workspaceId, l.name, (l.color ?? colorFor(l.name)).toLowerCase(), l.skipInbox ? 1 : 0, now);
   } catch (err) {
-    if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new LabelExists(l.name);
+    if (constraintViolated(err) === 'unique') throw new LabelExists(l.name);
     throw err;
   }
-  return labelByRef(db, workspaceId, id)!;
+  return (yield* labelByRef(workspaceId, id))!;
 }
 
 const LABEL_COLUMNS = 'id, name, color, skip_inbox, total_count, unread_count';
 
 /** A label by its lbl_ id or its name (regardless of ASCII case). */
-export const labelByRef = (db: Db, workspaceId: string, ref: string) =>
-  (isId('lbl', ref)
-    ? db.prepare(`SELECT ${LABEL_COLUMNS} FROM labels WHERE workspace_id = ? AND id = ?`).get(workspaceId, ref)
-    : db.prepare(`SELECT ${LABEL_COLUMNS} FROM labels WHERE workspace_id = ? AND name = ? COLLATE NOCASE`).get(workspaceId, ref)) as LabelRow | undefined;
+export const labelByRef = (workspaceId: string, ref: string) =>
+  isId('lbl', ref)
+    ? get<LabelRow>(`SELECT ${LABEL_COLUMNS} FROM labels WHERE workspace_id = ? AND id = ?`, workspaceId, ref)
+    : get<LabelRow>(`SELECT ${LABEL_COLUMNS} FROM labels WHERE workspace_id = ? AND name = ? COLLATE NOCASE`, workspaceId, ref);
 
-export const listLabelRows = (db: Db, workspaceId: string) => db.prepare(`SELECT ${LABEL_COLUMNS} FROM labels WHERE workspace_id = ? ORDER BY name COLLATE NOCASE`).all(workspaceId) as LabelRow[];
+export const listLabelRows = (workspaceId: string) => all<LabelRow>(`SELECT ${LABEL_COLUMNS} FROM labels WHERE workspace_id = ? ORDER BY name COLLATE NOCASE`, workspaceId);
 
-export function updateLabel(db: Db, workspaceId: string, id: string, change: { name?: string; color?: string; skipInbox?: boolean }): void {
+export function* updateLabel(workspaceId: string, id: string, change: { name?: string; color?: string; skipInbox?: boolean }): Query<void> {
   try {
-    if (change.name !== undefined) db.prepare('UPDATE labels SET name = ? WHERE workspace_id = ? AND id = ?').run(change.name, workspaceId, id);
+    if (change.name !== undefined) yield* run('UPDATE labels SET name = ? WHERE workspace_id = ? AND id = ?', change.name, workspaceId, id);
   } catch (err) {
-    if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new LabelExists(change.name!);
+    if (constraintViolated(err) === 'unique') throw new LabelExists(change.name!);
     throw err;
   }
-  if (change.color !== undefined) db.prepare('UPDATE labels SET color = ? WHERE workspace_id = ? AND id = ?').run(change.color.toLowerCase(), workspaceId, id);
-  if (change.skipInbox !== undefined) db.prepare('UPDATE labels SET skip_inbox = ? WHERE workspace_id = ? AND id = ?').run(change.skipInbox ? 1 : 0, workspaceId, id);
+  if (change.color !== undefined) yield* run('UPDATE labels SET color = ? WHERE workspace_id = ? AND id = ?', change.color.toLowerCase(), workspaceId, id);
+  if (change.skipInbox !== undefined) yield* run('UPDATE labels SET skip_inbox = ? WHERE workspace_id = ? AND id = ?', change.skipInbox ? 1 : 0, workspaceId, id);
 }
 
 /** Deletes the label; its emails stay and no longer carry it (its rules and pending resorts go with it). */
-export function deleteLabel(db: Db, workspaceId: string, id: string): boolean {
-  if (!db.prepare('SELECT 1 FROM labels WHERE workspace_id = ? AND id = ?').get(workspaceId, id)) return false;
-  removeLabelEverywhere(db, workspaceId, id);
-  db.prepare('DELETE FROM labels WHERE workspace_id = ? AND id = ?').run(workspaceId, id);
+export function* deleteLabel(workspaceId: string, id: string): Query<boolean> {
+  if (!(yield* get('SELECT 1 FROM labels WHERE workspace_id = ? AND id = ?', workspaceId, id))) return false;
+  yield* removeLabelEverywhere(workspaceId, id);
+  yield* run('DELETE FROM labels WHERE workspace_id = ? AND id = ?', workspaceId, id);
   return true;
 }

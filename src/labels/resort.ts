@@ -3,12 +3,13 @@
 // writer job of its own, so the write lock is never held for long, new mail keeps arriving (it is filed as it
 // is stored, above the walk's cursor) and a restart resumes at the cursor. resortPending counts what is left.
 import { BackgroundLoop } from '../threads/background-loop.ts';
-import type { Db } from '../db/open.ts';
+import { all, get, run, value, type Query } from '../db/query.ts';
+import type { Store } from '../db/store.ts';
 import { newId } from '../db/ids.ts';
 import type { DbContext, Writer } from '../db/writer.ts';
 import type { Log } from '../log.ts';
 import { FullDiskNotice } from '../db/full-disk.ts';
-import { archiveReceived } from '../emails/lookup.ts';
+import { archiveReceived } from './lookup-interim.ts';
 import { fileInto } from './filing.ts';
 import { getRule, matchClause } from './rules.ts';
 
@@ -16,10 +17,11 @@ const BATCH = 500;
 const IDLE_POLL_MS = 1000;
 
 /** Starts applying `ruleId`'s rule (or, with null, the label's skip_inbox) to the workspace's stored mail. */
-export function startResort(db: Db, now: number, workspaceId: string, labelId: string, ruleId: string | null): void {
-  const top = db.prepare('SELECT coalesce(max(search_rowid), 0) + 1 FROM emails WHERE workspace_id = ?').pluck().get(workspaceId) as number;
-  const total = db.prepare('SELECT count(*) FROM emails WHERE workspace_id = ?').pluck().get(workspaceId) as number;
-  db.prepare('INSERT INTO label_resorts (id, workspace_id, label_id, rule_id, cursor, total, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+export function* startResort(now: number, workspaceId: string, labelId: string, ruleId: string | null): Query<void> {
+  const top = (yield* value<number>('SELECT coalesce(max(search_rowid), 0) + 1 FROM emails WHERE workspace_id = ?', workspaceId))!;
+  const total = (yield* value<number>('SELECT count(*) FROM emails WHERE workspace_id = ?', workspaceId))!;
+  yield* run(
+    'INSERT INTO label_resorts (id, workspace_id, label_id, rule_id, cursor, total, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
     newId('q', now),
     workspaceId,
     labelId,
@@ -31,8 +33,14 @@ export function startResort(db: Db, now: number, workspaceId: string, labelId: s
 }
 
 /** Emails of the workspace still to be walked by its resorts. */
-export const resortPending = (db: Db, workspaceId: string) =>
-  db.prepare('SELECT coalesce(sum(max(total - done, 0)), 0) FROM label_resorts WHERE workspace_id = ?').pluck().get(workspaceId) as number;
+export function* resortPending(workspaceId: string): Query<number> {
+  return (yield* value<number>('SELECT coalesce(sum(max(total - done, 0)), 0) FROM label_resorts WHERE workspace_id = ?', workspaceId))!;
+}
+
+/** Whether any resort is left to walk. */
+function* anyResort(): Query<boolean> {
+  return (yield* get('SELECT 1 FROM label_resorts LIMIT 1')) !== undefined;
+}
 
 interface ResortRow {
   id: string;
@@ -43,35 +51,36 @@ interface ResortRow {
 }
 
 /** The writer job `labels.resort`: one batch of the oldest resort. Returns whether any work is left. */
-export function resortStep(ctx: DbContext, opts: { batch?: number } = {}): { more: boolean } {
-  const { db } = ctx;
+export function* resortStep(ctx: DbContext, opts: { batch?: number } = {}): Query<{ more: boolean }> {
   const now = ctx.clock.now();
-  const job = db.prepare('SELECT id, workspace_id, label_id, rule_id, cursor FROM label_resorts ORDER BY created_at, id LIMIT 1').get() as ResortRow | undefined;
+  const job = yield* get<ResortRow>('SELECT id, workspace_id, label_id, rule_id, cursor FROM label_resorts ORDER BY created_at, id LIMIT 1');
   if (!job) return { more: false };
   const limit = opts.batch ?? BATCH;
-  const rule = job.rule_id ? getRule(db, job.workspace_id, job.rule_id) : null;
+  const rule = job.rule_id ? yield* getRule(job.workspace_id, job.rule_id) : null;
   // A rule's conditions, or for a bucket the mail already in the label.
   const { sql, params } = rule ? matchClause(rule) : { sql: 'EXISTS (SELECT 1 FROM json_each(e.labels_json) j WHERE j.value = ?)', params: [job.label_id] };
-  const walked = db
-    .prepare(`SELECT e.search_rowid AS rowid, e.id, ${sql} AS hit FROM emails e WHERE e.workspace_id = ? AND e.search_rowid < ? ORDER BY e.search_rowid DESC LIMIT ?`)
-    .all(...params, job.workspace_id, job.cursor, limit) as Array<{ rowid: number; id: string; hit: number }>;
+  const walked = yield* all<{ rowid: number; id: string; hit: number }>(
+    `SELECT e.search_rowid AS rowid, e.id, ${sql} AS hit FROM emails e WHERE e.workspace_id = ? AND e.search_rowid < ? ORDER BY e.search_rowid DESC LIMIT ?`,
+    ...params, job.workspace_id, job.cursor, limit,
+  );
   let filed = 0;
   let skipped = 0;
   for (const e of walked) {
     if (!e.hit) continue;
     if (rule) {
-      const result = fileInto(db, now, job.workspace_id, e.id, [{ labelId: job.label_id, skipInbox: rule.skipInbox }]);
+      const result = yield* fileInto(now, job.workspace_id, e.id, [{ labelId: job.label_id, skipInbox: rule.skipInbox }]);
       filed += result.added.length;
       skipped += result.capped.length;
-    } else if (archiveReceived(db, e.id, now)) filed++;
+    } else if (yield* archiveReceived(e.id, now)) filed++;
   }
   if (walked.length < limit) {
-    db.prepare('DELETE FROM label_resorts WHERE id = ?').run(job.id);
+    yield* run('DELETE FROM label_resorts WHERE id = ?', job.id);
+    // The writer keeps a job's log lines with its batch and drops them when the batch is run again (writer-worker.ts).
     ctx.log.info('label applied to stored mail', { labelId: job.label_id, ruleId: job.rule_id, filed, skipped });
   } else {
-    db.prepare('UPDATE label_resorts SET cursor = ?, done = done + ?, filed = filed + ?, skipped = skipped + ? WHERE id = ?').run(walked.at(-1)!.rowid, walked.length, filed, skipped, job.id);
+    yield* run('UPDATE label_resorts SET cursor = ?, done = done + ?, filed = filed + ?, skipped = skipped + ? WHERE id = ?', walked.at(-1)!.rowid, walked.length, filed, skipped, job.id);
   }
-  return { more: db.prepare('SELECT 1 FROM label_resorts LIMIT 1').get() !== undefined };
+  return { more: yield* anyResort() };
 }
 
 /** Runs resort batches on the writer one after another while there is work, and looks for work every second. */
@@ -79,7 +88,7 @@ export class Resorter extends BackgroundLoop {
   private readonly fullDisk: FullDiskNotice;
 
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly writer: Pick<Writer, 'commit'>,
     private readonly clock: { now(): number },
     private readonly log: Log,
@@ -92,7 +101,7 @@ export class Resorter extends BackgroundLoop {
 
   protected async run(): Promise<void> {
     // Looking costs a read; only work costs a writer transaction.
-    let more = this.db.prepare('SELECT 1 FROM label_resorts LIMIT 1').get() !== undefined;
+    let more = await this.store.read(anyResort());
     try {
       while (more && !this.stopped) {
         const [result] = await this.writer.commit([{ kind: 'labels.resort', payload: { batch: this.batch } }], { now: this.clock.now(), log: this.log });

@@ -12,7 +12,7 @@ import { iso } from '../clock.ts';
 import { mailboxCounts } from '../emails/counts.ts';
 import { getInbox } from '../inboxes/inboxes.ts';
 import { changeEmailLabels, COLOR, createLabel, labelByRef, labelName, LabelExists, labelRef, listLabelRows, updateLabel, type LabelRow } from './labels.ts';
-import { createRule, deleteRule, dryRun, presentRule, rulesOfWorkspace, type Rule, type RuleConditions } from './rules.ts';
+import { createRule, deleteRule, dryRun, presentRule, rulesOfWorkspace, type DryRun, type Rule, type RuleConditions } from './rules.ts';
 import { resortPending, startResort, type Resorter } from './resort.ts';
 
 const LabelChange = z
@@ -60,8 +60,26 @@ const presentLabel = (l: LabelRow, rules: Rule[]) => ({
   rules: rules.filter((r) => r.labelId === l.id).map(presentRule),
 });
 
+/** GET /labels' reads, together. */
+function* labelList(workspaceId: string) {
+  return { rules: yield* rulesOfWorkspace(workspaceId), labels: yield* listLabelRows(workspaceId), pending: yield* resortPending(workspaceId) };
+}
+
+/** A label by id or name with the workspace's rules (presentLabel picks its own), or null. */
+function* labelWithRules(workspaceId: string, ref: string) {
+  const label = yield* labelByRef(workspaceId, ref);
+  return label ? { label, rules: yield* rulesOfWorkspace(workspaceId) } : null;
+}
+
+/** The dry run of each rule's conditions. */
+function* dryRuns(workspaceId: string, conditions: RuleConditions[]) {
+  const results: DryRun[] = [];
+  for (const c of conditions) results.push(yield* dryRun(workspaceId, c));
+  return results;
+}
+
 export function labelRoutes(app: App, resorter: Pick<Resorter, 'wake'>) {
-  const { db, clock } = app;
+  const { db, store, clock } = app;
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
 
@@ -72,27 +90,28 @@ export function labelRoutes(app: App, resorter: Pick<Resorter, 'wake'>) {
     if (c.inboxId && !getInbox(db, workspaceId, c.inboxId)) throw validationError(path ? `${path}.inbox_id` : 'inbox_id', `no inbox ${c.inboxId} in this workspace`);
     return c;
   };
-  const labelOf = (workspaceId: string, ref: string) => {
-    const label = labelByRef(db, workspaceId, ref);
+  const labelOf = async (workspaceId: string, ref: string) => {
+    const label = await store.read(labelByRef(workspaceId, ref));
     if (!label) throw notFound('Label');
     return label;
   };
-  const presentDryRun = (result: ReturnType<typeof dryRun>) => ({
+  const presentDryRun = (result: DryRun) => ({
     dryRun: true,
     count: result.count,
     emails: result.newest.map((e) => ({ id: e.id, direction: e.direction, from: e.from_address, subject: e.subject, createdAt: iso(e.created_at) })),
   });
 
-  r.get('/labels', auth, (ctx) => {
+  r.get('/labels', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    const rules = rulesOfWorkspace(db, workspaceId);
-    const data = listLabelRows(db, workspaceId).map((l) => presentLabel(l, rules));
-    ctx.body = { data, count: data.length, mailbox: { ...mailboxCounts(db, workspaceId), resortPending: resortPending(db, workspaceId) } };
+    const { rules, labels, pending } = await store.read(labelList(workspaceId));
+    const data = labels.map((l) => presentLabel(l, rules));
+    ctx.body = { data, count: data.length, mailbox: { ...mailboxCounts(db, workspaceId), resortPending: pending } };
   });
 
-  r.get('/labels/:id', auth, (ctx) => {
-    const workspaceId = principalOf(ctx).workspaceId;
-    ctx.body = presentLabel(labelOf(workspaceId, ctx.params.id), rulesOfWorkspace(db, workspaceId));
+  r.get('/labels/:id', auth, async (ctx) => {
+    const found = await store.read(labelWithRules(principalOf(ctx).workspaceId, ctx.params.id));
+    if (!found) throw notFound('Label');
+    ctx.body = presentLabel(found.label, found.rules);
   });
 
   r.post('/labels', auth, async (ctx) => {
@@ -101,52 +120,52 @@ export function labelRoutes(app: App, resorter: Pick<Resorter, 'wake'>) {
     const conditions = (body.rules ?? []).map((rule, i) => conditionsOf(workspaceId, rule, `rules.${i}`));
     if (body.dry_run) {
       // What the label's rules would file among stored mail: each rule's matches, the newest of the first.
-      const results = conditions.map((c) => dryRun(db, workspaceId, c));
+      const results = await store.read(dryRuns(workspaceId, conditions));
       ctx.body = { dryRun: true, rules: results.map(presentDryRun) };
       return;
     }
-    const label = await app.commit.run(() => {
+    const label = await store.write(function* () {
       let created: LabelRow;
       try {
-        created = createLabel(db, clock.now(), workspaceId, { name: body.name, color: body.color, skipInbox: body.skip_inbox ?? false });
+        created = yield* createLabel(clock.now(), workspaceId, { name: body.name, color: body.color, skipInbox: body.skip_inbox ?? false });
       } catch (err) {
         if (err instanceof LabelExists) throw new ApiError(409, 'label_exists', `A label named "${body.name}" already exists in this workspace`);
         throw err;
       }
       for (const c of conditions) {
-        const rule = createRule(db, clock.now(), workspaceId, created.id, c);
-        if (body.apply_to_existing) startResort(db, clock.now(), workspaceId, created.id, rule.id);
+        const rule = yield* createRule(clock.now(), workspaceId, created.id, c);
+        if (body.apply_to_existing) yield* startResort(clock.now(), workspaceId, created.id, rule.id);
       }
       return created;
     });
     if (body.apply_to_existing && conditions.length) resorter.wake();
     ctx.status = 201;
-    ctx.body = presentLabel(label, rulesOfWorkspace(db, workspaceId));
+    ctx.body = presentLabel(label, await store.read(rulesOfWorkspace(workspaceId)));
   });
 
   r.patch('/labels/:id', auth, async (ctx) => {
     const body = parseInput(PatchBody, ctx.request.body);
     const workspaceId = principalOf(ctx).workspaceId;
-    const label = labelOf(workspaceId, ctx.params.id);
+    const label = await labelOf(workspaceId, ctx.params.id);
     // API-SPEC.md 4.3 rule 5: turning skip_inbox on archives the received mail already in the label.
     const bucketNow = body.skip_inbox === true && label.skip_inbox === 0 && body.apply_to_existing !== false;
-    await app.commit.run(() => {
+    await store.write(function* () {
       try {
-        updateLabel(db, workspaceId, label.id, { name: body.name, color: body.color, skipInbox: body.skip_inbox });
+        yield* updateLabel(workspaceId, label.id, { name: body.name, color: body.color, skipInbox: body.skip_inbox });
       } catch (err) {
         if (err instanceof LabelExists) throw new ApiError(409, 'label_exists', `A label named "${body.name}" already exists in this workspace`);
         throw err;
       }
-      if (bucketNow) startResort(db, clock.now(), workspaceId, label.id, null);
+      if (bucketNow) yield* startResort(clock.now(), workspaceId, label.id, null);
     });
     if (bucketNow) resorter.wake();
-    const after = labelOf(workspaceId, label.id);
+    const after = await labelOf(workspaceId, label.id);
     ctx.body = { id: after.id, name: after.name, color: after.color, skipInbox: after.skip_inbox === 1 };
   });
 
   r.delete('/labels/:id', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    const label = labelOf(workspaceId, ctx.params.id);
+    const label = await labelOf(workspaceId, ctx.params.id);
     await app.writer.commit([{ kind: 'labels.delete', payload: { workspaceId, labelId: label.id } }], { now: clock.now(), log: app.log });
     ctx.body = { ok: true };
   });
@@ -154,15 +173,15 @@ export function labelRoutes(app: App, resorter: Pick<Resorter, 'wake'>) {
   r.post('/labels/:id/rules', auth, async (ctx) => {
     const body = parseInput(RuleRequest, ctx.request.body);
     const workspaceId = principalOf(ctx).workspaceId;
-    const label = labelOf(workspaceId, ctx.params.id);
+    const label = await labelOf(workspaceId, ctx.params.id);
     const conditions = conditionsOf(workspaceId, body, '');
     if (body.dry_run) {
-      ctx.body = presentDryRun(dryRun(db, workspaceId, conditions));
+      ctx.body = presentDryRun(await store.read(dryRun(workspaceId, conditions)));
       return;
     }
-    const rule = await app.commit.run(() => {
-      const created = createRule(db, clock.now(), workspaceId, label.id, conditions);
-      if (body.apply_to_existing) startResort(db, clock.now(), workspaceId, label.id, created.id);
+    const rule = await store.write(function* () {
+      const created = yield* createRule(clock.now(), workspaceId, label.id, conditions);
+      if (body.apply_to_existing) yield* startResort(clock.now(), workspaceId, label.id, created.id);
       return created;
     });
     if (body.apply_to_existing) resorter.wake();
@@ -172,16 +191,16 @@ export function labelRoutes(app: App, resorter: Pick<Resorter, 'wake'>) {
 
   r.delete('/labels/:id/rules/:rule_id', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    const label = labelOf(workspaceId, ctx.params.id);
-    if (!(await app.commit.run(() => deleteRule(db, workspaceId, label.id, ctx.params.rule_id)))) throw notFound('Rule');
+    const label = await labelOf(workspaceId, ctx.params.id);
+    if (!(await store.write(() => deleteRule(workspaceId, label.id, ctx.params.rule_id)))) throw notFound('Rule');
     ctx.body = { ok: true };
   });
 
   r.post('/emails/:id/labels', auth, async (ctx) => {
     const body = parseInput(LabelChange, ctx.request.body ?? {});
     const workspaceId = principalOf(ctx).workspaceId;
-    const labels = await app.commit.run(() =>
-      changeEmailLabels(db, clock, workspaceId, ctx.params.id, { add: body.add ?? [], remove: body.remove ?? [], create: body.create ?? true }),
+    const labels = await store.write(() =>
+      changeEmailLabels(clock, workspaceId, ctx.params.id, { add: body.add ?? [], remove: body.remove ?? [], create: body.create ?? true }),
     );
     if (!labels) throw notFound('Email');
     ctx.body = { id: ctx.params.id, labels };

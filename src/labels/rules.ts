@@ -2,7 +2,7 @@
 // direction, inbox, and case-insensitive substrings of the sender, the recipients and the subject. One SQL
 // predicate decides a match everywhere (new mail as it is stored, the dry run, applying to retained mail), so
 // a dry run counts exactly what applying then files. Substrings compare ASCII case-insensitively (SQLite lower()).
-import type { Db } from '../db/open.ts';
+import { all, get, run, value, type Query } from '../db/query.ts';
 import { newId } from '../db/ids.ts';
 
 export interface RuleConditions {
@@ -60,37 +60,46 @@ export function matchClause(c: RuleConditions): { sql: string; params: unknown[]
   return { sql: parts.length ? parts.join(' AND ') : '1', params };
 }
 
-export function createRule(db: Db, now: number, workspaceId: string, labelId: string, c: RuleConditions & { skipInbox: boolean }): Rule {
+export function* createRule(now: number, workspaceId: string, labelId: string, c: RuleConditions & { skipInbox: boolean }): Query<Rule> {
   const id = newId('lrule', now);
-  db.prepare(
+  yield* run(
     'INSERT INTO label_rules (id, workspace_id, label_id, direction, inbox_id, from_contains, to_contains, subject_contains, skip_inbox, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  ).run(id, workspaceId, labelId, c.direction, c.inboxId, c.from?.toLowerCase() ?? null, c.to?.toLowerCase() ?? null, c.subject?.toLowerCase() ?? null, c.skipInbox ? 1 : 0, now);
-  return getRule(db, workspaceId, id)!;
+    id, workspaceId, labelId, c.direction, c.inboxId, c.from?.toLowerCase() ?? null, c.to?.toLowerCase() ?? null, c.subject?.toLowerCase() ?? null, c.skipInbox ? 1 : 0, now,
+  );
+  return (yield* getRule(workspaceId, id))!;
 }
 
-export const getRule = (db: Db, workspaceId: string, id: string) => {
-  const row = db.prepare('SELECT * FROM label_rules WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as RuleRow | undefined;
+export function* getRule(workspaceId: string, id: string): Query<Rule | null> {
+  const row = yield* get<RuleRow>('SELECT * FROM label_rules WHERE workspace_id = ? AND id = ?', workspaceId, id);
   return row ? toRule(row) : null;
-};
+}
 
-export const rulesOfWorkspace = (db: Db, workspaceId: string) =>
-  (db.prepare('SELECT * FROM label_rules WHERE workspace_id = ? ORDER BY created_at, id').all(workspaceId) as RuleRow[]).map(toRule);
+export function* rulesOfWorkspace(workspaceId: string): Query<Rule[]> {
+  return (yield* all<RuleRow>('SELECT * FROM label_rules WHERE workspace_id = ? ORDER BY created_at, id', workspaceId)).map(toRule);
+}
 
-export const deleteRule = (db: Db, workspaceId: string, labelId: string, id: string) =>
-  db.prepare('DELETE FROM label_rules WHERE workspace_id = ? AND label_id = ? AND id = ?').run(workspaceId, labelId, id).changes > 0;
+export function* deleteRule(workspaceId: string, labelId: string, id: string): Query<boolean> {
+  return (yield* run('DELETE FROM label_rules WHERE workspace_id = ? AND label_id = ? AND id = ?', workspaceId, labelId, id)) > 0;
+}
 
 /** Whether the rule's conditions match the stored email `emailId`. */
-export function ruleMatches(db: Db, c: RuleConditions, emailId: string): boolean {
+export function* ruleMatches(c: RuleConditions, emailId: string): Query<boolean> {
   const { sql, params } = matchClause(c);
-  return db.prepare(`SELECT 1 FROM emails e WHERE e.id = ? AND ${sql}`).get(emailId, ...params) !== undefined;
+  return (yield* get(`SELECT 1 FROM emails e WHERE e.id = ? AND ${sql}`, emailId, ...params)) !== undefined;
+}
+
+export interface DryRun {
+  count: number;
+  newest: Array<{ id: string; direction: string; from_address: string; subject: string; created_at: number }>;
 }
 
 /** How many retained emails of the workspace the conditions match, and the newest `limit` of them. */
-export function dryRun(db: Db, workspaceId: string, c: RuleConditions, limit = 20) {
+export function* dryRun(workspaceId: string, c: RuleConditions, limit = 20): Query<DryRun> {
   const { sql, params } = matchClause(c);
-  const count = db.prepare(`SELECT count(*) FROM emails e WHERE e.workspace_id = ? AND ${sql}`).pluck().get(workspaceId, ...params) as number;
-  const newest = db
-    .prepare(`SELECT e.id, e.direction, e.from_address, e.subject, e.created_at FROM emails e WHERE e.workspace_id = ? AND ${sql} ORDER BY e.search_rowid DESC LIMIT ?`)
-    .all(workspaceId, ...params, limit) as Array<{ id: string; direction: string; from_address: string; subject: string; created_at: number }>;
+  const count = (yield* value<number>(`SELECT count(*) FROM emails e WHERE e.workspace_id = ? AND ${sql}`, workspaceId, ...params))!;
+  const newest = yield* all<DryRun['newest'][number]>(
+    `SELECT e.id, e.direction, e.from_address, e.subject, e.created_at FROM emails e WHERE e.workspace_id = ? AND ${sql} ORDER BY e.search_rowid DESC LIMIT ?`,
+    workspaceId, ...params, limit,
+  );
   return { count, newest };
 }

@@ -15,6 +15,7 @@ import { judgeSpam } from './spam.ts';
 import { packMessage, unpackMessage, type PackedMail } from '../mail/packing.ts';
 import { storeReceivedEmail } from '../emails/store.ts';
 import { fileNewEmail } from '../labels/filing.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { storeReport } from '../feedback/bounces.ts';
 import { findThread } from './threads.ts';
 import { storeAggregateReport } from '../feedback/aggregate-reports.ts';
@@ -115,7 +116,8 @@ function fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Fi
     threadId: thread.threadId,
   });
   // Filed by the workspace's rules and the conversation's bucket labels before anyone can see it unfiled.
-  fileNewEmail(db, clock.now(), workspaceId, id, thread.threadId ? { threadId: thread.threadId } : undefined);
+  // Bridge: fileForInbox is synchronous SQL on the writer's connection until the file job is a query.
+  runOn(db, fileNewEmail(clock.now(), workspaceId, id, thread.threadId ? { threadId: thread.threadId } : undefined));
   if (verdict.category !== 'spam' && inbox.forward_status === 'active') {
     const copy = forwardInTransaction(ctx, {
       emailId: id,

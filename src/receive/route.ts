@@ -14,6 +14,7 @@ import type { InboxRow } from '../inboxes/inboxes.ts';
 import { holderOf } from '../domains/claims.ts';
 import { sentEmailWorkspace } from '../emails/lookup.ts';
 import { matchSender } from '../filter/lists.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { DMARC_REPORTS_LOCAL_PART, TLS_REPORTS_LOCAL_PART } from '../dns/records.ts';
 import type { ReportFormat } from '../mail/received-report.ts';
 
@@ -79,7 +80,8 @@ function reportTarget(db: Db, local: string, returnPath: string): Target | null 
  */
 function refuseBlockedSender(db: Db, workspaceId: string, address: string, mailFrom: string): void {
   if (!mailFrom) return;
-  const entry = matchSender(db, workspaceId, mailFrom);
+  // Bridge: RCPT routing reads synchronously on the event loop's connection until route.ts awaits its store.
+  const entry = runOn(db, matchSender(workspaceId, mailFrom));
   if (entry?.list !== 'block') return;
   throw new SmtpError(550, `5.7.1 <${address}>: The recipient does not accept mail from ${entry.kind === 'address' ? `<${entry.entry}>` : `senders at ${entry.entry}`}`);
 }

@@ -9,6 +9,7 @@ import { matchSender, type ListMatch } from '../filter/lists.ts';
 import { score } from '../filter/store.ts';
 import type { Verdict } from '../filter/verdict.ts';
 import { unpackTokens } from '../filter/tokens.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import type { AnalysisParts } from './analysed.ts';
 
 export interface ToJudge extends Pick<AnalysisParts, 'verdicts' | 'tokens' | 'tokenProblem' | 'evidence'> {
@@ -22,15 +23,16 @@ export function judgeSpam(ctx: DbContext, workspaceId: string, m: ToJudge): Judg
   try {
     // The block list covers the envelope sender too (what RCPT time already refused when it could); the
     // allow list only the From an owner sees.
-    const fromEntry = m.from ? matchSender(db, workspaceId, m.from.address) : null;
-    const envelopeEntry = m.mailFrom ? matchSender(db, workspaceId, m.mailFrom) : null;
+    // Bridge (matchSender, reputationOf, score): judgeSpam runs synchronously in the writer's file job, not yet a query.
+    const fromEntry = m.from ? runOn(db, matchSender(workspaceId, m.from.address)) : null;
+    const envelopeEntry = m.mailFrom ? runOn(db, matchSender(workspaceId, m.mailFrom)) : null;
     const list: ListMatch | null = fromEntry?.list === 'block' ? fromEntry : envelopeEntry?.list === 'block' ? envelopeEntry : fromEntry;
-    const reputation = m.from ? reputationOf(db, workspaceId, m.from.address, m.verdicts.dmarc.result === 'pass') : null;
+    const reputation = m.from ? runOn(db, reputationOf(workspaceId, m.from.address, m.verdicts.dmarc.result === 'pass')) : null;
     let content: Verdict | null = null;
     let contentProblem = m.tokenProblem ?? null;
     if (m.tokens) {
       try {
-        content = score(db, workspaceId, unpackTokens(m.tokens));
+        content = runOn(db, score(workspaceId, unpackTokens(m.tokens)));
       } catch (err) {
         contentProblem = 'its model could not be read';
         log.warn('content filter could not score a received message: filed without a content verdict', { workspaceId, err });

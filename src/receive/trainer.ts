@@ -18,7 +18,7 @@ export class Trainer extends BackgroundLoop {
   private readonly fullDisk: FullDiskNotice;
 
   constructor(
-    private readonly app: Pick<App, 'db' | 'writer' | 'clock' | 'log'>,
+    private readonly app: Pick<App, 'db' | 'store' | 'writer' | 'clock' | 'log'>,
     private readonly analyzer: Pick<Analyzer, 'tokens'>,
   ) {
     super();
@@ -29,7 +29,7 @@ export class Trainer extends BackgroundLoop {
     try {
       for (;;) {
         if (this.stopped) break;
-        const due = dueTraining(this.app.db, this.app.clock.now(), BATCH);
+        const due = await this.app.store.read(dueTraining(this.app.clock.now(), BATCH));
         for (const wish of due) {
           if (this.stopped) break;
           await this.learn(wish);

@@ -10,6 +10,7 @@ import { startSmtpSink } from '../testkit/smtp-sink.ts';
 import { ApiError } from '../errors.ts';
 import { planSend, sendStep } from './submit.ts';
 import { ensureLabels } from '../labels/labels.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { parseSendRequest } from './request.ts';
 
 let s: OutboundScene;
@@ -279,7 +280,7 @@ test('events of another workspace email are 404', async () => {
 test('a check the writer thread makes in its transaction refuses the send with the API error, and nothing is written', async () => {
   const app = s.t.app;
   const workspaceId = app.db.prepare("SELECT workspace_id FROM domains WHERE name = 'sender.test'").pluck().get() as string;
-  const [label] = ensureLabels(app.db, app.clock, workspaceId, ['short-lived']);
+  const [label] = runOn(app.db, ensureLabels(app.clock, workspaceId, ['short-lived']));
   // Checked on the event loop, then the label goes before the writer runs: the writer must refuse, not store a dangling id.
   const plan = planSend(app, workspaceId, parseSendRequest({ from: 'a@sender.test', to: ['gone@dest.test'], subject: 'late label', text: 'x', labels: [label.id] }));
   app.db.prepare('DELETE FROM labels WHERE id = ?').run(label.id);

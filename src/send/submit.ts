@@ -28,6 +28,7 @@ import { renderForSend } from '../templates/use.ts';
 import { UNSUBSCRIBE_PLACEHOLDER } from '../templates/content.ts';
 import { escapeHtml } from '../pages/html.ts';
 import { learnFromSend } from '../filter/learning.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 export interface Submitted {
   id: string;
@@ -78,7 +79,8 @@ export function planSend(app: DbContext, workspaceId: string, req: SendRequest):
     throw new ApiError(403, 'marketing_not_enabled', `Marketing mail is not enabled for ${fromDomain}: PATCH /domains/${domain.id} with {"marketing": true}`);
   }
 
-  const unknownLabel = findLabels(db, workspaceId, req.labels).missing.find((ref) => isId('lbl', ref));
+  // Bridge: planSend reads synchronously (its callers are other areas') until it is a query.
+  const unknownLabel = runOn(db, findLabels(workspaceId, req.labels)).missing.find((ref) => isId('lbl', ref));
   if (unknownLabel) throw validationError('labels', `no label ${unknownLabel} in this workspace`);
 
   const now = clock.now();
@@ -159,7 +161,8 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
   const { id, threadId } = plan.answer;
   // Checked and counted before anything is written, in the transaction that queues: 429 leaves nothing behind.
   meter(db, app.config, workspaceId, now, { recipients: plan.recipients.length, attachmentBytes: req.attachments.reduce((n, a) => n + a.content.length, 0) });
-  const labelIds = resolveForAdding(db, clock, workspaceId, req.labels, true, 'labels').map((l) => l.id);
+  // Bridge (resolveForAdding, fileNewEmail, learnFromSend): writeSend is synchronous SQL in the writer's send job until it is a query.
+  const labelIds = runOn(db, resolveForAdding(clock, workspaceId, req.labels, true, 'labels')).map((l) => l.id);
   storeSentEmail(db, clock, {
     id,
     workspaceId,
@@ -173,9 +176,9 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
     labelIds,
     content: req,
   });
-  fileNewEmail(db, now, workspaceId, id);
+  runOn(db, fileNewEmail(now, workspaceId, id));
   // The spam filter: recipients become correspondents, and a reply teaches it the message replied to was ham.
-  learnFromSend(db, { workspaceId, recipients: plan.recipients, inReplyTo: plan.inReplyTo, byOwner: req.sentBy !== undefined, bulk: req.messageClass === 'marketing' || !!req.origin?.test, now });
+  runOn(db, learnFromSend({ workspaceId, recipients: plan.recipients, inReplyTo: plan.inReplyTo, byOwner: req.sentBy !== undefined, bulk: req.messageClass === 'marketing' || !!req.origin?.test, now }));
   if (plan.scheduledAt !== null) holdSend(app, { emailId: id, workspaceId, scheduledAt: plan.scheduledAt, recipients: plan.recipients });
   else enqueue(app, { id, workspaceId, messageClass: req.messageClass }, plan.recipients);
 }

@@ -40,7 +40,7 @@ const ownAddress = (host: string) => (host === '0.0.0.0' || host === '::' || hos
  * scheduler. `localDomains`: try mode's (app.ts TryMode), which delivers to its own listener or keeps the mail.
  */
 export function createBackground(app: App, memory: MemorySettings, opts: { localDomains?: string[]; resortBatch?: number }) {
-  const { config, clock, log, db } = app;
+  const { config, clock, log } = app;
   const signer = new Signer({ size: memory.signWorkers });
   // The door's DNS (blocklists, the forward half of reverse-DNS checks) asks the configured resolvers
   // once per query, bounded by dnsbl_timeout; one cache serves the MX listener and the analyze threads.
@@ -74,7 +74,7 @@ export function createBackground(app: App, memory: MemorySettings, opts: { local
   app.scheduler = scheduler;
   const dispatcher = new WebhookDispatcher(app, { timeoutMs: config.webhookTimeout, keepFinishedMs: config.retentionWebhookDays * 24 * 60 * 60_000 });
   const linkVisits = new LinkVisits(app);
-  const resorter = new Resorter(db, app.writer, clock, log, opts.resortBatch);
+  const resorter = new Resorter(app.store, app.writer, clock, log, opts.resortBatch);
   const trainer = new Trainer(app, analyzer);
   app.spamTrainer = trainer;
   return { signer, analyzer, doorDns, blocklists, deliverer, retryPolicy, queue, presigner, scheduler, dispatcher, linkVisits, resorter, trainer, tlsReports };

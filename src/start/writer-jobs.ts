@@ -23,13 +23,13 @@ export const jobs = {
   /** Scheduled sends whose time has come, put on the queue. */
   'send.release': releaseDue,
   /** A sent draft deleted in the send's transaction (the send fails if the draft is gone). */
-  'drafts.sent': (ctx, p: { workspaceId: string; draftId: string }) => draftSent(ctx.db, p),
+  'drafts.sent': (_ctx, p: { workspaceId: string; draftId: string }) => draftSent(p),
   /** An Idempotency-Key's answer, with the request's effect. */
   'idempotency.answer': writeAnswer,
   /** An inbox pending its forwarding confirmation, with the confirmation mail. */
   'forwarding.pending': markPending,
   /** A label deleted: every email carrying it loses it (one statement over the labelled mail). */
-  'labels.delete': (ctx, p: { workspaceId: string; labelId: string }) => deleteLabel(ctx.db, p.workspaceId, p.labelId),
+  'labels.delete': (_ctx, p: { workspaceId: string; labelId: string }) => deleteLabel(p.workspaceId, p.labelId),
   /** One bounded batch of applying a label to stored mail. */
   'labels.resort': resortStep,
   /**
