@@ -135,7 +135,7 @@ const certificateFindings = (app: App): Finding[] =>
 const STATUS: Record<CheckState, Finding['status']> = { verified: 'ok', failed: 'problem', pending: 'pending' };
 
 async function domainFindings(app: App, row: DomainRow): Promise<Finding[]> {
-  const dns = domainDns(app.db, app.config, row);
+  const dns = await app.store.read(domainDns(app.config, row));
   const records = requiredRecords(dns);
   // The policy fetch gets less than the doctor's budget, so a silent policy host leaves the other findings in time.
   const [checks, inbound, transport] = await Promise.all([

@@ -3,6 +3,7 @@
 import { iso, type Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { addDomainEvent } from '../domains/domain-events.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { createKey, revokeKey, type ApiKey } from './keys.ts';
 import type { KeyPermission } from './key-scope.ts';
 import { recordAudit, type AuditActor } from './audit.ts';
@@ -14,7 +15,8 @@ export function createKeyRecorded(db: Db, clock: Clock, actor: AuditActor, works
     const key = createKey(db, clock, workspaceId, name, scope);
     const now = clock.now();
     recordAudit(db, now, actor, { workspaceId, action: 'key.created', target: { type: 'key', id: key.id, name: key.name }, data: { prefix: key.prefix, permission: scope?.permission ?? 'full_access' } });
-    addDomainEvent(db, now, { workspaceId, domainId: null, type: 'key.created', data: { key: shown(key), actor: { type: actor.type, id: actor.id } } });
+    // Bridge: in this synchronous transaction, on SQLite's connection, until it is a query.
+    runOn(db, addDomainEvent(now, { workspaceId, domainId: null, type: 'key.created', data: { key: shown(key), actor: { type: actor.type, id: actor.id } } }));
     return key;
   })();
 }
@@ -26,7 +28,8 @@ export function revokeKeyRecorded(db: Db, clock: Clock, actor: AuditActor, works
     if (!key) return null;
     const now = clock.now();
     recordAudit(db, now, actor, { workspaceId, action: 'key.revoked', target: { type: 'key', id: key.id, name: key.name }, data: { prefix: key.prefix } });
-    addDomainEvent(db, now, { workspaceId, domainId: null, type: 'key.revoked', data: { key: { ...shown(key), revokedAt: iso(now) }, actor: { type: actor.type, id: actor.id } } });
+    // Bridge: in this synchronous transaction, on SQLite's connection, until it is a query.
+    runOn(db, addDomainEvent(now, { workspaceId, domainId: null, type: 'key.revoked', data: { key: { ...shown(key), revokedAt: iso(now) }, actor: { type: actor.type, id: actor.id } } }));
     return key;
   })();
 }

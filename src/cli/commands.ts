@@ -27,6 +27,7 @@ import { dkimName, dkimValue } from '../dns/records.ts';
 import { flushQueue, listQueue } from '../send/queue-admin.ts';
 import { doctor } from '../doctor/doctor.ts';
 import { openStore } from '../start/store.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { UsageError } from './help.ts';
 
 /** Runs `command` (one of HELP's but serve and try) with its arguments; resolves with the exit code. */
@@ -73,11 +74,12 @@ export async function runCommand(config: Config, command: string, sub: string | 
     requireDatabase(config);
     const key = await generateDkimKey();
     return withStore(config, (db) => {
-      const domain = holderOf(db, rest[0].trim().toLowerCase());
+      // Bridge (here and in the transaction below): the CLI works on the data directory's SQLite connection.
+      const domain = runOn(db, holderOf(rest[0].trim().toLowerCase()));
       if (!domain || domain.name !== rest[0].trim().toLowerCase()) throw new Error(`no domain ${rest[0]} on this box`);
       try {
         db.transaction(() => {
-          startRotation(db, systemClock, domain.workspace_id, domain.id, key);
+          runOn(db, startRotation(systemClock, domain.workspace_id, domain.id, key));
           recordAudit(db, systemClock.now(), cliActor(), { workspaceId: domain.workspace_id, action: 'domain.dkim_rotated', target: { type: 'domain', id: domain.id, name: domain.name }, data: { selector: key.selector } });
         }).immediate();
       } catch (err) {

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import type { Resolver } from 'node:dns/promises';
 import type { Config } from '../config/config.ts';
 import type { Db } from '../db/open.ts';
+import type { Store } from '../db/store.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { createResolver, reverseLookup } from '../dns/resolver.ts';
 import { boxAddresses, checkDomain, checkInboundMx, type RecordCheck } from '../dns/verify.ts';
 import { inboundRecord, namesTheBox, recordFor, requiredRecords } from '../dns/records.ts';
@@ -143,8 +145,8 @@ async function checkDomainConnectKey(config: Config, resolver: Resolver, r: Repo
 
 // A database from before domains were claimed box-wide may hold one name (or a name and its subdomain) in
 // two workspaces; routing follows the older claim, and the younger row should go.
-function checkClaims(db: Db, r: Report): void {
-  const overlaps = overlappingClaims(db);
+async function checkClaims(store: Pick<Store, 'read'>, db: Db, r: Report): Promise<void> {
+  const overlaps = await store.read(overlappingClaims());
   if (overlaps.length === 0) return;
   r.lines.push('', 'Domains claimed by two workspaces');
   for (const { domain, holder } of overlaps) {
@@ -158,11 +160,13 @@ function checkClaims(db: Db, r: Report): void {
 }
 
 export async function doctor(config: Config, db: Db, write: (line: string) => void = console.log): Promise<number> {
+  // Bridge: the CLI opens the data directory's SQLite database, not a store; the queries run on that connection.
+  const store: Pick<Store, 'read'> = { read: async (q) => runOn(db, q) };
   const resolver = createResolver(config.dnsServers, { timeoutMs: 3000, tries: 2 });
   const r: Report = { problems: 0, lines: [] };
   await checkBox(config, resolver, r);
 
-  const domains = allDomains(db);
+  const domains = await store.read(allDomains());
   if (domains.length === 0) r.lines.push('', 'No domains yet: add one with POST /api/v1/domains.');
   const nameOk = hostnameProblem(config.hostname) === null;
   for (const row of domains) {
@@ -170,7 +174,7 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
       r.lines.push('', `Domain ${row.name}: local to mailwright try, never looked up in DNS`);
       continue;
     }
-    const dns = domainDns(db, config, row);
+    const dns = await store.read(domainDns(config, row));
     r.lines.push('', `Domain ${row.name} (workspace ${getWorkspace(db, row.workspace_id)?.name}, ${row.status})`);
     reportChecks(r, await checkDomain(resolver, dns), requiredRecords(dns), nameOk);
     if (row.inbound_status !== 'not_configured' && !nameOk) note(r, `MX    ${row.name}: shown once the box's hostname is a public name (see above)`);
@@ -182,15 +186,15 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
     }
     if (wantsMtaSts(row) && nameOk) await reportMtaSts(config, resolver, row, r);
   }
-  checkClaims(db, r);
+  await checkClaims(store, db, r);
   await checkDomainConnectKey(config, resolver, r);
   r.lines.push('', 'This box');
   // With acme = true the ACME certificate is the one served once issued; until then the fallback is, so both show.
   const acme = acmeChecks(config, Date.now());
   const served = acme.some((c) => c.name === config.hostname && c.issued) ? [] : [certificateCheck(config, Date.now())];
-  report(r, [...served, ...acme, queueCheck(db, Date.now()), storageCheck(config, db), growthCheck(db, config), ...webhookChecks(db)]);
+  report(r, [...served, ...acme, queueCheck(db, Date.now()), storageCheck(config, db), growthCheck(db, config), ...(await store.read(webhookChecks()))]);
   report(r, await outboundChecks(config, resolver));
-  report(r, await outboundTlsChecks(config, db, Date.now()));
+  report(r, await outboundTlsChecks(config, store, Date.now()));
   r.lines.push('', r.problems === 0 ? 'No problems found.' : `${r.problems} problem${r.problems === 1 ? '' : 's'} found.`);
   for (const line of r.lines) write(line);
   return r.problems === 0 ? 0 : 1;

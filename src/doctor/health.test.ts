@@ -13,6 +13,7 @@ import { startTestApp, tempDir, type TestApp } from '../testkit/app.ts';
 import { certificateCheck, growthCheck, queueCheck, storageCheck, webhookChecks } from './health.ts';
 import { databaseBytes, SIZE_SAMPLES_KEPT } from '../db/size.ts';
 import { databasePath } from '../db/open.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { runRetention } from '../emails/retention.ts';
 
 let t: TestApp;
@@ -88,7 +89,7 @@ test('a webhook the box disabled is a problem; one its owner disabled is not', (
   const insert = db.prepare("INSERT INTO webhooks (id, workspace_id, url, events_json, enabled, disabled_reason, secret, created_at, updated_at) VALUES (?, ?, ?, '[\"*\"]', 0, ?, x'00', 0, 0)");
   insert.run('wh_01ARZ3NDEKTSV4RRFFQ69G5FAA', ws, 'https://gone.example/hook', 'the endpoint answered 410 Gone at 2026-11-25T00:00:00.000Z');
   insert.run('wh_01ARZ3NDEKTSV4RRFFQ69G5FAB', ws, 'https://paused.example/hook', 'disabled by the owner');
-  const checks = webhookChecks(db);
+  const checks = runOn(db, webhookChecks());
   assert.equal(checks.map((c) => c.text.includes('gone.example')), [true]);
   assert.match(checks[0].fix!, /PATCH \/api\/v1\/webhooks\/wh_01ARZ3NDEKTSV4RRFFQ69G5FAA/);
 });

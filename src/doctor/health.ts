@@ -13,6 +13,7 @@ import type { Db } from '../db/open.ts';
 import { databasePath } from '../db/open.ts';
 import { databaseBytes, sizeSamples } from '../db/size.ts';
 import { freePageBytes, givesPagesBack } from '../db/free-pages.ts';
+import { all, type Query } from '../db/query.ts';
 import { oldestDeferred, queueCounts } from '../send/queue-stats.ts';
 
 export interface Check {
@@ -87,8 +88,8 @@ export function storageCheck(config: Config, db: Db): Check {
 /** Free pages a database keeps are worth a word from this much on. */
 const KEPT_PAGES_NOTED = 16 * 1024 * 1024;
 
-export function webhookChecks(db: Db): Check[] {
-  const off = db.prepare("SELECT id, url, disabled_reason FROM webhooks WHERE enabled = 0 AND disabled_reason IS NOT NULL AND disabled_reason <> 'disabled by the owner'").all() as Array<{ id: string; url: string; disabled_reason: string }>;
+export function* webhookChecks(): Query<Check[]> {
+  const off = yield* all<{ id: string; url: string; disabled_reason: string }>("SELECT id, url, disabled_reason FROM webhooks WHERE enabled = 0 AND disabled_reason IS NOT NULL AND disabled_reason <> 'disabled by the owner'");
   return off.map((w) => ({ ok: false, text: `webhook ${w.url} (${w.id}) was disabled: ${w.disabled_reason}`, fix: `fix the endpoint, then PATCH /api/v1/webhooks/${w.id} {"enabled": true}; its pending deliveries go out then` }));
 }
 

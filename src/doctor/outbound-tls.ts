@@ -2,11 +2,19 @@
 // DNSSEC (DANE is checked only then, RFC 7672), how many recipient domains' MTA-STS policies are cached, and
 // whether daily TLS reports can be signed (RFC 8460 3). Notes, not problems: none of these stops mail.
 import type { Config } from '../config/config.ts';
-import type { Db } from '../db/open.ts';
+import { get, value, type Query } from '../db/query.ts';
+import type { Store } from '../db/store.ts';
 import { resolverValidates } from '../dns/dnssec.ts';
 import type { Check } from './health.ts';
 
-export async function outboundTlsChecks(config: Config, db: Db, now: number): Promise<Check[]> {
+/** The cached recipient policies, counted, and the verified domain the hostname belongs to (its DKIM key signs reports). */
+function* transportState(now: number, host: string): Query<{ cache: { policies: number; enforce: number; expired: number }; signer: string | undefined }> {
+  const cache = (yield* get<{ policies: number; enforce: number; expired: number }>('SELECT count(*) AS policies, coalesce(sum(mode = \'enforce\'), 0) AS enforce, coalesce(sum(expires_at <= ?), 0) AS expired FROM mta_sts_policies', now))!;
+  const signer = yield* value<string>("SELECT name FROM domains WHERE status = 'verified' AND (name = ? OR ? LIKE '%.' || name) ORDER BY length(name) DESC LIMIT 1", host, host);
+  return { cache, signer };
+}
+
+export async function outboundTlsChecks(config: Config, store: Pick<Store, 'read'>, now: number): Promise<Check[]> {
   const checks: Check[] = [];
   const dnssec = await resolverValidates(config.dnsServers);
   checks.push(
@@ -14,10 +22,9 @@ export async function outboundTlsChecks(config: Config, db: Db, now: number): Pr
       ? { ok: true, text: `the resolver validates DNSSEC (${dnssec.detail}): DANE is checked for MX hosts that publish TLSA records` }
       : { ok: true, skipped: true, text: `the resolver does not validate DNSSEC (${dnssec.detail}): DANE is not checked; point dns_servers at a validating resolver (unbound on 127.0.0.1) to check it` },
   );
-  const cache = db.prepare('SELECT count(*) AS policies, coalesce(sum(mode = \'enforce\'), 0) AS enforce, coalesce(sum(expires_at <= ?), 0) AS expired FROM mta_sts_policies').get(now) as { policies: number; enforce: number; expired: number };
-  checks.push({ ok: true, skipped: cache.policies === 0, text: `MTA-STS: ${cache.policies} recipient domain polic${cache.policies === 1 ? 'y' : 'ies'} cached (${cache.enforce} enforce, ${cache.expired} expired)` });
   const host = config.hostname.toLowerCase();
-  const signer = db.prepare("SELECT name FROM domains WHERE status = 'verified' AND (name = ? OR ? LIKE '%.' || name) ORDER BY length(name) DESC LIMIT 1").pluck().get(host, host) as string | undefined;
+  const { cache, signer } = await store.read(transportState(now, host));
+  checks.push({ ok: true, skipped: cache.policies === 0, text: `MTA-STS: ${cache.policies} recipient domain polic${cache.policies === 1 ? 'y' : 'ies'} cached (${cache.enforce} enforce, ${cache.expired} expired)` });
   checks.push(
     signer
       ? { ok: true, text: `TLS reports are mailed signed with ${signer}'s DKIM key (the domain the hostname ${host} belongs to)` }

@@ -2,7 +2,7 @@
 // bounce subdomain and every subdomain belong to the first workspace that added it, so no other workspace can
 // add an overlapping name, and mail for it only ever reaches the holder's inboxes. A database from before
 // this rule may hold overlapping rows: the oldest claim wins, and `doctor` reports the others.
-import type { Db } from '../db/open.ts';
+import { all, get, type Query } from '../db/query.ts';
 
 export interface Claim {
   id: string;
@@ -17,11 +17,9 @@ const selfAndParents = (name: string): string[] => {
 };
 
 /** The oldest domain row whose name is `name` or a domain it belongs to: the claim that decides `name`. */
-export function holderOf(db: Db, name: string): Claim | null {
+export function* holderOf(name: string): Query<Claim | null> {
   const names = selfAndParents(name.toLowerCase());
-  const row = db
-    .prepare(`SELECT id, workspace_id, name FROM domains WHERE name IN (SELECT value FROM json_each(?)) ORDER BY created_at, id LIMIT 1`)
-    .get(JSON.stringify(names)) as Claim | undefined;
+  const row = yield* get<Claim>(`SELECT id, workspace_id, name FROM domains WHERE name IN (SELECT value FROM json_each(?)) ORDER BY created_at, id LIMIT 1`, JSON.stringify(names));
   return row ?? null;
 }
 
@@ -30,15 +28,11 @@ export function holderOf(db: Db, name: string): Claim | null {
  * claim what is not this workspace's. Read inside the transaction that inserts, so two racing adds cannot
  * both pass.
  */
-export function claimedElsewhere(db: Db, workspaceId: string, name: string): boolean {
+export function* claimedElsewhere(workspaceId: string, name: string): Query<boolean> {
   const lower = name.toLowerCase();
-  const above = db
-    .prepare(`SELECT 1 FROM domains WHERE workspace_id != ? AND name IN (SELECT value FROM json_each(?)) LIMIT 1`)
-    .get(workspaceId, JSON.stringify(selfAndParents(lower)));
+  const above = yield* get(`SELECT 1 FROM domains WHERE workspace_id != ? AND name IN (SELECT value FROM json_each(?)) LIMIT 1`, workspaceId, JSON.stringify(selfAndParents(lower)));
   // Domain names hold no LIKE wildcard but `_`, which normaliseDomain refuses; the ESCAPE keeps it exact anyway.
-  const below = db
-    .prepare(`SELECT 1 FROM domains WHERE workspace_id != ? AND name LIKE ? ESCAPE '\\' LIMIT 1`)
-    .get(workspaceId, `%.${lower.replace(/[\\%_]/g, (c) => `\\${c}`)}`);
+  const below = yield* get(`SELECT 1 FROM domains WHERE workspace_id != ? AND name LIKE ? ESCAPE '\\' LIMIT 1`, workspaceId, `%.${lower.replace(/[\\%_]/g, (c) => `\\${c}`)}`);
   return above !== undefined || below !== undefined;
 }
 
@@ -46,8 +40,8 @@ export function claimedElsewhere(db: Db, workspaceId: string, name: string): boo
  * Domains added after another workspace's overlapping claim (the same name, one above or one below it), with
  * that older claim: `doctor` lists them. Such rows predate the rule; routing already ignores the younger.
  */
-export function overlappingClaims(db: Db): Array<{ domain: Claim; holder: Claim }> {
-  const rows = db.prepare('SELECT id, workspace_id, name FROM domains ORDER BY created_at, id').all() as Claim[];
+export function* overlappingClaims(): Query<Array<{ domain: Claim; holder: Claim }>> {
+  const rows = yield* all<Claim>('SELECT id, workspace_id, name FROM domains ORDER BY created_at, id');
   const age = new Map(rows.map((r, i) => [r.id, i]));
   const byName = new Map<string, Claim[]>();
   for (const r of rows) byName.set(r.name, [...(byName.get(r.name) ?? []), r]);

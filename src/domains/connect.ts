@@ -51,7 +51,7 @@ export async function connectLink(app: App, row: DomainRow, redirectUri: string)
     if (!(await supportsTemplate(settings, identity, fetchPolicy(app)))) {
       throw unsupported(`${providerName} offers Domain Connect but not this box's template (${identity.providerId}/${identity.serviceId}); publish the records by hand`);
     }
-    const key = activeDkimKey(app.db, row.workspace_id, row.id)!;
+    const key = (await app.store.read(activeDkimKey(row.workspace_id, row.id)))!;
     const host = relativeHost(row.name, zone.zone);
     // The template's DMARC record would replace whatever policy the domain has (it may be stricter): offer it
     // only when there is none.

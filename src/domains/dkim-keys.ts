@@ -6,8 +6,8 @@
 import { generateKeyPair, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
+import { all, get, run, type Query } from '../db/query.ts';
 import type { DkimKey } from '../mail/sign.ts';
 
 const generate = promisify(generateKeyPair);
@@ -45,8 +45,9 @@ export async function generateEd25519Key(): Promise<KeyMaterial> {
 }
 
 /** A domain's first key signs at once; a rotation's key waits (`signing: false`) until DNS serves it. */
-export function storeDkimKey(db: Db, clock: Clock, workspaceId: string, domainId: string, key: KeyMaterial, signing = true): void {
-  db.prepare('INSERT INTO dkim_keys (id, domain_id, workspace_id, selector, private_key, public_key, created_at, signing, algorithm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+export function* storeDkimKey(clock: Clock, workspaceId: string, domainId: string, key: KeyMaterial, signing = true): Query<void> {
+  yield* run(
+    'INSERT INTO dkim_keys (id, domain_id, workspace_id, selector, private_key, public_key, created_at, signing, algorithm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     newId('dk', clock.now()),
     domainId,
     workspaceId,
@@ -63,77 +64,75 @@ type KeyRow = { selector: string; private_key: string; public_key: string; creat
 const material = (row: KeyRow | undefined): KeyMaterial | null => (row ? { selector: row.selector, privateKey: row.private_key, publicKey: row.public_key } : null);
 
 /** The key a domain signs with now (what its DKIM record must publish). */
-export function activeDkimKey(db: Db, workspaceId: string, domainId: string): KeyMaterial | null {
-  return material(db.prepare("SELECT * FROM dkim_keys WHERE workspace_id = ? AND domain_id = ? AND signing = 1 AND algorithm = 'rsa'").get(workspaceId, domainId) as KeyRow | undefined);
+export function* activeDkimKey(workspaceId: string, domainId: string): Query<KeyMaterial | null> {
+  return material(yield* get<KeyRow>("SELECT * FROM dkim_keys WHERE workspace_id = ? AND domain_id = ? AND signing = 1 AND algorithm = 'rsa'", workspaceId, domainId));
 }
 
 /** A rotation's new key, waiting for DNS to serve it before it signs. */
-export function pendingDkimKey(db: Db, workspaceId: string, domainId: string): (KeyMaterial & { createdAt: number }) | null {
-  const row = db.prepare("SELECT * FROM dkim_keys WHERE workspace_id = ? AND domain_id = ? AND signing = 0 AND retired_at IS NULL AND retire_after IS NULL AND algorithm = 'rsa'").get(workspaceId, domainId) as KeyRow | undefined;
+export function* pendingDkimKey(workspaceId: string, domainId: string): Query<(KeyMaterial & { createdAt: number }) | null> {
+  const row = yield* get<KeyRow>("SELECT * FROM dkim_keys WHERE workspace_id = ? AND domain_id = ? AND signing = 0 AND retired_at IS NULL AND retire_after IS NULL AND algorithm = 'rsa'", workspaceId, domainId);
   return row ? { ...material(row)!, createdAt: row.created_at } : null;
 }
 
 /** Keys that no longer sign but must stay published until `retireAfter`: mail signed with them may still be queued. */
-export function retiringDkimKeys(db: Db, workspaceId: string, domainId: string): Array<KeyMaterial & { retireAfter: number }> {
-  const rows = db.prepare("SELECT * FROM dkim_keys WHERE workspace_id = ? AND domain_id = ? AND signing = 0 AND retired_at IS NULL AND retire_after IS NOT NULL AND algorithm = 'rsa' ORDER BY created_at").all(workspaceId, domainId) as KeyRow[];
+export function* retiringDkimKeys(workspaceId: string, domainId: string): Query<Array<KeyMaterial & { retireAfter: number }>> {
+  const rows = yield* all<KeyRow>("SELECT * FROM dkim_keys WHERE workspace_id = ? AND domain_id = ? AND signing = 0 AND retired_at IS NULL AND retire_after IS NOT NULL AND algorithm = 'rsa' ORDER BY created_at", workspaceId, domainId);
   return rows.map((r) => ({ ...material(r)!, retireAfter: r.retire_after! }));
 }
 
 export class RotationInProgress extends Error {}
 
 /** Starts a rotation: the new key is stored pending; throws RotationInProgress when one already waits. */
-export function startRotation(db: Db, clock: Clock, workspaceId: string, domainId: string, key: KeyMaterial): void {
-  if (pendingDkimKey(db, workspaceId, domainId)) throw new RotationInProgress();
-  storeDkimKey(db, clock, workspaceId, domainId, key, false);
+export function* startRotation(clock: Clock, workspaceId: string, domainId: string, key: KeyMaterial): Query<void> {
+  if (yield* pendingDkimKey(workspaceId, domainId)) throw new RotationInProgress();
+  yield* storeDkimKey(clock, workspaceId, domainId, key, false);
 }
 
 /** DNS serves the pending key: it signs from now on, and the old one is kept published for `keepOldMs`. */
-export function promotePendingKey(db: Db, now: number, workspaceId: string, domainId: string, keepOldMs: number): boolean {
-  const pending = pendingDkimKey(db, workspaceId, domainId);
+export function* promotePendingKey(now: number, workspaceId: string, domainId: string, keepOldMs: number): Query<boolean> {
+  const pending = yield* pendingDkimKey(workspaceId, domainId);
   if (!pending) return false;
-  db.prepare("UPDATE dkim_keys SET signing = 0, retire_after = ? WHERE workspace_id = ? AND domain_id = ? AND signing = 1 AND algorithm = 'rsa'").run(now + keepOldMs, workspaceId, domainId);
-  db.prepare("UPDATE dkim_keys SET signing = 1 WHERE workspace_id = ? AND domain_id = ? AND selector = ? AND algorithm = 'rsa'").run(workspaceId, domainId, pending.selector);
+  yield* run("UPDATE dkim_keys SET signing = 0, retire_after = ? WHERE workspace_id = ? AND domain_id = ? AND signing = 1 AND algorithm = 'rsa'", now + keepOldMs, workspaceId, domainId);
+  yield* run("UPDATE dkim_keys SET signing = 1 WHERE workspace_id = ? AND domain_id = ? AND selector = ? AND algorithm = 'rsa'", workspaceId, domainId, pending.selector);
   return true;
 }
 
 /** Retires the old keys whose time has come (their records may then be removed from DNS). */
-export function retireOldKeys(db: Db, now: number): number {
-  return db.prepare("UPDATE dkim_keys SET retired_at = ? WHERE signing = 0 AND retired_at IS NULL AND retire_after IS NOT NULL AND retire_after <= ? AND algorithm = 'rsa'").run(now, now).changes;
-}
+export const retireOldKeys = (now: number) =>
+  run("UPDATE dkim_keys SET retired_at = ? WHERE signing = 0 AND retired_at IS NULL AND retire_after IS NOT NULL AND retire_after <= ? AND algorithm = 'rsa'", now, now);
 
 /** The domain's ed25519 key (dkim_ed25519), `signing` once DNS served its record; null when it has none. */
-export function ed25519DkimKey(db: Db, workspaceId: string, domainId: string): (KeyMaterial & { signing: boolean }) | null {
-  const row = db.prepare("SELECT * FROM dkim_keys WHERE workspace_id = ? AND domain_id = ? AND algorithm = 'ed25519' AND retired_at IS NULL").get(workspaceId, domainId) as
-    | (KeyRow & { signing: number })
-    | undefined;
+export function* ed25519DkimKey(workspaceId: string, domainId: string): Query<(KeyMaterial & { signing: boolean }) | null> {
+  const row = yield* get<KeyRow & { signing: number }>("SELECT * FROM dkim_keys WHERE workspace_id = ? AND domain_id = ? AND algorithm = 'ed25519' AND retired_at IS NULL", workspaceId, domainId);
   return row ? { ...material(row)!, algorithm: 'ed25519', signing: row.signing === 1 } : null;
 }
 
 /** Gives a domain its ed25519 key, waiting for DNS; false when it has one already. */
-export function addEd25519Key(db: Db, clock: Clock, workspaceId: string, domainId: string, key: KeyMaterial): boolean {
-  if (ed25519DkimKey(db, workspaceId, domainId)) return false;
-  storeDkimKey(db, clock, workspaceId, domainId, { ...key, algorithm: 'ed25519' }, false);
+export function* addEd25519Key(clock: Clock, workspaceId: string, domainId: string, key: KeyMaterial): Query<boolean> {
+  if (yield* ed25519DkimKey(workspaceId, domainId)) return false;
+  yield* storeDkimKey(clock, workspaceId, domainId, { ...key, algorithm: 'ed25519' }, false);
   return true;
 }
 
 /** Domains without an ed25519 key, for giving each one (dkim_ed25519 turned on for a box that has domains). */
-export const domainsWithoutEd25519 = (db: Db, limit: number) =>
-  db
-    .prepare("SELECT d.id, d.workspace_id, d.name FROM domains d WHERE NOT EXISTS (SELECT 1 FROM dkim_keys k WHERE k.domain_id = d.id AND k.algorithm = 'ed25519' AND k.retired_at IS NULL) ORDER BY d.id LIMIT ?")
-    .all(limit) as Array<{ id: string; workspace_id: string; name: string }>;
+export const domainsWithoutEd25519 = (limit: number) =>
+  all<{ id: string; workspace_id: string; name: string }>(
+    "SELECT d.id, d.workspace_id, d.name FROM domains d WHERE NOT EXISTS (SELECT 1 FROM dkim_keys k WHERE k.domain_id = d.id AND k.algorithm = 'ed25519' AND k.retired_at IS NULL) ORDER BY d.id LIMIT ?",
+    limit,
+  );
 
 /** DNS serves the ed25519 key's record: it signs beside the RSA key from now on. */
-export function startEd25519Signing(db: Db, workspaceId: string, domainId: string): boolean {
-  return db.prepare("UPDATE dkim_keys SET signing = 1 WHERE workspace_id = ? AND domain_id = ? AND algorithm = 'ed25519' AND retired_at IS NULL AND signing = 0").run(workspaceId, domainId).changes > 0;
+export function* startEd25519Signing(workspaceId: string, domainId: string): Query<boolean> {
+  return (yield* run("UPDATE dkim_keys SET signing = 1 WHERE workspace_id = ? AND domain_id = ? AND algorithm = 'ed25519' AND retired_at IS NULL AND signing = 0", workspaceId, domainId)) > 0;
 }
 
 /**
  * What the queue signs a domain's mail with: its RSA key, and (with `ed25519`, the dkim_ed25519 setting) its
  * ed25519 key once DNS serves that record, for a second signature. Null when the domain is gone.
  */
-export function signingKey(db: Db, workspaceId: string, domainId: string, domain: string, ed25519: boolean): DkimKey | null {
-  const rsa = activeDkimKey(db, workspaceId, domainId);
+export function* signingKey(workspaceId: string, domainId: string, domain: string, ed25519: boolean): Query<DkimKey | null> {
+  const rsa = yield* activeDkimKey(workspaceId, domainId);
   if (!rsa) return null;
-  const ed = ed25519 ? ed25519DkimKey(db, workspaceId, domainId) : null;
+  const ed = ed25519 ? yield* ed25519DkimKey(workspaceId, domainId) : null;
   return { domain, selector: rsa.selector, privateKey: rsa.privateKey, ...(ed?.signing ? { ed25519: { selector: ed.selector, privateKey: ed.privateKey } } : {}) };
 }

@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { startOutboundScene, eventually, type OutboundScene } from '../testkit/outbound.ts';
 import { request, runCli } from '../testkit/app.ts';
 import { retireOldKeys } from './dkim-keys.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { rotateDueKeys } from './verification.ts';
 
 let s: OutboundScene;
@@ -59,7 +60,7 @@ test('the new key signs only once DNS serves it; mail deferred before the rotati
   assert.equal([(await s.dkim(late.raw)).status], ['pass']);
 
   // Past the queue lifetime the old key is retired: its record is no longer asked for.
-  assert.is(retireOldKeys(s.t.app.db, Date.now() + 6 * 24 * 3600_000), 1);
+  assert.is(runOn(s.t.app.db, retireOldKeys(Date.now() + 6 * 24 * 3600_000)), 1);
   assert.equal((await api(`/domains/${domainId}`)).body.dkimRotation.retiring, []);
   assert.is((await api('/domains/dom_01ARZ3NDEKTSV4RRFFQ69G5FAV/dkim/rotate', { method: 'POST' })).status, 404);
 

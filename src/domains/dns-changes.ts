@@ -2,10 +2,11 @@
 // domain becoming verified (domain.verified, and its audit row), and, from the periodic re-check, records that
 // were verified and are now wrong or gone (domain.dns_changed, naming each record with what DNS serves now).
 // A temporary DNS failure (no answer) is neither: only a definite answer counts.
-import type { Db } from '../db/open.ts';
+import type { Query } from '../db/query.ts';
 import type { CheckState, DnsIssue, InboundCheck, RecordCheck } from '../dns/verify.ts';
 import { recordSlot } from '../dns/records.ts';
-import { recordAudit, type AuditActor } from '../account/audit.ts';
+import type { AuditActor } from '../account/audit.ts';
+import { recordAudit } from './audit-query.ts';
 import { addDomainEvent } from './domain-events.ts';
 
 interface Checked {
@@ -26,17 +27,17 @@ export interface ChangedRecord {
   change: 'changed' | 'gone';
 }
 
-export function announceCheck(db: Db, now: number, c: { before: Checked; after: Checked; results: RecordCheck[]; inbound: InboundCheck; mode: 'manual' | 'periodic'; actor: AuditActor }): void {
+export function* announceCheck(now: number, c: { before: Checked; after: Checked; results: RecordCheck[]; inbound: InboundCheck; mode: 'manual' | 'periodic'; actor: AuditActor }): Query<void> {
   const { before, after } = c;
   const domain = { id: after.id, name: after.name, status: after.status };
   if (after.status === 'verified' && before.status !== 'verified') {
-    addDomainEvent(db, now, { workspaceId: after.workspace_id, domainId: after.id, type: 'domain.verified', data: { domain, previousStatus: before.status } });
-    recordAudit(db, now, c.actor, { workspaceId: after.workspace_id, action: 'domain.verified', target: { type: 'domain', id: after.id, name: after.name }, data: { previousStatus: before.status } });
+    yield* addDomainEvent(now, { workspaceId: after.workspace_id, domainId: after.id, type: 'domain.verified', data: { domain, previousStatus: before.status } });
+    yield* recordAudit(now, c.actor, { workspaceId: after.workspace_id, action: 'domain.verified', target: { type: 'domain', id: after.id, name: after.name }, data: { previousStatus: before.status } });
   }
   if (c.mode !== 'periodic') return;
   const changed = changedRecords(before.dns_state, c.results, c.inbound);
   if (changed.length) {
-    addDomainEvent(db, now, { workspaceId: after.workspace_id, domainId: after.id, type: 'domain.dns_changed', data: { domain, previousStatus: before.status, records: changed } });
+    yield* addDomainEvent(now, { workspaceId: after.workspace_id, domainId: after.id, type: 'domain.dns_changed', data: { domain, previousStatus: before.status, records: changed } });
   }
 }
 

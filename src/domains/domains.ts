@@ -3,8 +3,8 @@
 // it, and the periodic re-check un-verifies a domain only after two consecutive checks found it broken.
 import type { Clock } from '../clock.ts';
 import { iso, isoOrNull } from '../clock.ts';
-import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
+import { all, column, constraintViolated, get, run, value, type Query } from '../db/query.ts';
 import { dkimName, dkimValue, inboundRecord, namesTheBox, recordSlot, requiredRecords, RETURN_PATH_PREFIX, type RecordKind } from '../dns/records.ts';
 import { hostnameProblem } from '../dns/box-name.ts';
 import type { CheckState, DnsIssue, InboundCheck, RecordCheck } from '../dns/verify.ts';
@@ -78,60 +78,56 @@ export class DomainExists extends Error {
 }
 
 /** `ed25519`: the domain's ed25519 key (dkim_ed25519), stored beside the RSA key; it signs once DNS serves it. */
-export function createDomain(db: Db, clock: Clock, workspaceId: string, name: string, key: KeyMaterial, ed25519?: KeyMaterial): DomainRow {
+export function* createDomain(clock: Clock, workspaceId: string, name: string, key: KeyMaterial, ed25519?: KeyMaterial): Query<DomainRow> {
   const id = newId('dom', clock.now());
   try {
-    db.transaction(() => {
-      if (claimedElsewhere(db, workspaceId, name)) throw new DomainExists(name, true);
-      db.prepare('INSERT INTO domains (id, workspace_id, name, return_path, created_at) VALUES (?, ?, ?, ?, ?)').run(id, workspaceId, name, `${RETURN_PATH_PREFIX}.${name}`, clock.now());
-      storeDkimKey(db, clock, workspaceId, id, key);
-      if (ed25519) addEd25519Key(db, clock, workspaceId, id, ed25519);
-    })();
+    if (yield* claimedElsewhere(workspaceId, name)) throw new DomainExists(name, true);
+    yield* run('INSERT INTO domains (id, workspace_id, name, return_path, created_at) VALUES (?, ?, ?, ?, ?)', id, workspaceId, name, `${RETURN_PATH_PREFIX}.${name}`, clock.now());
+    yield* storeDkimKey(clock, workspaceId, id, key);
+    if (ed25519) yield* addEd25519Key(clock, workspaceId, id, ed25519);
   } catch (err) {
-    if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new DomainExists(name);
+    if (constraintViolated(err) === 'unique') throw new DomainExists(name);
     throw err;
   }
-  return getDomain(db, workspaceId, id)!;
+  return (yield* getDomain(workspaceId, id))!;
 }
 
 /** What every send checks of its From domain: only these columns, since the row also holds its DNS records. */
-export const findSendingDomain = (db: Db, workspaceId: string, name: string) =>
-  db.prepare('SELECT id, status, marketing, return_path FROM domains WHERE workspace_id = ? AND name = ?').get(workspaceId, name) as
-    | Pick<DomainRow, 'id' | 'status' | 'marketing' | 'return_path'>
-    | undefined;
+export const findSendingDomain = (workspaceId: string, name: string) =>
+  get<Pick<DomainRow, 'id' | 'status' | 'marketing' | 'return_path'>>('SELECT id, status, marketing, return_path FROM domains WHERE workspace_id = ? AND name = ?', workspaceId, name);
 
-export const getDomain = (db: Db, workspaceId: string, id: string) =>
-  (db.prepare('SELECT * FROM domains WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as DomainRow | undefined) ?? null;
-
-export const listDomains = (db: Db, workspaceId: string, page: { limit: number; offset: number }) =>
-  db.prepare('SELECT * FROM domains WHERE workspace_id = ? ORDER BY id DESC LIMIT ? OFFSET ?').all(workspaceId, page.limit + 1, page.offset) as DomainRow[];
-
-export const verifiedDomainNames = (db: Db, workspaceId: string) =>
-  db.prepare("SELECT name FROM domains WHERE workspace_id = ? AND status = 'verified' ORDER BY name").pluck().all(workspaceId) as string[];
-
-/** Every domain of every workspace, for the periodic re-check and `doctor`. */
-export const allDomains = (db: Db) => db.prepare('SELECT * FROM domains ORDER BY workspace_id, name').all() as DomainRow[];
-
-export function deleteDomain(db: Db, workspaceId: string, id: string): boolean {
-  return db.prepare('DELETE FROM domains WHERE workspace_id = ? AND id = ?').run(workspaceId, id).changes > 0;
+export function* getDomain(workspaceId: string, id: string): Query<DomainRow | null> {
+  return (yield* get<DomainRow>('SELECT * FROM domains WHERE workspace_id = ? AND id = ?', workspaceId, id)) ?? null;
 }
 
-export function setSwitches(db: Db, workspaceId: string, id: string, switches: { marketing?: boolean; open_tracking?: boolean; click_tracking?: boolean }): void {
+export const listDomains = (workspaceId: string, page: { limit: number; offset: number }) =>
+  all<DomainRow>('SELECT * FROM domains WHERE workspace_id = ? ORDER BY id DESC LIMIT ? OFFSET ?', workspaceId, page.limit + 1, page.offset);
+
+export const verifiedDomainNames = (workspaceId: string) => column<string>("SELECT name FROM domains WHERE workspace_id = ? AND status = 'verified' ORDER BY name", workspaceId);
+
+/** Every domain of every workspace, for the periodic re-check and `doctor`. */
+export const allDomains = () => all<DomainRow>('SELECT * FROM domains ORDER BY workspace_id, name');
+
+export function* deleteDomain(workspaceId: string, id: string): Query<boolean> {
+  return (yield* run('DELETE FROM domains WHERE workspace_id = ? AND id = ?', workspaceId, id)) > 0;
+}
+
+export function* setSwitches(workspaceId: string, id: string, switches: { marketing?: boolean; open_tracking?: boolean; click_tracking?: boolean }): Query<void> {
   for (const [column, value] of Object.entries(switches)) {
     if (value === undefined) continue;
     // Column names come from the validated body's fixed keys, never from the client's strings.
-    db.prepare(`UPDATE domains SET ${column} = ? WHERE workspace_id = ? AND id = ?`).run(value ? 1 : 0, workspaceId, id);
+    yield* run(`UPDATE domains SET ${column} = ? WHERE workspace_id = ? AND id = ?`, value ? 1 : 0, workspaceId, id);
   }
 }
 
 /** The first-party integration's unsubscribe URL prefixes, already normalised (routes.ts). */
-export function setUnsubscribeUrls(db: Db, workspaceId: string, id: string, prefixes: string[]): void {
-  db.prepare('UPDATE domains SET unsubscribe_urls = ? WHERE workspace_id = ? AND id = ?').run(JSON.stringify(prefixes), workspaceId, id);
+export function* setUnsubscribeUrls(workspaceId: string, id: string, prefixes: string[]): Query<void> {
+  yield* run('UPDATE domains SET unsubscribe_urls = ? WHERE workspace_id = ? AND id = ?', JSON.stringify(prefixes), workspaceId, id);
 }
 
 /** The unsubscribe URL prefixes of a workspace's sending domain; none when it has no such domain. */
-export function unsubscribePrefixes(db: Db, workspaceId: string, name: string): string[] {
-  const json = db.prepare('SELECT unsubscribe_urls FROM domains WHERE workspace_id = ? AND name = ?').pluck().get(workspaceId, name) as string | undefined;
+export function* unsubscribePrefixes(workspaceId: string, name: string): Query<string[]> {
+  const json = yield* value<string>('SELECT unsubscribe_urls FROM domains WHERE workspace_id = ? AND name = ?', workspaceId, name);
   return json ? (JSON.parse(json) as string[]) : [];
 }
 
@@ -140,66 +136,67 @@ export function unsubscribePrefixes(db: Db, workspaceId: string, name: string): 
  * null if the domain was deleted meanwhile. `periodic` is the gentler rule of the background re-check.
  */
 /** Records a check's outcome, and what it announces (dns-changes.ts) as `actor` (the box itself by default). */
-export function recordCheck(db: Db, clock: Clock, workspaceId: string, id: string, results: RecordCheck[], inbound: InboundCheck, mode: 'manual' | 'periodic', actor: AuditActor = systemActor('dns_check')): DomainRow | null {
-  return db.transaction(() => {
-    const row = getDomain(db, workspaceId, id);
-    if (!row) return null;
-    const records = Object.fromEntries(results.map((r) => [recordSlot(r), r.state])) as Record<string, CheckState>;
-    const anyFailed = REQUIRED.some((r) => records[r] === 'failed');
-    const allVerified = REQUIRED.every((r) => records[r] === 'verified');
-    // A temporary DNS failure tells nothing: it neither breaks nor mends the streak.
-    const streak = allVerified ? 0 : anyFailed ? row.failure_streak + 1 : row.failure_streak;
-    let status = row.status;
-    if (allVerified) status = 'verified';
-    else if (anyFailed && (mode === 'manual' || (row.status === 'verified' && streak >= UNVERIFY_AFTER))) status = 'failed';
-    const ok = (r: RecordKind) => records[r] === 'verified';
-    const state: DnsState = {
-      records,
-      issues: [...results.flatMap((r) => (r.issue ? [r.issue] : [])), ...(row.inbound_status !== 'not_configured' && inbound.issue ? [inbound.issue] : [])],
-      checks: { ses: ok('DKIM') && ok('SPF'), dkim: ok('DKIM'), spf: ok('SPF'), returnPath: ok('MX') && ok('SPF'), dmarc: ok('DMARC'), mx: inbound.state === 'verified',
-        mtaSts: ok('MTA-STS') && ok('MTA-STS-HOST') && ok('MTA-STS-POLICY'),
-        tlsRpt: ok('TLS-RPT'),
-      },
-    };
-    const now = clock.now();
-    // A check may promote waiting inbound setup; it never demotes it (that is the owner's inbound verify).
-    const inboundStatus = row.inbound_status === 'dns_pending' && inbound.state === 'verified' ? 'ready' : row.inbound_status;
-    db.prepare(
-      `UPDATE domains SET status = ?, dns_state = ?, checked_at = ?, failure_streak = ?, inbound_status = ?,
+export function* recordCheck(clock: Clock, workspaceId: string, id: string, results: RecordCheck[], inbound: InboundCheck, mode: 'manual' | 'periodic', actor: AuditActor = systemActor('dns_check')): Query<DomainRow | null> {
+  const row = yield* getDomain(workspaceId, id);
+  if (!row) return null;
+  const records = Object.fromEntries(results.map((r) => [recordSlot(r), r.state])) as Record<string, CheckState>;
+  const anyFailed = REQUIRED.some((r) => records[r] === 'failed');
+  const allVerified = REQUIRED.every((r) => records[r] === 'verified');
+  // A temporary DNS failure tells nothing: it neither breaks nor mends the streak.
+  const streak = allVerified ? 0 : anyFailed ? row.failure_streak + 1 : row.failure_streak;
+  let status = row.status;
+  if (allVerified) status = 'verified';
+  else if (anyFailed && (mode === 'manual' || (row.status === 'verified' && streak >= UNVERIFY_AFTER))) status = 'failed';
+  const ok = (r: RecordKind) => records[r] === 'verified';
+  const state: DnsState = {
+    records,
+    issues: [...results.flatMap((r) => (r.issue ? [r.issue] : [])), ...(row.inbound_status !== 'not_configured' && inbound.issue ? [inbound.issue] : [])],
+    checks: { ses: ok('DKIM') && ok('SPF'), dkim: ok('DKIM'), spf: ok('SPF'), returnPath: ok('MX') && ok('SPF'), dmarc: ok('DMARC'), mx: inbound.state === 'verified',
+      mtaSts: ok('MTA-STS') && ok('MTA-STS-HOST') && ok('MTA-STS-POLICY'),
+      tlsRpt: ok('TLS-RPT'),
+    },
+  };
+  const now = clock.now();
+  // A check may promote waiting inbound setup; it never demotes it (that is the owner's inbound verify).
+  const inboundStatus = row.inbound_status === 'dns_pending' && inbound.state === 'verified' ? 'ready' : row.inbound_status;
+  yield* run(
+    `UPDATE domains SET status = ?, dns_state = ?, checked_at = ?, failure_streak = ?, inbound_status = ?,
          verified_at = CASE WHEN ? = 'verified' AND status != 'verified' THEN ? ELSE verified_at END
        WHERE workspace_id = ? AND id = ?`,
-    ).run(status, JSON.stringify(state), now, streak, inboundStatus, status, now, workspaceId, id);
-    const after = getDomain(db, workspaceId, id)!;
-    announceCheck(db, now, { before: row, after, results, inbound, mode, actor });
-    return after;
-  })();
+    status, JSON.stringify(state), now, streak, inboundStatus, status, now, workspaceId, id,
+  );
+  const after = (yield* getDomain(workspaceId, id))!;
+  yield* announceCheck(now, { before: row, after, results, inbound, mode, actor });
+  return after;
 }
 
 /** Domains whose last check (or creation) is older than the interval, oldest first; never a local domain. */
-export const domainsDue = (db: Db, before: number, limit: number) =>
-  db.prepare('SELECT * FROM domains WHERE local = 0 AND coalesce(checked_at, created_at) < ? ORDER BY coalesce(checked_at, created_at) LIMIT ?').all(before, limit) as DomainRow[];
+export const domainsDue = (before: number, limit: number) =>
+  all<DomainRow>('SELECT * FROM domains WHERE local = 0 AND coalesce(checked_at, created_at) < ? ORDER BY coalesce(checked_at, created_at) LIMIT ?', before, limit);
 
 /**
  * Makes a domain local (mailwright try only): verified for sending and ready for inbound mail at once, with no
  * DNS record to publish or check. Its name must be one that never leaves the machine (RFC 6761 .localhost).
  */
-export function markLocal(db: Db, clock: Clock, workspaceId: string, id: string): void {
-  db.prepare("UPDATE domains SET local = 1, status = 'verified', verified_at = coalesce(verified_at, ?), inbound_status = 'ready', inbound_issue = NULL WHERE workspace_id = ? AND id = ?").run(
+export function* markLocal(clock: Clock, workspaceId: string, id: string): Query<void> {
+  yield* run(
+    "UPDATE domains SET local = 1, status = 'verified', verified_at = coalesce(verified_at, ?), inbound_status = 'ready', inbound_issue = NULL WHERE workspace_id = ? AND id = ?",
     clock.now(),
     workspaceId,
     id,
   );
 }
 
-export function recordInbound(db: Db, clock: Clock, row: DomainRow, status: InboundStatus, issue: DnsIssue | undefined): DomainRow {
-  db.prepare('UPDATE domains SET inbound_status = ?, inbound_checked_at = ?, inbound_issue = ? WHERE workspace_id = ? AND id = ?').run(
+export function* recordInbound(clock: Clock, row: DomainRow, status: InboundStatus, issue: DnsIssue | undefined): Query<DomainRow> {
+  yield* run(
+    'UPDATE domains SET inbound_status = ?, inbound_checked_at = ?, inbound_issue = ? WHERE workspace_id = ? AND id = ?',
     status,
     clock.now(),
     issue ? JSON.stringify(issue) : null,
     row.workspace_id,
     row.id,
   );
-  return getDomain(db, row.workspace_id, row.id)!;
+  return (yield* getDomain(row.workspace_id, row.id))!;
 }
 
 const stateOf = (row: DomainRow): DnsState | null => (row.dns_state ? (JSON.parse(row.dns_state) as DnsState) : null);
@@ -232,10 +229,10 @@ export function presentDomainSummary(row: DomainRow) {
 }
 
 /** `config.dkimEd25519`: the ed25519 key's record is shown (a second DKIM entry) only while the setting is on. */
-export function presentDomain(db: Db, row: DomainRow, config: Pick<Config, 'hostname' | 'dkimEd25519'>) {
+export function* presentDomain(row: DomainRow, config: Pick<Config, 'hostname' | 'dkimEd25519'>) {
   const { hostname } = config;
-  const key = activeDkimKey(db, row.workspace_id, row.id)!;
-  const ed = config.dkimEd25519 ? ed25519DkimKey(db, row.workspace_id, row.id) : null;
+  const key = (yield* activeDkimKey(row.workspace_id, row.id))!;
+  const ed = config.dkimEd25519 ? yield* ed25519DkimKey(row.workspace_id, row.id) : null;
   const state = stateOf(row);
   const dns = {
     domain: row.name,
@@ -270,7 +267,7 @@ export function presentDomain(db: Db, row: DomainRow, config: Pick<Config, 'host
     unsubscribe_urls: JSON.parse(row.unsubscribe_urls) as string[],
     inbound: presentInbound(row, hostname),
     mtaSts: presentMtaSts(row, hostname, state),
-    dkimRotation: presentRotation(db, row),
+    dkimRotation: yield* presentRotation(row),
     dkimEd25519: ed && { selector: ed.selector, signing: ed.signing },
     verifiedAt: isoOrNull(row.verified_at),
   };
@@ -295,12 +292,12 @@ function presentMtaSts(row: DomainRow, hostname: string, state: DnsState | null)
 }
 
 /** A rotation under way: the key waiting for DNS (publish it), and old keys to keep published until their time. */
-export function presentRotation(db: Db, row: DomainRow) {
+export function* presentRotation(row: DomainRow) {
   const record = (selector: string, publicKey: string) => ({ type: 'TXT', name: dkimName({ selector, domain: row.name }), value: dkimValue(publicKey) });
-  const pending = pendingDkimKey(db, row.workspace_id, row.id);
+  const pending = yield* pendingDkimKey(row.workspace_id, row.id);
   return {
     pending: pending && { selector: pending.selector, record: record(pending.selector, pending.publicKey), startedAt: isoOrNull(pending.createdAt) },
-    retiring: retiringDkimKeys(db, row.workspace_id, row.id).map((k) => ({ selector: k.selector, record: record(k.selector, k.publicKey), keepPublishedUntil: isoOrNull(k.retireAfter) })),
+    retiring: (yield* retiringDkimKeys(row.workspace_id, row.id)).map((k) => ({ selector: k.selector, record: record(k.selector, k.publicKey), keepPublishedUntil: isoOrNull(k.retireAfter) })),
   };
 }
 

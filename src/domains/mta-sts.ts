@@ -2,7 +2,7 @@
 // `testing` until the owner switches it), its text and id, the records it asks for, and which domain a policy
 // host names. The route that serves it is in routes.ts; the checks are in dns/mta-sts-check.ts.
 import type { App } from '../context.ts';
-import type { Db } from '../db/open.ts';
+import { column, get, run, type Query } from '../db/query.ts';
 import { mtaStsRecords, recordFor, type RecordKind } from '../dns/records.ts';
 import { policyHost, policyId, policyText, policyUrl, POLICY_HOST_PREFIX, type MtaStsMode } from '../dns/mta-sts-policy.ts';
 import type { PolicyFetch } from '../dns/mta-sts-check.ts';
@@ -26,8 +26,8 @@ export function domainPolicy(row: Pick<PolicyRow, 'mta_sts_mode'>, hostname: str
 /** The three records (MTA-STS TXT, the policy host's CNAME, TLS-RPT TXT) a receiving domain publishes. */
 export const policyRecords = (row: PolicyRow, hostname: string) => mtaStsRecords(row.name, hostname, domainPolicy(row, hostname).id);
 
-export function setMtaStsMode(db: Db, workspaceId: string, id: string, mode: MtaStsMode): void {
-  db.prepare('UPDATE domains SET mta_sts_mode = ? WHERE workspace_id = ? AND id = ?').run(mode, workspaceId, id);
+export function* setMtaStsMode(workspaceId: string, id: string, mode: MtaStsMode): Query<void> {
+  yield* run('UPDATE domains SET mta_sts_mode = ? WHERE workspace_id = ? AND id = ?', mode, workspaceId, id);
 }
 
 /**
@@ -35,12 +35,13 @@ export function setMtaStsMode(db: Db, workspaceId: string, id: string, mode: Mta
  * domain whose inbound is ready (its MX reaches the box) has one. A name claimed twice (a database from before
  * claims were box-wide) follows the older claim, as mail routing does.
  */
-export function servedPolicy(db: Db, host: string, hostname: string): string | null {
+export function* servedPolicy(host: string, hostname: string): Query<string | null> {
   const name = host.toLowerCase().replace(/\.$/, '');
   if (!name.startsWith(`${POLICY_HOST_PREFIX}.`)) return null;
-  const row = db
-    .prepare("SELECT name, mta_sts_mode, inbound_status, local FROM domains WHERE name = ? AND inbound_status = 'ready' AND local = 0 ORDER BY created_at, id LIMIT 1")
-    .get(name.slice(POLICY_HOST_PREFIX.length + 1)) as PolicyRow | undefined;
+  const row = yield* get<PolicyRow>(
+    "SELECT name, mta_sts_mode, inbound_status, local FROM domains WHERE name = ? AND inbound_status = 'ready' AND local = 0 ORDER BY created_at, id LIMIT 1",
+    name.slice(POLICY_HOST_PREFIX.length + 1),
+  );
   return row ? domainPolicy(row, hostname).text : null;
 }
 
@@ -48,8 +49,9 @@ export function servedPolicy(db: Db, host: string, hostname: string): string | n
  * The policy hosts the box needs a certificate for (ACME, one per name so that one domain's missing DNS never
  * holds up another's): every domain that has inbound set up, ready or not, on any workspace.
  */
-export const policyHosts = (db: Db): string[] =>
-  (db.prepare("SELECT DISTINCT name FROM domains WHERE inbound_status != 'not_configured' AND local = 0 ORDER BY name").pluck().all() as string[]).map(policyHost);
+export function* policyHosts(): Query<string[]> {
+  return (yield* column<string>("SELECT DISTINCT name FROM domains WHERE inbound_status != 'not_configured' AND local = 0 ORDER BY name")).map(policyHost);
+}
 
 /** How the box fetches a policy to check it: its resolver, lab mode and test CA as for its other fetches. */
 export const policyFetch = (app: Pick<App, 'dns' | 'config' | 'fetchCa'>, timeoutMs?: number): PolicyFetch => ({

@@ -4,6 +4,7 @@
 // the one page open to anyone: the MTA-STS policy at mta-sts.<domain>/.well-known/mta-sts.txt (RFC 8461 3.3).
 import { z } from 'zod';
 import type { App } from '../context.ts';
+import type { Query } from '../db/query.ts';
 import { ApiError, notFound, validationError } from '../errors.ts';
 import { apiRouter, pageRouter } from '../http/server.ts';
 import { principalOf, requireAuth } from '../http/auth.ts';
@@ -38,7 +39,8 @@ import {
 import { verifyDomain } from './verification.ts';
 import { connectLink, domainConnectAvailability } from './connect.ts';
 import { senderAddresses } from '../emails/senders.ts';
-import { actorOf, recordAudit } from '../account/audit.ts';
+import { actorOf } from '../account/audit.ts';
+import { recordAudit } from './audit-query.ts';
 import { addDomainEvent } from './domain-events.ts';
 import { inboxAddresses } from '../inboxes/inboxes.ts';
 
@@ -86,8 +88,8 @@ const TRANSPORT_REASONS: Record<string, string> = {
 /** GET /.well-known/mta-sts.txt for Host mta-sts.<domain> (http/host-check.ts lets those names in for it alone). */
 export function mtaStsPages(app: App) {
   const r = pageRouter();
-  r.get(MTA_STS_PATH, (ctx) => {
-    const policy = servedPolicy(app.db, ctx.hostname, app.config.hostname);
+  r.get(MTA_STS_PATH, async (ctx) => {
+    const policy = await app.store.read(servedPolicy(ctx.hostname, app.config.hostname));
     if (policy === null) throw notFound('MTA-STS policy');
     ctx.type = 'text/plain; charset=utf-8';
     ctx.body = policy;
@@ -96,7 +98,7 @@ export function mtaStsPages(app: App) {
 }
 
 export function domainRoutes(app: App) {
-  const { db, clock, config } = app;
+  const { db, store, clock, config } = app;
   const r = apiRouter();
   const auth = requireAuth(config.publicUrl);
   // The inbound MX names the box: neither offered nor checked while its name cannot be right (dns/box-name.ts).
@@ -107,11 +109,16 @@ export function domainRoutes(app: App) {
   };
   // MTA-STS and TLS-RPT (RFC 8461, RFC 8460) for a domain that receives here; none for a local domain.
   const transportRecords = (row: DomainRow) => (wantsMtaSts(row) ? policyRecords(row, config.hostname) : []);
-  const domainOf = (workspaceId: string, id: string): DomainRow => {
-    const row = getDomain(db, workspaceId, id);
+  function* foundDomain(workspaceId: string, id: string): Query<DomainRow> {
+    const row = yield* getDomain(workspaceId, id);
     if (!row) throw notFound('Domain');
     return row;
-  };
+  }
+  const domainOf = (workspaceId: string, id: string) => store.read(foundDomain(workspaceId, id));
+  /** The domain as GET /domains/:id shows it, read in one query. */
+  function* shownDomain(workspaceId: string, id: string) {
+    return yield* presentDomain(yield* foundDomain(workspaceId, id), config);
+  }
 
   r.post('/domains', auth, async (ctx) => {
     const body = parseInput(CreateBody, ctx.request.body);
@@ -124,13 +131,13 @@ export function domainRoutes(app: App) {
     const ed25519 = config.dkimEd25519 ? await generateEd25519Key() : undefined;
     let row: DomainRow;
     try {
-      row = db.transaction(() => {
-        const made = createDomain(db, clock, workspaceId, name.name, key, ed25519);
+      row = await store.write(function* () {
+        const made = yield* createDomain(clock, workspaceId, name.name, key, ed25519);
         const now = clock.now();
-        recordAudit(db, now, actorOf(p, ctx.ip), { workspaceId, action: 'domain.created', target: { type: 'domain', id: made.id, name: made.name } });
-        addDomainEvent(db, now, { workspaceId, domainId: made.id, type: 'domain.created', data: { domain: { id: made.id, name: made.name, status: made.status } } });
+        yield* recordAudit(now, actorOf(p, ctx.ip), { workspaceId, action: 'domain.created', target: { type: 'domain', id: made.id, name: made.name } });
+        yield* addDomainEvent(now, { workspaceId, domainId: made.id, type: 'domain.created', data: { domain: { id: made.id, name: made.name, status: made.status } } });
         return made;
-      })();
+      });
     } catch (err) {
       if (err instanceof DomainExists) {
         // Never who holds it: a workspace must not learn another's domains from this answer.
@@ -138,94 +145,94 @@ export function domainRoutes(app: App) {
       }
       throw err;
     }
-    const shown = presentDomain(db, row, config);
+    const shown = await store.read(presentDomain(row, config));
     ctx.status = 201;
     ctx.body = { id: shown.id, name: shown.name, status: shown.status, setup_status: shown.setup_status, records: shown.records, hostnameProblem: shown.hostnameProblem, createdAt: shown.createdAt };
   });
 
-  r.get('/domains', auth, (ctx) => {
+  r.get('/domains', auth, async (ctx) => {
     const page = parsePage(ctx.query);
-    ctx.body = pageOf(listDomains(db, principalOf(ctx).workspaceId, page).map(presentDomainSummary), page);
+    ctx.body = pageOf((await store.read(listDomains(principalOf(ctx).workspaceId, page))).map(presentDomainSummary), page);
   });
 
-  r.get('/domains/:id', auth, (ctx) => {
-    ctx.body = presentDomain(db, domainOf(principalOf(ctx).workspaceId, ctx.params.id), config);
+  r.get('/domains/:id', auth, async (ctx) => {
+    ctx.body = await store.read(shownDomain(principalOf(ctx).workspaceId, ctx.params.id));
   });
 
-  r.patch('/domains/:id', auth, (ctx) => {
+  r.patch('/domains/:id', auth, async (ctx) => {
     const body = parseInput(PatchBody, ctx.request.body);
     const p = principalOf(ctx);
-    const row = domainOf(p.workspaceId, ctx.params.id);
+    const row = await domainOf(p.workspaceId, ctx.params.id);
     if (body.marketing === true && row.status !== 'verified') {
       throw new ApiError(403, 'domain_not_verified', `Marketing mail needs ${row.name} verified first (POST /domains/${row.id}/verify)`);
     }
     const { unsubscribe_urls: prefixes, mta_sts_mode: mode, ...switches } = body;
-    db.transaction(() => {
-      setSwitches(db, row.workspace_id, row.id, switches);
-      if (prefixes) setUnsubscribeUrls(db, row.workspace_id, row.id, [...new Set(prefixes)]);
+    await store.write(function* () {
+      yield* setSwitches(row.workspace_id, row.id, switches);
+      if (prefixes) yield* setUnsubscribeUrls(row.workspace_id, row.id, [...new Set(prefixes)]);
       // The policy's id follows its text, so the _mta-sts record to publish changes with the mode.
-      if (mode) setMtaStsMode(db, row.workspace_id, row.id, mode as (typeof MTA_STS_MODES)[number]);
-      recordAudit(db, clock.now(), actorOf(p, ctx.ip), { workspaceId: row.workspace_id, action: 'domain.updated', target: { type: 'domain', id: row.id, name: row.name }, data: body });
-    })();
-    ctx.body = presentDomain(db, domainOf(row.workspace_id, row.id), config);
+      if (mode) yield* setMtaStsMode(row.workspace_id, row.id, mode as (typeof MTA_STS_MODES)[number]);
+      yield* recordAudit(clock.now(), actorOf(p, ctx.ip), { workspaceId: row.workspace_id, action: 'domain.updated', target: { type: 'domain', id: row.id, name: row.name }, data: body });
+    });
+    ctx.body = await store.read(shownDomain(row.workspace_id, row.id));
   });
 
-  r.delete('/domains/:id', auth, (ctx) => {
+  r.delete('/domains/:id', auth, async (ctx) => {
     const p = principalOf(ctx);
-    const deleted = db.transaction(() => {
-      const row = getDomain(db, p.workspaceId, ctx.params.id);
-      if (!row || !deleteDomain(db, p.workspaceId, row.id)) return false;
+    const deleted = await store.write(function* () {
+      const row = yield* getDomain(p.workspaceId, ctx.params.id);
+      if (!row || !(yield* deleteDomain(p.workspaceId, row.id))) return false;
       const now = clock.now();
-      recordAudit(db, now, actorOf(p, ctx.ip), { workspaceId: row.workspace_id, action: 'domain.deleted', target: { type: 'domain', id: row.id, name: row.name } });
-      addDomainEvent(db, now, { workspaceId: row.workspace_id, domainId: row.id, type: 'domain.deleted', data: { domain: { id: row.id, name: row.name, status: row.status } } });
+      yield* recordAudit(now, actorOf(p, ctx.ip), { workspaceId: row.workspace_id, action: 'domain.deleted', target: { type: 'domain', id: row.id, name: row.name } });
+      yield* addDomainEvent(now, { workspaceId: row.workspace_id, domainId: row.id, type: 'domain.deleted', data: { domain: { id: row.id, name: row.name, status: row.status } } });
       return true;
-    })();
+    });
     if (!deleted) throw notFound('Domain');
     ctx.body = { ok: true };
   });
 
   r.post('/domains/:id/verify', auth, async (ctx) => {
     const p = principalOf(ctx);
-    const row = await verifyDomain(app, domainOf(p.workspaceId, ctx.params.id), 'manual', actorOf(p, ctx.ip));
+    const row = await verifyDomain(app, await domainOf(p.workspaceId, ctx.params.id), 'manual', actorOf(p, ctx.ip));
     if (!row) throw notFound('Domain');
-    const shown = presentDomain(db, row, config);
+    const shown = await store.read(presentDomain(row, config));
     ctx.body = { domain: { id: row.id, status: row.status }, status: row.status, checks: shown.checks, setup_status: shown.setup_status, records: shown.records, dns_issues: shown.dns_issues, hostnameProblem: shown.hostnameProblem };
   });
 
   // A new key now, signing only once DNS serves it (the periodic re-check or a verify notices).
   r.post('/domains/:id/dkim/rotate', auth, async (ctx) => {
     const p = principalOf(ctx);
-    const row = domainOf(p.workspaceId, ctx.params.id);
+    const row = await domainOf(p.workspaceId, ctx.params.id);
     const key = await generateDkimKey();
-    await app.commit.run(() => {
+    await store.write(function* () {
       try {
-        startRotation(db, clock, row.workspace_id, row.id, key);
-        recordAudit(db, clock.now(), actorOf(p, ctx.ip), { workspaceId: row.workspace_id, action: 'domain.dkim_rotated', target: { type: 'domain', id: row.id, name: row.name }, data: { selector: key.selector } });
+        yield* startRotation(clock, row.workspace_id, row.id, key);
+        yield* recordAudit(clock.now(), actorOf(p, ctx.ip), { workspaceId: row.workspace_id, action: 'domain.dkim_rotated', target: { type: 'domain', id: row.id, name: row.name }, data: { selector: key.selector } });
       } catch (err) {
         if (err instanceof RotationInProgress) throw new ApiError(409, 'rotation_in_progress', `A new DKIM key for ${row.name} is already waiting for its DNS record: publish the record GET /domains/${row.id} shows under dkimRotation`);
         throw err;
       }
     });
     ctx.status = 201;
-    ctx.body = { domain: { id: row.id, name: row.name }, status: 'pending', ...presentRotation(db, row) };
+    ctx.body = { domain: { id: row.id, name: row.name }, status: 'pending', ...(await store.read(presentRotation(row))) };
   });
 
-  r.post('/domains/:id/inbound/setup', auth, (ctx) => {
+  r.post('/domains/:id/inbound/setup', auth, async (ctx) => {
     const p = principalOf(ctx);
-    let row = domainOf(p.workspaceId, ctx.params.id);
+    let row = await domainOf(p.workspaceId, ctx.params.id);
     if (!row.local) refuseUnusableHostname();
     if (row.inbound_status === 'not_configured') {
       const before = row;
-      row = db.transaction(() => {
-        recordAudit(db, clock.now(), actorOf(p, ctx.ip), { workspaceId: before.workspace_id, action: 'domain.inbound_setup', target: { type: 'domain', id: before.id, name: before.name } });
-        return recordInbound(db, clock, before, 'dns_pending', undefined);
-      })();
+      row = await store.write(function* () {
+        yield* recordAudit(clock.now(), actorOf(p, ctx.ip), { workspaceId: before.workspace_id, action: 'domain.inbound_setup', target: { type: 'domain', id: before.id, name: before.name } });
+        return yield* recordInbound(clock, before, 'dns_pending', undefined);
+      });
     }
     ctx.body = { domain: row.name, status: row.inbound_status, record: inboundRecord(row.name, config.hostname), records: transportRecords(row) };
   });
 
   r.post('/domains/:id/inbound/verify', auth, async (ctx) => {
-    let row = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    let row = await domainOf(principalOf(ctx).workspaceId, ctx.params.id);
     if (!row.local) refuseUnusableHostname();
     const record = inboundRecord(row.name, config.hostname);
     const records = transportRecords(row);
@@ -241,14 +248,15 @@ export function domainRoutes(app: App) {
     const check = await checkInboundMx(app.dns, row.name, config.hostname);
     // A temporary DNS failure leaves the state as it was; a definite answer decides it.
     const status = check.state === 'verified' ? 'ready' : check.state === 'failed' ? 'dns_pending' : row.inbound_status;
-    row = recordInbound(db, clock, row, status, check.issue);
+    const before = row;
+    row = await store.write(() => recordInbound(clock, before, status, check.issue));
     ctx.body = { domain: row.name, status: row.inbound_status, record, records, ...(check.issue ? { message: check.issue.message, found: check.issue.found } : {}) };
   });
 
   r.get('/dns/provider', auth, async (ctx) => {
     const { domain_id } = parseInput(DomainQuery, ctx.query, 'query');
-    const row = domainOf(principalOf(ctx).workspaceId, domain_id);
-    const key = activeDkimKey(db, row.workspace_id, row.id)!;
+    const row = await domainOf(principalOf(ctx).workspaceId, domain_id);
+    const key = (await store.read(activeDkimKey(row.workspace_id, row.id)))!;
     // A local domain (mailwright try) is in no zone: nothing is asked of DNS.
     const detection: Awaited<ReturnType<typeof detectProvider>> = row.local ? { detectionStatus: 'no_nameservers', detected: 'unknown', zone: '', nameservers: [] } : await detectProvider(app.dns, row.name);
     const zone = detection.zone || row.name;
@@ -284,7 +292,7 @@ export function domainRoutes(app: App) {
 
   r.get('/dns/domain-connect/connect', auth, async (ctx) => {
     const q = parseInput(ConnectQuery, ctx.query, 'query');
-    const row = domainOf(principalOf(ctx).workspaceId, q.domain_id);
+    const row = await domainOf(principalOf(ctx).workspaceId, q.domain_id);
     let next: URL;
     try {
       next = new URL(q.next);
@@ -295,12 +303,17 @@ export function domainRoutes(app: App) {
     ctx.body = await connectLink(app, row, next.href);
   });
 
-  r.get('/sending-identities', auth, (ctx) => {
+  r.get('/sending-identities', auth, async (ctx) => {
     // Verified domains, and the addresses owned (inboxes) or used (mail went out from them).
     const workspaceId = principalOf(ctx).workspaceId;
-    const addresses = [...new Set([...senderAddresses(db, workspaceId), ...inboxAddresses(db, workspaceId)])].sort();
+    const owned = await store.read(
+      (function* () {
+        return { inboxes: yield* inboxAddresses(workspaceId), domains: yield* verifiedDomainNames(workspaceId) };
+      })(),
+    );
+    const addresses = [...new Set([...senderAddresses(db, workspaceId), ...owned.inboxes])].sort();
     const localParts = [...new Set(addresses.map((a) => a.slice(0, a.lastIndexOf('@'))))].sort();
-    ctx.body = { domains: verifiedDomainNames(db, workspaceId), addresses, localParts };
+    ctx.body = { domains: owned.domains, addresses, localParts };
   });
 
   return r;

@@ -5,7 +5,7 @@
 // signature.
 import type { App } from '../context.ts';
 import type { Config } from '../config/config.ts';
-import type { Db } from '../db/open.ts';
+import { all, type Query } from '../db/query.ts';
 import { checkDkim, checkDomain, checkInboundMx, type RecordCheck } from '../dns/verify.ts';
 import { dkimName, dkimValue, type DomainDns } from '../dns/records.ts';
 import {
@@ -25,12 +25,13 @@ import { domainsDue, recordCheck, type DomainRow } from './domains.ts';
 import { domainPolicy, policyFetch, wantsMtaSts } from './mta-sts.ts';
 import { checkMtaSts } from '../dns/mta-sts-check.ts';
 import { storageFault } from '../db/health.ts';
-import { recordAudit, systemActor, type AuditActor } from '../account/audit.ts';
+import { systemActor, type AuditActor } from '../account/audit.ts';
+import { recordAudit } from './audit-query.ts';
 
 /** The records a domain must publish; its ed25519 key's only while dkim_ed25519 is on. */
-export function domainDns(db: Db, config: Pick<Config, 'hostname' | 'dkimEd25519'>, row: DomainRow): DomainDns {
-  const key = activeDkimKey(db, row.workspace_id, row.id)!;
-  const ed = config.dkimEd25519 ? ed25519DkimKey(db, row.workspace_id, row.id) : null;
+export function* domainDns(config: Pick<Config, 'hostname' | 'dkimEd25519'>, row: DomainRow): Query<DomainDns> {
+  const key = (yield* activeDkimKey(row.workspace_id, row.id))!;
+  const ed = config.dkimEd25519 ? yield* ed25519DkimKey(row.workspace_id, row.id) : null;
   return {
     domain: row.name,
     returnPath: row.return_path,
@@ -52,11 +53,11 @@ export async function verifyDomain(app: App, row: DomainRow, mode: 'manual' | 'p
   // A local domain (mailwright try) has no DNS to ask: it stays as markLocal made it.
   if (row.local) return row;
   await promoteIfPublished(app, row);
-  const dns = domainDns(app.db, app.config, row);
+  const dns = await app.store.read(domainDns(app.config, row));
   const [records, inbound, mtaSts] = await Promise.all([checkDomain(app.dns, dns), checkInboundMx(app.dns, row.name, app.config.hostname), checkDomainMtaSts(app, row)]);
   const results = [...records, ...mtaSts];
   await startEd25519IfPublished(app, row, dns, results);
-  return recordCheck(app.db, app.clock, row.workspace_id, row.id, results, inbound, mode, actor);
+  return app.store.write(() => recordCheck(app.clock, row.workspace_id, row.id, results, inbound, mode, actor));
 }
 
 /**
@@ -65,7 +66,7 @@ export async function verifyDomain(app: App, row: DomainRow, mode: 'manual' | 'p
  */
 async function startEd25519IfPublished(app: App, row: DomainRow, dns: DomainDns, results: RecordCheck[]): Promise<void> {
   if (!dns.ed25519 || !results.some((r) => r.algorithm === 'ed25519' && r.state === 'verified')) return;
-  if (await app.commit.run(() => startEd25519Signing(app.db, row.workspace_id, row.id))) {
+  if (await app.store.write(() => startEd25519Signing(row.workspace_id, row.id))) {
     app.log.info('dkim: the ed25519 record is published; mail now gets an ed25519 signature beside the RSA one', { domain: row.name, selector: dns.ed25519.selector });
   }
 }
@@ -73,11 +74,11 @@ async function startEd25519IfPublished(app: App, row: DomainRow, dns: DomainDns,
 /** dkim_ed25519 on: each domain without an ed25519 key gets one, to publish; returns how many did. */
 export async function giveEd25519Keys(app: App): Promise<number> {
   if (!app.config.dkimEd25519) return 0;
-  const missing = domainsWithoutEd25519(app.db, BATCH);
+  const missing = await app.store.read(domainsWithoutEd25519(BATCH));
   let added = 0;
   for (const d of missing) {
     const key = await generateEd25519Key();
-    if (!(await app.commit.run(() => addEd25519Key(app.db, app.clock, d.workspace_id, d.id, key)))) continue;
+    if (!(await app.store.write(() => addEd25519Key(app.clock, d.workspace_id, d.id, key)))) continue;
     added++;
     app.log.warn('dkim: new ed25519 key (dkim_ed25519): publish its record; its signature is added once DNS serves it', {
       domain: d.name,
@@ -93,11 +94,16 @@ export async function giveEd25519Keys(app: App): Promise<number> {
  * still queued keeps verifying.
  */
 async function promoteIfPublished(app: App, row: DomainRow): Promise<void> {
-  const pending = pendingDkimKey(app.db, row.workspace_id, row.id);
-  if (!pending) return;
-  const check = await checkDkim(app.dns, { ...domainDns(app.db, app.config, row), selector: pending.selector, publicKey: pending.publicKey });
+  const { pending, dns } = await app.store.read(
+    (function* () {
+      const pending = yield* pendingDkimKey(row.workspace_id, row.id);
+      return { pending, dns: pending && (yield* domainDns(app.config, row)) };
+    })(),
+  );
+  if (!pending || !dns) return;
+  const check = await checkDkim(app.dns, { ...dns, selector: pending.selector, publicKey: pending.publicKey });
   if (check.state !== 'verified') return;
-  if (await app.commit.run(() => promotePendingKey(app.db, app.clock.now(), row.workspace_id, row.id, app.config.queueLifetime))) {
+  if (await app.store.write(() => promotePendingKey(app.clock.now(), row.workspace_id, row.id, app.config.queueLifetime))) {
     app.log.info('dkim: the new key is published and now signs', { domain: row.name, selector: pending.selector });
   }
 }
@@ -106,14 +112,14 @@ const BATCH = 50;
 
 /** One tick of the periodic re-check; returns how many domains it checked. */
 export async function recheckDueDomains(app: App): Promise<number> {
-  const retired = await app.commit.run(() => retireOldKeys(app.db, app.clock.now()));
+  const retired = await app.store.write(() => retireOldKeys(app.clock.now()));
   if (retired) app.log.info('dkim: old keys past the queue lifetime retired; their DNS records may be removed', { count: retired });
   // A full disk ends the tick (the rest would fail alike); its caller says so once, not each minute per domain.
   await giveEd25519Keys(app).catch((err: unknown) => {
     if (storageFault(err) === 'full') throw err;
     app.log.error('dkim: could not give domains their ed25519 keys', { err });
   });
-  const due = domainsDue(app.db, app.clock.now() - app.config.dnsRecheckMinutes * 60_000, BATCH);
+  const due = await app.store.read(domainsDue(app.clock.now() - app.config.dnsRecheckMinutes * 60_000, BATCH));
   for (const row of due) {
     try {
       const after = await verifyDomain(app, row, 'periodic', systemActor('dns_recheck'));
@@ -133,18 +139,19 @@ export async function recheckDueDomains(app: App): Promise<number> {
 export async function rotateDueKeys(app: App): Promise<number> {
   const days = app.config.dkimRotationDays;
   if (!days) return 0;
-  const due = app.db
-    .prepare(
+  const due = await app.store.read(
+    all<{ id: string; workspace_id: string; name: string }>(
       `SELECT d.id, d.workspace_id, d.name FROM domains d JOIN dkim_keys k ON k.domain_id = d.id AND k.signing = 1 AND k.algorithm = 'rsa'
        WHERE k.created_at < ? AND NOT EXISTS (SELECT 1 FROM dkim_keys p WHERE p.domain_id = d.id AND p.signing = 0 AND p.retired_at IS NULL AND p.retire_after IS NULL AND p.algorithm = 'rsa')`,
-    )
-    .all(app.clock.now() - days * 24 * 60 * 60_000) as Array<{ id: string; workspace_id: string; name: string }>;
+      app.clock.now() - days * 24 * 60 * 60_000,
+    ),
+  );
   for (const d of due) {
     const key = await generateDkimKey();
-    await app.commit.run(() => {
-      if (pendingDkimKey(app.db, d.workspace_id, d.id)) return;
-      startRotation(app.db, app.clock, d.workspace_id, d.id, key);
-      recordAudit(app.db, app.clock.now(), systemActor('dkim_rotation_days'), { workspaceId: d.workspace_id, action: 'domain.dkim_rotated', target: { type: 'domain', id: d.id, name: d.name }, data: { selector: key.selector } });
+    await app.store.write(function* () {
+      if (yield* pendingDkimKey(d.workspace_id, d.id)) return;
+      yield* startRotation(app.clock, d.workspace_id, d.id, key);
+      yield* recordAudit(app.clock.now(), systemActor('dkim_rotation_days'), { workspaceId: d.workspace_id, action: 'domain.dkim_rotated', target: { type: 'domain', id: d.id, name: d.name }, data: { selector: key.selector } });
     });
     app.log.warn('dkim: scheduled rotation: publish the new record; the current key signs until DNS serves it', { domain: d.name, selector: key.selector });
   }

@@ -11,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase, type Db } from '../db/open.ts';
 import { listMigrations, migrate } from '../db/migrate.ts';
 import { createWebhook, updateWebhook, webhookById } from '../webhooks/endpoints.ts';
+import { runOn } from '../db/sqlite-query.ts';
+import { boxSecret } from '../db/box-secret.ts';
 import { addEvent, eventOf, eventsInOrder, listEvents, newestSeq, seqBefore, type EventType } from './events.ts';
 import { idTime, isId, newId } from '../db/ids.ts';
 
@@ -44,7 +46,7 @@ const event = (db: Db, workspaceId: string, emailId: string, type: EventType = '
 };
 const outbox = (db: Db) => db.prepare('SELECT webhook_id, workspace_id, email_id, type FROM webhook_deliveries ORDER BY id').all() as Array<{ webhook_id: string; workspace_id: string; email_id: string; type: string }>;
 const hook = (db: Db, workspaceId: string, events: string[], filters: { inboxId?: string; domainId?: string } = {}) =>
-  createWebhook(db, t, workspaceId, { url: 'https://hooks.example/in', events, inboxId: filters.inboxId ?? null, domainId: filters.domainId ?? null, description: '' }).webhook;
+  runOn(db, createWebhook(t, workspaceId, { url: 'https://hooks.example/in', events, inboxId: filters.inboxId ?? null, domainId: filters.domainId ?? null, description: '' }, boxSecret(db))).webhook;
 
 test('0024 drops the events trigger: the outbox is written by addEvent', () => {
   const db = freshDb();
@@ -126,8 +128,8 @@ test('an endpoint created later gets the events emitted after it, of the types i
     [all.id, 'email.opened'],
     [delivered.id, 'email.delivered'],
   ].sort(), 'nothing for the event before the endpoints existed, nothing for ws_b');
-  updateWebhook(db, t, webhookById(db, 'ws_a', all.id)!, { enabled: false });
-  updateWebhook(db, t, webhookById(db, 'ws_a', delivered.id)!, { enabled: false });
+  runOn(db, updateWebhook(t, runOn(db, webhookById('ws_a', all.id))!, { enabled: false }));
+  runOn(db, updateWebhook(t, runOn(db, webhookById('ws_a', delivered.id))!, { enabled: false }));
   event(db, 'ws_a', em, 'delivered');
   assert.is(outbox(db).length, 3, 'disabled endpoints get nothing');
   const other = email(db, 'ws_b');

@@ -8,6 +8,7 @@ import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
 import { iso } from '../clock.ts';
 import { addDomainEvent, pruneDomainEvents } from '../domains/domain-events.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { DMARC_FAILURE_THRESHOLD, failingSources, MAX_ANNOUNCED_PER_REPORT, type ReportReading } from '../mail/received-report.ts';
 import type { DmarcReport } from '../mail/dmarc-aggregate.ts';
 import type { TlsReport } from '../mail/tls-report.ts';
@@ -86,7 +87,8 @@ function announceFailures(db: Db, now: number, to: ReportAddress, k: { id: strin
     if (announced >= MAX_ANNOUNCED_PER_REPORT) break;
     if (first.run(to.domainId, ip, now).changes === 0) continue;
     announced++;
-    addDomainEvent(db, now, {
+    // Bridge: in the caller's synchronous transaction (the writer's file job), on SQLite's connection, until it is a query.
+    runOn(db, addDomainEvent(now, {
       workspaceId: to.workspaceId,
       domainId: to.domainId,
       type: 'domain.dmarc_failure',
@@ -98,7 +100,7 @@ function announceFailures(db: Db, now: number, to: ReportAddress, k: { id: strin
         threshold: DMARC_FAILURE_THRESHOLD,
         report: { id: k.id, orgName: k.report.orgName, reportId: k.report.reportId, begin: iso(k.report.begin), end: iso(k.report.end), authenticated: k.authenticated },
       },
-    });
+    }));
   }
 }
 
@@ -124,6 +126,7 @@ export function pruneReceivedReports(db: Db, now: number): number {
   n += db.prepare('DELETE FROM dmarc_reports WHERE received_at < ?').run(before).changes;
   n += db.prepare('DELETE FROM tls_reports WHERE received_at < ?').run(before).changes;
   n += db.prepare('DELETE FROM rejected_reports WHERE received_at < ?').run(before).changes;
-  n += pruneDomainEvents(db, now - 30 * DAY);
+  // Bridge: in the caller's synchronous transaction, on SQLite's connection, until pruning is a query.
+  n += runOn(db, pruneDomainEvents(now - 30 * DAY));
   return n;
 }

@@ -15,6 +15,7 @@ import { domainOf } from '../mail/addresses.ts';
 import { emailByMessageId, sentEmailHead } from '../emails/lookup.ts';
 import { storeReceivedEmail } from '../emails/store.ts';
 import { activeInboxAt } from '../inboxes/inboxes.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { fileNewEmail } from '../labels/filing.ts';
 import { runOn } from '../db/sqlite-query.ts';
 import { noticeWords, type NoticeCause } from './notice-words.ts';
@@ -64,7 +65,8 @@ export function noticeSender(ctx: { db: Db; clock: Clock; config: Pick<Config, '
     problem: null,
     report: null,
   };
-  const inbox = activeInboxAt(db, cause.workspaceId, sent.from_address);
+  // Bridge: in the caller's synchronous transaction, on SQLite's connection, until noticeSender is a query.
+  const inbox = runOn(db, activeInboxAt(cause.workspaceId, sent.from_address));
   const { id } = storeReceivedEmail(db, clock, {
     workspaceId: cause.workspaceId,
     inboxId: inbox?.id ?? null,

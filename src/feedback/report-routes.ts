@@ -11,6 +11,7 @@ import { principalOf, requireAuth } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
 import { getDomain } from '../domains/domains.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { ptrCache } from '../dns/ptr-cache.ts';
 import { dmarcReport, dmarcSummary, listDmarcReports, listRejectedReports, listTlsReports } from './report-queries.ts';
 
@@ -37,7 +38,8 @@ export function reportRoutes(app: App) {
   const auth = requireAuth(app.config.publicUrl);
   const ptr = ptrCache(app.dns);
   const domainOf = (workspaceId: string, id: string) => {
-    const row = getDomain(db, workspaceId, id);
+    // Bridge: domainOf answers synchronously to routes that do not wait yet; getDomain runs on SQLite's connection.
+    const row = runOn(db, getDomain(workspaceId, id));
     if (!row) throw notFound('Domain');
     return row;
   };

@@ -2,11 +2,11 @@
 // address, otherwise pending until the link mailed to the new address is confirmed. It owns the signed
 // confirmation tokens and the text of the confirmation mail and page; it sends nothing itself (the route
 // hands the mail to send/submit) and it never forwards mail (receive/forward.ts does).
-import { recordAudit, type AuditActor } from '../account/audit.ts';
+import type { AuditActor } from '../account/audit.ts';
+import { recordAudit } from '../domains/audit-query.ts';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
-import { boxSecret } from '../db/box-secret.ts';
+import { get, run, type Query } from '../db/query.ts';
 import { escapeHtml, renderPage } from '../pages/html.ts';
 import type { InboxRow } from './inboxes.ts';
 
@@ -25,23 +25,20 @@ interface Confirmation {
   confirmedAt: number | null;
 }
 
-const readConfirmation = (db: Db, inboxId: string) =>
-  (db
-    .prepare('SELECT nonce, address, issued_at AS issuedAt, confirmed_at AS confirmedAt FROM forward_confirmations WHERE inbox_id = ?')
-    .get(inboxId) as Confirmation | undefined) ?? null;
+function* readConfirmation(inboxId: string): Query<Confirmation | null> {
+  return (yield* get<Confirmation>('SELECT nonce, address, issued_at AS issuedAt, confirmed_at AS confirmedAt FROM forward_confirmations WHERE inbox_id = ?', inboxId)) ?? null;
+}
 
-const writeConfirmation = (db: Db, inboxId: string, c: Confirmation) =>
-  db
-    .prepare('INSERT OR REPLACE INTO forward_confirmations (inbox_id, nonce, address, issued_at, confirmed_at) VALUES (?, ?, ?, ?, ?)')
-    .run(inboxId, c.nonce, c.address, c.issuedAt, c.confirmedAt);
+const writeConfirmation = (inboxId: string, c: Confirmation) =>
+  run('INSERT OR REPLACE INTO forward_confirmations (inbox_id, nonce, address, issued_at, confirmed_at) VALUES (?, ?, ?, ?, ?)', inboxId, c.nonce, c.address, c.issuedAt, c.confirmedAt);
 
-const dropConfirmation = (db: Db, inboxId: string) => void db.prepare('DELETE FROM forward_confirmations WHERE inbox_id = ?').run(inboxId);
+const dropConfirmation = (inboxId: string) => run('DELETE FROM forward_confirmations WHERE inbox_id = ?', inboxId);
 
-// HMAC-SHA256 with the box secret over everything the token stands for: the inbox, the address (lower case),
-// the nonce and the issue time. A token for another inbox, for an address the inbox no longer forwards to,
-// or from before the address was set again does not verify.
-function mac(db: Db, inboxId: string, address: string, nonce: string, issuedAt: number): Buffer {
-  return createHmac('sha256', boxSecret(db))
+// HMAC-SHA256 with the box secret (db/box-secret.ts, handed in by the caller) over everything the token stands
+// for: the inbox, the address (lower case), the nonce and the issue time. A token for another inbox, for an
+// address the inbox no longer forwards to, or from before the address was set again does not verify.
+function mac(secret: Buffer, inboxId: string, address: string, nonce: string, issuedAt: number): Buffer {
+  return createHmac('sha256', secret)
     .update(`mailwright forwarding confirmation\n${inboxId}\n${address.toLowerCase()}\n${nonce}\n${issuedAt}`)
     .digest()
     .subarray(0, 16);
@@ -50,24 +47,24 @@ function mac(db: Db, inboxId: string, address: string, nonce: string, issuedAt: 
 const TOKEN = /^(inb_[0-9A-Z]{26})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{22})$/;
 
 /** Is `address` one of the workspace's owners (its users), compared without regard to case? */
-export function isOwnerAddress(db: Db, workspaceId: string, address: string): boolean {
-  return db.prepare('SELECT 1 FROM users WHERE workspace_id = ? AND email = ?').get(workspaceId, address.trim().toLowerCase()) !== undefined;
+export function* isOwnerAddress(workspaceId: string, address: string): Query<boolean> {
+  return (yield* get('SELECT 1 FROM users WHERE workspace_id = ? AND email = ?', workspaceId, address.trim().toLowerCase())) !== undefined;
 }
 
 /** Is `address` an inbox of this box (any workspace)? Forwarding there would bring the mail straight back. */
-export function isInboxAddress(db: Db, address: string): boolean {
-  return db.prepare('SELECT 1 FROM inboxes WHERE address = ?').get(address.trim().toLowerCase()) !== undefined;
+export function* isInboxAddress(address: string): Query<boolean> {
+  return (yield* get('SELECT 1 FROM inboxes WHERE address = ?', address.trim().toLowerCase())) !== undefined;
 }
 
-export function turnOff(db: Db, inbox: InboxRow): void {
-  db.prepare("UPDATE inboxes SET forward_to = NULL, forward_status = 'off' WHERE id = ?").run(inbox.id);
-  dropConfirmation(db, inbox.id);
+export function* turnOff(inbox: InboxRow): Query<void> {
+  yield* run("UPDATE inboxes SET forward_to = NULL, forward_status = 'off' WHERE id = ?", inbox.id);
+  yield* dropConfirmation(inbox.id);
 }
 
 /** The owner's own address needs no confirmation. */
-export function activate(db: Db, inbox: InboxRow, address: string): void {
-  db.prepare("UPDATE inboxes SET forward_to = ?, forward_status = 'active' WHERE id = ?").run(address, inbox.id);
-  dropConfirmation(db, inbox.id);
+export function* activate(inbox: InboxRow, address: string): Query<void> {
+  yield* run("UPDATE inboxes SET forward_to = ?, forward_status = 'active' WHERE id = ?", address, inbox.id);
+  yield* dropConfirmation(inbox.id);
 }
 
 /** A confirmation about to be sent: what the writer job `forwarding.pending` records with its mail. */
@@ -80,11 +77,11 @@ export interface PendingConfirmation {
   actor?: AuditActor;
 }
 
-/** A new confirmation for `address`: the token for the link now, and what markPending writes with the mail. */
-export function newConfirmation(db: Db, clock: Clock, inbox: InboxRow, address: string): { token: string; pending: PendingConfirmation } {
+/** A new confirmation for `address` (`secret`: the box's): the token for the link now, and what markPending writes with the mail. */
+export function newConfirmation(secret: Buffer, clock: Clock, inbox: InboxRow, address: string): { token: string; pending: PendingConfirmation } {
   const nonce = randomBytes(16).toString('base64url');
   const issuedAt = clock.now();
-  const token = `${inbox.id}.${nonce}.${mac(db, inbox.id, address, nonce, issuedAt).toString('base64url')}`;
+  const token = `${inbox.id}.${nonce}.${mac(secret, inbox.id, address, nonce, issuedAt).toString('base64url')}`;
   return { token, pending: { inboxId: inbox.id, address, nonce, issuedAt } };
 }
 
@@ -92,12 +89,12 @@ export function newConfirmation(db: Db, clock: Clock, inbox: InboxRow, address: 
  * The writer job `forwarding.pending`, in the transaction that queues the confirmation mail: the inbox becomes
  * pending for that address, and any earlier token stops working.
  */
-export function markPending(ctx: { db: Db }, p: PendingConfirmation): void {
-  ctx.db.prepare("UPDATE inboxes SET forward_to = ?, forward_status = 'pending' WHERE id = ?").run(p.address, p.inboxId);
-  writeConfirmation(ctx.db, p.inboxId, { nonce: p.nonce, address: p.address, issuedAt: p.issuedAt, confirmedAt: null });
-  const inbox = ctx.db.prepare('SELECT workspace_id, address FROM inboxes WHERE id = ?').get(p.inboxId) as { workspace_id: string; address: string } | undefined;
+export function* markPending(_ctx: unknown, p: PendingConfirmation): Query<void> {
+  yield* run("UPDATE inboxes SET forward_to = ?, forward_status = 'pending' WHERE id = ?", p.address, p.inboxId);
+  yield* writeConfirmation(p.inboxId, { nonce: p.nonce, address: p.address, issuedAt: p.issuedAt, confirmedAt: null });
+  const inbox = yield* get<{ workspace_id: string; address: string }>('SELECT workspace_id, address FROM inboxes WHERE id = ?', p.inboxId);
   if (p.actor && inbox) {
-    recordAudit(ctx.db, p.issuedAt, p.actor, { workspaceId: inbox.workspace_id, action: 'inbox.forwarding_changed', target: { type: 'inbox', id: p.inboxId, name: inbox.address }, data: { forwardTo: p.address, forwardStatus: 'pending' } });
+    yield* recordAudit(p.issuedAt, p.actor, { workspaceId: inbox.workspace_id, action: 'inbox.forwarding_changed', target: { type: 'inbox', id: p.inboxId, name: inbox.address }, data: { forwardTo: p.address, forwardStatus: 'pending' } });
   }
 }
 
@@ -107,16 +104,16 @@ export type TokenState =
   | { state: 'pending'; inbox: InboxRow; address: string }
   | { state: 'confirmed'; inbox: InboxRow; address: string; justNow?: boolean };
 
-/** What a confirmation token stands for now. Reads only: a GET of the link changes nothing. */
-export function checkToken(db: Db, clock: Clock, token: string): TokenState {
+/** What a confirmation token stands for now (`secret`: the box's). Reads only: a GET of the link changes nothing. */
+export function* checkToken(secret: Buffer, clock: Clock, token: string): Query<TokenState> {
   const m = TOKEN.exec(token);
   if (!m) return { state: 'invalid' };
   const [, inboxId, nonce, given] = m;
-  const inbox = db.prepare('SELECT * FROM inboxes WHERE id = ?').get(inboxId) as InboxRow | undefined;
-  const c = readConfirmation(db, inboxId);
+  const inbox = yield* get<InboxRow>('SELECT * FROM inboxes WHERE id = ?', inboxId);
+  const c = yield* readConfirmation(inboxId);
   if (!inbox || !c || !inbox.forward_to || inbox.forward_status === 'off') return { state: 'invalid' };
   if (c.address.toLowerCase() !== inbox.forward_to.toLowerCase() || !equal(c.nonce, nonce)) return { state: 'invalid' };
-  if (!equal(mac(db, inbox.id, inbox.forward_to, c.nonce, c.issuedAt).toString('base64url'), given)) return { state: 'invalid' };
+  if (!equal(mac(secret, inbox.id, inbox.forward_to, c.nonce, c.issuedAt).toString('base64url'), given)) return { state: 'invalid' };
   const address = inbox.forward_to;
   if (inbox.forward_status === 'active') return { state: 'confirmed', inbox, address };
   if (clock.now() - c.issuedAt > CONFIRMATION_TTL_MS) return { state: 'expired', inbox, address };
@@ -124,19 +121,19 @@ export function checkToken(db: Db, clock: Clock, token: string): TokenState {
 }
 
 /** Confirms: a valid pending token makes forwarding active. Run it in a transaction (it reads, then writes). */
-export function confirm(db: Db, clock: Clock, token: string, ip?: string): TokenState {
-  const found = checkToken(db, clock, token);
+export function* confirm(secret: Buffer, clock: Clock, token: string, ip?: string): Query<TokenState> {
+  const found = yield* checkToken(secret, clock, token);
   if (found.state !== 'pending') return found;
-  db.prepare("UPDATE inboxes SET forward_status = 'active' WHERE id = ? AND forward_status = 'pending'").run(found.inbox.id);
+  yield* run("UPDATE inboxes SET forward_status = 'active' WHERE id = ? AND forward_status = 'pending'", found.inbox.id);
   // The new address's owner accepted, through the link mailed to it: not a user of the box.
-  recordAudit(db, clock.now(), { type: 'system', id: 'forwarding_confirmation', ip: ip ?? null }, {
+  yield* recordAudit(clock.now(), { type: 'system', id: 'forwarding_confirmation', ip: ip ?? null }, {
     workspaceId: found.inbox.workspace_id,
     action: 'inbox.forwarding_changed',
     target: { type: 'inbox', id: found.inbox.id, name: found.inbox.address },
     data: { forwardTo: found.address, forwardStatus: 'active' },
   });
-  const c = readConfirmation(db, found.inbox.id)!;
-  writeConfirmation(db, found.inbox.id, { ...c, confirmedAt: clock.now() });
+  const c = (yield* readConfirmation(found.inbox.id))!;
+  yield* writeConfirmation(found.inbox.id, { ...c, confirmedAt: clock.now() });
   return { state: 'confirmed', inbox: { ...found.inbox, forward_status: 'active' }, address: found.address, justNow: true };
 }
 

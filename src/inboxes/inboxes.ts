@@ -2,8 +2,8 @@
 // and forwarding state. Every query is scoped by workspace; the address is unique across the box.
 import type { Clock } from '../clock.ts';
 import { iso } from '../clock.ts';
-import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
+import { all, column, constraintViolated, get, run, type Query } from '../db/query.ts';
 
 export type InboxStatus = 'active' | 'disabled';
 
@@ -22,11 +22,12 @@ export interface InboxRow {
 
 export class InboxExists extends Error {}
 
-export function createInbox(db: Db, clock: Clock, input: { workspaceId: string; domainId: string; domain: string; localPart: string; name: string }): InboxRow {
+export function* createInbox(clock: Clock, input: { workspaceId: string; domainId: string; domain: string; localPart: string; name: string }): Query<InboxRow> {
   const id = newId('inb', clock.now());
   const address = `${input.localPart}@${input.domain}`.toLowerCase();
   try {
-    db.prepare('INSERT INTO inboxes (id, workspace_id, domain_id, local_part, address, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+    yield* run(
+      'INSERT INTO inboxes (id, workspace_id, domain_id, local_part, address, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       id,
       input.workspaceId,
       input.domainId,
@@ -36,40 +37,42 @@ export function createInbox(db: Db, clock: Clock, input: { workspaceId: string; 
       clock.now(),
     );
   } catch (err) {
-    if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new InboxExists(address);
+    if (constraintViolated(err) === 'unique') throw new InboxExists(address);
     throw err;
   }
-  return getInbox(db, input.workspaceId, id)!;
+  return (yield* getInbox(input.workspaceId, id))!;
 }
 
 /** The workspace's active inbox at `address` (any case), if it has one. */
-export const activeInboxAt = (db: Db, workspaceId: string, address: string) =>
-  db.prepare("SELECT * FROM inboxes WHERE address = ? AND workspace_id = ? AND status = 'active'").get(address.toLowerCase(), workspaceId) as InboxRow | undefined;
+export const activeInboxAt = (workspaceId: string, address: string) =>
+  get<InboxRow>("SELECT * FROM inboxes WHERE address = ? AND workspace_id = ? AND status = 'active'", address.toLowerCase(), workspaceId);
 
-export const getInbox = (db: Db, workspaceId: string, id: string) =>
-  (db.prepare('SELECT * FROM inboxes WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as InboxRow | undefined) ?? null;
+export function* getInbox(workspaceId: string, id: string): Query<InboxRow | null> {
+  return (yield* get<InboxRow>('SELECT * FROM inboxes WHERE workspace_id = ? AND id = ?', workspaceId, id)) ?? null;
+}
 
 /** `only`: an inbox key's inboxes; absent, all of the workspace's. */
-export function listInboxes(db: Db, workspaceId: string, domainId: string | undefined, page: { limit: number; offset: number }, only?: string[]): InboxRow[] {
+export function listInboxes(workspaceId: string, domainId: string | undefined, page: { limit: number; offset: number }, only?: string[]): Query<InboxRow[]> {
   const ids = only === undefined ? null : JSON.stringify(only);
-  return db
-    .prepare(
-      `SELECT * FROM inboxes WHERE workspace_id = ? AND (? IS NULL OR domain_id = ?) AND (? IS NULL OR id IN (SELECT value FROM json_each(?)))
+  return all<InboxRow>(
+    `SELECT * FROM inboxes WHERE workspace_id = ? AND (? IS NULL OR domain_id = ?) AND (? IS NULL OR id IN (SELECT value FROM json_each(?)))
        ORDER BY id DESC LIMIT ? OFFSET ?`,
-    )
-    .all(workspaceId, domainId ?? null, domainId ?? null, ids, ids, page.limit + 1, page.offset) as InboxRow[];
+    workspaceId, domainId ?? null, domainId ?? null, ids, ids, page.limit + 1, page.offset,
+  );
 }
 
-export function updateInbox(db: Db, workspaceId: string, id: string, changes: { name?: string; status?: InboxStatus }): InboxRow | null {
-  if (changes.name !== undefined) db.prepare('UPDATE inboxes SET name = ? WHERE workspace_id = ? AND id = ?').run(changes.name, workspaceId, id);
-  if (changes.status !== undefined) db.prepare('UPDATE inboxes SET status = ? WHERE workspace_id = ? AND id = ?').run(changes.status, workspaceId, id);
-  return getInbox(db, workspaceId, id);
+export function* updateInbox(workspaceId: string, id: string, changes: { name?: string; status?: InboxStatus }): Query<InboxRow | null> {
+  if (changes.name !== undefined) yield* run('UPDATE inboxes SET name = ? WHERE workspace_id = ? AND id = ?', changes.name, workspaceId, id);
+  if (changes.status !== undefined) yield* run('UPDATE inboxes SET status = ? WHERE workspace_id = ? AND id = ?', changes.status, workspaceId, id);
+  return yield* getInbox(workspaceId, id);
 }
 
-export const deleteInbox = (db: Db, workspaceId: string, id: string) => db.prepare('DELETE FROM inboxes WHERE workspace_id = ? AND id = ?').run(workspaceId, id).changes > 0;
+export function* deleteInbox(workspaceId: string, id: string): Query<boolean> {
+  return (yield* run('DELETE FROM inboxes WHERE workspace_id = ? AND id = ?', workspaceId, id)) > 0;
+}
 
 /** Inbox addresses of a workspace, for GET /sending-identities. */
-export const inboxAddresses = (db: Db, workspaceId: string) => db.prepare('SELECT address FROM inboxes WHERE workspace_id = ? ORDER BY address').pluck().all(workspaceId) as string[];
+export const inboxAddresses = (workspaceId: string) => column<string>('SELECT address FROM inboxes WHERE workspace_id = ? ORDER BY address', workspaceId);
 
 /**
  * Whether mail to the inbox is taken now, as receive/route.ts decides at RCPT: it must be active and its domain's

@@ -14,7 +14,10 @@ import { getDomain } from '../domains/domains.ts';
 import { holderOf } from '../domains/claims.ts';
 import { LOCAL_PART, parseMailbox } from '../mail/addresses.ts';
 import { planSend, sendStep } from '../send/submit.ts';
-import { actorOf, recordAudit, type AuditActor } from '../account/audit.ts';
+import { actorOf, type AuditActor } from '../account/audit.ts';
+import { recordAudit } from '../domains/audit-query.ts';
+import { boxSecret } from '../db/box-secret.ts';
+import type { Query } from '../db/query.ts';
 import { addDomainEvent } from '../domains/domain-events.ts';
 import { createInbox, deleteInbox, getInbox, InboxExists, listInboxes, presentInbox, updateInbox, type InboxRow } from './inboxes.ts';
 import {
@@ -63,27 +66,44 @@ const ForwardingBody = z
 const presentForwarding = (row: InboxRow) => ({ id: row.id, address: row.address, forwardTo: row.forward_to, forwardStatus: row.forward_status });
 
 export function inboxRoutes(app: App) {
-  const { db, clock } = app;
+  const { db, store, clock } = app;
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
   // With whether it receives now: its domain's inbound state, from the domain's last MX check.
-  const shown = (row: InboxRow) => presentInbox(row, getDomain(db, row.workspace_id, row.domain_id)?.inbound_status ?? null);
+  function* shown(row: InboxRow) {
+    return presentInbox(row, (yield* getDomain(row.workspace_id, row.domain_id))?.inbound_status ?? null);
+  }
+  function* shownAll(rows: InboxRow[]) {
+    const out: Array<ReturnType<typeof presentInbox>> = [];
+    for (const row of rows) out.push(yield* shown(row));
+    return out;
+  }
+  function* shownInbox(workspaceId: string, id: string) {
+    const row = yield* getInbox(workspaceId, id);
+    if (!row) throw notFound('Inbox');
+    return yield* shown(row);
+  }
 
-  r.post('/inboxes', auth, (ctx) => {
+  r.post('/inboxes', auth, async (ctx) => {
     const body = parseInput(CreateBody, ctx.request.body);
     const p = principalOf(ctx);
     const workspaceId = p.workspaceId;
-    const domain = getDomain(db, workspaceId, body.domain_id);
+    const { domain, holder } = await store.read(
+      (function* () {
+        const domain = yield* getDomain(workspaceId, body.domain_id);
+        return { domain, holder: domain && (yield* holderOf(domain.name)) };
+      })(),
+    );
     if (!domain) throw notFound('Domain');
-    if (holderOf(db, domain.name)?.workspace_id !== workspaceId) {
+    if (holder?.workspace_id !== workspaceId) {
       throw new ApiError(409, 'domain_exists', `The domain ${domain.name} overlaps a domain another workspace added first; it cannot receive mail here (see mailwright doctor)`);
     }
     try {
-      const row = db.transaction(() => {
-        const made = createInbox(db, clock, { workspaceId, domainId: domain.id, domain: domain.name, localPart: body.local_part, name: body.name ?? '' });
-        inboxChanged(actorOf(p, ctx.ip), made, 'inbox.created');
+      const row = await store.write(function* () {
+        const made = yield* createInbox(clock, { workspaceId, domainId: domain.id, domain: domain.name, localPart: body.local_part, name: body.name ?? '' });
+        yield* inboxChanged(actorOf(p, ctx.ip), made, 'inbox.created');
         return made;
-      })();
+      });
       ctx.status = 201;
       ctx.body = presentInbox(row, domain.inbound_status);
     } catch (err) {
@@ -92,40 +112,44 @@ export function inboxRoutes(app: App) {
     }
   });
 
-  r.get('/inboxes', auth, (ctx) => {
+  r.get('/inboxes', auth, async (ctx) => {
     const { domain_id } = parseInput(ListQuery, ctx.query, 'query');
     const page = parsePage(ctx.query);
     const scope = scopeOf(principalOf(ctx));
     const only = scope.permission === 'inbox_access' ? scope.inboxIds : undefined;
-    ctx.body = pageOf(listInboxes(db, principalOf(ctx).workspaceId, domain_id, page, only).map(shown), page);
+    const workspaceId = principalOf(ctx).workspaceId;
+    const rows = await store.read(
+      (function* () {
+        return yield* shownAll(yield* listInboxes(workspaceId, domain_id, page, only));
+      })(),
+    );
+    ctx.body = pageOf(rows, page);
   });
 
-  r.get('/inboxes/:id', auth, (ctx) => {
-    const row = getInbox(db, principalOf(ctx).workspaceId, ctx.params.id);
-    if (!row) throw notFound('Inbox');
-    ctx.body = shown(row);
+  r.get('/inboxes/:id', auth, async (ctx) => {
+    ctx.body = await store.read(shownInbox(principalOf(ctx).workspaceId, ctx.params.id));
   });
 
-  r.patch('/inboxes/:id', auth, (ctx) => {
+  r.patch('/inboxes/:id', auth, async (ctx) => {
     const body = parseInput(PatchBody, ctx.request.body);
     const p = principalOf(ctx);
-    const row = db.transaction(() => {
-      const changed = updateInbox(db, p.workspaceId, ctx.params.id, body);
-      if (changed) recordAudit(db, clock.now(), actorOf(p, ctx.ip), { workspaceId: p.workspaceId, action: 'inbox.updated', target: { type: 'inbox', id: changed.id, name: changed.address }, data: body });
+    const row = await store.write(function* () {
+      const changed = yield* updateInbox(p.workspaceId, ctx.params.id, body);
+      if (changed) yield* recordAudit(clock.now(), actorOf(p, ctx.ip), { workspaceId: p.workspaceId, action: 'inbox.updated', target: { type: 'inbox', id: changed.id, name: changed.address }, data: body });
       return changed;
-    })();
+    });
     if (!row) throw notFound('Inbox');
-    ctx.body = shown(row);
+    ctx.body = await store.read(shown(row));
   });
 
-  r.delete('/inboxes/:id', auth, (ctx) => {
+  r.delete('/inboxes/:id', auth, async (ctx) => {
     const p = principalOf(ctx);
-    const deleted = db.transaction(() => {
-      const row = getInbox(db, p.workspaceId, ctx.params.id);
-      if (!row || !deleteInbox(db, p.workspaceId, row.id)) return false;
-      inboxChanged(actorOf(p, ctx.ip), row, 'inbox.deleted');
+    const deleted = await store.write(function* () {
+      const row = yield* getInbox(p.workspaceId, ctx.params.id);
+      if (!row || !(yield* deleteInbox(p.workspaceId, row.id))) return false;
+      yield* inboxChanged(actorOf(p, ctx.ip), row, 'inbox.deleted');
       return true;
-    })();
+    });
     if (!deleted) throw notFound('Inbox');
     ctx.body = { ok: true };
   });
@@ -139,41 +163,47 @@ export function inboxRoutes(app: App) {
     const p = principalOf(ctx);
     const workspaceId = p.workspaceId;
     const actor = actorOf(p, ctx.ip);
-    const inbox = getInbox(db, workspaceId, ctx.params.id);
+    const { inbox, toInbox, toOwner } = await store.read(
+      (function* () {
+        const inbox = yield* getInbox(workspaceId, ctx.params.id);
+        if (!inbox || address === null) return { inbox, toInbox: false, toOwner: false };
+        return { inbox, toInbox: yield* isInboxAddress(address), toOwner: yield* isOwnerAddress(workspaceId, address) };
+      })(),
+    );
     if (!inbox) throw notFound('Inbox');
     const audit = (forwardTo: string | null, forwardStatus: string) =>
-      recordAudit(db, clock.now(), actor, { workspaceId, action: 'inbox.forwarding_changed', target: { type: 'inbox', id: inbox.id, name: inbox.address }, data: { forwardTo, forwardStatus } });
+      recordAudit(clock.now(), actor, { workspaceId, action: 'inbox.forwarding_changed', target: { type: 'inbox', id: inbox.id, name: inbox.address }, data: { forwardTo, forwardStatus } });
     if (address === null) {
-      await app.commit.run(() => {
-        turnOff(db, inbox);
-        audit(null, 'off');
+      await store.write(function* () {
+        yield* turnOff(inbox);
+        yield* audit(null, 'off');
       });
-    } else if (isInboxAddress(db, address)) {
+    } else if (toInbox) {
       throw validationError('forward_to', `${address} is an inbox on this box: its mail already arrives here, and forwarding to it would loop`);
-    } else if (isOwnerAddress(db, workspaceId, address)) {
-      await app.commit.run(() => {
-        activate(db, inbox, address);
-        audit(address, 'active');
+    } else if (toOwner) {
+      await store.write(function* () {
+        yield* activate(inbox, address);
+        yield* audit(address, 'active');
       });
     } else if (inbox.forward_status === 'active' && inbox.forward_to?.toLowerCase() === address.toLowerCase()) {
       // Already confirmed for this address: nothing to do, no second mail.
     } else {
-      const confirmation = newConfirmation(db, clock, inbox, address);
+      const confirmation = newConfirmation(boxSecret(db), clock, inbox, address);
       const mail = confirmationMail(inbox, address, confirmationLink(app.config.publicUrl, confirmation.token));
       const { step, transfer } = sendStep([planConfirmation(inbox, address, mail, workspaceId)]);
       await app.writer.commit([step, { kind: 'forwarding.pending', payload: { ...confirmation.pending, actor } }], { now: clock.now(), log: app.log, transfer });
       app.queue.wake();
     }
-    const row = getInbox(db, workspaceId, inbox.id);
+    const row = await store.read(getInbox(workspaceId, inbox.id));
     if (!row) throw notFound('Inbox');
     ctx.body = presentForwarding(row);
   });
 
   /** inbox.created / inbox.deleted: the audit row and the event, in the caller's transaction. */
-  function inboxChanged(actor: AuditActor, row: InboxRow, action: 'inbox.created' | 'inbox.deleted') {
+  function* inboxChanged(actor: AuditActor, row: InboxRow, action: 'inbox.created' | 'inbox.deleted'): Query<void> {
     const now = clock.now();
-    recordAudit(db, now, actor, { workspaceId: row.workspace_id, action, target: { type: 'inbox', id: row.id, name: row.address } });
-    addDomainEvent(db, now, { workspaceId: row.workspace_id, domainId: row.domain_id, inboxId: row.id, type: action, data: { inbox: { id: row.id, address: row.address, name: row.name, domainId: row.domain_id } } });
+    yield* recordAudit(now, actor, { workspaceId: row.workspace_id, action, target: { type: 'inbox', id: row.id, name: row.address } });
+    yield* addDomainEvent(now, { workspaceId: row.workspace_id, domainId: row.domain_id, inboxId: row.id, type: action, data: { inbox: { id: row.id, address: row.address, name: row.name, domainId: row.domain_id } } });
   }
 
   function planConfirmation(inbox: InboxRow, address: string, mail: ReturnType<typeof confirmationMail>, workspaceId: string) {
@@ -220,11 +250,11 @@ export function inboxRoutes(app: App) {
  * forge one, and the POST body is never read.
  */
 export function forwardingPages(app: App) {
-  const { db, clock } = app;
+  const { db, store, clock } = app;
   const r = pageRouter();
-  r.get(`${CONFIRM_PATH}/:token`, (ctx) => showPage(ctx, checkToken(db, clock, ctx.params.token)));
+  r.get(`${CONFIRM_PATH}/:token`, async (ctx) => showPage(ctx, await store.read(checkToken(boxSecret(db), clock, ctx.params.token))));
   r.post(`${CONFIRM_PATH}/:token`, async (ctx) => {
-    const found = await app.commit.run(() => confirm(db, clock, ctx.params.token, ctx.ip));
+    const found = await store.write(() => confirm(boxSecret(db), clock, ctx.params.token, ctx.ip));
     if (found.state === 'confirmed' && found.justNow) app.log.info('forwarding confirmed', { inboxId: found.inbox.id, forwardTo: found.address });
     showPage(ctx, found);
   });

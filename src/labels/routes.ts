@@ -11,6 +11,7 @@ import { parseInput } from '../http/validate.ts';
 import { iso } from '../clock.ts';
 import { mailboxCounts } from '../emails/counts.ts';
 import { getInbox } from '../inboxes/inboxes.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { changeEmailLabels, COLOR, createLabel, labelByRef, labelName, LabelExists, labelRef, listLabelRows, updateLabel, type LabelRow } from './labels.ts';
 import { createRule, deleteRule, dryRun, presentRule, rulesOfWorkspace, type DryRun, type Rule, type RuleConditions } from './rules.ts';
 import { resortPending, startResort, type Resorter } from './resort.ts';
@@ -87,7 +88,8 @@ export function labelRoutes(app: App, resorter: Pick<Resorter, 'wake'>) {
   const conditionsOf = (workspaceId: string, b: z.infer<typeof RuleBody>, path: string): RuleConditions & { skipInbox: boolean } => {
     const c = { direction: b.direction ?? null, inboxId: b.inbox_id ?? null, from: b.from ?? null, to: b.to ?? null, subject: b.subject ?? null, skipInbox: b.skip_inbox ?? false };
     if (!c.direction && !c.inboxId && !c.from && !c.to && !c.subject) throw validationError(path || 'body', 'a rule needs at least one condition: direction, inbox_id, from, to or subject');
-    if (c.inboxId && !getInbox(db, workspaceId, c.inboxId)) throw validationError(path ? `${path}.inbox_id` : 'inbox_id', `no inbox ${c.inboxId} in this workspace`);
+    // Bridge: conditionsOf answers synchronously; getInbox runs on SQLite's connection until it can wait.
+    if (c.inboxId && !runOn(db, getInbox(workspaceId, c.inboxId))) throw validationError(path ? `${path}.inbox_id` : 'inbox_id', `no inbox ${c.inboxId} in this workspace`);
     return c;
   };
   const labelOf = async (workspaceId: string, ref: string) => {

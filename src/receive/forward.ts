@@ -7,6 +7,7 @@ import { ApiError } from '../errors.ts';
 import { addEvent } from '../emails/events.ts';
 import type { InboxRow } from '../inboxes/inboxes.ts';
 import { isInboxAddress } from '../inboxes/forwarding.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { checkAddress, type Mailbox } from '../mail/addresses.ts';
 import type { HeaderFields } from '../mail/headers.ts';
 import type { ParsedAttachment, ReceivedMailbox } from '../mail/parse.ts';
@@ -104,7 +105,8 @@ function reasonNotToForward(app: DbContext, copy: ReceivedCopy, forwardTo: strin
   const target = forwardTo.toLowerCase();
   if (h[FORWARDED_HEADER.toLowerCase()]) return 'it is itself a forwarded copy';
   if ((h['delivered-to'] ?? []).some((v) => v.trim().replace(/^<|>$/g, '').toLowerCase() === target)) return 'it was already delivered to the forward address';
-  if (isInboxAddress(app.db, forwardTo)) return 'the forward address is an inbox of this box';
+  // Bridge: reasonNotToForward answers synchronously; isInboxAddress runs on SQLite's connection until it can wait.
+  if (runOn(app.db, isInboxAddress(forwardTo))) return 'the forward address is an inbox of this box';
   const sender = copy.from?.address.toLowerCase();
   if (sender === target) return 'it comes from the forward address';
   if (sender && /^mailer-daemon@/.test(sender)) return 'it is a delivery status notification';

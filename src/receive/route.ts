@@ -12,6 +12,7 @@ import { parseVerp } from '../feedback/verp.ts';
 import { unsubscribeAddressToken } from '../feedback/unsubscribe.ts';
 import type { InboxRow } from '../inboxes/inboxes.ts';
 import { holderOf } from '../domains/claims.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { sentEmailWorkspace } from '../emails/lookup.ts';
 import { matchSender } from '../filter/lists.ts';
 import { runOn } from '../db/sqlite-query.ts';
@@ -38,7 +39,8 @@ export function routeRecipient(db: Db, address: string, mailFrom = ''): Target {
     .get(lower) as (InboxRow & { domain_name: string; inbound_status: string }) | undefined;
   // Only the workspace holding the domain receives for it (domains/claims.ts): an inbox on an overlapping
   // domain row that predates the rule is passed over, as if it did not exist.
-  if (inbox && inbox.inbound_status === 'ready' && holderOf(db, domain)?.workspace_id === inbox.workspace_id) {
+  // Bridge: routing at RCPT is synchronous (smtp-server's callback); holderOf runs on SQLite's connection.
+  if (inbox && inbox.inbound_status === 'ready' && runOn(db, holderOf(domain))?.workspace_id === inbox.workspace_id) {
     if (inbox.status !== 'active') throw new SmtpError(550, `5.2.1 <${address}>: Mailbox disabled, not accepting messages`);
     refuseBlockedSender(db, inbox.workspace_id, address, mailFrom);
     return { kind: 'inbox', inbox };
@@ -68,7 +70,8 @@ function reportTarget(db: Db, local: string, returnPath: string): Target | null 
   const format = REPORT_FORMATS[local];
   if (!format) return null;
   const rows = db.prepare('SELECT id, workspace_id, name FROM domains WHERE return_path = ?').all(returnPath) as Array<{ id: string; workspace_id: string; name: string }>;
-  const holder = rows.length ? holderOf(db, rows[0].name) : null;
+  // Bridge: as in routeRecipient, synchronous at RCPT.
+  const holder = rows.length ? runOn(db, holderOf(rows[0].name)) : null;
   const row = rows.find((r) => r.id === holder?.id) ?? rows.find((r) => r.workspace_id === holder?.workspace_id);
   return row ? { kind: 'aggregate', format, workspaceId: row.workspace_id, domainId: row.id, domain: row.name } : null;
 }

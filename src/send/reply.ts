@@ -7,6 +7,7 @@ import { ApiError, notFound } from '../errors.ts';
 import { getEmail, type EmailRecord } from '../emails/mailbox.ts';
 import { emailFiles } from '../emails/lookup.ts';
 import { getInbox } from '../inboxes/inboxes.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { checkAddress, mailboxText, type Mailbox } from '../mail/addresses.ts';
 import { htmlToText } from '../mail/compose.ts';
 import { escapeHtml } from '../pages/html.ts';
@@ -60,7 +61,8 @@ export function answerRequest(db: Db, workspaceId: string, id: string, kind: 're
 /** Received mail goes back out from the inbox it came to (its address and name); sent mail from its own From. */
 function senderOf(db: Db, workspaceId: string, e: EmailRecord): Mailbox {
   if (e.direction === 'out') return mailbox(e.from);
-  const inbox = e.inboxId ? getInbox(db, workspaceId, e.inboxId) : null;
+  // Bridge: senderOf answers synchronously; getInbox runs on SQLite's connection until it can wait.
+  const inbox = e.inboxId ? runOn(db, getInbox(workspaceId, e.inboxId)) : null;
   if (!inbox) {
     throw new ApiError(409, 'no_inbox', 'This email came to no inbox of the workspace (its inbox was deleted, or it is a notice of the box): send with POST /emails and in_reply_to instead');
   }

@@ -154,7 +154,7 @@ export class SignedCopies {
       const copy = await signedCopy(db, emailId);
       if (copy) return { ...sent, raw: copy };
       // The RSA key, and with dkim_ed25519 the ed25519 key once DNS serves its record (a second signature).
-      const dkim = row.domain_id ? signingKey(db, row.workspace_id, row.domain_id, row.domain, this.app.config.dkimEd25519) : null;
+      const dkim = row.domain_id ? await this.app.store.read(signingKey(row.workspace_id, row.domain_id, row.domain, this.app.config.dkimEd25519)) : null;
       if (!dkim) throw new Permanent(`the sending domain ${row.domain} was deleted before this message was sent`);
       const plan = await planFor(this.app, { ...row, bodies: () => storedBodies(db, emailId) });
       if (plan) return { ...sent, personal: this.personalEmail(row, dkim, plan) };

@@ -10,6 +10,7 @@ import { isId, newId } from '../db/ids.ts';
 import { boxSecret } from '../db/box-secret.ts';
 import { domainOf } from '../mail/addresses.ts';
 import { findSendingDomain, unsubscribePrefixes } from '../domains/domains.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { findLabels, resolveForAdding } from '../labels/labels.ts';
 import { storeSentEmail } from '../emails/store.ts';
 import { fileNewEmail } from '../labels/filing.ts';
@@ -71,7 +72,8 @@ export function planSend(app: DbContext, workspaceId: string, req: SendRequest):
   // A send by template is rendered before it is planned (withTemplate), off the event loop when it is large.
   if (req.template) throw new Error('planSend: render the template first (withTemplate)');
   const fromDomain = domainOf(req.from.address);
-  const domain = findSendingDomain(db, workspaceId, fromDomain);
+  // Bridge: planSend is synchronous (reads only, before the writer's job); findSendingDomain runs on SQLite's connection.
+  const domain = runOn(db, findSendingDomain(workspaceId, fromDomain));
   if (!domain || domain.status !== 'verified') {
     throw new ApiError(403, 'domain_not_verified', `The domain ${fromDomain} is not verified in this workspace: add it with POST /domains and verify its DNS records`);
   }
@@ -132,7 +134,7 @@ async function withTemplate(app: App, workspaceId: string, req: SendRequest): Pr
   // first-party integration whose own one-click URL the domain allows, gets that URL: visible in the body, it
   // is what lets the sender's pair stand (feedback/unsubscribe.ts keepsOwnOneClick).
   const own = ownOneClickUrl(req.headers);
-  const firstParty = own !== null && unsubscribeUrlAllowed(own, unsubscribePrefixes(app.db, workspaceId, domainOf(req.from.address)));
+  const firstParty = own !== null && unsubscribeUrlAllowed(own, await app.store.read(unsubscribePrefixes(workspaceId, domainOf(req.from.address))));
   const keep = (messageClass: string) => messageClass === 'marketing';
   const { rendered, messageClass, origin } = await renderForSend(app, workspaceId, use!, keep, use!.messageClass);
   let { html, text } = rendered;

@@ -13,6 +13,7 @@ import { withTimeout, type Blocklists, type Lookup } from '../dns/blocklist.ts';
 import { cachingLookup, type DnsLookup } from '../dns/cache.ts';
 import { v6ToBigInt } from '../dns/ip-ranges.ts';
 import { holderOf } from '../domains/claims.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { dnsblSignal, heloSignal, rdnsSignal } from '../filter/door.ts';
 import type { Signal } from '../filter/signals.ts';
 
@@ -57,7 +58,8 @@ export class Door {
   helo(helo: string, ip: string): Signal | null {
     const { config, db } = this.app;
     if (config.spamFilter === 'off' || itself(ip)) return null;
-    return heloSignal(helo, ip, { hostname: config.hostname, isOurDomain: (name) => holderOf(db, name)?.name === name });
+    // Bridge: heloSignal asks isOurDomain synchronously; holderOf runs on SQLite's connection until it can wait.
+    return heloSignal(helo, ip, { hostname: config.hostname, isOurDomain: (name) => runOn(db, holderOf(name))?.name === name });
   }
 
   /** Postfix's wording, which senders' postmasters know; the list's TXT reason (often a lookup link) when it has one in time. */

@@ -146,7 +146,7 @@ export async function openFrontDoors(config: Config, doors: FrontDoors, opened: 
     acmeHttpAddress = await listen(acmeHttp, config.smtpHost, config.acmeHttpPort, 'ACME HTTP-01 challenges', 'MAILWRIGHT_ACME_HTTP_PORT', 'MAILWRIGHT_SMTP_HOST');
     opened.push(() => closeHttp(acmeHttp));
   }
-  eventStream.start();
+  await eventStream.start();
   const http = await listen(httpServer, config.httpHost, config.httpPort, 'HTTP', 'MAILWRIGHT_HTTP_PORT');
   opened.push(() => closeHttp(httpServer));
   // Before the HTTP server closes: open event streams would hold it open.

@@ -11,6 +11,7 @@ import { createKey, listKeys, revokeKey } from '../account/keys.ts';
 import { createDomain, findSendingDomain, markLocal } from '../domains/domains.ts';
 import { generateDkimKey } from '../domains/dkim-keys.ts';
 import { createInbox } from '../inboxes/inboxes.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 /** RFC 6761 6.3: names under .localhost never leave the machine, so no one else can claim or receive for it. */
 export const TRY_DOMAIN = 'mail.localhost';
@@ -40,13 +41,14 @@ export async function prepareTryBox(db: Db, clock: Clock): Promise<TryAccess> {
   if (!workspace) throw new Error(`the "${DEFAULT_WORKSPACE}" workspace is missing from this try box; delete its directory to start over`);
   const passphrase = newPassphrase();
   const passwordHash = await hashPassword(passphrase);
-  const dkim = findSendingDomain(db, workspace.id, TRY_DOMAIN) ? null : await generateDkimKey();
+  // Bridge (here and in the transaction below): prepareTryBox works on the try box's SQLite connection.
+  const dkim = runOn(db, findSendingDomain(workspace.id, TRY_DOMAIN)) ? null : await generateDkimKey();
   const key = db.transaction(() => {
-    const domainId = findSendingDomain(db, workspace.id, TRY_DOMAIN)?.id ?? createDomain(db, clock, workspace.id, TRY_DOMAIN, dkim!).id;
+    const domainId = runOn(db, findSendingDomain(workspace.id, TRY_DOMAIN))?.id ?? runOn(db, createDomain(clock, workspace.id, TRY_DOMAIN, dkim!)).id;
     // Again at every start: a try box's own domain is local whatever happened to it since.
-    markLocal(db, clock, workspace.id, domainId);
+    runOn(db, markLocal(clock, workspace.id, domainId));
     if (!db.prepare('SELECT 1 FROM inboxes WHERE address = ?').get(TRY_INBOX)) {
-      createInbox(db, clock, { workspaceId: workspace.id, domainId, domain: TRY_DOMAIN, localPart: TRY_INBOX.split('@')[0], name: 'Hello' });
+      runOn(db, createInbox(clock, { workspaceId: workspace.id, domainId, domain: TRY_DOMAIN, localPart: TRY_INBOX.split('@')[0], name: 'Hello' }));
     }
     const owner = findUserByEmail(db, TRY_OWNER);
     if (owner) setPasswordHash(db, owner.id, passwordHash);

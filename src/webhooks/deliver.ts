@@ -4,10 +4,11 @@
 // ever wait on themselves: sending, receiving and other workspaces' webhooks never wait on a webhook.
 import { Webhook } from 'standardwebhooks';
 import type { App } from '../context.ts';
+import { boxSecret } from '../db/box-secret.ts';
 import { FullDiskBackoff } from '../db/full-disk.ts';
 import { FetchFailed, FetchRefused, safeRequest } from '../dns/safe-fetch.ts';
 import { eventOf } from '../emails/events.ts';
-import { signingSecrets, type WebhookRow } from './endpoints.ts';
+import { endpointOf, signingSecrets } from './endpoints.ts';
 import { DEFAULT_SHARES, type Shares } from './fair-share.ts';
 import { claimDue, KEEP_FINISHED_MS, markFailed, pruneFinished, recordAttempt, storePayload, unclaim, type Attempt, type DeliveryRow } from './outbox.ts';
 import { eventPayload } from './payload.ts';
@@ -90,7 +91,7 @@ export class WebhookDispatcher {
       const now = this.app.clock.now();
       if (now - this.prunedAt >= PRUNE_EVERY_MS) {
         this.prunedAt = now;
-        await this.app.commit.run(() => pruneFinished(this.app.db, now, this.keepFinishedMs));
+        await this.app.store.write(() => pruneFinished(now, this.keepFinishedMs));
       }
       // While the disk is full one delivery at a time tries whether there is room: fewer sent only to be
       // sent again when their record fails.
@@ -112,21 +113,24 @@ export class WebhookDispatcher {
   /** Claims due deliveries and makes the body of each one tried for the first time (then kept for retries). */
   private async claim(room: number): Promise<Array<DeliveryRow & { payload: string }>> {
     const { db, clock, config } = this.app;
-    return this.app.commit.run(() => {
+    const { shares, held } = this;
+    return this.app.store.write(function* () {
       const out: Array<DeliveryRow & { payload: string }> = [];
-      for (const d of claimDue(db, clock.now(), room, this.shares, this.held)) {
+      for (const d of yield* claimDue(clock.now(), room, shares, held)) {
         if (d.payload !== null) {
           out.push(d as DeliveryRow & { payload: string });
           continue;
         }
+        // Bridge: eventOf and eventPayload (emails/events.ts, emails/mailbox.ts) are not queries yet; they read
+        // on SQLite's connection, in this same transaction, until the emails area moves them.
         const event = d.event_id && d.email_id ? eventOf(db, d.email_id, d.event_id) : undefined;
         const payload = event ? eventPayload(db, config.publicUrl, event) : null;
         if (!payload) {
-          markFailed(db, clock.now(), d.id, 'the event is gone: its email was deleted');
+          yield* markFailed(clock.now(), d.id, 'the event is gone: its email was deleted');
           continue;
         }
         const body = JSON.stringify(payload);
-        storePayload(db, d.id, body);
+        yield* storePayload(d.id, body);
         out.push({ ...d, payload: body });
       }
       return out;
@@ -138,7 +142,7 @@ export class WebhookDispatcher {
     this.hold(d, 1);
     const run = this.post(d)
       .then((outcome) => (this.app.metrics?.webhookDelivery(outcome), outcome))
-      .then((outcome) => this.app.commit.run(() => (outcome ? recordAttempt(this.app.db, this.app.clock.now(), d, outcome) : unclaim(this.app.db, this.app.clock.now(), d.id))))
+      .then((outcome) => this.app.store.write(() => (outcome ? recordAttempt(this.app.clock.now(), d, outcome) : unclaim(this.app.clock.now(), d.id))))
       .then(
         () => this.backoff.wrote(),
         (err) => {
@@ -165,10 +169,10 @@ export class WebhookDispatcher {
   /** The attempt's outcome; null when the endpoint was disabled after the claim (nothing was sent). */
   private async post(d: DeliveryRow & { payload: string }): Promise<Attempt | null> {
     const { db, clock, config, dns, fetchCa } = this.app;
-    const w = db.prepare('SELECT * FROM webhooks WHERE id = ?').get(d.webhook_id) as WebhookRow | undefined;
+    const w = await this.app.store.read(endpointOf(d.webhook_id));
     if (!w || w.enabled !== 1) return null;
     const started = performance.now();
-    const headers = signedHeaders(signingSecrets(db, w, clock.now()), d.id, new Date(clock.now()), d.payload);
+    const headers = signedHeaders(signingSecrets(boxSecret(db), w, clock.now()), d.id, new Date(clock.now()), d.payload);
     try {
       const res = await safeRequest(
         w.url,

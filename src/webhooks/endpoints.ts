@@ -1,8 +1,8 @@
 // Webhook endpoints at rest (0019_webhooks.sql): where a workspace's events go, which ones, and the secrets
-// that sign them. Synchronous SQL for the caller's transaction; secrets leave this file sealed or, for
-// signing, in clear only to the delivery code.
-import type { Db } from '../db/open.ts';
+// that sign them. Queries for the caller's transaction (db/query.ts); secrets leave this file sealed or, for
+// signing, in clear only to the delivery code. `box` is the box secret (db/box-secret.ts) they are sealed under.
 import { newId } from '../db/ids.ts';
+import { all, get, run, type Query } from '../db/query.ts';
 import { iso } from '../clock.ts';
 import { newSigningSecret, seal, unseal } from './secrets.ts';
 
@@ -52,33 +52,33 @@ export function present(w: WebhookRow) {
 }
 
 /** A new endpoint and its secret, in clear this once. */
-export function createWebhook(db: Db, now: number, workspaceId: string, s: WebhookSettings): { webhook: WebhookRow; secret: string } {
+export function* createWebhook(now: number, workspaceId: string, s: WebhookSettings, box: Buffer): Query<{ webhook: WebhookRow; secret: string }> {
   const id = newId('wh', now);
   const secret = newSigningSecret();
-  db.prepare(
+  yield* run(
     `INSERT INTO webhooks (id, workspace_id, url, events_json, inbox_id, domain_id, description, secret, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(id, workspaceId, s.url, JSON.stringify(s.events), s.inboxId, s.domainId, s.description, seal(db, secret), now, now);
-  return { webhook: webhookById(db, workspaceId, id)!, secret };
+    id, workspaceId, s.url, JSON.stringify(s.events), s.inboxId, s.domainId, s.description, seal(box, secret), now, now,
+  );
+  return { webhook: (yield* webhookById(workspaceId, id))!, secret };
 }
 
-export const webhookById = (db: Db, workspaceId: string, id: string) =>
-  db.prepare('SELECT * FROM webhooks WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as WebhookRow | undefined;
+export const webhookById = (workspaceId: string, id: string) => get<WebhookRow>('SELECT * FROM webhooks WHERE workspace_id = ? AND id = ?', workspaceId, id);
+
+/** The endpoint a delivery is for, whatever its workspace (the dispatcher's read before each attempt). */
+export const endpointOf = (id: string) => get<WebhookRow>('SELECT * FROM webhooks WHERE id = ?', id);
 
 /** `inboxIds`: an inbox key's inboxes, whose webhooks alone it sees. */
-export const listWebhooks = (db: Db, workspaceId: string, limit: number, offset: number, inboxIds?: string[]) => {
+export const listWebhooks = (workspaceId: string, limit: number, offset: number, inboxIds?: string[]) => {
   const only = inboxIds === undefined ? null : JSON.stringify(inboxIds);
-  return db
-    .prepare('SELECT * FROM webhooks WHERE workspace_id = ? AND (? IS NULL OR inbox_id IN (SELECT value FROM json_each(?))) ORDER BY id DESC LIMIT ? OFFSET ?')
-    .all(workspaceId, only, only, limit, offset) as WebhookRow[];
+  return all<WebhookRow>('SELECT * FROM webhooks WHERE workspace_id = ? AND (? IS NULL OR inbox_id IN (SELECT value FROM json_each(?))) ORDER BY id DESC LIMIT ? OFFSET ?', workspaceId, only, only, limit, offset);
 };
 
-export function updateWebhook(db: Db, now: number, w: WebhookRow, change: Partial<WebhookSettings> & { enabled?: boolean }): void {
+export function* updateWebhook(now: number, w: WebhookRow, change: Partial<WebhookSettings> & { enabled?: boolean }): Query<void> {
   const enabled = change.enabled ?? w.enabled === 1;
-  db.prepare(
+  yield* run(
     `UPDATE webhooks SET url = ?, events_json = ?, inbox_id = ?, domain_id = ?, description = ?, enabled = ?,
        disabled_reason = ?, failing_since = ?, updated_at = ? WHERE id = ?`,
-  ).run(
     change.url ?? w.url,
     JSON.stringify(change.events ?? JSON.parse(w.events_json)),
     change.inboxId === undefined ? w.inbox_id : change.inboxId,
@@ -93,17 +93,19 @@ export function updateWebhook(db: Db, now: number, w: WebhookRow, change: Partia
   );
 }
 
-export const deleteWebhook = (db: Db, workspaceId: string, id: string) => db.prepare('DELETE FROM webhooks WHERE workspace_id = ? AND id = ?').run(workspaceId, id).changes === 1;
+export function* deleteWebhook(workspaceId: string, id: string): Query<boolean> {
+  return (yield* run('DELETE FROM webhooks WHERE workspace_id = ? AND id = ?', workspaceId, id)) === 1;
+}
 
 /** A new secret; the old one keeps signing alongside for ROTATION_OVERLAP_MS. */
-export function rotateSecret(db: Db, now: number, w: WebhookRow): string {
+export function* rotateSecret(now: number, w: WebhookRow, box: Buffer): Query<string> {
   const secret = newSigningSecret();
-  db.prepare('UPDATE webhooks SET secret = ?, previous_secret = ?, previous_until = ?, updated_at = ? WHERE id = ?').run(seal(db, secret), w.secret, now + ROTATION_OVERLAP_MS, now, w.id);
+  yield* run('UPDATE webhooks SET secret = ?, previous_secret = ?, previous_until = ?, updated_at = ? WHERE id = ?', seal(box, secret), w.secret, now + ROTATION_OVERLAP_MS, now, w.id);
   return secret;
 }
 
 /** The secrets that sign now: the current one, and the previous one during its overlap. */
-export function signingSecrets(db: Db, w: WebhookRow, now: number): string[] {
-  const current = unseal(db, w.secret);
-  return w.previous_secret && w.previous_until !== null && now < w.previous_until ? [current, unseal(db, w.previous_secret)] : [current];
+export function signingSecrets(box: Buffer, w: WebhookRow, now: number): string[] {
+  const current = unseal(box, w.secret);
+  return w.previous_secret && w.previous_until !== null && now < w.previous_until ? [current, unseal(box, w.previous_secret)] : [current];
 }

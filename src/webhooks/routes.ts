@@ -14,8 +14,11 @@ import { checkUrl, FetchRefused } from '../dns/safe-fetch.ts';
 import { EVENT_TYPES, webhookEventType } from '../emails/events.ts';
 import { DOMAIN_EVENT_TYPES } from '../domains/domain-events.ts';
 import { getInbox } from '../inboxes/inboxes.ts';
-import { actorOf, recordAudit, type AuditAction } from '../account/audit.ts';
-import { createWebhook, deleteWebhook, listWebhooks, present, rotateSecret, ROTATION_OVERLAP_MS, updateWebhook, webhookById, type WebhookSettings } from './endpoints.ts';
+import { actorOf, type AuditAction } from '../account/audit.ts';
+import { recordAudit } from '../domains/audit-query.ts';
+import { boxSecret } from '../db/box-secret.ts';
+import { get, type Query } from '../db/query.ts';
+import { createWebhook, deleteWebhook, listWebhooks, present, rotateSecret, ROTATION_OVERLAP_MS, updateWebhook, webhookById, type WebhookRow, type WebhookSettings } from './endpoints.ts';
 import { addTestDelivery, deliveryById, listDeliveries, presentDelivery, replay } from './outbox.ts';
 import type { WebhookDispatcher } from './deliver.ts';
 import { parseLastEventId, type EventStream } from './stream.ts';
@@ -41,16 +44,17 @@ const ReplayBody = z.object({ since: time, until: time.optional(), status: z.enu
 const StreamQuery = z.object({ types: z.string().max(2000).optional(), inbox_id: z.string().max(100).optional() }).strict();
 
 export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wake'>, stream: Pick<EventStream, 'open'>) {
-  const { db, clock } = app;
+  const { db, store, clock } = app;
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
   const slots = new StreamSlots();
 
-  const webhookOf = (workspaceId: string, id: string) => {
-    const w = webhookById(db, workspaceId, id);
+  function* foundWebhook(workspaceId: string, id: string): Query<WebhookRow> {
+    const w = yield* webhookById(workspaceId, id);
     if (!w) throw notFound('Webhook');
     return w;
-  };
+  }
+  const webhookOf = (workspaceId: string, id: string) => store.read(foundWebhook(workspaceId, id));
   /** https (http only in lab mode), no user info, and no private address written as the host. */
   const checkedUrl = (url: string) => {
     try {
@@ -62,52 +66,58 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
     return url;
   };
   // An inbox key's webhooks are each for one of its inboxes, so they carry that inbox's events alone.
-  const filters = (workspaceId: string, inboxId: string | null | undefined, domainId: string | null | undefined, scope: Scope, creating = false) => {
+  function* filters(workspaceId: string, inboxId: string | null | undefined, domainId: string | null | undefined, scope: Scope, creating = false): Query<void> {
     if (scope.permission === 'inbox_access' && creating && !inboxId) throw validationError('inbox_id', 'is required with an inbox_access key: one of its inboxes');
-    if (inboxId && (!getInbox(db, workspaceId, inboxId) || (scope.permission === 'inbox_access' && !scope.inboxIds.includes(inboxId)))) throw validationError('inbox_id', `no inbox ${inboxId} in this workspace`);
-    if (domainId && !db.prepare('SELECT 1 FROM domains WHERE workspace_id = ? AND id = ?').get(workspaceId, domainId)) throw validationError('domain_id', `no domain ${domainId} in this workspace`);
-  };
+    if (inboxId && (!(yield* getInbox(workspaceId, inboxId)) || (scope.permission === 'inbox_access' && !scope.inboxIds.includes(inboxId)))) throw validationError('inbox_id', `no inbox ${inboxId} in this workspace`);
+    if (domainId && !(yield* get('SELECT 1 FROM domains WHERE workspace_id = ? AND id = ?', workspaceId, domainId))) throw validationError('domain_id', `no domain ${domainId} in this workspace`);
+  }
 
   /** The audit row of a change to an endpoint, named by its URL; never its secret. */
   const audit = (actor: ReturnType<typeof actorOf>, w: { id: string; workspace_id: string; url: string }, action: AuditAction, data: Record<string, unknown>) =>
-    recordAudit(db, clock.now(), actor, { workspaceId: w.workspace_id, action, target: { type: 'webhook', id: w.id, name: w.url }, data });
+    recordAudit(clock.now(), actor, { workspaceId: w.workspace_id, action, target: { type: 'webhook', id: w.id, name: w.url }, data });
 
   r.post('/webhooks', auth, async (ctx) => {
     const body = parseInput(CreateBody, ctx.request.body);
     const workspaceId = principalOf(ctx).workspaceId;
-    filters(workspaceId, body.inbox_id, body.domain_id, scopeOf(principalOf(ctx)), true);
+    await store.read(filters(workspaceId, body.inbox_id, body.domain_id, scopeOf(principalOf(ctx)), true));
     const settings: WebhookSettings = { url: checkedUrl(body.url), events: [...new Set(body.events)], inboxId: body.inbox_id ?? null, domainId: body.domain_id ?? null, description: body.description ?? '' };
     const actor = actorOf(principalOf(ctx), ctx.ip);
-    const { webhook, secret } = await app.commit.run(() => {
-      const made = createWebhook(db, clock.now(), workspaceId, settings);
-      audit(actor, made.webhook, 'webhook.created', { url: settings.url, events: settings.events, inboxId: settings.inboxId, domainId: settings.domainId });
+    const box = boxSecret(db);
+    const { webhook, secret } = await store.write(function* () {
+      const made = yield* createWebhook(clock.now(), workspaceId, settings, box);
+      yield* audit(actor, made.webhook, 'webhook.created', { url: settings.url, events: settings.events, inboxId: settings.inboxId, domainId: settings.domainId });
       return made;
     });
     ctx.status = 201;
     ctx.body = { ...present(webhook), secret };
   });
 
-  r.get('/webhooks', auth, (ctx) => {
+  r.get('/webhooks', auth, async (ctx) => {
     const page = parsePage(ctx.query);
     const scope = scopeOf(principalOf(ctx));
     const only = scope.permission === 'inbox_access' ? scope.inboxIds : undefined;
-    const { data, count, hasMore } = pageOf(listWebhooks(db, principalOf(ctx).workspaceId, page.limit + 1, page.offset, only), page);
+    const { data, count, hasMore } = pageOf(await store.read(listWebhooks(principalOf(ctx).workspaceId, page.limit + 1, page.offset, only)), page);
     ctx.body = { data: data.map(present), count, hasMore };
   });
 
-  r.get('/webhooks/:id', auth, (ctx) => {
-    ctx.body = present(webhookOf(principalOf(ctx).workspaceId, ctx.params.id));
+  r.get('/webhooks/:id', auth, async (ctx) => {
+    ctx.body = present(await webhookOf(principalOf(ctx).workspaceId, ctx.params.id));
   });
 
   r.patch('/webhooks/:id', auth, async (ctx) => {
     const body = parseInput(PatchBody, ctx.request.body);
     const workspaceId = principalOf(ctx).workspaceId;
-    const w = webhookOf(workspaceId, ctx.params.id);
-    filters(workspaceId, body.inbox_id, body.domain_id, scopeOf(principalOf(ctx)));
+    const w = await store.read(
+      (function* () {
+        const w = yield* foundWebhook(workspaceId, ctx.params.id);
+        yield* filters(workspaceId, body.inbox_id, body.domain_id, scopeOf(principalOf(ctx)));
+        return w;
+      })(),
+    );
     const actor = actorOf(principalOf(ctx), ctx.ip);
-    await app.commit.run(() => {
-      audit(actor, w, 'webhook.updated', body);
-      updateWebhook(db, clock.now(), w, {
+    await store.write(function* () {
+      yield* audit(actor, w, 'webhook.updated', body);
+      yield* updateWebhook(clock.now(), w, {
         ...(body.url !== undefined ? { url: checkedUrl(body.url) } : {}),
         ...(body.events !== undefined ? { events: [...new Set(body.events)] } : {}),
         ...(body.inbox_id !== undefined ? { inboxId: body.inbox_id } : {}),
@@ -117,16 +127,16 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
       });
     });
     if (body.enabled) dispatcher.wake();
-    ctx.body = present(webhookOf(workspaceId, w.id));
+    ctx.body = present(await webhookOf(workspaceId, w.id));
   });
 
   r.delete('/webhooks/:id', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
     const actor = actorOf(principalOf(ctx), ctx.ip);
-    const deleted = await app.commit.run(() => {
-      const w = webhookById(db, workspaceId, ctx.params.id);
-      if (!w || !deleteWebhook(db, workspaceId, w.id)) return false;
-      audit(actor, w, 'webhook.deleted', { url: w.url });
+    const deleted = await store.write(function* () {
+      const w = yield* webhookById(workspaceId, ctx.params.id);
+      if (!w || !(yield* deleteWebhook(workspaceId, w.id))) return false;
+      yield* audit(actor, w, 'webhook.deleted', { url: w.url });
       return true;
     });
     if (!deleted) throw notFound('Webhook');
@@ -134,54 +144,67 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
   });
 
   r.post('/webhooks/:id/rotate-secret', auth, async (ctx) => {
-    const w = webhookOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const w = await webhookOf(principalOf(ctx).workspaceId, ctx.params.id);
     const now = clock.now();
     const actor = actorOf(principalOf(ctx), ctx.ip);
-    const secret = await app.commit.run(() => {
-      audit(actor, w, 'webhook.secret_rotated', {});
-      return rotateSecret(db, now, w);
+    const box = boxSecret(db);
+    const secret = await store.write(function* () {
+      yield* audit(actor, w, 'webhook.secret_rotated', {});
+      return yield* rotateSecret(now, w, box);
     });
     ctx.body = { id: w.id, secret, previousSecretExpiresAt: iso(now + ROTATION_OVERLAP_MS) };
   });
 
   r.post('/webhooks/:id/test', auth, async (ctx) => {
-    const w = webhookOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const w = await webhookOf(principalOf(ctx).workspaceId, ctx.params.id);
     const now = clock.now();
     const payload = JSON.stringify({ type: 'webhook.test', created_at: iso(now), data: { webhookId: w.id, message: 'A test event from Mailwright' } });
-    const id = await app.commit.run(() => addTestDelivery(db, now, w.id, w.workspace_id, payload));
+    const id = await store.write(() => addTestDelivery(now, w.id, w.workspace_id, payload));
     dispatcher.wake();
     ctx.status = 201;
     ctx.body = { id, type: 'webhook.test' };
   });
 
-  r.get('/webhooks/:id/deliveries', auth, (ctx) => {
-    const w = webhookOf(principalOf(ctx).workspaceId, ctx.params.id);
+  r.get('/webhooks/:id/deliveries', auth, async (ctx) => {
+    const workspaceId = principalOf(ctx).workspaceId;
     const q = parseInput(DeliveryQuery, ctx.query, 'query');
     const page = parsePage(ctx.query);
-    const { data, count, hasMore } = pageOf(listDeliveries(db, w.id, { status: q.status, limit: page.limit + 1, offset: page.offset }), page);
+    const rows = await store.read(
+      (function* () {
+        const w = yield* foundWebhook(workspaceId, ctx.params.id);
+        return yield* listDeliveries(w.id, { status: q.status, limit: page.limit + 1, offset: page.offset });
+      })(),
+    );
+    const { data, count, hasMore } = pageOf(rows, page);
     ctx.body = { data: data.map(presentDelivery), count, hasMore };
   });
 
   r.post('/webhooks/:id/deliveries/:delivery_id/replay', auth, async (ctx) => {
-    const w = webhookOf(principalOf(ctx).workspaceId, ctx.params.id);
-    if (!deliveryById(db, w.id, ctx.params.delivery_id)) throw notFound('Delivery');
-    await app.commit.run(() => replay(db, clock.now(), w.id, { id: ctx.params.delivery_id }));
+    const workspaceId = principalOf(ctx).workspaceId;
+    const w = await store.read(
+      (function* () {
+        const w = yield* foundWebhook(workspaceId, ctx.params.id);
+        if (!(yield* deliveryById(w.id, ctx.params.delivery_id))) throw notFound('Delivery');
+        return w;
+      })(),
+    );
+    await store.write(() => replay(clock.now(), w.id, { id: ctx.params.delivery_id }));
     dispatcher.wake();
-    ctx.body = presentDelivery(deliveryById(db, w.id, ctx.params.delivery_id)!);
+    ctx.body = presentDelivery((await store.read(deliveryById(w.id, ctx.params.delivery_id)))!);
   });
 
   // Beyond the anchors: the morning after an outage, everything in a window at once.
   r.post('/webhooks/:id/replay', auth, async (ctx) => {
-    const w = webhookOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const w = await webhookOf(principalOf(ctx).workspaceId, ctx.params.id);
     const body = parseInput(ReplayBody, ctx.request.body);
     const until = body.until ?? clock.now();
     if (until <= body.since) throw validationError('until', 'must be after since');
-    const replayed = await app.commit.run(() => replay(db, clock.now(), w.id, { since: body.since, until, ...(body.status ? { status: body.status } : {}) }));
+    const replayed = await store.write(() => replay(clock.now(), w.id, { since: body.since, until, ...(body.status ? { status: body.status } : {}) }));
     dispatcher.wake();
     ctx.body = { replayed };
   });
 
-  r.get('/events/stream', auth, (ctx) => {
+  r.get('/events/stream', auth, async (ctx) => {
     const q = parseInput(StreamQuery, ctx.query, 'query');
     const workspaceId = principalOf(ctx).workspaceId;
     const types = q.types ? new Set(q.types.split(',').map((t) => t.trim()).filter(Boolean)) : null;
@@ -202,9 +225,9 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
     try {
       const scope = scopeOf(principal);
       if (scope.permission === 'inbox_access' && q.inbox_id && !scope.inboxIds.includes(q.inbox_id)) throw validationError('inbox_id', `no inbox ${q.inbox_id} in this workspace`);
-      const inboxAddress = q.inbox_id ? (getInbox(db, workspaceId, q.inbox_id)?.address.toLowerCase() ?? null) : null;
+      const inboxAddress = q.inbox_id ? ((await store.read(getInbox(workspaceId, q.inbox_id)))?.address.toLowerCase() ?? null) : null;
       const inboxes = scope.permission === 'inbox_access' ? { inboxIds: scope.inboxIds, addresses: scope.addresses } : { inboxIds: null };
-      out = stream.open({ workspaceId, types, inboxId: q.inbox_id ?? null, inboxAddress, ...inboxes }, last || null);
+      out = await stream.open({ workspaceId, types, inboxId: q.inbox_id ?? null, inboxAddress, ...inboxes }, last || null);
     } catch (err) {
       release();
       throw err;

@@ -1,23 +1,22 @@
 // Webhook signing secrets (`whsec_` + base64 of 24 random bytes, as Standard Webhooks expects) and their stored
-// form: AES-256-GCM under a key derived from the box secret, so the database alone never holds one in clear.
+// form: AES-256-GCM under a key derived from the box secret (db/box-secret.ts, handed in as `box`), so the
+// database alone never holds one in clear.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import type { Db } from '../db/open.ts';
-import { boxSecret } from '../db/box-secret.ts';
 
 export const newSigningSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
-const keyOf = (db: Db) => Buffer.from(hkdfSync('sha256', boxSecret(db), Buffer.alloc(0), 'mailwright webhook secrets', 32));
+const keyOf = (box: Buffer) => Buffer.from(hkdfSync('sha256', box, Buffer.alloc(0), 'mailwright webhook secrets', 32));
 
 /** 12-byte nonce, 16-byte tag, then the ciphertext. */
-export function seal(db: Db, secret: string): Buffer {
+export function seal(box: Buffer, secret: string): Buffer {
   const nonce = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', keyOf(db), nonce);
+  const cipher = createCipheriv('aes-256-gcm', keyOf(box), nonce);
   const body = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
   return Buffer.concat([nonce, cipher.getAuthTag(), body]);
 }
 
-export function unseal(db: Db, sealed: Buffer): string {
-  const decipher = createDecipheriv('aes-256-gcm', keyOf(db), sealed.subarray(0, 12));
+export function unseal(box: Buffer, sealed: Buffer): string {
+  const decipher = createDecipheriv('aes-256-gcm', keyOf(box), sealed.subarray(0, 12));
   decipher.setAuthTag(sealed.subarray(12, 28));
   return Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]).toString('utf8');
 }

@@ -98,8 +98,8 @@ test('a client that does not read holds the catch-up back; it goes on when the c
   const mine = events(15_000, 1);
   // The box's own stream, on its own PassThrough: what a socket that takes nothing leaves in it.
   const stream = new EventStream(t.app);
-  stream.start();
-  const out: PassThrough = stream.open({ workspaceId: ws.a, types: null, inboxId: null }, mine[0] - 1);
+  await stream.start();
+  const out: PassThrough = await stream.open({ workspaceId: ws.a, types: null, inboxId: null }, mine[0] - 1);
   await new Promise((r) => setTimeout(r, 300));
   const held = out.readableLength + out.writableLength;
   assert.ok(held < 64 * 1024, `${held} bytes buffered for a client that reads nothing`);
@@ -112,8 +112,8 @@ test('a client that does not read holds the catch-up back; it goes on when the c
 
 test('a live client that stops reading is ended once MAX_UNREAD_BYTES wait; reconnecting, it gets the rest', async () => {
   const stream = new EventStream(t.app);
-  stream.start();
-  const out: PassThrough = stream.open({ workspaceId: ws.a, types: null, inboxId: null }, null);
+  await stream.start();
+  const out: PassThrough = await stream.open({ workspaceId: ws.a, types: null, inboxId: null }, null);
   const mine = events(9_000, 1);
   await eventually(() => out.writableEnded, 10_000, 'the stream ended');
   const held = out.readableLength + out.writableLength;
@@ -124,7 +124,7 @@ test('a live client that stops reading is ended once MAX_UNREAD_BYTES wait; reco
   const read = parse(text).map((m) => m.id);
   assert.ok(read.length > 0 && read.length < mine.length, `${read.length} of ${mine.length} before it was ended`);
   assert.equal(read, mine.slice(0, read.length), 'what it got is a prefix, in order');
-  const again = stream.open({ workspaceId: ws.a, types: null, inboxId: null }, read.at(-1)!);
+  const again = await stream.open({ workspaceId: ws.a, types: null, inboxId: null }, read.at(-1)!);
   let rest = '';
   again.on('data', (chunk: Buffer) => (rest += chunk.toString('utf8')));
   await eventually(() => read.length + parse(rest).length >= mine.length, 20_000, 'the rest');

@@ -61,13 +61,15 @@ export class EventStream {
   private domainPolled = 0;
   private timer: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
+  /** A poll still reading (a store that answers over the network) is not overtaken by the next one. */
+  private polling = false;
 
   constructor(private readonly app: App) {}
 
-  start(): void {
+  async start(): Promise<void> {
     this.polled = newestSeq(this.app.db);
-    this.domainPolled = newestDomainEventSeq(this.app.db);
-    this.timer = setInterval(() => this.poll(), POLL_MS);
+    this.domainPolled = await this.app.store.read(newestDomainEventSeq());
+    this.timer = setInterval(() => void this.poll(), POLL_MS);
     this.timer.unref();
     this.heartbeat = setInterval(() => {
       for (const s of this.subscribers) s.out.write(': keep-alive\n\n');
@@ -86,18 +88,22 @@ export class EventStream {
    * A stream for one client: what it missed since `lastEventId` (within the retention), then live events. The id
    * is an email event's seq, or `<email seq>:<domain event seq>` for a domain event (parseLastEventId).
    */
-  open(filter: StreamFilter, lastEventId: string | number | null): PassThrough {
+  async open(filter: StreamFilter, lastEventId: string | number | null): Promise<PassThrough> {
     const out = new PassThrough();
     const { db } = this.app;
     const newest = newestSeq(db);
-    const newestDomain = newestDomainEventSeq(db);
     const last = lastEventId === null ? null : parseLastEventId(String(lastEventId));
+    const { newestDomain, before } = await this.app.store.read(
+      (function* () {
+        // After email event N: the domain events written before it were sent (or filtered out) before it.
+        return { newestDomain: yield* newestDomainEventSeq(), before: last === null ? null : (last.domainSeq ?? (yield* domainSeqBefore(last.seq))) };
+      })(),
+    );
     const sub: Subscriber = {
       ...filter,
       out,
       cursor: last === null ? newest : Math.min(last.seq, newest),
-      // After email event N: the domain events written before it were sent (or filtered out) before it.
-      dcursor: last === null ? newestDomain : Math.min(last.domainSeq ?? domainSeqBefore(db, last.seq), newestDomain),
+      dcursor: before === null ? newestDomain : Math.min(before, newestDomain),
       live: false,
     };
     out.write(`retry: 2000\n: connected\n\n`);
@@ -136,7 +142,7 @@ export class EventStream {
       const emails = sub.cursor < upTo ? eventsInOrder(this.app.db, sub.workspaceId, sub.cursor, upTo, since) : [];
       // The domain events placed before the next slice's first email event (all of them in the last slice).
       const beforeEmailSeq = upTo >= end ? Number.MAX_SAFE_INTEGER : upTo + 1;
-      const domains = workspaceDomainEvents(this.app.db, { workspaceId: sub.workspaceId, after: sub.dcursor, upTo: domainEnd, beforeEmailSeq, since });
+      const domains = await this.app.store.read(workspaceDomainEvents({ workspaceId: sub.workspaceId, after: sub.dcursor, upTo: domainEnd, beforeEmailSeq, since }));
       for (const item of merged(emails, domains)) {
         if ('event' in item) this.send(sub, item, this.messageOf(item));
         else this.sendDomainEventTo(sub, item);
@@ -149,15 +155,17 @@ export class EventStream {
     }
   }
 
-  private poll(): void {
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
     try {
       // No one to send to: skip ahead (a client catching up reads on to wherever this is).
       if (![...this.subscribers].some((s) => s.live)) {
         this.polled = newestSeq(this.app.db);
-        this.domainPolled = newestDomainEventSeq(this.app.db);
+        this.domainPolled = await this.app.store.read(newestDomainEventSeq());
         return;
       }
-      let domains = domainEventsAfter(this.app.db, this.domainPolled, BATCH);
+      let domains = await this.app.store.read(domainEventsAfter(this.domainPolled, BATCH));
       let emails = eventsAfter(this.app.db, this.polled, BATCH);
       // A full batch of one kind holds back what of the other kind may come after its unread rest.
       const lastEmail = emails.length === BATCH ? emails[emails.length - 1].seq : Number.MAX_SAFE_INTEGER;
@@ -182,6 +190,8 @@ export class EventStream {
       }
     } catch (err) {
       this.app.log.error('event stream: reading the events failed', { err });
+    } finally {
+      this.polling = false;
     }
   }
 

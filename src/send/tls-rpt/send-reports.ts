@@ -8,6 +8,7 @@ import cron from 'node-cron';
 import type { App } from '../../context.ts';
 import { sign } from '../../mail/sign.ts';
 import { signingKey } from '../../domains/dkim-keys.ts';
+import { runOn } from '../../db/sqlite-query.ts';
 import { FetchRefused, safeRequest } from '../../dns/safe-fetch.ts';
 import type { Transport } from '../deliver.ts';
 import { joinTxt, parseTlsRptRecord } from '../mta-sts/records.ts';
@@ -114,7 +115,8 @@ export class TlsReports {
     const row = this.app.db
       .prepare("SELECT id, workspace_id, name FROM domains WHERE status = 'verified' AND (name = ? OR ? LIKE '%.' || name) ORDER BY length(name) DESC LIMIT 1")
       .get(host, host) as { id: string; workspace_id: string; name: string } | undefined;
-    return row ? signingKey(this.app.db, row.workspace_id, row.id, row.name, false) : null;
+    // Bridge: signer() answers synchronously; signingKey runs on SQLite's connection until it can wait.
+    return row ? runOn(this.app.db, signingKey(row.workspace_id, row.id, row.name, false)) : null;
   }
 
   private async mail(uri: string, report: ReturnType<typeof buildReport>, input: ReportInput, key: ReturnType<TlsReports['signer']>, now: number): Promise<Outcome> {
