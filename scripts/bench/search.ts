@@ -33,8 +33,8 @@ import { createKey } from '../../src/account/keys.ts';
 import { indexEmail, nextSearchRowid, previewOf } from '../../src/emails/search-index.ts';
 import { packMail } from '../../src/mail/packing.ts';
 import { planList } from '../../src/emails/list.ts';
-import { ensureLabels } from '../../src/labels/labels.ts';
 import { runOn } from '../../src/db/sqlite-query.ts';
+import { ensureLabels } from '../../src/labels/labels.ts';
 import { parseListParams } from '../../src/emails/search-routes.ts';
 import { startAppProcess, testEnv } from '../../src/testkit/app.ts';
 import { WORDS_FILE, benchDir, ensureWordsInstalled, fmt, machineBusyMicros, mulberry32, percentile, reportGoal, table, zipf } from './lib.ts';
@@ -171,7 +171,7 @@ function build(dataDir: string): Meta {
   const insertOne = (i: number) => {
     const created = now - SPAN_MS + Math.floor((i / MESSAGES) * SPAN_MS);
     // As the app numbers them: one past the newest, its minute noted in search_clock.
-    const rowid = nextSearchRowid(db, created);
+    const rowid = runOn(db, nextSearchRowid(created));
     const space = rand() < 0.01 ? spaces[1] : spaces[0];
     const out = rand() < 0.25;
     const subjectWords = text(i, 3 + Math.floor(rand() * 7), []);
@@ -242,7 +242,7 @@ function build(dataDir: string): Meta {
     insertContents.run(id, packed.text, packed.raw);
     textBytes += Buffer.byteLength(body);
     attachments.forEach((name, position) => insertAttachment.run(newId('att', created), id, space.id, position, name, 20_000 + Math.floor(rand() * 500_000)));
-    indexEmail(db, rowid, { workspaceId: space.id, subject, body, from, recipients: [...to, ...cc], attachments });
+    runOn(db, indexEmail(rowid, { workspaceId: space.id, subject, body, from, recipients: [...to, ...cc], attachments }));
     if (out) {
       for (const t of to) {
         insertDelivery.run(id, space.id, t.address, t.address.split('@')[1], `mx.${t.address.split('@')[1]}`, created, created + 2000);
@@ -413,7 +413,7 @@ async function measure(dataDir: string, meta: Meta) {
       const params = parseListParams(Object.fromEntries(sample));
       // A prefix its first 3 letters do not settle is first walked by them (list.ts, checkedWalk): show that plan.
       const checked = !!params.search?.walk?.check.length;
-      const plan = planList(db, meta.workspaceId, params, checked ? { broad: true, rows: 251 } : {});
+      const plan = runOn(db, planList(meta.workspaceId, params, checked ? { broad: true, rows: 251 } : {}));
       const detail = plan ? (db.prepare(`EXPLAIN QUERY PLAN ${plan.sql}`).all(...plan.args) as Array<{ detail: string }>).map((r) => r.detail) : ['(nothing can match: no statement)'];
       const how = checked ? `checked walk of ${JSON.stringify(plan?.args[0])}` : `MATCH ${JSON.stringify(plan?.args[0])}`;
       plans.push(`${kind}  [${decodeURIComponent(sample.toString()).replace(/\+/g, ' ')}]  (${plan?.kind ?? '-'} plan${plan?.kind === 'search' ? `, ${how}` : ''})\n${detail.map((d) => `    ${d}`).join('\n')}`);

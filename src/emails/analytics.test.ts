@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { simpleParser } from 'mailparser';
 import { openDatabase, type Db } from '../db/open.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { listMigrations, migrate } from '../db/migrate.ts';
 import { newId } from '../db/ids.ts';
 import { createWorkspace, ensureDefaultWorkspace } from '../account/workspaces.ts';
@@ -46,9 +47,9 @@ const event = (db: Db, at: number, workspaceId: string, emailId: string, type: E
 /** What the route does: settle the window, then read. */
 function analyticsAt(db: Db, ws: string, days: WindowDays, now: number): Analytics {
   for (let i = 0; i < 100; i++) {
-    const a = analyticsOf(db, ws, days, now);
+    const a = runOn(db, analyticsOf(ws, days, now));
     if (a) return a;
-    db.transaction(() => settleSubjectWindow(db, ws, days, now)).immediate();
+    db.transaction(() => runOn(db, settleSubjectWindow(ws, days, now))).immediate();
   }
   throw new Error('the subject window never settled');
 }

@@ -9,7 +9,7 @@
 // even the one row a day per domain cost API sends 9 % (scripts/bench/api-send.ts, queue stopped: 3,530/s
 // against 3,890/s, medians of 7 alternating runs; likely one more page in every commit's WAL). Counting a day
 // once it is over costs the send path nothing.
-import type { Db } from '../db/open.ts';
+import { all, get, run, value, type Query } from '../db/query.ts';
 import { utcDay } from './events.ts';
 
 export const WINDOWS = [7, 30, 90] as const;
@@ -74,20 +74,21 @@ export function windowOf(days: number, now: number) {
  * The analytics of a workspace over the window ending today; null while its subject window is not settled
  * for today (settleSubjectWindow moves it on, in transactions of its own; a day may also end in between).
  */
-export function analyticsOf(db: Db, workspaceId: string, days: WindowDays, now: number): Analytics | null {
+export function* analyticsOf(workspaceId: string, days: WindowDays, now: number): Query<Analytics | null> {
   const w = windowOf(days, now);
-  // One read transaction: every part from the same moment.
-  return db.transaction(() => {
-    const span = spanOf(db, 'subject_window_spans', workspaceId, days);
-    if (!span || span.first !== w.first || span.last !== w.lastOver) return null;
-    return { window: `${days}d`, days, ...totals(db, workspaceId, w.first, w.today, days), ...rankings(db, workspaceId, days, w) };
-  })();
+  // Meant for one read transaction (analytics-routes.ts): every part from the same moment.
+  const span = yield* spanOf('subject_window_spans', workspaceId, days);
+  if (!span || span.first !== w.first || span.last !== w.lastOver) return null;
+  return { window: `${days}d`, days, ...(yield* totals(workspaceId, w.first, w.today, days)), ...(yield* rankings(workspaceId, days, w)) };
 }
 
-function totals(db: Db, workspaceId: string, first: string, today: string, days: number) {
-  const rows = db
-    .prepare(`SELECT day, received, ${COLUMNS} FROM daily_stats WHERE workspace_id = ? AND day BETWEEN ? AND ?`)
-    .all(workspaceId, first, today) as Array<Record<(typeof COUNTERS)[number] | 'received', number> & { day: string }>;
+function* totals(workspaceId: string, first: string, today: string, days: number) {
+  const rows = yield* all<Record<(typeof COUNTERS)[number] | 'received', number> & { day: string }>(
+    `SELECT day, received, ${COLUMNS} FROM daily_stats WHERE workspace_id = ? AND day BETWEEN ? AND ?`,
+    workspaceId,
+    first,
+    today,
+  );
   const metrics = { sent: 0, received: 0, bounced: 0, blocked: 0, delivered: 0, opened: 0, clicks: 0, complaints: 0 };
   for (const r of rows) {
     metrics.sent += r.sent;
@@ -116,10 +117,9 @@ function totals(db: Db, workspaceId: string, first: string, today: string, days:
  * the window's best ten, ten others rank above it whatever the open days add to them (counts only grow, the
  * order is lexicographic, ties go by subject).
  */
-function rankings(db: Db, workspaceId: string, days: number, w: { first: string; today: string; lastOver: string }) {
-  const rows = db
-    .prepare(
-      `WITH live AS MATERIALIZED (SELECT em.domain AS domain, em.subject AS subject, ${COUNTED} ${OUTCOMES} GROUP BY em.domain, em.subject),
+function* rankings(workspaceId: string, days: number, w: { first: string; today: string; lastOver: string }) {
+  const rows = yield* all<{ kind: 'domain' | 'subject'; rank: number; name: string } & Outcomes>(
+    `WITH live AS MATERIALIZED (SELECT em.domain AS domain, em.subject AS subject, ${COUNTED} ${OUTCOMES} GROUP BY em.domain, em.subject),
             best AS (SELECT subject FROM subject_windows WHERE workspace_id = @ws AND days = @days ORDER BY ${BEST_SUBJECTS} LIMIT ${TOP}),
             domains AS (SELECT domain AS name, ${SUMS} FROM (
               SELECT domain, ${COLUMNS} FROM live WHERE domain IS NOT NULL
@@ -133,10 +133,8 @@ function rankings(db: Db, workspaceId: string, days: number, w: { first: string;
        SELECT 'domain' AS kind, row_number() OVER (ORDER BY ${BEST_DOMAINS.replace('domain', 'name')}) AS rank, * FROM domains
        UNION ALL
        SELECT 'subject', row_number() OVER (ORDER BY ${BEST_SUBJECTS.replace('clicked', 'clicks').replace('subject', 'name')}), * FROM subjects`,
-    )
-    .all({ ws: workspaceId, days, first: w.first, lastOver: w.lastOver, since: startOf(addDays(w.lastOver, 1)), until: startOf(addDays(w.today, 1)) }) as Array<
-    { kind: 'domain' | 'subject'; rank: number; name: string } & Outcomes
-  >;
+    { ws: workspaceId, days, first: w.first, lastOver: w.lastOver, since: startOf(addDays(w.lastOver, 1)), until: startOf(addDays(w.today, 1)) },
+  );
   const of = (kind: string) =>
     rows
       .filter((r) => r.kind === kind)
@@ -153,9 +151,9 @@ interface Span {
   last: string;
 }
 
-function spanOf(db: Db, table: 'counted_days' | 'subject_window_spans', workspaceId: string, days?: number): Span | null {
+function* spanOf(table: 'counted_days' | 'subject_window_spans', workspaceId: string, days?: number): Query<Span | null> {
   const where = table === 'counted_days' ? 'workspace_id = ?' : 'workspace_id = ? AND days = ?';
-  return (db.prepare(`SELECT first_day AS first, last_day AS last FROM ${table} WHERE ${where}`).get(workspaceId, ...(days ? [days] : [])) as Span | undefined) ?? null;
+  return (yield* get<Span>(`SELECT first_day AS first, last_day AS last FROM ${table} WHERE ${where}`, workspaceId, ...(days ? [days] : []))) ?? null;
 }
 
 /**
@@ -164,41 +162,45 @@ function spanOf(db: Db, table: 'counted_days' | 'subject_window_spans', workspac
  * holds the write lock, so the caller commits and calls again until it answers true (settled). Usually one
  * step a day: the day that ended is counted and added, the one that left the window taken off.
  */
-export function settleSubjectWindow(db: Db, workspaceId: string, days: WindowDays, now: number): boolean {
+export function* settleSubjectWindow(workspaceId: string, days: WindowDays, now: number): Query<boolean> {
   const w = windowOf(days, now);
-  if (!countDays(db, workspaceId, now)) return false;
-  let span = spanOf(db, 'subject_window_spans', workspaceId, days);
+  if (!(yield* countDays(workspaceId, now))) return false;
+  let span = yield* spanOf('subject_window_spans', workspaceId, days);
   const args = (from: string, to: string) => ({ ws: workspaceId, days, from, to });
   if (!span || span.first > w.first || span.last > w.lastOver || span.last < addDays(w.first, -1)) {
     // None yet, the clock went back, or wholly before the window: start empty at the window's first day.
-    db.prepare('DELETE FROM subject_windows WHERE workspace_id = ? AND days = ?').run(workspaceId, days);
+    yield* run('DELETE FROM subject_windows WHERE workspace_id = ? AND days = ?', workspaceId, days);
     span = { first: w.first, last: addDays(w.first, -1) };
   } else if (span.first < w.first) {
     // Days that left the window come off; a subject left with nothing is dropped.
     const to = minDay(addDays(w.first, -1), addDays(span.first, STEP_DAYS - 1));
-    db.prepare(
+    yield* run(
       `UPDATE subject_windows AS w SET ${COUNTERS.map((c) => `${c} = w.${c} - d.${c}`).join(', ')}
        FROM (SELECT subject, ${COUNTERS.map((c) => `sum(${c}) AS ${c}`).join(', ')} FROM daily_subject_stats WHERE workspace_id = @ws AND day BETWEEN @from AND @to GROUP BY subject) AS d
        WHERE w.workspace_id = @ws AND w.days = @days AND w.subject = d.subject`,
-    ).run(args(span.first, to));
-    db.prepare(
+      args(span.first, to),
+    );
+    yield* run(
       `DELETE FROM subject_windows WHERE workspace_id = @ws AND days = @days AND ${COUNTERS.map((c) => `${c} = 0`).join(' AND ')}
        AND subject IN (SELECT subject FROM daily_subject_stats WHERE workspace_id = @ws AND day BETWEEN @from AND @to)`,
-    ).run(args(span.first, to));
+      args(span.first, to),
+    );
     span = { first: addDays(to, 1), last: span.last };
   } else if (span.last < w.lastOver) {
     const from = addDays(span.last, 1);
     const to = minDay(w.lastOver, addDays(from, STEP_DAYS - 1));
-    db.prepare(
+    yield* run(
       `INSERT INTO subject_windows (workspace_id, days, subject, ${COLUMNS})
        SELECT @ws, @days, subject, ${COUNTERS.map((c) => `sum(${c})`).join(', ')} FROM daily_subject_stats WHERE workspace_id = @ws AND day BETWEEN @from AND @to GROUP BY subject
        ON CONFLICT (workspace_id, days, subject) DO UPDATE SET ${COUNTERS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`,
-    ).run(args(from, to));
+      args(from, to),
+    );
     span = { first: span.first, last: to };
   } else {
     return true;
   }
-  db.prepare('INSERT INTO subject_window_spans (workspace_id, days, first_day, last_day) VALUES (?, ?, ?, ?) ON CONFLICT (workspace_id, days) DO UPDATE SET first_day = excluded.first_day, last_day = excluded.last_day').run(
+  yield* run(
+    'INSERT INTO subject_window_spans (workspace_id, days, first_day, last_day) VALUES (?, ?, ?, ?) ON CONFLICT (workspace_id, days) DO UPDATE SET first_day = excluded.first_day, last_day = excluded.last_day',
     workspaceId,
     days,
     span.first,
@@ -212,18 +214,18 @@ export function settleSubjectWindow(db: Db, workspaceId: string, days: WindowDay
  * few more days that are over, from their events, and drops the days no window holds any more. True when
  * every day of the longest window that is over is counted, with nothing done.
  */
-function countDays(db: Db, workspaceId: string, now: number): boolean {
+function* countDays(workspaceId: string, now: number): Query<boolean> {
   const w = windowOf(Math.max(...WINDOWS), now);
-  let span = spanOf(db, 'counted_days', workspaceId);
+  let span = yield* spanOf('counted_days', workspaceId);
   // Days before the longest window are still wanted until every subject window has taken them off.
-  const held = db.prepare('SELECT min(first_day) FROM subject_window_spans WHERE workspace_id = ?').pluck().get(workspaceId) as string | null;
+  const held = (yield* value<string | null>('SELECT min(first_day) FROM subject_window_spans WHERE workspace_id = ?', workspaceId)) ?? null;
   const keep = held && held < w.first ? held : w.first;
   if (!span || span.first > w.first || span.last > w.lastOver || span.last < addDays(w.first, -1)) {
     // None yet, the clock went back, or a gap longer than the longest window: everything counted again.
-    for (const table of ['daily_domain_stats', 'daily_subject_stats', 'subject_windows', 'subject_window_spans']) db.prepare(`DELETE FROM ${table} WHERE workspace_id = ?`).run(workspaceId);
+    for (const table of ['daily_domain_stats', 'daily_subject_stats', 'subject_windows', 'subject_window_spans']) yield* run(`DELETE FROM ${table} WHERE workspace_id = ?`, workspaceId);
     span = { first: w.first, last: addDays(w.first, -1) };
   } else if (span.first < keep) {
-    for (const table of ['daily_domain_stats', 'daily_subject_stats']) db.prepare(`DELETE FROM ${table} WHERE workspace_id = ? AND day < ?`).run(workspaceId, keep);
+    for (const table of ['daily_domain_stats', 'daily_subject_stats']) yield* run(`DELETE FROM ${table} WHERE workspace_id = ? AND day < ?`, workspaceId, keep);
     span = { first: keep, last: span.last };
   } else if (span.last < w.lastOver) {
     const from = addDays(span.last, 1);
@@ -231,15 +233,16 @@ function countDays(db: Db, workspaceId: string, now: number): boolean {
     const day = "strftime('%Y-%m-%d', ev.created_at / 1000, 'unixepoch')";
     const range = { ws: workspaceId, since: startOf(from), until: startOf(addDays(to, 1)) };
     for (const [table, column] of [['daily_domain_stats', 'domain'], ['daily_subject_stats', 'subject']] as const) {
-      db.prepare(
+      yield* run(
         `INSERT INTO ${table} (workspace_id, day, ${column}, ${COLUMNS}) SELECT @ws, ${day}, em.${column}, ${COUNTED} ${OUTCOMES} AND em.${column} IS NOT NULL GROUP BY 2, 3
          ON CONFLICT (workspace_id, day, ${column}) DO UPDATE SET ${COUNTERS.map((c) => `${c} = excluded.${c}`).join(', ')}`,
-      ).run(range);
+        range,
+      );
     }
     span = { first: span.first, last: to };
   } else {
     return true;
   }
-  db.prepare('INSERT INTO counted_days (workspace_id, first_day, last_day) VALUES (?, ?, ?) ON CONFLICT (workspace_id) DO UPDATE SET first_day = excluded.first_day, last_day = excluded.last_day').run(workspaceId, span.first, span.last);
+  yield* run('INSERT INTO counted_days (workspace_id, first_day, last_day) VALUES (?, ?, ?) ON CONFLICT (workspace_id) DO UPDATE SET first_day = excluded.first_day, last_day = excluded.last_day', workspaceId, span.first, span.last);
   return false;
 }

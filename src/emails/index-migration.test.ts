@@ -5,6 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
 import { listMigrations, migrate } from '../db/migrate.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { createWorkspace } from '../account/workspaces.ts';
 import { listEmails, planList, type ListParams } from './list.ts';
 
@@ -34,7 +35,7 @@ test('0027 on a database of the previous schema: the same lists, by inbox throug
   db.exec('ALTER TABLE emails ADD COLUMN trashed_at INTEGER; ALTER TABLE deliveries ADD COLUMN complained_at INTEGER; ALTER TABLE email_contents ADD COLUMN extracted_text TEXT');
   const lists: Array<Partial<ListParams>> = [{}, { inboxId: 'inb_a' }, { inboxId: 'inb_b' }, { inboxId: 'inb_x' }, { direction: 'out' }, { direction: 'in' }];
   const params = (p: Partial<ListParams>): ListParams => ({ limit: 50, offset: 0, includeSpam: true, ...p });
-  const ids = (p: Partial<ListParams>) => listEmails(db, ws, params(p)).data.map((e) => e.id);
+  const ids = (p: Partial<ListParams>) => runOn(db, listEmails(ws, params(p))).data.map((e) => e.id);
   const before = lists.map(ids);
   assert.equal(before[1], ['em_a3', 'em_a2', 'em_a1'], 'the old schema answers');
 
@@ -43,7 +44,7 @@ test('0027 on a database of the previous schema: the same lists, by inbox throug
   assert.equal(lists.map(ids), before);
   assert.equal(ids({ inboxId: 'inb_x' }), [], "another workspace's inbox lists nothing here");
   assert.is(db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'emails_workspace'").pluck().get(), 0);
-  const plan = planList(db, ws, params({ inboxId: 'inb_b' }))!;
+  const plan = runOn(db, planList(ws, params({ inboxId: 'inb_b' })))!;
   const detail = (db.prepare(`EXPLAIN QUERY PLAN ${plan.sql}`).all(...plan.args) as Array<{ detail: string }>).map((r) => r.detail);
   assert.match(detail[0], /^SEARCH e USING INDEX emails_inbox \(workspace_id=\? AND inbox_id=\?\)/, detail.join(' / '));
   assert.not.ok(detail.some((d) => /TEMP B-TREE/.test(d)), detail.join(' / '));

@@ -1,10 +1,9 @@
 // The SQL of a query's operators (search-operators.ts) for list.ts's planList: each in:, is:, has: and
 // category: a condition on the email row, written with literal constants so a partial index still applies
 // (in:inbox is the Inbox view's WHERE); each label: one of the email's label ids; -from: and -to: the
-// substring tests of the `from` and `to` filters, negated. Read-only.
-import type { Db } from '../db/open.ts';
+// substring tests of the `from` and `to` filters, negated. Read-only queries (db/query.ts).
+import type { Query } from '../db/query.ts';
 import { findLabels, listLabelRows } from '../labels/labels.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import type { Flag, QueryOperators } from './search-operators.ts';
 
 /** Every recipient of the email row `e` (To, Cc, Bcc) as `r.value`. */
@@ -33,7 +32,7 @@ export interface Condition {
 }
 
 /** The conditions the operators put on each email, or null when nothing can match (a label: of no label). */
-export function operatorConditions(db: Db, workspaceId: string, ops: QueryOperators): Condition[] | null {
+export function* operatorConditions(workspaceId: string, ops: QueryOperators): Query<Condition[] | null> {
   const out: Condition[] = [];
   const add = (sql: string, ...args: unknown[]) => out.push({ sql, args });
   for (const { flag, not } of ops.flags) {
@@ -44,7 +43,7 @@ export function operatorConditions(db: Db, workspaceId: string, ops: QueryOperat
   if (ops.labels.length) {
     const ids: string[] = [];
     for (const ref of ops.labels) {
-      const id = labelId(db, workspaceId, ref);
+      const id = yield* labelId(workspaceId, ref);
       if (!id) return null;
       ids.push(id);
     }
@@ -52,7 +51,11 @@ export function operatorConditions(db: Db, workspaceId: string, ops: QueryOperat
     add(`e.labels_json <> '[]'`);
     for (const id of new Set(ids)) add('EXISTS (SELECT 1 FROM json_each(e.labels_json) l WHERE l.value = ?)', id);
   }
-  const excluded = ops.notLabels.map((ref) => labelId(db, workspaceId, ref)).filter((id) => id !== null);
+  const excluded: string[] = [];
+  for (const ref of ops.notLabels) {
+    const id = yield* labelId(workspaceId, ref);
+    if (id !== null) excluded.push(id);
+  }
   if (excluded.length) add('NOT EXISTS (SELECT 1 FROM json_each(e.labels_json) l WHERE l.value IN (SELECT value FROM json_each(?)))', JSON.stringify(excluded));
   for (const value of ops.notFrom) {
     const pattern = containing(value);
@@ -69,10 +72,9 @@ export function operatorConditions(db: Db, workspaceId: string, ops: QueryOperat
  * The label a label: value names: its id, its name without regard to case (`Projects/Alpha`, `"Big clients"`),
  * or Gmail's form of the name, lower case with spaces and slashes as dashes (`big-clients`, `projects-alpha`).
  */
-function labelId(db: Db, workspaceId: string, ref: string): string | null {
-  // Bridge (findLabels, listLabelRows): a search's operators are planned synchronously until that is a query.
-  const found = runOn(db, findLabels(workspaceId, [ref])).labels[0];
+function* labelId(workspaceId: string, ref: string): Query<string | null> {
+  const found = (yield* findLabels(workspaceId, [ref])).labels[0];
   if (found) return found.id;
   const gmail = (name: string) => name.toLowerCase().replace(/[\s/]+/g, '-');
-  return runOn(db, listLabelRows(workspaceId)).find((l) => gmail(l.name) === gmail(ref))?.id ?? null;
+  return (yield* listLabelRows(workspaceId)).find((l) => gmail(l.name) === gmail(ref))?.id ?? null;
 }

@@ -8,6 +8,7 @@ import { request, seedWorkspace } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
 import { planList } from './list.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { parseListParams } from './search-routes.ts';
 
 let s: InboundScene;
@@ -463,7 +464,7 @@ test('no statement the list runs sorts its matches, whatever the combination of 
   ];
   const combos = [...one, ...one.flatMap((a, i) => one.slice(i + 1).map((b) => ({ ...a, ...b }))), { archived: 'false', unread: 'true', important: 'true', category: 'primary', inbox_id: s.inbox.id, query: 'budget', from: 'alice', after: '2020-01-01', before: '2999-01-01' }];
   for (const params of combos) {
-    const plan = planList(db, workspaceId, parseListParams(params));
+    const plan = runOn(db, planList(workspaceId, parseListParams(params)));
     if (!plan) continue;
     const detail = (db.prepare(`EXPLAIN QUERY PLAN ${plan.sql}`).all(...plan.args) as Array<{ detail: string }>).map((r) => r.detail);
     const where = JSON.stringify(params);

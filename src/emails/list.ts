@@ -10,18 +10,18 @@
 //   * `after` and `before` bound the walk by the rowids search_clock gives those times (timeBounds);
 //   * otherwise: walk an index of emails (0007_mailbox_indexes.sql) down and check the filters on each row.
 // Mail in the Trash is left out of every list unless the list asks for it (trashTerm).
-// Read-only; it must not call a flow or a front door.
+// Read-only queries (db/query.ts); it must not call a flow or a front door.
 import type { Category, EmailRow } from './rows.ts';
-import type { Db } from '../db/open.ts';
+import { all, column, value, type Query } from '../db/query.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import { ftsPhrase, wordsOf, type SearchQuery } from './search-query.ts';
 import { findLabels, labelsOf, type Label } from '../labels/labels.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { roleToken } from './search-index.ts';
 import { containing, operatorConditions, RECIPIENTS } from './list-operators.ts';
 import type { QueryOperators } from './search-operators.ts';
 import { bodies, extractedTexts, fallbackSnippets, searchSnippets, startsAWord } from './snippets.ts';
-import { summariesOf, type DeliverySummary } from './delivery.ts';
+import type { DeliverySummary } from './delivery.ts';
+import { summariesOf } from './pending-queries.ts';
 import type { KeyScope } from '../account/key-scope.ts';
 import { emailScopeTerm } from './scope.ts';
 
@@ -101,22 +101,26 @@ type SummaryRow = Pick<
 > & { attachment_count: number };
 
 /** One page of the list: `{data, count, hasMore}` (DESIGN.md lists). */
-export function listEmails(db: Db, workspaceId: string, p: ListParams) {
-  const rows = (p.search?.walk?.check.length && p.offset + p.limit < CHECK_BUDGET ? checkedWalk(db, workspaceId, p) : null) ?? fetchRows(db, planList(db, workspaceId, p));
+export function* listEmails(workspaceId: string, p: ListParams) {
+  const rows = (p.search?.walk?.check.length && p.offset + p.limit < CHECK_BUDGET ? yield* checkedWalk(workspaceId, p) : null) ?? (yield* fetchRows(yield* planList(workspaceId, p)));
   const page = rows.slice(0, p.limit);
-  const snippets = p.search?.match ? searchSnippets(db, page, p.search.tokens) : fallbackSnippets(db, page);
+  const snippets = yield* (p.search?.match ? searchSnippets(page, p.search.tokens) : fallbackSnippets(page));
   // Where the page's sent mail stands: one grouped query for the page (delivery.ts).
-  const delivery = summariesOf(db, page.filter((r) => r.direction === 'out').map((r) => r.id));
-  const extracted = extractedTexts(db, page.filter((r) => r.direction === 'in').map((r) => r.id));
-  const data = page.map((row) => ({
-    // Bridge: the list is read synchronously until listEmails is a query.
-    ...presentSummary(row, snippets.get(row.id) ?? row.preview ?? '', runOn(db, labelsOf(workspaceId, row.labels_json)), delivery.get(row.id) ?? null),
-    extractedText: extracted.get(row.id) ?? null,
-  }));
+  const delivery = yield* summariesOf(page.filter((r) => r.direction === 'out').map((r) => r.id));
+  const extracted = yield* extractedTexts(page.filter((r) => r.direction === 'in').map((r) => r.id));
+  const data = [];
+  for (const row of page) {
+    data.push({
+      ...presentSummary(row, snippets.get(row.id) ?? row.preview ?? '', yield* labelsOf(workspaceId, row.labels_json), delivery.get(row.id) ?? null),
+      extractedText: extracted.get(row.id) ?? null,
+    });
+  }
   return { data, count: data.length, hasMore: rows.length > p.limit };
 }
 
-const fetchRows = (db: Db, plan: ListPlan | null) => (plan ? (db.prepare(plan.sql).all(...plan.args) as SummaryRow[]) : []);
+function* fetchRows(plan: ListPlan | null): Query<SummaryRow[]> {
+  return plan ? yield* all<SummaryRow>(plan.sql, ...plan.args) : [];
+}
 
 /**
  * A search with a prefix that its first 3 letters do not settle (a longer prefix, or a phrase that ends in
@@ -126,40 +130,40 @@ const fetchRows = (db: Db, plan: ListPlan | null) => (plan ? (db.prepare(plan.sq
  * checked so far say the page would take more than CHECK_BUDGET of them, null: FTS5 then answers exactly (a
  * prefix that few of its 3-letter cousins share has short lists to merge).
  */
-function checkedWalk(db: Db, workspaceId: string, p: ListParams): SummaryRow[] | null {
-  const plan = planList(db, workspaceId, p, { broad: true, rows: CHECK_BUDGET + 1 });
+function* checkedWalk(workspaceId: string, p: ListParams): Query<SummaryRow[] | null> {
+  const plan = yield* planList(workspaceId, p, { broad: true, rows: CHECK_BUDGET + 1 });
   if (!plan) return [];
   const checks = p.search!.walk!.check;
   const want = p.offset + p.limit + 1;
   const found: SummaryRow[] = [];
   let seen = 0;
   let chunk: SummaryRow[] = [];
-  for (const row of db.prepare(plan.sql).iterate(...plan.args) as IterableIterator<SummaryRow>) {
+  // The walk's rows (CHECK_BUDGET + 1 at most) read at once: a query's statement answers with all its rows.
+  for (const row of yield* all<SummaryRow>(plan.sql, ...plan.args)) {
     seen++;
     chunk.push(row);
     if (chunk.length < CHECK_CHUNK) continue;
-    found.push(...withWords(db, chunk, checks));
+    found.push(...(yield* withWords(chunk, checks)));
     chunk = [];
     if (found.length >= want) return found.slice(p.offset);
     // At the rate so far, would the page take more emails than the budget?
     if ((want - found.length) * (seen / Math.max(found.length, 0.5)) > CHECK_BUDGET - seen) return null;
   }
-  found.push(...withWords(db, chunk, checks));
+  found.push(...(yield* withWords(chunk, checks)));
   if (found.length < want && seen > CHECK_BUDGET) return null;
   return found.slice(p.offset);
 }
 
 /** The rows whose indexed text has every checked term: its words in a row, the last one as a prefix. */
-function withWords(db: Db, rows: SummaryRow[], checks: string[][]): SummaryRow[] {
+function* withWords(rows: SummaryRow[], checks: string[][]): Query<SummaryRow[]> {
   if (!rows.length) return [];
   const extra = new Map(
     (
-      db
-        .prepare(
-          `SELECT e.id, e.cc_json, e.bcc_json, e.reply_to_json, (SELECT group_concat(a.filename, char(10)) FROM email_attachments a WHERE a.email_id = e.id) AS files
-           FROM emails e WHERE e.id IN (SELECT value FROM json_each(?))`,
-        )
-        .all(JSON.stringify(rows.map((r) => r.id))) as Array<{ id: string; cc_json: string; bcc_json: string; reply_to_json: string; files: string | null }>
+      yield* all<{ id: string; cc_json: string; bcc_json: string; reply_to_json: string; files: string | null }>(
+        `SELECT e.id, e.cc_json, e.bcc_json, e.reply_to_json, (SELECT group_concat(a.filename, char(10)) FROM email_attachments a WHERE a.email_id = e.id) AS files
+         FROM emails e WHERE e.id IN (SELECT value FROM json_each(?))`,
+        JSON.stringify(rows.map((r) => r.id)),
+      )
     ).map((r) => [r.id, r]),
   );
   // The fields without the body first; the body is read only for emails they do not settle.
@@ -172,7 +176,7 @@ function withWords(db: Db, rows: SummaryRow[], checks: string[][]): SummaryRow[]
   );
   const missing = (row: SummaryRow) => checks.filter((words) => !fields.get(row.id)!.some((field) => hasRun(field, words)));
   const unsettled = rows.filter((row) => missing(row).length > 0);
-  const texts = bodies(db, unsettled.map((r) => r.id));
+  const texts = yield* bodies(unsettled.map((r) => r.id));
   return rows.filter((row) => {
     const left = missing(row);
     return left.length === 0 || left.every((words) => hasRun(texts.get(row.id) ?? '', words));
@@ -198,7 +202,7 @@ function hasRun(text: string, words: string[]): boolean {
  * `broad`: the search walked by its prefixes' first 3 letters even when that needs checking, `rows` of them
  * from the first (checkedWalk). Otherwise a search whose prefixes need checking is FTS5's exact answer.
  */
-export function planList(db: Db, workspaceId: string, p: ListParams, opts: { broad?: boolean; rows?: number } = {}): ListPlan | null {
+export function* planList(workspaceId: string, p: ListParams, opts: { broad?: boolean; rows?: number } = {}): Query<ListPlan | null> {
   const where: string[] = ['e.workspace_id = ?'];
   const args: unknown[] = [workspaceId];
   const match: string[] = [];
@@ -231,8 +235,7 @@ export function planList(db: Db, workspaceId: string, p: ListParams, opts: { bro
   const scoped = p.scope ? emailScopeTerm(p.scope) : null;
   if (scoped) add(scoped.sql, ...scoped.args);
   if (p.labelNames?.length || p.labelIds?.length) {
-    // Bridge: the list's plan is made synchronously until it is a query.
-    const ids = runOn(db, findLabels(workspaceId, [...(p.labelNames ?? []), ...(p.labelIds ?? [])])).labels.map((l) => l.id);
+    const ids = (yield* findLabels(workspaceId, [...(p.labelNames ?? []), ...(p.labelIds ?? [])])).labels.map((l) => l.id);
     if (!ids.length) return null;
     // Written as the WHERE of emails_labelled, so the walk visits labelled mail only.
     add(`e.labels_json <> '[]'`);
@@ -258,7 +261,7 @@ export function planList(db: Db, workspaceId: string, p: ListParams, opts: { bro
   if (p.before !== undefined) add('e.created_at < ?', p.before);
 
   if (p.operators) {
-    const conditions = operatorConditions(db, workspaceId, p.operators);
+    const conditions = yield* operatorConditions(workspaceId, p.operators);
     if (!conditions) return null;
     for (const c of conditions) add(c.sql, ...c.args);
   }
@@ -267,14 +270,14 @@ export function planList(db: Db, workspaceId: string, p: ListParams, opts: { bro
     const pattern = containing(value);
     if (role === 'from') add(`(e.from_address LIKE ? ESCAPE '\\' OR e.from_name LIKE ? ESCAPE '\\')`, pattern, pattern);
     else add(`EXISTS (SELECT 1 FROM ${RECIPIENTS} WHERE r.value ->> 'address' LIKE ? ESCAPE '\\' OR r.value ->> 'name' LIKE ? ESCAPE '\\')`, pattern, pattern);
-    const addresses = candidateAddresses(db, workspaceId, value, pattern);
+    const addresses = yield* candidateAddresses(workspaceId, value, pattern);
     if (addresses.length === 0) return null;
     // Every email carries a role token for its sender and for each recipient (search-index.ts), so an email
     // that matches carries one of these: they narrow the walk, the term above decides.
     if (addresses.length <= MAX_CANDIDATE_ADDRESSES) match.push(`participants : (${addresses.map((a) => ftsPhrase(roleToken(role, a))).join(' OR ')})`);
   }
 
-  const bounds = timeBounds(db, p);
+  const bounds = yield* timeBounds(p);
   if (!bounds) return null;
   const { low, high } = bounds;
   const page = opts.rows ? [opts.rows, 0] : [p.limit + 1, p.offset];
@@ -326,16 +329,15 @@ const prefixMatch = (prefixes: string[]) => prefixes.map((x) => `"${x}"`).join('
  * after's minute, so at or above that minute's first rowid; an email before `before` was written before the
  * newest time passed before + BEFORE_SLACK_MS (the clock steps back by less), so below that minute's.
  */
-function timeBounds(db: Db, p: ListParams): { low: number | null; high: number | null } | null {
-  const firstFrom = (ms: number) =>
-    db.prepare('SELECT first_rowid FROM search_clock WHERE minute >= ? ORDER BY minute LIMIT 1').pluck().get(Math.ceil(ms / 60_000)) as number | undefined;
+function* timeBounds(p: ListParams): Query<{ low: number | null; high: number | null } | null> {
+  const firstFrom = (ms: number) => value<number>('SELECT first_rowid FROM search_clock WHERE minute >= ? ORDER BY minute LIMIT 1', Math.ceil(ms / 60_000));
   let low: number | null = null;
   if (p.after !== undefined) {
-    const at = firstFrom(Math.floor(p.after / 60_000) * 60_000);
+    const at = yield* firstFrom(Math.floor(p.after / 60_000) * 60_000);
     if (at === undefined) return null;
     low = at;
   }
-  const high = p.before !== undefined ? (firstFrom(p.before + BEFORE_SLACK_MS) ?? null) : null;
+  const high = p.before !== undefined ? ((yield* firstFrom(p.before + BEFORE_SLACK_MS)) ?? null) : null;
   return { low, high };
 }
 
@@ -344,16 +346,18 @@ function timeBounds(db: Db, p: ListParams): { low: number | null; high: number |
  * exactly; the trigram index finds the candidates when the value has the 3 characters a trigram needs), at
  * most one more than the cap.
  */
-function candidateAddresses(db: Db, workspaceId: string, value: string, pattern: string): string[] {
+function candidateAddresses(workspaceId: string, value: string, pattern: string): Query<string[]> {
   const like = `(c.address LIKE ? ESCAPE '\\' OR c.name LIKE ? ESCAPE '\\')`;
-  const rows =
-    [...value].length >= 3
-      ? db
-          .prepare(`SELECT DISTINCT c.address FROM correspondents_search s JOIN correspondents c ON c.id = s.rowid WHERE correspondents_search MATCH ? AND c.workspace_id = ? AND ${like} LIMIT ?`)
-          .pluck()
-          .all(ftsPhrase(value), workspaceId, pattern, pattern, MAX_CANDIDATE_ADDRESSES + 1)
-      : db.prepare(`SELECT DISTINCT c.address FROM correspondents c WHERE c.workspace_id = ? AND ${like} LIMIT ?`).pluck().all(workspaceId, pattern, pattern, MAX_CANDIDATE_ADDRESSES + 1);
-  return rows as string[];
+  return [...value].length >= 3
+    ? column<string>(
+        `SELECT DISTINCT c.address FROM correspondents_search s JOIN correspondents c ON c.id = s.rowid WHERE correspondents_search MATCH ? AND c.workspace_id = ? AND ${like} LIMIT ?`,
+        ftsPhrase(value),
+        workspaceId,
+        pattern,
+        pattern,
+        MAX_CANDIDATE_ADDRESSES + 1,
+      )
+    : column<string>(`SELECT DISTINCT c.address FROM correspondents c WHERE c.workspace_id = ? AND ${like} LIMIT ?`, workspaceId, pattern, pattern, MAX_CANDIDATE_ADDRESSES + 1);
 }
 
 function presentSummary(row: SummaryRow, snippet: string, labels: Label[], delivery: DeliverySummary | null) {

@@ -12,12 +12,12 @@ import { labelsOf, type Label } from '../labels/labels.ts';
 import { unpackBodies, unpackMessageAsync } from '../mail/packing.ts';
 import { unindexEmail } from './search-index.ts';
 import { dropFromBacklog } from './search-backlog.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { unpackCopy } from './outgoing.ts';
 import { recipientsOf, summarize, type RecipientDelivery } from './delivery.ts';
 import type { SpamRecord } from '../filter/combine.ts';
 import { queueTraining } from '../filter/learning.ts';
 import { noteKept, noteReported } from '../filter/history.ts';
-import { runOn } from '../db/sqlite-query.ts';
 
 type MailboxRow = Pick<
   EmailRow,
@@ -295,8 +295,8 @@ export function deleteEmail(db: Db, workspaceId: string, id: string): boolean {
     throw new ApiError(409, 'delivery_in_progress', 'This email is being delivered right now; delete it again in a moment');
   }
   if (row.search_rowid !== null) {
-    unindexEmail(db, row.search_rowid);
-    dropFromBacklog(db, row.search_rowid);
+    runOn(db, unindexEmail(row.search_rowid)); // Bridge: deleteEmail is not a query yet in this branch
+    runOn(db, dropFromBacklog(row.search_rowid)); // Bridge: as above
   }
   // Unsubscribe links in copies already delivered keep working (0012_unsubscribe_after_delete.sql). The
   // position is the recipient's among the email's deliveries, as its token says (feedback/link-token.ts).

@@ -2,10 +2,12 @@
 // lock is never held for long while mail keeps flowing. Whole emails (bodies, files, search rows, events,
 // queue rows) after `mailDays`; raw bytes (as received, or as signed and sent) after `rawDays`, once no
 // delivery still needs them; delivery events after `eventsDays` (the daily counts analytics reads stay); mail
-// in the Trash `trashDays` after it was moved there (trash.ts). 0 keeps forever. Synchronous SQL, one batch per
-// call, for the caller's transaction.
+// in the Trash `trashDays` after it was moved there (trash.ts). 0 keeps forever. One batch per call, for the
+// caller's transaction; its own statements are queries (db/query.ts).
 import type { App } from '../context.ts';
 import type { Db } from '../db/open.ts';
+import { column, run, type Query } from '../db/query.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { recordDatabaseSize } from '../db/size.ts';
 import { deleteEmail } from './mailbox.ts';
 import { deleteAll, oldestTrashed } from './trash.ts';
@@ -32,43 +34,46 @@ const DAY = 24 * 60 * 60_000;
 // Mail the queue is still working on (or waiting to send) is never touched, whatever its age.
 const FINISHED = `e.status <> 'scheduled' AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.email_id = e.id AND d.state IN ('queued', 'sending', 'deferred'))`;
 
-const workspaces = (db: Db) => db.prepare('SELECT id FROM workspaces').pluck().all() as string[];
+const workspaces = () => column<string>('SELECT id FROM workspaces');
+
+/** Finished emails created before `before`, oldest first along the newest-first index, so a batch reads little beyond what it deletes. */
+const oldMail = (workspaceId: string, before: number, limit: number) =>
+  column<string>(`SELECT e.id FROM emails e WHERE e.workspace_id = ? AND e.created_at < ? AND ${FINISHED} ORDER BY e.search_rowid LIMIT ?`, workspaceId, before, limit);
+
+/** Removes the raw bytes of up to `limit` finished emails created before `before`, and their signed copies; answers how many. */
+function* clearRaw(workspaceId: string, before: number, limit: number): Query<number> {
+  const ids = yield* column<string>(
+    `SELECT e.id FROM emails e JOIN email_contents c ON c.email_id = e.id
+     WHERE e.workspace_id = ? AND e.created_at < ? AND c.raw IS NOT NULL AND ${FINISHED} ORDER BY e.search_rowid LIMIT ?`,
+    workspaceId,
+    before,
+    limit,
+  );
+  for (const id of ids) {
+    yield* run('UPDATE email_contents SET raw = NULL WHERE email_id = ?', id);
+    yield* run('DELETE FROM delivery_contents WHERE delivery_id IN (SELECT id FROM deliveries WHERE email_id = ?)', id);
+  }
+  return ids.length;
+}
+
+const deleteEvents = (workspaceId: string, before: number, limit: number) =>
+  run('DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE workspace_id = ? AND created_at < ? LIMIT ?)', workspaceId, before, limit);
 
 /** One batch of each kind of deletion; the counts say whether another batch may be due. */
 export function retentionStep(db: Db, now: number, policy: RetentionPolicy): RetentionDone {
+  // Bridge: a function of the Db that runs its queries on it, while deleteEmail and the Trash's batch
+  // (mailbox.ts, trash.ts) still take the Db; once they are queries this becomes one and runRetention's commit a store.write.
   const done = { emails: 0, raw: 0, events: 0, trash: 0 };
-  for (const workspaceId of workspaces(db)) {
+  for (const workspaceId of runOn(db, workspaces())) {
     if (policy.trashDays && done.trash < RETENTION_BATCH) {
       done.trash += deleteAll(db, workspaceId, oldestTrashed(db, workspaceId, now - policy.trashDays * DAY, RETENTION_BATCH - done.trash, FINISHED));
     }
     if (policy.mailDays > 0 && done.emails < RETENTION_BATCH) {
-      // Oldest first along the newest-first index, so a batch reads little beyond what it deletes.
-      const old = db
-        .prepare(`SELECT e.id FROM emails e WHERE e.workspace_id = ? AND e.created_at < ? AND ${FINISHED} ORDER BY e.search_rowid LIMIT ?`)
-        .pluck()
-        .all(workspaceId, now - policy.mailDays * DAY, RETENTION_BATCH - done.emails) as string[];
-      for (const id of old) if (deleteEmail(db, workspaceId, id)) done.emails++;
+      for (const id of runOn(db, oldMail(workspaceId, now - policy.mailDays * DAY, RETENTION_BATCH - done.emails))) if (deleteEmail(db, workspaceId, id)) done.emails++;
     }
-    if (policy.rawDays > 0 && done.raw < RETENTION_BATCH) {
-      const ids = db
-        .prepare(
-          `SELECT e.id FROM emails e JOIN email_contents c ON c.email_id = e.id
-           WHERE e.workspace_id = ? AND e.created_at < ? AND c.raw IS NOT NULL AND ${FINISHED} ORDER BY e.search_rowid LIMIT ?`,
-        )
-        .pluck()
-        .all(workspaceId, now - policy.rawDays * DAY, RETENTION_BATCH - done.raw) as string[];
-      const clear = db.prepare('UPDATE email_contents SET raw = NULL WHERE email_id = ?');
-      const copies = db.prepare('DELETE FROM delivery_contents WHERE delivery_id IN (SELECT id FROM deliveries WHERE email_id = ?)');
-      for (const id of ids) {
-        clear.run(id);
-        copies.run(id);
-        done.raw++;
-      }
-    }
+    if (policy.rawDays > 0 && done.raw < RETENTION_BATCH) done.raw += runOn(db, clearRaw(workspaceId, now - policy.rawDays * DAY, RETENTION_BATCH - done.raw));
     if (policy.eventsDays > 0 && done.events < RETENTION_BATCH * 5) {
-      done.events += db
-        .prepare('DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE workspace_id = ? AND created_at < ? LIMIT ?)')
-        .run(workspaceId, now - policy.eventsDays * DAY, RETENTION_BATCH * 5 - done.events).changes;
+      done.events += runOn(db, deleteEvents(workspaceId, now - policy.eventsDays * DAY, RETENTION_BATCH * 5 - done.events));
     }
   }
   return done;

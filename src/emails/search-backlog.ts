@@ -8,8 +8,12 @@
 // The writer thread keeps the documents it queued (the text is at hand then, not yet packed); a backlog row it
 // holds no document for (queued by a writer that ended, before a restart, or on another connection) is indexed
 // from the stored email.
+//
+// Queries for the caller's transaction (db/query.ts). The documents held are a cache beside them: each is
+// used only for the backlog row of the same rowid and email, so a query run again after a rollback at worst
+// reads a document back from the stored email.
 import { isMainThread } from 'node:worker_threads';
-import type { Db } from '../db/open.ts';
+import { all, column, get, run, value, type Query } from '../db/query.ts';
 import { unpackBodies } from '../mail/packing.ts';
 import { htmlText, indexEmail, type IndexedMailbox, type SearchDocument } from './search-index.ts';
 
@@ -35,8 +39,8 @@ function release(rowid: number): { emailId: string; doc: SearchDocument } | unde
 }
 
 /** Puts a stored email on the backlog, in the caller's transaction, with its document. */
-export function queueIndexing(db: Db, rowid: number, emailId: string, doc: SearchDocument): void {
-  db.prepare('INSERT OR REPLACE INTO search_backlog (search_rowid, email_id) VALUES (?, ?)').run(rowid, emailId);
+export function* queueIndexing(rowid: number, emailId: string, doc: SearchDocument): Query<void> {
+  yield* run('INSERT OR REPLACE INTO search_backlog (search_rowid, email_id) VALUES (?, ?)', rowid, emailId);
   // Only the writer thread indexes: a document held anywhere else would never be let go.
   if (isMainThread) return;
   release(rowid); // a rowid handed out again by a batch run again
@@ -46,42 +50,42 @@ export function queueIndexing(db: Db, rowid: number, emailId: string, doc: Searc
 }
 
 /** Takes an email off the backlog (it is being deleted before it was indexed). */
-export function dropFromBacklog(db: Db, rowid: number): void {
-  db.prepare('DELETE FROM search_backlog WHERE search_rowid = ?').run(rowid);
+export function* dropFromBacklog(rowid: number): Query<void> {
+  yield* run('DELETE FROM search_backlog WHERE search_rowid = ?', rowid);
 }
 
-export function hasBacklog(db: Db): boolean {
-  return db.prepare('SELECT 1 FROM search_backlog LIMIT 1').get() !== undefined;
+export function* hasBacklog(): Query<boolean> {
+  return (yield* get('SELECT 1 FROM search_backlog LIMIT 1')) !== undefined;
 }
 
 /** How many emails wait for the index (metrics). */
-export function searchBacklog(db: Db): number {
-  return db.prepare('SELECT count(*) FROM search_backlog').pluck().get() as number;
+export function* searchBacklog(): Query<number> {
+  return (yield* value<number>('SELECT count(*) FROM search_backlog'))!;
 }
 
 /**
  * Indexes up to `limit` emails of the backlog, oldest first, in the caller's transaction; true when more are
  * left. An email deleted meanwhile is skipped.
  */
-export function indexBacklog(db: Db, limit = INDEX_BATCH): boolean {
-  const rows = db.prepare('SELECT search_rowid, email_id FROM search_backlog ORDER BY search_rowid LIMIT ?').all(limit + 1) as Array<{ search_rowid: number; email_id: string }>;
+export function* indexBacklog(limit = INDEX_BATCH): Query<boolean> {
+  const rows = yield* all<{ search_rowid: number; email_id: string }>('SELECT search_rowid, email_id FROM search_backlog ORDER BY search_rowid LIMIT ?', limit + 1);
   if (rows.length === 0) {
     // This connection sees its own transaction's rows, so anything still held was deleted before it was indexed.
     held.clear();
     heldChars = 0;
   }
   for (const row of rows.slice(0, limit)) {
-    db.prepare('DELETE FROM search_backlog WHERE search_rowid = ?').run(row.search_rowid);
+    yield* run('DELETE FROM search_backlog WHERE search_rowid = ?', row.search_rowid);
     const mine = release(row.search_rowid);
-    const doc = mine?.emailId === row.email_id ? mine.doc : storedDocument(db, row.search_rowid, row.email_id);
-    if (doc) indexEmail(db, row.search_rowid, doc);
+    const doc = mine?.emailId === row.email_id ? mine.doc : yield* storedDocument(row.search_rowid, row.email_id);
+    if (doc) yield* indexEmail(row.search_rowid, doc);
   }
   return rows.length > limit;
 }
 
 /** Indexes the whole backlog, in the caller's transaction. */
-export function indexAll(db: Db): void {
-  while (indexBacklog(db));
+export function* indexAll(): Query<void> {
+  while (yield* indexBacklog());
 }
 
 interface StoredEmail {
@@ -102,17 +106,17 @@ interface StoredEmail {
  * text; every recipient; Reply-To. (A received message's further From mailboxes are not stored, so an email
  * indexed this way is not found by them.) Null when the email is gone.
  */
-function storedDocument(db: Db, rowid: number, emailId: string): SearchDocument | null {
-  const e = db
-    .prepare(
-      `SELECT e.workspace_id, e.subject, e.from_address, e.from_name, e.to_json, e.cc_json, e.bcc_json, e.reply_to_json, c.text_body, c.html_body
-       FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.id = ? AND e.search_rowid = ?`,
-    )
-    .get(emailId, rowid) as StoredEmail | undefined;
+function* storedDocument(rowid: number, emailId: string): Query<SearchDocument | null> {
+  const e = yield* get<StoredEmail>(
+    `SELECT e.workspace_id, e.subject, e.from_address, e.from_name, e.to_json, e.cc_json, e.bcc_json, e.reply_to_json, c.text_body, c.html_body
+     FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.id = ? AND e.search_rowid = ?`,
+    emailId,
+    rowid,
+  );
   if (!e) return null;
   const bodies = unpackBodies({ text: e.text_body, html: e.html_body });
   const mailboxes = (json: string | null) => (JSON.parse(json || '[]') as IndexedMailbox[] | null) ?? [];
-  const attachments = db.prepare('SELECT filename FROM email_attachments WHERE email_id = ? ORDER BY position').pluck().all(emailId) as string[];
+  const attachments = yield* column<string>('SELECT filename FROM email_attachments WHERE email_id = ? ORDER BY position', emailId);
   return {
     workspaceId: e.workspace_id,
     subject: e.subject,

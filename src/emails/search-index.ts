@@ -1,9 +1,9 @@
 // Writes what GET /emails searches by, for the emails the writer thread takes off the backlog
 // (search-backlog.ts): the email's row in the full-text index (email_search, contentless FTS5) and the first 3
 // letters of its words (email_prefixes) under its rowid, and its senders and recipients in `correspondents`.
-// Synchronous single-row statements for the writer's own transaction. (Not a trigger: a statement that fires
-// one opens a savepoint, and FTS5 then flushes its pending rows, one tiny segment per email.)
-import type { Db } from '../db/open.ts';
+// Queries of single-row statements for the writer's own transaction (db/query.ts). (Not a trigger: a statement
+// that fires one opens a savepoint, and FTS5 then flushes its pending rows, one tiny segment per email.)
+import { run, value, type Query } from '../db/query.ts';
 import type { Mailbox } from '../mail/addresses.ts';
 import { wordsOf } from './search-query.ts';
 
@@ -37,15 +37,15 @@ export interface SearchDocument {
  * Where a creation time lies in rowid order is kept in search_clock: the first rowid written once the newest
  * created_at so far reached each minute, so `after` and `before` still bound a walk (list.ts timeBounds).
  */
-export function nextSearchRowid(db: Db, now: number): number {
-  const rowid = ((db.prepare('SELECT max(search_rowid) FROM emails').pluck().get() as number | null) ?? 0) + 1;
+export function* nextSearchRowid(now: number): Query<number> {
+  const rowid = ((yield* value<number | null>('SELECT max(search_rowid) FROM emails')) ?? 0) + 1;
   const minute = Math.floor(now / 60_000);
   // One row a minute at most, written only when the clock passes the newest minute so far. A read, then a
   // one-row INSERT when due, never an INSERT ... SELECT: that opens a statement savepoint, and FTS5 writes the
   // rows the backlog's indexing has pending in the same group commit out as a segment of their own there (in
   // the writer, 26-82 µs at its first run in each job; 510 µs after four indexed letters in a scratch test).
-  const newest = db.prepare('SELECT max(minute) FROM search_clock').pluck().get() as number | null;
-  if (newest === null || minute > newest) db.prepare('INSERT INTO search_clock (minute, first_rowid) VALUES (?, ?)').run(minute, rowid);
+  const newest = (yield* value<number | null>('SELECT max(minute) FROM search_clock')) ?? null;
+  if (newest === null || minute > newest) yield* run('INSERT INTO search_clock (minute, first_rowid) VALUES (?, ?)', minute, rowid);
   return rowid;
 }
 
@@ -56,18 +56,19 @@ export function nextSearchRowid(db: Db, now: number): number {
  * addresses a value can mean among the correspondents, then walk the full-text rows that carry those
  * addresses' role tokens, so every stored from and recipient address must pass through here.
  */
-export function indexEmail(db: Db, rowid: number, doc: SearchDocument): void {
+export function* indexEmail(rowid: number, doc: SearchDocument): Query<void> {
   const body = doc.body.length > MAX_INDEXED_BODY ? doc.body.slice(0, MAX_INDEXED_BODY) : doc.body;
   const people = peopleText(doc.from, doc.recipients, doc.others ?? []);
   const attachments = doc.attachments.join('\n');
-  db.prepare('INSERT INTO email_search (rowid, subject, body, participants, attachments) VALUES (?, ?, ?, ?, ?)').run(
+  yield* run(
+    'INSERT INTO email_search (rowid, subject, body, participants, attachments) VALUES (?, ?, ?, ?, ?)',
     rowid,
     doc.subject,
     body,
     `${people}\n${roleTokens(doc.from, doc.recipients)}`,
     attachments,
   );
-  db.prepare('INSERT INTO email_prefixes (rowid, prefixes) VALUES (?, ?)').run(rowid, prefixesOf([doc.subject, body, people, attachments]));
+  yield* run('INSERT INTO email_prefixes (rowid, prefixes) VALUES (?, ?)', rowid, prefixesOf([doc.subject, body, people, attachments]));
   const seen = new Set<string>();
   for (const m of [doc.from, ...doc.recipients]) {
     const address = m.address.toLowerCase();
@@ -75,15 +76,18 @@ export function indexEmail(db: Db, rowid: number, doc: SearchDocument): void {
     const key = `${address}\n${name}`;
     if (!address || seen.has(key)) continue;
     seen.add(key);
-    const added = db.prepare('INSERT INTO correspondents (workspace_id, address, name) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(doc.workspaceId, address, name);
-    if (added.changes) db.prepare('INSERT INTO correspondents_search (rowid, address, name) VALUES (?, ?, ?)').run(added.lastInsertRowid, address, name);
+    if (!(yield* run('INSERT INTO correspondents (workspace_id, address, name) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', doc.workspaceId, address, name))) continue;
+    // The new row's id read by a statement of its own, not by RETURNING id: a statement with RETURNING opens a
+    // statement savepoint, and FTS5 then writes the rows the batch has pending out as a segment of their own.
+    const id = yield* value<number>('SELECT last_insert_rowid()');
+    yield* run('INSERT INTO correspondents_search (rowid, address, name) VALUES (?, ?, ?)', id, address, name);
   }
 }
 
 /** Removes an email's rows from both indexes (the email is being deleted). */
-export function unindexEmail(db: Db, rowid: number): void {
-  db.prepare('DELETE FROM email_search WHERE rowid = ?').run(rowid);
-  db.prepare('DELETE FROM email_prefixes WHERE rowid = ?').run(rowid);
+export function* unindexEmail(rowid: number): Query<void> {
+  yield* run('DELETE FROM email_search WHERE rowid = ?', rowid);
+  yield* run('DELETE FROM email_prefixes WHERE rowid = ?', rowid);
 }
 
 const PREFIX_CHARS = 3;

@@ -6,9 +6,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
 import { listMigrations, migrate } from '../db/migrate.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { createWorkspace } from '../account/workspaces.ts';
 import { ensureLabels } from '../labels/labels.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { indexEmail, nextSearchRowid, participantsText } from './search-index.ts';
 import { parseSearchQuery } from './search-query.ts';
 import { listEmails, type ListParams } from './list.ts';
@@ -56,7 +56,7 @@ function oldDatabase() {
 }
 
 const params = (p: Partial<ListParams>): ListParams => ({ limit: 50, offset: 0, includeSpam: true, ...p });
-const found = (db: Database.Database, ws: string, p: Partial<ListParams>) => listEmails(db, ws, params(p)).data.map((e) => e.id);
+const found = (db: Database.Database, ws: string, p: Partial<ListParams>) => runOn(db, listEmails(ws, params(p))).data.map((e) => e.id);
 
 test('0025 on a database of the previous schema: same answers, dense rowids, time bounds, resort cursors', () => {
   const { db, ws } = oldDatabase();
@@ -94,11 +94,11 @@ test('0025 on a database of the previous schema: same answers, dense rowids, tim
 
   // Mail indexed from now on continues the numbering and is found with the old.
   const now = T0 + 24 * 60 * MIN;
-  const rowid = nextSearchRowid(db, now);
+  const rowid = runOn(db, nextSearchRowid(now));
   assert.is(rowid, 7);
   db.prepare("INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, subject, search_rowid, created_at) VALUES ('em_new', ?, 'in', 'received', 'new@x', 'em_new', 'zoe@example.com', 'Quarterly café', ?, ?)").run(ws, rowid, now);
   db.prepare("INSERT INTO email_contents (email_id, text_body) VALUES ('em_new', 'Reporting from Zürich.')").run();
-  indexEmail(db, rowid, { workspaceId: ws, subject: 'Quarterly café', body: 'Reporting from Zürich.', from: { address: 'zoe@example.com' }, recipients: [], attachments: [] });
+  runOn(db, indexEmail(rowid, { workspaceId: ws, subject: 'Quarterly café', body: 'Reporting from Zürich.', from: { address: 'zoe@example.com' }, recipients: [], attachments: [] }));
   assert.equal(found(db, ws, { search: parseSearchQuery('zur*') }), ['em_new', 'em_old6']);
   assert.equal(found(db, ws, { search: parseSearchQuery('quarterly rep*') }), ['em_new', 'em_old0']);
   assert.equal(found(db, ws, { search: parseSearchQuery('caf*'), after: now }), ['em_new']);

@@ -8,6 +8,7 @@ import * as assert from 'uvu/assert';
 import { request } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { planList } from './list.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { parseListParams } from './search-routes.ts';
 
 const DAY = 86_400_000;
@@ -231,7 +232,7 @@ test('no plan of an operator sorts its matches; in:inbox walks the Inbox view', 
   for (const query of queries) {
     for (const params of [{}, { archived: 'false' }, { label: 'Projects/Alpha' }] as Array<Record<string, string>>) {
       const p = parseListParams({ ...params, query });
-      const plan = planList(db, workspaceId, p);
+      const plan = runOn(db, planList(workspaceId, p));
       if (!plan) continue;
       const detail = (db.prepare(`EXPLAIN QUERY PLAN ${plan.sql}`).all(...plan.args) as Array<{ detail: string }>).map((r) => r.detail);
       const where = `${query} ${JSON.stringify(params)}`;

@@ -21,9 +21,9 @@ export function emailListRoutes(app: App) {
   r.get('/emails', requireAuth(app.config.publicUrl), async (ctx) => {
     const p = parseListParams(ctx.query, app.clock.now());
     // Words, `from` and `to` are found through the full-text index: what was acknowledged must be in it first.
-    if ((p.search || p.from || p.to) && hasBacklog(app.db)) await indexBacklogNow(app);
+    if ((p.search || p.from || p.to) && (await app.store.read(hasBacklog()))) await indexBacklogNow(app);
     const principal = principalOf(ctx);
-    ctx.body = listEmails(app.db, principal.workspaceId, { ...p, scope: scopeOf(principal) });
+    ctx.body = await app.store.read(listEmails(principal.workspaceId, { ...p, scope: scopeOf(principal) }));
   });
   return r;
 }

@@ -1,8 +1,8 @@
 // The snippet of each email in a page of GET /emails: around the first searched word, or the preview; and the
 // page's extractedText. The full-text index is contentless, so a search's snippet is cut here from the page's
 // bodies (stored packed).
-// Read-only; list.ts calls it.
-import type { Db } from '../db/open.ts';
+// Read-only queries (db/query.ts); list.ts calls them.
+import { all, type Query } from '../db/query.ts';
 import { fold, type SearchToken } from './search-query.ts';
 import { PREVIEW_CHARS, htmlText, previewOf } from './search-index.ts';
 import { unpackHtml, unpackText, type StoredBody } from '../mail/packing.ts';
@@ -19,41 +19,43 @@ interface PageRow {
 
 
 /** The body text of each email (its HTML's text where it has no text part), unpacked. */
-export function bodies(db: Db, ids: string[]): Map<string, string> {
+export function* bodies(ids: string[]): Query<Map<string, string>> {
   if (!ids.length) return new Map();
-  const rows = db
-    .prepare('SELECT email_id, text_body, CASE WHEN text_body IS NULL THEN html_body END AS html_body FROM email_contents WHERE email_id IN (SELECT value FROM json_each(?))')
-    .all(JSON.stringify(ids)) as Array<{ email_id: string; text_body: StoredBody; html_body: StoredBody }>;
+  const rows = yield* all<{ email_id: string; text_body: StoredBody; html_body: StoredBody }>(
+    'SELECT email_id, text_body, CASE WHEN text_body IS NULL THEN html_body END AS html_body FROM email_contents WHERE email_id IN (SELECT value FROM json_each(?))',
+    JSON.stringify(ids),
+  );
   // Stored packed (mail/packing.ts); an HTML body read here has no text, so it was packed without one.
   return new Map(rows.map((r) => [r.email_id, unpackText(r.text_body) ?? (r.html_body !== null ? htmlText(unpackHtml(r.html_body, null)!) : '')]));
 }
 
 /** The stored new text (migration 0043) of each received email of the page that has one. */
-export function extractedTexts(db: Db, ids: string[]): Map<string, string> {
+export function* extractedTexts(ids: string[]): Query<Map<string, string>> {
   if (!ids.length) return new Map();
-  const rows = db
-    .prepare('SELECT email_id, extracted_text FROM email_contents WHERE email_id IN (SELECT value FROM json_each(?)) AND extracted_text IS NOT NULL')
-    .all(JSON.stringify(ids)) as Array<{ email_id: string; extracted_text: string }>;
+  const rows = yield* all<{ email_id: string; extracted_text: string }>(
+    'SELECT email_id, extracted_text FROM email_contents WHERE email_id IN (SELECT value FROM json_each(?)) AND extracted_text IS NOT NULL',
+    JSON.stringify(ids),
+  );
   return new Map(rows.map((r) => [r.email_id, r.extracted_text]));
 }
 
 /** Cut from the preview when a searched word is in it (no body to read), else from the body. */
-export function searchSnippets(db: Db, page: PageRow[], tokens: SearchToken[]): Map<string, string> {
+export function* searchSnippets(page: PageRow[], tokens: SearchToken[]): Query<Map<string, string>> {
   const out = new Map<string, string>();
   for (const r of page) {
     const early = r.preview ? snippetAround(r.preview, tokens, r.preview.length >= PREVIEW_CHARS) : null;
     if (early !== null) out.set(r.id, early);
   }
   const rest = page.filter((r) => !out.has(r.id));
-  const texts = bodies(db, rest.map((r) => r.id));
+  const texts = yield* bodies(rest.map((r) => r.id));
   for (const r of rest) out.set(r.id, snippetAround(texts.get(r.id) ?? '', tokens) ?? r.preview ?? previewOf(texts.get(r.id) ?? ''));
   return out;
 }
 
 /** Rows written without a preview (none are, today) get one from their text. */
-export function fallbackSnippets(db: Db, page: PageRow[]): Map<string, string> {
+export function* fallbackSnippets(page: PageRow[]): Query<Map<string, string>> {
   const missing = page.filter((r) => r.preview === null).map((r) => r.id);
-  const texts = bodies(db, missing);
+  const texts = yield* bodies(missing);
   return new Map(missing.map((id) => [id, previewOf(texts.get(id) ?? '')]));
 }
 

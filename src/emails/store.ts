@@ -13,6 +13,7 @@ import { countedRow, recount } from './counts.ts';
 import type { Category, SentBy } from './rows.ts';
 import { htmlText, nextSearchRowid, previewOf } from './search-index.ts';
 import { queueIndexing } from './search-backlog.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { PACKED_ROWID, WAITING_ROWID } from './contents-rowids.ts';
 import type { TemplateOrigin } from '../templates/content.ts';
 
@@ -50,7 +51,7 @@ export function storeReceivedEmail(db: Db, clock: Clock, m: ReceivedEmail): { id
   const p = m.parsed;
   const from = p.fromAll[0] ?? { name: '', address: m.envelopeFrom || '' };
   const text = p.text ?? '';
-  const searchRowid = nextSearchRowid(db, now);
+  const searchRowid = runOn(db, nextSearchRowid(now)); // Bridge: this function is not a query yet in this branch
 
   db.prepare(
     `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, inbox_id, message_id, thread_id, in_reply_to, refs,
@@ -64,7 +65,7 @@ export function storeReceivedEmail(db: Db, clock: Clock, m: ReceivedEmail): { id
     JSON.stringify(m.authentication), previewOf(text), searchRowid, now, m.spam === undefined ? null : JSON.stringify(m.spam),
   );
   storeBodies(db, id, m.workspaceId, now, { text: m.stored.text, html: m.stored.html, raw: m.stored.raw, attachments: p.attachments, extractedText: m.extractedText ?? null }, false);
-  queueIndexing(db, searchRowid, id, {
+  runOn(db, queueIndexing(searchRowid, id, { // Bridge: this function is not a query yet in this branch
     workspaceId: m.workspaceId,
     subject: p.subject,
     body: text,
@@ -72,7 +73,7 @@ export function storeReceivedEmail(db: Db, clock: Clock, m: ReceivedEmail): { id
     recipients: [...p.to, ...p.cc],
     others: [...p.fromAll.slice(1), ...p.replyTo],
     attachments: p.attachments.map((a) => a.filename),
-  });
+  }));
   if (!m.notice) addEvent(db, clock, { workspaceId: m.workspaceId, emailId: id, type: 'received', recipient: m.inboxAddress, data: { from: from.address, size: m.stored.size } });
   recount(db, null, countedRow(db, id)!);
   return { id, threadId };
@@ -129,7 +130,7 @@ export function storeSentEmail(db: Db, clock: Clock, e: SentEmail): void {
   const now = clock.now();
   const c = e.content;
   // Its full-text rowid, taken in commit order (the list's newest-first key).
-  const searchRowid = nextSearchRowid(db, now);
+  const searchRowid = runOn(db, nextSearchRowid(now)); // Bridge: this function is not a query yet in this branch
   const text = c.text ?? (c.html !== undefined ? htmlText(c.html) : '');
   db.prepare(
     `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, message_id, thread_id, in_reply_to, refs,
@@ -143,7 +144,7 @@ export function storeSentEmail(db: Db, clock: Clock, e: SentEmail): void {
     c.messageClass, e.envelopeFrom, previewOf(text), searchRowid, now,
     c.origin?.templateId ?? null, c.origin?.versionId ?? null, c.origin?.test ? 1 : 0, c.origin?.test || c.notice ? 0 : 1, c.sentBy ?? null, c.sentByKey ?? null,
   );
-  queueIndexing(db, searchRowid, e.id, {
+  runOn(db, queueIndexing(searchRowid, e.id, { // Bridge: this function is not a query yet in this branch
     workspaceId: e.workspaceId,
     subject: c.subject,
     body: text,
@@ -151,7 +152,7 @@ export function storeSentEmail(db: Db, clock: Clock, e: SentEmail): void {
     recipients: [...c.to, ...c.cc, ...c.bcc],
     others: c.replyTo,
     attachments: c.attachments.map((a) => a.filename),
-  });
+  }));
   storeBodies(db, e.id, e.workspaceId, now, { text: c.text ?? null, html: c.html ?? null, raw: null, attachments: c.attachments }, true);
   if (e.labelIds.length) recount(db, null, countedRow(db, e.id)!);
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { request } from '../testkit/app.ts';
 import { eventually, startOutboundScene, type OutboundScene } from '../testkit/outbound.ts';
 import { openDatabase } from '../db/open.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { migrate } from '../db/migrate.ts';
 import { newId } from '../db/ids.ts';
 import { ensureDefaultWorkspace } from '../account/workspaces.ts';
@@ -92,10 +93,10 @@ test('days counted once over leave them out of the totals, domains and subjects 
   email('Confirm forwarding', 'notice.test', false);
 
   const now = t0 + 3 * day; // the day of the sends is long over: counted from its events
-  let answer = analyticsOf(db, ws, 7, now);
+  let answer = runOn(db, analyticsOf(ws, 7, now));
   for (let i = 0; !answer && i < 100; i++) {
-    db.transaction(() => settleSubjectWindow(db, ws, 7, now)).immediate();
-    answer = analyticsOf(db, ws, 7, now);
+    db.transaction(() => runOn(db, settleSubjectWindow(ws, 7, now))).immediate();
+    answer = runOn(db, analyticsOf(ws, 7, now));
   }
   assert.ok(answer, 'settled');
   assert.equal([answer!.metrics.sent, answer!.metrics.bounced, answer!.metrics.complaints], [1, 1, 1]);

@@ -17,7 +17,6 @@ import { storeReceivedEmail } from '../emails/store.ts';
 import { activeInboxAt } from '../inboxes/inboxes.ts';
 import { runOn } from '../db/sqlite-query.ts';
 import { fileNewEmail } from '../labels/filing.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { noticeWords, type NoticeCause } from './notice-words.ts';
 
 export type { NoticeCause } from './notice-words.ts';

@@ -22,9 +22,9 @@ export interface QueueDepth {
 }
 
 export interface MetricsSources {
-  queueDepth: () => QueueDepth;
+  queueDepth: () => QueueDepth | Promise<QueueDepth>;
   /** Emails stored but not yet in the full-text index (emails/search-backlog.ts). */
-  searchBacklog: () => number;
+  searchBacklog: () => number | Promise<number>;
   /** The SQLite file; its `-wal` file is measured beside it. */
   databaseFile: string;
   /** Bytes of free pages inside the database file (db/free-pages.ts). */
@@ -104,11 +104,11 @@ export class Metrics {
   }
 
   /** The exposition, in the Prometheus text format; the queue and the files are measured now, once per scrape. */
-  expose(): Promise<string> {
-    const depth = this.sources.queueDepth();
+  async expose(): Promise<string> {
+    const [depth, backlog] = await Promise.all([this.sources.queueDepth(), this.sources.searchBacklog()]);
     for (const [state, n] of Object.entries(depth.byState)) this.queue.set({ state }, n);
     this.oldest.set(depth.oldestAgeMs / 1000);
-    this.backlog.set(this.sources.searchBacklog());
+    this.backlog.set(backlog);
     this.files.set({ file: 'db' }, sizeOf(this.sources.databaseFile));
     this.files.set({ file: 'wal' }, sizeOf(`${this.sources.databaseFile}-wal`));
     this.freeInFile.set(this.sources.databaseFreeBytes());

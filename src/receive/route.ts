@@ -15,7 +15,6 @@ import { holderOf } from '../domains/claims.ts';
 import { runOn } from '../db/sqlite-query.ts';
 import { sentEmailWorkspace } from '../emails/lookup.ts';
 import { matchSender } from '../filter/lists.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { DMARC_REPORTS_LOCAL_PART, TLS_REPORTS_LOCAL_PART } from '../dns/records.ts';
 import type { ReportFormat } from '../mail/received-report.ts';
 

@@ -29,7 +29,6 @@ import { renderForSend } from '../templates/use.ts';
 import { UNSUBSCRIBE_PLACEHOLDER } from '../templates/content.ts';
 import { escapeHtml } from '../pages/html.ts';
 import { learnFromSend } from '../filter/learning.ts';
-import { runOn } from '../db/sqlite-query.ts';
 
 export interface Submitted {
   id: string;

@@ -85,7 +85,7 @@ export function startBackground(app: App, work: Background, opened: Close[]): vo
   const { queue, presigner, resorter, scheduler, dispatcher, linkVisits, trainer, tlsReports } = work;
   queue.start();
   // A full-text backlog left by kill -9 or a power loss: the writer takes it a batch at a time between mail.
-  if (hasBacklog(app.db)) indexBacklogNow(app, { all: false }).catch((err) => app.log.warn('could not index the full-text backlog yet', storageFault(err) === 'full' ? { code: errorCode(err) } : { err }));
+  app.store.read(hasBacklog()).then((has) => (has ? indexBacklogNow(app, { all: false }) : undefined)).catch((err) => app.log.warn('could not index the full-text backlog yet', storageFault(err) === 'full' ? { code: errorCode(err) } : { err }));
   opened.push(() => queue.stop());
   presigner.start();
   opened.push(() => presigner.stop());
@@ -113,6 +113,6 @@ export async function closeThreads(app: App, work: Background): Promise<void> {
   await work.analyzer.close();
   await app.templateRenders.close();
   // The full-text backlog before the writer ends (emails/search-backlog.ts); else the next start takes it.
-  if (hasBacklog(app.db)) await indexBacklogNow(app).catch((err) => app.log.warn('could not index the full-text backlog before stopping', { err }));
+  if (await app.store.read(hasBacklog())) await indexBacklogNow(app).catch((err) => app.log.warn('could not index the full-text backlog before stopping', { err }));
   await app.writer.close();
 }

@@ -36,7 +36,10 @@ export const jobs = {
    * The full-text index's backlog (emails/search-backlog.ts): all of it (GET /emails is about to search), or
    * with `{ all: false }` one batch, and the writer's background goes on with the rest between other calls.
    */
-  'search.index': (ctx, p: { all?: boolean } | null) => (p?.all === false ? void indexBacklog(ctx.db) : indexAll(ctx.db)),
+  'search.index': function* (_ctx, p: { all?: boolean } | null) {
+    if (p?.all === false) yield* indexBacklog();
+    else yield* indexAll();
+  },
   /** The spam filter learns one message an owner moved to or from Spam, or replied to (receive/trainer.ts). */
   'spam.train': trainJob,
   /** A message the trainer could not read or tokenize: tried again later, or given up. */
@@ -46,7 +49,7 @@ export const jobs = {
 } satisfies JobTable;
 
 /** What the writer does in its own time, after its commits: the next batch of the full-text index's backlog. */
-export const background: BackgroundJob = (ctx) => indexBacklog(ctx.db);
+export const background: BackgroundJob = () => indexBacklog();
 
 // The table's type, for db/writer.ts's Step and Result: what a caller hands each kind, and what it gets back.
 declare module '../db/writer.ts' {
