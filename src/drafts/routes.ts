@@ -13,6 +13,7 @@ import { readRawBody } from '../http/raw-body.ts';
 import { attachmentDisposition, downloadType } from '../http/content-disposition.ts';
 import { filenameFromHeader } from '../mail/filenames.ts';
 import { getAttachment } from '../emails/mailbox.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { canonicalMediaType, DraftFields, parseSendRequest, scheduledAt } from '../send/request.ts';
 import { refuseWhenDiskLow, submit } from '../send/submit.ts';
 import {
@@ -125,7 +126,8 @@ export function draftRoutes(app: App) {
   // DESIGN.md "attachment download": the original bytes, the stored type, always a download, never sniffed.
   r.get('/attachments/:id', auth, (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    const a = draftFile(db, workspaceId, ctx.params.id) ?? getAttachment(db, workspaceId, ctx.params.id);
+    // Bridge: a synchronous route of drafts/ (async once draftFile is a query).
+    const a = draftFile(db, workspaceId, ctx.params.id) ?? runOn(db, getAttachment(workspaceId, ctx.params.id));
     if (!a) throw notFound('Attachment');
     ctx.body = a.content;
     ctx.set('Content-Type', downloadType(a.content_type));
@@ -140,7 +142,7 @@ export function draftRoutes(app: App) {
       ctx.body = { ok: true };
       return;
     }
-    if (getAttachment(db, workspaceId, id)) throw new ApiError(409, 'attachment_of_email', 'This attachment belongs to a sent or received email, which keeps it; only a draft\'s files can be deleted');
+    if (await app.store.read(getAttachment(workspaceId, id))) throw new ApiError(409, 'attachment_of_email', 'This attachment belongs to a sent or received email, which keeps it; only a draft\'s files can be deleted');
     throw notFound('Attachment');
   });
 

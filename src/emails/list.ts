@@ -13,6 +13,7 @@
 // Read-only; it must not call a flow or a front door.
 import type { Category, EmailRow } from './rows.ts';
 import type { Db } from '../db/open.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import { ftsPhrase, wordsOf, type SearchQuery } from './search-query.ts';
 import { findLabels, labelsOf, type Label } from '../labels/labels.ts';
@@ -105,7 +106,8 @@ export function listEmails(db: Db, workspaceId: string, p: ListParams) {
   const page = rows.slice(0, p.limit);
   const snippets = p.search?.match ? searchSnippets(db, page, p.search.tokens) : fallbackSnippets(db, page);
   // Where the page's sent mail stands: one grouped query for the page (delivery.ts).
-  const delivery = summariesOf(db, page.filter((r) => r.direction === 'out').map((r) => r.id));
+  // Bridge: listEmails takes the connection (not a query yet).
+  const delivery = runOn(db, summariesOf(page.filter((r) => r.direction === 'out').map((r) => r.id)));
   const extracted = extractedTexts(db, page.filter((r) => r.direction === 'in').map((r) => r.id));
   const data = page.map((row) => ({
     ...presentSummary(row, snippets.get(row.id) ?? row.preview ?? '', labelsOf(db, workspaceId, row.labels_json), delivery.get(row.id) ?? null),

@@ -7,6 +7,7 @@
 import type { App } from '../context.ts';
 import type { Db } from '../db/open.ts';
 import { recordDatabaseSize } from '../db/size.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { deleteEmail } from './mailbox.ts';
 import { deleteAll, oldestTrashed } from './trash.ts';
 
@@ -39,7 +40,8 @@ export function retentionStep(db: Db, now: number, policy: RetentionPolicy): Ret
   const done = { emails: 0, raw: 0, events: 0, trash: 0 };
   for (const workspaceId of workspaces(db)) {
     if (policy.trashDays && done.trash < RETENTION_BATCH) {
-      done.trash += deleteAll(db, workspaceId, oldestTrashed(db, workspaceId, now - policy.trashDays * DAY, RETENTION_BATCH - done.trash, FINISHED));
+      // Bridge: retention's step takes the connection (not a query yet).
+      done.trash += deleteAll(db, workspaceId, runOn(db, oldestTrashed(workspaceId, now - policy.trashDays * DAY, RETENTION_BATCH - done.trash, FINISHED)));
     }
     if (policy.mailDays > 0 && done.emails < RETENTION_BATCH) {
       // Oldest first along the newest-first index, so a batch reads little beyond what it deletes.

@@ -15,6 +15,7 @@ import { attachmentDisposition } from '../http/content-disposition.ts';
 import { parseSendRequest, scheduledAt } from '../send/request.ts';
 import { submit, submitBatch } from '../send/submit.ts';
 import { cancelScheduled, reschedule, scheduleTime } from '../send/schedule.ts';
+import { get } from '../db/query.ts';
 import { listEvents } from './events.ts';
 import { deleteEmail, emailRaw, getEmail, getThread, patchEmail } from './mailbox.ts';
 import { displayHtml, displayPolicy } from './display.ts';
@@ -81,12 +82,16 @@ export function emailRoutes(app: App) {
     ctx.body = await submitBatch(app, principalOf(ctx).workspaceId, parsed, claimOf(ctx));
   });
 
-  r.get('/emails/:id/events', auth, (ctx) => {
+  r.get('/emails/:id/events', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    if (!app.db.prepare('SELECT 1 FROM emails WHERE workspace_id = ? AND id = ?').get(workspaceId, ctx.params.id)) throw notFound('Email');
-    // A list like every other (DESIGN.md "lists"): an email's events are many once it is tracked.
-    const page = parsePage(ctx.query);
-    ctx.body = pageOf(listEvents(app.db, workspaceId, ctx.params.id, { limit: page.limit + 1, offset: page.offset }), page);
+    ctx.body = await app.store.read(
+      (function* () {
+        if (!(yield* get('SELECT 1 FROM emails WHERE workspace_id = ? AND id = ?', workspaceId, ctx.params.id))) throw notFound('Email');
+        // A list like every other (DESIGN.md "lists"): an email's events are many once it is tracked.
+        const page = parsePage(ctx.query);
+        return pageOf(yield* listEvents(workspaceId, ctx.params.id, { limit: page.limit + 1, offset: page.offset }), page);
+      })(),
+    );
   });
 
   r.get('/emails/:id', auth, (ctx) => {
@@ -100,7 +105,7 @@ export function emailRoutes(app: App) {
   // (unsubscribe links, tracking) answers with the copy `?recipient=` names.
   r.get('/emails/:id/raw', auth, async (ctx) => {
     const recipient = typeof ctx.query.recipient === 'string' && ctx.query.recipient !== '' ? ctx.query.recipient : undefined;
-    const found = await emailRaw(app.db, principalOf(ctx).workspaceId, ctx.params.id, recipient);
+    const found = await emailRaw(app.store, principalOf(ctx).workspaceId, ctx.params.id, recipient);
     if (!found) throw notFound('Email');
     if (found.perRecipient && recipient === undefined) {
       throw new ApiError(409, 'per_recipient_copies', 'This email went out as one signed copy per recipient (unsubscribe links or tracking): ask for one with ?recipient=<address>');
@@ -119,8 +124,8 @@ export function emailRoutes(app: App) {
 
   // Beyond the spec, for the dashboard's reading pane: the HTML to show, sandboxed by its own CSP, remote
   // images blocked unless `?images=1`. Never cached: it is someone's mail.
-  r.get('/emails/:id/html', auth, (ctx) => {
-    const html = displayHtml(app.db, principalOf(ctx).workspaceId, ctx.params.id);
+  r.get('/emails/:id/html', auth, async (ctx) => {
+    const html = await app.store.read(displayHtml(principalOf(ctx).workspaceId, ctx.params.id));
     if (html === null) throw notFound('Email');
     ctx.set('Content-Security-Policy', displayPolicy(ctx.query.images === '1'));
     ctx.set('X-Frame-Options', 'SAMEORIGIN'); // shown in the dashboard's own frame, nowhere else
@@ -173,13 +178,13 @@ export function emailRoutes(app: App) {
   });
 
   // Trashed messages are left out, or with ?trashed=true are the only ones shown (DESIGN.md "trash").
-  r.get('/threads/:id', auth, (ctx) => {
+  r.get('/threads/:id', auth, async (ctx) => {
     const trashed = ctx.query.trashed;
     if (trashed !== undefined && trashed !== 'true' && trashed !== 'false') throw validationError('trashed', 'must be true or false');
     const principal = principalOf(ctx);
     const found = getThread(app.db, principal.workspaceId, ctx.params.id, trashed === 'true');
     // An inbox key sees its inboxes' messages of the thread; a thread it has none of is not found.
-    const data = found && withinScope(app.db, principal.workspaceId, scopeOf(principal), found);
+    const data = found && (await app.store.read(withinScope(principal.workspaceId, scopeOf(principal), found)));
     if (!data || (found!.length > 0 && data.length === 0)) throw notFound('Thread');
     ctx.body = { id: ctx.params.id, data, count: data.length };
   });
@@ -194,7 +199,7 @@ export function emailRoutes(app: App) {
 function teachRspamd(app: App, workspaceId: string, id: string, as: 'spam' | 'ham'): void {
   const { rspamdControllerUrl: controllerUrl, rspamdPassword: password } = app.config;
   void (async () => {
-    const found = await emailRaw(app.db, workspaceId, id);
+    const found = await emailRaw(app.store, workspaceId, id);
     if (!found?.raw) return;
     const answer = await learnInRspamd({ controllerUrl, password, timeoutMs: RSPAMD_LEARN_TIMEOUT_MS }, found.raw, as);
     if (answer.ok) app.log.info("told rspamd the owner's correction", { emailId: id, as, answer: answer.value });

@@ -4,6 +4,8 @@
 // for long while mail keeps flowing. Moving mail in and out of the Trash is mailbox.ts patchEmail.
 import type { App } from '../context.ts';
 import type { Db } from '../db/open.ts';
+import { column } from '../db/query.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { deleteEmail } from './mailbox.ts';
 
 export const TRASH_BATCH = 200;
@@ -15,12 +17,8 @@ export const NOT_BEING_SENT = `NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.em
  * The ids of up to `limit` emails of the workspace trashed at or before `upTo` (ms), oldest trashed first, that
  * also meet `condition` (SQL on `e`, a constant of the caller's, never a client's text).
  */
-export function oldestTrashed(db: Db, workspaceId: string, upTo: number, limit: number, condition = NOT_BEING_SENT): string[] {
-  return db
-    .prepare(`SELECT e.id FROM emails e WHERE e.workspace_id = ? AND e.trashed_at <= ? AND ${condition} ORDER BY e.trashed_at LIMIT ?`)
-    .pluck()
-    .all(workspaceId, upTo, limit) as string[];
-}
+export const oldestTrashed = (workspaceId: string, upTo: number, limit: number, condition = NOT_BEING_SENT) =>
+  column<string>(`SELECT e.id FROM emails e WHERE e.workspace_id = ? AND e.trashed_at <= ? AND ${condition} ORDER BY e.trashed_at LIMIT ?`, workspaceId, upTo, limit);
 
 /** Deletes one batch of `ids` for good, in the caller's transaction; answers how many went. */
 export function deleteAll(db: Db, workspaceId: string, ids: string[]): number {
@@ -37,7 +35,8 @@ export async function emptyTrash(app: Pick<App, 'db' | 'commit' | 'clock'>, work
   const upTo = app.clock.now();
   let total = 0;
   for (;;) {
-    const deleted = await app.commit.run(() => deleteAll(app.db, workspaceId, oldestTrashed(app.db, workspaceId, upTo, TRASH_BATCH)));
+    // Bridge: deleteAll takes the connection until deleteEmail is a query (mailbox.ts).
+    const deleted = await app.commit.run(() => deleteAll(app.db, workspaceId, runOn(app.db, oldestTrashed(workspaceId, upTo, TRASH_BATCH))));
     total += deleted;
     if (deleted < TRASH_BATCH) return total;
     // Let mail and API requests in between batches.

@@ -3,6 +3,7 @@
 // that would be the 11th is skipped and said so), and a bucket label (skip_inbox, or a rule's skip_inbox)
 // archives the received mail it files, so it appears only under the label.
 import type { Db } from '../db/open.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { archiveReceived, labelIdsOf, setLabelIds } from '../emails/lookup.ts';
 import { MAX_LABELS_PER_EMAIL } from './labels.ts';
 import { ruleMatches, rulesOfWorkspace } from './rules.ts';
@@ -25,7 +26,8 @@ export interface Filed {
 export function fileInto(db: Db, now: number, workspaceId: string, emailId: string, filings: Filing[]): Filed {
   const filed: Filed = { added: [], capped: [], archived: false };
   if (filings.length === 0) return filed; // most mail matches no rule: then the email is not read at all
-  const current = labelIdsOf(db, workspaceId, emailId);
+  // Bridge: fileInto takes the connection (not a query yet).
+  const current = runOn(db, labelIdsOf(workspaceId, emailId));
   if (current === undefined) return filed;
   const ids = JSON.parse(current) as string[];
   let archive = false;
@@ -43,8 +45,8 @@ export function fileInto(db: Db, now: number, workspaceId: string, emailId: stri
     filed.added.push(f.labelId);
     archive ||= bucket;
   }
-  if (filed.added.length) setLabelIds(db, emailId, JSON.stringify(ids));
-  if (archive) filed.archived = archiveReceived(db, emailId, now);
+  if (filed.added.length) runOn(db, setLabelIds(emailId, JSON.stringify(ids)));
+  if (archive) filed.archived = runOn(db, archiveReceived(emailId, now));
   return filed;
 }
 

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { isId, newId } from '../db/ids.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { ApiError, validationError } from '../errors.ts';
 
 export const MAX_LABELS_PER_EMAIL = 10;
@@ -73,7 +74,8 @@ export function changeEmailLabels(
   emailId: string,
   change: { add: string[]; remove: string[]; create: boolean },
 ): Label[] | null {
-  const current = labelIdsOf(db, workspaceId, emailId);
+  // Bridge: changeEmailLabels takes the connection (not a query yet).
+  const current = runOn(db, labelIdsOf(workspaceId, emailId));
   if (current === undefined) return null;
   const add = resolveForAdding(db, clock, workspaceId, change.add, change.create, 'add');
   const removed = new Set(findLabels(db, workspaceId, change.remove).labels.map((l) => l.id));
@@ -82,9 +84,9 @@ export function changeEmailLabels(
     throw new ApiError(400, 'limit_exceeded', `an email carries at most ${MAX_LABELS_PER_EMAIL} labels; this change would give it ${ids.length}`);
   }
   const json = JSON.stringify(ids);
-  if (json !== current) setLabelIds(db, emailId, json);
+  if (json !== current) runOn(db, setLabelIds(emailId, json));
   // A bucket label put on by hand takes received mail out of the inbox (API-SPEC.md section 3).
-  if (add.some((l) => !removed.has(l.id) && db.prepare('SELECT skip_inbox FROM labels WHERE id = ?').pluck().get(l.id) === 1)) archiveReceived(db, emailId, clock.now());
+  if (add.some((l) => !removed.has(l.id) && db.prepare('SELECT skip_inbox FROM labels WHERE id = ?').pluck().get(l.id) === 1)) runOn(db, archiveReceived(emailId, clock.now()));
   return labelsOf(db, workspaceId, json);
 }
 
@@ -163,7 +165,8 @@ export function updateLabel(db: Db, workspaceId: string, id: string, change: { n
 /** Deletes the label; its emails stay and no longer carry it (its rules and pending resorts go with it). */
 export function deleteLabel(db: Db, workspaceId: string, id: string): boolean {
   if (!db.prepare('SELECT 1 FROM labels WHERE workspace_id = ? AND id = ?').get(workspaceId, id)) return false;
-  removeLabelEverywhere(db, workspaceId, id);
+  // Bridge: deleteLabel takes the connection (not a query yet).
+  runOn(db, removeLabelEverywhere(workspaceId, id));
   db.prepare('DELETE FROM labels WHERE workspace_id = ? AND id = ?').run(workspaceId, id);
   return true;
 }

@@ -5,6 +5,7 @@
 import { BackgroundLoop } from '../threads/background-loop.ts';
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import type { DbContext, Writer } from '../db/writer.ts';
 import type { Log } from '../log.ts';
 import { FullDiskNotice } from '../db/full-disk.ts';
@@ -63,7 +64,7 @@ export function resortStep(ctx: DbContext, opts: { batch?: number } = {}): { mor
       const result = fileInto(db, now, job.workspace_id, e.id, [{ labelId: job.label_id, skipInbox: rule.skipInbox }]);
       filed += result.added.length;
       skipped += result.capped.length;
-    } else if (archiveReceived(db, e.id, now)) filed++;
+    } else if (runOn(db, archiveReceived(e.id, now))) filed++; // Bridge: the resort step takes the connection (not a query yet).
   }
   if (walked.length < limit) {
     db.prepare('DELETE FROM label_resorts WHERE id = ?').run(job.id);

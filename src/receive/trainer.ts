@@ -18,7 +18,7 @@ export class Trainer extends BackgroundLoop {
   private readonly fullDisk: FullDiskNotice;
 
   constructor(
-    private readonly app: Pick<App, 'db' | 'writer' | 'clock' | 'log'>,
+    private readonly app: Pick<App, 'db' | 'store' | 'writer' | 'clock' | 'log'>,
     private readonly analyzer: Pick<Analyzer, 'tokens'>,
   ) {
     super();
@@ -44,8 +44,8 @@ export class Trainer extends BackgroundLoop {
   }
 
   private async learn(wish: PendingTraining): Promise<void> {
-    const { db, writer, clock, log } = this.app;
-    const found = await emailRaw(db, wish.workspaceId, wish.emailId);
+    const { store, writer, clock, log } = this.app;
+    const found = await emailRaw(store, wish.workspaceId, wish.emailId);
     const retry = async (giveUp: boolean) => {
       const [dropped] = await writer.commit([{ kind: 'spam.retry', payload: { emailId: wish.emailId, queuedAt: wish.queuedAt, giveUp } }], { now: clock.now(), log });
       return dropped;

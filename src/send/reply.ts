@@ -3,6 +3,7 @@
 // forwarded (mail/reply.ts), and `inReplyTo` the original, so planSend threads it and writes In-Reply-To and
 // References. Reads only; the send itself goes through submit like any other.
 import type { Db } from '../db/open.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { getEmail, type EmailRecord } from '../emails/mailbox.ts';
 import { emailFiles } from '../emails/lookup.ts';
@@ -41,7 +42,8 @@ export function answerRequest(db: Db, workspaceId: string, id: string, kind: 're
     const noteText = fields.noNote ? undefined : (givenText ?? (givenHtml !== undefined ? htmlToText(givenHtml) : undefined));
     const noteHtml = fields.noNote ? undefined : (givenHtml ?? (givenText !== undefined ? textAsHtml(givenText) : undefined));
     // The original's files go again, as they were kept (retention drops raw bytes early, never files).
-    const attachments = [...emailFiles(db, workspaceId, original.id), ...req.attachments];
+    // Bridge: answerRequest takes the connection (not a query yet).
+    const attachments = [...runOn(db, emailFiles(workspaceId, original.id)), ...req.attachments];
     const html = givenHtml !== undefined || original.html ? { html: forwardedHtml(noteHtml, o) } : {};
     return { ...base, subject: forwardSubject(clean(original.subject)), text: forwardedText(noteText, o), ...html, attachments };
   }

@@ -8,6 +8,7 @@ import type { App, DbContext } from '../context.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { isId, newId } from '../db/ids.ts';
 import { boxSecret } from '../db/box-secret.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { domainOf } from '../mail/addresses.ts';
 import { findSendingDomain, unsubscribePrefixes } from '../domains/domains.ts';
 import { findLabels, resolveForAdding } from '../labels/labels.ts';
@@ -89,7 +90,8 @@ export function planSend(app: DbContext, workspaceId: string, req: SendRequest):
   let refs: string[] = [];
   if (req.inReplyTo) {
     const key = req.inReplyTo.replace(/^<|>$/g, '');
-    const parent = isId('em', key) ? emailById(db, workspaceId, key) : emailByMessageId(db, workspaceId, key);
+    // Bridge: planning a send is synchronous on the connection (not a query yet).
+    const parent = runOn(db, isId('em', key) ? emailById(workspaceId, key) : emailByMessageId(workspaceId, key));
     if (!parent && isId('em', key)) throw validationError('in_reply_to', `no email ${key} in this workspace`);
     inReplyTo = parent?.message_id ?? key;
     // RFC 5322 3.6.4: the parent's References, or failing those its In-Reply-To, then its Message-ID.

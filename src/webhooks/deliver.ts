@@ -5,6 +5,7 @@
 import { Webhook } from 'standardwebhooks';
 import type { App } from '../context.ts';
 import { FullDiskBackoff } from '../db/full-disk.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { FetchFailed, FetchRefused, safeRequest } from '../dns/safe-fetch.ts';
 import { eventOf } from '../emails/events.ts';
 import { signingSecrets, type WebhookRow } from './endpoints.ts';
@@ -119,7 +120,8 @@ export class WebhookDispatcher {
           out.push(d as DeliveryRow & { payload: string });
           continue;
         }
-        const event = d.event_id && d.email_id ? eventOf(db, d.email_id, d.event_id) : undefined;
+        // Bridge: in the claim's commit with the outbox's statements on the connection (not queries yet).
+        const event = d.event_id && d.email_id ? runOn(db, eventOf(d.email_id, d.event_id)) : undefined;
         const payload = event ? eventPayload(db, config.publicUrl, event) : null;
         if (!payload) {
           markFailed(db, clock.now(), d.id, 'the event is gone: its email was deleted');

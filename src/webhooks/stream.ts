@@ -11,6 +11,7 @@
 import { PassThrough } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { App } from '../context.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { eventsAfter, eventsInOrder, newestSeq, seqBefore, webhookEventType, type EventOfWorkspace } from '../emails/events.ts';
 import { eventPayload, type Payload } from './payload.ts';
 import { domainEventsAfter, domainSeqBefore, newestDomainEventSeq, workspaceDomainEvents, type DomainEventRow } from '../domains/domain-events.ts';
@@ -64,8 +65,10 @@ export class EventStream {
 
   constructor(private readonly app: App) {}
 
+  // Bridge (every read of events here): the stream reads and hands out in one turn of the event loop, so that
+  // the poller hands out nothing in between; it awaits a store once that no longer depends on it.
   start(): void {
-    this.polled = newestSeq(this.app.db);
+    this.polled = runOn(this.app.db, newestSeq());
     this.domainPolled = newestDomainEventSeq(this.app.db);
     this.timer = setInterval(() => this.poll(), POLL_MS);
     this.timer.unref();
@@ -89,7 +92,7 @@ export class EventStream {
   open(filter: StreamFilter, lastEventId: string | number | null): PassThrough {
     const out = new PassThrough();
     const { db } = this.app;
-    const newest = newestSeq(db);
+    const newest = runOn(db, newestSeq());
     const newestDomain = newestDomainEventSeq(db);
     const last = lastEventId === null ? null : parseLastEventId(String(lastEventId));
     const sub: Subscriber = {
@@ -108,7 +111,7 @@ export class EventStream {
       return out;
     }
     const since = this.app.clock.now() - REPLAY_WINDOW_MS;
-    if (sub.cursor < newest) sub.cursor = Math.max(sub.cursor, seqBefore(db, filter.workspaceId, since) ?? newest);
+    if (sub.cursor < newest) sub.cursor = Math.max(sub.cursor, runOn(db, seqBefore(filter.workspaceId, since)) ?? newest);
     this.catchUp(sub, newest, newestDomain, since).catch((err) => {
       this.app.log.error('event stream: catching a client up failed', { err });
       out.end();
@@ -133,7 +136,7 @@ export class EventStream {
         return;
       }
       const upTo = Math.min(end, sub.cursor + CATCH_UP_SEQS);
-      const emails = sub.cursor < upTo ? eventsInOrder(this.app.db, sub.workspaceId, sub.cursor, upTo, since) : [];
+      const emails = sub.cursor < upTo ? runOn(this.app.db, eventsInOrder(sub.workspaceId, sub.cursor, upTo, since)) : [];
       // The domain events placed before the next slice's first email event (all of them in the last slice).
       const beforeEmailSeq = upTo >= end ? Number.MAX_SAFE_INTEGER : upTo + 1;
       const domains = workspaceDomainEvents(this.app.db, { workspaceId: sub.workspaceId, after: sub.dcursor, upTo: domainEnd, beforeEmailSeq, since });
@@ -153,12 +156,12 @@ export class EventStream {
     try {
       // No one to send to: skip ahead (a client catching up reads on to wherever this is).
       if (![...this.subscribers].some((s) => s.live)) {
-        this.polled = newestSeq(this.app.db);
+        this.polled = runOn(this.app.db, newestSeq());
         this.domainPolled = newestDomainEventSeq(this.app.db);
         return;
       }
       let domains = domainEventsAfter(this.app.db, this.domainPolled, BATCH);
-      let emails = eventsAfter(this.app.db, this.polled, BATCH);
+      let emails = runOn(this.app.db, eventsAfter(this.polled, BATCH));
       // A full batch of one kind holds back what of the other kind may come after its unread rest.
       const lastEmail = emails.length === BATCH ? emails[emails.length - 1].seq : Number.MAX_SAFE_INTEGER;
       const lastDomain = domains.length === BATCH ? domains[domains.length - 1].after_seq : Number.MAX_SAFE_INTEGER;
