@@ -10,6 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { request, seedWorkspace, TEST_PASSWORD } from '../testkit/app.ts';
 import { addEvent } from '../emails/events.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { BOX, eventually, startOutboundScene, type OutboundScene } from '../testkit/outbound.ts';
 import { DESKTOP, openBrowser, PHONE, screenshots, signedIn } from '../testkit/browser.ts';
 
@@ -272,7 +273,7 @@ test("an email's event log", async () => {
   const { db, clock } = s.t.app;
   const workspaceId = db.prepare('SELECT workspace_id FROM emails WHERE id = ?').pluck().get(sent.body.id) as string;
   db.transaction(() => {
-    for (let i = 0; i < 150; i++) addEvent(db, clock, { workspaceId, emailId: sent.body.id, type: 'opened', recipient: 'reader@dest.test', data: { ip: `192.0.2.${i}` } });
+    for (let i = 0; i < 150; i++) runOn(db, addEvent(clock, { workspaceId, emailId: sent.body.id, type: 'opened', recipient: 'reader@dest.test', data: { ip: `192.0.2.${i}` } }));
   })();
   await page.reload();
   await page.getByText('1–100', { exact: true }).waitFor();

@@ -98,7 +98,7 @@ export function mtaStsPages(app: App) {
 }
 
 export function domainRoutes(app: App) {
-  const { db, store, clock, config } = app;
+  const { store, clock, config } = app;
   const r = apiRouter();
   const auth = requireAuth(config.publicUrl);
   // The inbound MX names the box: neither offered nor checked while its name cannot be right (dns/box-name.ts).
@@ -308,10 +308,10 @@ export function domainRoutes(app: App) {
     const workspaceId = principalOf(ctx).workspaceId;
     const owned = await store.read(
       (function* () {
-        return { inboxes: yield* inboxAddresses(workspaceId), domains: yield* verifiedDomainNames(workspaceId) };
+        return { inboxes: yield* inboxAddresses(workspaceId), domains: yield* verifiedDomainNames(workspaceId), senders: yield* senderAddresses(workspaceId) };
       })(),
     );
-    const addresses = [...new Set([...senderAddresses(db, workspaceId), ...owned.inboxes])].sort();
+    const addresses = [...new Set([...owned.senders, ...owned.inboxes])].sort();
     const localParts = [...new Set(addresses.map((a) => a.slice(0, a.lastIndexOf('@'))))].sort();
     ctx.body = { domains: owned.domains, addresses, localParts };
   });

@@ -45,7 +45,7 @@ function* draftPage(workspaceId: string, page: Page) {
 }
 
 export function draftRoutes(app: App) {
-  const { db, store, clock } = app;
+  const { store, clock } = app;
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
 
@@ -136,7 +136,7 @@ export function draftRoutes(app: App) {
   // DESIGN.md "attachment download": the original bytes, the stored type, always a download, never sniffed.
   r.get('/attachments/:id', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    const a = (await store.read(draftFile(workspaceId, ctx.params.id))) ?? getAttachment(db, workspaceId, ctx.params.id);
+    const a = (await store.read(draftFile(workspaceId, ctx.params.id))) ?? (await store.read(getAttachment(workspaceId, ctx.params.id)));
     if (!a) throw notFound('Attachment');
     ctx.body = a.content;
     ctx.set('Content-Type', downloadType(a.content_type));
@@ -151,7 +151,7 @@ export function draftRoutes(app: App) {
       ctx.body = { ok: true };
       return;
     }
-    if (getAttachment(db, workspaceId, id)) throw new ApiError(409, 'attachment_of_email', 'This attachment belongs to a sent or received email, which keeps it; only a draft\'s files can be deleted');
+    if (await app.store.read(getAttachment(workspaceId, id))) throw new ApiError(409, 'attachment_of_email', 'This attachment belongs to a sent or received email, which keeps it; only a draft\'s files can be deleted');
     throw notFound('Attachment');
   });
 

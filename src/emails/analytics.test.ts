@@ -42,7 +42,7 @@ function sentEmail(db: Db, workspaceId: string, domain: string, subject: string,
   return id;
 }
 
-const event = (db: Db, at: number, workspaceId: string, emailId: string, type: EventType) => addEvent(db, { now: () => at }, { workspaceId, emailId, type, recipient: 'r@dest.test' });
+const event = (db: Db, at: number, workspaceId: string, emailId: string, type: EventType) => runOn(db, addEvent({ now: () => at }, { workspaceId, emailId, type, recipient: 'r@dest.test' }));
 
 /** What the route does: settle the window, then read. */
 function analyticsAt(db: Db, ws: string, days: WindowDays, now: number): Analytics {
@@ -338,7 +338,7 @@ test('HTTP: events of earlier days land on their UTC day of the timeline and lea
   // subjects of those days, counted once a day is over, are dropped to be counted again.
   db.transaction(() => {
     for (const [at, type] of [[startOf(6), 'sent'], [startOf(6) - 1, 'sent'], [startOf(29), 'delivered'], [startOf(89), 'opened'], [startOf(90), 'sent']] as const) {
-      addEvent(db, { now: () => at }, { workspaceId: ws, emailId: welcome.id, type, recipient: `ann@${DEST}` });
+      runOn(db, addEvent({ now: () => at }, { workspaceId: ws, emailId: welcome.id, type, recipient: `ann@${DEST}` }));
     }
     for (const table of ['counted_days', 'subject_window_spans']) db.prepare(`DELETE FROM ${table}`).run();
   })();

@@ -3,7 +3,7 @@
 // writer of an email's direction, category, read, archived, important, trashed or labels state goes through
 // recount() with the state before and after, so no count is ever derived by scanning a million rows. Mail in
 // the Trash counts nowhere (DESIGN.md "trash").
-import type { Db } from '../db/open.ts';
+import { get, run, type Query } from '../db/query.ts';
 import type { EmailRow } from './rows.ts';
 
 export type CountedRow = Pick<EmailRow, 'workspace_id' | 'direction' | 'category' | 'read_at' | 'archived_at' | 'important' | 'labels_json' | 'trashed_at'>;
@@ -27,7 +27,7 @@ function contributions(r: CountedRow) {
 }
 
 /** Applies the change of one email from `before` to `after` (null: did not exist / no longer exists). */
-export function recount(db: Db, before: CountedRow | null, after: CountedRow | null): void {
+export function* recount(before: CountedRow | null, after: CountedRow | null): Query<void> {
   const b = before ? contributions(before) : null;
   const a = after ? contributions(after) : null;
   const workspaceId = (after ?? before)?.workspace_id;
@@ -35,28 +35,29 @@ export function recount(db: Db, before: CountedRow | null, after: CountedRow | n
   const delta = (k: 'inbox_unread' | 'updates_unread' | 'spam_total' | 'important_unread') => (a?.[k] ?? 0) - (b?.[k] ?? 0);
   const d = { inbox: delta('inbox_unread'), updates: delta('updates_unread'), spam: delta('spam_total'), important: delta('important_unread') };
   if (d.inbox || d.updates || d.spam || d.important) {
-    db.prepare(
+    yield* run(
       `INSERT INTO mailbox_counts (workspace_id, inbox_unread, updates_unread, spam_total, important_unread) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (workspace_id) DO UPDATE SET inbox_unread = inbox_unread + excluded.inbox_unread, updates_unread = updates_unread + excluded.updates_unread,
          spam_total = spam_total + excluded.spam_total, important_unread = important_unread + excluded.important_unread`,
-    ).run(workspaceId, d.inbox, d.updates, d.spam, d.important);
+      workspaceId, d.inbox, d.updates, d.spam, d.important,
+    );
   }
-  const label = db.prepare('UPDATE labels SET total_count = total_count + ?, unread_count = unread_count + ? WHERE id = ? AND workspace_id = ?');
   for (const id of new Set([...(b?.labels ?? []), ...(a?.labels ?? [])])) {
     const had = b?.labels.includes(id) ?? false;
     const has = a?.labels.includes(id) ?? false;
     const total = Number(has) - Number(had);
     const unread = (has ? a!.unread : 0) - (had ? b!.unread : 0);
-    if (total || unread) label.run(total, unread, id, workspaceId);
+    if (total || unread) yield* run('UPDATE labels SET total_count = total_count + ?, unread_count = unread_count + ? WHERE id = ? AND workspace_id = ?', total, unread, id, workspaceId);
   }
 }
 
-export const countedRow = (db: Db, id: string) => db.prepare(`SELECT ${COUNTED_COLUMNS} FROM emails WHERE id = ?`).get(id) as CountedRow | undefined;
+export const countedRow = (id: string) => get<CountedRow>(`SELECT ${COUNTED_COLUMNS} FROM emails WHERE id = ?`, id);
 
 /** The mailbox summary of GET /labels (resortPending is the labels' own). */
-export function mailboxCounts(db: Db, workspaceId: string) {
-  const row = db.prepare('SELECT inbox_unread, updates_unread, spam_total, important_unread FROM mailbox_counts WHERE workspace_id = ?').get(workspaceId) as
-    | { inbox_unread: number; updates_unread: number; spam_total: number; important_unread: number }
-    | undefined;
+export function* mailboxCounts(workspaceId: string) {
+  const row = yield* get<{ inbox_unread: number; updates_unread: number; spam_total: number; important_unread: number }>(
+    'SELECT inbox_unread, updates_unread, spam_total, important_unread FROM mailbox_counts WHERE workspace_id = ?',
+    workspaceId,
+  );
   return { inboxUnread: row?.inbox_unread ?? 0, updatesUnread: row?.updates_unread ?? 0, spamTotal: row?.spam_total ?? 0, importantUnread: row?.important_unread ?? 0 };
 }

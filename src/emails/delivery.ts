@@ -2,7 +2,7 @@
 // record"): read from the queue rows (deliveries: state, attempts, next attempt, the last answer, a complaint)
 // and, for a suppressed or bounced recipient, its event's data. One query per email read (or thread), one per
 // list page for the summaries, never one per row. Read-only SQL; the queue and feedback/ write what it reads.
-import type { Db } from '../db/open.ts';
+import { all, type Query } from '../db/query.ts';
 import { iso } from '../clock.ts';
 
 export const RECIPIENT_STATES = ['scheduled', 'queued', 'sending', 'delivered', 'delayed', 'bounced', 'suppressed', 'failed', 'complained', 'canceled'] as const;
@@ -73,12 +73,11 @@ const ids = (emailIds: readonly string[]) => JSON.stringify(emailIds);
  * The recipients of each sent email named, in the order they were queued: one query for all of them. A send
  * waiting for its time has its scheduled_sends row; a canceled one only its `canceled` events.
  */
-export function recipientsOf(db: Db, emailIds: readonly string[]): Map<string, RecipientDelivery[]> {
+export function* recipientsOf(emailIds: readonly string[]): Query<Map<string, RecipientDelivery[]>> {
   const out = new Map<string, RecipientDelivery[]>();
   if (!emailIds.length) return out;
-  const rows = db
-    .prepare(
-      `SELECT d.email_id, d.recipient, d.state, d.attempts, d.next_attempt_at, d.last_code, d.last_response, d.last_mx, d.updated_at AS at, d.complained_at,
+  const rows = yield* all<Row>(
+    `SELECT d.email_id, d.recipient, d.state, d.attempts, d.next_attempt_at, d.last_code, d.last_response, d.last_mx, d.updated_at AS at, d.complained_at,
          CASE WHEN d.complained_at IS NOT NULL OR d.state IN ('blocked', 'bounced') THEN
            (SELECT v.data FROM events v WHERE v.email_id = d.email_id AND v.recipient = d.recipient
               AND v.type = CASE WHEN d.complained_at IS NOT NULL THEN 'complained' ELSE d.state END ORDER BY v.seq DESC LIMIT 1)
@@ -92,8 +91,8 @@ export function recipientsOf(db: Db, emailIds: readonly string[]): Map<string, R
        FROM emails e JOIN events v ON v.email_id = e.id
        WHERE e.id IN (SELECT value FROM json_each(@ids)) AND e.status = 'canceled' AND v.type = 'canceled'
        ORDER BY 1, ord`,
-    )
-    .all({ ids: ids(emailIds) }) as Row[];
+    { ids: ids(emailIds) },
+  );
   for (const r of rows) {
     const list = out.get(r.email_id) ?? [];
     list.push(present(r));
@@ -131,20 +130,19 @@ export function summarize(recipients: ReadonlyArray<Pick<RecipientDelivery, 'sta
 }
 
 /** The summary of each sent email named (a list page): one grouped query for the page. */
-export function summariesOf(db: Db, emailIds: readonly string[]): Map<string, DeliverySummary> {
+export function* summariesOf(emailIds: readonly string[]): Query<Map<string, DeliverySummary>> {
   const out = new Map<string, DeliverySummary>();
   if (!emailIds.length) return out;
-  const rows = db
-    .prepare(
-      `SELECT d.email_id, CASE WHEN d.complained_at IS NOT NULL THEN 'complained' ELSE d.state END AS state, count(*) AS n
+  const rows = yield* all<{ email_id: string; state: string; n: number }>(
+    `SELECT d.email_id, CASE WHEN d.complained_at IS NOT NULL THEN 'complained' ELSE d.state END AS state, count(*) AS n
        FROM deliveries d WHERE d.email_id IN (SELECT value FROM json_each(@ids)) GROUP BY 1, 2
        UNION ALL
        SELECT s.email_id, 'scheduled', json_array_length(s.recipients) FROM scheduled_sends s WHERE s.email_id IN (SELECT value FROM json_each(@ids))
        UNION ALL
        SELECT e.id, 'canceled', count(*) FROM emails e JOIN events v ON v.email_id = e.id
        WHERE e.id IN (SELECT value FROM json_each(@ids)) AND e.status = 'canceled' AND v.type = 'canceled' GROUP BY 1`,
-    )
-    .all({ ids: ids(emailIds) }) as Array<{ email_id: string; state: string; n: number }>;
+    { ids: ids(emailIds) },
+  );
   const counted = new Map<string, Partial<Record<RecipientState, number>>>();
   for (const r of rows) {
     const state = r.state === 'complained' || r.state === 'scheduled' || r.state === 'canceled' ? r.state : FROM_QUEUE[r.state];

@@ -2,23 +2,26 @@
 // needs nothing from the box, a meta refresh taken out, and dark colours when the reader's system is dark and the
 // mail sets none of its own. The route serves it with a Content-Security-Policy that sandboxes it (no scripts, no
 // forms, no plugins, no navigation of the dashboard) and allows remote images only when asked.
-import type { Db } from '../db/open.ts';
+import { all, get, type Query } from '../db/query.ts';
 import { unpackBodies, type StoredBodies } from '../mail/packing.ts';
 
 /** Inline images carried as data: URLs, up to this much in all (bigger ones stay broken, as in most clients). */
 const MAX_INLINE_BYTES = 5 * 1024 * 1024;
 const META_REFRESH = /<meta\b[^>]*http-equiv\s*=\s*["']?\s*refresh[^>]*>/gi;
 
-export function displayHtml(db: Db, workspaceId: string, emailId: string): string | null {
-  const stored = db
-    .prepare('SELECT c.html_body AS html, c.text_body AS text FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.id = ?')
-    .get(workspaceId, emailId) as StoredBodies | undefined;
+export function* displayHtml(workspaceId: string, emailId: string): Query<string | null> {
+  const stored = yield* get<StoredBodies>(
+    'SELECT c.html_body AS html, c.text_body AS text FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.id = ?',
+    workspaceId,
+    emailId,
+  );
   if (!stored) return null;
   const { text, html } = unpackBodies(stored);
   if (html === null) return `${FOLLOW_DARK}<pre style="white-space:pre-wrap;font:14px/1.5 system-ui,sans-serif;margin:0">${escape(text ?? '')}</pre>`;
-  const inline = db
-    .prepare("SELECT content_id, content_type, content FROM email_attachments WHERE email_id = ? AND content_id IS NOT NULL AND content_type LIKE 'image/%' ORDER BY position")
-    .all(emailId) as Array<{ content_id: string; content_type: string; content: Buffer }>;
+  const inline = yield* all<{ content_id: string; content_type: string; content: Buffer }>(
+    "SELECT content_id, content_type, content FROM email_attachments WHERE email_id = ? AND content_id IS NOT NULL AND content_type LIKE 'image/%' ORDER BY position",
+    emailId,
+  );
   const urls = new Map<string, string>();
   let budget = MAX_INLINE_BYTES;
   for (const a of inline) {

@@ -4,6 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { addEvent } from './events.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { request, seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
 
 let t: TestApp;
@@ -21,7 +22,7 @@ test.before(async () => {
     EMAIL, seeded.workspace.id, 'paged@x.example', EMAIL, clock.now(),
   );
   db.transaction(() => {
-    for (let i = 0; i < 230; i++) addEvent(db, clock, { workspaceId: seeded.workspace.id, emailId: EMAIL, type: i % 2 ? 'opened' : 'delivered', recipient: `r${i}@dest.example` });
+    for (let i = 0; i < 230; i++) runOn(db, addEvent(clock, { workspaceId: seeded.workspace.id, emailId: EMAIL, type: i % 2 ? 'opened' : 'delivered', recipient: `r${i}@dest.example` }));
   })();
 });
 

@@ -42,7 +42,7 @@ function email(db: Db, workspaceId: string, opts: { inboxId?: string | null; dom
 
 const event = (db: Db, workspaceId: string, emailId: string, type: EventType = 'sent') => {
   t += 1;
-  addEvent(db, clock, { workspaceId, emailId, type, recipient: 'r@dest.example' });
+  runOn(db, addEvent(clock, { workspaceId, emailId, type, recipient: 'r@dest.example' }));
 };
 const outbox = (db: Db) => db.prepare('SELECT webhook_id, workspace_id, email_id, type FROM webhook_deliveries ORDER BY id').all() as Array<{ webhook_id: string; workspace_id: string; email_id: string; type: string }>;
 const hook = (db: Db, workspaceId: string, events: string[], filters: { inboxId?: string; domainId?: string } = {}) =>
@@ -67,32 +67,32 @@ test("an event's id is made from its time and seq, not stored: the same at every
   const db = freshDb();
   hook(db, 'ws_a', ['*']);
   const em = email(db, 'ws_a');
-  for (const type of ['sent', 'delivered'] as const) addEvent(db, clock, { workspaceId: 'ws_a', emailId: em, type, recipient: 'r@dest.example' });
+  for (const type of ['sent', 'delivered'] as const) runOn(db, addEvent(clock, { workspaceId: 'ws_a', emailId: em, type, recipient: 'r@dest.example' }));
   event(db, 'ws_a', em, 'opened');
   assert.equal(db.prepare('SELECT DISTINCT id FROM events').pluck().all(), [''], 'no id stored');
-  const listed = listEvents(db, 'ws_a', em);
+  const listed = runOn(db, listEvents('ws_a', em));
   const ids = listed.map((e) => e.id);
   assert.ok(ids.every((id) => isId('evt', id)), ids.join(' '));
   assert.is(new Set(ids).size, 3, 'two events of one millisecond differ');
   assert.equal(ids.map(idTime), [t - 1, t - 1, t], 'the time each was made, so ids sort by it');
-  assert.equal(listEvents(db, 'ws_a', em), listed, 'the same at the next read');
-  assert.equal(eventsInOrder(db, 'ws_a', 0, newestSeq(db), 0).map((e) => e.event), listed, 'the stream shows the same');
-  for (const e of listed) assert.equal(eventOf(db, em, e.id)?.event, e);
+  assert.equal(runOn(db, listEvents('ws_a', em)), listed, 'the same at the next read');
+  assert.equal(runOn(db, eventsInOrder('ws_a', 0, runOn(db, newestSeq()), 0)).map((e) => e.event), listed, 'the stream shows the same');
+  for (const e of listed) assert.equal(runOn(db, eventOf(em, e.id))?.event, e);
   assert.equal(db.prepare('SELECT event_id FROM webhook_deliveries ORDER BY rowid').pluck().all(), ids, 'the webhook deliveries carry them');
-  assert.is(eventOf(db, em, `${ids[0].slice(0, -1)}${ids[0].endsWith('0') ? '1' : '0'}`), undefined, 'a made-up id of the same millisecond');
-  assert.is(eventOf(db, em, 'evt_nonsense'), undefined);
+  assert.is(runOn(db, eventOf(em, `${ids[0].slice(0, -1)}${ids[0].endsWith('0') ? '1' : '0'}`)), undefined, 'a made-up id of the same millisecond');
+  assert.is(runOn(db, eventOf(em, 'evt_nonsense')), undefined);
   // Another box numbers its events alike, and its ids differ: the seq is keyed under each box's secret.
   const other = freshDb();
   const otherEmail = email(other, 'ws_a');
   t -= 1;
-  for (const type of ['sent', 'delivered'] as const) addEvent(other, clock, { workspaceId: 'ws_a', emailId: otherEmail, type, recipient: 'r@dest.example' });
+  for (const type of ['sent', 'delivered'] as const) runOn(other, addEvent(clock, { workspaceId: 'ws_a', emailId: otherEmail, type, recipient: 'r@dest.example' }));
   t += 1;
-  assert.not.ok(listEvents(other, 'ws_a', otherEmail).some((e) => ids.includes(e.id)));
+  assert.not.ok(runOn(other, listEvents('ws_a', otherEmail)).some((e) => ids.includes(e.id)));
   // An event stored with its id, as before: shown and found by it.
   const stored = newId('evt', t);
   db.prepare("INSERT INTO events (id, workspace_id, email_id, type, recipient, data, created_at) VALUES (?, 'ws_a', ?, 'clicked', 'r@dest.example', '{}', ?)").run(stored, em, t);
-  assert.is(listEvents(db, 'ws_a', em)[3].id, stored);
-  assert.is(eventOf(db, em, stored)?.event.type, 'clicked');
+  assert.is(runOn(db, listEvents('ws_a', em))[3].id, stored);
+  assert.is(runOn(db, eventOf(em, stored))?.event.type, 'clicked');
 });
 
 test('a seq is never given twice: the newest events deleted with their email, the next still comes after them', () => {
@@ -102,16 +102,16 @@ test('a seq is never given twice: the newest events deleted with their email, th
   event(db, 'ws_a', keep);
   event(db, 'ws_a', gone);
   event(db, 'ws_a', gone, 'delivered');
-  const before = newestSeq(db);
+  const before = runOn(db, newestSeq());
   db.prepare('DELETE FROM emails WHERE id = ?').run(gone);
-  assert.is(newestSeq(db), before - 2, 'the newest events went with their email');
+  assert.is(runOn(db, newestSeq()), before - 2, 'the newest events went with their email');
   event(db, 'ws_a', keep, 'delivered');
-  assert.is(newestSeq(db), before + 1);
-  const found = eventsInOrder(db, 'ws_a', 0, newestSeq(db), 0);
+  assert.is(runOn(db, newestSeq()), before + 1);
+  const found = runOn(db, eventsInOrder('ws_a', 0, runOn(db, newestSeq()), 0));
   assert.equal(found.map((e) => [e.seq, e.event.type]), [[before - 2, 'sent'], [before + 1, 'delivered']]);
   const id = found[1].event.id;
-  assert.equal(eventOf(db, keep, id)?.event, listEvents(db, 'ws_a', keep)[1], 'found by its email and id as the list shows it');
-  assert.is(eventOf(db, gone, id), undefined, 'under another email, no event');
+  assert.equal(runOn(db, eventOf(keep, id))?.event, runOn(db, listEvents('ws_a', keep))[1], 'found by its email and id as the list shows it');
+  assert.is(runOn(db, eventOf(gone, id)), undefined, 'under another email, no event');
 });
 
 test('an endpoint created later gets the events emitted after it, of the types it asked for; disabled or in another workspace, none', () => {
@@ -202,17 +202,17 @@ test('0028: events in the feed keep its number, older ones come before them, the
 
   const rows = db.prepare('SELECT seq, id FROM events ORDER BY seq').all() as Array<{ seq: number; id: string }>;
   assert.equal(rows, [[-2, ids[0]], [-1, ids[1]], [3, ids[2]], [4, ids[3]], [5, ids[4]], [6, ids[5]]].map(([seq, id]) => ({ seq, id })));
-  assert.equal(listEvents(db, 'ws_a', em), before, 'the API shows the same events');
-  assert.equal(eventOf(db, em, ids[4])?.event, before[4]);
+  assert.equal(runOn(db, listEvents('ws_a', em)), before, 'the API shows the same events');
+  assert.equal(runOn(db, eventOf(em, ids[4]))?.event, before[4]);
   const names = db.prepare("SELECT name FROM sqlite_schema WHERE tbl_name IN ('events', 'event_feed') ORDER BY name").pluck().all();
   assert.equal(names, ['events', 'events_email', 'events_workspace'], 'no id index, no feed');
   t = t0 + 10;
   event(db, 'ws_a', em, 'opened');
-  assert.is(newestSeq(db), 8, 'after the number the feed gave last, though its event is gone');
-  assert.is(seqBefore(db, 'ws_a', t0 + 3), 3, 'a window from the fourth event (seq 4) is read after seq 3');
+  assert.is(runOn(db, newestSeq()), 8, 'after the number the feed gave last, though its event is gone');
+  assert.is(runOn(db, seqBefore('ws_a', t0 + 3)), 3, 'a window from the fourth event (seq 4) is read after seq 3');
   const plan = (db.prepare("EXPLAIN QUERY PLAN SELECT seq FROM events NOT INDEXED WHERE seq > ? AND seq <= ? AND workspace_id = ? AND created_at >= ? ORDER BY seq").all(0, 9, 'ws_a', 0) as Array<{ detail: string }>).map((r) => r.detail);
   assert.match(plan.join(' / '), /USING INTEGER PRIMARY KEY \(rowid>\? AND rowid<\?\)/);
-  assert.equal(eventsInOrder(db, 'ws_a', 4, 8, t0 + 5).map((e) => e.seq), [6, 8], 'a slice, within the window, in commit order');
+  assert.equal(runOn(db, eventsInOrder('ws_a', 4, 8, t0 + 5)).map((e) => e.seq), [6, 8], 'a slice, within the window, in commit order');
 });
 
 test('0028 writes the events it copies in seq order, so the new table has full pages', () => {

@@ -5,9 +5,9 @@
 // same whenever it is read. Events stored before carry their id in the `id` column, which is '' for the rest.
 import type { Clock } from '../clock.ts';
 import { iso } from '../clock.ts';
-import type { Db } from '../db/open.ts';
+import { randomBytes } from 'node:crypto';
+import { all, column, get, run, value, type Query } from '../db/query.ts';
 import { idTime, keyedId } from '../db/ids.ts';
-import { boxSecret } from '../db/box-secret.ts';
 
 export const EVENT_TYPES = [
   'sent', 'delivered', 'delivery_delayed', 'bounced', 'blocked', 'failed', 'opened', 'clicked', 'complained', 'unsubscribed',
@@ -48,15 +48,19 @@ const COUNTED: Partial<Record<EventType, string>> = {
   complained: 'complained',
 };
 
+// The seq the insert just took (the rowid; PostgreSQL's identity).
+const LAST_SEQ = { sqlite: 'SELECT last_insert_rowid()', postgres: 'SELECT lastval()' };
+
 /**
  * Adds the event, its webhook outbox rows, and counts it in its workspace's day (daily_stats), all in the caller's
  * transaction. The only writer of `events` (events.test.ts checks that), so every event gets its deliveries as
  * durably as itself. Its `seq` (0028), returned, is the live stream's order: given under the write lock, so in
  * commit order.
  */
-export function addEvent(db: Db, clock: Clock, e: NewEvent): number {
+export function* addEvent(clock: Clock, e: NewEvent): Query<number> {
   const now = clock.now();
-  const added = db.prepare("INSERT INTO events (id, workspace_id, email_id, type, recipient, data, created_at) VALUES ('', ?, ?, ?, ?, ?, ?)").run(
+  yield* run(
+    "INSERT INTO events (id, workspace_id, email_id, type, recipient, data, created_at) VALUES ('', ?, ?, ?, ?, ?, ?)",
     e.workspaceId,
     e.emailId,
     e.type,
@@ -64,19 +68,25 @@ export function addEvent(db: Db, clock: Clock, e: NewEvent): number {
     JSON.stringify(e.data ?? {}),
     now,
   );
-  addOutbox(db, () => eventId(db, now, Number(added.lastInsertRowid)), e, now);
+  // Not INSERT ... RETURNING: on SQLite that makes the insert open a statement journal, and FTS5 then flushes
+  // the group commit's pending full-text rows as a segment per event (see addOutbox), as the trigger did.
+  const seq = Number(yield* value<number>(LAST_SEQ));
+  yield* addOutbox(e, now, seq);
   const column = COUNTED[e.type];
   if (column === 'received') {
-    db.prepare('INSERT INTO daily_stats (workspace_id, day, received) VALUES (?, ?, 1) ON CONFLICT (workspace_id, day) DO UPDATE SET received = received + 1').run(e.workspaceId, utcDay(now));
+    yield* run('INSERT INTO daily_stats (workspace_id, day, received) VALUES (?, ?, 1) ON CONFLICT (workspace_id, day) DO UPDATE SET received = received + 1', e.workspaceId, utcDay(now));
   } else if (column) {
     // Test sends and the box's own notices are not the workspace's sending (0033): one statement still, its
     // look-up of the email by its key costing about what a second statement's call would.
-    db.prepare(
+    yield* run(
       `INSERT INTO daily_stats (workspace_id, day, ${column}) SELECT ?, ?, 1 WHERE NOT EXISTS (SELECT 1 FROM emails WHERE id = ? AND counted = 0)
        ON CONFLICT (workspace_id, day) DO UPDATE SET ${column} = ${column} + 1`,
-    ).run(e.workspaceId, utcDay(now), e.emailId);
+      e.workspaceId,
+      utcDay(now),
+      e.emailId,
+    );
   }
-  return Number(added.lastInsertRowid);
+  return seq;
 }
 
 /**
@@ -88,38 +98,48 @@ export function addEvent(db: Db, clock: Clock, e: NewEvent): number {
  * does the same, so the endpoints are read first and a row is inserted for each. The outbox query runs only for
  * a workspace with an enabled endpoint, found by its index (webhooks_workspace).
  */
-function addOutbox(db: Db, id: () => string, e: NewEvent, now: number): void {
-  if (!db.prepare('SELECT 1 FROM webhooks WHERE workspace_id = ? AND enabled = 1 LIMIT 1').get(e.workspaceId)) return;
+function* addOutbox(e: NewEvent, now: number, seq: number): Query<void> {
+  if (!(yield* get('SELECT 1 FROM webhooks WHERE workspace_id = ? AND enabled = 1 LIMIT 1', e.workspaceId))) return;
   const type = webhookEventType(e.type);
-  const endpoints = db
-    .prepare(
-      `SELECT w.id FROM webhooks w
+  const endpoints = yield* column<string>(
+    `SELECT w.id FROM webhooks w
        WHERE w.workspace_id = @workspaceId AND w.enabled = 1
          AND EXISTS (SELECT 1 FROM json_each(w.events_json) j WHERE j.value IN ('*', @type))
          AND (w.inbox_id IS NULL OR w.inbox_id = (SELECT m.inbox_id FROM emails m WHERE m.id = @emailId)
               OR EXISTS (SELECT 1 FROM emails m JOIN inboxes i ON i.id = w.inbox_id
                          WHERE m.id = @emailId AND m.direction = 'out' AND lower(m.from_address) = lower(i.address)))
          AND (w.domain_id IS NULL OR w.domain_id = (SELECT m.domain_id FROM emails m WHERE m.id = @emailId))`,
-    )
-    .pluck()
-    .all({ workspaceId: e.workspaceId, emailId: e.emailId, type }) as string[];
-  if (!endpoints.length) return;
-  const eventId = id();
-  const insert = db.prepare(
-    'INSERT INTO webhook_deliveries (id, webhook_id, workspace_id, event_id, email_id, type, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    { workspaceId: e.workspaceId, emailId: e.emailId, type },
   );
-  for (const webhookId of endpoints) insert.run(`whmsg_${eventId.slice(4)}_${webhookId.slice(3)}`, webhookId, e.workspaceId, eventId, e.emailId, type, now, now, now);
+  if (!endpoints.length) return;
+  const eventId = idOf(yield* boxSecret(), { id: '', created_at: now, seq });
+  for (const webhookId of endpoints) {
+    yield* run(
+      'INSERT INTO webhook_deliveries (id, webhook_id, workspace_id, event_id, email_id, type, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      `whmsg_${eventId.slice(4)}_${webhookId.slice(3)}`, webhookId, e.workspaceId, eventId, e.emailId, type, now, now, now,
+    );
+  }
 }
 
 /** YYYY-MM-DD of a time in UTC: the day analytics and reputation count it in. */
 export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-/** The id of an event stored without one: its time, and 80 bits keyed on its seq. */
-const eventId = (db: Db, createdAt: number, seq: number) => keyedId('evt', createdAt, boxSecret(db), seq);
-const idOf = (db: Db, r: EventRow) => r.id || eventId(db, r.created_at, r.seq);
+/**
+ * The box's secret (db/box-secret.ts), read in the query: boxSecret keeps it per connection, which a query has
+ * none of. Made here only in a database that no start made it in (a test's).
+ */
+function* boxSecret(): Query<Buffer> {
+  const made = yield* value<Buffer>("SELECT value FROM box_settings WHERE key = 'secret'");
+  if (made) return made;
+  yield* run("INSERT OR IGNORE INTO box_settings (key, value) VALUES ('secret', ?)", randomBytes(32));
+  return (yield* value<Buffer>("SELECT value FROM box_settings WHERE key = 'secret'"))!;
+}
 
-const presentEvent = (db: Db, r: EventRow) => ({
-  id: idOf(db, r),
+/** The id of an event: the one stored, or for one stored without, its time and 80 bits keyed on its seq. */
+const idOf = (secret: Buffer, r: Pick<EventRow, 'id' | 'created_at' | 'seq'>) => r.id || keyedId('evt', r.created_at, secret, r.seq);
+
+const presentEvent = (secret: Buffer, r: EventRow) => ({
+  id: idOf(secret, r),
   emailId: r.email_id,
   type: r.type,
   recipient: r.recipient,
@@ -131,30 +151,33 @@ export type PresentedEvent = ReturnType<typeof presentEvent>;
 const EVENT_COLUMNS = 'seq, id, workspace_id, email_id, type, recipient, data, created_at';
 type StoredEvent = EventRow & { workspace_id: string };
 
+/** The secret the rows' ids are made with, read only when one of them has no stored id. */
+function* secretFor(rows: readonly EventRow[]): Query<Buffer> {
+  return rows.some((r) => !r.id) ? yield* boxSecret() : Buffer.alloc(0);
+}
+
 /**
  * An email's events in the order they were committed; with `page`, `limit` of them from `offset` (events_email
  * holds (email_id, seq), so a page reads only its own rows and those it skips).
  */
-export function listEvents(db: Db, workspaceId: string, emailId: string, page?: { limit: number; offset: number }) {
-  const rows = (
-    page
-      ? db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE workspace_id = ? AND email_id = ? ORDER BY seq LIMIT ? OFFSET ?`).all(workspaceId, emailId, page.limit, page.offset)
-      : db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE workspace_id = ? AND email_id = ? ORDER BY seq`).all(workspaceId, emailId)
-  ) as StoredEvent[];
-  return rows.map((r) => presentEvent(db, r));
+export function* listEvents(workspaceId: string, emailId: string, page?: { limit: number; offset: number }): Query<PresentedEvent[]> {
+  const rows = page
+    ? yield* all<StoredEvent>(`SELECT ${EVENT_COLUMNS} FROM events WHERE workspace_id = ? AND email_id = ? ORDER BY seq LIMIT ? OFFSET ?`, workspaceId, emailId, page.limit, page.offset)
+    : yield* all<StoredEvent>(`SELECT ${EVENT_COLUMNS} FROM events WHERE workspace_id = ? AND email_id = ? ORDER BY seq`, workspaceId, emailId);
+  const secret = yield* secretFor(rows);
+  return rows.map((r) => presentEvent(secret, r));
 }
 
 /**
  * The newest `opened` or `clicked` event of one recipient of an email made since `since` (for a click, of the
  * link to `url`): the event a repeated visit is counted on (feedback/visits.ts). Its seq and time, or null.
  */
-export function recentVisit(db: Db, v: { emailId: string; type: 'opened' | 'clicked'; recipient: string; url: string | null; since: number }): { seq: number; createdAt: number } | null {
-  const row = db
-    .prepare(
-      `SELECT seq, created_at FROM events WHERE email_id = @emailId AND type = @type AND recipient = @recipient AND created_at >= @since
+export function* recentVisit(v: { emailId: string; type: 'opened' | 'clicked'; recipient: string; url: string | null; since: number }): Query<{ seq: number; createdAt: number } | null> {
+  const row = yield* get<{ seq: number; created_at: number }>(
+    `SELECT seq, created_at FROM events WHERE email_id = @emailId AND type = @type AND recipient = @recipient AND created_at >= @since
          AND (@url IS NULL OR json_extract(data, '$.url') = @url) ORDER BY seq DESC LIMIT 1`,
-    )
-    .get(v) as { seq: number; created_at: number } | undefined;
+    v,
+  );
   return row ? { seq: row.seq, createdAt: row.created_at } : null;
 }
 
@@ -162,11 +185,14 @@ export function recentVisit(db: Db, v: { emailId: string; type: 'opened' | 'clic
  * Adds `n` repeated visits, the last at `lastAt`, to an `opened` or `clicked` event: its data's `repeats` and
  * `lastRepeatAt`. Nothing when the event is gone (with its email). The only change to a stored event.
  */
-export function addRepeats(db: Db, seq: number, n: number, lastAt: number): void {
-  db.prepare(
+export function* addRepeats(seq: number, n: number, lastAt: number): Query<void> {
+  yield* run(
     `UPDATE events SET data = json_set(data, '$.repeats', coalesce(json_extract(data, '$.repeats'), 0) + ?, '$.lastRepeatAt', ?)
      WHERE seq = ? AND type IN ('opened', 'clicked')`,
-  ).run(n, iso(lastAt), seq);
+    n,
+    iso(lastAt),
+    seq,
+  );
 }
 /** An event as the API shows it, with its workspace and its place in commit order. */
 export interface EventOfWorkspace {
@@ -174,45 +200,52 @@ export interface EventOfWorkspace {
   workspaceId: string;
   event: PresentedEvent;
 }
-const withWorkspace = (db: Db, row: StoredEvent): EventOfWorkspace => ({ seq: row.seq, workspaceId: row.workspace_id, event: presentEvent(db, row) });
+const withWorkspace = (secret: Buffer, row: StoredEvent): EventOfWorkspace => ({ seq: row.seq, workspaceId: row.workspace_id, event: presentEvent(secret, row) });
+
+/** The rows with their workspaces, as the stream and the webhooks show them. */
+function* ofWorkspaces(rows: StoredEvent[]): Query<EventOfWorkspace[]> {
+  const secret = yield* secretFor(rows);
+  return rows.map((r) => withWorkspace(secret, r));
+}
 
 /**
  * One event of an email as the API shows it, with its workspace; undefined once its email is gone. Found among
  * the email's events of the millisecond the id names (or by the id stored, as events were before).
  */
-export function eventOf(db: Db, emailId: string, id: string): EventOfWorkspace | undefined {
+export function* eventOf(emailId: string, id: string): Query<EventOfWorkspace | undefined> {
   const time = idTime(id);
-  const rows = db
-    .prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE email_id = ? AND (id = ? OR (id = '' AND created_at = ?))`)
-    .all(emailId, id, Number.isNaN(time) ? -1 : time) as StoredEvent[];
-  const row = rows.find((r) => idOf(db, r) === id);
-  return row && withWorkspace(db, row);
+  const rows = yield* all<StoredEvent>(`SELECT ${EVENT_COLUMNS} FROM events WHERE email_id = ? AND (id = ? OR (id = '' AND created_at = ?))`, emailId, id, Number.isNaN(time) ? -1 : time);
+  const secret = yield* secretFor(rows);
+  const row = rows.find((r) => idOf(secret, r) === id);
+  return row && withWorkspace(secret, row);
 }
 
 /**
  * A workspace's events committed after `after` and up to `upTo` (their seq), made since `since`, in commit order.
  * It walks that slice of the sequence (the rowid), never events_workspace: a slice reads as many rows as it spans.
  */
-export function eventsInOrder(db: Db, workspaceId: string, after: number, upTo: number, since: number): EventOfWorkspace[] {
-  const rows = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events NOT INDEXED WHERE seq > ? AND seq <= ? AND workspace_id = ? AND created_at >= ? ORDER BY seq`).all(after, upTo, workspaceId, since) as StoredEvent[];
-  return rows.map((r) => withWorkspace(db, r));
+export function* eventsInOrder(workspaceId: string, after: number, upTo: number, since: number): Query<EventOfWorkspace[]> {
+  return yield* ofWorkspaces(
+    yield* all<StoredEvent>(`SELECT ${EVENT_COLUMNS} FROM events NOT INDEXED WHERE seq > ? AND seq <= ? AND workspace_id = ? AND created_at >= ? ORDER BY seq`, after, upTo, workspaceId, since),
+  );
 }
 
 /** Every workspace's events committed after `after`, at most `limit`, in commit order: what the live stream polls. */
-export function eventsAfter(db: Db, after: number, limit: number): EventOfWorkspace[] {
-  const rows = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`).all(after, limit) as StoredEvent[];
-  return rows.map((r) => withWorkspace(db, r));
+export function* eventsAfter(after: number, limit: number): Query<EventOfWorkspace[]> {
+  return yield* ofWorkspaces(yield* all<StoredEvent>(`SELECT ${EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit));
 }
 
 /** The seq of the newest event committed (0 before the first). */
-export const newestSeq = (db: Db) => Number(db.prepare('SELECT coalesce(max(seq), 0) FROM events').pluck().get());
+export function* newestSeq(): Query<number> {
+  return Number(yield* value('SELECT coalesce(max(seq), 0) FROM events'));
+}
 
 /**
  * The seq just before a workspace's first event made since `since`: where catching up on that window starts.
  * (Commit order and creation time can differ by a transaction's wait at the window's edge.)
  */
-export function seqBefore(db: Db, workspaceId: string, since: number): number | null {
-  const first = db.prepare('SELECT seq FROM events WHERE workspace_id = ? AND created_at >= ? ORDER BY created_at LIMIT 1').pluck().get(workspaceId, since) as number | undefined;
+export function* seqBefore(workspaceId: string, since: number): Query<number | null> {
+  const first = yield* value<number>('SELECT seq FROM events WHERE workspace_id = ? AND created_at >= ? ORDER BY created_at LIMIT 1', workspaceId, since);
   return first === undefined ? null : first - 1;
 }
 
@@ -221,9 +254,9 @@ export function seqBefore(db: Db, workspaceId: string, since: number): number | 
  * waits after a temporary failure, and once all are final: `blocked` if every one was suppressed,
  * `delivered` if any arrived, else `bounced`, else `failed` (gave up).
  */
-export function refreshEmailStatus(db: Db, emailId: string): string {
+export function* refreshEmailStatus(emailId: string): Query<string> {
   const counts = Object.fromEntries(
-    (db.prepare('SELECT state, count(*) AS n FROM deliveries WHERE email_id = ? GROUP BY state').all(emailId) as Array<{ state: string; n: number }>).map((r) => [r.state, r.n]),
+    (yield* all<{ state: string; n: number }>('SELECT state, count(*) AS n FROM deliveries WHERE email_id = ? GROUP BY state', emailId)).map((r) => [r.state, r.n]),
   ) as Record<string, number>;
   const has = (s: string) => (counts[s] ?? 0) > 0;
   let status: string;
@@ -233,6 +266,6 @@ export function refreshEmailStatus(db: Db, emailId: string): string {
   else if (has('bounced')) status = 'bounced';
   else status = 'failed';
   // Only when it changes: most outcomes leave the status as it was, and a write is not free.
-  db.prepare('UPDATE emails SET status = ? WHERE id = ? AND status != ?').run(status, emailId, status);
+  yield* run('UPDATE emails SET status = ? WHERE id = ? AND status != ?', status, emailId, status);
   return status;
 }

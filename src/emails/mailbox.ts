@@ -1,19 +1,20 @@
 // One email of the mailbox, sent or received: its SQL and its record (DESIGN.md "email record"), the owner's
 // changes to it (read, archived, category, important, and what that teaches about the sender; moving it to the
 // Trash and back), deleting it for good with every row that belongs to it, its raw bytes, its attachments and
-// its thread. Synchronous SQL only: the
-// routes run the writes inside the group commit. It must not call a flow (send/, receive/).
+// its thread. Queries (db/query.ts): the routes run the writes inside the group commit. getEmail, getThread,
+// patchEmail and deleteEmail still take the connection, for the functions of labels/, filter/ and the full-text
+// index they call, which are not queries yet. It must not call a flow (send/, receive/).
 import type { Category, EmailContentsRow, EmailRow } from './rows.ts';
 import { COUNTED_COLUMNS, countedRow, recount, type CountedRow } from './counts.ts';
-import type { Db } from '../db/open.ts';
+import { all, get, run, value, type Query } from '../db/query.ts';
+import type { Store } from '../db/store.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { labelsOf, type Label } from '../labels/labels.ts';
 import { unpackBodies, unpackMessageAsync } from '../mail/packing.ts';
 import { unindexEmail } from './search-index.ts';
 import { dropFromBacklog } from './search-backlog.ts';
-import { runOn } from '../db/sqlite-query.ts';
-import { unpackCopy } from './outgoing.ts';
+import { unpackCopy, withBase, type StoredCopy } from './outgoing.ts';
 import { recipientsOf, summarize, type RecipientDelivery } from './delivery.ts';
 import type { SpamRecord } from '../filter/combine.ts';
 import { queueTraining } from '../filter/learning.ts';
@@ -48,15 +49,20 @@ const SNIPPET_CHARS = 200;
  * The email with its attachments and, sent, where each recipient stands (delivery.ts), or null when the
  * workspace has no such email. `recipients: false` leaves those out (null) for readers that never show them.
  */
-export function getEmail(db: Db, workspaceId: string, id: string, opts: { recipients?: boolean } = {}) {
-  const row = db.prepare(`SELECT ${EMAIL_COLUMNS} FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.id = ?`).get(workspaceId, id) as
-    | MailboxRow
-    | undefined;
+export function* getEmail(workspaceId: string, id: string, opts: { recipients?: boolean } = {}) {
+  const found = yield* emailParts(workspaceId, id, opts);
+  if (!found) return null;
+  const { row, attachments, recipients } = found;
+  return presentEmail(row, attachments, yield* labelsOf(workspaceId, row.labels_json), recipients);
+}
+
+/** What the email's record is made of but its labels: its row, attachments and, sent, its recipients. */
+function* emailParts(workspaceId: string, id: string, opts: { recipients?: boolean }) {
+  const row = yield* get<MailboxRow>(`SELECT ${EMAIL_COLUMNS} FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.id = ?`, workspaceId, id);
   if (!row) return null;
-  const attachments = db.prepare(`SELECT ${ATTACHMENT_COLUMNS} FROM email_attachments a WHERE a.email_id = ? ORDER BY a.position`).all(id) as AttachmentRow[];
-  const recipients = row.direction === 'out' && opts.recipients !== false ? (recipientsOf(db, [id]).get(id) ?? []) : null;
-  // Bridge: getEmail reads synchronously until it is a query.
-  return presentEmail(row, attachments, runOn(db, labelsOf(workspaceId, row.labels_json)), recipients);
+  const attachments = yield* all<AttachmentRow>(`SELECT ${ATTACHMENT_COLUMNS} FROM email_attachments a WHERE a.email_id = ? ORDER BY a.position`, id);
+  const recipients = row.direction === 'out' && opts.recipients !== false ? ((yield* recipientsOf([id])).get(id) ?? []) : null;
+  return { row, attachments, recipients };
 }
 
 /**
@@ -65,22 +71,33 @@ export function getEmail(db: Db, workspaceId: string, id: string, opts: { recipi
  * read from the Trash shows what is there. Null when the workspace has no message in that thread at all. Ids
  * are time-ordered (DESIGN.md), so id order is arrival order, and the thread index serves it.
  */
-export function getThread(db: Db, workspaceId: string, threadId: string, trashed = false) {
+export function* getThread(workspaceId: string, threadId: string, trashed = false) {
+  const found = yield* threadParts(workspaceId, threadId, trashed);
+  if (!found) return null;
+  const { rows, byEmail, recipients } = found;
+  const emails = [];
+  for (const row of rows) emails.push(presentEmail(row, byEmail.get(row.id) ?? [], yield* labelsOf(workspaceId, row.labels_json), row.direction === 'out' ? (recipients.get(row.id) ?? []) : null));
+  return emails;
+}
+
+/** The thread's messages and their attachments and recipients; null when the workspace has no such thread. */
+function* threadParts(workspaceId: string, threadId: string, trashed: boolean) {
   const inTrash = trashed ? 'e.trashed_at IS NOT NULL' : 'e.trashed_at IS NULL';
-  const rows = db
-    .prepare(`SELECT ${EMAIL_COLUMNS} FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.thread_id = ? AND ${inTrash} ORDER BY e.id`)
-    .all(workspaceId, threadId) as MailboxRow[];
-  if (!rows.length) return db.prepare('SELECT 1 FROM emails WHERE workspace_id = ? AND thread_id = ? LIMIT 1').get(workspaceId, threadId) ? [] : null;
-  const attachments = db
-    .prepare(
-      `SELECT ${ATTACHMENT_COLUMNS} FROM email_attachments a JOIN emails e ON e.id = a.email_id WHERE e.workspace_id = ? AND e.thread_id = ? AND ${inTrash} ORDER BY a.email_id, a.position`,
-    )
-    .all(workspaceId, threadId) as AttachmentRow[];
+  const rows = yield* all<MailboxRow>(
+    `SELECT ${EMAIL_COLUMNS} FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.thread_id = ? AND ${inTrash} ORDER BY e.id`,
+    workspaceId,
+    threadId,
+  );
   const byEmail = new Map<string, AttachmentRow[]>();
+  if (!rows.length) return (yield* get('SELECT 1 FROM emails WHERE workspace_id = ? AND thread_id = ? LIMIT 1', workspaceId, threadId)) ? { rows, byEmail, recipients: new Map<string, RecipientDelivery[]>() } : null;
+  const attachments = yield* all<AttachmentRow>(
+    `SELECT ${ATTACHMENT_COLUMNS} FROM email_attachments a JOIN emails e ON e.id = a.email_id WHERE e.workspace_id = ? AND e.thread_id = ? AND ${inTrash} ORDER BY a.email_id, a.position`,
+    workspaceId,
+    threadId,
+  );
   for (const a of attachments) byEmail.set(a.email_id, [...(byEmail.get(a.email_id) ?? []), a]);
-  const recipients = recipientsOf(db, rows.filter((r) => r.direction === 'out').map((r) => r.id));
-  // Bridge: getThread reads synchronously until it is a query.
-  return rows.map((row) => presentEmail(row, byEmail.get(row.id) ?? [], runOn(db, labelsOf(workspaceId, row.labels_json)), row.direction === 'out' ? (recipients.get(row.id) ?? []) : null));
+  const recipients = yield* recipientsOf(rows.filter((r) => r.direction === 'out').map((r) => r.id));
+  return { rows, byEmail, recipients };
 }
 
 /** `recipients`: sent mail's, null for received mail (or when not read). */
@@ -146,35 +163,36 @@ const snippet = (text: string) => text.slice(0, SNIPPET_CHARS * 8).replace(/\s+/
  * so, and `recipient` picks that recipient's copy. Read in one go, then unpacked (mail/packing.ts) byte for byte
  * as stored, a large message off the event loop.
  */
-export async function emailRaw(db: Db, workspaceId: string, id: string, recipient?: string): Promise<{ raw: Buffer | null; perRecipient: boolean; expired: boolean } | null> {
-  const row = db
-    .prepare(
-      `SELECT c.raw, c.text_body, c.html_body, e.direction, e.signed_at, EXISTS (SELECT 1 FROM personalised_emails p WHERE p.email_id = e.id) AS per_recipient
-       FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.id = ?`,
-    )
-    .get(workspaceId, id) as (Pick<EmailContentsRow, 'raw' | 'text_body' | 'html_body'> & { direction: string; signed_at: number | null; per_recipient: number }) | undefined;
-  if (!row) return null;
+export async function emailRaw(store: Pick<Store, 'read'>, workspaceId: string, id: string, recipient?: string): Promise<{ raw: Buffer | null; perRecipient: boolean; expired: boolean } | null> {
+  const found = await store.read(storedRaw(workspaceId, id, recipient));
+  if (!found) return null;
+  const { row, copy } = found;
   const bodies = { text: row.text_body, html: row.html_body };
   // Received mail always has its bytes, and sent mail once signed: missing then, retention dropped them.
   const expired = row.raw === null && (row.direction === 'in' || (row.signed_at !== null && !row.per_recipient));
   if (!row.per_recipient) return { raw: row.raw && (await unpackMessageAsync(row.raw, bodies)), perRecipient: false, expired };
+  return { raw: copy ? await unpackCopy(copy) : null, perRecipient: true, expired: false };
+}
+
+/** The email's stored bytes and bodies, and the copy of `recipient` when it went out as one per recipient. */
+function* storedRaw(workspaceId: string, id: string, recipient: string | undefined) {
+  const row = yield* get<Pick<EmailContentsRow, 'raw' | 'text_body' | 'html_body'> & { direction: string; signed_at: number | null; per_recipient: number }>(
+    `SELECT c.raw, c.text_body, c.html_body, e.direction, e.signed_at, EXISTS (SELECT 1 FROM personalised_emails p WHERE p.email_id = e.id) AS per_recipient
+       FROM emails e LEFT JOIN email_contents c ON c.email_id = e.id WHERE e.workspace_id = ? AND e.id = ?`,
+    workspaceId,
+    id,
+  );
+  if (!row) return null;
   const copy =
-    recipient === undefined
-      ? null
-      : (db
-          .prepare('SELECT dc.raw FROM deliveries d JOIN delivery_contents dc ON dc.delivery_id = d.id WHERE d.email_id = ? AND lower(d.recipient) = lower(?)')
-          .pluck()
-          .get(id, recipient) as Buffer | undefined);
-  return { raw: copy ? await unpackCopy(db, copy, bodies) : null, perRecipient: true, expired: false };
+    !row.per_recipient || recipient === undefined
+      ? undefined
+      : yield* value<Buffer>('SELECT dc.raw FROM deliveries d JOIN delivery_contents dc ON dc.delivery_id = d.id WHERE d.email_id = ? AND lower(d.recipient) = lower(?)', id, recipient);
+  return { row, copy: copy ? yield* withBase(copy, { text: row.text_body, html: row.html_body }) : (null as StoredCopy | null) };
 }
 
 /** An attachment of one of the workspace's emails, with its bytes. */
-export function getAttachment(db: Db, workspaceId: string, id: string) {
-  return (
-    (db.prepare('SELECT id, filename, content_type, content FROM email_attachments WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as
-      | { id: string; filename: string; content_type: string; content: Buffer }
-      | undefined) ?? null
-  );
+export function* getAttachment(workspaceId: string, id: string) {
+  return (yield* get<{ id: string; filename: string; content_type: string; content: Buffer }>('SELECT id, filename, content_type, content FROM email_attachments WHERE workspace_id = ? AND id = ?', workspaceId, id)) ?? null;
 }
 
 export interface EmailPatch {
@@ -209,10 +227,17 @@ interface FlagsRow {
  * for every later message from that address, unless `learn` is false; a message with no sender address
  * changes alone. `classification` is rewritten to say what the owner did. Null: no such email.
  */
-export function patchEmail(db: Db, now: number, workspaceId: string, id: string, patch: EmailPatch) {
-  const row = db
-    .prepare(`SELECT id, status, from_address, classification, ${COUNTED_COLUMNS} FROM emails WHERE workspace_id = ? AND id = ?`)
-    .get(workspaceId, id) as (FlagsRow & CountedRow) | undefined;
+export function* patchEmail(now: number, workspaceId: string, id: string, patch: EmailPatch) {
+  const changed = yield* changeFlags(now, workspaceId, id, patch);
+  if (!changed) return null;
+  const { row, category } = changed;
+  if (row.direction === 'in') yield* teachFilter(now, workspaceId, row, patch, category!);
+  return changed.answer;
+}
+
+/** patchEmail's change to the email, the sender's rule and the counts: the email before it, and the answer. */
+function* changeFlags(now: number, workspaceId: string, id: string, patch: EmailPatch) {
+  const row = yield* get<FlagsRow & CountedRow>(`SELECT id, status, from_address, classification, ${COUNTED_COLUMNS} FROM emails WHERE workspace_id = ? AND id = ?`, workspaceId, id);
   if (!row) return null;
   // The Trash hides mail; it does not stop a send. A send waiting for its time is canceled first, on purpose.
   if (patch.trashed === true && row.status === 'scheduled' && row.trashed_at === null) {
@@ -226,23 +251,24 @@ export function patchEmail(db: Db, now: number, workspaceId: string, id: string,
   const sender = row.from_address.trim().toLowerCase();
   const learned = patch.learn !== false && row.direction === 'in' && sender !== '';
   if (learned && (patch.category !== undefined || patch.important !== undefined)) {
-    db.prepare(
+    yield* run(
       `INSERT INTO sender_rules (workspace_id, address, category, important, updated_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (workspace_id, address) DO UPDATE SET category = coalesce(excluded.category, sender_rules.category),
          important = coalesce(excluded.important, sender_rules.important), updated_at = excluded.updated_at`,
-    ).run(workspaceId, sender, patch.category ?? null, patch.important === undefined ? null : patch.important ? 1 : 0, now);
+      workspaceId, sender, patch.category ?? null, patch.important === undefined ? null : patch.important ? 1 : 0, now,
+    );
   }
 
   const readAt = patch.read === undefined ? row.read_at : patch.read ? (row.read_at ?? now) : null;
   const archivedAt = patch.archived === undefined ? row.archived_at : patch.archived ? (row.archived_at ?? now) : null;
   const trashedAt = patch.trashed === undefined ? row.trashed_at : patch.trashed ? (row.trashed_at ?? now) : null;
   const classification = row.direction === 'in' ? explain(row, patch, learned, category!) : row.classification;
-  db.prepare('UPDATE emails SET read_at = ?, archived_at = ?, trashed_at = ?, category = ?, important = ?, classification = ? WHERE id = ?').run(
+  yield* run(
+    'UPDATE emails SET read_at = ?, archived_at = ?, trashed_at = ?, category = ?, important = ?, classification = ? WHERE id = ?',
     readAt, archivedAt, trashedAt, category, important ? 1 : 0, classification, id,
   );
-  recount(db, row, { ...row, read_at: readAt, archived_at: archivedAt, trashed_at: trashedAt, category, important: important ? 1 : 0 });
-  if (row.direction === 'in') teachFilter(db, now, workspaceId, row, patch, category!);
-  return { id, readAt: isoOrNull(readAt), archivedAt: isoOrNull(archivedAt), trashedAt: isoOrNull(trashedAt), category, important, classification };
+  yield* recount(row, { ...row, read_at: readAt, archived_at: archivedAt, trashed_at: trashedAt, category, important: important ? 1 : 0 });
+  return { row, category, answer: { id, readAt: isoOrNull(readAt), archivedAt: isoOrNull(archivedAt), trashedAt: isoOrNull(trashedAt), category, important, classification } };
 }
 
 /**
@@ -251,12 +277,11 @@ export function patchEmail(db: Db, now: number, workspaceId: string, id: string,
  * queued for the model in this transaction (filter/learning.ts). Reading a message outside Spam, or moving it
  * out, keeps its sender; a report undoes that (filter/history.ts).
  */
-function teachFilter(db: Db, now: number, workspaceId: string, row: FlagsRow, patch: EmailPatch, category: Category): void {
-  // Bridge (queueTraining, noteReported, noteKept): the change is synchronous SQL in the caller's transaction until it is a query.
-  if (patch.category !== undefined) runOn(db, queueTraining({ workspaceId, emailId: row.id, class: patch.category === 'spam' ? 'spam' : 'ham', source: 'owner', now }));
+function* teachFilter(now: number, workspaceId: string, row: FlagsRow, patch: EmailPatch, category: Category): Query<void> {
+  if (patch.category !== undefined) yield* queueTraining({ workspaceId, emailId: row.id, class: patch.category === 'spam' ? 'spam' : 'ham', source: 'owner', now });
   if (!row.from_address) return;
-  if (patch.category === 'spam') runOn(db, noteReported(workspaceId, row.from_address, now));
-  else if ((patch.category !== undefined && row.category === 'spam') || (patch.read === true && row.read_at === null && category !== 'spam')) runOn(db, noteKept(workspaceId, row.from_address, now));
+  if (patch.category === 'spam') yield* noteReported(workspaceId, row.from_address, now);
+  else if ((patch.category !== undefined && row.category === 'spam') || (patch.read === true && row.read_at === null && category !== 'spam')) yield* noteKept(workspaceId, row.from_address, now);
 }
 
 // The importance part that classification (receive/classify.ts) or an earlier PATCH appended: "<reason>; <why>".
@@ -288,25 +313,37 @@ function categoryReason(category: Category, learned: boolean, previous: Category
  * email that no longer exists.
  * False: no such email.
  */
-export function deleteEmail(db: Db, workspaceId: string, id: string): boolean {
-  const row = db.prepare('SELECT id, search_rowid FROM emails WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as { id: string; search_rowid: number | null } | undefined;
+export function* deleteEmail(workspaceId: string, id: string): Query<boolean> {
+  const row = yield* deletable(workspaceId, id);
   if (!row) return false;
-  if (db.prepare("SELECT 1 FROM deliveries WHERE email_id = ? AND state = 'sending' LIMIT 1").get(id)) {
+  if (row.search_rowid !== null) {
+    yield* unindexEmail(row.search_rowid);
+    yield* dropFromBacklog(row.search_rowid);
+  }
+  yield* deleteRows(id);
+  return true;
+}
+
+/** The email to delete, or null when there is none; 409 while one of its deliveries is being attempted. */
+function* deletable(workspaceId: string, id: string) {
+  const row = yield* get<{ id: string; search_rowid: number | null }>('SELECT id, search_rowid FROM emails WHERE workspace_id = ? AND id = ?', workspaceId, id);
+  if (!row) return null;
+  if (yield* get("SELECT 1 FROM deliveries WHERE email_id = ? AND state = 'sending' LIMIT 1", id)) {
     throw new ApiError(409, 'delivery_in_progress', 'This email is being delivered right now; delete it again in a moment');
   }
-  if (row.search_rowid !== null) {
-    runOn(db, unindexEmail(row.search_rowid)); // Bridge: deleteEmail is not a query yet in this branch
-    runOn(db, dropFromBacklog(row.search_rowid)); // Bridge: as above
-  }
+  return row;
+}
+
+function* deleteRows(id: string): Query<void> {
   // Unsubscribe links in copies already delivered keep working (0012_unsubscribe_after_delete.sql). The
   // position is the recipient's among the email's deliveries, as its token says (feedback/link-token.ts).
-  db.prepare(
+  yield* run(
     `INSERT OR IGNORE INTO unsubscribe_links (email_id, position, workspace_id, recipient, domain)
      SELECT d.email_id, row_number() OVER (ORDER BY d.id) - 1, e.workspace_id, d.recipient, e.domain
      FROM deliveries d JOIN emails e ON e.id = d.email_id
      WHERE d.email_id = ? AND EXISTS (SELECT 1 FROM personalised_emails p WHERE p.email_id = d.email_id AND p.unsubscribe = 1)`,
-  ).run(id);
-  recount(db, countedRow(db, id) ?? null, null);
-  db.prepare('DELETE FROM emails WHERE id = ?').run(id);
-  return true;
+    id,
+  );
+  yield* recount((yield* countedRow(id)) ?? null, null);
+  yield* run('DELETE FROM emails WHERE id = ?', id);
 }

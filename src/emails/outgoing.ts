@@ -1,8 +1,9 @@
 // Mail at rest, read back for composing and delivery: a sent email's row and stored signed copy, its bodies and
-// attachments as a ComposeInput, and the signed copy stored once, packed (mail/packing.ts). Synchronous SQL on
-// the emails tables only (a copy is read in one statement, then unpacked); it decides nothing about queueing or
-// personal copies (send/ does) and imports nothing from send/.
-import type { Db } from '../db/open.ts';
+// attachments as a ComposeInput, and the signed copy stored once, packed (mail/packing.ts). Queries on the
+// emails tables only (db/query.ts; a copy is read in one query, then unpacked off it); it decides nothing about
+// queueing or personal copies (send/ does) and imports nothing from send/.
+import { all, get, run, value, type Query } from '../db/query.ts';
+import type { Store } from '../db/store.ts';
 import type { Mailbox } from '../mail/addresses.ts';
 import type { ComposeInput } from '../mail/compose.ts';
 import { copyPackedAgainst, unpackAgainstCopy, unpackBodies, unpackMessageAsync, type StoredBodies } from '../mail/packing.ts';
@@ -20,60 +21,80 @@ export type OutgoingEmail = Pick<
 > & { domain: string; envelope_from: string };
 
 /** The email; not its bodies (composeInput reads those) nor its signed copy (signedCopy). */
-export function outgoingEmail(db: Db, emailId: string): OutgoingEmail {
-  return db
-    .prepare(
-      `SELECT e.id, e.workspace_id, e.domain_id, e.domain, e.message_id, e.in_reply_to, e.refs, e.from_address, e.from_name,
+export function* outgoingEmail(emailId: string): Query<OutgoingEmail> {
+  return (yield* get<OutgoingEmail>(
+    `SELECT e.id, e.workspace_id, e.domain_id, e.domain, e.message_id, e.in_reply_to, e.refs, e.from_address, e.from_name,
          e.to_json, e.cc_json, e.reply_to_json, e.subject, e.headers_json, e.message_class, e.envelope_from, e.created_at
        FROM emails e WHERE e.id = ?`,
-    )
-    .get(emailId) as OutgoingEmail;
+    emailId,
+  )) as OutgoingEmail;
 }
 
 /** The email's text and HTML bodies as stored (both null when it has none). */
-export function storedBodies(db: Db, emailId: string): { text: string | null; html: string | null } {
-  const stored = db.prepare('SELECT text_body AS text, html_body AS html FROM email_contents WHERE email_id = ?').get(emailId) as StoredBodies | undefined;
+export function* storedBodies(emailId: string): Query<{ text: string | null; html: string | null }> {
+  const stored = yield* get<StoredBodies>('SELECT text_body AS text, html_body AS html FROM email_contents WHERE email_id = ?', emailId);
   return stored ? unpackBodies(stored) : { text: null, html: null };
 }
 
 /** The email's signed copy for all its recipients, once stored: the bytes as signed. */
-export async function signedCopy(db: Db, emailId: string): Promise<Buffer | null> {
-  const row = db.prepare('SELECT raw, text_body AS text, html_body AS html FROM email_contents WHERE email_id = ?').get(emailId) as (StoredBodies & { raw: Buffer | null }) | undefined;
+export async function signedCopy(store: Pick<Store, 'read'>, emailId: string): Promise<Buffer | null> {
+  const row = await store.read(get<StoredBodies & { raw: Buffer | null }>('SELECT raw, text_body AS text, html_body AS html FROM email_contents WHERE email_id = ?', emailId));
   return row?.raw ? unpackMessageAsync(row.raw, row) : null;
 }
 
 /** A recipient's own signed copy of a personalised email (delivery_contents), once stored: the bytes as signed. */
-export async function personalCopy(db: Db, deliveryId: number): Promise<Buffer | null> {
-  const row = db
-    .prepare('SELECT dc.raw, c.text_body AS text, c.html_body AS html FROM delivery_contents dc JOIN deliveries d ON d.id = dc.delivery_id JOIN email_contents c ON c.email_id = d.email_id WHERE dc.delivery_id = ?')
-    .get(deliveryId) as (StoredBodies & { raw: Buffer }) | undefined;
-  return row ? unpackCopy(db, row.raw, row) : null;
+export async function personalCopy(store: Pick<Store, 'read'>, deliveryId: number): Promise<Buffer | null> {
+  const stored = await store.read(storedPersonalCopy(deliveryId));
+  return stored ? unpackCopy(stored) : null;
+}
+
+function* storedPersonalCopy(deliveryId: number): Query<StoredCopy | null> {
+  const row = yield* get<StoredBodies & { raw: Buffer }>(
+    'SELECT dc.raw, c.text_body AS text, c.html_body AS html FROM delivery_contents dc JOIN deliveries d ON d.id = dc.delivery_id JOIN email_contents c ON c.email_id = d.email_id WHERE dc.delivery_id = ?',
+    deliveryId,
+  );
+  return row ? yield* withBase(row.raw, row) : null;
+}
+
+/** A stored personal copy with what it is unpacked against: the email's bodies, and the other copy when it was packed against one. */
+export interface StoredCopy {
+  raw: Buffer;
+  bodies: StoredBodies;
+  base: Buffer | null;
 }
 
 /**
- * A stored personal copy unpacked: against the email's bodies, or against the other copy of the email it was
- * packed against (mail/packing.ts). Copies are deleted only with their email, all at once, so that one is there.
+ * A stored personal copy with the other copy of the email it was packed against, if it was (mail/packing.ts):
+ * read in the same query, so the copy is unpacked without another. Copies are deleted only with their email,
+ * all at once, so that one is there.
  */
-export async function unpackCopy(db: Db, stored: Buffer, bodies: StoredBodies): Promise<Buffer> {
+export function* withBase(stored: Buffer, bodies: StoredBodies): Query<StoredCopy> {
   const against = copyPackedAgainst(stored);
-  if (against === null) return unpackMessageAsync(stored, bodies);
-  const base = db.prepare('SELECT raw FROM delivery_contents WHERE delivery_id = ?').pluck().get(against) as Buffer | undefined;
+  if (against === null) return { raw: stored, bodies, base: null };
+  const base = yield* value<Buffer>('SELECT raw FROM delivery_contents WHERE delivery_id = ?', against);
   if (!base) throw new Error(`packed mail: the copy this one was packed against (delivery ${against}) is missing`);
-  return unpackAgainstCopy(stored, await unpackMessageAsync(base, bodies));
+  return { raw: stored, bodies, base };
+}
+
+/** A stored personal copy unpacked: against the email's bodies, or against the other copy it was packed against. */
+export async function unpackCopy(c: StoredCopy): Promise<Buffer> {
+  if (c.base === null) return unpackMessageAsync(c.raw, c.bodies);
+  return unpackAgainstCopy(c.raw, await unpackMessageAsync(c.base, c.bodies));
 }
 
 /**
  * The copy of a personalised email that its other copies are packed against (the first stored that was packed
  * against the bodies), with its delivery id and bytes; null before any is stored.
  */
-export async function baseCopy(db: Db, emailId: string): Promise<{ id: number; raw: Buffer } | null> {
-  const row = db
-    .prepare(
+export async function baseCopy(store: Pick<Store, 'read'>, emailId: string): Promise<{ id: number; raw: Buffer } | null> {
+  const row = await store.read(
+    get<StoredBodies & { id: number; raw: Buffer }>(
       `SELECT dc.delivery_id AS id, dc.raw, c.text_body AS text, c.html_body AS html
        FROM deliveries d JOIN delivery_contents dc ON dc.delivery_id = d.id JOIN email_contents c ON c.email_id = d.email_id
        WHERE d.email_id = ? AND substr(dc.raw, 1, 2) IS NOT x'0002' ORDER BY d.id LIMIT 1`,
-    )
-    .get(emailId) as (StoredBodies & { id: number; raw: Buffer }) | undefined;
+      emailId,
+    ),
+  );
   return row ? { id: row.id, raw: await unpackMessageAsync(row.raw, row) } : null;
 }
 
@@ -81,8 +102,8 @@ export async function baseCopy(db: Db, emailId: string): Promise<{ id: number; r
  * Stores a recipient's own signed copy, packed against the email's bodies or its base copy (mail/packing.ts);
  * false (nothing written) when one is stored already: the first one stands. For the caller's transaction.
  */
-export function storePersonalCopy(db: Db, deliveryId: number, packed: Buffer): boolean {
-  return db.prepare('INSERT INTO delivery_contents (delivery_id, raw) VALUES (?, ?) ON CONFLICT DO NOTHING').run(deliveryId, packed).changes > 0;
+export function* storePersonalCopy(deliveryId: number, packed: Buffer): Query<boolean> {
+  return (yield* run('INSERT INTO delivery_contents (delivery_id, raw) VALUES (?, ?) ON CONFLICT DO NOTHING', deliveryId, packed)) > 0;
 }
 
 /**
@@ -90,16 +111,17 @@ export function storePersonalCopy(db: Db, deliveryId: number, packed: Buffer): b
  * signing worker packs them), unless they are packed already, and moves the row among the packed ones
  * (contents-rowids.ts). Never other text: the stored copies' bytes are packed against what these bodies hold.
  */
-export function packStoredBodies(db: Db, emailId: string, bodies: { text: string | Buffer | null; html: string | Buffer | null }): void {
-  db.prepare(`UPDATE email_contents SET rowid = ${PACKED_ROWID}, text_body = ?, html_body = ? WHERE email_id = ? AND typeof(text_body) IS NOT 'blob' AND typeof(html_body) IS NOT 'blob'`).run(
+export function* packStoredBodies(emailId: string, bodies: { text: string | Buffer | null; html: string | Buffer | null }): Query<void> {
+  yield* run(
+    `UPDATE email_contents SET rowid = ${PACKED_ROWID}, text_body = ?, html_body = ? WHERE email_id = ? AND typeof(text_body) IS NOT 'blob' AND typeof(html_body) IS NOT 'blob'`,
     bodies.text,
     bodies.html,
     emailId,
   );
 }
 
-export function hasSignedCopy(db: Db, emailId: string): boolean {
-  return db.prepare('SELECT 1 FROM email_contents WHERE email_id = ? AND raw IS NOT NULL').get(emailId) !== undefined;
+export function* hasSignedCopy(emailId: string): Query<boolean> {
+  return (yield* get('SELECT 1 FROM email_contents WHERE email_id = ? AND raw IS NOT NULL', emailId)) !== undefined;
 }
 
 /**
@@ -107,25 +129,26 @@ export function hasSignedCopy(db: Db, emailId: string): boolean {
  * (unpacked) and when it was signed; false (nothing written) when a copy is already stored: the first one
  * stands. For the caller's transaction.
  */
-export function storeSignedCopy(db: Db, emailId: string, packed: Buffer, size: number, now: number): boolean {
-  if (!db.prepare('UPDATE email_contents SET raw = ? WHERE email_id = ? AND raw IS NULL').run(packed, emailId).changes) return false;
-  db.prepare('UPDATE emails SET size = ?, signed_at = ? WHERE id = ?').run(size, now, emailId);
+export function* storeSignedCopy(emailId: string, packed: Buffer, size: number, now: number): Query<boolean> {
+  if (!(yield* run('UPDATE email_contents SET raw = ? WHERE email_id = ? AND raw IS NULL', packed, emailId))) return false;
+  yield* run('UPDATE emails SET size = ?, signed_at = ? WHERE id = ?', size, now, emailId);
   return true;
 }
 
 /** An email sent as one copy per recipient: its size and signing time are those of the first copy signed. */
-export function noteFirstCopySigned(db: Db, emailId: string, size: number, now: number): void {
-  db.prepare('UPDATE emails SET size = ?, signed_at = ? WHERE id = ? AND signed_at IS NULL').run(size, now, emailId);
+export function* noteFirstCopySigned(emailId: string, size: number, now: number): Query<void> {
+  yield* run('UPDATE emails SET size = ?, signed_at = ? WHERE id = ? AND signed_at IS NULL', size, now, emailId);
 }
 
 const mailboxes = (json: string) => JSON.parse(json) as Mailbox[];
 
 /** What the composer makes the message from: the row's headers, the stored bodies and attachments in order. */
-export function composeInput(db: Db, row: OutgoingEmail): ComposeInput {
-  const body = unpackBodies(db.prepare('SELECT text_body AS text, html_body AS html FROM email_contents WHERE email_id = ?').get(row.id) as StoredBodies);
-  const attachments = db
-    .prepare('SELECT filename, content_type, content_id, content FROM email_attachments WHERE email_id = ? ORDER BY position')
-    .all(row.id) as Array<{ filename: string; content_type: string; content_id: string | null; content: Buffer }>;
+export function* composeInput(row: OutgoingEmail): Query<ComposeInput> {
+  const body = unpackBodies((yield* get<StoredBodies>('SELECT text_body AS text, html_body AS html FROM email_contents WHERE email_id = ?', row.id))!);
+  const attachments = yield* all<{ filename: string; content_type: string; content_id: string | null; content: Buffer }>(
+    'SELECT filename, content_type, content_id, content FROM email_attachments WHERE email_id = ? ORDER BY position',
+    row.id,
+  );
   return {
     messageId: row.message_id,
     date: row.created_at,

@@ -3,6 +3,7 @@
 // the right recipients, Re:/Fwd: once, In-Reply-To and References (RFC 5322 3.6.4), the quote or forwarded
 // block, the original's files, a DKIM signature that verifies; and the answer is in the original's thread.
 import { test } from 'uvu';
+import { runOn } from '../db/sqlite-query.ts';
 import * as assert from 'uvu/assert';
 import { simpleParser, type AddressObject } from 'mailparser';
 import { eventually } from '../testkit/outbound.ts';
@@ -310,7 +311,7 @@ test('extractedText: the new text of Gmail, Outlook and Apple Mail replies, on t
     assert.is(row.extractedText, expected, `${shape} in the list`);
     // What the email.received webhook and the live stream carry.
     const workspaceId = s.t.app.db.prepare('SELECT workspace_id FROM emails WHERE id = ?').pluck().get(id) as string;
-    assert.is(emailSummary(s.t.app.db, s.t.app.config.publicUrl, workspaceId, id, true)?.extractedText, expected, `${shape} in the webhook`);
+    assert.is(runOn(s.t.app.db, emailSummary(s.t.app.config.publicUrl, workspaceId, id, true))?.extractedText, expected, `${shape} in the webhook`);
   }
   const out = (await api('/emails?direction=out&limit=1')).body.data[0];
   assert.is(out.extractedText, null, 'sent mail has none');

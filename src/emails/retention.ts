@@ -5,9 +5,7 @@
 // in the Trash `trashDays` after it was moved there (trash.ts). 0 keeps forever. One batch per call, for the
 // caller's transaction; its own statements are queries (db/query.ts).
 import type { App } from '../context.ts';
-import type { Db } from '../db/open.ts';
 import { column, run, type Query } from '../db/query.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { recordDatabaseSize } from '../db/size.ts';
 import { deleteEmail } from './mailbox.ts';
 import { deleteAll, oldestTrashed } from './trash.ts';
@@ -60,20 +58,18 @@ const deleteEvents = (workspaceId: string, before: number, limit: number) =>
   run('DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE workspace_id = ? AND created_at < ? LIMIT ?)', workspaceId, before, limit);
 
 /** One batch of each kind of deletion; the counts say whether another batch may be due. */
-export function retentionStep(db: Db, now: number, policy: RetentionPolicy): RetentionDone {
-  // Bridge: a function of the Db that runs its queries on it, while deleteEmail and the Trash's batch
-  // (mailbox.ts, trash.ts) still take the Db; once they are queries this becomes one and runRetention's commit a store.write.
+export function* retentionStep(now: number, policy: RetentionPolicy): Query<RetentionDone> {
   const done = { emails: 0, raw: 0, events: 0, trash: 0 };
-  for (const workspaceId of runOn(db, workspaces())) {
+  for (const workspaceId of yield* workspaces()) {
     if (policy.trashDays && done.trash < RETENTION_BATCH) {
-      done.trash += deleteAll(db, workspaceId, oldestTrashed(db, workspaceId, now - policy.trashDays * DAY, RETENTION_BATCH - done.trash, FINISHED));
+      done.trash += yield* deleteAll(workspaceId, yield* oldestTrashed(workspaceId, now - policy.trashDays * DAY, RETENTION_BATCH - done.trash, FINISHED));
     }
     if (policy.mailDays > 0 && done.emails < RETENTION_BATCH) {
-      for (const id of runOn(db, oldMail(workspaceId, now - policy.mailDays * DAY, RETENTION_BATCH - done.emails))) if (deleteEmail(db, workspaceId, id)) done.emails++;
+      for (const id of yield* oldMail(workspaceId, now - policy.mailDays * DAY, RETENTION_BATCH - done.emails)) if (yield* deleteEmail(workspaceId, id)) done.emails++;
     }
-    if (policy.rawDays > 0 && done.raw < RETENTION_BATCH) done.raw += runOn(db, clearRaw(workspaceId, now - policy.rawDays * DAY, RETENTION_BATCH - done.raw));
+    if (policy.rawDays > 0 && done.raw < RETENTION_BATCH) done.raw += yield* clearRaw(workspaceId, now - policy.rawDays * DAY, RETENTION_BATCH - done.raw);
     if (policy.eventsDays > 0 && done.events < RETENTION_BATCH * 5) {
-      done.events += runOn(db, deleteEvents(workspaceId, now - policy.eventsDays * DAY, RETENTION_BATCH * 5 - done.events));
+      done.events += yield* deleteEvents(workspaceId, now - policy.eventsDays * DAY, RETENTION_BATCH * 5 - done.events);
     }
   }
   return done;
@@ -84,11 +80,11 @@ export function retentionStep(db: Db, now: number, policy: RetentionPolicy): Ret
  * checkpoint so the log file shrinks back instead of growing with what was deleted. Then, policy or none, it
  * records the database's size for the day (db/size.ts), from which doctor tells the growth.
  */
-export async function runRetention(app: Pick<App, 'db' | 'commit' | 'clock' | 'log'>, policy: RetentionPolicy): Promise<RetentionDone> {
+export async function runRetention(app: Pick<App, 'store' | 'db' | 'commit' | 'clock' | 'log'>, policy: RetentionPolicy): Promise<RetentionDone> {
   const total = { emails: 0, raw: 0, events: 0, trash: 0 };
   if (!policy.mailDays && !policy.rawDays && !policy.eventsDays && !policy.trashDays) return recordSize(app, total);
   for (;;) {
-    const step = await app.commit.run(() => retentionStep(app.db, app.clock.now(), policy));
+    const step = await app.store.write(() => retentionStep(app.clock.now(), policy));
     total.emails += step.emails;
     total.raw += step.raw;
     total.events += step.events;

@@ -5,6 +5,8 @@
 // mounted by its own router.
 import { z } from 'zod';
 import type { App } from '../context.ts';
+import { runOn } from '../db/sqlite-query.ts';
+import type { EmailRecord } from './mailbox.ts';
 import { ApiError, notFound, validationError } from '../errors.ts';
 import { apiRouter } from '../http/server.ts';
 import { principalOf, requireAuth, scopeOf, sendChannel, type Principal } from '../http/auth.ts';
@@ -15,6 +17,7 @@ import { attachmentDisposition } from '../http/content-disposition.ts';
 import { parseSendRequest, scheduledAt } from '../send/request.ts';
 import { submit, submitBatch } from '../send/submit.ts';
 import { cancelScheduled, reschedule, scheduleTime } from '../send/schedule.ts';
+import { get } from '../db/query.ts';
 import { listEvents } from './events.ts';
 import { deleteEmail, emailRaw, getEmail, getThread, patchEmail } from './mailbox.ts';
 import { displayHtml, displayPolicy } from './display.ts';
@@ -81,16 +84,20 @@ export function emailRoutes(app: App) {
     ctx.body = await submitBatch(app, principalOf(ctx).workspaceId, parsed, claimOf(ctx));
   });
 
-  r.get('/emails/:id/events', auth, (ctx) => {
+  r.get('/emails/:id/events', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    if (!app.db.prepare('SELECT 1 FROM emails WHERE workspace_id = ? AND id = ?').get(workspaceId, ctx.params.id)) throw notFound('Email');
-    // A list like every other (DESIGN.md "lists"): an email's events are many once it is tracked.
-    const page = parsePage(ctx.query);
-    ctx.body = pageOf(listEvents(app.db, workspaceId, ctx.params.id, { limit: page.limit + 1, offset: page.offset }), page);
+    ctx.body = await app.store.read(
+      (function* () {
+        if (!(yield* get('SELECT 1 FROM emails WHERE workspace_id = ? AND id = ?', workspaceId, ctx.params.id))) throw notFound('Email');
+        // A list like every other (DESIGN.md "lists"): an email's events are many once it is tracked.
+        const page = parsePage(ctx.query);
+        return pageOf(yield* listEvents(workspaceId, ctx.params.id, { limit: page.limit + 1, offset: page.offset }), page);
+      })(),
+    );
   });
 
-  r.get('/emails/:id', auth, (ctx) => {
-    const email = getEmail(app.db, principalOf(ctx).workspaceId, ctx.params.id);
+  r.get('/emails/:id', auth, async (ctx) => {
+    const email = await app.store.read(getEmail(principalOf(ctx).workspaceId, ctx.params.id));
     if (!email) throw notFound('Email');
     ctx.body = email;
   });
@@ -100,7 +107,7 @@ export function emailRoutes(app: App) {
   // (unsubscribe links, tracking) answers with the copy `?recipient=` names.
   r.get('/emails/:id/raw', auth, async (ctx) => {
     const recipient = typeof ctx.query.recipient === 'string' && ctx.query.recipient !== '' ? ctx.query.recipient : undefined;
-    const found = await emailRaw(app.db, principalOf(ctx).workspaceId, ctx.params.id, recipient);
+    const found = await emailRaw(app.store, principalOf(ctx).workspaceId, ctx.params.id, recipient);
     if (!found) throw notFound('Email');
     if (found.perRecipient && recipient === undefined) {
       throw new ApiError(409, 'per_recipient_copies', 'This email went out as one signed copy per recipient (unsubscribe links or tracking): ask for one with ?recipient=<address>');
@@ -119,8 +126,8 @@ export function emailRoutes(app: App) {
 
   // Beyond the spec, for the dashboard's reading pane: the HTML to show, sandboxed by its own CSP, remote
   // images blocked unless `?images=1`. Never cached: it is someone's mail.
-  r.get('/emails/:id/html', auth, (ctx) => {
-    const html = displayHtml(app.db, principalOf(ctx).workspaceId, ctx.params.id);
+  r.get('/emails/:id/html', auth, async (ctx) => {
+    const html = await app.store.read(displayHtml(principalOf(ctx).workspaceId, ctx.params.id));
     if (html === null) throw notFound('Email');
     ctx.set('Content-Security-Policy', displayPolicy(ctx.query.images === '1'));
     ctx.set('X-Frame-Options', 'SAMEORIGIN'); // shown in the dashboard's own frame, nowhere else
@@ -138,17 +145,18 @@ export function emailRoutes(app: App) {
     const at = scheduled_at === undefined ? undefined : scheduleTime(scheduled_at, app.clock.now());
     const flags = Object.values(patch).some((v) => v !== undefined);
     // Where rspamd is the filter, a move into or out of Spam is told to it once committed.
-    const before = patch.category !== undefined && app.config.spamFilter === 'rspamd' ? getEmail(app.db, workspaceId, id, { recipients: false })?.category : undefined;
+    const before = patch.category !== undefined && app.config.spamFilter === 'rspamd' ? (await app.store.read(getEmail(workspaceId, id, { recipients: false })))?.category : undefined;
     const answer = await app.commit.run(() => {
       if (at !== undefined && !reschedule(app, workspaceId, id, at)) return null;
-      return flags ? patchEmail(app.db, app.clock.now(), workspaceId, id, patch) : getEmail(app.db, workspaceId, id, { recipients: false });
+      // Bridge: in one commit with reschedule (send/schedule.ts), which writes on the connection until it is a query.
+      return runOn(app.db, flags ? patchEmail(app.clock.now(), workspaceId, id, patch) : getEmail(workspaceId, id, { recipients: false }));
     });
     if (!answer) throw notFound('Email');
     if (at !== undefined) app.scheduler.wake();
     if (before !== undefined && 'category' in answer && (before === 'spam') !== (answer.category === 'spam')) teachRspamd(app, workspaceId, id, answer.category === 'spam' ? 'spam' : 'ham');
     // A move to or from Spam was queued for the spam filter in that commit (emails/mailbox.ts teachFilter).
     if (patch.category !== undefined) app.spamTrainer?.wake();
-    const e = flags ? null : (answer as NonNullable<ReturnType<typeof getEmail>>);
+    const e = flags ? null : (answer as EmailRecord);
     ctx.body = e
       ? { id: e.id, status: e.status, scheduledAt: e.scheduledAt, readAt: e.readAt, archivedAt: e.archivedAt, trashedAt: e.trashedAt, category: e.category, important: e.important, classification: e.classification }
       : answer;
@@ -168,18 +176,18 @@ export function emailRoutes(app: App) {
   // Permanent, as the API contract names it; the dashboard's Delete moves to the Trash (PATCH trashed) instead.
   r.delete('/emails/:id', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    if (!(await app.commit.run(() => deleteEmail(app.db, workspaceId, ctx.params.id)))) throw notFound('Email');
+    if (!(await app.store.write(() => deleteEmail(workspaceId, ctx.params.id)))) throw notFound('Email');
     ctx.body = { ok: true };
   });
 
   // Trashed messages are left out, or with ?trashed=true are the only ones shown (DESIGN.md "trash").
-  r.get('/threads/:id', auth, (ctx) => {
+  r.get('/threads/:id', auth, async (ctx) => {
     const trashed = ctx.query.trashed;
     if (trashed !== undefined && trashed !== 'true' && trashed !== 'false') throw validationError('trashed', 'must be true or false');
     const principal = principalOf(ctx);
-    const found = getThread(app.db, principal.workspaceId, ctx.params.id, trashed === 'true');
+    const found = await app.store.read(getThread(principal.workspaceId, ctx.params.id, trashed === 'true'));
     // An inbox key sees its inboxes' messages of the thread; a thread it has none of is not found.
-    const data = found && withinScope(app.db, principal.workspaceId, scopeOf(principal), found);
+    const data = found && (await app.store.read(withinScope(principal.workspaceId, scopeOf(principal), found)));
     if (!data || (found!.length > 0 && data.length === 0)) throw notFound('Thread');
     ctx.body = { id: ctx.params.id, data, count: data.length };
   });
@@ -194,7 +202,7 @@ export function emailRoutes(app: App) {
 function teachRspamd(app: App, workspaceId: string, id: string, as: 'spam' | 'ham'): void {
   const { rspamdControllerUrl: controllerUrl, rspamdPassword: password } = app.config;
   void (async () => {
-    const found = await emailRaw(app.db, workspaceId, id);
+    const found = await emailRaw(app.store, workspaceId, id);
     if (!found?.raw) return;
     const answer = await learnInRspamd({ controllerUrl, password, timeoutMs: RSPAMD_LEARN_TIMEOUT_MS }, found.raw, as);
     if (answer.ok) app.log.info("told rspamd the owner's correction", { emailId: id, as, answer: answer.value });

@@ -1,7 +1,7 @@
 // The mail a scoped API key may see: a sending key the emails it sent, an inbox key the mail of its
 // inboxes and what was sent from their addresses. One SQL term for lists and one check for a single email,
 // thread or attachment, so every route narrows the same way.
-import type { Db } from '../db/open.ts';
+import { get, type Query } from '../db/query.ts';
 import type { KeyScope } from '../account/key-scope.ts';
 
 /** The WHERE term (on alias `e`) limiting emails to the scope, with its parameters; null for full access. */
@@ -16,21 +16,26 @@ export function emailScopeTerm(scope: KeyScope): { sql: string; args: unknown[] 
   return null;
 }
 
-export function emailVisible(db: Db, workspaceId: string, scope: KeyScope, id: string): boolean {
+export function* emailVisible(workspaceId: string, scope: KeyScope, id: string): Query<boolean> {
   const term = emailScopeTerm(scope);
-  return !!db.prepare(`SELECT 1 FROM emails e WHERE e.workspace_id = ? AND e.id = ?${term ? ` AND ${term.sql}` : ''}`).get(workspaceId, id, ...(term?.args ?? []));
+  return !!(yield* get(`SELECT 1 FROM emails e WHERE e.workspace_id = ? AND e.id = ?${term ? ` AND ${term.sql}` : ''}`, workspaceId, id, ...(term?.args ?? [])));
 }
 
 /** An email attachment (att_) of an email within the scope; a composer draft's file is never an inbox key's. */
-export function attachmentVisible(db: Db, workspaceId: string, scope: KeyScope, id: string): boolean {
+export function* attachmentVisible(workspaceId: string, scope: KeyScope, id: string): Query<boolean> {
   const term = emailScopeTerm(scope);
-  return !!db
-    .prepare(`SELECT 1 FROM email_attachments a JOIN emails e ON e.id = a.email_id WHERE a.workspace_id = ? AND a.id = ?${term ? ` AND ${term.sql}` : ''}`)
-    .get(workspaceId, id, ...(term?.args ?? []));
+  return !!(yield* get(
+    `SELECT 1 FROM email_attachments a JOIN emails e ON e.id = a.email_id WHERE a.workspace_id = ? AND a.id = ?${term ? ` AND ${term.sql}` : ''}`,
+    workspaceId,
+    id,
+    ...(term?.args ?? []),
+  ));
 }
 
 /** Keeps the messages of a thread that the scope may see. */
-export function withinScope<T extends { id: string }>(db: Db, workspaceId: string, scope: KeyScope, emails: T[]): T[] {
+export function* withinScope<T extends { id: string }>(workspaceId: string, scope: KeyScope, emails: T[]): Query<T[]> {
   if (scope.permission === 'full_access') return emails;
-  return emails.filter((e) => emailVisible(db, workspaceId, scope, e.id));
+  const visible: T[] = [];
+  for (const e of emails) if (yield* emailVisible(workspaceId, scope, e.id)) visible.push(e);
+  return visible;
 }

@@ -1,9 +1,9 @@
 // Mail at rest, written: a received message for one inbox, or a send, with its row, bodies, attachments and
-// its place on the full-text index's backlog (search-backlog.ts). Synchronous SQL for the caller's transaction
-// (the writer's group commit), so an email is stored whole or not at all. It decides nothing: the flows
-// classify, thread and queue.
+// its place on the full-text index's backlog (search-backlog.ts). Queries for the caller's transaction
+// (db/query.ts; the writer's group commit), so an email is stored whole or not at all. It decides nothing:
+// the flows classify, thread and queue.
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
+import { run, type Query } from '../db/query.ts';
 import { newId } from '../db/ids.ts';
 import type { Mailbox } from '../mail/addresses.ts';
 import type { ParsedMessage } from '../mail/parse.ts';
@@ -13,7 +13,6 @@ import { countedRow, recount } from './counts.ts';
 import type { Category, SentBy } from './rows.ts';
 import { htmlText, nextSearchRowid, previewOf } from './search-index.ts';
 import { queueIndexing } from './search-backlog.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { PACKED_ROWID, WAITING_ROWID } from './contents-rowids.ts';
 import type { TemplateOrigin } from '../templates/content.ts';
 
@@ -44,28 +43,15 @@ export interface ReceivedEmail {
 }
 
 /** Stores a received message for one inbox with its `received` event (not for a notice); returns its ids. */
-export function storeReceivedEmail(db: Db, clock: Clock, m: ReceivedEmail): { id: string; threadId: string } {
+export function* storeReceivedEmail(clock: Clock, m: ReceivedEmail): Query<{ id: string; threadId: string }> {
   const now = clock.now();
   const id = newId('em', now);
-  const threadId = m.threadId ?? id;
   const p = m.parsed;
   const from = p.fromAll[0] ?? { name: '', address: m.envelopeFrom || '' };
   const text = p.text ?? '';
-  const searchRowid = runOn(db, nextSearchRowid(now)); // Bridge: this function is not a query yet in this branch
-
-  db.prepare(
-    `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, inbox_id, message_id, thread_id, in_reply_to, refs,
-       from_address, from_name, to_json, cc_json, reply_to_json, subject, envelope_from, size,
-       category, important, classification, authentication, preview, search_rowid, created_at, spam)
-     VALUES (?, ?, 'in', 'received', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    id, m.workspaceId, m.domainId, m.domain, m.inboxId, p.messageId ?? `${id.slice(3).toLowerCase()}@received.invalid`, threadId, p.inReplyTo,
-    JSON.stringify(p.references), from.address, from.name || null, JSON.stringify(p.to), JSON.stringify(p.cc), JSON.stringify(p.replyTo),
-    p.subject, m.envelopeFrom, m.stored.size, m.verdict.category, m.verdict.important ? 1 : 0, m.verdict.classification,
-    JSON.stringify(m.authentication), previewOf(text), searchRowid, now, m.spam === undefined ? null : JSON.stringify(m.spam),
-  );
-  storeBodies(db, id, m.workspaceId, now, { text: m.stored.text, html: m.stored.html, raw: m.stored.raw, attachments: p.attachments, extractedText: m.extractedText ?? null }, false);
-  runOn(db, queueIndexing(searchRowid, id, { // Bridge: this function is not a query yet in this branch
+  const searchRowid = yield* nextSearchRowid(now);
+  const threadId = yield* insertReceived(clock, { id, now, searchRowid, from, text }, m);
+  yield* queueIndexing(searchRowid, id, {
     workspaceId: m.workspaceId,
     subject: p.subject,
     body: text,
@@ -73,10 +59,29 @@ export function storeReceivedEmail(db: Db, clock: Clock, m: ReceivedEmail): { id
     recipients: [...p.to, ...p.cc],
     others: [...p.fromAll.slice(1), ...p.replyTo],
     attachments: p.attachments.map((a) => a.filename),
-  }));
-  if (!m.notice) addEvent(db, clock, { workspaceId: m.workspaceId, emailId: id, type: 'received', recipient: m.inboxAddress, data: { from: from.address, size: m.stored.size } });
-  recount(db, null, countedRow(db, id)!);
+  });
   return { id, threadId };
+}
+
+/** The received email's row, bodies and attachments, its `received` event and its counts; its thread id. */
+function* insertReceived(clock: Clock, e: { id: string; now: number; searchRowid: number; from: Mailbox; text: string }, m: ReceivedEmail): Query<string> {
+  const { id, now, searchRowid, from, text } = e;
+  const threadId = m.threadId ?? id;
+  const p = m.parsed;
+  yield* run(
+    `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, inbox_id, message_id, thread_id, in_reply_to, refs,
+       from_address, from_name, to_json, cc_json, reply_to_json, subject, envelope_from, size,
+       category, important, classification, authentication, preview, search_rowid, created_at, spam)
+     VALUES (?, ?, 'in', 'received', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    id, m.workspaceId, m.domainId, m.domain, m.inboxId, p.messageId ?? `${id.slice(3).toLowerCase()}@received.invalid`, threadId, p.inReplyTo,
+    JSON.stringify(p.references), from.address, from.name || null, JSON.stringify(p.to), JSON.stringify(p.cc), JSON.stringify(p.replyTo),
+    p.subject, m.envelopeFrom, m.stored.size, m.verdict.category, m.verdict.important ? 1 : 0, m.verdict.classification,
+    JSON.stringify(m.authentication), previewOf(text), searchRowid, now, m.spam === undefined ? null : JSON.stringify(m.spam),
+  );
+  yield* storeBodies(id, m.workspaceId, now, { text: m.stored.text, html: m.stored.html, raw: m.stored.raw, attachments: p.attachments, extractedText: m.extractedText ?? null }, false);
+  if (!m.notice) yield* addEvent(clock, { workspaceId: m.workspaceId, emailId: id, type: 'received', recipient: m.inboxAddress, data: { from: from.address, size: m.stored.size } });
+  yield* recount(null, (yield* countedRow(id))!);
+  return threadId;
 }
 
 export interface StoredAttachment {
@@ -126,25 +131,14 @@ export interface SentEmail {
 }
 
 /** Stores a send (status `sent`) with its bodies and attachments, on the full-text backlog; its queue rows are the send flow's. */
-export function storeSentEmail(db: Db, clock: Clock, e: SentEmail): void {
+export function* storeSentEmail(clock: Clock, e: SentEmail): Query<void> {
   const now = clock.now();
   const c = e.content;
   // Its full-text rowid, taken in commit order (the list's newest-first key).
-  const searchRowid = runOn(db, nextSearchRowid(now)); // Bridge: this function is not a query yet in this branch
+  const searchRowid = yield* nextSearchRowid(now);
   const text = c.text ?? (c.html !== undefined ? htmlText(c.html) : '');
-  db.prepare(
-    `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, message_id, thread_id, in_reply_to, refs,
-       from_address, from_name, to_json, cc_json, bcc_json, reply_to_json, subject, headers_json,
-       tags_json, labels_json, message_class, envelope_from, preview, search_rowid, created_at, template_id, template_version_id, is_test, counted, sent_by, sent_by_key)
-     VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    e.id, e.workspaceId, e.domainId, e.domain, e.messageId, e.threadId, e.inReplyTo, JSON.stringify(e.refs),
-    c.from.address, c.from.name ?? null, JSON.stringify(c.to), JSON.stringify(c.cc), JSON.stringify(c.bcc), JSON.stringify(c.replyTo),
-    c.subject, JSON.stringify(c.headers), JSON.stringify(c.tags), JSON.stringify(e.labelIds),
-    c.messageClass, e.envelopeFrom, previewOf(text), searchRowid, now,
-    c.origin?.templateId ?? null, c.origin?.versionId ?? null, c.origin?.test ? 1 : 0, c.origin?.test || c.notice ? 0 : 1, c.sentBy ?? null, c.sentByKey ?? null,
-  );
-  runOn(db, queueIndexing(searchRowid, e.id, { // Bridge: this function is not a query yet in this branch
+  yield* insertSent(now, searchRowid, text, e);
+  yield* queueIndexing(searchRowid, e.id, {
     workspaceId: e.workspaceId,
     subject: c.subject,
     body: text,
@@ -152,9 +146,25 @@ export function storeSentEmail(db: Db, clock: Clock, e: SentEmail): void {
     recipients: [...c.to, ...c.cc, ...c.bcc],
     others: c.replyTo,
     attachments: c.attachments.map((a) => a.filename),
-  }));
-  storeBodies(db, e.id, e.workspaceId, now, { text: c.text ?? null, html: c.html ?? null, raw: null, attachments: c.attachments }, true);
-  if (e.labelIds.length) recount(db, null, countedRow(db, e.id)!);
+  });
+}
+
+/** The send's row, bodies and attachments, and its labels' counts. */
+function* insertSent(now: number, searchRowid: number, text: string, e: SentEmail): Query<void> {
+  const c = e.content;
+  yield* run(
+    `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, message_id, thread_id, in_reply_to, refs,
+       from_address, from_name, to_json, cc_json, bcc_json, reply_to_json, subject, headers_json,
+       tags_json, labels_json, message_class, envelope_from, preview, search_rowid, created_at, template_id, template_version_id, is_test, counted, sent_by, sent_by_key)
+     VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    e.id, e.workspaceId, e.domainId, e.domain, e.messageId, e.threadId, e.inReplyTo, JSON.stringify(e.refs),
+    c.from.address, c.from.name ?? null, JSON.stringify(c.to), JSON.stringify(c.cc), JSON.stringify(c.bcc), JSON.stringify(c.replyTo),
+    c.subject, JSON.stringify(c.headers), JSON.stringify(c.tags), JSON.stringify(e.labelIds),
+    c.messageClass, e.envelopeFrom, previewOf(text), searchRowid, now,
+    c.origin?.templateId ?? null, c.origin?.versionId ?? null, c.origin?.test ? 1 : 0, c.origin?.test || c.notice ? 0 : 1, c.sentBy ?? null, c.sentByKey ?? null,
+  );
+  yield* storeBodies(e.id, e.workspaceId, now, { text: c.text ?? null, html: c.html ?? null, raw: null, attachments: c.attachments }, true);
+  if (e.labelIds.length) yield* recount(null, (yield* countedRow(e.id))!);
 }
 
 /**
@@ -162,8 +172,12 @@ export function storeSentEmail(db: Db, clock: Clock, e: SentEmail): void {
  * (mail/packing.ts). Received mail's come packed; a send's are strings until the queue stores them packed with
  * its signed copy (emails/outgoing.ts), the same text in fewer bytes, so they wait apart (contents-rowids.ts).
  */
-function storeBodies(db: Db, emailId: string, workspaceId: string, now: number, b: { text: string | Buffer | null; html: string | Buffer | null; raw: Buffer | null; attachments: StoredAttachment[]; extractedText?: string | null }, waiting: boolean): void {
-  db.prepare(`INSERT INTO email_contents (rowid, email_id, text_body, html_body, raw, extracted_text) VALUES (${waiting ? WAITING_ROWID : PACKED_ROWID}, ?, ?, ?, ?, ?)`).run(emailId, b.text, b.html, b.raw, b.extractedText ?? null);
-  const attachment = db.prepare('INSERT INTO email_attachments (id, email_id, workspace_id, position, filename, content_type, content_id, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
-  b.attachments.forEach((a, i) => attachment.run(newId('att', now), emailId, workspaceId, i, a.filename, a.contentType, a.contentId ?? null, a.content.length, a.content));
+function* storeBodies(emailId: string, workspaceId: string, now: number, b: { text: string | Buffer | null; html: string | Buffer | null; raw: Buffer | null; attachments: StoredAttachment[]; extractedText?: string | null }, waiting: boolean): Query<void> {
+  yield* run(`INSERT INTO email_contents (rowid, email_id, text_body, html_body, raw, extracted_text) VALUES (${waiting ? WAITING_ROWID : PACKED_ROWID}, ?, ?, ?, ?, ?)`, emailId, b.text, b.html, b.raw, b.extractedText ?? null);
+  for (const [i, a] of b.attachments.entries()) {
+    yield* run(
+      'INSERT INTO email_attachments (id, email_id, workspace_id, position, filename, content_type, content_id, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      newId('att', now), emailId, workspaceId, i, a.filename, a.contentType, a.contentId ?? null, a.content.length, a.content,
+    );
+  }
 }

@@ -115,7 +115,7 @@ test('a send: the sink gets a verifying signature, GET /raw is exactly those byt
   assert.ok(isPacked(c.raw!) && Buffer.isBuffer(c.text_body) && Buffer.isBuffer(c.html_body), 'the copy and the bodies packed');
   assert.ok(c.raw!.length < bytes.length / 5, `the signed copy beside its bodies: ${c.raw!.length} bytes for ${bytes.length}`);
   assert.equal(await email(sentId).then((e) => ({ text: e.text, html: e.html })), { text, html });
-  assert.ok((await signedCopy(s.t.app.db, sentId))!.equals(bytes), 'what a retry would send');
+  assert.ok((await signedCopy(s.t.app.store, sentId))!.equals(bytes), 'what a retry would send');
   // Packed, the row joined the packed ones (contents-rowids.ts): after the received one, below the waiting rows.
   assert.ok(rowid(sentId) > rowid(receivedId) && rowid(sentId) < WAITING, `rowid ${rowid(sentId)}`);
 });
@@ -163,7 +163,7 @@ test('open tracking: each recipient gets its own copy, the first packed against 
         assert.is(copyPackedAgainst(copy.raw), bases[0].id, `${recipient}'s copy is packed against the base`);
         assert.ok(copy.raw.length < bytes.length / 10, `${copy.raw.length} bytes stored for ${bytes.length}`);
       }
-      assert.ok((await personalCopy(db, copy.id))!.equals(bytes));
+      assert.ok((await personalCopy(s.t.app.store, copy.id))!.equals(bytes));
     }
     assert.ok(Buffer.isBuffer(contents(res.body.id).text_body), 'the bodies packed with the first copy');
   } finally {
@@ -184,7 +184,7 @@ test('rows written before packing (the bytes as they are, TEXT bodies) read exac
   assert.is((await search('zanzibarquartz'))[0]?.id, receivedId);
   assert.match((await search('zanzibarquartz'))[0].snippet, 'zanzibarquartz');
   assert.ok((await raw(sentId)).equals(sentCopy), 'sent: the signed bytes');
-  assert.ok((await signedCopy(db, sentId))!.equals(sentCopy), 'what a retry would send');
+  assert.ok((await signedCopy(s.t.app.store, sentId))!.equals(sentCopy), 'what a retry would send');
 });
 
 test('a database from before packing: a row in the old layout survives migration 0023 and reads back byte for byte', async () => {

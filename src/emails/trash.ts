@@ -3,7 +3,7 @@
 // deleteEmail), oldest trashed first along emails_trash_age, in small batches so the write lock is never held
 // for long while mail keeps flowing. Moving mail in and out of the Trash is mailbox.ts patchEmail.
 import type { App } from '../context.ts';
-import type { Db } from '../db/open.ts';
+import { column, type Query } from '../db/query.ts';
 import { deleteEmail } from './mailbox.ts';
 
 export const TRASH_BATCH = 200;
@@ -15,17 +15,13 @@ export const NOT_BEING_SENT = `NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.em
  * The ids of up to `limit` emails of the workspace trashed at or before `upTo` (ms), oldest trashed first, that
  * also meet `condition` (SQL on `e`, a constant of the caller's, never a client's text).
  */
-export function oldestTrashed(db: Db, workspaceId: string, upTo: number, limit: number, condition = NOT_BEING_SENT): string[] {
-  return db
-    .prepare(`SELECT e.id FROM emails e WHERE e.workspace_id = ? AND e.trashed_at <= ? AND ${condition} ORDER BY e.trashed_at LIMIT ?`)
-    .pluck()
-    .all(workspaceId, upTo, limit) as string[];
-}
+export const oldestTrashed = (workspaceId: string, upTo: number, limit: number, condition = NOT_BEING_SENT) =>
+  column<string>(`SELECT e.id FROM emails e WHERE e.workspace_id = ? AND e.trashed_at <= ? AND ${condition} ORDER BY e.trashed_at LIMIT ?`, workspaceId, upTo, limit);
 
 /** Deletes one batch of `ids` for good, in the caller's transaction; answers how many went. */
-export function deleteAll(db: Db, workspaceId: string, ids: string[]): number {
+export function* deleteAll(workspaceId: string, ids: string[]): Query<number> {
   let deleted = 0;
-  for (const id of ids) if (deleteEmail(db, workspaceId, id)) deleted++;
+  for (const id of ids) if (yield* deleteEmail(workspaceId, id)) deleted++;
   return deleted;
 }
 
@@ -33,11 +29,13 @@ export function deleteAll(db: Db, workspaceId: string, ids: string[]): number {
  * Empties the workspace's Trash as it was when asked (mail trashed meanwhile stays), a batch per transaction,
  * and answers how many emails were deleted. Deliveries still queued for them are canceled, as DELETE does.
  */
-export async function emptyTrash(app: Pick<App, 'db' | 'commit' | 'clock'>, workspaceId: string): Promise<number> {
+export async function emptyTrash(app: Pick<App, 'store' | 'clock'>, workspaceId: string): Promise<number> {
   const upTo = app.clock.now();
   let total = 0;
   for (;;) {
-    const deleted = await app.commit.run(() => deleteAll(app.db, workspaceId, oldestTrashed(app.db, workspaceId, upTo, TRASH_BATCH)));
+    const deleted = await app.store.write(function* () {
+      return yield* deleteAll(workspaceId, yield* oldestTrashed(workspaceId, upTo, TRASH_BATCH));
+    });
     total += deleted;
     if (deleted < TRASH_BATCH) return total;
     // Let mail and API requests in between batches.

@@ -85,7 +85,7 @@ test('days counted once over leave them out of the totals, domains and subjects 
     db.prepare(
       "INSERT INTO emails (id, workspace_id, direction, status, domain, message_id, thread_id, from_address, subject, is_test, counted, created_at) VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?)",
     ).run(id, ws, domain, `${id}@${domain}`, id, `a@${domain}`, subject, Number(isTest), Number(counted), t0);
-    for (const type of ['sent', 'bounced', 'complained'] as const) addEvent(db, { now: () => t0 }, { workspaceId: ws, emailId: id, type, recipient: 'r@dest.test' });
+    for (const type of ['sent', 'bounced', 'complained'] as const) runOn(db, addEvent({ now: () => t0 }, { workspaceId: ws, emailId: id, type, recipient: 'r@dest.test' }));
     return id;
   };
   email('Real', 'real.test', true);

@@ -8,6 +8,7 @@ import type { App } from '../context.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import type { DsnRecipient, Report } from '../mail/reports.ts';
 import { suppress } from './suppressions.ts';
@@ -80,7 +81,8 @@ export function applyReport(app: Pick<App, 'db' | 'clock' | 'log' | 'config'>, r
   const ctx = { ...r, app, byAddress, outcome };
   if (r.report?.kind === 'dsn') for (const block of r.report.recipients) applyDsnRecipient(ctx, r.report.reportingMta, block);
   if (r.report?.kind === 'arf') applyComplaint(ctx, r.report, deliveries);
-  if (outcome.changed.length) refreshEmailStatus(db, r.emailId);
+  // Bridge: applyReport takes the connection (not a query yet).
+  if (outcome.changed.length) runOn(db, refreshEmailStatus(r.emailId));
   db.prepare('UPDATE inbound_reports SET processed_at = ? WHERE id = ?').run(clock.now(), r.reportId);
   app.log.info('report processed', { report: r.reportId, emailId: r.emailId, ...outcome });
   return outcome;
@@ -101,8 +103,9 @@ function applyDsnRecipient(ctx: ReportContext, reportingMta: string | null, b: D
   // Only mail that left the box can bounce later: a blocked, queued or failed recipient was never handed over.
   if (!d || (d.state !== 'delivered' && d.state !== 'bounced')) return;
   const data = { status: b.status, diagnostic: b.diagnostic, remoteMta: b.remoteMta, reportingMta, async: true };
+  // Bridge: applyReport takes the connection (not a query yet).
   const event = (type: 'bounced' | 'delivery_delayed', extra: Record<string, unknown> = {}) =>
-    addEvent(db, clock, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, type, recipient: d.recipient, data: { ...data, ...extra } });
+    runOn(db, addEvent(clock, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, type, recipient: d.recipient, data: { ...data, ...extra } }));
 
   if (b.action === 'failed' && b.status && /^[45]\./.test(b.status)) {
     const refusal = { code: replyCode(b.diagnostic), enhanced: b.status, response: b.diagnostic ?? '' };
@@ -144,7 +147,8 @@ function applyComplaint(ctx: ReportContext, report: Extract<Report, { kind: 'arf
     ctx.outcome.suppressed.push(d.recipient);
     if (hasEvent(ctx, 'complained', d.recipient)) continue;
     const data = { feedbackType: report.feedbackType, userAgent: report.userAgent, sourceIp: report.sourceIp, arrivalDate: report.arrivalDate };
-    addEvent(ctx.app.db, ctx.app.clock, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, type: 'complained', recipient: d.recipient, data });
+    // Bridge: applyReport takes the connection (not a query yet).
+    runOn(ctx.app.db, addEvent(ctx.app.clock, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, type: 'complained', recipient: d.recipient, data }));
     // The queue row says so too: where the recipient stands is read from deliveries alone (emails/delivery.ts).
     ctx.app.db.prepare('UPDATE deliveries SET complained_at = ? WHERE id = ? AND complained_at IS NULL').run(ctx.app.clock.now(), d.id);
     noticeSender(ctx.app, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, recipient: d.recipient, kind: 'complained', response: null, feedbackType: report.feedbackType, userAgent: report.userAgent });

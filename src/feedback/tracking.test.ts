@@ -57,7 +57,7 @@ test('tracking is off by default: the HTML arrives as sent, in one copy for all 
   assert.equal(sent.copies[0].m.rcptTo.sort(), ['ann@dest.test', 'bob@dest.test']);
   assert.is(String(sent.copies[0].parsed.html).replace(/\r\n/g, '\n'), HTML);
   assert.not.match(sent.copies[0].m.raw.toString('latin1'), /\/(open|click)\//);
-  assert.ok((await signedCopy(s.t.app.db, sent.id))!.equals(sent.copies[0].m.raw));
+  assert.ok((await signedCopy(s.t.app.store, sent.id))!.equals(sent.copies[0].m.raw));
 });
 
 test('open tracking: each copy has its own pixel; a GET records `opened` for that recipient, HEAD and forged tokens do not', async () => {

@@ -6,6 +6,7 @@
 // is never changed.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { addEvent, recentVisit } from '../emails/events.ts';
 import { escapeHtml } from '../pages/html.ts';
 import { resolveLinkToken, type LinkHolder } from './link-token.ts';
@@ -213,9 +214,10 @@ export function clickTarget(db: Db, token: string): (LinkHolder & { url: string 
  */
 export function recordVisit(db: Db, clock: Clock, v: LinkVisit, since: number): { seq: number; createdAt: number; added: boolean } {
   const { holder } = v;
-  const found = recentVisit(db, { emailId: holder.emailId, type: v.type, recipient: holder.recipient, url: v.url, since });
+  // Bridge: recordVisit runs in its caller's transaction on the connection (not a query yet).
+  const found = runOn(db, recentVisit({ emailId: holder.emailId, type: v.type, recipient: holder.recipient, url: v.url, since }));
   if (found) return { ...found, added: false };
   const data = v.url === null ? { ...v.visit } : { url: v.url, ...v.visit };
-  const seq = addEvent(db, clock, { workspaceId: holder.workspaceId, emailId: holder.emailId, type: v.type, recipient: holder.recipient, data });
+  const seq = runOn(db, addEvent(clock, { workspaceId: holder.workspaceId, emailId: holder.emailId, type: v.type, recipient: holder.recipient, data }));
   return { seq, createdAt: clock.now(), added: true };
 }

@@ -106,7 +106,7 @@ test('each recipient of a marketing message gets its own copy with both List-Uns
   const [receipt] = messagesOf('Your receipt');
   assert.equal([messagesOf('Your receipt').length, receipt.rcptTo.sort()], [1, ['ann@dest.test', 'bob@dest.test']]);
   assert.not.match(receipt.raw.toString('latin1'), /List-Unsubscribe/i);
-  assert.ok((await signedCopy(s.t.app.db, res.body.id))!.equals(receipt.raw));
+  assert.ok((await signedCopy(s.t.app.store, res.body.id))!.equals(receipt.raw));
 });
 
 test('GET and HEAD on the link show a page whose button POSTs; nobody is unsubscribed', async () => {
@@ -239,7 +239,7 @@ test('a copy is signed once: a deferred recipient gets the very same bytes when 
   const res = await send({ from: 'news@news.test', to: ['later@dest.test'], subject: 'Later sale', message_class: 'marketing' });
   await eventually(async () => (await events(res.body.id)).some((e) => e.type === 'delivery_delayed'));
   const copies = () => s.t.app.db.prepare('SELECT c.delivery_id FROM delivery_contents c JOIN deliveries d ON d.id = c.delivery_id WHERE d.email_id = ?').pluck().all(res.body.id) as number[];
-  const signed = copies().length ? await personalCopy(s.t.app.db, copies()[0]) : null;
+  const signed = copies().length ? await personalCopy(s.t.app.store, copies()[0]) : null;
   assert.ok(signed, 'signed and stored before the first attempt');
   s.sink.replyTo('later@dest.test', { code: 250 });
   await runCli(['queue', 'flush'], s.t.env);

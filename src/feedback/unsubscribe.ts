@@ -4,6 +4,7 @@
 // the email. Synchronous SQL for the caller's transaction; the pages people see are link-routes.ts.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { addEvent } from '../emails/events.ts';
 import { emailExists } from '../emails/lookup.ts';
 import { resolveLinkToken } from './link-token.ts';
@@ -103,6 +104,7 @@ export function unsubscribe(db: Db, clock: Clock, token: string, via: 'https' | 
   suppress(db, clock, { workspaceId, email: recipient, scope: 'marketing', reason: 'unsubscribe', origin: 'recipient', emailId });
   // A deleted email keeps its unsubscribe links but has no events any more.
   const recorded = db.prepare("SELECT 1 FROM events WHERE email_id = ? AND type = 'unsubscribed' AND recipient = ?").get(emailId, recipient) !== undefined;
-  if (emailExists(db, emailId) && !recorded) addEvent(db, clock, { workspaceId, emailId, type: 'unsubscribed', recipient, data: { via } });
+  // Bridge: unsubscribe runs in its caller's transaction on the connection (not a query yet).
+  if (runOn(db, emailExists(emailId)) && !recorded) runOn(db, addEvent(clock, { workspaceId, emailId, type: 'unsubscribed', recipient, data: { via } }));
   return { ...found, state: 'unsubscribed', justNow: found.state === 'subscribed' };
 }

@@ -4,6 +4,7 @@
 // statement per link, so a flood of one link writes one row. Knows nothing of HTTP: link-routes.ts decides
 // which visits are counted at all (its per-address limit).
 import type { App } from '../context.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { addRepeats, recentVisit } from '../emails/events.ts';
 import { recordVisit, type LinkVisit } from './tracking.ts';
 
@@ -66,7 +67,8 @@ export class LinkVisits {
     }
     if (!known) {
       // After a restart, or once forgotten: the event may be stored already.
-      const found = recentVisit(db, { emailId: v.holder.emailId, type: v.type, recipient: v.holder.recipient, url: v.url, since: now - VISIT_WINDOW_MS });
+      // Bridge: the tally's app has no store yet (feedback/ is not on queries).
+      const found = runOn(db, recentVisit({ emailId: v.holder.emailId, type: v.type, recipient: v.holder.recipient, url: v.url, since: now - VISIT_WINDOW_MS }));
       if (found) known = this.remember(key, { seq: found.seq, until: found.createdAt + VISIT_WINDOW_MS });
     }
     if (known) {
@@ -121,7 +123,8 @@ export class LinkVisits {
     try {
       // Counts, not mail: nobody waits on them, so no fsync of their own (group-commit.ts runUnacknowledged).
       await this.app.commit.runUnacknowledged(() => {
-        for (const [r, t] of due) addRepeats(this.app.db, r.seq!, t.n, t.lastAt);
+        // Bridge: the tally's app has no store yet (feedback/ is not on queries).
+        for (const [r, t] of due) runOn(this.app.db, addRepeats(r.seq!, t.n, t.lastAt));
       });
     } catch (err) {
       this.app.log.warn('could not write the repeated visits of tracking links; those counts are lost', { err, links: due.length });

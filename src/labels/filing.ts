@@ -4,7 +4,7 @@
 // archives the received mail it files, so it appears only under the label. Queries for the caller's
 // transaction (db/query.ts).
 import { column, value, type Query } from '../db/query.ts';
-import { archiveReceived, labelIdsOf, setLabelIds } from './lookup-interim.ts';
+import { archiveReceived, labelIdsOf, setLabelIds } from '../emails/lookup.ts';
 import { MAX_LABELS_PER_EMAIL } from './labels.ts';
 import { ruleMatches, rulesOfWorkspace } from './rules.ts';
 

@@ -2,7 +2,7 @@
 // its name (regardless of ASCII case); an email carries at most 10, kept as ids in emails.labels_json
 // (0011_labels.sql says why). Queries for the caller's transaction (db/query.ts); it never archives or files
 // mail by rules (that is the filing rules' work).
-import { archiveReceived, labelIdsOf, removeLabelEverywhere, setLabelIds } from './lookup-interim.ts';
+import { archiveReceived, labelIdsOf, removeLabelEverywhere, setLabelIds } from '../emails/lookup.ts';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Clock } from '../clock.ts';

@@ -9,7 +9,7 @@ import { newId } from '../db/ids.ts';
 import type { DbContext, Writer } from '../db/writer.ts';
 import type { Log } from '../log.ts';
 import { FullDiskNotice } from '../db/full-disk.ts';
-import { archiveReceived } from './lookup-interim.ts';
+import { archiveReceived } from '../emails/lookup.ts';
 import { fileInto } from './filing.ts';
 import { getRule, matchClause } from './rules.ts';
 

@@ -10,8 +10,8 @@ import { principalOf, requireAuth } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
 import { iso } from '../clock.ts';
 import { mailboxCounts } from '../emails/counts.ts';
-import { getInbox } from '../inboxes/inboxes.ts';
 import { runOn } from '../db/sqlite-query.ts';
+import { getInbox } from '../inboxes/inboxes.ts';
 import { changeEmailLabels, COLOR, createLabel, labelByRef, labelName, LabelExists, labelRef, listLabelRows, updateLabel, type LabelRow } from './labels.ts';
 import { createRule, deleteRule, dryRun, presentRule, rulesOfWorkspace, type DryRun, type Rule, type RuleConditions } from './rules.ts';
 import { resortPending, startResort, type Resorter } from './resort.ts';
@@ -105,9 +105,13 @@ export function labelRoutes(app: App, resorter: Pick<Resorter, 'wake'>) {
 
   r.get('/labels', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    const { rules, labels, pending } = await store.read(labelList(workspaceId));
+    const { rules, labels, pending, counts } = await store.read(
+      (function* () {
+        return { ...(yield* labelList(workspaceId)), counts: yield* mailboxCounts(workspaceId) };
+      })(),
+    );
     const data = labels.map((l) => presentLabel(l, rules));
-    ctx.body = { data, count: data.length, mailbox: { ...mailboxCounts(db, workspaceId), resortPending: pending } };
+    ctx.body = { data, count: data.length, mailbox: { ...counts, resortPending: pending } };
   });
 
   r.get('/labels/:id', auth, async (ctx) => {

@@ -11,6 +11,7 @@ import { request, seedWorkspace } from '../testkit/app.ts';
 import { eventually } from '../testkit/outbound.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { storeReceivedEmail } from '../emails/store.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { parseMessage } from '../mail/parse.ts';
 import { packMail } from '../mail/packing.ts';
 
@@ -180,11 +181,11 @@ test('applying a rule to 10,000 stored messages goes on through a restart while 
   const parsed = await parseMessage(Buffer.from('From: bulk@sender.example\r\nSubject: stored\r\n\r\nx\r\n'));
   db.transaction(() => {
     for (let i = 0; i < 10_000; i++) {
-      storeReceivedEmail(db, s.t.app.clock, {
+      runOn(db, storeReceivedEmail(s.t.app.clock, {
         workspaceId, inboxId: inbox.id, inboxAddress: inbox.address, domainId: inbox.domain_id, domain: s.domain.name,
         parsed: { ...parsed, subject: i % 2 ? `bulk odd ${i}` : `bulk even ${i}`, messageId: `bulk-${i}@sender.example` },
         stored: packMail(Buffer.from('x'), parsed.text, parsed.html), envelopeFrom: 'bulk@sender.example', authentication: {}, verdict: { category: 'primary', important: false, classification: 'test' }, threadId: null,
-      });
+      }));
     }
   })();
   const label = (await call('/labels', { body: { name: 'Bulk odd' } })).body;

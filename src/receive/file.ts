@@ -100,7 +100,7 @@ function fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Fi
   const thread = findThread(db, workspaceId, parsed.inReplyTo, parsed.references);
   const filter = judgeSpam(ctx, workspaceId, { ...m, from });
   const verdict = classify({ from, headers: parsed.headers, auth: m.verdicts, learned: from ? learnedAbout(ctx, workspaceId, from.address) : null, replyToSent: thread.replyToSent, filter });
-  const { id } = storeReceivedEmail(db, clock, {
+  const { id } = runOn(db, storeReceivedEmail(clock, {
     workspaceId,
     inboxId: inbox.id,
     inboxAddress: inbox.address,
@@ -114,7 +114,7 @@ function fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Fi
     verdict,
     spam: verdict.spam,
     threadId: thread.threadId,
-  });
+  }));
   // Filed by the workspace's rules and the conversation's bucket labels before anyone can see it unfiled.
   // Bridge: fileForInbox is synchronous SQL on the writer's connection until the file job is a query.
   runOn(db, fileNewEmail(clock.now(), workspaceId, id, thread.threadId ? { threadId: thread.threadId } : undefined));

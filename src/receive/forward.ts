@@ -3,11 +3,11 @@
 // the copy and its queue rows commit together. It decides whether a message may be forwarded (never a loop)
 // and builds the copy; it never sends anything itself, and "cannot forward" is never an error of the receive.
 import type { DbContext } from '../db/writer.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { ApiError } from '../errors.ts';
 import { addEvent } from '../emails/events.ts';
 import type { InboxRow } from '../inboxes/inboxes.ts';
 import { isInboxAddress } from '../inboxes/forwarding.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { checkAddress, type Mailbox } from '../mail/addresses.ts';
 import type { HeaderFields } from '../mail/headers.ts';
 import type { ParsedAttachment, ReceivedMailbox } from '../mail/parse.ts';
@@ -77,12 +77,14 @@ export function forwardInTransaction(app: DbContext, copy: ReceivedCopy): string
     // Over the plan's limits (checked before anything of the copy is written): the message stays in the
     // inbox, and the received email says why its copy did not go.
     if (!(err instanceof ApiError) || err.code !== 'quota_exceeded') throw err;
-    addEvent(db, clock, { workspaceId: inbox.workspace_id, emailId: copy.emailId, type: 'blocked', recipient: forwardTo, data: { reason: 'quota_exceeded', message: err.message } });
+    // Bridge: the receive job's forwarding takes the writer's connection (not a query yet).
+    runOn(db, addEvent(clock, { workspaceId: inbox.workspace_id, emailId: copy.emailId, type: 'blocked', recipient: forwardTo, data: { reason: 'quota_exceeded', message: err.message } }));
     log.warn('not forwarded: over the plan limit', { ...ids, reason: err.message });
     return null;
   }
   const copyId = plan.answer.id;
-  addEvent(db, clock, { workspaceId: inbox.workspace_id, emailId: copy.emailId, type: 'forwarded', recipient: forwardTo, data: { copyId } });
+  // Bridge: as above.
+  runOn(db, addEvent(clock, { workspaceId: inbox.workspace_id, emailId: copy.emailId, type: 'forwarded', recipient: forwardTo, data: { copyId } }));
   log.info('forwarded', { ...ids, copyId });
   return copyId;
 }

@@ -7,12 +7,12 @@
 // return path (dns/records.ts: dmarc-reports@, tls-reports@) take reports for any domain row the box has.
 import type { Db } from '../db/open.ts';
 import { boxSecret } from '../db/box-secret.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { SmtpError } from '../errors.ts';
 import { parseVerp } from '../feedback/verp.ts';
 import { unsubscribeAddressToken } from '../feedback/unsubscribe.ts';
 import type { InboxRow } from '../inboxes/inboxes.ts';
 import { holderOf } from '../domains/claims.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { sentEmailWorkspace } from '../emails/lookup.ts';
 import { matchSender } from '../filter/lists.ts';
 import { DMARC_REPORTS_LOCAL_PART, TLS_REPORTS_LOCAL_PART } from '../dns/records.ts';
@@ -49,7 +49,8 @@ export function routeRecipient(db: Db, address: string, mailFrom = ''): Target {
     const report = reportTarget(db, lower.slice(0, at), domain);
     if (report) return report;
     const emailId = parseVerp(boxSecret(db), lower);
-    const workspaceId = emailId && sentEmailWorkspace(db, emailId);
+    // Bridge: routing a recipient is synchronous (the SMTP session's check; not a query yet).
+    const workspaceId = emailId && runOn(db, sentEmailWorkspace(emailId));
     if (emailId && workspaceId) return { kind: 'report', emailId, workspaceId };
     const token = unsubscribeAddressToken(db, lower);
     if (token) return { kind: 'unsubscribe', token };

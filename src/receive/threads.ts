@@ -2,6 +2,7 @@
 // this workspace has (sent or received) gives the thread, whose id is the em_ id of its first message. It
 // also tells whether the message answers mail the workspace sent, which makes it important.
 import type { Db } from '../db/open.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { emailByMessageId } from '../emails/lookup.ts';
 
 export interface ThreadLink {
@@ -16,7 +17,8 @@ export function findThread(db: Db, workspaceId: string, inReplyTo: string | null
   let threadId: string | null = null;
   let replyToSent = false;
   for (const id of ids) {
-    const row = emailByMessageId(db, workspaceId, id);
+    // Bridge: findThread takes the connection (not a query yet).
+    const row = runOn(db, emailByMessageId(workspaceId, id));
     if (!row) continue;
     threadId ??= row.thread_id;
     if (row.direction === 'out') replyToSent = true;

@@ -44,8 +44,8 @@ export class Trainer extends BackgroundLoop {
   }
 
   private async learn(wish: PendingTraining): Promise<void> {
-    const { db, writer, clock, log } = this.app;
-    const found = await emailRaw(db, wish.workspaceId, wish.emailId);
+    const { store, writer, clock, log } = this.app;
+    const found = await emailRaw(store, wish.workspaceId, wish.emailId);
     const retry = async (giveUp: boolean) => {
       const [dropped] = await writer.commit([{ kind: 'spam.retry', payload: { emailId: wish.emailId, queuedAt: wish.queuedAt, giveUp } }], { now: clock.now(), log });
       return dropped;

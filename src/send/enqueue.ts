@@ -3,6 +3,7 @@
 // transaction that stores the send (or releases a scheduled one), so a suppression made a moment before is
 // always seen.
 import type { DbContext } from '../context.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { domainOf } from '../mail/addresses.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import { suppressionFor } from '../feedback/suppressions.ts';
@@ -18,11 +19,12 @@ export function enqueue(ctx: DbContext, email: { id: string; workspaceId: string
     if (suppression) {
       blocked++;
       delivery.run(id, workspaceId, recipient, domainOf(recipient), 'blocked', null, now, now);
-      addEvent(db, clock, { workspaceId, emailId: id, type: 'blocked', recipient, data: { reason: suppression.reason, scope: suppression.scope, suppressedAt: suppression.createdAt } });
+      // Bridge: enqueue runs on the writer's connection (not a query yet).
+      runOn(db, addEvent(clock, { workspaceId, emailId: id, type: 'blocked', recipient, data: { reason: suppression.reason, scope: suppression.scope, suppressedAt: suppression.createdAt } }));
     } else {
       delivery.run(id, workspaceId, recipient, domainOf(recipient), 'queued', now, now, now);
-      addEvent(db, clock, { workspaceId, emailId: id, type: 'sent', recipient, data: {} });
+      runOn(db, addEvent(clock, { workspaceId, emailId: id, type: 'sent', recipient, data: {} }));
     }
   }
-  if (blocked) refreshEmailStatus(db, id);
+  if (blocked) runOn(db, refreshEmailStatus(id));
 }

@@ -4,6 +4,7 @@
 import type { App } from '../context.ts';
 import type { Db } from '../db/open.ts';
 import { boxSecret } from '../db/box-secret.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { hasSignedCopy } from '../emails/outgoing.ts';
 import { linkToken, publicLink, type LinkPurpose, type LinkSubject } from '../feedback/link-token.ts';
 import { CLICK_PATH, OPEN_PATH, findLinks, storeLinks } from '../feedback/tracking.ts';
@@ -83,7 +84,7 @@ export async function planFor(app: App, email: PlannedEmail): Promise<Plan | nul
   await app.commit.run(() => {
     // An email has one shared copy or a plan, never both: whichever was stored first stands (signed-copies.ts
     // checks the same). The commit holds SQLite's write lock (BEGIN IMMEDIATE) from the check to the insert.
-    if (hasSignedCopy(db, email.id)) return;
+    if (runOn(db, hasSignedCopy(email.id))) return; // Bridge: in the commit with the plan's insert (not a query yet).
     const inserted = db
       .prepare(
         `INSERT INTO personalised_emails (email_id, unsubscribe, open_tracking, click_tracking, links, created_at)

@@ -4,6 +4,7 @@
 // the dashboard also puts a notice in the sender's mailbox (feedback/notices.ts). It must not deliver or decide outcomes.
 import type { App } from '../context.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { suppressIfHard } from '../feedback/bounces.ts';
 import { noticeSender } from '../feedback/notices.ts';
 import type { Claimed } from './claims.ts';
@@ -32,8 +33,9 @@ export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claime
       const o = byRecipient.get(`${row.email_id}\n${row.recipient}`) ?? localFailure(row, false, 'no outcome was reported for this recipient');
       const attempts = row.attempts + 1;
       const data = { code: o.code, enhancedCode: o.enhanced, response: o.response, mx: o.mx, tls: o.tls, tlsVerified: o.tlsVerified, ...(o.tlsError ? { tlsError: o.tlsError } : {}), tlsPolicy: o.tlsPolicy, attempt: attempts };
+      // Bridge: the outcomes' commit runs the queue's statements on the connection (not a query yet).
       const event = (type: 'delivered' | 'bounced' | 'delivery_delayed' | 'failed', extra: Record<string, unknown> = {}) =>
-        addEvent(db, clock, { workspaceId: row.workspace_id, emailId: row.email_id, type, recipient: row.recipient, data: { ...data, ...extra } });
+        runOn(db, addEvent(clock, { workspaceId: row.workspace_id, emailId: row.email_id, type, recipient: row.recipient, data: { ...data, ...extra } }));
       const finish = (state: string) => {
         attempted.push(attemptLine(row, o, state, attempts));
         return db
@@ -70,7 +72,7 @@ export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claime
       }
       touched.add(row.email_id);
     }
-    for (const emailId of touched) refreshEmailStatus(db, emailId);
+    for (const emailId of touched) runOn(db, refreshEmailStatus(emailId));
   });
   // After the commit: a line must not report an outcome that was rolled back.
   for (const fields of attempted) app.log.info('delivery attempt', fields);

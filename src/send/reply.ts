@@ -3,11 +3,11 @@
 // forwarded (mail/reply.ts), and `inReplyTo` the original, so planSend threads it and writes In-Reply-To and
 // References. Reads only; the send itself goes through submit like any other.
 import type { Db } from '../db/open.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { getEmail, type EmailRecord } from '../emails/mailbox.ts';
 import { emailFiles } from '../emails/lookup.ts';
 import { getInbox } from '../inboxes/inboxes.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { checkAddress, mailboxText, type Mailbox } from '../mail/addresses.ts';
 import { htmlToText } from '../mail/compose.ts';
 import { escapeHtml } from '../pages/html.ts';
@@ -32,7 +32,8 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
  * cannot send is planSend's 403, as for any send.
  */
 export function answerRequest(db: Db, workspaceId: string, id: string, kind: 'reply' | 'forward', fields: AnswerFields): SendRequest {
-  const original = getEmail(db, workspaceId, id, { recipients: false });
+  // Bridge: answerRequest takes the connection (not a query yet).
+  const original = runOn(db, getEmail(workspaceId, id, { recipients: false }));
   if (!original) throw notFound('Email');
   const from = senderOf(db, workspaceId, original);
   const o: Original = { from: original.from, to: original.to, subject: original.subject, date: Date.parse(original.createdAt), text: original.text, html: original.html };
@@ -42,7 +43,8 @@ export function answerRequest(db: Db, workspaceId: string, id: string, kind: 're
     const noteText = fields.noNote ? undefined : (givenText ?? (givenHtml !== undefined ? htmlToText(givenHtml) : undefined));
     const noteHtml = fields.noNote ? undefined : (givenHtml ?? (givenText !== undefined ? textAsHtml(givenText) : undefined));
     // The original's files go again, as they were kept (retention drops raw bytes early, never files).
-    const attachments = [...emailFiles(db, workspaceId, original.id), ...req.attachments];
+    // Bridge: answerRequest takes the connection (not a query yet).
+    const attachments = [...runOn(db, emailFiles(workspaceId, original.id)), ...req.attachments];
     const html = givenHtml !== undefined || original.html ? { html: forwardedHtml(noteHtml, o) } : {};
     return { ...base, subject: forwardSubject(clean(original.subject)), text: forwardedText(noteText, o), ...html, attachments };
   }

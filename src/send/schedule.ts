@@ -4,6 +4,7 @@
 // transaction, so a cancel racing the due time either cancels or finds it sent, never both.
 import type { App, DbContext } from '../context.ts';
 import type { Db } from '../db/open.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { iso } from '../clock.ts';
 import { addEvent } from '../emails/events.ts';
@@ -30,7 +31,8 @@ export function holdSend(ctx: DbContext, s: { emailId: string; workspaceId: stri
     s.emailId, s.workspaceId, s.scheduledAt, JSON.stringify(s.recipients), clock.now(),
   );
   db.prepare("UPDATE emails SET status = 'scheduled', scheduled_at = ? WHERE id = ?").run(s.scheduledAt, s.emailId);
-  for (const recipient of s.recipients) addEvent(db, clock, { workspaceId: s.workspaceId, emailId: s.emailId, type: 'scheduled', recipient, data: { scheduledAt: iso(s.scheduledAt) } });
+  // Bridge: holdSend runs on the writer's connection (not a query yet).
+  for (const recipient of s.recipients) runOn(db, addEvent(clock, { workspaceId: s.workspaceId, emailId: s.emailId, type: 'scheduled', recipient, data: { scheduledAt: iso(s.scheduledAt) } }));
 }
 
 interface Held {
@@ -77,7 +79,8 @@ export function cancelScheduled(ctx: DbContext, workspaceId: string, emailId: st
   const recipients = JSON.parse(held.recipients) as string[];
   db.prepare('DELETE FROM scheduled_sends WHERE email_id = ?').run(emailId);
   db.prepare("UPDATE emails SET status = 'canceled' WHERE id = ?").run(emailId);
-  for (const recipient of recipients) addEvent(db, clock, { workspaceId, emailId, type: 'canceled', recipient, data: {} });
+  // Bridge: cancelScheduled takes the connection (not a query yet).
+  for (const recipient of recipients) runOn(db, addEvent(clock, { workspaceId, emailId, type: 'canceled', recipient, data: {} }));
   const email = db.prepare('SELECT created_at, (SELECT coalesce(sum(size), 0) FROM email_attachments WHERE email_id = ?) AS bytes FROM emails WHERE id = ?').get(emailId, emailId) as {
     created_at: number;
     bytes: number;

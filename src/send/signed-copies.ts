@@ -18,6 +18,7 @@ import { personalisation, planFor, storedPlan, type Plan } from './personalise.t
 import type { Signer } from './signer.ts';
 import { storageFault } from '../db/health.ts';
 import { FullDiskNotice } from '../db/full-disk.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 /** A recipient's bytes: its email's one shared copy, or its own copy when the email is personalised. */
 export interface Copy {
@@ -85,7 +86,7 @@ export class SignedCopies {
     const queued = db
       .prepare("SELECT id, recipient FROM deliveries WHERE email_id = ? AND state = 'queued' AND attempts = 0 ORDER BY id")
       .all(emailId) as Array<Pick<Claimed, 'id' | 'recipient'>>;
-    if (queued.length === 0 || hasSignedCopy(db, emailId)) return;
+    if (queued.length === 0 || (await this.app.store.read(hasSignedCopy(emailId)))) return;
     const signed = await this.signedMessage(emailId);
     if ('personal' in signed) await Promise.all(queued.map((r) => this.personalCopy(signed.personal, r)));
   }
@@ -149,26 +150,29 @@ export class SignedCopies {
     const work = (async (): Promise<Signed> => {
       const { db } = this.app;
       // Not the bodies: composeInput reads them when a signing worker takes the message.
-      const row = outgoingEmail(db, emailId);
+      const row = await this.app.store.read(outgoingEmail(emailId));
       const sent = { envelopeFrom: row.envelope_from, senderDomain: row.domain };
-      const copy = await signedCopy(db, emailId);
+      const copy = await signedCopy(this.app.store, emailId);
       if (copy) return { ...sent, raw: copy };
       // The RSA key, and with dkim_ed25519 the ed25519 key once DNS serves its record (a second signature).
       const dkim = row.domain_id ? await this.app.store.read(signingKey(row.workspace_id, row.domain_id, row.domain, this.app.config.dkimEd25519)) : null;
       if (!dkim) throw new Permanent(`the sending domain ${row.domain} was deleted before this message was sent`);
-      const plan = await planFor(this.app, { ...row, bodies: () => storedBodies(db, emailId) });
+      // Bridge: a plan reads the bodies synchronously, only when it needs them (personalise.ts).
+      const plan = await planFor(this.app, { ...row, bodies: () => runOn(db, storedBodies(emailId)) });
       if (plan) return { ...sent, personal: this.personalEmail(row, dkim, plan) };
-      const signed = await this.signer.composeAndSign(() => composeInput(db, row), dkim, undefined, { packBodies: true });
+      // Bridge: the signer asks for the input synchronously, when a worker takes the message.
+      const signed = await this.signer.composeAndSign(() => runOn(db, composeInput(row)), dkim, undefined, { packBodies: true });
       // Not beside a plan another process stored meanwhile: one shared copy or per-recipient copies, never both.
       // The commit holds SQLite's write lock (BEGIN IMMEDIATE) from the check to the store.
+      // Bridge: in one commit with storedPlan (personalise.ts), which takes the connection (not a query yet).
       const ours = await this.app.commit.runUnacknowledged(() => {
-        if (storedPlan(db, emailId) !== null || !storeSignedCopy(db, emailId, signed.packed, signed.raw.length, this.app.clock.now())) return false;
-        if (signed.bodies) packStoredBodies(db, emailId, signed.bodies);
+        if (storedPlan(db, emailId) !== null || !runOn(db, storeSignedCopy(emailId, signed.packed, signed.raw.length, this.app.clock.now()))) return false;
+        if (signed.bodies) runOn(db, packStoredBodies(emailId, signed.bodies));
         return true;
       });
       if (ours) return { ...sent, raw: signed.raw };
       // Another process signed it first; what is stored is what goes out.
-      const stored = await signedCopy(db, emailId);
+      const stored = await signedCopy(this.app.store, emailId);
       if (stored) return { ...sent, raw: stored };
       return { ...sent, personal: this.personalEmail(row, dkim, storedPlan(db, emailId)!) };
     })();
@@ -186,7 +190,8 @@ export class SignedCopies {
       key,
       plan,
       // Only a copy not yet signed needs the input (and the attachments read for it).
-      input: () => (input ??= composeInput(db, row)),
+      // Bridge: the signer asks for the input synchronously, when a worker takes the copy.
+      input: () => (input ??= runOn(db, composeInput(row))),
       index: new Map(ids.map((id, i) => [id, i])),
       returnPath: row.envelope_from.slice(row.envelope_from.lastIndexOf('@') + 1),
       packBodies: true,
@@ -205,13 +210,13 @@ export class SignedCopies {
 
   /** The email's stored base copy, as much of it as the others are packed against; null when none is stored. */
   private async base(emailId: string): Promise<CopyBase | null> {
-    const stored = await baseCopy(this.app.db, emailId).catch(() => null);
+    const stored = await baseCopy(this.app.store, emailId).catch(() => null);
     return stored && { id: stored.id, raw: copyDictionary(stored.raw) };
   }
 
   private async makePersonalCopy(email: PersonalEmail, r: Pick<Claimed, 'id' | 'recipient'>): Promise<Buffer> {
-    const { db } = this.app;
-    const done = await personalCopy(db, r.id);
+    const { store, clock } = this.app;
+    const done = await personalCopy(store, r.id);
     if (done) return done;
     // The first copy made for this email here looks for its base and, finding none, becomes it; the copies made
     // meanwhile wait for it. A base is always packed against the bodies: never a chain of copies.
@@ -228,15 +233,18 @@ export class SignedCopies {
       const packBodies = email.packBodies;
       email.packBodies = false;
       const signed = await this.signer.composeAndSign(email.input, email.key, personal, { packBodies, ...(against ? { against } : {}) });
-      const ours = await this.app.commit.runUnacknowledged(() => {
-        if (!storePersonalCopy(db, r.id, signed.packed)) return false;
-        noteFirstCopySigned(db, email.id, signed.raw.length, this.app.clock.now());
-        if (signed.bodies) packStoredBodies(db, email.id, signed.bodies);
-        return true;
-      });
+      const ours = await store.write(
+        function* () {
+          if (!(yield* storePersonalCopy(r.id, signed.packed))) return false;
+          yield* noteFirstCopySigned(email.id, signed.raw.length, clock.now());
+          if (signed.bodies) yield* packStoredBodies(email.id, signed.bodies);
+          return true;
+        },
+        { acknowledged: false },
+      );
       if (becomingBase) first!(ours ? { id: r.id, raw: copyDictionary(signed.raw) } : await this.base(email.id));
       // A worker whose claim on this recipient had expired may have stored one first; what is stored goes out.
-      return ours ? signed.raw : (await personalCopy(db, r.id))!;
+      return ours ? signed.raw : (await personalCopy(store, r.id))!;
     } catch (err) {
       if (becomingBase) first!(null);
       throw err;

@@ -8,9 +8,9 @@ import type { App, DbContext } from '../context.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { isId, newId } from '../db/ids.ts';
 import { boxSecret } from '../db/box-secret.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { domainOf } from '../mail/addresses.ts';
 import { findSendingDomain, unsubscribePrefixes } from '../domains/domains.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { findLabels, resolveForAdding } from '../labels/labels.ts';
 import { storeSentEmail } from '../emails/store.ts';
 import { fileNewEmail } from '../labels/filing.ts';
@@ -92,7 +92,8 @@ export function planSend(app: DbContext, workspaceId: string, req: SendRequest):
   let refs: string[] = [];
   if (req.inReplyTo) {
     const key = req.inReplyTo.replace(/^<|>$/g, '');
-    const parent = isId('em', key) ? emailById(db, workspaceId, key) : emailByMessageId(db, workspaceId, key);
+    // Bridge: planning a send is synchronous on the connection (not a query yet).
+    const parent = runOn(db, isId('em', key) ? emailById(workspaceId, key) : emailByMessageId(workspaceId, key));
     if (!parent && isId('em', key)) throw validationError('in_reply_to', `no email ${key} in this workspace`);
     inReplyTo = parent?.message_id ?? key;
     // RFC 5322 3.6.4: the parent's References, or failing those its In-Reply-To, then its Message-ID.
@@ -164,7 +165,7 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
   meter(db, app.config, workspaceId, now, { recipients: plan.recipients.length, attachmentBytes: req.attachments.reduce((n, a) => n + a.content.length, 0) });
   // Bridge (resolveForAdding, fileNewEmail, learnFromSend): writeSend is synchronous SQL in the writer's send job until it is a query.
   const labelIds = runOn(db, resolveForAdding(clock, workspaceId, req.labels, true, 'labels')).map((l) => l.id);
-  storeSentEmail(db, clock, {
+  runOn(db, storeSentEmail(clock, {
     id,
     workspaceId,
     threadId,
@@ -176,7 +177,7 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
     envelopeFrom: plan.envelopeFrom,
     labelIds,
     content: req,
-  });
+  }));
   runOn(db, fileNewEmail(now, workspaceId, id));
   // The spam filter: recipients become correspondents, and a reply teaches it the message replied to was ham.
   runOn(db, learnFromSend({ workspaceId, recipients: plan.recipients, inReplyTo: plan.inReplyTo, byOwner: req.sentBy !== undefined, bulk: req.messageClass === 'marketing' || !!req.origin?.test, now }));

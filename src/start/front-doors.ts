@@ -20,6 +20,7 @@ import { auditRoutes } from '../account/audit-routes.ts';
 import { findKeyBySecret } from '../account/keys.ts';
 import { findSession } from '../account/sessions.ts';
 import { attachmentVisible, emailVisible } from '../emails/scope.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import type { Visible } from '../http/scopes.ts';
 import { LoginThrottle } from '../account/login-throttle.ts';
 import { domainRoutes, mtaStsPages } from '../domains/routes.ts';
@@ -77,8 +78,9 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
   };
   // What a scoped key may see of one email, attachment or inbox (http/scopes.ts asks before the route runs).
   const visible: Visible = (p, kind, id) => {
-    if (kind === 'email') return emailVisible(db, p.workspaceId, p.scope, id);
-    if (kind === 'attachment') return attachmentVisible(db, p.workspaceId, p.scope, id);
+    // Bridge: http/scopes.ts asks synchronously (Visible); it awaits a store once its other answers are queries.
+    if (kind === 'email') return runOn(db, emailVisible(p.workspaceId, p.scope, id));
+    if (kind === 'attachment') return runOn(db, attachmentVisible(p.workspaceId, p.scope, id));
     if (kind === 'webhook') {
       const inbox = db.prepare('SELECT inbox_id FROM webhooks WHERE workspace_id = ? AND id = ?').pluck().get(p.workspaceId, id) as string | null | undefined;
       return p.scope.permission === 'inbox_access' && !!inbox && p.scope.inboxIds.includes(inbox);

@@ -112,7 +112,7 @@ export class WebhookDispatcher {
 
   /** Claims due deliveries and makes the body of each one tried for the first time (then kept for retries). */
   private async claim(room: number): Promise<Array<DeliveryRow & { payload: string }>> {
-    const { db, clock, config } = this.app;
+    const { clock, config } = this.app;
     const { shares, held } = this;
     return this.app.store.write(function* () {
       const out: Array<DeliveryRow & { payload: string }> = [];
@@ -121,10 +121,8 @@ export class WebhookDispatcher {
           out.push(d as DeliveryRow & { payload: string });
           continue;
         }
-        // Bridge: eventOf and eventPayload (emails/events.ts, emails/mailbox.ts) are not queries yet; they read
-        // on SQLite's connection, in this same transaction, until the emails area moves them.
-        const event = d.event_id && d.email_id ? eventOf(db, d.email_id, d.event_id) : undefined;
-        const payload = event ? eventPayload(db, config.publicUrl, event) : null;
+        const event = d.event_id && d.email_id ? yield* eventOf(d.email_id, d.event_id) : undefined;
+        const payload = event ? yield* eventPayload(config.publicUrl, event) : null;
         if (!payload) {
           yield* markFailed(clock.now(), d.id, 'the event is gone: its email was deleted');
           continue;

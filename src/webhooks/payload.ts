@@ -1,7 +1,7 @@
 // The body of a webhook delivery and of a live-stream message, the same for both: `{type, created_at, data}`
 // (DESIGN.md) with `data.email`, the email's summary, and `data.event`, the event as GET /emails/:id/events
 // shows it. A received email also carries what an app needs to act without a second call.
-import type { Db } from '../db/open.ts';
+import type { Query } from '../db/query.ts';
 import { webhookEventType, type EventOfWorkspace } from '../emails/events.ts';
 import { getEmail } from '../emails/mailbox.ts';
 
@@ -13,8 +13,8 @@ export interface Payload {
 
 const apiLink = (publicUrl: string, path: string) => `${publicUrl.replace(/\/+$/, '')}/api/v1${path}`;
 
-export function emailSummary(db: Db, publicUrl: string, workspaceId: string, emailId: string, received: boolean): Record<string, unknown> | null {
-  const e = getEmail(db, workspaceId, emailId, { recipients: false });
+export function* emailSummary(publicUrl: string, workspaceId: string, emailId: string, received: boolean): Query<Record<string, unknown> | null> {
+  const e = yield* getEmail(workspaceId, emailId, { recipients: false });
   if (!e) return null;
   const summary: Record<string, unknown> = {
     id: e.id,
@@ -46,10 +46,10 @@ export function emailSummary(db: Db, publicUrl: string, workspaceId: string, ema
   };
 }
 
-export function eventPayload(db: Db, publicUrl: string, { workspaceId, event }: Pick<EventOfWorkspace, 'workspaceId' | 'event'>): Payload {
+export function* eventPayload(publicUrl: string, { workspaceId, event }: Pick<EventOfWorkspace, 'workspaceId' | 'event'>): Query<Payload> {
   return {
     type: webhookEventType(event.type),
     created_at: event.createdAt,
-    data: { email: emailSummary(db, publicUrl, workspaceId, event.emailId, event.type === 'received'), event },
+    data: { email: yield* emailSummary(publicUrl, workspaceId, event.emailId, event.type === 'received'), event },
   };
 }

@@ -7,6 +7,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { addEvent, newestSeq } from '../emails/events.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { createKey } from '../account/keys.ts';
 import { request, seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
 import { openRawStream, streamMessages, type RawStream } from '../testkit/event-stream.ts';
@@ -111,8 +112,8 @@ function events(n: number): number[] {
   const seqs: number[] = [];
   t.app.db.transaction(() => {
     for (let i = 0; i < n; i++) {
-      addEvent(t.app.db, t.app.clock, { workspaceId: ws.alpha.id, emailId: ws.alpha.email, type: 'delivered', recipient: `r${i}@dest.example` });
-      seqs.push(newestSeq(t.app.db));
+      runOn(t.app.db, addEvent(t.app.clock, { workspaceId: ws.alpha.id, emailId: ws.alpha.email, type: 'delivered', recipient: `r${i}@dest.example` }));
+      seqs.push(runOn(t.app.db, newestSeq()));
     }
   })();
   return seqs;

@@ -9,6 +9,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { PassThrough } from 'node:stream';
 import { addEvent, newestSeq } from '../emails/events.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
 import { openEventStream, streamMessages } from '../testkit/event-stream.ts';
 import { eventually } from '../testkit/outbound.ts';
@@ -43,8 +44,8 @@ function events(n: number, stepMs = 1000): number[] {
     for (let i = 0; i < n; i++) {
       offset = end - (n - 1 - i) * stepMs;
       const name = i % 3 === 0 ? 'a' : 'b';
-      addEvent(t.app.db, clock, { workspaceId: ws[name], emailId: `em_${name === 'a' ? 'alpha' : 'beta'}`, type: 'delivered', recipient: `r${i}@dest.example` });
-      if (name === 'a') mine.push(newestSeq(t.app.db));
+      runOn(t.app.db, addEvent(clock, { workspaceId: ws[name], emailId: `em_${name === 'a' ? 'alpha' : 'beta'}`, type: 'delivered', recipient: `r${i}@dest.example` }));
+      if (name === 'a') mine.push(runOn(t.app.db, newestSeq()));
     }
   })();
   offset = end;

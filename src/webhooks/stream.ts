@@ -13,6 +13,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { App } from '../context.ts';
 import { eventsAfter, eventsInOrder, newestSeq, seqBefore, webhookEventType, type EventOfWorkspace } from '../emails/events.ts';
 import { eventPayload, type Payload } from './payload.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { domainEventsAfter, domainSeqBefore, newestDomainEventSeq, workspaceDomainEvents, type DomainEventRow } from '../domains/domain-events.ts';
 
 /** How far back a reconnecting client can catch up. */
@@ -67,7 +68,7 @@ export class EventStream {
   constructor(private readonly app: App) {}
 
   async start(): Promise<void> {
-    this.polled = newestSeq(this.app.db);
+    this.polled = await this.app.store.read(newestSeq());
     this.domainPolled = await this.app.store.read(newestDomainEventSeq());
     this.timer = setInterval(() => void this.poll(), POLL_MS);
     this.timer.unref();
@@ -90,13 +91,11 @@ export class EventStream {
    */
   async open(filter: StreamFilter, lastEventId: string | number | null): Promise<PassThrough> {
     const out = new PassThrough();
-    const { db } = this.app;
-    const newest = newestSeq(db);
     const last = lastEventId === null ? null : parseLastEventId(String(lastEventId));
-    const { newestDomain, before } = await this.app.store.read(
+    const { newest, newestDomain, before } = await this.app.store.read(
       (function* () {
         // After email event N: the domain events written before it were sent (or filtered out) before it.
-        return { newestDomain: yield* newestDomainEventSeq(), before: last === null ? null : (last.domainSeq ?? (yield* domainSeqBefore(last.seq))) };
+        return { newest: yield* newestSeq(), newestDomain: yield* newestDomainEventSeq(), before: last === null ? null : (last.domainSeq ?? (yield* domainSeqBefore(last.seq))) };
       })(),
     );
     const sub: Subscriber = {
@@ -114,7 +113,7 @@ export class EventStream {
       return out;
     }
     const since = this.app.clock.now() - REPLAY_WINDOW_MS;
-    if (sub.cursor < newest) sub.cursor = Math.max(sub.cursor, seqBefore(db, filter.workspaceId, since) ?? newest);
+    if (sub.cursor < newest) sub.cursor = Math.max(sub.cursor, (await this.app.store.read(seqBefore(filter.workspaceId, since))) ?? newest);
     this.catchUp(sub, newest, newestDomain, since).catch((err) => {
       this.app.log.error('event stream: catching a client up failed', { err });
       out.end();
@@ -139,7 +138,7 @@ export class EventStream {
         return;
       }
       const upTo = Math.min(end, sub.cursor + CATCH_UP_SEQS);
-      const emails = sub.cursor < upTo ? eventsInOrder(this.app.db, sub.workspaceId, sub.cursor, upTo, since) : [];
+      const emails = sub.cursor < upTo ? await this.app.store.read(eventsInOrder(sub.workspaceId, sub.cursor, upTo, since)) : [];
       // The domain events placed before the next slice's first email event (all of them in the last slice).
       const beforeEmailSeq = upTo >= end ? Number.MAX_SAFE_INTEGER : upTo + 1;
       const domains = await this.app.store.read(workspaceDomainEvents({ workspaceId: sub.workspaceId, after: sub.dcursor, upTo: domainEnd, beforeEmailSeq, since }));
@@ -161,12 +160,16 @@ export class EventStream {
     try {
       // No one to send to: skip ahead (a client catching up reads on to wherever this is).
       if (![...this.subscribers].some((s) => s.live)) {
-        this.polled = newestSeq(this.app.db);
+        this.polled = await this.app.store.read(newestSeq());
         this.domainPolled = await this.app.store.read(newestDomainEventSeq());
         return;
       }
-      let domains = await this.app.store.read(domainEventsAfter(this.domainPolled, BATCH));
-      let emails = eventsAfter(this.app.db, this.polled, BATCH);
+      const { polled, domainPolled } = this;
+      let { domains, emails } = await this.app.store.read(
+        (function* () {
+          return { domains: yield* domainEventsAfter(domainPolled, BATCH), emails: yield* eventsAfter(polled, BATCH) };
+        })(),
+      );
       // A full batch of one kind holds back what of the other kind may come after its unread rest.
       const lastEmail = emails.length === BATCH ? emails[emails.length - 1].seq : Number.MAX_SAFE_INTEGER;
       const lastDomain = domains.length === BATCH ? domains[domains.length - 1].after_seq : Number.MAX_SAFE_INTEGER;
@@ -236,7 +239,8 @@ export class EventStream {
   private messageOf(e: EventOfWorkspace): Message {
     let payload: Payload | undefined;
     let bytes: Buffer | undefined;
-    const payloadOf = () => (payload ??= eventPayload(this.app.db, this.app.config.publicUrl, e));
+    // Bridge: made synchronously, when the first client's filter asks (on SQLite's connection until it can wait).
+    const payloadOf = () => (payload ??= runOn(this.app.db, eventPayload(this.app.config.publicUrl, e)));
     return {
       type: webhookEventType(e.event.type),
       payload: payloadOf,
