@@ -37,6 +37,7 @@ import { ensureLabels } from '../../src/labels/labels.ts';
 import { parseListParams } from '../../src/emails/search-routes.ts';
 import { startAppProcess, testEnv } from '../../src/testkit/app.ts';
 import { WORDS_FILE, benchDir, ensureWordsInstalled, fmt, machineBusyMicros, mulberry32, percentile, reportGoal, table, zipf } from './lib.ts';
+import { runOn } from '../../src/db/sqlite-query.ts';
 
 const MESSAGES = Number(process.env.BENCH_SEARCH_MESSAGES ?? 1_000_000);
 const REQUESTS = Number(process.env.BENCH_SEARCH_REQUESTS ?? 200);
@@ -103,9 +104,9 @@ function build(dataDir: string): Meta {
   const now = Date.now();
   migrate(db, now);
   const clock = { now: () => now };
-  const ws = ensureDefaultWorkspace(db, clock);
-  const other = createWorkspace(db, clock, 'other');
-  const { key } = createKey(db, clock, ws.id, 'search bench');
+  const ws = runOn(db, ensureDefaultWorkspace(clock));
+  const other = runOn(db, createWorkspace(clock, 'other'));
+  const { key } = runOn(db, createKey(clock, ws.id, 'search bench'));
   // Never due for a DNS re-check while measuring.
   const domainOf = (workspaceId: string, name: string) => {
     const id = newId('dom', now);

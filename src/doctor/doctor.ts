@@ -20,6 +20,7 @@ import { domainDns } from '../domains/verification.ts';
 import { transportFindings, wantsMtaSts } from '../domains/mta-sts.ts';
 import { checkMtaSts } from '../dns/mta-sts-check.ts';
 import { getWorkspace } from '../account/workspaces.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { loadOrCreateSigningKey, publicKeyFromRecords, publicKeyRecord, SIGNING_KEY_FILE } from '../dns/domain-connect-keys.ts';
 import { KEY_HOST } from '../domains/connect.ts';
 import { certificateCheck, growthCheck, queueCheck, reachabilityChecks, storageCheck, webhookChecks, type Check } from './health.ts';
@@ -148,7 +149,7 @@ function checkClaims(db: Db, r: Report): void {
   if (overlaps.length === 0) return;
   r.lines.push('', 'Domains claimed by two workspaces');
   for (const { domain, holder } of overlaps) {
-    const workspace = (id: string) => getWorkspace(db, id)?.name ?? id;
+    const workspace = (id: string) => runOn(db, getWorkspace(id))?.name ?? id; // Bridge: doctor reads SQLite's connection (doctor/ is not on queries yet)
     bad(
       r,
       `${domain.name} (${domain.id}) in workspace ${workspace(domain.workspace_id)} overlaps ${holder.name} (${holder.id}) of workspace ${workspace(holder.workspace_id)}, which added it first: mail for it goes to ${workspace(holder.workspace_id)} only`,
@@ -171,7 +172,7 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
       continue;
     }
     const dns = domainDns(db, config, row);
-    r.lines.push('', `Domain ${row.name} (workspace ${getWorkspace(db, row.workspace_id)?.name}, ${row.status})`);
+    r.lines.push('', `Domain ${row.name} (workspace ${runOn(db, getWorkspace(row.workspace_id))?.name}, ${row.status})`); // Bridge: as in checkClaims
     reportChecks(r, await checkDomain(resolver, dns), requiredRecords(dns), nameOk);
     if (row.inbound_status !== 'not_configured' && !nameOk) note(r, `MX    ${row.name}: shown once the box's hostname is a public name (see above)`);
     else if (row.inbound_status !== 'not_configured') {

@@ -6,6 +6,7 @@ import type { Db } from '../db/open.ts';
 import type { CheckState, DnsIssue, InboundCheck, RecordCheck } from '../dns/verify.ts';
 import { recordSlot } from '../dns/records.ts';
 import { recordAudit, type AuditActor } from '../account/audit.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { addDomainEvent } from './domain-events.ts';
 
 interface Checked {
@@ -31,7 +32,7 @@ export function announceCheck(db: Db, now: number, c: { before: Checked; after: 
   const domain = { id: after.id, name: after.name, status: after.status };
   if (after.status === 'verified' && before.status !== 'verified') {
     addDomainEvent(db, now, { workspaceId: after.workspace_id, domainId: after.id, type: 'domain.verified', data: { domain, previousStatus: before.status } });
-    recordAudit(db, now, c.actor, { workspaceId: after.workspace_id, action: 'domain.verified', target: { type: 'domain', id: after.id, name: after.name }, data: { previousStatus: before.status } });
+    runOn(db, recordAudit(now, c.actor, { workspaceId: after.workspace_id, action: 'domain.verified', target: { type: 'domain', id: after.id, name: after.name }, data: { previousStatus: before.status } })); // Bridge: domains/ is not on queries yet
   }
   if (c.mode !== 'periodic') return;
   const changed = changedRecords(before.dns_state, c.results, c.inbound);

@@ -26,6 +26,7 @@ import { domainPolicy, policyFetch, wantsMtaSts } from './mta-sts.ts';
 import { checkMtaSts } from '../dns/mta-sts-check.ts';
 import { storageFault } from '../db/health.ts';
 import { recordAudit, systemActor, type AuditActor } from '../account/audit.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 /** The records a domain must publish; its ed25519 key's only while dkim_ed25519 is on. */
 export function domainDns(db: Db, config: Pick<Config, 'hostname' | 'dkimEd25519'>, row: DomainRow): DomainDns {
@@ -144,7 +145,7 @@ export async function rotateDueKeys(app: App): Promise<number> {
     await app.commit.run(() => {
       if (pendingDkimKey(app.db, d.workspace_id, d.id)) return;
       startRotation(app.db, app.clock, d.workspace_id, d.id, key);
-      recordAudit(app.db, app.clock.now(), systemActor('dkim_rotation_days'), { workspaceId: d.workspace_id, action: 'domain.dkim_rotated', target: { type: 'domain', id: d.id, name: d.name }, data: { selector: key.selector } });
+      runOn(app.db, recordAudit(app.clock.now(), systemActor('dkim_rotation_days'), { workspaceId: d.workspace_id, action: 'domain.dkim_rotated', target: { type: 'domain', id: d.id, name: d.name }, data: { selector: key.selector } })); // Bridge: domains/ is not on queries yet
     });
     app.log.warn('dkim: scheduled rotation: publish the new record; the current key signs until DNS serves it', { domain: d.name, selector: key.selector });
   }

@@ -20,6 +20,7 @@ import { eventually } from '../testkit/outbound.ts';
 import { mulberry32 } from '../testkit/random.ts';
 import { addEvent, utcDay, type EventType } from './events.ts';
 import { addDays, analyticsOf, settleSubjectWindow, TOP, type Analytics, type WindowDays } from './analytics.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 0, 1, 12); // noon on a day, so a few hours either way stay on it
@@ -30,7 +31,7 @@ function store(): { db: Db; ws: string; other: string } {
   const db = openDatabase(mkdtempSync(join(tmpdir(), 'mw-analytics-')));
   migrate(db, T0);
   const clock = { now: () => T0 };
-  return { db, ws: ensureDefaultWorkspace(db, clock).id, other: createWorkspace(db, clock, 'other').id };
+  return { db, ws: runOn(db, ensureDefaultWorkspace(clock)).id, other: runOn(db, createWorkspace(clock, 'other')).id };
 }
 
 function sentEmail(db: Db, workspaceId: string, domain: string, subject: string, direction: 'out' | 'in' = 'out'): string {

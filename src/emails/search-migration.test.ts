@@ -11,6 +11,7 @@ import { ensureLabels } from '../labels/labels.ts';
 import { indexEmail, nextSearchRowid, participantsText } from './search-index.ts';
 import { parseSearchQuery } from './search-query.ts';
 import { listEmails, type ListParams } from './list.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
 const MIN = 60_000;
@@ -29,7 +30,7 @@ const QUERIES = ['report', 'quarterly', 'rep*', 'repor*', 'fun*', 'func*', 'cafe
 function oldDatabase() {
   const db = new Database(':memory:');
   migrate(db, T0, listMigrations().filter((m) => m.version < 25));
-  const ws = createWorkspace(db, { now: () => T0 }, 'old box');
+  const ws = runOn(db, createWorkspace({ now: () => T0 }, 'old box'));
   const ids: string[] = [];
   let newest = 0;
   LETTERS.forEach((l, i) => {

@@ -3,6 +3,7 @@
 // confirmation tokens and the text of the confirmation mail and page; it sends nothing itself (the route
 // hands the mail to send/submit) and it never forwards mail (receive/forward.ts does).
 import { recordAudit, type AuditActor } from '../account/audit.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
@@ -97,7 +98,7 @@ export function markPending(ctx: { db: Db }, p: PendingConfirmation): void {
   writeConfirmation(ctx.db, p.inboxId, { nonce: p.nonce, address: p.address, issuedAt: p.issuedAt, confirmedAt: null });
   const inbox = ctx.db.prepare('SELECT workspace_id, address FROM inboxes WHERE id = ?').get(p.inboxId) as { workspace_id: string; address: string } | undefined;
   if (p.actor && inbox) {
-    recordAudit(ctx.db, p.issuedAt, p.actor, { workspaceId: inbox.workspace_id, action: 'inbox.forwarding_changed', target: { type: 'inbox', id: p.inboxId, name: inbox.address }, data: { forwardTo: p.address, forwardStatus: 'pending' } });
+    runOn(ctx.db, recordAudit(p.issuedAt, p.actor, { workspaceId: inbox.workspace_id, action: 'inbox.forwarding_changed', target: { type: 'inbox', id: p.inboxId, name: inbox.address }, data: { forwardTo: p.address, forwardStatus: 'pending' } })); // Bridge: inboxes/ is not on queries yet
   }
 }
 
@@ -129,12 +130,12 @@ export function confirm(db: Db, clock: Clock, token: string, ip?: string): Token
   if (found.state !== 'pending') return found;
   db.prepare("UPDATE inboxes SET forward_status = 'active' WHERE id = ? AND forward_status = 'pending'").run(found.inbox.id);
   // The new address's owner accepted, through the link mailed to it: not a user of the box.
-  recordAudit(db, clock.now(), { type: 'system', id: 'forwarding_confirmation', ip: ip ?? null }, {
+  runOn(db, recordAudit(clock.now(), { type: 'system', id: 'forwarding_confirmation', ip: ip ?? null }, {
     workspaceId: found.inbox.workspace_id,
     action: 'inbox.forwarding_changed',
     target: { type: 'inbox', id: found.inbox.id, name: found.inbox.address },
     data: { forwardTo: found.address, forwardStatus: 'active' },
-  });
+  })); // Bridge: inboxes/ is not on queries yet
   const c = readConfirmation(db, found.inbox.id)!;
   writeConfirmation(db, found.inbox.id, { ...c, confirmedAt: clock.now() });
   return { state: 'confirmed', inbox: { ...found.inbox, forward_status: 'active' }, address: found.address, justNow: true };

@@ -15,6 +15,7 @@ import { holderOf } from '../domains/claims.ts';
 import { LOCAL_PART, parseMailbox } from '../mail/addresses.ts';
 import { planSend, sendStep } from '../send/submit.ts';
 import { actorOf, recordAudit, type AuditActor } from '../account/audit.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { addDomainEvent } from '../domains/domain-events.ts';
 import { createInbox, deleteInbox, getInbox, InboxExists, listInboxes, presentInbox, updateInbox, type InboxRow } from './inboxes.ts';
 import {
@@ -111,7 +112,7 @@ export function inboxRoutes(app: App) {
     const p = principalOf(ctx);
     const row = db.transaction(() => {
       const changed = updateInbox(db, p.workspaceId, ctx.params.id, body);
-      if (changed) recordAudit(db, clock.now(), actorOf(p, ctx.ip), { workspaceId: p.workspaceId, action: 'inbox.updated', target: { type: 'inbox', id: changed.id, name: changed.address }, data: body });
+      if (changed) runOn(db, recordAudit(clock.now(), actorOf(p, ctx.ip), { workspaceId: p.workspaceId, action: 'inbox.updated', target: { type: 'inbox', id: changed.id, name: changed.address }, data: body })); // Bridge: inboxes/ is not on queries yet
       return changed;
     })();
     if (!row) throw notFound('Inbox');
@@ -142,7 +143,7 @@ export function inboxRoutes(app: App) {
     const inbox = getInbox(db, workspaceId, ctx.params.id);
     if (!inbox) throw notFound('Inbox');
     const audit = (forwardTo: string | null, forwardStatus: string) =>
-      recordAudit(db, clock.now(), actor, { workspaceId, action: 'inbox.forwarding_changed', target: { type: 'inbox', id: inbox.id, name: inbox.address }, data: { forwardTo, forwardStatus } });
+      runOn(db, recordAudit(clock.now(), actor, { workspaceId, action: 'inbox.forwarding_changed', target: { type: 'inbox', id: inbox.id, name: inbox.address }, data: { forwardTo, forwardStatus } })); // Bridge: inboxes/ is not on queries yet
     if (address === null) {
       await app.commit.run(() => {
         turnOff(db, inbox);
@@ -172,7 +173,7 @@ export function inboxRoutes(app: App) {
   /** inbox.created / inbox.deleted: the audit row and the event, in the caller's transaction. */
   function inboxChanged(actor: AuditActor, row: InboxRow, action: 'inbox.created' | 'inbox.deleted') {
     const now = clock.now();
-    recordAudit(db, now, actor, { workspaceId: row.workspace_id, action, target: { type: 'inbox', id: row.id, name: row.address } });
+    runOn(db, recordAudit(now, actor, { workspaceId: row.workspace_id, action, target: { type: 'inbox', id: row.id, name: row.address } })); // Bridge: inboxes/ is not on queries yet
     addDomainEvent(db, now, { workspaceId: row.workspace_id, domainId: row.domain_id, inboxId: row.id, type: action, data: { inbox: { id: row.id, address: row.address, name: row.name, domainId: row.domain_id } } });
   }
 

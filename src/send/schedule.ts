@@ -8,6 +8,7 @@ import { ApiError, validationError } from '../errors.ts';
 import { iso } from '../clock.ts';
 import { addEvent } from '../emails/events.ts';
 import { giveBack } from '../account/plans.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { enqueue } from './enqueue.ts';
 import { FullDiskNotice } from '../db/full-disk.ts';
 
@@ -82,7 +83,7 @@ export function cancelScheduled(ctx: DbContext, workspaceId: string, emailId: st
     created_at: number;
     bytes: number;
   };
-  giveBack(db, workspaceId, email.created_at, { recipients: recipients.length, attachmentBytes: email.bytes });
+  runOn(db, giveBack(workspaceId, email.created_at, { recipients: recipients.length, attachmentBytes: email.bytes })); // Bridge: cancelScheduled is not a query yet (send/)
   return true;
 }
 

@@ -4,6 +4,8 @@
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
+import { get, type Query } from '../db/query.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { DEFAULT_WORKSPACE, findWorkspace } from '../account/workspaces.ts';
 import { findUserByEmail, insertUser, setPasswordHash } from '../account/users.ts';
 import { hashPassword } from '../account/passwords.ts';
@@ -35,8 +37,10 @@ export function newPassphrase(): string {
   return Array.from({ length: 4 }, () => Array.from({ length: 5 }, () => ALPHABET[randomInt(ALPHABET.length)]).join('')).join('-');
 }
 
+// Bridge: the domain and inbox functions (domains/, inboxes/) still take SQLite's connection, so the try box is
+// prepared on it and the account's queries run there, in the same transaction; one store.write once those are queries.
 export async function prepareTryBox(db: Db, clock: Clock): Promise<TryAccess> {
-  const workspace = findWorkspace(db, DEFAULT_WORKSPACE);
+  const workspace = runOn(db, findWorkspace(DEFAULT_WORKSPACE));
   if (!workspace) throw new Error(`the "${DEFAULT_WORKSPACE}" workspace is missing from this try box; delete its directory to start over`);
   const passphrase = newPassphrase();
   const passwordHash = await hashPassword(passphrase);
@@ -45,14 +49,19 @@ export async function prepareTryBox(db: Db, clock: Clock): Promise<TryAccess> {
     const domainId = findSendingDomain(db, workspace.id, TRY_DOMAIN)?.id ?? createDomain(db, clock, workspace.id, TRY_DOMAIN, dkim!).id;
     // Again at every start: a try box's own domain is local whatever happened to it since.
     markLocal(db, clock, workspace.id, domainId);
-    if (!db.prepare('SELECT 1 FROM inboxes WHERE address = ?').get(TRY_INBOX)) {
+    if (!runOn(db, get('SELECT 1 FROM inboxes WHERE address = ?', TRY_INBOX))) {
       createInbox(db, clock, { workspaceId: workspace.id, domainId, domain: TRY_DOMAIN, localPart: TRY_INBOX.split('@')[0], name: 'Hello' });
     }
-    const owner = findUserByEmail(db, TRY_OWNER);
-    if (owner) setPasswordHash(db, owner.id, passwordHash);
-    else insertUser(db, clock, { workspaceId: workspace.id, email: TRY_OWNER, passwordHash });
-    for (const old of listKeys(db, workspace.id, { limit: 100, offset: 0 })) if (old.name === TRY_KEY_NAME) revokeKey(db, clock, workspace.id, old.id);
-    return createKey(db, clock, workspace.id, TRY_KEY_NAME).key;
+    return runOn(db, ownerAndKey(clock, workspace.id, passwordHash));
   })();
   return { workspaceId: workspace.id, inbox: TRY_INBOX, owner: TRY_OWNER, passphrase, key };
+}
+
+/** The owner with the fresh passphrase, and a fresh key instead of the earlier ones: its secret. */
+function* ownerAndKey(clock: Clock, workspaceId: string, passwordHash: string): Query<string> {
+  const owner = yield* findUserByEmail(TRY_OWNER);
+  if (owner) yield* setPasswordHash(owner.id, passwordHash);
+  else yield* insertUser(clock, { workspaceId, email: TRY_OWNER, passwordHash });
+  for (const old of yield* listKeys(workspaceId, { limit: 100, offset: 0 })) if (old.name === TRY_KEY_NAME) yield* revokeKey(clock, workspaceId, old.id);
+  return (yield* createKey(clock, workspaceId, TRY_KEY_NAME)).key;
 }

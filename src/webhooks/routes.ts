@@ -15,6 +15,7 @@ import { EVENT_TYPES, webhookEventType } from '../emails/events.ts';
 import { DOMAIN_EVENT_TYPES } from '../domains/domain-events.ts';
 import { getInbox } from '../inboxes/inboxes.ts';
 import { actorOf, recordAudit, type AuditAction } from '../account/audit.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { createWebhook, deleteWebhook, listWebhooks, present, rotateSecret, ROTATION_OVERLAP_MS, updateWebhook, webhookById, type WebhookSettings } from './endpoints.ts';
 import { addTestDelivery, deliveryById, listDeliveries, presentDelivery, replay } from './outbox.ts';
 import type { WebhookDispatcher } from './deliver.ts';
@@ -70,7 +71,7 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
 
   /** The audit row of a change to an endpoint, named by its URL; never its secret. */
   const audit = (actor: ReturnType<typeof actorOf>, w: { id: string; workspace_id: string; url: string }, action: AuditAction, data: Record<string, unknown>) =>
-    recordAudit(db, clock.now(), actor, { workspaceId: w.workspace_id, action, target: { type: 'webhook', id: w.id, name: w.url }, data });
+    runOn(db, recordAudit(clock.now(), actor, { workspaceId: w.workspace_id, action, target: { type: 'webhook', id: w.id, name: w.url }, data })); // Bridge: webhooks/ is not on queries yet
 
   r.post('/webhooks', auth, async (ctx) => {
     const body = parseInput(CreateBody, ctx.request.body);

@@ -13,6 +13,7 @@ import { openRawStream, streamMessages, type RawStream } from '../testkit/event-
 import { eventually } from '../testkit/outbound.ts';
 import { STREAM_LIMITS } from './stream-slots.ts';
 import { MAX_UNREAD_BYTES } from './stream.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 let t: TestApp;
 let port = 0;
@@ -37,7 +38,7 @@ test.after(async () => {
   await t.stop();
 });
 
-const newKey = (name: string) => createKey(t.app.db, t.app.clock, ws[name].id, 'stream test').key;
+const newKey = (name: string) => runOn(t.app.db, createKey(t.app.clock, ws[name].id, 'stream test')).key;
 
 /** Opens a stream; a 200 is kept open and not read, a refusal is read whole. */
 async function stream(key: string, localAddress: string, lastEventId?: number): Promise<RawStream> {
