@@ -12,6 +12,7 @@ import { createLog, type Log } from './log.ts';
 import { databasePath } from './db/open.ts';
 import { GroupCommit } from './db/group-commit.ts';
 import { sqliteStore } from './db/store.ts';
+import { runOn } from './db/sqlite-query.ts';
 import { Idempotency } from './db/idempotency.ts';
 import { FreeSpace } from './db/free-space.ts';
 import { freePageBytes, startReclaiming } from './db/free-pages.ts';
@@ -170,7 +171,7 @@ async function passIntegrityCheck(store: ServedStore, opened: Close[]): Promise<
 function announceReady(app: App, at: Listening): void {
   const { db, config, log } = app;
   // The one-time setup link is a credential: never logged (journald and log shippers keep logs); the CLI prints it.
-  if (!hasUsers(db)) log.warn(`this box has no owner yet: run '${SETUP_LINK_COMMAND}' on this machine for the one-time link that creates one`);
+  if (!runOn(db, hasUsers())) log.warn(`this box has no owner yet: run '${SETUP_LINK_COMMAND}' on this machine for the one-time link that creates one`); // Bridge: announceReady is synchronous (app.ts, not converted here)
   const badName = hostnameProblem(config.hostname);
   if (badName) log.warn(`hostname: ${badName.message} Fix: ${badName.fix}.`, { hostname: config.hostname });
   log.info('ready', { http: `${at.http.address}:${at.http.port}`, https: at.https && `${at.https.address}:${at.https.port}`, smtp: `${at.smtp.address}:${at.smtp.port}`, submission: at.submission && `${at.submission.address}:${at.submission.port}`, publicUrl: config.publicUrl, hostname: config.hostname, dataDir: config.dataDir });

@@ -104,11 +104,11 @@ async function serve(config: Config): Promise<number> {
  * looks. Never through the logger: under systemd stderr is no terminal, and the log is journald's.
  */
 async function showSetupLink(running: RunningApp, config: Config, log: Log): Promise<void> {
-  const { db, clock, commit } = running.app;
-  if (hasUsers(db)) return;
+  const { store, clock } = running.app;
+  if (await store.read(hasUsers())) return;
   let token: string | null;
   try {
-    token = await commit.run(() => issueSetupToken(db, clock));
+    token = await store.write(() => issueSetupToken(clock));
   } catch (err) {
     if (storageFault(err) !== 'full') throw err;
     log.warn(`could not issue a setup link: the disk is full; run '${SETUP_LINK_COMMAND}' once there is room`);

@@ -104,9 +104,9 @@ function build(dataDir: string): Meta {
   const now = Date.now();
   migrate(db, now);
   const clock = { now: () => now };
-  const ws = ensureDefaultWorkspace(db, clock);
-  const other = createWorkspace(db, clock, 'other');
-  const { key } = createKey(db, clock, ws.id, 'search bench');
+  const ws = runOn(db, ensureDefaultWorkspace(clock));
+  const other = runOn(db, createWorkspace(clock, 'other'));
+  const { key } = runOn(db, createKey(clock, ws.id, 'search bench'));
   // Never due for a DNS re-check while measuring.
   const domainOf = (workspaceId: string, name: string) => {
     const id = newId('dom', now);

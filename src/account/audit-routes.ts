@@ -32,10 +32,10 @@ const AuditQuery = z
 
 export function auditRoutes(app: App) {
   const r = apiRouter();
-  r.get('/audit', requireSession(app.config.publicUrl), (ctx) => {
+  r.get('/audit', requireSession(app.config.publicUrl), async (ctx) => {
     const q = parseInput(AuditQuery, ctx.query, 'query');
     const page = parsePage(ctx.query);
-    const rows = listAudit(app.db, { workspaceId: principalOf(ctx).workspaceId, actions: q.action, actor: q.actor, targetId: q.target_id, after: q.after, before: q.before, ...page });
+    const rows = await app.store.read(listAudit({ workspaceId: principalOf(ctx).workspaceId, actions: q.action, actor: q.actor, targetId: q.target_id, after: q.after, before: q.before, ...page }));
     ctx.body = pageOf(rows, page);
   });
   return r;

@@ -8,6 +8,7 @@ import { login, request, runCli, seedWorkspace, TEST_PASSWORD, tempDir } from '.
 import { eventually, startOutboundScene, type OutboundScene } from '../testkit/outbound.ts';
 import { recordAudit } from './audit.ts';
 import { pruneAuditLog } from '../start/schedules.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 let s: OutboundScene;
 let cookie: string;
@@ -173,13 +174,13 @@ test('GET /audit: filters, paging, rows kept after the target is gone, session o
 test('retention_audit_days prunes older rows at housekeeping; 0 keeps them all', async () => {
   const { db, clock } = s.t.app;
   const day = 24 * 60 * 60_000;
-  const old = recordAudit(db, clock.now() - 401 * day, { type: 'system', id: 'test' }, { workspaceId: null, action: 'box.restored' });
-  const recent = recordAudit(db, clock.now() - 399 * day, { type: 'system', id: 'test' }, { workspaceId: null, action: 'box.restored' });
+  const old = runOn(db, recordAudit(clock.now() - 401 * day, { type: 'system', id: 'test' }, { workspaceId: null, action: 'box.restored' }));
+  const recent = runOn(db, recordAudit(clock.now() - 399 * day, { type: 'system', id: 'test' }, { workspaceId: null, action: 'box.restored' }));
   const ids = () => (db.prepare('SELECT id FROM audit_log WHERE id IN (?, ?)').pluck().all(old, recent) as string[]).sort();
-  assert.is(pruneAuditLog({ db, clock, config: { ...s.t.app.config, retentionAuditDays: 0 } }), 0);
+  assert.is(await pruneAuditLog({ store: s.t.app.store, clock, config: { ...s.t.app.config, retentionAuditDays: 0 } }), 0);
   assert.equal(ids(), [old, recent].sort());
   assert.is(s.t.app.config.retentionAuditDays, 400, 'the default');
-  assert.is(pruneAuditLog(s.t.app), 1);
+  assert.is(await pruneAuditLog(s.t.app), 1);
   assert.equal(ids(), [recent]);
   await eventually(async () => ((await audit('?action=box.restored')).data.map((r) => r.id).join() === recent ? true : undefined), 2000, 'the list');
 });

@@ -4,7 +4,7 @@
 // never the key; a webhook's URL, never its secret).
 import { userInfo } from 'node:os';
 import { iso } from '../clock.ts';
-import type { Db } from '../db/open.ts';
+import { all, run, type Query } from '../db/query.ts';
 import { newId } from '../db/ids.ts';
 
 /** The actions recorded; the vocabulary GET /audit's `action` filter takes. */
@@ -59,13 +59,14 @@ export function cliActor(): AuditActor {
 /** The box itself: the periodic DNS re-check, a payment provider's notice. */
 export const systemActor = (id: string): AuditActor => ({ type: 'system', id });
 
-/** Adds a row; call it inside the transaction of the action it records. */
-export function recordAudit(db: Db, now: number, actor: AuditActor, e: AuditEntry): string {
+/** Adds a row; yield* it from the query of the action it records, so it is written in the same transaction. */
+export function* recordAudit(now: number, actor: AuditActor, e: AuditEntry): Query<string> {
   const id = newId('aud', now);
-  db.prepare(
+  yield* run(
     `INSERT INTO audit_log (id, workspace_id, actor_type, actor_id, session_id, ip, action, target_type, target_id, target_name, data, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(id, e.workspaceId, actor.type, actor.id, actor.sessionId ?? null, actor.ip ?? null, e.action, e.target?.type ?? null, e.target?.id ?? null, e.target?.name ?? null, JSON.stringify(e.data ?? {}), now);
+    id, e.workspaceId, actor.type, actor.id, actor.sessionId ?? null, actor.ip ?? null, e.action, e.target?.type ?? null, e.target?.id ?? null, e.target?.name ?? null, JSON.stringify(e.data ?? {}), now,
+  );
   return id;
 }
 
@@ -96,7 +97,7 @@ export interface AuditQuery {
 }
 
 /** A workspace's rows and the box-wide ones, newest first; limit + 1 rows, for pageOf. */
-export function listAudit(db: Db, q: AuditQuery) {
+export function* listAudit(q: AuditQuery): Query<ReturnType<typeof presentAudit>[]> {
   const where = ['(workspace_id = @workspaceId OR workspace_id IS NULL)'];
   const params: Record<string, unknown> = { workspaceId: q.workspaceId, limit: q.limit + 1, offset: q.offset };
   if (q.actions?.length) {
@@ -119,7 +120,7 @@ export function listAudit(db: Db, q: AuditQuery) {
     where.push('created_at < @before');
     params.before = q.before;
   }
-  const rows = db.prepare(`SELECT * FROM audit_log WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT @limit OFFSET @offset`).all(params) as AuditRow[];
+  const rows = yield* all<AuditRow>(`SELECT * FROM audit_log WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT @limit OFFSET @offset`, params);
   return rows.map(presentAudit);
 }
 
@@ -134,5 +135,4 @@ const presentAudit = (r: AuditRow) => ({
 });
 
 /** retention_audit_days: rows older than `before` go, a batch at a time (the hourly housekeeping calls it). */
-export const pruneAudit = (db: Db, before: number) =>
-  db.prepare('DELETE FROM audit_log WHERE seq IN (SELECT seq FROM audit_log WHERE created_at < ? LIMIT 5000)').run(before).changes;
+export const pruneAudit = (before: number) => run('DELETE FROM audit_log WHERE seq IN (SELECT seq FROM audit_log WHERE created_at < ? LIMIT 5000)', before);

@@ -15,6 +15,7 @@ import { transportFindings } from '../domains/mta-sts.ts';
 import type { DomainRow } from '../domains/domains.ts';
 import { oldestDeferred, queueCounts } from '../send/queue-stats.ts';
 import { acmeChecks } from '../acme/report.ts';
+import { all } from '../db/query.ts';
 
 export interface Finding {
   area: 'box' | 'domain';
@@ -78,7 +79,7 @@ const LATE = (budgetMs: number) => `DNS did not answer within ${budgetMs / 1000}
  */
 export async function doctorFindings(app: App, workspaceId: string, budgetMs: number): Promise<Finding[]> {
   const deadline = Date.now() + budgetMs;
-  const domains = app.db.prepare('SELECT * FROM domains WHERE workspace_id = ? ORDER BY name').all(workspaceId) as DomainRow[];
+  const domains = await app.store.read(all<DomainRow>('SELECT * FROM domains WHERE workspace_id = ? ORDER BY name', workspaceId));
   const perDomain: Finding[][] = new Array(domains.length);
   let next = 0;
   const worker = async () => {

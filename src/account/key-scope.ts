@@ -1,7 +1,7 @@
 // What an API key may do: its permission as stored, the scope a request carries once the key is
 // found (inbox addresses resolved), the checks of POST /keys, and the one check of a send's From that the
 // API, the composer and SMTP submission share. Which routes each permission reaches is http/scopes.ts's.
-import type { Db } from '../db/open.ts';
+import { all, get, type Query } from '../db/query.ts';
 import { ApiError, validationError } from '../errors.ts';
 
 export const PERMISSIONS = ['full_access', 'sending_access', 'inbox_access'] as const;
@@ -23,15 +23,15 @@ export type KeyScope =
 export const MAX_INBOXES_PER_KEY = 100;
 
 /** The scope of a stored key, its inboxes' addresses and its domain's name looked up now (a deleted one is gone). */
-export function resolveScope(db: Db, workspaceId: string, keyId: string, p: KeyPermission): KeyScope {
+export function* resolveScope(workspaceId: string, keyId: string, p: KeyPermission): Query<KeyScope> {
   if (p.permission === 'sending_access') {
-    const domain = p.domainId === null ? null : ((db.prepare('SELECT name FROM domains WHERE workspace_id = ? AND id = ?').get(workspaceId, p.domainId) as { name: string } | undefined)?.name ?? '');
+    const domain = p.domainId === null ? null : ((yield* get<{ name: string }>('SELECT name FROM domains WHERE workspace_id = ? AND id = ?', workspaceId, p.domainId))?.name ?? '');
     // A key for a domain since deleted keeps no power to send at all ('' matches no From).
     return { permission: 'sending_access', keyId, domainId: p.domainId, domain };
   }
   if (p.permission === 'inbox_access') {
     const ids = p.inboxIds ?? [];
-    const rows = db.prepare('SELECT id, address FROM inboxes WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))').all(workspaceId, JSON.stringify(ids)) as Array<{ id: string; address: string }>;
+    const rows = yield* all<{ id: string; address: string }>('SELECT id, address FROM inboxes WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))', workspaceId, JSON.stringify(ids));
     return { permission: 'inbox_access', inboxIds: rows.map((r) => r.id), addresses: rows.map((r) => r.address.toLowerCase()) };
   }
   return { permission: 'full_access' };
@@ -41,7 +41,7 @@ export function resolveScope(db: Db, workspaceId: string, keyId: string, p: KeyP
  * POST /keys's `permission`, `domain_id` and `inbox_ids` -> what to store; a 400 naming the field for an unknown
  * permission, a field that does not belong to it, or a domain or inbox this workspace does not have.
  */
-export function parseKeyPermission(db: Db, workspaceId: string, body: { permission?: unknown; domain_id?: unknown; inbox_ids?: unknown }): KeyPermission {
+export function* parseKeyPermission(workspaceId: string, body: { permission?: unknown; domain_id?: unknown; inbox_ids?: unknown }): Query<KeyPermission> {
   const permission = body.permission ?? 'full_access';
   if (typeof permission !== 'string' || !(PERMISSIONS as readonly string[]).includes(permission)) {
     throw validationError('permission', `must be one of ${PERMISSIONS.join(', ')}`);
@@ -52,7 +52,7 @@ export function parseKeyPermission(db: Db, workspaceId: string, body: { permissi
   if (domainId !== null && p !== 'sending_access') throw validationError('domain_id', 'is only for permission sending_access');
   if (inboxIds !== null && p !== 'inbox_access') throw validationError('inbox_ids', 'is only for permission inbox_access');
   if (p === 'sending_access' && domainId !== null) {
-    if (typeof domainId !== 'string' || !db.prepare('SELECT 1 FROM domains WHERE workspace_id = ? AND id = ?').get(workspaceId, domainId)) {
+    if (typeof domainId !== 'string' || !(yield* get('SELECT 1 FROM domains WHERE workspace_id = ? AND id = ?', workspaceId, domainId))) {
       throw validationError('domain_id', 'must be the id of a domain of this workspace');
     }
   }
@@ -61,7 +61,7 @@ export function parseKeyPermission(db: Db, workspaceId: string, body: { permissi
     if (inboxIds.length > MAX_INBOXES_PER_KEY) throw validationError('inbox_ids', `at most ${MAX_INBOXES_PER_KEY} inboxes per key`);
     const unique = [...new Set(inboxIds)];
     for (const [i, id] of unique.entries()) {
-      if (typeof id !== 'string' || !db.prepare('SELECT 1 FROM inboxes WHERE workspace_id = ? AND id = ?').get(workspaceId, id)) {
+      if (typeof id !== 'string' || !(yield* get('SELECT 1 FROM inboxes WHERE workspace_id = ? AND id = ?', workspaceId, id))) {
         throw validationError(`inbox_ids.${i}`, 'must be the id of an inbox of this workspace');
       }
     }

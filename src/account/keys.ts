@@ -2,7 +2,7 @@
 // SHA-256 and a short non-secret prefix for people to recognise it by. Revocation takes effect at the next
 // request (nothing caches keys).
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
+import { all, get, run, type Query } from '../db/query.ts';
 import { newId } from '../db/ids.ts';
 import { randomToken, secretHash } from './secrets.ts';
 import { resolveScope, type KeyPermission, type KeyScope, type Permission } from './key-scope.ts';
@@ -41,7 +41,7 @@ const LAST_USED_GRANULARITY_MS = 60_000;
 const toKey = (r: Row): ApiKey => ({ id: r.id, name: r.name, prefix: r.prefix, createdAt: r.created_at, lastUsedAt: r.last_used_at, ...permissionOf(r) });
 
 /** `scope`: what the key may do (account/key-scope.ts parseKeyPermission checked it); full access by default. */
-export function createKey(db: Db, clock: Clock, workspaceId: string, name: string, scope: KeyPermission = FULL): ApiKey & { key: string } {
+export function* createKey(clock: Clock, workspaceId: string, name: string, scope: KeyPermission = FULL): Query<ApiKey & { key: string }> {
   const key = `re_${randomToken(24)}`;
   const row: Row = {
     id: newId('key', clock.now()),
@@ -53,7 +53,8 @@ export function createKey(db: Db, clock: Clock, workspaceId: string, name: strin
     domain_id: scope.domainId,
     inbox_ids: scope.inboxIds === null ? null : JSON.stringify(scope.inboxIds),
   };
-  db.prepare('INSERT INTO api_keys (id, workspace_id, name, prefix, secret_hash, created_at, permission, domain_id, inbox_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+  yield* run(
+    'INSERT INTO api_keys (id, workspace_id, name, prefix, secret_hash, created_at, permission, domain_id, inbox_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     row.id,
     workspaceId,
     row.name,
@@ -68,37 +69,38 @@ export function createKey(db: Db, clock: Clock, workspaceId: string, name: strin
 }
 
 /** `onlyId`: a scoped key sees itself alone. */
-export function listKeys(db: Db, workspaceId: string, page: { limit: number; offset: number }, onlyId?: string): ApiKey[] {
-  const rows = db
-    .prepare(
-      `SELECT id, name, prefix, created_at, last_used_at, permission, domain_id, inbox_ids FROM api_keys
-       WHERE workspace_id = ? AND revoked_at IS NULL AND (? IS NULL OR id = ?) ORDER BY id DESC LIMIT ? OFFSET ?`,
-    )
-    .all(workspaceId, onlyId ?? null, onlyId ?? null, page.limit + 1, page.offset) as Row[];
+export function* listKeys(workspaceId: string, page: { limit: number; offset: number }, onlyId?: string): Query<ApiKey[]> {
+  const rows = yield* all<Row>(
+    `SELECT id, name, prefix, created_at, last_used_at, permission, domain_id, inbox_ids FROM api_keys
+     WHERE workspace_id = ? AND revoked_at IS NULL AND (? IS NULL OR id = ?) ORDER BY id DESC LIMIT ? OFFSET ?`,
+    workspaceId, onlyId ?? null, onlyId ?? null, page.limit + 1, page.offset,
+  );
   return rows.map(toKey);
 }
 
 /** Revokes a live key; returns it (for the audit log and the key.revoked event), or null if there was none. */
-export function revokeKey(db: Db, clock: Clock, workspaceId: string, id: string): ApiKey | null {
-  const row = db.prepare('SELECT id, name, prefix, created_at, last_used_at, permission, domain_id, inbox_ids FROM api_keys WHERE workspace_id = ? AND id = ? AND revoked_at IS NULL').get(workspaceId, id) as Row | undefined;
+export function* revokeKey(clock: Clock, workspaceId: string, id: string): Query<ApiKey | null> {
+  const row = yield* get<Row>('SELECT id, name, prefix, created_at, last_used_at, permission, domain_id, inbox_ids FROM api_keys WHERE workspace_id = ? AND id = ? AND revoked_at IS NULL', workspaceId, id);
   if (!row) return null;
-  db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?').run(clock.now(), id);
+  yield* run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', clock.now(), id);
   return toKey(row);
 }
 
-/** The workspace, key and scope a secret belongs to, or null if it is malformed, unknown or revoked. */
-export function findKeyBySecret(db: Db, clock: Clock, secret: string): { workspaceId: string; keyId: string; scope: KeyScope } | null {
+/**
+ * The workspace, key and scope a secret belongs to, or null if it is malformed, unknown or revoked. A read that
+ * also writes lastUsedAt when it is due (once a minute per key): each request runs it on its own, as a read.
+ */
+export function* findKeyBySecret(clock: Clock, secret: string): Query<{ workspaceId: string; keyId: string; scope: KeyScope } | null> {
   if (!KEY_RE.test(secret)) return null;
-  const row = db
-    .prepare(
-      `SELECT k.id, k.workspace_id, k.last_used_at, k.permission, k.domain_id, k.inbox_ids FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-       WHERE k.secret_hash = ? AND k.revoked_at IS NULL`,
-    )
-    .get(secretHash(secret)) as (Pick<Row, 'id' | 'last_used_at' | 'permission' | 'domain_id' | 'inbox_ids'> & { workspace_id: string }) | undefined;
+  const row = yield* get<Pick<Row, 'id' | 'last_used_at' | 'permission' | 'domain_id' | 'inbox_ids'> & { workspace_id: string }>(
+    `SELECT k.id, k.workspace_id, k.last_used_at, k.permission, k.domain_id, k.inbox_ids FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+     WHERE k.secret_hash = ? AND k.revoked_at IS NULL`,
+    secretHash(secret),
+  );
   if (!row) return null;
   const now = clock.now();
   if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_GRANULARITY_MS) {
-    db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(now, row.id);
+    yield* run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', now, row.id);
   }
-  return { workspaceId: row.workspace_id, keyId: row.id, scope: resolveScope(db, row.workspace_id, row.id, permissionOf(row)) };
+  return { workspaceId: row.workspace_id, keyId: row.id, scope: yield* resolveScope(row.workspace_id, row.id, permissionOf(row)) };
 }

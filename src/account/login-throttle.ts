@@ -5,6 +5,8 @@
 // http/client-address.ts finds it behind trusted_proxies.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
+import { get, run, type Query } from '../db/query.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { CLEAN_RANK, SIGNED_IN_RANK } from './password-gate.ts';
 
 const WINDOW_MS = 15 * 60 * 1000;
@@ -87,13 +89,13 @@ export class LoginThrottle {
       succeed: () => {
         // A success clears the address's record (API-06); the account's failures from elsewhere stay.
         if (!end()) return;
-        this.db.prepare('DELETE FROM auth_failures WHERE scope = ? AND ip = ?').run(this.scope, ip);
+        this.runNow(clearFailures(this.scope, ip));
         this.signedInFrom.delete(ip);
         this.signedInFrom.set(ip, this.clock.now());
         if (this.signedInFrom.size > TRUSTED_ADDRESSES) this.signedInFrom.delete(this.signedInFrom.keys().next().value!);
       },
       fail: () => {
-        if (end()) this.db.prepare('INSERT INTO auth_failures (scope, ip, account, at) VALUES (?, ?, ?, ?)').run(this.scope, ip, account, this.clock.now());
+        if (end()) this.runNow(addFailure(this.scope, ip, account, this.clock.now()));
       },
       abandon: () => void end(),
     };
@@ -118,23 +120,34 @@ export class LoginThrottle {
     return this.inFlight.get(key) ?? 0;
   }
 
-  private failures(where: 'ip = ?' | 'account = ?' | 'ip = ? AND account = ?', values: string[], since: number): { count: number; oldest: number | null } {
-    // `where` is one of three fixed conditions, never text from a client.
-    return this.db.prepare(`SELECT count(*) AS count, min(at) AS oldest FROM auth_failures WHERE scope = ? AND ${where} AND at > ?`).get(this.scope, ...values, since) as {
-      count: number;
-      oldest: number | null;
-    };
+  private failures(where: Condition, values: string[], since: number): { count: number; oldest: number | null } {
+    return this.runNow(failuresSince(this.scope, where, values, since));
+  }
+
+  // Bridge: an attempt is judged and counted before any await (see the top of this file), so the throttle runs
+  // its queries on SQLite's connection at once; begin() and an attempt's ends are synchronous for their callers.
+  private runNow<T>(q: Query<T>): T {
+    return runOn(this.db, q);
   }
 }
 
+type Condition = 'ip = ?' | 'account = ?' | 'ip = ? AND account = ?';
+
+function* failuresSince(scope: Scope, where: Condition, values: string[], since: number): Query<{ count: number; oldest: number | null }> {
+  // `where` is one of three fixed conditions, never text from a client.
+  return (yield* get<{ count: number; oldest: number | null }>(`SELECT count(*) AS count, min(at) AS oldest FROM auth_failures WHERE scope = ? AND ${where} AND at > ?`, scope, ...values, since))!;
+}
+
+const clearFailures = (scope: Scope, ip: string) => run('DELETE FROM auth_failures WHERE scope = ? AND ip = ?', scope, ip);
+
+const addFailure = (scope: Scope, ip: string, account: string, at: number) => run('INSERT INTO auth_failures (scope, ip, account, at) VALUES (?, ?, ?, ?)', scope, ip, account, at);
+
 /** Forgets failures older than the window; run periodically. */
-export const purgeAuthFailures = (db: Db, clock: Clock) => db.prepare('DELETE FROM auth_failures WHERE at <= ?').run(clock.now() - WINDOW_MS).changes;
+export const purgeAuthFailures = (clock: Clock) => run('DELETE FROM auth_failures WHERE at <= ?', clock.now() - WINDOW_MS);
 
 /**
  * `mailwright user unlock`: clears whatever stops that user from signing in, from any address: the failures
  * against the account, and every address's failed logins (the user's own address is not known, and behind a
  * misconfigured proxy it is everyone's). Returns how many failures were forgotten.
  */
-export function unlockLogin(db: Db): number {
-  return db.prepare("DELETE FROM auth_failures WHERE scope = 'login'").run().changes;
-}
+export const unlockLogin = (): Query<number> => run("DELETE FROM auth_failures WHERE scope = 'login'");

@@ -6,7 +6,8 @@ import { X509Certificate } from 'node:crypto';
 import type { Resolver } from 'node:dns/promises';
 import type { Config } from '../config/config.ts';
 import { iso, isoOrNull } from '../clock.ts';
-import type { Db } from '../db/open.ts';
+import { get, run, value, type Query } from '../db/query.ts';
+import type { Store } from '../db/store.ts';
 import { boxAddresses } from '../dns/verify.ts';
 import { reverseLookup } from '../dns/resolver.ts';
 import { heldPlans, limitsOf, periodOf, usageOf, type Holding } from './plans.ts';
@@ -42,8 +43,8 @@ const presentHolding = (h: Holding) => ({
   periodEnd: isoOrNull(h.periodEnd),
 });
 
-function owner(db: Db, workspaceId: string) {
-  const row = db.prepare('SELECT id, email, created_at FROM users WHERE workspace_id = ? ORDER BY created_at LIMIT 1').get(workspaceId) as { id: string; email: string; created_at: number } | undefined;
+function* owner(workspaceId: string) {
+  const row = yield* get<{ id: string; email: string; created_at: number }>('SELECT id, email, created_at FROM users WHERE workspace_id = ? ORDER BY created_at LIMIT 1', workspaceId);
   return row ? { id: row.id, email: row.email, createdAt: iso(row.created_at) } : null;
 }
 
@@ -58,12 +59,13 @@ function tlsOf(pem: string, state: TlsState | undefined) {
 }
 
 /** Usage, access, reputation, billing and plans: what both GET /account and GET /profile show. */
-export function accountState(db: Db, config: Config, workspaceId: string, now: number) {
-  const held = heldPlans(db, config, workspaceId);
+export function* accountState(config: Config, workspaceId: string, now: number) {
+  const held = yield* heldPlans(config, workspaceId);
   const limits = limitsOf(held);
-  const used = usageOf(db, workspaceId, now);
+  const used = yield* usageOf(workspaceId, now);
   const period = periodOf(now);
-  const pause = sendingPause(db, workspaceId);
+  const pause = yield* sendingPause(workspaceId);
+  const reputation = yield* reputationOf(config, workspaceId, now);
   const byPrice = [...held].sort((a, b) => b.plan.price - a.plan.price);
   return {
     usage: {
@@ -80,19 +82,27 @@ export function accountState(db: Db, config: Config, workspaceId: string, now: n
       pausedAt: isoOrNull(pause?.pausedAt),
       pauseReason: pause?.reason ?? null,
     },
-    reputation: reputationOf(db, config, workspaceId, now),
+    reputation,
     billing: { provider: config.billingProvider, subscriptions: held.map(presentHolding) },
     plans: config.plans.map(presentPlan),
   };
 }
 
-const count = (db: Db, table: string, workspaceId: string) => db.prepare(`SELECT count(*) FROM "${table}" WHERE workspace_id = ?`).pluck().get(workspaceId) as number;
+function* count(table: string, workspaceId: string): Query<number> {
+  return Number(yield* value<number>(`SELECT count(*) FROM "${table}" WHERE workspace_id = ?`, workspaceId));
+}
+
+const TABLES = ['domains', 'inboxes', 'emails', 'templates', 'labels', 'api_keys'] as const;
 
 /** GET /account: the whole account object. */
-export function accountOf(db: Db, config: Config, box: BoxFacts, workspaceId: string, now: number) {
-  const state = accountState(db, config, workspaceId, now);
+export function* accountOf(config: Config, box: BoxFacts, workspaceId: string, now: number) {
+  const state = yield* accountState(config, workspaceId, now);
+  const user = yield* owner(workspaceId);
+  const dns = yield* boxDnsOf();
+  const stats: Array<[string, number]> = [];
+  for (const t of TABLES) stats.push([t === 'api_keys' ? 'keys' : t, yield* count(t, workspaceId)]);
   return {
-    user: owner(db, workspaceId),
+    user,
     ...state,
     infrastructure: {
       hostname: config.hostname,
@@ -101,11 +111,11 @@ export function accountOf(db: Db, config: Config, box: BoxFacts, workspaceId: st
       submissionPort: config.submissionPort || null,
       tryMode: box.tryMode === true,
       tls: tlsOf(box.tlsCert, box.tlsState?.()),
-      dns: boxDnsOf(db),
+      dns,
     },
     workspace: {
       mailer: `Mailwright ${VERSION}`,
-      stats: Object.fromEntries((['domains', 'inboxes', 'emails', 'templates', 'labels', 'api_keys'] as const).map((t) => [t === 'api_keys' ? 'keys' : t, count(db, t, workspaceId)])),
+      stats: Object.fromEntries(stats),
     },
   };
 }
@@ -116,15 +126,15 @@ interface BoxDns {
   problem: string | null;
 }
 
-const boxDnsOf = (db: Db) => {
-  const raw = db.prepare("SELECT value FROM box_settings WHERE key = 'box_dns'").pluck().get() as string | Buffer | undefined;
+function* boxDnsOf() {
+  const raw = yield* value<string | Buffer>("SELECT value FROM box_settings WHERE key = 'box_dns'");
   if (!raw) return null;
   const dns = JSON.parse(String(raw)) as BoxDns;
   return { checkedAt: iso(dns.checkedAt), addresses: dns.addresses, problem: dns.problem };
-};
+}
 
 /** Looks up the box's addresses and their PTR names (as doctor does) and keeps the answer for GET /account. */
-export async function recordBoxDns(db: Db, resolver: Resolver, hostname: string, now: number): Promise<void> {
+export async function recordBoxDns(store: Pick<Store, 'write'>, resolver: Resolver, hostname: string, now: number): Promise<void> {
   const found = await boxAddresses(resolver, hostname);
   const dns: BoxDns = { checkedAt: now, addresses: [], problem: null };
   if (!found.ok) dns.problem = found.missing ? `${hostname} has no A or AAAA record` : `looking up ${hostname} failed (${found.code})`;
@@ -134,5 +144,5 @@ export async function recordBoxDns(db: Db, resolver: Resolver, hostname: string,
       dns.addresses.push({ address, ptr, forwardConfirmed: ptr.includes(hostname) });
     }
   }
-  db.prepare("INSERT INTO box_settings (key, value) VALUES ('box_dns', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(JSON.stringify(dns));
+  await store.write(() => run("INSERT INTO box_settings (key, value) VALUES ('box_dns', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", JSON.stringify(dns)));
 }

@@ -8,6 +8,7 @@ import { login, request, runCli, seedWorkspace, sessionCookie, startTestApp, TES
 import { findUserByEmail } from './users.ts';
 import { verifyPassword } from './passwords.ts';
 import { UNAUTHORIZED_MESSAGE } from '../errors.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 let t: TestApp;
 let owner: Awaited<ReturnType<typeof seedWorkspace>>;
@@ -52,7 +53,7 @@ test('a key is refused (session only), and a cross-site post is refused (CSRF)',
   const cookie = await login(t, owner.email);
   const foreign = await change(cookie, { current_password: TEST_PASSWORD, new_password: NEW }, '127.0.0.1', { origin: 'https://evil.example' });
   assert.equal([foreign.status, foreign.body.error.code], [403, 'invalid_origin']);
-  assert.ok(await verifyPassword(TEST_PASSWORD, findUserByEmail(t.app.db, owner.email)!.passwordHash), 'nothing changed');
+  assert.ok(await verifyPassword(TEST_PASSWORD, runOn(t.app.db, findUserByEmail(owner.email))!.passwordHash), 'nothing changed');
 });
 
 test('a weak new passphrase, the same one again or a missing field is 400 naming new_password; nothing changes', async () => {
@@ -73,7 +74,7 @@ test('a weak new passphrase, the same one again or a missing field is 400 naming
     assert.match(res.body.error.message, message);
   }
   assert.is((await profile(cookie)).status, 200, 'the session still works');
-  assert.ok(await verifyPassword(TEST_PASSWORD, findUserByEmail(t.app.db, owner.email)!.passwordHash), 'the passphrase is unchanged');
+  assert.ok(await verifyPassword(TEST_PASSWORD, runOn(t.app.db, findUserByEmail(owner.email))!.passwordHash), 'the passphrase is unchanged');
 });
 
 test('a wrong current passphrase is 401 invalid_credentials and counted as a failed login of that address', async () => {
@@ -109,7 +110,7 @@ test('guessing the current passphrase from a session is throttled like logins: 4
     req.end(body);
   });
   assert.is(loginFromThere, 429, 'one counter: the address cannot log in either');
-  assert.ok(await verifyPassword(TEST_PASSWORD, findUserByEmail(t.app.db, owner.email)!.passwordHash), 'unchanged');
+  assert.ok(await verifyPassword(TEST_PASSWORD, runOn(t.app.db, findUserByEmail(owner.email))!.passwordHash), 'unchanged');
   assert.is((await runCli(['user', 'unlock', owner.email], t.env)).code, 0);
 });
 
@@ -131,7 +132,7 @@ test('success: the new hash is stored, every other session ends, this one is ren
   const sessions = await request(`${t.api}/sessions`, { cookie: res.cookie! });
   assert.equal([sessions.body.count, sessions.body.data[0].current], [1, true], 'only this browser is signed in');
 
-  const stored = findUserByEmail(t.app.db, owner.email)!.passwordHash;
+  const stored = runOn(t.app.db, findUserByEmail(owner.email))!.passwordHash;
   assert.match(stored, /^scrypt\$/);
   assert.ok(await verifyPassword(NEW, stored));
   assert.is(await loginStatus(owner.email, TEST_PASSWORD), 401, 'the old passphrase fails');
@@ -151,7 +152,7 @@ test('CLI: user add refuses a weak passphrase with the rule\'s message; the dash
     assert.match(res.stderr, message);
     assert.is(res.stdout, '');
   }
-  assert.is(findUserByEmail(t.app.db, 'weak@default.test'), null, 'no user was made');
+  assert.is(runOn(t.app.db, findUserByEmail('weak@default.test')), null, 'no user was made');
   const ok = await runCli(['user', 'add', '--email', 'second@default.test', '--password-stdin'], t.env, 'lantern meadow 4 copper\n');
   assert.is(ok.code, 0, ok.stderr);
   assert.match(ok.stdout, /^usr_[0-9A-Z]{26}\n$/);

@@ -3,7 +3,7 @@
 // of held plans add up (any unlimited one makes the sum unlimited) and count per calendar month (UTC).
 // Metering checks and counts a send's recipients and attachment bytes in the transaction that queues it.
 import type { Config, Plan } from '../config/config.ts';
-import type { Db } from '../db/open.ts';
+import { all, get, run, type Query } from '../db/query.ts';
 import { ApiError } from '../errors.ts';
 
 export interface Holding {
@@ -28,8 +28,8 @@ type PlanConfig = Pick<Config, 'plans' | 'defaultPlan'>;
 export const findPlan = (config: PlanConfig, key: string) => config.plans.find((p) => p.key === key) ?? null;
 
 /** The plans `workspaceId` holds now. A subscription to a plan no longer in the config is not held. */
-export function heldPlans(db: Db, config: PlanConfig, workspaceId: string): Holding[] {
-  const rows = db.prepare("SELECT id, plan_key, provider, period_start, period_end FROM subscriptions WHERE workspace_id = ? AND state = 'active' ORDER BY created_at").all(workspaceId) as SubscriptionRow[];
+export function* heldPlans(config: PlanConfig, workspaceId: string): Query<Holding[]> {
+  const rows = yield* all<SubscriptionRow>("SELECT id, plan_key, provider, period_start, period_end FROM subscriptions WHERE workspace_id = ? AND state = 'active' ORDER BY created_at", workspaceId);
   const held: Holding[] = rows.flatMap((r) => {
     const plan = findPlan(config, r.plan_key);
     return plan ? [{ plan, subscriptionId: r.id, provider: r.provider, periodStart: r.period_start, periodEnd: r.period_end }] : [];
@@ -59,24 +59,22 @@ export function periodOf(now: number): { key: string; start: number; end: number
   return { key: new Date(start).toISOString().slice(0, 7), start, end };
 }
 
-export function usageOf(db: Db, workspaceId: string, now: number): { recipients: number; attachmentBytes: number } {
-  const row = db.prepare('SELECT recipients, attachment_bytes FROM usage WHERE workspace_id = ? AND period = ?').get(workspaceId, periodOf(now).key) as
-    | { recipients: number; attachment_bytes: number }
-    | undefined;
+export function* usageOf(workspaceId: string, now: number): Query<{ recipients: number; attachmentBytes: number }> {
+  const row = yield* get<{ recipients: number; attachment_bytes: number }>('SELECT recipients, attachment_bytes FROM usage WHERE workspace_id = ? AND period = ?', workspaceId, periodOf(now).key);
   return { recipients: row?.recipients ?? 0, attachmentBytes: row?.attachment_bytes ?? 0 };
 }
 
 /**
  * Counts a send against the workspace's plans, or refuses it with 429 `quota_exceeded` (no retry-after: the
- * limit holds until the next period) and counts nothing. Synchronous SQL for the transaction that queues it,
+ * limit holds until the next period) and counts nothing. A query for the transaction that queues it (db/query.ts),
  * so concurrent sends can never together pass a limit.
  */
-export function meter(db: Db, config: PlanConfig, workspaceId: string, now: number, send: { recipients: number; attachmentBytes: number }): void {
-  const limits = limitsOf(heldPlans(db, config, workspaceId));
+export function* meter(config: PlanConfig, workspaceId: string, now: number, send: { recipients: number; attachmentBytes: number }): Query<void> {
+  const limits = limitsOf(yield* heldPlans(config, workspaceId));
   const period = periodOf(now);
   // Unlimited plans (the default) need not read the usage: only counting it.
   if (limits.recipients !== null || limits.attachmentBytes !== null) {
-    const used = usageOf(db, workspaceId, now);
+    const used = yield* usageOf(workspaceId, now);
     for (const [what, limit, used_, adding] of [
       ['recipients', limits.recipients, used.recipients, send.recipients],
       ['attachment bytes', limits.attachmentBytes, used.attachmentBytes, send.attachmentBytes],
@@ -86,15 +84,17 @@ export function meter(db: Db, config: PlanConfig, workspaceId: string, now: numb
       }
     }
   }
-  db.prepare(
+  yield* run(
     `INSERT INTO usage (workspace_id, period, recipients, attachment_bytes) VALUES (?, ?, ?, ?)
      ON CONFLICT (workspace_id, period) DO UPDATE SET recipients = recipients + excluded.recipients, attachment_bytes = attachment_bytes + excluded.attachment_bytes`,
-  ).run(workspaceId, period.key, send.recipients, send.attachmentBytes);
+    workspaceId, period.key, send.recipients, send.attachmentBytes,
+  );
 }
 
 /** What a canceled send had counted, given back to the period it was counted in (never below zero). */
-export function giveBack(db: Db, workspaceId: string, meteredAt: number, send: { recipients: number; attachmentBytes: number }): void {
-  db.prepare('UPDATE usage SET recipients = max(0, recipients - ?), attachment_bytes = max(0, attachment_bytes - ?) WHERE workspace_id = ? AND period = ?').run(
+export function* giveBack(workspaceId: string, meteredAt: number, send: { recipients: number; attachmentBytes: number }): Query<void> {
+  yield* run(
+    'UPDATE usage SET recipients = max(0, recipients - ?), attachment_bytes = max(0, attachment_bytes - ?) WHERE workspace_id = ? AND period = ?',
     send.recipients,
     send.attachmentBytes,
     workspaceId,

@@ -3,7 +3,7 @@
 // paused (403 sending_paused on every send path) until the owner resumes it; after a resume only the days
 // after it count toward a new pause, so the old bounces do not pause it again at once.
 import type { Config } from '../config/config.ts';
-import type { Db } from '../db/open.ts';
+import { get, run, type Query } from '../db/query.ts';
 import { ApiError } from '../errors.ts';
 
 const WINDOW_DAYS = 30;
@@ -34,10 +34,12 @@ interface PauseRow {
 
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-function counts(db: Db, workspaceId: string, fromDay: string) {
-  return db
-    .prepare('SELECT coalesce(sum(sent), 0) AS sent, coalesce(sum(delivered), 0) AS delivered, coalesce(sum(bounced), 0) AS bounced, coalesce(sum(complained), 0) AS complained FROM daily_stats WHERE workspace_id = ? AND day >= ?')
-    .get(workspaceId, fromDay) as { sent: number; delivered: number; bounced: number; complained: number };
+function* counts(workspaceId: string, fromDay: string) {
+  return (yield* get<{ sent: number; delivered: number; bounced: number; complained: number }>(
+    'SELECT coalesce(sum(sent), 0) AS sent, coalesce(sum(delivered), 0) AS delivered, coalesce(sum(bounced), 0) AS bounced, coalesce(sum(complained), 0) AS complained FROM daily_stats WHERE workspace_id = ? AND day >= ?',
+    workspaceId,
+    fromDay,
+  ))!;
 }
 
 /** What the rates say over days from `fromDay`: healthy, at_risk or pause. */
@@ -54,13 +56,12 @@ function judge(c: { sent: number; bounced: number; complained: number }, t: Thre
   return { bounceRate, complaintRate, verdict };
 }
 
-const pauseOf = (db: Db, workspaceId: string) =>
-  db.prepare('SELECT sending_paused_at, sending_pause_reason, sending_resumed_at FROM workspaces WHERE id = ?').get(workspaceId) as PauseRow | undefined;
+const pauseOf = (workspaceId: string) => get<PauseRow>('SELECT sending_paused_at, sending_pause_reason, sending_resumed_at FROM workspaces WHERE id = ?', workspaceId);
 
-export function reputationOf(db: Db, t: Thresholds, workspaceId: string, now: number): Reputation {
-  const c = counts(db, workspaceId, day(now - (WINDOW_DAYS - 1) * DAY_MS));
+export function* reputationOf(t: Thresholds, workspaceId: string, now: number): Query<Reputation> {
+  const c = yield* counts(workspaceId, day(now - (WINDOW_DAYS - 1) * DAY_MS));
   const { bounceRate, complaintRate, verdict } = judge(c, t);
-  const paused = pauseOf(db, workspaceId)?.sending_paused_at != null;
+  const paused = (yield* pauseOf(workspaceId))?.sending_paused_at != null;
   return {
     windowDays: WINDOW_DAYS,
     ...c,
@@ -72,27 +73,29 @@ export function reputationOf(db: Db, t: Thresholds, workspaceId: string, now: nu
 }
 
 /** Whether sending is paused, since when and why. */
-export function sendingPause(db: Db, workspaceId: string): { pausedAt: number; reason: string } | null {
-  const row = pauseOf(db, workspaceId);
+export function* sendingPause(workspaceId: string): Query<{ pausedAt: number; reason: string } | null> {
+  const row = yield* pauseOf(workspaceId);
   return row?.sending_paused_at != null ? { pausedAt: row.sending_paused_at, reason: row.sending_pause_reason ?? '' } : null;
 }
 
 /**
  * Every send path asks this first: 403 `sending_paused` while paused; and the send that finds the rates past
- * the pause threshold (counting only days after the last resume) pauses the workspace.
+ * the pause threshold (counting only days after the last resume) pauses the workspace. The pause is written
+ * before the refusal is thrown: run it outside a write transaction (as a read), or the refusal undoes the pause.
  */
-export function assertSendingAllowed(db: Db, t: Thresholds, workspaceId: string, now: number): void {
+export function* assertSendingAllowed(t: Thresholds, workspaceId: string, now: number): Query<void> {
   // One statement for the pause and the counts (each statement on the event loop's connection costs a few µs
   // of its own): the days counted start at the window's first, or the day after the last resume.
-  const row = db
-    .prepare(
-      `SELECT w.sending_paused_at, w.sending_pause_reason, w.sending_resumed_at, coalesce(sum(s.sent), 0) AS sent, coalesce(sum(s.bounced), 0) AS bounced,
-         coalesce(sum(s.complained), 0) AS complained
-       FROM workspaces w LEFT JOIN daily_stats s ON s.workspace_id = w.id
-         AND s.day >= max(?, coalesce(strftime('%Y-%m-%d', (w.sending_resumed_at + ?) / 1000, 'unixepoch'), ''))
-       WHERE w.id = ? GROUP BY w.id`,
-    )
-    .get(day(now - (WINDOW_DAYS - 1) * DAY_MS), DAY_MS, workspaceId) as (PauseRow & { sent: number; bounced: number; complained: number }) | undefined;
+  const row = yield* get<PauseRow & { sent: number; bounced: number; complained: number }>(
+    `SELECT w.sending_paused_at, w.sending_pause_reason, w.sending_resumed_at, coalesce(sum(s.sent), 0) AS sent, coalesce(sum(s.bounced), 0) AS bounced,
+       coalesce(sum(s.complained), 0) AS complained
+     FROM workspaces w LEFT JOIN daily_stats s ON s.workspace_id = w.id
+       AND s.day >= max(?, coalesce(strftime('%Y-%m-%d', (w.sending_resumed_at + ?) / 1000, 'unixepoch'), ''))
+     WHERE w.id = ? GROUP BY w.id`,
+    day(now - (WINDOW_DAYS - 1) * DAY_MS),
+    DAY_MS,
+    workspaceId,
+  );
   if (!row) return;
   if (row.sending_paused_at == null) {
     const since = Math.max(now - (WINDOW_DAYS - 1) * DAY_MS, row.sending_resumed_at == null ? 0 : row.sending_resumed_at + DAY_MS);
@@ -100,15 +103,15 @@ export function assertSendingAllowed(db: Db, t: Thresholds, workspaceId: string,
     const { bounceRate, complaintRate, verdict } = judge(c, t);
     if (verdict !== 'pause') return;
     const reason = `bounce rate ${percent(bounceRate!)} (pause at ${percent(t.reputationBouncePause)}), complaint rate ${percent(complaintRate!)} (pause at ${percent(t.reputationComplaintPause)}) over ${c.sent} recipients since ${day(since)}`;
-    db.prepare('UPDATE workspaces SET sending_paused_at = ?, sending_pause_reason = ? WHERE id = ? AND sending_paused_at IS NULL').run(now, reason, workspaceId);
+    yield* run('UPDATE workspaces SET sending_paused_at = ?, sending_pause_reason = ? WHERE id = ? AND sending_paused_at IS NULL', now, reason, workspaceId);
     row.sending_pause_reason = reason;
   }
   throw new ApiError(403, 'sending_paused', `Sending is paused for this workspace: ${row.sending_pause_reason}. The owner can resume it from the dashboard (POST /api/v1/account/sending/resume) after fixing the cause.`);
 }
 
 /** The owner resumes sending; returns false when it was not paused. */
-export function resumeSending(db: Db, workspaceId: string, now: number): boolean {
-  return db.prepare('UPDATE workspaces SET sending_paused_at = NULL, sending_pause_reason = NULL, sending_resumed_at = ? WHERE id = ? AND sending_paused_at IS NOT NULL').run(now, workspaceId).changes > 0;
+export function* resumeSending(workspaceId: string, now: number): Query<boolean> {
+  return (yield* run('UPDATE workspaces SET sending_paused_at = NULL, sending_pause_reason = NULL, sending_resumed_at = ? WHERE id = ? AND sending_paused_at IS NOT NULL', now, workspaceId)) > 0;
 }
 
 const percent = (r: number) => `${(r * 100).toFixed(2)} %`;

@@ -16,7 +16,7 @@ import { parseKeyPermission } from './key-scope.ts';
 import { createKeyRecorded, revokeKeyRecorded } from './key-changes.ts';
 import { actorOf, recordAudit } from './audit.ts';
 import { createSession, findSession, listSessions, revokeSession, revokeSessionById, revokeUserSessions } from './sessions.ts';
-import { findUserByEmail, getUser, insertUser, setPasswordHash, userEmailProblem } from './users.ts';
+import { findUserByEmail, getUser, insertUser, setPasswordHash, userEmailProblem, type User } from './users.ts';
 import { createWorkspace, DEFAULT_WORKSPACE, findWorkspace, getWorkspace } from './workspaces.ts';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.ts';
 import { hasUsers, SETUP_LINK_COMMAND, setupTokenIsLive, takeSetupToken } from './setup.ts';
@@ -59,7 +59,7 @@ const presentKey = (k: ApiKey) => ({
 });
 
 export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) {
-  const { db, clock, config } = app;
+  const { store, clock, config } = app;
   const r = apiRouter();
   const secure = config.publicUrl.startsWith('https:');
   const ttlMs = config.sessionTtlHours * 60 * 60 * 1000;
@@ -79,10 +79,10 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
     const email = body.email.trim().toLowerCase();
     const attempt = throttle.begin(ctx.ip, email);
     if (attempt.refuse) throw tooManyLogins(attempt.retryAfterSeconds);
-    let user: ReturnType<typeof findUserByEmail>;
+    let user: (User & { passwordHash: string }) | null;
     try {
       if (attempt.delayMs) await new Promise((resolve) => setTimeout(resolve, attempt.delayMs));
-      user = findUserByEmail(db, email);
+      user = await store.read(findUserByEmail(email));
       // An unknown address is checked against the decoy, in the same queue: it costs what a wrong password does.
       const stored = user?.passwordHash;
       const right = await hashes.run(attempt.rank, async () => verifyPassword(body.password, stored ?? (await decoyHash())), clientGone(ctx));
@@ -101,25 +101,28 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
 
     // A session id is never reused across logins (fixation): whatever this browser held is revoked.
     const previous = ctx.cookies.get(SESSION_COOKIE);
-    if (previous) revokeSession(db, clock, previous);
-    const session = createSession(db, clock, { workspaceId: user.workspaceId, userId: user.id, ttlMs });
+    const { workspaceId, id: userId } = user;
+    const { session, workspace } = await store.write(function* () {
+      if (previous) yield* revokeSession(clock, previous);
+      const session = yield* createSession(clock, { workspaceId, userId, ttlMs });
+      return { session, workspace: (yield* getWorkspace(workspaceId))! };
+    });
     setSessionCookie(ctx, session.token, Math.floor(ttlMs / 1000), secure);
-    const workspace = getWorkspace(db, user.workspaceId)!;
     ctx.body = { user: { id: user.id, email: user.email }, workspace: { id: workspace.id, name: workspace.name }, expiresAt: iso(session.expiresAt) };
   });
 
   // First start (setup.ts): whether the box still needs its owner, and creating the owner with the token.
-  r.get('/setup', (ctx) => {
-    ctx.body = { needed: !hasUsers(db) };
+  r.get('/setup', async (ctx) => {
+    ctx.body = { needed: !(await store.read(hasUsers())) };
   });
 
   // Cheap checks first (catalogue AUTH-13): a box with an owner refuses before reading the body, a wrong token
   // before the passphrase is hashed. The token is taken only in the transaction that creates the owner.
   r.post('/setup', async (ctx) => {
     checkOrigin(ctx, config.publicUrl);
-    if (hasUsers(db)) throw invalidSetupToken();
+    if (await store.read(hasUsers())) throw invalidSetupToken();
     const body = parseInput(SetupBody, await readSmallJson(ctx));
-    if (!setupTokenIsLive(db, clock, body.token)) throw invalidSetupToken();
+    if (!(await store.read(setupTokenIsLive(clock, body.token)))) throw invalidSetupToken();
     const email = body.email.trim().toLowerCase();
     const badEmail = userEmailProblem(email);
     if (badEmail) throw validationError('email', badEmail);
@@ -127,16 +130,16 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
     if (weak) throw validationError('password', weak);
     // Whoever holds the live token is the owner to be: first in the queue.
     const passwordHash = await hashes.run(SIGNED_IN_RANK, () => hashPassword(body.password), clientGone(ctx));
-    const owner = await app.commit.run(() => {
-      if (!takeSetupToken(db, clock, body.token)) return null;
-      const workspace = findWorkspace(db, DEFAULT_WORKSPACE) ?? createWorkspace(db, clock, DEFAULT_WORKSPACE);
-      const user = insertUser(db, clock, { workspaceId: workspace.id, email, passwordHash });
+    const owner = await store.write(function* () {
+      if (!(yield* takeSetupToken(clock, body.token))) return null;
+      const workspace = (yield* findWorkspace(DEFAULT_WORKSPACE)) ?? (yield* createWorkspace(clock, DEFAULT_WORKSPACE));
+      const user = yield* insertUser(clock, { workspaceId: workspace.id, email, passwordHash });
       // The owner creates itself, with the setup link.
-      recordAudit(db, clock.now(), { type: 'user', id: user.id, ip: ctx.ip }, { workspaceId: workspace.id, action: 'user.created', target: { type: 'user', id: user.id, name: user.email }, data: { by: 'setup_link' } });
+      yield* recordAudit(clock.now(), { type: 'user', id: user.id, ip: ctx.ip }, { workspaceId: workspace.id, action: 'user.created', target: { type: 'user', id: user.id, name: user.email }, data: { by: 'setup_link' } });
       return { workspace, user };
     });
     if (!owner) throw invalidSetupToken();
-    const session = createSession(db, clock, { workspaceId: owner.workspace.id, userId: owner.user.id, ttlMs });
+    const session = await store.write(() => createSession(clock, { workspaceId: owner.workspace.id, userId: owner.user.id, ttlMs }));
     setSessionCookie(ctx, session.token, Math.floor(ttlMs / 1000), secure);
     app.log.info('first start: the owner was created', { email, workspace: owner.workspace.name });
     ctx.status = 201;
@@ -153,7 +156,11 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
     const refused = throttle.refusesAddress(ctx.ip);
     if (refused) throw tooManyLogins(refused.retryAfterSeconds);
     const body = parseInput(PasswordBody, ctx.request.body);
-    const user = findUserByEmail(db, getUser(db, p.workspaceId, p.userId)!.email)!;
+    const user = await store.read(
+      (function* () {
+        return (yield* findUserByEmail((yield* getUser(p.workspaceId, p.userId))!.email))!;
+      })(),
+    );
     const weak = passphraseProblem(body.new_password, user.email);
     if (weak) throw validationError('new_password', weak);
     if (body.new_password === body.current_password) throw validationError('new_password', 'must differ from the current passphrase');
@@ -175,14 +182,14 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
     attempt.succeed();
     const passwordHash = await hashes.run(SIGNED_IN_RANK, () => hashPassword(body.new_password), clientGone(ctx));
     const token = ctx.cookies.get(SESSION_COOKIE) ?? '';
-    const changed = await app.commit.run(() => {
+    const changed = await store.write(function* () {
       // While it hashed, this session may have been signed out, or the passphrase changed from elsewhere.
-      if (findSession(db, clock, token)?.id !== p.sessionId) return 'signed_out';
-      if (!setPasswordHash(db, user.id, passwordHash, user.passwordHash)) return 'changed_meanwhile';
-      const sessionsRevoked = revokeUserSessions(db, clock, user.id, p.sessionId);
-      revokeSessionById(db, clock, user.id, p.sessionId);
-      recordAudit(db, clock.now(), actorOf(p, ctx.ip), { workspaceId: user.workspaceId, action: 'user.password_changed', target: { type: 'user', id: user.id, name: user.email }, data: { sessionsRevoked } });
-      return { sessionsRevoked, session: createSession(db, clock, { workspaceId: user.workspaceId, userId: user.id, ttlMs }) };
+      if ((yield* findSession(clock, token))?.id !== p.sessionId) return 'signed_out';
+      if (!(yield* setPasswordHash(user.id, passwordHash, user.passwordHash))) return 'changed_meanwhile';
+      const sessionsRevoked = yield* revokeUserSessions(clock, user.id, p.sessionId);
+      yield* revokeSessionById(clock, user.id, p.sessionId);
+      yield* recordAudit(clock.now(), actorOf(p, ctx.ip), { workspaceId: user.workspaceId, action: 'user.password_changed', target: { type: 'user', id: user.id, name: user.email }, data: { sessionsRevoked } });
+      return { sessionsRevoked, session: yield* createSession(clock, { workspaceId: user.workspaceId, userId: user.id, ttlMs }) };
     });
     if (changed === 'signed_out') throw unauthorized();
     if (changed === 'changed_meanwhile') throw new ApiError(409, 'passphrase_changed', 'The passphrase was changed meanwhile; sign in again with the new one');
@@ -191,69 +198,73 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
     ctx.body = { ok: true, sessionsRevoked: changed.sessionsRevoked };
   });
 
-  r.get('/sessions', requireSession(config.publicUrl), (ctx) => {
+  r.get('/sessions', requireSession(config.publicUrl), async (ctx) => {
     const p = principalOf(ctx);
     if (p.kind !== 'session') throw notFound();
-    const data = listSessions(db, clock, p.userId).map((s) => ({ id: s.id, createdAt: iso(s.createdAt), expiresAt: iso(s.expiresAt), current: s.id === p.sessionId }));
+    const data = (await store.read(listSessions(clock, p.userId))).map((s) => ({ id: s.id, createdAt: iso(s.createdAt), expiresAt: iso(s.expiresAt), current: s.id === p.sessionId }));
     ctx.body = { data, count: data.length, hasMore: false };
   });
 
-  r.delete('/sessions/:id', requireSession(config.publicUrl), (ctx) => {
+  r.delete('/sessions/:id', requireSession(config.publicUrl), async (ctx) => {
     const p = principalOf(ctx);
     if (p.kind !== 'session') throw notFound('Session');
-    const revoked = db.transaction(() => {
-      if (!revokeSessionById(db, clock, p.userId, ctx.params.id)) return false;
-      recordAudit(db, clock.now(), actorOf(p, ctx.ip), { workspaceId: p.workspaceId, action: 'session.revoked', target: { type: 'session', id: ctx.params.id, name: null } });
+    const revoked = await store.write(function* () {
+      if (!(yield* revokeSessionById(clock, p.userId, ctx.params.id))) return false;
+      yield* recordAudit(clock.now(), actorOf(p, ctx.ip), { workspaceId: p.workspaceId, action: 'session.revoked', target: { type: 'session', id: ctx.params.id, name: null } });
       return true;
-    })();
+    });
     if (!revoked) throw notFound('Session');
     ctx.body = { ok: true };
   });
 
-  r.post('/auth/logout', (ctx) => {
+  r.post('/auth/logout', async (ctx) => {
     const token = ctx.cookies.get(SESSION_COOKIE);
     if (token) {
       checkOrigin(ctx, config.publicUrl);
-      revokeSession(db, clock, token);
+      await store.write(() => revokeSession(clock, token));
     }
     setSessionCookie(ctx, '', 0, secure);
     ctx.body = { ok: true };
   });
 
-  r.post('/keys', requireSession(config.publicUrl), (ctx) => {
+  r.post('/keys', requireSession(config.publicUrl), async (ctx) => {
     const { name, ...scope } = parseInput(KeyBody, ctx.request.body);
     const p = principalOf(ctx);
-    const key = createKeyRecorded(db, clock, actorOf(p, ctx.ip), p.workspaceId, name, parseKeyPermission(db, p.workspaceId, scope));
+    const permission = await store.read(parseKeyPermission(p.workspaceId, scope));
+    const key = await store.write(() => createKeyRecorded(clock, actorOf(p, ctx.ip), p.workspaceId, name, permission));
     ctx.status = 201;
     ctx.body = { ...presentKey(key), key: key.key };
   });
 
-  r.get('/keys', requireAuth(config.publicUrl), (ctx) => {
+  r.get('/keys', requireAuth(config.publicUrl), async (ctx) => {
     const page = parsePage(ctx.query);
     const p = principalOf(ctx);
     // A scoped key reads its own metadata alone: the others' names and scopes are the workspace owner's.
     const only = p.kind === 'key' && p.scope.permission !== 'full_access' ? p.keyId : undefined;
-    ctx.body = pageOf(listKeys(db, p.workspaceId, page, only).map(presentKey), page);
+    ctx.body = pageOf((await store.read(listKeys(p.workspaceId, page, only))).map(presentKey), page);
   });
 
-  r.delete('/keys/:id', requireSession(config.publicUrl), (ctx) => {
+  r.delete('/keys/:id', requireSession(config.publicUrl), async (ctx) => {
     const p = principalOf(ctx);
-    if (!revokeKeyRecorded(db, clock, actorOf(p, ctx.ip), p.workspaceId, ctx.params.id)) throw notFound('API key');
+    if (!(await store.write(() => revokeKeyRecorded(clock, actorOf(p, ctx.ip), p.workspaceId, ctx.params.id)))) throw notFound('API key');
     ctx.body = { ok: true };
   });
 
-  r.get('/account', requireAuth(config.publicUrl), (ctx) => {
-    ctx.body = accountOf(db, config, box, principalOf(ctx).workspaceId, clock.now());
+  r.get('/account', requireAuth(config.publicUrl), async (ctx) => {
+    ctx.body = await store.read(accountOf(config, box, principalOf(ctx).workspaceId, clock.now()));
   });
 
-  r.get('/profile', requireSession(config.publicUrl), (ctx) => {
+  r.get('/profile', requireSession(config.publicUrl), async (ctx) => {
     const p = principalOf(ctx);
     if (p.kind !== 'session') throw notFound(); // unreachable past requireSession; narrows the type
-    const user = getUser(db, p.workspaceId, p.userId)!;
-    const workspace = getWorkspace(db, p.workspaceId)!;
+    const { user, workspace, state } = await store.read(
+      (function* () {
+        return { user: (yield* getUser(p.workspaceId, p.userId))!, workspace: (yield* getWorkspace(p.workspaceId))!, state: yield* accountState(config, p.workspaceId, clock.now()) };
+      })(),
+    );
     ctx.body = {
       user: { id: user.id, email: user.email, createdAt: iso(user.createdAt) },
-      ...accountState(db, config, p.workspaceId, clock.now()),
+      ...state,
       workspace: { id: workspace.id, name: workspace.name, createdAt: iso(workspace.createdAt) },
       // The dashboard's try-mode banner (mailwright try): mail to other domains is kept, not sent.
       tryMode: box.tryMode === true,
@@ -261,14 +272,14 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
   });
 
   // Reputation paused sending; the owner, having fixed the cause, turns it back on (API-SPEC.md 5.3: session only).
-  r.post('/account/sending/resume', requireSession(config.publicUrl), (ctx) => {
+  r.post('/account/sending/resume', requireSession(config.publicUrl), async (ctx) => {
     const p = principalOf(ctx);
     const workspaceId = p.workspaceId;
-    const resumed = db.transaction(() => {
-      const done = resumeSending(db, workspaceId, clock.now());
-      if (done) recordAudit(db, clock.now(), actorOf(p, ctx.ip), { workspaceId, action: 'sending.resumed', target: { type: 'workspace', id: workspaceId, name: null } });
+    const resumed = await store.write(function* () {
+      const done = yield* resumeSending(workspaceId, clock.now());
+      if (done) yield* recordAudit(clock.now(), actorOf(p, ctx.ip), { workspaceId, action: 'sending.resumed', target: { type: 'workspace', id: workspaceId, name: null } });
       return done;
-    })();
+    });
     if (resumed) app.log.info('sending resumed by the owner', { workspaceId });
     ctx.body = { ok: true, resumed };
   });

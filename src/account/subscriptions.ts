@@ -2,7 +2,7 @@
 // (one active subscription per workspace and message class, so the new one replaces the old in the same
 // transaction), canceling. SQL and dates only: no provider is called from here (billing/ opens checkouts).
 import type { Plan } from '../config/config.ts';
-import type { Db } from '../db/open.ts';
+import { all, get, run, type Query } from '../db/query.ts';
 import { newId } from '../db/ids.ts';
 
 export type CheckoutState = 'open' | 'completed' | 'canceled';
@@ -65,29 +65,30 @@ const checkoutOf = (r: CheckoutRow): Checkout => ({
   completedAt: r.completed_at,
 });
 
-export function recordCheckout(db: Db, input: Omit<Checkout, 'state' | 'completedAt'>): Checkout {
-  db.prepare(
+export function* recordCheckout(input: Omit<Checkout, 'state' | 'completedAt'>): Query<Checkout> {
+  yield* run(
     `INSERT INTO checkout_sessions (id, workspace_id, plan_key, provider, provider_session_id, url, state, created_at)
      VALUES (?, ?, ?, ?, ?, ?, 'open', ?)`,
-  ).run(input.id, input.workspaceId, input.planKey, input.provider, input.providerSessionId, input.url, input.createdAt);
+    input.id, input.workspaceId, input.planKey, input.provider, input.providerSessionId, input.url, input.createdAt,
+  );
   return { ...input, state: 'open', completedAt: null };
 }
 
 /** A checkout of this workspace (another workspace's id is not found). */
-export function getCheckout(db: Db, workspaceId: string, id: string): Checkout | null {
-  const row = db.prepare('SELECT * FROM checkout_sessions WHERE id = ? AND workspace_id = ?').get(id, workspaceId) as CheckoutRow | undefined;
+export function* getCheckout(workspaceId: string, id: string): Query<Checkout | null> {
+  const row = yield* get<CheckoutRow>('SELECT * FROM checkout_sessions WHERE id = ? AND workspace_id = ?', id, workspaceId);
   return row ? checkoutOf(row) : null;
 }
 
 /** The checkout a provider's webhook names by the provider's own session id. */
-export function findCheckoutByProviderSession(db: Db, provider: string, providerSessionId: string): Checkout | null {
-  const row = db.prepare('SELECT * FROM checkout_sessions WHERE provider = ? AND provider_session_id = ?').get(provider, providerSessionId) as CheckoutRow | undefined;
+export function* findCheckoutByProviderSession(provider: string, providerSessionId: string): Query<Checkout | null> {
+  const row = yield* get<CheckoutRow>('SELECT * FROM checkout_sessions WHERE provider = ? AND provider_session_id = ?', provider, providerSessionId);
   return row ? checkoutOf(row) : null;
 }
 
 /** Closes an open checkout without activating anything (expired, or its plan is held already). */
-export function cancelCheckout(db: Db, id: string): boolean {
-  return db.prepare("UPDATE checkout_sessions SET state = 'canceled' WHERE id = ? AND state = 'open'").run(id).changes > 0;
+export function* cancelCheckout(id: string): Query<boolean> {
+  return (yield* run("UPDATE checkout_sessions SET state = 'canceled' WHERE id = ? AND state = 'open'", id)) > 0;
 }
 
 /** The end of a period of one billing interval from `start`: the same day and time one month or year later (UTC), clamped to the month's last day (Jan 31 -> Feb 28). */
@@ -104,52 +105,48 @@ export type Activation = { activated: true; subscription: Subscription; replaced
 
 /**
  * Completes an open checkout and makes its plan the workspace's active subscription of that message class,
- * canceling the one it replaces, all in one transaction (a savepoint inside the caller's). A checkout that
- * is no longer open changes nothing, so a second delivery of the same provider event is harmless.
+ * canceling the one it replaces, all in the caller's transaction. A checkout that is no longer open changes
+ * nothing, so a second delivery of the same provider event is harmless.
  */
-export function activateCheckout(db: Db, checkoutId: string, plan: Pick<Plan, 'key' | 'messageClass' | 'interval'>, input: { now: number; providerRef: string | null }): Activation {
-  return db.transaction((): Activation => {
-    const row = db.prepare('SELECT * FROM checkout_sessions WHERE id = ?').get(checkoutId) as CheckoutRow | undefined;
-    if (!row) throw new Error(`checkout ${checkoutId} does not exist`);
-    if (row.state !== 'open') return { activated: false, state: row.state };
-    if (row.plan_key !== plan.key) throw new Error(`checkout ${checkoutId} is for ${row.plan_key}, not ${plan.key}`);
-    const { now } = input;
-    db.prepare("UPDATE checkout_sessions SET state = 'completed', completed_at = ? WHERE id = ?").run(now, checkoutId);
-    const old = db.prepare("SELECT id FROM subscriptions WHERE workspace_id = ? AND message_class = ? AND state = 'active'").get(row.workspace_id, plan.messageClass) as { id: string } | undefined;
-    if (old) db.prepare("UPDATE subscriptions SET state = 'canceled', canceled_at = ? WHERE id = ?").run(now, old.id);
-    const subscription: Subscription = {
-      id: newSubscriptionId(now),
-      workspaceId: row.workspace_id,
-      planKey: plan.key,
-      messageClass: plan.messageClass,
-      state: 'active',
-      provider: row.provider,
-      providerRef: input.providerRef,
-      periodStart: now,
-      periodEnd: periodEnd(now, plan.interval),
-      createdAt: now,
-      canceledAt: null,
-    };
-    db.prepare(
-      `INSERT INTO subscriptions (id, workspace_id, plan_key, message_class, state, provider, provider_ref, period_start, period_end, created_at)
-       VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?, ?)`,
-    ).run(subscription.id, subscription.workspaceId, subscription.planKey, subscription.messageClass, subscription.provider, subscription.providerRef, subscription.periodStart, subscription.periodEnd, now);
-    return { activated: true, subscription, replaced: old?.id ?? null };
-  })();
+export function* activateCheckout(checkoutId: string, plan: Pick<Plan, 'key' | 'messageClass' | 'interval'>, input: { now: number; providerRef: string | null }): Query<Activation> {
+  const row = yield* get<CheckoutRow>('SELECT * FROM checkout_sessions WHERE id = ?', checkoutId);
+  if (!row) throw new Error(`checkout ${checkoutId} does not exist`);
+  if (row.state !== 'open') return { activated: false, state: row.state };
+  if (row.plan_key !== plan.key) throw new Error(`checkout ${checkoutId} is for ${row.plan_key}, not ${plan.key}`);
+  const { now } = input;
+  yield* run("UPDATE checkout_sessions SET state = 'completed', completed_at = ? WHERE id = ?", now, checkoutId);
+  const old = yield* get<{ id: string }>("SELECT id FROM subscriptions WHERE workspace_id = ? AND message_class = ? AND state = 'active'", row.workspace_id, plan.messageClass);
+  if (old) yield* run("UPDATE subscriptions SET state = 'canceled', canceled_at = ? WHERE id = ?", now, old.id);
+  const subscription: Subscription = {
+    id: newSubscriptionId(now),
+    workspaceId: row.workspace_id,
+    planKey: plan.key,
+    messageClass: plan.messageClass,
+    state: 'active',
+    provider: row.provider,
+    providerRef: input.providerRef,
+    periodStart: now,
+    periodEnd: periodEnd(now, plan.interval),
+    createdAt: now,
+    canceledAt: null,
+  };
+  yield* run(
+    `INSERT INTO subscriptions (id, workspace_id, plan_key, message_class, state, provider, provider_ref, period_start, period_end, created_at)
+     VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?, ?)`,
+    subscription.id, subscription.workspaceId, subscription.planKey, subscription.messageClass, subscription.provider, subscription.providerRef, subscription.periodStart, subscription.periodEnd, now,
+  );
+  return { activated: true, subscription, replaced: old?.id ?? null };
 }
 
 /**
  * Cancels the workspace's active subscriptions (of one message class, or all), at once and only in this
  * database: the payment provider is not told. Returns the ids canceled; none is not an error.
  */
-export function cancelSubscriptions(db: Db, workspaceId: string, now: number, messageClass?: MessageClass): string[] {
-  const rows = (
-    messageClass
-      ? db.prepare("SELECT id FROM subscriptions WHERE workspace_id = ? AND state = 'active' AND message_class = ?").all(workspaceId, messageClass)
-      : db.prepare("SELECT id FROM subscriptions WHERE workspace_id = ? AND state = 'active'").all(workspaceId)
-  ) as Array<{ id: string }>;
-  const cancel = db.prepare("UPDATE subscriptions SET state = 'canceled', canceled_at = ? WHERE id = ?");
-  for (const r of rows) cancel.run(now, r.id);
+export function* cancelSubscriptions(workspaceId: string, now: number, messageClass?: MessageClass): Query<string[]> {
+  const rows = messageClass
+    ? yield* all<{ id: string }>("SELECT id FROM subscriptions WHERE workspace_id = ? AND state = 'active' AND message_class = ?", workspaceId, messageClass)
+    : yield* all<{ id: string }>("SELECT id FROM subscriptions WHERE workspace_id = ? AND state = 'active'", workspaceId);
+  for (const r of rows) yield* run("UPDATE subscriptions SET state = 'canceled', canceled_at = ? WHERE id = ?", now, r.id);
   return rows.map((r) => r.id);
 }
 
@@ -168,10 +165,8 @@ interface SubscriptionRow {
 }
 
 /** The workspace's subscriptions, active first, then the most recent; at most `limit`. */
-export function listSubscriptions(db: Db, workspaceId: string, limit = 50): Subscription[] {
-  const rows = db
-    .prepare("SELECT * FROM subscriptions WHERE workspace_id = ? ORDER BY state = 'active' DESC, created_at DESC, id DESC LIMIT ?")
-    .all(workspaceId, limit) as SubscriptionRow[];
+export function* listSubscriptions(workspaceId: string, limit = 50): Query<Subscription[]> {
+  const rows = yield* all<SubscriptionRow>("SELECT * FROM subscriptions WHERE workspace_id = ? ORDER BY state = 'active' DESC, created_at DESC, id DESC LIMIT ?", workspaceId, limit);
   return rows.map((r) => ({
     id: r.id,
     workspaceId: r.workspace_id,

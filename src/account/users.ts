@@ -2,7 +2,8 @@
 // address, so addresses are unique across the box and kept in lower case.
 import { recordAudit, type AuditActor } from './audit.ts';
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
+import { constraintViolated, get, run, type Query } from '../db/query.ts';
+import type { Store } from '../db/store.ts';
 import { newId } from '../db/ids.ts';
 import { hashPassword } from './passwords.ts';
 import { passphraseProblem } from './passphrase.ts';
@@ -31,29 +32,29 @@ const isEmailAddress = (s: string) => s.length <= 254 && /^[^\s@<>()[\]\\,;:"]+@
 export const userEmailProblem = (email: string) => (isEmailAddress(email) ? null : `"${email}" is not an e-mail address`);
 
 /** A new user; with `actor`, its audit row (user.created) in the same transaction. */
-export async function createUser(db: Db, clock: Clock, input: { workspaceId: string; email: string; password: string }, actor?: AuditActor): Promise<User> {
+export async function createUser(store: Store, clock: Clock, input: { workspaceId: string; email: string; password: string }, actor?: AuditActor): Promise<User> {
   const email = input.email.trim().toLowerCase();
   const problem = userEmailProblem(email);
   if (problem) throw new Error(problem);
   const weak = passphraseProblem(input.password, email);
   if (weak) throw new Error(`the passphrase ${weak}`);
-  if (findUserByEmail(db, email)) throw new Error(`a user with the address ${email} already exists`);
+  if (await store.read(findUserByEmail(email))) throw new Error(`a user with the address ${email} already exists`);
   const passwordHash = await hashPassword(input.password);
-  return db.transaction(() => {
-    const user = insertUser(db, clock, { workspaceId: input.workspaceId, email, passwordHash });
-    if (actor) recordAudit(db, clock.now(), actor, { workspaceId: user.workspaceId, action: 'user.created', target: { type: 'user', id: user.id, name: user.email } });
+  return store.write(function* () {
+    const user = yield* insertUser(clock, { workspaceId: input.workspaceId, email, passwordHash });
+    if (actor) yield* recordAudit(clock.now(), actor, { workspaceId: user.workspaceId, action: 'user.created', target: { type: 'user', id: user.id, name: user.email } });
     return user;
-  })();
+  });
 }
 
 /** Stores a user whose address is checked and lower-cased and whose password is hashed. */
-export function insertUser(db: Db, clock: Clock, input: { workspaceId: string; email: string; passwordHash: string }): User {
+export function* insertUser(clock: Clock, input: { workspaceId: string; email: string; passwordHash: string }): Query<User> {
   const row: Row = { id: newId('usr', clock.now()), workspace_id: input.workspaceId, email: input.email, password_hash: input.passwordHash, created_at: clock.now() };
   try {
-    db.prepare('INSERT INTO users (id, workspace_id, email, password_hash, created_at) VALUES (@id, @workspace_id, @email, @password_hash, @created_at)').run(row);
+    yield* run('INSERT INTO users (id, workspace_id, email, password_hash, created_at) VALUES (@id, @workspace_id, @email, @password_hash, @created_at)', row);
   } catch (err) {
     // Someone added the same address while the password was hashing.
-    if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new Error(`a user with the address ${input.email} already exists`);
+    if (constraintViolated(err) === 'unique') throw new Error(`a user with the address ${input.email} already exists`);
     throw err;
   }
   return toUser(row);
@@ -63,17 +64,17 @@ export function insertUser(db: Db, clock: Clock, input: { workspaceId: string; e
  * Stores a new password hash. With `expected`, only if the stored hash is still that one: a change that
  * checked the old passphrase must not overwrite another change made while it was hashing.
  */
-export function setPasswordHash(db: Db, userId: string, passwordHash: string, expected?: string): boolean {
+export function* setPasswordHash(userId: string, passwordHash: string, expected?: string): Query<boolean> {
   const sql = expected === undefined ? 'UPDATE users SET password_hash = ? WHERE id = ?' : 'UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?';
-  return db.prepare(sql).run(passwordHash, userId, ...(expected === undefined ? [] : [expected])).changes > 0;
+  return (yield* run(sql, passwordHash, userId, ...(expected === undefined ? [] : [expected]))) > 0;
 }
 
-export function findUserByEmail(db: Db, email: string): (User & { passwordHash: string }) | null {
-  const row = db.prepare('SELECT * FROM users WHERE email = ?').get(email.trim().toLowerCase()) as Row | undefined;
+export function* findUserByEmail(email: string): Query<(User & { passwordHash: string }) | null> {
+  const row = yield* get<Row>('SELECT * FROM users WHERE email = ?', email.trim().toLowerCase());
   return row ? { ...toUser(row), passwordHash: row.password_hash } : null;
 }
 
-export function getUser(db: Db, workspaceId: string, id: string): User | null {
-  const row = db.prepare('SELECT * FROM users WHERE workspace_id = ? AND id = ?').get(workspaceId, id) as Row | undefined;
+export function* getUser(workspaceId: string, id: string): Query<User | null> {
+  const row = yield* get<Row>('SELECT * FROM users WHERE workspace_id = ? AND id = ?', workspaceId, id);
   return row ? toUser(row) : null;
 }

@@ -1,6 +1,6 @@
 // Workspaces: the tenant every other row belongs to. A `default` workspace exists from the first start.
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
+import { get, run, type Query } from '../db/query.ts';
 import { isId, newId } from '../db/ids.ts';
 
 export interface Workspace {
@@ -26,27 +26,28 @@ function checkWorkspaceName(name: string): string | null {
   return null;
 }
 
-export function createWorkspace(db: Db, clock: Clock, name: string): Workspace {
+export function* createWorkspace(clock: Clock, name: string): Query<Workspace> {
   const problem = checkWorkspaceName(name);
   if (problem) throw new Error(`workspace name ${problem}`);
-  if (findWorkspace(db, name)) throw new Error(`a workspace named "${name}" already exists`);
+  if (yield* findWorkspace(name)) throw new Error(`a workspace named "${name}" already exists`);
   const row: Row = { id: newId('ws', clock.now()), name, created_at: clock.now() };
-  db.prepare('INSERT INTO workspaces (id, name, created_at) VALUES (@id, @name, @created_at)').run(row);
+  yield* run('INSERT INTO workspaces (id, name, created_at) VALUES (@id, @name, @created_at)', row);
   return toWorkspace(row);
 }
 
-export function getWorkspace(db: Db, id: string): Workspace | null {
-  const row = db.prepare('SELECT id, name, created_at FROM workspaces WHERE id = ?').get(id) as Row | undefined;
+export function* getWorkspace(id: string): Query<Workspace | null> {
+  const row = yield* get<Row>('SELECT id, name, created_at FROM workspaces WHERE id = ?', id);
   return row ? toWorkspace(row) : null;
 }
 
 /** By id or by name, for the CLI's --workspace. */
-export function findWorkspace(db: Db, idOrName: string): Workspace | null {
-  if (isId('ws', idOrName)) return getWorkspace(db, idOrName);
-  const row = db.prepare('SELECT id, name, created_at FROM workspaces WHERE name = ?').get(idOrName) as Row | undefined;
+export function* findWorkspace(idOrName: string): Query<Workspace | null> {
+  if (isId('ws', idOrName)) return yield* getWorkspace(idOrName);
+  const row = yield* get<Row>('SELECT id, name, created_at FROM workspaces WHERE name = ?', idOrName);
   return row ? toWorkspace(row) : null;
 }
 
-export function ensureDefaultWorkspace(db: Db, clock: Clock): Workspace {
-  return db.transaction(() => findWorkspace(db, DEFAULT_WORKSPACE) ?? createWorkspace(db, clock, DEFAULT_WORKSPACE)).immediate();
+/** In a write transaction that holds the write lock from its start (SQLite: IMMEDIATE), so two processes starting at once make one. */
+export function* ensureDefaultWorkspace(clock: Clock): Query<Workspace> {
+  return (yield* findWorkspace(DEFAULT_WORKSPACE)) ?? (yield* createWorkspace(clock, DEFAULT_WORKSPACE));
 }

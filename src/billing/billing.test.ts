@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { startTestApp, seedWorkspace, login, request, type TestApp } from '../testkit/app.ts';
 import { heldPlans } from '../account/plans.ts';
 import { periodEnd } from '../account/subscriptions.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 const PUBLIC = 'https://mail.box.test';
 const plan = (tier: string, messageClass: string, interval: string, price: number, recipients: number | null) => ({
@@ -52,7 +53,7 @@ const openPage = (url: string, cookie?: string) => request(pageUrl(url), { cooki
 // What a browser sends when the page's own form is submitted.
 const confirm = (url: string, cookie?: string, headers: Record<string, string> = { origin: PUBLIC, 'sec-fetch-site': 'same-origin', 'content-type': 'application/x-www-form-urlencoded' }) =>
   request(pageUrl(url), { method: 'POST', cookie, headers, body: '' });
-const held = (workspaceId: string) => heldPlans(t.app.db, t.app.config, workspaceId).map((h) => h.plan.key).sort();
+const held = (workspaceId: string) => runOn(t.app.db, heldPlans(t.app.config, workspaceId)).map((h) => h.plan.key).sort();
 const subscriptions = (workspaceId: string) =>
   t.app.db.prepare('SELECT * FROM subscriptions WHERE workspace_id = ? ORDER BY created_at, id').all(workspaceId) as Array<Record<string, any>>;
 const checkoutRow = (id: string) => t.app.db.prepare('SELECT * FROM checkout_sessions WHERE id = ?').get(id) as Record<string, any> | undefined;

@@ -19,18 +19,18 @@ import { CHECKOUT_PAGE_PATH } from './manual.ts';
 type Page = { status: number; html: string };
 
 export function billingPages(app: App) {
-  const { db, clock, config } = app;
+  const { store, clock, config } = app;
   const r = pageRouter();
 
-  const workspaceOf = (ctx: Context): string | null => {
+  const workspaceOf = async (ctx: Context): Promise<string | null> => {
     const token = ctx.cookies.get(SESSION_COOKIE);
-    return (token && findSession(db, clock, token)?.workspaceId) || null;
+    return (token && (await store.read(findSession(clock, token)))?.workspaceId) || null;
   };
 
-  r.get(`${CHECKOUT_PAGE_PATH}/:id`, (ctx) => {
-    const workspaceId = workspaceOf(ctx);
+  r.get(`${CHECKOUT_PAGE_PATH}/:id`, async (ctx) => {
+    const workspaceId = await workspaceOf(ctx);
     const result = ctx.query.result === 'success' || ctx.query.result === 'canceled' ? ctx.query.result : null;
-    show(ctx, workspaceId ? checkoutPage(viewCheckout(app, workspaceId, ctx.params.id), result) : signInPage(config.publicUrl));
+    show(ctx, workspaceId ? checkoutPage(await store.read(viewCheckout(app, workspaceId, ctx.params.id)), result) : signInPage(config.publicUrl));
   });
 
   r.post(`${CHECKOUT_PAGE_PATH}/:id`, async (ctx) => {
@@ -41,7 +41,7 @@ export function billingPages(app: App) {
       return show(ctx, { status: 403, html: renderPage('Request refused', '<p>This confirmation must be sent from the checkout page of this box. Nothing was changed.</p>') });
     }
     const token = ctx.cookies.get(SESSION_COOKIE);
-    const session = token ? findSession(db, clock, token) : null;
+    const session = token ? await store.read(findSession(clock, token)) : null;
     if (!session) return show(ctx, signInPage(config.publicUrl));
     const actor = { type: 'user' as const, id: session.userId, sessionId: session.id, ip: ctx.ip };
     show(ctx, checkoutPage(await confirmCheckout(app, session.workspaceId, ctx.params.id, actor), null));

@@ -9,6 +9,7 @@ import { startStripe, stripeSignature, type LocalStripe } from '../testkit/strip
 import { startTestApp, seedWorkspace, login, request, type TestApp } from '../testkit/app.ts';
 import { heldPlans } from '../account/plans.ts';
 import { verifyStripeSignature } from './stripe.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 const PUBLIC = 'https://mail.box.test';
 const WEBHOOK_SECRET = 'whsec_test_5f1c0ffee5f1c0ffee5f1c0ffee';
@@ -52,7 +53,7 @@ test.after(async () => {
 });
 
 const checkout = (plan_key: string) => request(`${t.api}/billing/checkout`, { cookie, body: { plan_key } });
-const held = () => heldPlans(t.app.db, t.app.config, a.workspace.id).map((h) => h.plan.key).sort();
+const held = () => runOn(t.app.db, heldPlans(t.app.config, a.workspace.id)).map((h) => h.plan.key).sort();
 const subscriptions = () => t.app.db.prepare('SELECT * FROM subscriptions WHERE workspace_id = ? ORDER BY created_at, id').all(a.workspace.id) as Array<Record<string, any>>;
 const checkoutRow = (id: string) => t.app.db.prepare('SELECT * FROM checkout_sessions WHERE id = ?').get(id) as Record<string, any> | undefined;
 /** Exactly what Stripe posts: the JSON body and its Stripe-Signature header, no credential. */

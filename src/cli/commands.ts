@@ -7,6 +7,8 @@ import { text } from 'node:stream/consumers';
 import { ConfigError, type Config } from '../config/config.ts';
 import { systemClock } from '../clock.ts';
 import { databasePath, type Db } from '../db/open.ts';
+import { GroupCommit } from '../db/group-commit.ts';
+import { sqliteStore, type Store } from '../db/store.ts';
 import { databaseProblems } from '../db/integrity.ts';
 import { createBackup } from '../db/backup.ts';
 import { restoreBackup } from '../db/restore.ts';
@@ -27,7 +29,6 @@ import { dkimName, dkimValue } from '../dns/records.ts';
 import { flushQueue, listQueue } from '../send/queue-admin.ts';
 import { doctor } from '../doctor/doctor.ts';
 import { openStore } from '../start/store.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { UsageError } from './help.ts';
 
 /** Runs `command` (one of HELP's but serve and try) with its arguments; resolves with the exit code. */
@@ -39,16 +40,16 @@ export async function runCommand(config: Config, command: string, sub: string | 
       requireDatabase(config);
       const made = await createBackup({ dataDir: config.dataDir, file: positionals[0], skip: [config.backupDir] });
       // Recorded in the box once the backup is whole (so the backup itself does not hold its own row).
-      await withStore(config, (db) => {
-        recordAudit(db, systemClock.now(), cliActor(), { workspaceId: null, action: 'box.backup_created', target: { type: 'backup', id: null, name: made.file }, data: { bytes: made.bytes } });
+      await withStore(config, async ({ store }) => {
+        await store.write(() => recordAudit(systemClock.now(), cliActor(), { workspaceId: null, action: 'box.backup_created', target: { type: 'backup', id: null, name: made.file }, data: { bytes: made.bytes } }));
       });
       for (const path of made.skipped) console.error(`mailwright: left out ${path}: not a regular file or folder`);
       console.log(`wrote ${made.file} (${made.bytes} bytes: the database and ${made.entries.filter((e) => e.type === 'file').length - 1} other files)`);
       return 0;
     }
     const done = await restoreBackup(positionals[0], config.dataDir);
-    await withStore(config, (db) => {
-      recordAudit(db, systemClock.now(), cliActor(), { workspaceId: null, action: 'box.restored', target: { type: 'backup', id: null, name: positionals[0] }, data: { backupCreated: done.manifest.created, hostname: done.manifest.hostname } });
+    await withStore(config, async ({ store }) => {
+      await store.write(() => recordAudit(systemClock.now(), cliActor(), { workspaceId: null, action: 'box.restored', target: { type: 'backup', id: null, name: positionals[0] }, data: { backupCreated: done.manifest.created, hostname: done.manifest.hostname } }));
     });
     console.log(`restored ${done.restored.join(', ')} into ${config.dataDir} from the backup of ${done.manifest.created} (${done.manifest.hostname})`);
     if (done.movedAside.length) console.log(`kept what they replaced as ${done.movedAside.join(', ')}`);
@@ -73,15 +74,16 @@ export async function runCommand(config: Config, command: string, sub: string | 
     if (sub !== 'rotate' || rest.length !== 1) throw new UsageError('use "dkim rotate DOMAIN"');
     requireDatabase(config);
     const key = await generateDkimKey();
-    return withStore(config, (db) => {
-      // Bridge (here and in the transaction below): the CLI works on the data directory's SQLite connection.
-      const domain = runOn(db, holderOf(rest[0].trim().toLowerCase()));
-      if (!domain || domain.name !== rest[0].trim().toLowerCase()) throw new Error(`no domain ${rest[0]} on this box`);
+    return withStore(config, async ({ store }) => {
+      const name = rest[0].trim().toLowerCase();
+      const domain = await store.read(holderOf(name));
+      if (!domain || domain.name !== name) throw new Error(`no domain ${rest[0]} on this box`);
+      const actor = cliActor(); // read once: a write may run its query again
       try {
-        db.transaction(() => {
-          runOn(db, startRotation(systemClock, domain.workspace_id, domain.id, key));
-          recordAudit(db, systemClock.now(), cliActor(), { workspaceId: domain.workspace_id, action: 'domain.dkim_rotated', target: { type: 'domain', id: domain.id, name: domain.name }, data: { selector: key.selector } });
-        }).immediate();
+        await store.write(function* () {
+          yield* startRotation(systemClock, domain.workspace_id, domain.id, key);
+          yield* recordAudit(systemClock.now(), actor, { workspaceId: domain.workspace_id, action: 'domain.dkim_rotated', target: { type: 'domain', id: domain.id, name: domain.name }, data: { selector: key.selector } });
+        });
       } catch (err) {
         if (err instanceof RotationInProgress) throw new Error(`a new key for ${domain.name} already waits for its DNS record; mailwright doctor or the dashboard shows it`);
         throw err;
@@ -93,7 +95,7 @@ export async function runCommand(config: Config, command: string, sub: string | 
     if (sub !== 'list' && sub !== 'flush') throw new UsageError(`unknown command "queue ${sub ?? ''}"; use "queue list" or "queue flush"`);
     const { values } = parseArgs({ args: rest, strict: true, options: { json: { type: 'boolean' } } });
     requireDatabase(config);
-    return withStore(config, (db) => {
+    return withStore(config, ({ db }) => {
       if (sub === 'flush') {
         console.log(`${flushQueue(db)} deliveries will be attempted now`);
         return;
@@ -106,8 +108,8 @@ export async function runCommand(config: Config, command: string, sub: string | 
   }
   if (command === 'setup') {
     if (sub !== 'link' || rest.length) throw new UsageError('use "setup link"');
-    return withStore(config, (db) => {
-      const token = issueSetupToken(db, systemClock);
+    return withStore(config, async ({ store }) => {
+      const token = await store.write(() => issueSetupToken(systemClock));
       if (token === null) throw new Error(`this box has an owner already: sign in at ${config.publicUrl.replace(/\/+$/, '')}/login, or add a user with 'mailwright user add'`);
       console.log(setupLink(config.publicUrl, token));
       console.error('mailwright: open it in a browser to create the owner; it works once, for 24 hours, and replaces any earlier link');
@@ -117,12 +119,13 @@ export async function runCommand(config: Config, command: string, sub: string | 
     if (sub !== 'create') throw new UsageError(`unknown command "workspace ${sub ?? ''}"; did you mean "workspace create NAME"?`);
     const { positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true });
     if (positionals.length !== 1) throw new UsageError('workspace create takes exactly one NAME');
-    return withStore(config, (db) => {
-      const workspace = db.transaction(() => {
-        const made = createWorkspace(db, systemClock, positionals[0]);
-        recordAudit(db, systemClock.now(), cliActor(), { workspaceId: null, action: 'workspace.created', target: { type: 'workspace', id: made.id, name: made.name } });
+    return withStore(config, async ({ store }) => {
+      const actor = cliActor(); // read once: a write may run its query again
+      const workspace = await store.write(function* () {
+        const made = yield* createWorkspace(systemClock, positionals[0]);
+        yield* recordAudit(systemClock.now(), actor, { workspaceId: null, action: 'workspace.created', target: { type: 'workspace', id: made.id, name: made.name } });
         return made;
-      })();
+      });
       console.log(workspace.id);
     });
   }
@@ -130,14 +133,15 @@ export async function runCommand(config: Config, command: string, sub: string | 
     const { positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true });
     if (positionals.length !== 1) throw new UsageError('user unlock takes exactly one EMAIL');
     requireDatabase(config);
-    return withStore(config, (db) => {
-      const user = findUserByEmail(db, positionals[0].trim().toLowerCase());
+    return withStore(config, async ({ store }) => {
+      const user = await store.read(findUserByEmail(positionals[0].trim().toLowerCase()));
       if (!user) throw new Error(`no user ${positionals[0]}`);
-      const cleared = db.transaction(() => {
-        const n = unlockLogin(db);
-        recordAudit(db, systemClock.now(), cliActor(), { workspaceId: user.workspaceId, action: 'user.login_unlocked', target: { type: 'user', id: user.id, name: user.email }, data: { cleared: n } });
+      const actor = cliActor();
+      const cleared = await store.write(function* () {
+        const n = yield* unlockLogin();
+        yield* recordAudit(systemClock.now(), actor, { workspaceId: user.workspaceId, action: 'user.login_unlocked', target: { type: 'user', id: user.id, name: user.email }, data: { cleared: n } });
         return n;
-      })();
+      });
       console.log(`cleared ${cleared} failed login attempts: those against ${positionals[0]} and every address's`);
     });
   }
@@ -145,20 +149,21 @@ export async function runCommand(config: Config, command: string, sub: string | 
     const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true, options: { 'password-stdin': { type: 'boolean' } } });
     if (positionals.length !== 1) throw new UsageError('user passwd takes exactly one EMAIL');
     if (!values['password-stdin']) throw new UsageError('user passwd needs --password-stdin (the passphrase is never taken from the command line)');
-    return withStore(config, async (db) => {
-      const user = findUserByEmail(db, positionals[0]);
+    return withStore(config, async ({ store }) => {
+      const user = await store.read(findUserByEmail(positionals[0]));
       if (!user) throw new Error(`no user ${positionals[0]}`);
       const password = (await text(process.stdin)).replace(/\r?\n$/, '');
       const weak = passphraseProblem(password, user.email);
       if (weak) throw new Error(`the passphrase ${weak}`);
       const passwordHash = await hashPassword(password);
       // One transaction: no session outlives the passphrase it was opened with.
-      const revoked = db.transaction(() => {
-        if (!setPasswordHash(db, user.id, passwordHash)) throw new Error(`no user ${positionals[0]}`);
-        const sessionsRevoked = revokeUserSessions(db, systemClock, user.id);
-        recordAudit(db, systemClock.now(), cliActor(), { workspaceId: user.workspaceId, action: 'user.password_changed', target: { type: 'user', id: user.id, name: user.email }, data: { sessionsRevoked } });
+      const actor = cliActor();
+      const revoked = await store.write(function* () {
+        if (!(yield* setPasswordHash(user.id, passwordHash))) throw new Error(`no user ${positionals[0]}`);
+        const sessionsRevoked = yield* revokeUserSessions(systemClock, user.id);
+        yield* recordAudit(systemClock.now(), actor, { workspaceId: user.workspaceId, action: 'user.password_changed', target: { type: 'user', id: user.id, name: user.email }, data: { sessionsRevoked } });
         return sessionsRevoked;
-      }).immediate();
+      });
       console.log(`set a new passphrase for ${user.email} and signed out its ${revoked} ${revoked === 1 ? 'session' : 'sessions'}`);
     });
   }
@@ -168,9 +173,9 @@ export async function runCommand(config: Config, command: string, sub: string | 
     if (!values.email) throw new UsageError('user add needs --email ADDRESS');
     if (!values['password-stdin']) throw new UsageError('user add needs --password-stdin (the password is never taken from the command line)');
     const password = (await text(process.stdin)).replace(/\r?\n$/, '');
-    return withStore(config, async (db) => {
-      const workspace = pickWorkspace(db, values.workspace);
-      console.log((await createUser(db, systemClock, { workspaceId: workspace.id, email: values.email!, password }, cliActor())).id);
+    return withStore(config, async ({ store }) => {
+      const workspace = await pickWorkspace(store, values.workspace);
+      console.log((await createUser(store, systemClock, { workspaceId: workspace.id, email: values.email!, password }, cliActor())).id);
     });
   }
   if (sub !== 'create') throw new UsageError(`unknown command "key ${sub ?? ''}"; did you mean "key create --name NAME"?`);
@@ -181,17 +186,17 @@ export async function runCommand(config: Config, command: string, sub: string | 
   });
   const name = values.name?.trim();
   if (!name || name.length > 100) throw new UsageError('key create needs --name NAME (1 to 100 characters)');
-  return withStore(config, (db) => {
-    const workspaceId = pickWorkspace(db, values.workspace).id;
+  return withStore(config, async ({ store }) => {
+    const workspaceId = (await pickWorkspace(store, values.workspace)).id;
     let scope;
     try {
       // The same checks as POST /keys; --domain and --inbox are its domain_id and inbox_ids.
-      scope = parseKeyPermission(db, workspaceId, { permission: values.permission, domain_id: values.domain, inbox_ids: values.inbox });
+      scope = await store.read(parseKeyPermission(workspaceId, { permission: values.permission, domain_id: values.domain, inbox_ids: values.inbox }));
     } catch (err) {
       if (err instanceof ApiError) throw new UsageError(`key create: ${err.message.replace(/^domain_id/, '--domain').replace(/^inbox_ids(\.\d+)?/, '--inbox').replace(/^permission/, '--permission')}`);
       throw err;
     }
-    console.log(createKeyRecorded(db, systemClock, cliActor(), workspaceId, name, scope).key);
+    console.log((await store.write(() => createKeyRecorded(systemClock, cliActor(), workspaceId, name, scope))).key);
   });
 }
 
@@ -209,18 +214,22 @@ function requireDatabase(config: Config): void {
   );
 }
 
-async function withStore(config: Config, work: (db: Db) => void | Promise<void>): Promise<number> {
+/**
+ * The box's database, as the queries' store (writes in BEGIN IMMEDIATE transactions, while serve may write too)
+ * and as the connection for the parts not yet on queries.
+ */
+async function withStore(config: Config, work: (box: { db: Db; store: Store }) => void | Promise<void>): Promise<number> {
   const db = openStore(config);
   try {
-    await work(db);
+    await work({ db, store: sqliteStore(db, new GroupCommit(db)) });
     return 0;
   } finally {
     db.close();
   }
 }
 
-function pickWorkspace(db: Db, idOrName = DEFAULT_WORKSPACE) {
-  const workspace = findWorkspace(db, idOrName);
+async function pickWorkspace(store: Store, idOrName = DEFAULT_WORKSPACE) {
+  const workspace = await store.read(findWorkspace(idOrName));
   if (!workspace) throw new Error(`no workspace "${idOrName}"`);
   return workspace;
 }

@@ -15,6 +15,7 @@ import { findWorkspace, DEFAULT_WORKSPACE } from '../account/workspaces.ts';
 import { databasePath } from './open.ts';
 import { request, runCli, seedWorkspace, startTestApp, tempDir, testEnv } from '../testkit/app.ts';
 import { eventually } from '../testkit/outbound.ts';
+import { runOn } from './sqlite-query.ts';
 
 const quiet = () => createLog({ level: 'error', write: () => {} });
 
@@ -24,9 +25,9 @@ async function boxWithKeys(): Promise<{ dataDir: string; env: Record<string, str
   const env = testEnv(dataDir);
   const running = await startApp(loadConfig(env), { log: quiet() });
   const { db } = running.app;
-  const ws = findWorkspace(db, DEFAULT_WORKSPACE)!;
+  const ws = runOn(db, findWorkspace(DEFAULT_WORKSPACE))!;
   db.transaction(() => {
-    for (let i = 0; i < 500; i++) createKey(db, systemClock, ws.id, `key ${i}`);
+    for (let i = 0; i < 500; i++) runOn(db, createKey(systemClock, ws.id, `key ${i}`));
   })();
   await running.stop();
   const file = databasePath(dataDir);
@@ -139,9 +140,9 @@ test('corruption met at run time: the request fails, /healthz answers 503 from t
   try {
     const { key } = await seedWorkspace(t);
     const { db, clock } = t.app;
-    const ws = findWorkspace(db, DEFAULT_WORKSPACE)!;
+    const ws = runOn(db, findWorkspace(DEFAULT_WORKSPACE))!;
     db.transaction(() => {
-      for (let i = 0; i < 500; i++) createKey(db, clock, ws.id, `key ${i}`);
+      for (let i = 0; i < 500; i++) runOn(db, createKey(clock, ws.id, `key ${i}`));
     })();
     assert.is((await request(`${t.url}/healthz`)).status, 200);
     assert.is((await request(`${t.api}/keys`, { key })).status, 200);

@@ -13,6 +13,7 @@ import { runCli, startTestApp, tempDir, testEnv } from '../testkit/app.ts';
 import { createWorkspace } from '../account/workspaces.ts';
 import { BackupError } from './backup.ts';
 import { restoreBackup } from './restore.ts';
+import { runOn } from './sqlite-query.ts';
 
 const cleanup: string[] = [];
 test.after(() => {
@@ -70,9 +71,9 @@ test.before(async () => {
   const source = await startTestApp();
   try {
     const { db, clock } = source.app;
-    createWorkspace(db, clock, 'checkpointed');
+    runOn(db, createWorkspace(clock, 'checkpointed'));
     db.pragma('wal_checkpoint(TRUNCATE)');
-    createWorkspace(db, clock, 'only-in-wal');
+    runOn(db, createWorkspace(clock, 'only-in-wal'));
     copied = dirForTest('mailwright-copy-');
     cpSync(source.dataDir, copied, { recursive: true });
   } finally {

@@ -150,7 +150,7 @@ async function checkClaims(store: Pick<Store, 'read'>, db: Db, r: Report): Promi
   if (overlaps.length === 0) return;
   r.lines.push('', 'Domains claimed by two workspaces');
   for (const { domain, holder } of overlaps) {
-    const workspace = (id: string) => getWorkspace(db, id)?.name ?? id;
+    const workspace = (id: string) => runOn(db, getWorkspace(id))?.name ?? id; // Bridge: doctor reads SQLite's connection (doctor/ is not on queries yet)
     bad(
       r,
       `${domain.name} (${domain.id}) in workspace ${workspace(domain.workspace_id)} overlaps ${holder.name} (${holder.id}) of workspace ${workspace(holder.workspace_id)}, which added it first: mail for it goes to ${workspace(holder.workspace_id)} only`,
@@ -175,7 +175,7 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
       continue;
     }
     const dns = await store.read(domainDns(config, row));
-    r.lines.push('', `Domain ${row.name} (workspace ${getWorkspace(db, row.workspace_id)?.name}, ${row.status})`);
+    r.lines.push('', `Domain ${row.name} (workspace ${(await store.read(getWorkspace(row.workspace_id)))?.name}, ${row.status})`);
     reportChecks(r, await checkDomain(resolver, dns), requiredRecords(dns), nameOk);
     if (row.inbound_status !== 'not_configured' && !nameOk) note(r, `MX    ${row.name}: shown once the box's hostname is a public name (see above)`);
     else if (row.inbound_status !== 'not_configured') {

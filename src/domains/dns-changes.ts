@@ -2,11 +2,10 @@
 // domain becoming verified (domain.verified, and its audit row), and, from the periodic re-check, records that
 // were verified and are now wrong or gone (domain.dns_changed, naming each record with what DNS serves now).
 // A temporary DNS failure (no answer) is neither: only a definite answer counts.
+import { type AuditActor, recordAudit } from '../account/audit.ts';
 import type { Query } from '../db/query.ts';
 import type { CheckState, DnsIssue, InboundCheck, RecordCheck } from '../dns/verify.ts';
 import { recordSlot } from '../dns/records.ts';
-import type { AuditActor } from '../account/audit.ts';
-import { recordAudit } from './audit-query.ts';
 import { addDomainEvent } from './domain-events.ts';
 
 interface Checked {

@@ -2,6 +2,7 @@
 // records, list, show, switch marketing, tracking and the MTA-STS mode, verify against live DNS, inbound MX
 // setup, provider detection and the Domain Connect consent link. All scoped to the caller's workspace. Also
 // the one page open to anyone: the MTA-STS policy at mta-sts.<domain>/.well-known/mta-sts.txt (RFC 8461 3.3).
+import { actorOf, recordAudit } from '../account/audit.ts';
 import { z } from 'zod';
 import type { App } from '../context.ts';
 import type { Query } from '../db/query.ts';
@@ -39,8 +40,6 @@ import {
 import { verifyDomain } from './verification.ts';
 import { connectLink, domainConnectAvailability } from './connect.ts';
 import { senderAddresses } from '../emails/senders.ts';
-import { actorOf } from '../account/audit.ts';
-import { recordAudit } from './audit-query.ts';
 import { addDomainEvent } from './domain-events.ts';
 import { inboxAddresses } from '../inboxes/inboxes.ts';
 

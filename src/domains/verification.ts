@@ -3,6 +3,7 @@
 // MAILWRIGHT_DNS_RECHECK_MINUTES (a node-cron tick each minute picks the ones due). With dkim_ed25519 the tick
 // also gives every domain without one an ed25519 key, and a check that finds its record published starts its
 // signature.
+import { systemActor, type AuditActor, recordAudit } from '../account/audit.ts';
 import type { App } from '../context.ts';
 import type { Config } from '../config/config.ts';
 import { all, type Query } from '../db/query.ts';
@@ -25,8 +26,6 @@ import { domainsDue, recordCheck, type DomainRow } from './domains.ts';
 import { domainPolicy, policyFetch, wantsMtaSts } from './mta-sts.ts';
 import { checkMtaSts } from '../dns/mta-sts-check.ts';
 import { storageFault } from '../db/health.ts';
-import { systemActor, type AuditActor } from '../account/audit.ts';
-import { recordAudit } from './audit-query.ts';
 
 /** The records a domain must publish; its ed25519 key's only while dkim_ed25519 is on. */
 export function* domainDns(config: Pick<Config, 'hostname' | 'dkimEd25519'>, row: DomainRow): Query<DomainDns> {

@@ -31,7 +31,7 @@ function store(): { db: Db; ws: string; other: string } {
   const db = openDatabase(mkdtempSync(join(tmpdir(), 'mw-analytics-')));
   migrate(db, T0);
   const clock = { now: () => T0 };
-  return { db, ws: ensureDefaultWorkspace(db, clock).id, other: createWorkspace(db, clock, 'other').id };
+  return { db, ws: runOn(db, ensureDefaultWorkspace(clock)).id, other: runOn(db, createWorkspace(clock, 'other')).id };
 }
 
 function sentEmail(db: Db, workspaceId: string, domain: string, subject: string, direction: 'out' | 'in' = 'out'): string {

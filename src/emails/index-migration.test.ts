@@ -14,8 +14,8 @@ const T0 = Date.UTC(2026, 10, 20, 9, 0, 0);
 test('0027 on a database of the previous schema: the same lists, by inbox through the partial index', () => {
   const db = new Database(':memory:');
   migrate(db, T0, listMigrations().filter((m) => m.version < 27));
-  const ws = createWorkspace(db, { now: () => T0 }, 'box').id;
-  const other = createWorkspace(db, { now: () => T0 }, 'other box').id;
+  const ws = runOn(db, createWorkspace({ now: () => T0 }, 'box')).id;
+  const other = runOn(db, createWorkspace({ now: () => T0 }, 'other box')).id;
   // Received mail in two inboxes, and sends (no inbox) between them, in both workspaces. The inboxes themselves
   // are not this test's: their ids are enough for the lists.
   db.pragma('foreign_keys = OFF');

@@ -30,7 +30,7 @@ const QUERIES = ['report', 'quarterly', 'rep*', 'repor*', 'fun*', 'func*', 'cafe
 function oldDatabase() {
   const db = new Database(':memory:');
   migrate(db, T0, listMigrations().filter((m) => m.version < 25));
-  const ws = createWorkspace(db, { now: () => T0 }, 'old box');
+  const ws = runOn(db, createWorkspace({ now: () => T0 }, 'old box'));
   const ids: string[] = [];
   let newest = 0;
   LETTERS.forEach((l, i) => {

@@ -22,6 +22,7 @@ import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
 import { copyPackedAgainst, isPacked, unpackBodies } from '../mail/packing.ts';
 import { personalCopy, signedCopy } from './outgoing.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 let s: InboundScene;
 let domainId: string;
@@ -192,7 +193,7 @@ test('a database from before packing: a row in the old layout survives migration
   const old = new Database(databasePath(dir));
   migrate(old, Date.now(), listMigrations().filter((m) => m.version < 23));
   const clock = { now: () => Date.now() };
-  const ws = createWorkspace(old, clock, 'old box');
+  const ws = runOn(old, createWorkspace(clock, 'old box'));
   const id = newId('em', Date.now());
   old
     .prepare("INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, subject, size, created_at) VALUES (?, ?, 'in', 'received', 'old-1@sender.example', ?, 'alice@sender.example', 'Old', ?, ?)")
@@ -203,7 +204,7 @@ test('a database from before packing: a row in the old layout survives migration
   const running = await startApp(loadConfig(testEnv(dir)), { log: createLog({ level: 'error', write: () => {} }) });
   try {
     // Made on the migrated database: a key row has columns the old schema lacks.
-    const { key } = createKey(running.app.db, clock, ws.id, 'old key');
+    const { key } = runOn(running.app.db, createKey(clock, ws.id, 'old key'));
     assert.not.match(running.app.db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'email_contents'").pluck().get() as string, /WITHOUT ROWID/, 'rebuilt as a rowid table');
     const res = await fetch(`http://127.0.0.1:${running.http.port}/api/v1/emails/${id}/raw`, { headers: { authorization: `Bearer ${key}` } });
     assert.is(res.status, 200);

@@ -79,7 +79,7 @@ test('days counted once over leave them out of the totals, domains and subjects 
   const t0 = Date.UTC(2026, 0, 1, 12);
   const db = openDatabase(mkdtempSync(join(tmpdir(), 'mw-uncounted-')));
   migrate(db, t0);
-  const ws = ensureDefaultWorkspace(db, { now: () => t0 }).id;
+  const ws = runOn(db, ensureDefaultWorkspace({ now: () => t0 })).id;
   const email = (subject: string, domain: string, counted: boolean, isTest = false) => {
     const id = newId('em', t0);
     db.prepare(
@@ -103,7 +103,7 @@ test('days counted once over leave them out of the totals, domains and subjects 
   assert.equal(answer!.topContent.map((c) => c.subject), ['Real']);
   assert.equal(answer!.domains.map((d) => d.domain), ['real.test']);
   const thresholds = { reputationMinSent: 1, reputationBounceAtRisk: 0.02, reputationBouncePause: 0.05, reputationComplaintAtRisk: 0.001, reputationComplaintPause: 0.003 };
-  const r = reputationOf(db, thresholds, ws, t0);
+  const r = runOn(db, reputationOf(thresholds, ws, t0));
   assert.equal([r.sent, r.bounced, r.complained], [1, 1, 1]);
   db.close();
 });

@@ -18,6 +18,7 @@ import { apiRouter, createHttpApp, createHttpServer } from './server.ts';
 import { principalOf, requireAuth } from './auth.ts';
 import { Idempotency } from '../db/idempotency.ts';
 import { claimOf, idempotent } from './idempotency.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 const clock = { at: Date.now(), now() { return this.at; } };
 const dataDir = tempDir();
@@ -52,7 +53,7 @@ function start() {
       log: createLog({ write: () => {} }),
       authenticator: {
         byKey: (secret) => {
-          const k = findKeyBySecret(db, clock, secret);
+          const k = runOn(db, findKeyBySecret(clock, secret));
           return k && { kind: 'key', ...k };
         },
         bySession: () => null,
@@ -75,8 +76,8 @@ const stop = () => new Promise<void>((resolve) => server.close(() => (db.close()
 
 test.before(async () => {
   await start();
-  keyA = createKey(db, clock, findWorkspace(db, 'default')!.id, 'a').key;
-  keyB = createKey(db, clock, createWorkspace(db, clock, 'b').id, 'b').key;
+  keyA = runOn(db, createKey(clock, runOn(db, findWorkspace('default'))!.id, 'a')).key;
+  keyB = runOn(db, createKey(clock, runOn(db, createWorkspace(clock, 'b')).id, 'b')).key;
 });
 test.after(() => stop());
 

@@ -2,8 +2,7 @@
 // address, otherwise pending until the link mailed to the new address is confirmed. It owns the signed
 // confirmation tokens and the text of the confirmation mail and page; it sends nothing itself (the route
 // hands the mail to send/submit) and it never forwards mail (receive/forward.ts does).
-import type { AuditActor } from '../account/audit.ts';
-import { recordAudit } from '../domains/audit-query.ts';
+import { type AuditActor, recordAudit } from '../account/audit.ts';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { get, run, type Query } from '../db/query.ts';

@@ -1,6 +1,7 @@
 // Inbox endpoints of API-SPEC.md 4.4: create an address on a domain of the workspace, list, show, rename or
 // disable (a disabled inbox refuses mail at RCPT), delete (its messages are kept), set forwarding; and the
 // page behind the forwarding confirmation link (outside /api/v1, no login: the token is the capability).
+import { actorOf, type AuditActor, recordAudit } from '../account/audit.ts';
 import { z } from 'zod';
 import type { Context } from 'koa';
 import type { App } from '../context.ts';
@@ -14,8 +15,6 @@ import { getDomain } from '../domains/domains.ts';
 import { holderOf } from '../domains/claims.ts';
 import { LOCAL_PART, parseMailbox } from '../mail/addresses.ts';
 import { planSend, sendStep } from '../send/submit.ts';
-import { actorOf, type AuditActor } from '../account/audit.ts';
-import { recordAudit } from '../domains/audit-query.ts';
 import { boxSecret } from '../db/box-secret.ts';
 import type { Query } from '../db/query.ts';
 import { addDomainEvent } from '../domains/domain-events.ts';

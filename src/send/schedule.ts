@@ -85,7 +85,7 @@ export function cancelScheduled(ctx: DbContext, workspaceId: string, emailId: st
     created_at: number;
     bytes: number;
   };
-  giveBack(db, workspaceId, email.created_at, { recipients: recipients.length, attachmentBytes: email.bytes });
+  runOn(db, giveBack(workspaceId, email.created_at, { recipients: recipients.length, attachmentBytes: email.bytes })); // Bridge: cancelScheduled is not a query yet (send/)
   return true;
 }
 

@@ -67,7 +67,7 @@ const MAX_REFERENCES = 20;
  */
 export function planSend(app: DbContext, workspaceId: string, req: SendRequest): PlannedSend {
   const { db, clock } = app;
-  assertSendingAllowed(db, app.config, workspaceId, clock.now());
+  runOn(db, assertSendingAllowed(app.config, workspaceId, clock.now())); // Bridge: planSend is not a query yet (send/)
   // A send by template is rendered before it is planned (withTemplate), off the event loop when it is large.
   if (req.template) throw new Error('planSend: render the template first (withTemplate)');
   const fromDomain = domainOf(req.from.address);
@@ -128,7 +128,7 @@ export function planSend(app: DbContext, workspaceId: string, req: SendRequest):
  */
 async function withTemplate(app: App, workspaceId: string, req: SendRequest): Promise<SendRequest> {
   if (!req.template) return req;
-  assertSendingAllowed(app.db, app.config, workspaceId, app.clock.now());
+  await app.store.read(assertSendingAllowed(app.config, workspaceId, app.clock.now()));
   const { template: use, ...rest } = req;
   // Marketing mail keeps {{unsubscribe_url}} for the box to fill per recipient (send/personalise.ts), or, from a
   // first-party integration whose own one-click URL the domain allows, gets that URL: visible in the body, it
@@ -162,7 +162,7 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
   const { req, workspaceId, now } = plan;
   const { id, threadId } = plan.answer;
   // Checked and counted before anything is written, in the transaction that queues: 429 leaves nothing behind.
-  meter(db, app.config, workspaceId, now, { recipients: plan.recipients.length, attachmentBytes: req.attachments.reduce((n, a) => n + a.content.length, 0) });
+  runOn(db, meter(app.config, workspaceId, now, { recipients: plan.recipients.length, attachmentBytes: req.attachments.reduce((n, a) => n + a.content.length, 0) }));
   // Bridge (resolveForAdding, fileNewEmail, learnFromSend): writeSend is synchronous SQL in the writer's send job until it is a query.
   const labelIds = runOn(db, resolveForAdding(clock, workspaceId, req.labels, true, 'labels')).map((l) => l.id);
   runOn(db, storeSentEmail(clock, {

@@ -6,6 +6,7 @@ import { createKey } from '../account/keys.ts';
 import { freePort } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { submissionSession } from '../testkit/smtp-client.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 let s: InboundScene;
 let port: number;
@@ -20,8 +21,8 @@ test.before(async () => {
   s.routeTo('dest.test');
   const { db, clock } = s.t.app;
   const workspaceId = db.prepare('SELECT workspace_id FROM domains WHERE id = ?').pluck().get(domainId) as string;
-  sendingKey = createKey(db, clock, workspaceId, 'one domain', { permission: 'sending_access', domainId, inboxIds: null }).key;
-  inboxKey = createKey(db, clock, workspaceId, 'one inbox', { permission: 'inbox_access', domainId: null, inboxIds: [s.inbox.id] }).key;
+  sendingKey = runOn(db, createKey(clock, workspaceId, 'one domain', { permission: 'sending_access', domainId, inboxIds: null })).key;
+  inboxKey = runOn(db, createKey(clock, workspaceId, 'one inbox', { permission: 'inbox_access', domainId: null, inboxIds: [s.inbox.id] })).key;
 });
 test.after(() => s.stop());
 

@@ -10,6 +10,7 @@ import { createKey, findKeyBySecret, revokeKey } from '../account/keys.ts';
 import { freePort, request, startTestApp } from '../testkit/app.ts';
 import { startOutboundScene, eventually, type OutboundScene } from '../testkit/outbound.ts';
 import { plainAuth, RawSmtp, submissionSession } from '../testkit/smtp-client.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 const MAX_BYTES = 1024 * 1024;
 let s: OutboundScene;
@@ -257,12 +258,12 @@ test('Idempotency-Key: a replay gets 250 with the same id and no second email; a
 });
 
 test('a key revoked during a session stops it at the next message', async () => {
-  const { workspaceId } = findKeyBySecret(s.t.app.db, s.t.app.clock, s.key)!;
-  const doomed = createKey(s.t.app.db, s.t.app.clock, workspaceId, 'doomed');
+  const { workspaceId } = runOn(s.t.app.db, findKeyBySecret(s.t.app.clock, s.key))!;
+  const doomed = runOn(s.t.app.db, createKey(s.t.app.clock, workspaceId, 'doomed'));
   const c = await session(doomed.key);
   assert.is((await c.command('MAIL FROM:<a@sender.test>')).code, 250);
   assert.is((await c.command('RSET')).code, 250);
-  revokeKey(s.t.app.db, s.t.app.clock, workspaceId, doomed.id);
+  runOn(s.t.app.db, revokeKey(s.t.app.clock, workspaceId, doomed.id));
   const mail = await c.command('MAIL FROM:<a@sender.test>');
   assert.is(mail.code, 530);
   assert.match(mail.text, /^5\.7\.0 /);

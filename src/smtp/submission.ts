@@ -11,6 +11,7 @@ import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { App } from '../context.ts';
 import { ApiError, SmtpError } from '../errors.ts';
 import { findKeyBySecret } from '../account/keys.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { checkSendFrom, type KeyScope } from '../account/key-scope.ts';
 import { LoginThrottle } from '../account/login-throttle.ts';
 import { checkAddress, type Mailbox } from '../mail/addresses.ts';
@@ -91,8 +92,8 @@ export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: 
       }
       const wait = new Promise((resolve) => setTimeout(resolve, attempt.delayMs));
       wait
-        .then(() => {
-          const key = findKeyBySecret(db, clock, password);
+        .then(async () => {
+          const key = await app.store.read(findKeyBySecret(clock, password));
           if (!key) {
             attempt.fail();
             log.info('submission authentication failed', { session: session.id, ip, method: auth.method });
@@ -117,7 +118,7 @@ export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: 
       // return path on the From domain, as for an API send.
       if (!session.secure) return callback(new SmtpError(530, '5.7.0 Must issue a STARTTLS command first'));
       const state = sessions.of(session);
-      const key = state.secret ? findKeyBySecret(db, clock, state.secret) : null;
+      const key = state.secret ? runOn(db, findKeyBySecret(clock, state.secret)) : null; // Bridge: onMailFrom answers synchronously (smtp/ is not on queries yet)
       if (!key) {
         return callback(new SmtpError(530, '5.7.0 Authentication required: the API key of this session is no longer valid, reconnect with a valid one'));
       }

@@ -19,8 +19,8 @@ import { boxRoutes } from '../account/box-routes.ts';
 import { auditRoutes } from '../account/audit-routes.ts';
 import { findKeyBySecret } from '../account/keys.ts';
 import { findSession } from '../account/sessions.ts';
-import { attachmentVisible, emailVisible } from '../emails/scope.ts';
 import { runOn } from '../db/sqlite-query.ts';
+import { attachmentVisible, emailVisible } from '../emails/scope.ts';
 import type { Visible } from '../http/scopes.ts';
 import { LoginThrottle } from '../account/login-throttle.ts';
 import { domainRoutes, mtaStsPages } from '../domains/routes.ts';
@@ -68,11 +68,11 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
   const eventStream = new EventStream(app);
   const authenticator: Authenticator = {
     byKey: (secret) => {
-      const k = findKeyBySecret(db, clock, secret);
+      const k = runOn(db, findKeyBySecret(clock, secret)); // Bridge: http/auth.ts's Authenticator answers synchronously
       return k && { kind: 'key', ...k };
     },
     bySession: (token) => {
-      const s = findSession(db, clock, token);
+      const s = runOn(db, findSession(clock, token)); // Bridge: http/auth.ts's Authenticator answers synchronously
       return s && { kind: 'session', workspaceId: s.workspaceId, userId: s.userId, sessionId: s.id };
     },
   };

@@ -18,7 +18,7 @@ export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () =>
   const { db, clock, log, config } = app;
   const checkBoxDns = async () => {
     if (opts.boxDns === false) return;
-    await recordBoxDns(db, app.dns, config.hostname, clock.now()).catch((err: unknown) => log.warn('could not record the box DNS', { err }));
+    await recordBoxDns(app.store, app.dns, config.hostname, clock.now()).catch((err: unknown) => log.warn('could not record the box DNS', { err }));
   };
   // The first a minute after start, off the start-up path (a box's DNS can be slow or missing).
   const firstBoxDns = setTimeout(() => void checkBoxDns(), 60_000);
@@ -31,9 +31,9 @@ export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () =>
     cron.schedule('23 * * * *', () => rotateDueKeys(app).then(() => {}, (err: unknown) => log.error('scheduled DKIM rotation failed', { err })), { noOverlap: true }),
     // The box's addresses and PTR names as GET /account shows them, looked up again every hour.
     cron.schedule('41 * * * *', () => checkBoxDns()),
-    cron.schedule('17 * * * *', () => {
+    cron.schedule('17 * * * *', async () => {
       try {
-        const purged = { sessionsPurged: purgeSessions(db, clock), idempotencyKeysPurged: app.idempotency.purgeExpired(), authFailuresPurged: purgeAuthFailures(db, clock), reportsPurged: pruneReceivedReports(db, clock.now()), auditRowsPurged: pruneAuditLog(app) };
+        const purged = { sessionsPurged: await app.store.write(() => purgeSessions(clock)), idempotencyKeysPurged: app.idempotency.purgeExpired(), authFailuresPurged: await app.store.write(() => purgeAuthFailures(clock)), reportsPurged: pruneReceivedReports(db, clock.now()), auditRowsPurged: await pruneAuditLog(app) };
         housekeepingDisk.succeeded();
         log.info('housekeeping', purged);
       } catch (err) {
@@ -60,7 +60,7 @@ export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () =>
 }
 
 /** retention_audit_days (read at each run: a reload's value applies next hour); 0 keeps every row. */
-export function pruneAuditLog(app: Pick<App, 'db' | 'clock' | 'config'>): number {
+export async function pruneAuditLog(app: Pick<App, 'store' | 'clock' | 'config'>): Promise<number> {
   const days = app.config.retentionAuditDays;
-  return days ? pruneAudit(app.db, app.clock.now() - days * 24 * 60 * 60_000) : 0;
+  return days ? app.store.write(() => pruneAudit(app.clock.now() - days * 24 * 60 * 60_000)) : 0;
 }

@@ -13,6 +13,7 @@ import { isTryDir } from '../db/try-marker.ts';
 import { markServing } from '../db/serving.ts';
 import { boxSecret } from '../db/box-secret.ts';
 import { ensureDefaultWorkspace } from '../account/workspaces.ts';
+import { runOn } from '../db/sqlite-query.ts';
 
 /**
  * The data directory's database with every migration applied, for `serve` and the CLI alike; a data directory
@@ -37,7 +38,7 @@ export function openStore(config: Config, clock: Clock = systemClock, log?: Log)
       else process.stderr.write(`applying schema migration ${String(m.version).padStart(4, '0')} (${m.name})\n`);
     });
     if (upgrade && applied.length && log) log.info('schema migrated', { versions: applied, ms: Date.now() - started });
-    ensureDefaultWorkspace(db, clock);
+    db.transaction(() => runOn(db, ensureDefaultWorkspace(clock))).immediate(); // Bridge: openStore opens SQLite itself, before any app.store exists
     boxSecret(db); // made at the first start, not by whichever request first needs it
   } catch (err) {
     db.close();

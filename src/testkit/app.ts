@@ -192,12 +192,12 @@ export const TEST_PASSWORD = 'correct horse battery staple';
 
 /** A workspace (the default one unless named) with an owner and an API key, set up directly in the store. */
 export async function seedWorkspace(t: TestApp, opts: { workspace?: string; email?: string } = {}) {
-  const { db, clock } = t.app;
+  const { store, clock } = t.app;
   const name = opts.workspace ?? DEFAULT_WORKSPACE;
-  const workspace = findWorkspace(db, name) ?? createWorkspace(db, clock, name);
+  const workspace = (await store.read(findWorkspace(name))) ?? (await store.write(() => createWorkspace(clock, name)));
   const email = opts.email ?? `owner@${name.replace(/[^a-z0-9]/gi, '') || 'ws'}.test`;
-  const user = await createUser(db, clock, { workspaceId: workspace.id, email, password: TEST_PASSWORD });
-  const key = createKey(db, clock, workspace.id, 'seed key').key;
+  const user = await createUser(store, clock, { workspaceId: workspace.id, email, password: TEST_PASSWORD });
+  const key = (await store.write(() => createKey(clock, workspace.id, 'seed key'))).key;
   return { workspace, user, email, key };
 }
 

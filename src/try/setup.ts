@@ -3,7 +3,8 @@
 // (the ones before stop working: neither is kept anywhere but as a hash). The names are the same every time.
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
+import type { Store } from '../db/store.ts';
+import { get, type Query } from '../db/query.ts';
 import { DEFAULT_WORKSPACE, findWorkspace } from '../account/workspaces.ts';
 import { findUserByEmail, insertUser, setPasswordHash } from '../account/users.ts';
 import { hashPassword } from '../account/passwords.ts';
@@ -11,7 +12,6 @@ import { createKey, listKeys, revokeKey } from '../account/keys.ts';
 import { createDomain, findSendingDomain, markLocal } from '../domains/domains.ts';
 import { generateDkimKey } from '../domains/dkim-keys.ts';
 import { createInbox } from '../inboxes/inboxes.ts';
-import { runOn } from '../db/sqlite-query.ts';
 
 /** RFC 6761 6.3: names under .localhost never leave the machine, so no one else can claim or receive for it. */
 export const TRY_DOMAIN = 'mail.localhost';
@@ -36,25 +36,29 @@ export function newPassphrase(): string {
   return Array.from({ length: 4 }, () => Array.from({ length: 5 }, () => ALPHABET[randomInt(ALPHABET.length)]).join('')).join('-');
 }
 
-export async function prepareTryBox(db: Db, clock: Clock): Promise<TryAccess> {
-  const workspace = findWorkspace(db, DEFAULT_WORKSPACE);
+export async function prepareTryBox(store: Store, clock: Clock): Promise<TryAccess> {
+  const workspace = await store.read(findWorkspace(DEFAULT_WORKSPACE));
   if (!workspace) throw new Error(`the "${DEFAULT_WORKSPACE}" workspace is missing from this try box; delete its directory to start over`);
   const passphrase = newPassphrase();
   const passwordHash = await hashPassword(passphrase);
-  // Bridge (here and in the transaction below): prepareTryBox works on the try box's SQLite connection.
-  const dkim = runOn(db, findSendingDomain(workspace.id, TRY_DOMAIN)) ? null : await generateDkimKey();
-  const key = db.transaction(() => {
-    const domainId = runOn(db, findSendingDomain(workspace.id, TRY_DOMAIN))?.id ?? runOn(db, createDomain(clock, workspace.id, TRY_DOMAIN, dkim!)).id;
+  const dkim = (await store.read(findSendingDomain(workspace.id, TRY_DOMAIN))) ? null : await generateDkimKey();
+  const key = await store.write(function* () {
+    const domainId = (yield* findSendingDomain(workspace.id, TRY_DOMAIN))?.id ?? (yield* createDomain(clock, workspace.id, TRY_DOMAIN, dkim!)).id;
     // Again at every start: a try box's own domain is local whatever happened to it since.
-    runOn(db, markLocal(clock, workspace.id, domainId));
-    if (!db.prepare('SELECT 1 FROM inboxes WHERE address = ?').get(TRY_INBOX)) {
-      runOn(db, createInbox(clock, { workspaceId: workspace.id, domainId, domain: TRY_DOMAIN, localPart: TRY_INBOX.split('@')[0], name: 'Hello' }));
+    yield* markLocal(clock, workspace.id, domainId);
+    if (!(yield* get('SELECT 1 FROM inboxes WHERE address = ?', TRY_INBOX))) {
+      yield* createInbox(clock, { workspaceId: workspace.id, domainId, domain: TRY_DOMAIN, localPart: TRY_INBOX.split('@')[0], name: 'Hello' });
     }
-    const owner = findUserByEmail(db, TRY_OWNER);
-    if (owner) setPasswordHash(db, owner.id, passwordHash);
-    else insertUser(db, clock, { workspaceId: workspace.id, email: TRY_OWNER, passwordHash });
-    for (const old of listKeys(db, workspace.id, { limit: 100, offset: 0 })) if (old.name === TRY_KEY_NAME) revokeKey(db, clock, workspace.id, old.id);
-    return createKey(db, clock, workspace.id, TRY_KEY_NAME).key;
-  })();
+    return yield* ownerAndKey(clock, workspace.id, passwordHash);
+  });
   return { workspaceId: workspace.id, inbox: TRY_INBOX, owner: TRY_OWNER, passphrase, key };
+}
+
+/** The owner with the fresh passphrase, and a fresh key instead of the earlier ones: its secret. */
+function* ownerAndKey(clock: Clock, workspaceId: string, passwordHash: string): Query<string> {
+  const owner = yield* findUserByEmail(TRY_OWNER);
+  if (owner) yield* setPasswordHash(owner.id, passwordHash);
+  else yield* insertUser(clock, { workspaceId, email: TRY_OWNER, passwordHash });
+  for (const old of yield* listKeys(workspaceId, { limit: 100, offset: 0 })) if (old.name === TRY_KEY_NAME) yield* revokeKey(clock, workspaceId, old.id);
+  return (yield* createKey(clock, workspaceId, TRY_KEY_NAME)).key;
 }

@@ -7,6 +7,8 @@ import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../config/config.ts';
 import { startApp } from '../app.ts';
 import { openStore } from '../start/store.ts';
+import { GroupCommit } from '../db/group-commit.ts';
+import { sqliteStore } from '../db/store.ts';
 import { StartupError } from '../errors.ts';
 import { createLog, exitOnUncaught } from '../log.ts';
 import { systemClock } from '../clock.ts';
@@ -89,7 +91,7 @@ export async function runTry(opts: TryOptions, env: NodeJS.ProcessEnv = process.
   const db = openStore(config, systemClock, log);
   let access: TryAccess;
   try {
-    access = await prepareTryBox(db, systemClock);
+    access = await prepareTryBox(sqliteStore(db, new GroupCommit(db)), systemClock);
   } finally {
     db.close();
   }

@@ -1,6 +1,7 @@
 // Webhook endpoints: register, list, show, change, delete, rotate the secret; the deliveries of an
 // endpoint with one replayed or a window replayed; a signed webhook.test; and the live event stream
 // (GET /events/stream, Server-Sent Events). The secret is shown once, at creation and at rotation.
+import { actorOf, type AuditAction, recordAudit } from '../account/audit.ts';
 import type { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import type { App } from '../context.ts';
@@ -14,8 +15,6 @@ import { checkUrl, FetchRefused } from '../dns/safe-fetch.ts';
 import { EVENT_TYPES, webhookEventType } from '../emails/events.ts';
 import { DOMAIN_EVENT_TYPES } from '../domains/domain-events.ts';
 import { getInbox } from '../inboxes/inboxes.ts';
-import { actorOf, type AuditAction } from '../account/audit.ts';
-import { recordAudit } from '../domains/audit-query.ts';
 import { boxSecret } from '../db/box-secret.ts';
 import { get, type Query } from '../db/query.ts';
 import { createWebhook, deleteWebhook, listWebhooks, present, rotateSecret, ROTATION_OVERLAP_MS, updateWebhook, webhookById, type WebhookRow, type WebhookSettings } from './endpoints.ts';

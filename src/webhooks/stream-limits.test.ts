@@ -38,7 +38,7 @@ test.after(async () => {
   await t.stop();
 });
 
-const newKey = (name: string) => createKey(t.app.db, t.app.clock, ws[name].id, 'stream test').key;
+const newKey = (name: string) => runOn(t.app.db, createKey(t.app.clock, ws[name].id, 'stream test')).key;
 
 /** Opens a stream; a 200 is kept open and not read, a refusal is read whole. */
 async function stream(key: string, localAddress: string, lastEventId?: number): Promise<RawStream> {
