@@ -25,6 +25,7 @@ import { createCheckoutProvider } from './billing/providers.ts';
 import type { AcmeCertificates } from './acme/certificates.ts';
 import { dialTcp } from './send/connect.ts';
 import { queueDepth } from './send/queue-stats.ts';
+import { runOn } from './db/sqlite-query.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { openServedStore, type ServedStore } from './start/store.ts';
 import { closeThreads, createBackground, startBackground, type Background, type Close } from './start/background.ts';
@@ -131,7 +132,8 @@ function assembleApp(config: Config, store: ServedStore, memory: MemorySettings,
   const { clock, log } = opts;
   const dns = createResolver(config.dnsServers);
   // One registry per app: two apps in one process (tests) keep their own counts.
-  const metrics = new Metrics({ queueDepth: () => queueDepth(db, clock.now()), searchBacklog: () => searchBacklog(db), databaseFile: databasePath(config.dataDir), databaseFreeBytes: () => freePageBytes(db) });
+  // Bridge: a scrape reads its sources synchronously (metrics/metrics.ts).
+  const metrics = new Metrics({ queueDepth: () => runOn(db, queueDepth(clock.now())), searchBacklog: () => searchBacklog(db), databaseFile: databasePath(config.dataDir), databaseFreeBytes: () => freePageBytes(db) });
   const disk = new FreeSpace(config.dataDir, config.minFreeSpaceMb * 1024 * 1024, opts.measureFreeSpace);
   disk.start(log);
   const commit = new GroupCommit(db, { observe: (err) => health.observe(err), onCommit: (jobs) => metrics.writerBatch('main', jobs) });

@@ -25,6 +25,7 @@ import { generateDkimKey, RotationInProgress, startRotation } from '../domains/d
 import { holderOf } from '../domains/claims.ts';
 import { dkimName, dkimValue } from '../dns/records.ts';
 import { flushQueue, listQueue } from '../send/queue-admin.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { doctor } from '../doctor/doctor.ts';
 import { openStore } from '../start/store.ts';
 import { UsageError } from './help.ts';
@@ -91,12 +92,13 @@ export async function runCommand(config: Config, command: string, sub: string | 
     if (sub !== 'list' && sub !== 'flush') throw new UsageError(`unknown command "queue ${sub ?? ''}"; use "queue list" or "queue flush"`);
     const { values } = parseArgs({ args: rest, strict: true, options: { json: { type: 'boolean' } } });
     requireDatabase(config);
+    // Bridge: the CLI works on the data directory's SQLite database itself, without a store.
     return withStore(config, (db) => {
       if (sub === 'flush') {
-        console.log(`${flushQueue(db)} deliveries will be attempted now`);
+        console.log(`${runOn(db, flushQueue())} deliveries will be attempted now`);
         return;
       }
-      const rows = listQueue(db);
+      const rows = runOn(db, listQueue());
       if (values.json) console.log(JSON.stringify(rows, null, 2));
       else if (rows.length === 0) console.log('The queue is empty.');
       else for (const r of rows) console.log([r.emailId, r.recipient, r.state, `attempts ${r.attempts}`, r.nextAttemptAt ? `next ${r.nextAttemptAt}` : '', r.lastResponse ?? ''].filter(Boolean).join('  '));

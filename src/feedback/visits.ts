@@ -38,7 +38,7 @@ export class LinkVisits {
   private timer: NodeJS.Timeout | null = null;
   private folding: Promise<void> | null = null;
 
-  constructor(private readonly app: Pick<App, 'db' | 'clock' | 'commit' | 'log'>) {}
+  constructor(private readonly app: Pick<App, 'db' | 'clock' | 'store' | 'log'>) {}
 
   start(): void {
     this.timer = setInterval(() => void this.fold(), FOLD_MS);
@@ -76,7 +76,10 @@ export class LinkVisits {
     // Claimed before the commit: visits arriving while it is in flight are repeats, not events of their own.
     const mine = this.remember(key, { seq: null, until: now + VISIT_WINDOW_MS });
     try {
-      const done = await this.app.commit.run(() => recordVisit(db, clock, v, now - VISIT_WINDOW_MS));
+      // recordVisit is emails/events.ts's statements on app.db, not queries yet.
+      const done = await this.app.store.write(function* () {
+        return recordVisit(db, clock, v, now - VISIT_WINDOW_MS);
+      });
       mine.seq = done.seq;
       mine.until = done.createdAt + VISIT_WINDOW_MS;
       if (done.added) return 'recorded';
@@ -119,10 +122,11 @@ export class LinkVisits {
     if (due.length === 0) return;
     for (const [r] of due) this.tally.delete(r);
     try {
-      // Counts, not mail: nobody waits on them, so no fsync of their own (group-commit.ts runUnacknowledged).
-      await this.app.commit.runUnacknowledged(() => {
-        for (const [r, t] of due) addRepeats(this.app.db, r.seq!, t.n, t.lastAt);
-      });
+      // Counts, not mail: nobody waits on them, so no fsync of their own (db/store.ts acknowledged: false).
+      const { db } = this.app;
+      await this.app.store.write(function* () {
+        for (const [r, t] of due) addRepeats(db, r.seq!, t.n, t.lastAt);
+      }, { acknowledged: false });
     } catch (err) {
       this.app.log.warn('could not write the repeated visits of tracking links; those counts are lost', { err, links: due.length });
     }

@@ -3,6 +3,7 @@
 // the copy and its queue rows commit together. It decides whether a message may be forwarded (never a loop)
 // and builds the copy; it never sends anything itself, and "cannot forward" is never an error of the receive.
 import type { DbContext } from '../db/writer.ts';
+import { get, type Query } from '../db/query.ts';
 import { ApiError } from '../errors.ts';
 import { addEvent } from '../emails/events.ts';
 import type { InboxRow } from '../inboxes/inboxes.ts';
@@ -32,18 +33,20 @@ export interface ReceivedCopy {
 }
 
 /**
- * Synchronous: decides and, when forwarding applies, writes the forwarded copy (its email, queue rows and the
- * `forwarded` event on the received email) in the caller's transaction. Returns the copy's em_ id or null.
+ * A query (db/query.ts): decides and, when forwarding applies, writes the forwarded copy (its email, queue rows
+ * and the `forwarded` event on the received email) in the caller's transaction (the writer's, whose log lines
+ * are written once it commits). `app.db` is only for the other areas' statements, not queries yet. Returns the
+ * copy's em_ id or null.
  * Never throws for "cannot forward" (unverified domain, loop, forwarding off): it logs and returns null. The
  * caller wakes the queue after its commit.
  *
  * The copy goes through the send path like any send: planSend's checks (the sender domain; later plan
  * limits), then the writer job `send` (suppressions are decided there).
  */
-export function forwardInTransaction(app: DbContext, copy: ReceivedCopy): string | null {
+export function* forwardInTransaction(app: DbContext, copy: ReceivedCopy): Query<string | null> {
   const { db, clock, log } = app;
   // Read again inside the transaction: forwarding may have been changed since the recipient was routed.
-  const inbox = db.prepare('SELECT * FROM inboxes WHERE id = ?').get(copy.inbox.id) as InboxRow | undefined;
+  const inbox = yield* get<InboxRow>('SELECT * FROM inboxes WHERE id = ?', copy.inbox.id);
   if (!inbox || inbox.status !== 'active' || inbox.forward_status !== 'active' || !inbox.forward_to) return null;
   const forwardTo = inbox.forward_to;
   const ids = { emailId: copy.emailId, inboxId: inbox.id, forwardTo };
@@ -71,7 +74,7 @@ export function forwardInTransaction(app: DbContext, copy: ReceivedCopy): string
   }
   // The writer job `send` itself, inside this receive's job: one transaction for the message and its copy.
   try {
-    writeSends(app, [plan]);
+    yield* writeSends(app, [plan]);
   } catch (err) {
     // Over the plan's limits (checked before anything of the copy is written): the message stays in the
     // inbox, and the received email says why its copy did not go.

@@ -7,6 +7,7 @@
 // return path (dns/records.ts: dmarc-reports@, tls-reports@) take reports for any domain row the box has.
 import type { Db } from '../db/open.ts';
 import { boxSecret } from '../db/box-secret.ts';
+import { all, get, type Query } from '../db/query.ts';
 import { SmtpError } from '../errors.ts';
 import { parseVerp } from '../feedback/verp.ts';
 import { unsubscribeAddressToken } from '../feedback/unsubscribe.ts';
@@ -23,18 +24,21 @@ export type Target =
   | { kind: 'unsubscribe'; token: string }
   | { kind: 'aggregate'; format: ReportFormat; workspaceId: string; domainId: string; domain: string };
 
-/** The target of `address` for mail from `mailFrom` (the envelope sender), or an SmtpError with the RCPT reply. */
-export function routeRecipient(db: Db, address: string, mailFrom = ''): Target {
+/**
+ * The target of `address` for mail from `mailFrom` (the envelope sender), or an SmtpError with the RCPT reply.
+ * A query (db/query.ts); `db` is only for the box secret and the other areas' lookups (domains/claims.ts,
+ * emails/lookup.ts, filter/lists.ts), not queries yet.
+ */
+export function* routeRecipient(db: Db, address: string, mailFrom = ''): Query<Target> {
   const lower = address.toLowerCase();
   const at = lower.lastIndexOf('@');
   const domain = at > 0 ? lower.slice(at + 1) : '';
 
-  const inbox = db
-    .prepare(
-      `SELECT i.*, d.name AS domain_name, d.inbound_status AS inbound_status FROM inboxes i JOIN domains d ON d.id = i.domain_id
-       WHERE i.address = ?`,
-    )
-    .get(lower) as (InboxRow & { domain_name: string; inbound_status: string }) | undefined;
+  const inbox = yield* get<InboxRow & { domain_name: string; inbound_status: string }>(
+    `SELECT i.*, d.name AS domain_name, d.inbound_status AS inbound_status FROM inboxes i JOIN domains d ON d.id = i.domain_id
+     WHERE i.address = ?`,
+    lower,
+  );
   // Only the workspace holding the domain receives for it (domains/claims.ts): an inbox on an overlapping
   // domain row that predates the rule is passed over, as if it did not exist.
   if (inbox && inbox.inbound_status === 'ready' && holderOf(db, domain)?.workspace_id === inbox.workspace_id) {
@@ -43,18 +47,18 @@ export function routeRecipient(db: Db, address: string, mailFrom = ''): Target {
     return { kind: 'inbox', inbox };
   }
 
-  if (db.prepare('SELECT 1 FROM domains WHERE return_path = ? LIMIT 1').get(domain)) {
-    const report = reportTarget(db, lower.slice(0, at), domain);
+  if (yield* get('SELECT 1 FROM domains WHERE return_path = ? LIMIT 1', domain)) {
+    const report = yield* reportTarget(db, lower.slice(0, at), domain);
     if (report) return report;
     const emailId = parseVerp(boxSecret(db), lower);
     const workspaceId = emailId && sentEmailWorkspace(db, emailId);
     if (emailId && workspaceId) return { kind: 'report', emailId, workspaceId };
-    const token = unsubscribeAddressToken(db, lower);
+    const token = yield* unsubscribeAddressToken(boxSecret(db), lower);
     if (token) return { kind: 'unsubscribe', token };
     throw new SmtpError(550, `5.1.1 <${address}>: No such bounce address`);
   }
 
-  if (db.prepare("SELECT 1 FROM domains WHERE name = ? AND inbound_status = 'ready' LIMIT 1").get(domain)) {
+  if (yield* get("SELECT 1 FROM domains WHERE name = ? AND inbound_status = 'ready' LIMIT 1", domain)) {
     throw new SmtpError(550, `5.1.1 <${address}>: Recipient address rejected: no such mailbox`);
   }
   throw new SmtpError(554, `5.7.1 <${address}>: Relay access denied`);
@@ -63,10 +67,10 @@ export function routeRecipient(db: Db, address: string, mailFrom = ''): Target {
 const REPORT_FORMATS: Record<string, ReportFormat> = { [DMARC_REPORTS_LOCAL_PART]: 'dmarc', [TLS_REPORTS_LOCAL_PART]: 'tls' };
 
 /** A report address on a return path: the domain row that holds the name (any status), or null. */
-function reportTarget(db: Db, local: string, returnPath: string): Target | null {
+function* reportTarget(db: Db, local: string, returnPath: string): Query<Target | null> {
   const format = REPORT_FORMATS[local];
   if (!format) return null;
-  const rows = db.prepare('SELECT id, workspace_id, name FROM domains WHERE return_path = ?').all(returnPath) as Array<{ id: string; workspace_id: string; name: string }>;
+  const rows = yield* all<{ id: string; workspace_id: string; name: string }>('SELECT id, workspace_id, name FROM domains WHERE return_path = ?', returnPath);
   const holder = rows.length ? holderOf(db, rows[0].name) : null;
   const row = rows.find((r) => r.id === holder?.id) ?? rows.find((r) => r.workspace_id === holder?.workspace_id);
   return row ? { kind: 'aggregate', format, workspaceId: row.workspace_id, domainId: row.id, domain: row.name } : null;

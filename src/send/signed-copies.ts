@@ -5,6 +5,7 @@
 // personal copies against that first one, which they differ from in a few links and their signatures. It must
 // not deliver, record outcomes, or sign twice.
 import type { App } from '../context.ts';
+import { all, column } from '../db/query.ts';
 import type { ComposeInput } from '../mail/compose.ts';
 import type { DkimKey } from '../mail/sign.ts';
 import { copyDictionary } from '../mail/packing.ts';
@@ -62,6 +63,12 @@ type Signed = { envelopeFrom: string; senderDomain: string } & ({ raw: Buffer } 
 /** A failure that retrying cannot fix (the sending domain and its key are gone). */
 class Permanent extends Error {}
 
+/** An email's recipients queued and not attempted yet. */
+const neverAttempted = (emailId: string) => all<Pick<Claimed, 'id' | 'recipient'>>("SELECT id, recipient FROM deliveries WHERE email_id = ? AND state = 'queued' AND attempts = 0 ORDER BY id", emailId);
+
+/** An email's deliveries in queueing order: a recipient's position is what its link tokens carry. */
+const deliveryIds = (emailId: string) => column<number>('SELECT id FROM deliveries WHERE email_id = ? ORDER BY id', emailId);
+
 export class SignedCopies {
   /** Emails being signed now: concurrent batches with recipients of one email wait for the same signing. */
   private readonly signing = new Map<string, Promise<Signed>>();
@@ -81,10 +88,8 @@ export class SignedCopies {
    * each recipient not yet attempted. Nothing when they exist or nothing of the email is queued any more.
    */
   async prepare(emailId: string): Promise<void> {
-    const { db } = this.app;
-    const queued = db
-      .prepare("SELECT id, recipient FROM deliveries WHERE email_id = ? AND state = 'queued' AND attempts = 0 ORDER BY id")
-      .all(emailId) as Array<Pick<Claimed, 'id' | 'recipient'>>;
+    const { db, store } = this.app;
+    const queued = await store.read(neverAttempted(emailId));
     if (queued.length === 0 || hasSignedCopy(db, emailId)) return;
     const signed = await this.signedMessage(emailId);
     if ('personal' in signed) await Promise.all(queued.map((r) => this.personalCopy(signed.personal, r)));
@@ -147,7 +152,7 @@ export class SignedCopies {
     const pending = this.signing.get(emailId);
     if (pending) return pending;
     const work = (async (): Promise<Signed> => {
-      const { db } = this.app;
+      const { db, store, clock } = this.app;
       // Not the bodies: composeInput reads them when a signing worker takes the message.
       const row = outgoingEmail(db, emailId);
       const sent = { envelopeFrom: row.envelope_from, senderDomain: row.domain };
@@ -157,30 +162,31 @@ export class SignedCopies {
       const dkim = row.domain_id ? signingKey(db, row.workspace_id, row.domain_id, row.domain, this.app.config.dkimEd25519) : null;
       if (!dkim) throw new Permanent(`the sending domain ${row.domain} was deleted before this message was sent`);
       const plan = await planFor(this.app, { ...row, bodies: () => storedBodies(db, emailId) });
-      if (plan) return { ...sent, personal: this.personalEmail(row, dkim, plan) };
+      if (plan) return { ...sent, personal: await this.personalEmail(row, dkim, plan) };
       const signed = await this.signer.composeAndSign(() => composeInput(db, row), dkim, undefined, { packBodies: true });
       // Not beside a plan another process stored meanwhile: one shared copy or per-recipient copies, never both.
-      // The commit holds SQLite's write lock (BEGIN IMMEDIATE) from the check to the store.
-      const ours = await this.app.commit.runUnacknowledged(() => {
-        if (storedPlan(db, emailId) !== null || !storeSignedCopy(db, emailId, signed.packed, signed.raw.length, this.app.clock.now())) return false;
+      // The commit holds SQLite's write lock (BEGIN IMMEDIATE) from the check to the store. The copy and the
+      // bodies are emails/outgoing.ts's statements on app.db, not queries yet.
+      const ours = await store.write(function* () {
+        if ((yield* storedPlan(emailId)) !== null || !storeSignedCopy(db, emailId, signed.packed, signed.raw.length, clock.now())) return false;
         if (signed.bodies) packStoredBodies(db, emailId, signed.bodies);
         return true;
-      });
+      }, { acknowledged: false });
       if (ours) return { ...sent, raw: signed.raw };
       // Another process signed it first; what is stored is what goes out.
       const stored = await signedCopy(db, emailId);
       if (stored) return { ...sent, raw: stored };
-      return { ...sent, personal: this.personalEmail(row, dkim, storedPlan(db, emailId)!) };
+      return { ...sent, personal: await this.personalEmail(row, dkim, (await store.read(storedPlan(emailId)))!) };
     })();
     this.signing.set(emailId, work);
     work.finally(() => this.signing.delete(emailId)).catch(() => {});
     return work;
   }
 
-  private personalEmail(row: OutgoingEmail, key: DkimKey, plan: Plan): PersonalEmail {
-    const { db } = this.app;
+  private async personalEmail(row: OutgoingEmail, key: DkimKey, plan: Plan): Promise<PersonalEmail> {
+    const { db, store } = this.app;
     let input: ComposeInput | null = null;
-    const ids = db.prepare('SELECT id FROM deliveries WHERE email_id = ? ORDER BY id').pluck().all(row.id) as number[];
+    const ids = await store.read(deliveryIds(row.id));
     return {
       id: row.id,
       key,
@@ -228,12 +234,14 @@ export class SignedCopies {
       const packBodies = email.packBodies;
       email.packBodies = false;
       const signed = await this.signer.composeAndSign(email.input, email.key, personal, { packBodies, ...(against ? { against } : {}) });
-      const ours = await this.app.commit.runUnacknowledged(() => {
+      // emails/outgoing.ts's statements on app.db, not queries yet.
+      const { clock } = this.app;
+      const ours = await this.app.store.write(function* () {
         if (!storePersonalCopy(db, r.id, signed.packed)) return false;
-        noteFirstCopySigned(db, email.id, signed.raw.length, this.app.clock.now());
+        noteFirstCopySigned(db, email.id, signed.raw.length, clock.now());
         if (signed.bodies) packStoredBodies(db, email.id, signed.bodies);
         return true;
-      });
+      }, { acknowledged: false });
       if (becomingBase) first!(ours ? { id: r.id, raw: copyDictionary(signed.raw) } : await this.base(email.id));
       // A worker whose claim on this recipient had expired may have stored one first; what is stored goes out.
       return ours ? signed.raw : (await personalCopy(db, r.id))!;

@@ -15,6 +15,7 @@ import { storeSentEmail } from '../emails/store.ts';
 import { fileNewEmail } from '../labels/filing.ts';
 import { emailById, emailByMessageId } from '../emails/lookup.ts';
 import { answerStep, storeAnswer, type IdempotencyClaim, type IdempotencyRecord } from '../db/idempotency.ts';
+import type { Query } from '../db/query.ts';
 import { meter } from '../account/plans.ts';
 import { assertSendingAllowed } from '../account/reputation.ts';
 import type { Step } from '../db/writer.ts';
@@ -150,10 +151,10 @@ async function withTemplate(app: App, workspaceId: string, req: SendRequest): Pr
 
 /**
  * Writes a planned send: the email, its full-text row, contents and attachments, and per recipient a queue
- * row and a `sent` event (or, for a suppressed address, a `blocked` row and event). Synchronous SQL for the
- * caller's transaction.
+ * row and a `sent` event (or, for a suppressed address, a `blocked` row and event). A query (db/query.ts) for
+ * the caller's transaction; `app.db` is only for the other areas' statements, not queries yet.
  */
-export function writeSend(app: DbContext, plan: PlannedSend): void {
+export function* writeSend(app: DbContext, plan: PlannedSend): Query<void> {
   const { db, clock } = app;
   const { req, workspaceId, now } = plan;
   const { id, threadId } = plan.answer;
@@ -176,8 +177,8 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
   fileNewEmail(db, now, workspaceId, id);
   // The spam filter: recipients become correspondents, and a reply teaches it the message replied to was ham.
   learnFromSend(db, { workspaceId, recipients: plan.recipients, inReplyTo: plan.inReplyTo, byOwner: req.sentBy !== undefined, bulk: req.messageClass === 'marketing' || !!req.origin?.test, now });
-  if (plan.scheduledAt !== null) holdSend(app, { emailId: id, workspaceId, scheduledAt: plan.scheduledAt, recipients: plan.recipients });
-  else enqueue(app, { id, workspaceId, messageClass: req.messageClass }, plan.recipients);
+  if (plan.scheduledAt !== null) yield* holdSend(app, { emailId: id, workspaceId, scheduledAt: plan.scheduledAt, recipients: plan.recipients });
+  else yield* enqueue(app, { id, workspaceId, messageClass: req.messageClass }, plan.recipients);
 }
 
 /**
@@ -185,8 +186,8 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
  * copy of a received message runs it inside the receive's own job, so all three send paths (a front door's,
  * a forwarded copy, a forwarding confirmation) write through it.
  */
-export function writeSends(ctx: DbContext, plans: PlannedSend[]): void {
-  for (const plan of plans) writeSend({ ...ctx, clock: { now: () => plan.now } }, plan);
+export function* writeSends(ctx: DbContext, plans: PlannedSend[]): Query<void> {
+  for (const plan of plans) yield* writeSend({ ...ctx, clock: { now: () => plan.now } }, plan);
 }
 
 /** The writer step that queues `plans`, and the attachment buffers that move to the writer with it. */
@@ -278,12 +279,12 @@ type BatchAnswer = { data: BatchItem[]; count: number; successful: number; faile
  * The writer job `send.batch`: writes each planned item, except one the plan's limits refuse, which fails
  * alone with `quota_exceeded`; the answer, so decided in the transaction, is stored with the Idempotency-Key.
  */
-export function writeBatch(ctx: DbContext, job: BatchJob): BatchAnswer {
+export function* writeBatch(ctx: DbContext, job: BatchJob): Query<BatchAnswer> {
   const data = job.data.map((d) => ({ ...d }));
   for (const plan of job.plans) {
     const index = data.findIndex((d) => d.ok && d.id === plan.answer.id);
     try {
-      writeSend({ ...ctx, clock: { now: () => plan.now } }, plan);
+      yield* writeSend({ ...ctx, clock: { now: () => plan.now } }, plan);
     } catch (err) {
       if (!(err instanceof ApiError) || err.code !== 'quota_exceeded') throw err;
       data[index] = { index, ok: false, error: { message: err.message, code: err.code } };

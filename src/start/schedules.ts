@@ -11,6 +11,7 @@ import { purgeSessions } from '../account/sessions.ts';
 import { purgeAuthFailures } from '../account/login-throttle.ts';
 import { recordBoxDns } from '../account/overview.ts';
 import { pruneReceivedReports } from '../feedback/aggregate-reports.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { pruneAudit } from '../account/audit.ts';
 
 /** `boxDns` false (mailwright try): the box's own name is never looked up. */
@@ -33,7 +34,8 @@ export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () =>
     cron.schedule('41 * * * *', () => checkBoxDns()),
     cron.schedule('17 * * * *', () => {
       try {
-        const purged = { sessionsPurged: purgeSessions(db, clock), idempotencyKeysPurged: app.idempotency.purgeExpired(), authFailuresPurged: purgeAuthFailures(db, clock), reportsPurged: pruneReceivedReports(db, clock.now()), auditRowsPurged: pruneAuditLog(app) };
+        // Bridge: the housekeeping is synchronous statements on app.db, outside a transaction as before.
+        const purged = { sessionsPurged: purgeSessions(db, clock), idempotencyKeysPurged: app.idempotency.purgeExpired(), authFailuresPurged: purgeAuthFailures(db, clock), reportsPurged: runOn(db, pruneReceivedReports(db, clock.now())), auditRowsPurged: pruneAuditLog(app) };
         housekeepingDisk.succeeded();
         log.info('housekeeping', purged);
       } catch (err) {
