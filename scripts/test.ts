@@ -83,6 +83,15 @@ async function main() {
     failures.push('import rules');
   }
 
+  // A query made and never run (db/query.ts) compiles, and silently does nothing: scripts/unrun-queries.ts.
+  const unrun = await run(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/unrun-queries.ts')]);
+  process.stdout.write(`\n== queries made and never run: ${unrun.code === 0 ? 'ok' : 'FAILED'}\n${unrun.output}`);
+  if (unrun.code === 0) passed++;
+  else {
+    failed++;
+    failures.push('queries made and never run');
+  }
+
   const files = [...findTests(join(ROOT, 'src')), ...findTests(join(ROOT, 'scripts'))]
     .map((f) => relative(ROOT, f))
     .filter((f) => filters.length === 0 || filters.some((w) => f.includes(w)))

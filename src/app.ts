@@ -132,7 +132,7 @@ function assembleApp(config: Config, store: ServedStore, memory: MemorySettings,
   const { clock, log } = opts;
   const dns = createResolver(config.dnsServers);
   // One registry per app: two apps in one process (tests) keep their own counts.
-  const metrics = new Metrics({ queueDepth: () => queueDepth(db, clock.now()), searchBacklog: () => app.store.read(searchBacklog()), databaseFile: databasePath(config.dataDir), databaseFreeBytes: () => freePageBytes(db) });
+  const metrics = new Metrics({ queueDepth: () => app.store.read(queueDepth(clock.now())), searchBacklog: () => app.store.read(searchBacklog()), databaseFile: databasePath(config.dataDir), databaseFreeBytes: () => freePageBytes(db) });
   const disk = new FreeSpace(config.dataDir, config.minFreeSpaceMb * 1024 * 1024, opts.measureFreeSpace);
   disk.start(log);
   const commit = new GroupCommit(db, { observe: (err) => health.observe(err), onCommit: (jobs) => metrics.writerBatch('main', jobs) });

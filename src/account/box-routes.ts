@@ -14,6 +14,7 @@ import { checkDomainMtaSts, domainDns } from '../domains/verification.ts';
 import { transportFindings } from '../domains/mta-sts.ts';
 import type { DomainRow } from '../domains/domains.ts';
 import { oldestDeferred, queueCounts } from '../send/queue-stats.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { acmeChecks } from '../acme/report.ts';
 import { all } from '../db/query.ts';
 
@@ -54,8 +55,9 @@ const workspaceOf = (ctx: Context) => principalOf(ctx).workspaceId;
 
 // The workspace's recipients still in the queue (send/queue-stats.ts); final outcomes are in GET /analytics.
 export function queueState(app: App, workspaceId: string) {
-  const { queued, sending, deferred } = queueCounts(app.db, workspaceId);
-  const oldest = oldestDeferred(app.db, workspaceId);
+  // Bridge: queueState answers synchronously; once it is async these are one store.read.
+  const { queued, sending, deferred } = runOn(app.db, queueCounts(workspaceId));
+  const oldest = runOn(app.db, oldestDeferred(workspaceId));
   return {
     counts: { queued, sending, deferred },
     oldestDeferred: oldest ? { emailId: oldest.email_id, recipient: oldest.recipient, since: oldest.first_deferred_at === null ? null : iso(oldest.first_deferred_at), lastResponse: oldest.last_response } : null,

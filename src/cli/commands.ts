@@ -95,12 +95,12 @@ export async function runCommand(config: Config, command: string, sub: string | 
     if (sub !== 'list' && sub !== 'flush') throw new UsageError(`unknown command "queue ${sub ?? ''}"; use "queue list" or "queue flush"`);
     const { values } = parseArgs({ args: rest, strict: true, options: { json: { type: 'boolean' } } });
     requireDatabase(config);
-    return withStore(config, ({ db }) => {
+    return withStore(config, async ({ store }) => {
       if (sub === 'flush') {
-        console.log(`${flushQueue(db)} deliveries will be attempted now`);
+        console.log(`${await store.write(() => flushQueue())} deliveries will be attempted now`);
         return;
       }
-      const rows = listQueue(db);
+      const rows = await store.read(listQueue());
       if (values.json) console.log(JSON.stringify(rows, null, 2));
       else if (rows.length === 0) console.log('The queue is empty.');
       else for (const r of rows) console.log([r.emailId, r.recipient, r.state, `attempts ${r.attempts}`, r.nextAttemptAt ? `next ${r.nextAttemptAt}` : '', r.lastResponse ?? ''].filter(Boolean).join('  '));

@@ -5,9 +5,9 @@
 // same whenever it is read. Events stored before carry their id in the `id` column, which is '' for the rest.
 import type { Clock } from '../clock.ts';
 import { iso } from '../clock.ts';
-import { randomBytes } from 'node:crypto';
 import { all, column, get, run, value, type Query } from '../db/query.ts';
 import { idTime, keyedId } from '../db/ids.ts';
+import { readBoxSecret } from '../db/box-secret.ts';
 
 export const EVENT_TYPES = [
   'sent', 'delivered', 'delivery_delayed', 'bounced', 'blocked', 'failed', 'opened', 'clicked', 'complained', 'unsubscribed',
@@ -112,7 +112,7 @@ function* addOutbox(e: NewEvent, now: number, seq: number): Query<void> {
     { workspaceId: e.workspaceId, emailId: e.emailId, type },
   );
   if (!endpoints.length) return;
-  const eventId = idOf(yield* boxSecret(), { id: '', created_at: now, seq });
+  const eventId = idOf(yield* readBoxSecret(), { id: '', created_at: now, seq });
   for (const webhookId of endpoints) {
     yield* run(
       'INSERT INTO webhook_deliveries (id, webhook_id, workspace_id, event_id, email_id, type, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -123,17 +123,6 @@ function* addOutbox(e: NewEvent, now: number, seq: number): Query<void> {
 
 /** YYYY-MM-DD of a time in UTC: the day analytics and reputation count it in. */
 export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
-/**
- * The box's secret (db/box-secret.ts), read in the query: boxSecret keeps it per connection, which a query has
- * none of. Made here only in a database that no start made it in (a test's).
- */
-function* boxSecret(): Query<Buffer> {
-  const made = yield* value<Buffer>("SELECT value FROM box_settings WHERE key = 'secret'");
-  if (made) return made;
-  yield* run("INSERT OR IGNORE INTO box_settings (key, value) VALUES ('secret', ?)", randomBytes(32));
-  return (yield* value<Buffer>("SELECT value FROM box_settings WHERE key = 'secret'"))!;
-}
 
 /** The id of an event: the one stored, or for one stored without, its time and 80 bits keyed on its seq. */
 const idOf = (secret: Buffer, r: Pick<EventRow, 'id' | 'created_at' | 'seq'>) => r.id || keyedId('evt', r.created_at, secret, r.seq);
@@ -153,7 +142,7 @@ type StoredEvent = EventRow & { workspace_id: string };
 
 /** The secret the rows' ids are made with, read only when one of them has no stored id. */
 function* secretFor(rows: readonly EventRow[]): Query<Buffer> {
-  return rows.some((r) => !r.id) ? yield* boxSecret() : Buffer.alloc(0);
+  return rows.some((r) => !r.id) ? yield* readBoxSecret() : Buffer.alloc(0);
 }
 
 /**

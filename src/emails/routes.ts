@@ -5,7 +5,7 @@
 // mounted by its own router.
 import { z } from 'zod';
 import type { App } from '../context.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { get } from '../db/query.ts';
 import type { EmailRecord } from './mailbox.ts';
 import { ApiError, notFound, validationError } from '../errors.ts';
 import { apiRouter } from '../http/server.ts';
@@ -17,7 +17,6 @@ import { attachmentDisposition } from '../http/content-disposition.ts';
 import { parseSendRequest, scheduledAt } from '../send/request.ts';
 import { submit, submitBatch } from '../send/submit.ts';
 import { cancelScheduled, reschedule, scheduleTime } from '../send/schedule.ts';
-import { get } from '../db/query.ts';
 import { listEvents } from './events.ts';
 import { deleteEmail, emailRaw, getEmail, getThread, patchEmail } from './mailbox.ts';
 import { displayHtml, displayPolicy } from './display.ts';
@@ -146,10 +145,9 @@ export function emailRoutes(app: App) {
     const flags = Object.values(patch).some((v) => v !== undefined);
     // Where rspamd is the filter, a move into or out of Spam is told to it once committed.
     const before = patch.category !== undefined && app.config.spamFilter === 'rspamd' ? (await app.store.read(getEmail(workspaceId, id, { recipients: false })))?.category : undefined;
-    const answer = await app.commit.run(() => {
-      if (at !== undefined && !reschedule(app, workspaceId, id, at)) return null;
-      // Bridge: in one commit with reschedule (send/schedule.ts), which writes on the connection until it is a query.
-      return runOn(app.db, flags ? patchEmail(app.clock.now(), workspaceId, id, patch) : getEmail(workspaceId, id, { recipients: false }));
+    const answer = await app.store.write(function* () {
+      if (at !== undefined && !(yield* reschedule(app, workspaceId, id, at))) return null;
+      return flags ? yield* patchEmail(app.clock.now(), workspaceId, id, patch) : yield* getEmail(workspaceId, id, { recipients: false });
     });
     if (!answer) throw notFound('Email');
     if (at !== undefined) app.scheduler.wake();
@@ -164,7 +162,7 @@ export function emailRoutes(app: App) {
 
   r.post('/emails/:id/cancel', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    if (!(await app.commit.run(() => cancelScheduled(app, workspaceId, ctx.params.id)))) throw notFound('Email');
+    if (!(await app.store.write(() => cancelScheduled(app, workspaceId, ctx.params.id)))) throw notFound('Email');
     ctx.body = { id: ctx.params.id, status: 'canceled' };
   });
 

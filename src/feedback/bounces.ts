@@ -1,14 +1,13 @@
 // What a bounce or complaint means for the email it is about: the one rule for a hard bounce (used by the
 // queue for the refusals it gets itself and here for DSNs), and acting on a report that arrived at an email's
 // VERP address: the recipient's delivery becomes 'bounced', events are added, the address is suppressed.
-// Synchronous SQL for the receive transaction, so the 250 to the reporting MTA follows the commit of both the
-// stored report and its effects, a notice to a dashboard sender (notices.ts) among them. It changes only
+// Queries (db/query.ts) for the receive transaction, so the 250 to the reporting MTA follows the commit of both
+// the stored report and its effects, a notice to a dashboard sender (notices.ts) among them. It changes only
 // deliveries of the email the VERP address names.
 import type { App } from '../context.ts';
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
 import { newId } from '../db/ids.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { all, get, run, type Query } from '../db/query.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import type { DsnRecipient, Report } from '../mail/reports.ts';
 import { suppress } from './suppressions.ts';
@@ -45,10 +44,10 @@ export function isHardBounce(r: Refusal): boolean {
 }
 
 /** Suppresses the recipient of a hard bounce (scope all); says whether it was one. */
-export function suppressIfHard(app: Pick<App, 'db' | 'clock'>, b: { workspaceId: string; emailId: string; recipient: string } & Refusal): boolean {
+export function* suppressIfHard(clock: Clock, b: { workspaceId: string; emailId: string; recipient: string } & Refusal): Query<boolean> {
   if (!isHardBounce(b)) return false;
   const detail = [b.enhanced, b.response].filter(Boolean).join(' ').slice(0, 500);
-  suppress(app.db, app.clock, { workspaceId: b.workspaceId, email: b.recipient, scope: 'all', reason: 'hard_bounce', origin: 'recipient', emailId: b.emailId, detail: detail || null });
+  yield* suppress(clock, { workspaceId: b.workspaceId, email: b.recipient, scope: 'all', reason: 'hard_bounce', origin: 'recipient', emailId: b.emailId, detail: detail || null });
   return true;
 }
 
@@ -71,19 +70,20 @@ export interface ReportOutcome {
 
 /**
  * Acts on a stored report (null: neither a DSN nor a complaint, kept and ignored) and marks it processed.
- * Only recipients the email was delivered to count: a report naming anyone else changes nothing.
+ * Only recipients the email was delivered to count: a report naming anyone else changes nothing. `app.db` is
+ * only for the events and notices (emails/, notices.ts), which are not queries yet.
  */
-export function applyReport(app: Pick<App, 'db' | 'clock' | 'log' | 'config'>, r: { reportId: string; workspaceId: string; emailId: string; report: Report | null }): ReportOutcome {
-  const { db, clock } = app;
-  const deliveries = db.prepare('SELECT id, recipient, state FROM deliveries WHERE email_id = ? AND workspace_id = ?').all(r.emailId, r.workspaceId) as DeliveryRow[];
+export function* applyReport(app: Pick<App, 'db' | 'clock' | 'log' | 'config'>, r: { reportId: string; workspaceId: string; emailId: string; report: Report | null }): Query<ReportOutcome> {
+  const { clock } = app;
+  const deliveries = yield* all<DeliveryRow>('SELECT id, recipient, state FROM deliveries WHERE email_id = ? AND workspace_id = ?', r.emailId, r.workspaceId);
   const byAddress = new Map(deliveries.map((d) => [d.recipient.toLowerCase(), d]));
   const outcome: ReportOutcome = { kind: r.report?.kind ?? 'none', changed: [], suppressed: [] };
   const ctx = { ...r, app, byAddress, outcome };
-  if (r.report?.kind === 'dsn') for (const block of r.report.recipients) applyDsnRecipient(ctx, r.report.reportingMta, block);
-  if (r.report?.kind === 'arf') applyComplaint(ctx, r.report, deliveries);
-  // Bridge: applyReport takes the connection (not a query yet).
-  if (outcome.changed.length) runOn(db, refreshEmailStatus(r.emailId));
-  db.prepare('UPDATE inbound_reports SET processed_at = ? WHERE id = ?').run(clock.now(), r.reportId);
+  if (r.report?.kind === 'dsn') for (const block of r.report.recipients) yield* applyDsnRecipient(ctx, r.report.reportingMta, block);
+  if (r.report?.kind === 'arf') yield* applyComplaint(ctx, r.report, deliveries);
+  if (outcome.changed.length) yield* refreshEmailStatus(r.emailId);
+  yield* run('UPDATE inbound_reports SET processed_at = ? WHERE id = ?', clock.now(), r.reportId);
+  // The writer's log: kept with the commit, and written once even when its batch is run again (db/writer-worker.ts).
   app.log.info('report processed', { report: r.reportId, emailId: r.emailId, ...outcome });
   return outcome;
 }
@@ -96,37 +96,36 @@ interface ReportContext {
   outcome: ReportOutcome;
 }
 
-function applyDsnRecipient(ctx: ReportContext, reportingMta: string | null, b: DsnRecipient): void {
-  const { db, clock } = ctx.app;
+function* applyDsnRecipient(ctx: ReportContext, reportingMta: string | null, b: DsnRecipient): Query<void> {
+  const { clock } = ctx.app;
   // Original-Recipient first: it is the address we gave, when a forwarder changed it on the way.
   const d = ctx.byAddress.get(b.originalRecipient ?? '') ?? ctx.byAddress.get(b.finalRecipient ?? '');
   // Only mail that left the box can bounce later: a blocked, queued or failed recipient was never handed over.
   if (!d || (d.state !== 'delivered' && d.state !== 'bounced')) return;
   const data = { status: b.status, diagnostic: b.diagnostic, remoteMta: b.remoteMta, reportingMta, async: true };
-  // Bridge: applyReport takes the connection (not a query yet).
   const event = (type: 'bounced' | 'delivery_delayed', extra: Record<string, unknown> = {}) =>
-    runOn(db, addEvent(clock, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, type, recipient: d.recipient, data: { ...data, ...extra } }));
+    addEvent(clock, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, type, recipient: d.recipient, data: { ...data, ...extra } });
 
   if (b.action === 'failed' && b.status && /^[45]\./.test(b.status)) {
     const refusal = { code: replyCode(b.diagnostic), enhanced: b.status, response: b.diagnostic ?? '' };
-    const hard = suppressIfHard(ctx.app, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, recipient: d.recipient, ...refusal });
+    const hard = yield* suppressIfHard(clock, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, recipient: d.recipient, ...refusal });
     if (hard) ctx.outcome.suppressed.push(d.recipient);
     // A recipient already bounced (an earlier copy of this DSN, which MTAs resend after a timeout) gets no second event.
     if (d.state === 'delivered') {
-      db.prepare("UPDATE deliveries SET state = 'bounced', last_code = ?, last_response = ?, updated_at = ? WHERE id = ?").run(refusal.code, b.diagnostic ?? b.status, clock.now(), d.id);
+      yield* run("UPDATE deliveries SET state = 'bounced', last_code = ?, last_response = ?, updated_at = ? WHERE id = ?", refusal.code, b.diagnostic ?? b.status, clock.now(), d.id);
       d.state = 'bounced';
-      event('bounced', { hardBounce: hard });
+      yield* event('bounced', { hardBounce: hard });
       noticeSender(ctx.app, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, recipient: d.recipient, kind: 'bounced', response: b.diagnostic ?? b.status, hardBounce: hard, later: true });
       ctx.outcome.changed.push(d.recipient);
     }
-  } else if (b.action === 'delayed' && d.state === 'delivered' && !hasEvent(ctx, 'delivery_delayed', d.recipient)) {
+  } else if (b.action === 'delayed' && d.state === 'delivered' && !(yield* hasEvent(ctx, 'delivery_delayed', d.recipient))) {
     // As in the queue: one delivery_delayed per recipient, however many delay notices follow.
-    event('delivery_delayed');
+    yield* event('delivery_delayed');
     ctx.outcome.changed.push(d.recipient);
   }
 }
 
-function applyComplaint(ctx: ReportContext, report: Extract<Report, { kind: 'arf' }>, deliveries: DeliveryRow[]): void {
+function* applyComplaint(ctx: ReportContext, report: Extract<Report, { kind: 'arf' }>, deliveries: DeliveryRow[]): Query<void> {
   if (!COMPLAINTS.has(report.feedbackType)) return;
   const delivered = deliveries.filter((d) => d.state === 'delivered');
   // The returned message's To and Cc are the same for every recipient of an email (Bcc recipients are in
@@ -135,7 +134,7 @@ function applyComplaint(ctx: ReportContext, report: Extract<Report, { kind: 'arf
   const named = report.originalRcptTo.length > 0;
   const who = named ? report.originalRcptTo.map((a) => ctx.byAddress.get(a)).filter((d): d is DeliveryRow => d?.state === 'delivered') : delivered.length === 1 ? delivered : [];
   for (const d of new Set(who)) {
-    suppress(ctx.app.db, ctx.app.clock, {
+    yield* suppress(ctx.app.clock, {
       workspaceId: ctx.workspaceId,
       email: d.recipient,
       scope: 'all',
@@ -145,19 +144,19 @@ function applyComplaint(ctx: ReportContext, report: Extract<Report, { kind: 'arf
       detail: `feedback type ${report.feedbackType}${report.userAgent ? ` (${report.userAgent})` : ''}`.slice(0, 500),
     });
     ctx.outcome.suppressed.push(d.recipient);
-    if (hasEvent(ctx, 'complained', d.recipient)) continue;
+    if (yield* hasEvent(ctx, 'complained', d.recipient)) continue;
     const data = { feedbackType: report.feedbackType, userAgent: report.userAgent, sourceIp: report.sourceIp, arrivalDate: report.arrivalDate };
-    // Bridge: applyReport takes the connection (not a query yet).
-    runOn(ctx.app.db, addEvent(ctx.app.clock, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, type: 'complained', recipient: d.recipient, data }));
+    yield* addEvent(ctx.app.clock, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, type: 'complained', recipient: d.recipient, data });
     // The queue row says so too: where the recipient stands is read from deliveries alone (emails/delivery.ts).
-    ctx.app.db.prepare('UPDATE deliveries SET complained_at = ? WHERE id = ? AND complained_at IS NULL').run(ctx.app.clock.now(), d.id);
+    yield* run('UPDATE deliveries SET complained_at = ? WHERE id = ? AND complained_at IS NULL', ctx.app.clock.now(), d.id);
     noticeSender(ctx.app, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, recipient: d.recipient, kind: 'complained', response: null, feedbackType: report.feedbackType, userAgent: report.userAgent });
     ctx.outcome.changed.push(d.recipient);
   }
 }
 
-const hasEvent = (ctx: ReportContext, type: string, recipient: string) =>
-  ctx.app.db.prepare('SELECT 1 FROM events WHERE email_id = ? AND type = ? AND recipient = ? LIMIT 1').get(ctx.emailId, type, recipient) !== undefined;
+function* hasEvent(ctx: ReportContext, type: string, recipient: string): Query<boolean> {
+  return (yield* get('SELECT 1 FROM events WHERE email_id = ? AND type = ? AND recipient = ? LIMIT 1', ctx.emailId, type, recipient)) !== undefined;
+}
 
 /** The reply code a diagnostic starts with ("550 5.1.1 ..."), if any. */
 const replyCode = (diagnostic: string | null) => {
@@ -166,10 +165,8 @@ const replyCode = (diagnostic: string | null) => {
 };
 
 /** Mail to a VERP bounce address: kept as received, in the transaction that acts on it (receive/file.ts). */
-export function storeReport(db: Db, clock: Clock, r: { workspaceId: string; emailId: string; mailFrom: string; raw: Buffer }): string {
+export function* storeReport(clock: Clock, r: { workspaceId: string; emailId: string; mailFrom: string; raw: Buffer }): Query<string> {
   const id = newId('rpt', clock.now());
-  db.prepare('INSERT INTO inbound_reports (id, workspace_id, email_id, mail_from, raw, received_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-    id, r.workspaceId, r.emailId, r.mailFrom, r.raw, clock.now(),
-  );
+  yield* run('INSERT INTO inbound_reports (id, workspace_id, email_id, mail_from, raw, received_at) VALUES (?, ?, ?, ?, ?, ?)', id, r.workspaceId, r.emailId, r.mailFrom, r.raw, clock.now());
   return id;
 }

@@ -11,6 +11,7 @@
 // and the click still redirects, so nobody reading mail is ever refused, but nothing is written.
 import type { Context } from 'koa';
 import type { App } from '../context.ts';
+import { boxSecret } from '../db/box-secret.ts';
 import { pageRouter } from '../http/server.ts';
 import { clientKey } from '../dns/ip-ranges.ts';
 import { RateLimiter } from '../http/rate-limit.ts';
@@ -30,16 +31,16 @@ const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBR
 export const VISITS_PER_ADDRESS = { perSecond: 20, burst: 600 };
 
 export function linkPages(app: App, visits: Pick<LinkVisits, 'visit'>) {
-  const { db, clock, log } = app;
+  const { db, store, clock, log } = app;
   const r = pageRouter();
   const perAddress = new RateLimiter(VISITS_PER_ADDRESS.perSecond, clock, VISITS_PER_ADDRESS.burst);
 
   /** Counts the visit `of` names (null: a token the box did not make); never throws, never refuses the visitor. */
-  const count = async (ctx: Context, of: () => LinkVisit | null): Promise<void> => {
+  const count = async (ctx: Context, of: () => LinkVisit | null | Promise<LinkVisit | null>): Promise<void> => {
     if (ctx.method !== 'GET') return;
     // Before an open token is even checked: a flood of made-up tokens costs no more than a flood of one.
     if (!perAddress.take(clientKey(ctx.ip)).allowed) return void app.metrics?.trackingVisit('limited');
-    const visit = of();
+    const visit = await of();
     if (!visit) return;
     try {
       app.metrics?.trackingVisit(await visits.visit(visit));
@@ -49,16 +50,16 @@ export function linkPages(app: App, visits: Pick<LinkVisits, 'visit'>) {
     }
   };
 
-  r.get(`${UNSUBSCRIBE_PATH}/:token`, (ctx) => sendPage(ctx, unsubscribePage(checkUnsubscribe(db, ctx.params.token))));
+  r.get(`${UNSUBSCRIBE_PATH}/:token`, async (ctx) => sendPage(ctx, unsubscribePage(await store.read(checkUnsubscribe(boxSecret(db), ctx.params.token)))));
   r.post(`${UNSUBSCRIBE_PATH}/:token`, async (ctx) => {
-    const found = await app.commit.run(() => unsubscribe(db, clock, ctx.params.token, 'https'));
+    const found = await store.write(() => unsubscribe(boxSecret(db), clock, ctx.params.token, 'https'));
     if (found.state !== 'invalid' && found.justNow) log.info('unsubscribed', { workspaceId: found.workspaceId, emailId: found.emailId, recipient: found.recipient });
     sendPage(ctx, unsubscribePage(found));
   });
 
   r.get(`${OPEN_PATH}/:token`, async (ctx) => {
-    await count(ctx, () => {
-      const holder = openHolder(db, ctx.params.token);
+    await count(ctx, async () => {
+      const holder = await store.read(openHolder(boxSecret(db), ctx.params.token));
       return holder && { holder, type: 'opened', url: null, visit: visitOf(ctx) };
     });
     // The same image whatever the token: a broken image in an old message helps nobody.
@@ -72,7 +73,7 @@ export function linkPages(app: App, visits: Pick<LinkVisits, 'visit'>) {
   });
 
   r.get(`${CLICK_PATH}/:token`, async (ctx) => {
-    const target = clickTarget(db, ctx.params.token);
+    const target = await store.read(clickTarget(boxSecret(db), ctx.params.token));
     if (!target) return sendPage(ctx, { status: 404, html: renderPage('Link not valid', '<p>This link is not valid. If you copied it from a message, check that it is complete.</p>') });
     await count(ctx, () => ({ holder: target, type: 'clicked', url: target.url, visit: visitOf(ctx) }));
     ctx.redirect(target.url);

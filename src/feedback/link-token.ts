@@ -5,8 +5,7 @@
 // It names no workspace: the workspace is the email's, so it cannot be moved to another workspace either.
 // Lower-case letters, digits and '-' only: it also travels as an email local part, which relays may fold.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Db } from '../db/open.ts';
-import { boxSecret } from '../db/box-secret.ts';
+import { get, type Query } from '../db/query.ts';
 
 export type LinkPurpose = 'unsubscribe' | 'open' | 'click';
 
@@ -47,21 +46,23 @@ export function linkToken(secret: Buffer, purpose: LinkPurpose, s: LinkSubject):
 /** An absolute link under the public URL (MAILWRIGHT_PUBLIC_URL, the base of every link in mail). */
 export const publicLink = (publicUrl: string, path: string, token: string) => `${publicUrl.replace(/\/+$/, '')}${path}/${token}`;
 
-/** The recipient a token names, or null for anything the box did not make for this purpose. Reads only. */
-export function resolveLinkToken(db: Db, purpose: LinkPurpose, token: string): LinkHolder | null {
+type Named = { recipient: string; workspace_id: string; domain: string };
+
+/**
+ * The recipient a token names, or null for anything the box did not make for this purpose. Reads only.
+ * `secret` is the box secret (db/box-secret.ts).
+ */
+export function* resolveLinkToken(secret: Buffer, purpose: LinkPurpose, token: string): Query<LinkHolder | null> {
   const m = TOKEN.exec(token.toLowerCase());
   if (!m || (m[3] !== undefined) !== (purpose === 'click')) return null;
   const emailId = `em_${m[1].toUpperCase()}`;
   const index = Number(m[2]);
-  const row = (db
-    .prepare('SELECT d.recipient, e.workspace_id, e.domain FROM deliveries d JOIN emails e ON e.id = d.email_id WHERE d.email_id = ? ORDER BY d.id LIMIT 1 OFFSET ?')
-    .get(emailId, index) ??
+  const row =
+    (yield* get<Named>('SELECT d.recipient, e.workspace_id, e.domain FROM deliveries d JOIN emails e ON e.id = d.email_id WHERE d.email_id = ? ORDER BY d.id LIMIT 1 OFFSET ?', emailId, index)) ??
     // A deleted email's unsubscribe links keep working (0012_unsubscribe_after_delete.sql).
-    (purpose === 'unsubscribe'
-      ? db.prepare('SELECT recipient, workspace_id, domain FROM unsubscribe_links WHERE email_id = ? AND position = ?').get(emailId, index)
-      : undefined)) as { recipient: string; workspace_id: string; domain: string } | undefined;
+    (purpose === 'unsubscribe' ? yield* get<Named>('SELECT recipient, workspace_id, domain FROM unsubscribe_links WHERE email_id = ? AND position = ?', emailId, index) : undefined);
   if (!row) return null;
   const subject: LinkSubject = { emailId, recipient: row.recipient, index, ...(m[3] !== undefined ? { link: Number(m[3]) } : {}) };
-  if (!timingSafeEqual(Buffer.from(mac(boxSecret(db), purpose, subject)), Buffer.from(m[4]))) return null;
+  if (!timingSafeEqual(Buffer.from(mac(secret, purpose, subject)), Buffer.from(m[4]))) return null;
   return { ...subject, workspaceId: row.workspace_id, domain: row.domain };
 }

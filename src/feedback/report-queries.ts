@@ -1,8 +1,8 @@
 // Reads of the received reports of one domain for the API and the dashboard: DMARC aggregate reports (filtered),
 // the "who sends as you" summary by source IP, TLS reports, and what was kept aside. The domain is the caller's
-// to check against the workspace (report-routes.ts); nothing here writes.
+// to check against the workspace (report-routes.ts); nothing here writes. Queries (db/query.ts).
 import { iso } from '../clock.ts';
-import type { Db } from '../db/open.ts';
+import { all, get } from '../db/query.ts';
 /** limit and offset, as http/pagination.ts parses them. */
 interface Page {
   limit: number;
@@ -84,28 +84,29 @@ const presentReport = (r: ReportRow) => ({
 });
 
 /** A domain's DMARC reports, newest first; with row filters, only reports that have such rows, with those rows. */
-export function listDmarcReports(db: Db, domainId: string, f: DmarcFilter, page: Page) {
+export function* listDmarcReports(domainId: string, f: DmarcFilter, page: Page) {
   const rows = rowWhere(f);
-  const reports = db
-    .prepare(
-      `SELECT * FROM dmarc_reports d WHERE d.domain_id = @domainId
-         AND (@after IS NULL OR d.end_at >= @after) AND (@before IS NULL OR d.begin_at < @before)
-         ${rows.sql ? `AND EXISTS (SELECT 1 FROM dmarc_report_rows r WHERE r.report_id = d.id AND ${rows.sql})` : ''}
-       ORDER BY d.end_at DESC, d.id DESC LIMIT @limit OFFSET @offset`,
-    )
-    .all({ domainId, after: f.after ?? null, before: f.before ?? null, ...rows.args, limit: page.limit + 1, offset: page.offset }) as ReportRow[];
-  const rowsOf = db.prepare(`SELECT * FROM dmarc_report_rows r WHERE r.report_id = @id ${rows.sql ? `AND ${rows.sql}` : ''} ORDER BY r.count DESC LIMIT ${ROWS_IN_LIST + 1}`);
-  return reports.map((r) => {
-    const found = rowsOf.all({ id: r.id, ...rows.args }) as RowRow[];
-    return { ...presentReport(r), rows: found.slice(0, ROWS_IN_LIST).map(presentRow), rowsTruncated: found.length > ROWS_IN_LIST };
-  });
+  const reports = yield* all<ReportRow>(
+    `SELECT * FROM dmarc_reports d WHERE d.domain_id = @domainId
+       AND (@after IS NULL OR d.end_at >= @after) AND (@before IS NULL OR d.begin_at < @before)
+       ${rows.sql ? `AND EXISTS (SELECT 1 FROM dmarc_report_rows r WHERE r.report_id = d.id AND ${rows.sql})` : ''}
+     ORDER BY d.end_at DESC, d.id DESC LIMIT @limit OFFSET @offset`,
+    { domainId, after: f.after ?? null, before: f.before ?? null, ...rows.args, limit: page.limit + 1, offset: page.offset },
+  );
+  const rowsOf = `SELECT * FROM dmarc_report_rows r WHERE r.report_id = @id ${rows.sql ? `AND ${rows.sql}` : ''} ORDER BY r.count DESC LIMIT ${ROWS_IN_LIST + 1}`;
+  const listed = [];
+  for (const r of reports) {
+    const found = yield* all<RowRow>(rowsOf, { id: r.id, ...rows.args });
+    listed.push({ ...presentReport(r), rows: found.slice(0, ROWS_IN_LIST).map(presentRow), rowsTruncated: found.length > ROWS_IN_LIST });
+  }
+  return listed;
 }
 
 /** One report with all its rows. */
-export function dmarcReport(db: Db, domainId: string, id: string) {
-  const r = db.prepare('SELECT * FROM dmarc_reports WHERE domain_id = ? AND id = ?').get(domainId, id) as ReportRow | undefined;
+export function* dmarcReport(domainId: string, id: string) {
+  const r = yield* get<ReportRow>('SELECT * FROM dmarc_reports WHERE domain_id = ? AND id = ?', domainId, id);
   if (!r) return null;
-  const rows = db.prepare('SELECT * FROM dmarc_report_rows WHERE report_id = ? ORDER BY count DESC').all(id) as RowRow[];
+  const rows = yield* all<RowRow>('SELECT * FROM dmarc_report_rows WHERE report_id = ? ORDER BY count DESC', id);
   return { ...presentReport(r), rows: rows.map(presentRow), rowsTruncated: false };
 }
 
@@ -124,26 +125,26 @@ interface SourceRow {
 }
 
 /** "Who sends as you": the sources of a window's reports, most messages first, with totals for the window. */
-export function dmarcSummary(db: Db, domainId: string, window: { after: number; before: number }, page: Page) {
+export function* dmarcSummary(domainId: string, window: { after: number; before: number }, page: Page) {
   const args = { domainId, after: window.after, before: window.before };
   const from = `FROM dmarc_report_rows r JOIN dmarc_reports d ON d.id = r.report_id
     WHERE r.domain_id = @domainId AND d.end_at >= @after AND d.begin_at < @before`;
-  const sources = db
-    .prepare(
-      `SELECT r.source_ip, sum(r.count) AS messages,
-         sum(CASE WHEN r.dkim = 'pass' THEN r.count ELSE 0 END) AS dkim_aligned,
-         sum(CASE WHEN r.spf = 'pass' THEN r.count ELSE 0 END) AS spf_aligned,
-         sum(CASE WHEN r.dkim = 'pass' OR r.spf = 'pass' THEN r.count ELSE 0 END) AS passed,
-         sum(CASE WHEN r.disposition = 'none' THEN r.count ELSE 0 END) AS none,
-         sum(CASE WHEN r.disposition = 'quarantine' THEN r.count ELSE 0 END) AS quarantine,
-         sum(CASE WHEN r.disposition = 'reject' THEN r.count ELSE 0 END) AS reject,
-         group_concat(DISTINCT d.org_name) AS reporters, max(r.header_from) AS header_from, max(d.end_at) AS last_end
-       ${from} GROUP BY r.source_ip ORDER BY messages DESC, r.source_ip LIMIT @limit OFFSET @offset`,
-    )
-    .all({ ...args, limit: page.limit + 1, offset: page.offset }) as SourceRow[];
-  const totals = db
-    .prepare(`SELECT count(DISTINCT d.id) AS reports, coalesce(sum(r.count), 0) AS messages, coalesce(sum(CASE WHEN r.dkim = 'pass' OR r.spf = 'pass' THEN r.count ELSE 0 END), 0) AS passed, count(DISTINCT r.source_ip) AS sources ${from}`)
-    .get(args) as { reports: number; messages: number; passed: number; sources: number };
+  const sources = yield* all<SourceRow>(
+    `SELECT r.source_ip, sum(r.count) AS messages,
+       sum(CASE WHEN r.dkim = 'pass' THEN r.count ELSE 0 END) AS dkim_aligned,
+       sum(CASE WHEN r.spf = 'pass' THEN r.count ELSE 0 END) AS spf_aligned,
+       sum(CASE WHEN r.dkim = 'pass' OR r.spf = 'pass' THEN r.count ELSE 0 END) AS passed,
+       sum(CASE WHEN r.disposition = 'none' THEN r.count ELSE 0 END) AS none,
+       sum(CASE WHEN r.disposition = 'quarantine' THEN r.count ELSE 0 END) AS quarantine,
+       sum(CASE WHEN r.disposition = 'reject' THEN r.count ELSE 0 END) AS reject,
+       group_concat(DISTINCT d.org_name) AS reporters, max(r.header_from) AS header_from, max(d.end_at) AS last_end
+     ${from} GROUP BY r.source_ip ORDER BY messages DESC, r.source_ip LIMIT @limit OFFSET @offset`,
+    { ...args, limit: page.limit + 1, offset: page.offset },
+  );
+  const totals = (yield* get<{ reports: number; messages: number; passed: number; sources: number }>(
+    `SELECT count(DISTINCT d.id) AS reports, coalesce(sum(r.count), 0) AS messages, coalesce(sum(CASE WHEN r.dkim = 'pass' OR r.spf = 'pass' THEN r.count ELSE 0 END), 0) AS passed, count(DISTINCT r.source_ip) AS sources ${from}`,
+    args,
+  ))!;
   const share = (n: number, of: number) => (of ? Math.round((n / of) * 1000) / 1000 : 0);
   return {
     totals: { ...totals, failed: totals.messages - totals.passed, after: iso(window.after), before: iso(window.before) },
@@ -176,13 +177,12 @@ interface TlsRow {
   received_at: number;
 }
 
-export function listTlsReports(db: Db, domainId: string, f: { after?: number; before?: number }, page: Page) {
-  const rows = db
-    .prepare(
-      `SELECT * FROM tls_reports WHERE domain_id = @domainId AND (@after IS NULL OR end_at >= @after) AND (@before IS NULL OR begin_at < @before)
-       ORDER BY end_at DESC, id DESC LIMIT @limit OFFSET @offset`,
-    )
-    .all({ domainId, after: f.after ?? null, before: f.before ?? null, limit: page.limit + 1, offset: page.offset }) as TlsRow[];
+export function* listTlsReports(domainId: string, f: { after?: number; before?: number }, page: Page) {
+  const rows = yield* all<TlsRow>(
+    `SELECT * FROM tls_reports WHERE domain_id = @domainId AND (@after IS NULL OR end_at >= @after) AND (@before IS NULL OR begin_at < @before)
+     ORDER BY end_at DESC, id DESC LIMIT @limit OFFSET @offset`,
+    { domainId, after: f.after ?? null, before: f.before ?? null, limit: page.limit + 1, offset: page.offset },
+  );
   return rows.map((r) => ({
     id: r.id,
     orgName: r.org_name,
@@ -198,9 +198,10 @@ export function listTlsReports(db: Db, domainId: string, f: { after?: number; be
   }));
 }
 
-export function listRejectedReports(db: Db, domainId: string, page: Page) {
-  const rows = db
-    .prepare('SELECT * FROM rejected_reports WHERE domain_id = ? ORDER BY received_at DESC, id DESC LIMIT ? OFFSET ?')
-    .all(domainId, page.limit + 1, page.offset) as Array<{ id: string; format: string; mail_from: string; header_from: string; reason: string; bytes: number; received_at: number }>;
+export function* listRejectedReports(domainId: string, page: Page) {
+  const rows = yield* all<{ id: string; format: string; mail_from: string; header_from: string; reason: string; bytes: number; received_at: number }>(
+    'SELECT * FROM rejected_reports WHERE domain_id = ? ORDER BY received_at DESC, id DESC LIMIT ? OFFSET ?',
+    domainId, page.limit + 1, page.offset,
+  );
   return rows.map((r) => ({ id: r.id, format: r.format, mailFrom: r.mail_from, headerFrom: r.header_from, reason: r.reason, bytes: r.bytes, receivedAt: iso(r.received_at) }));
 }

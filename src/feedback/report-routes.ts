@@ -33,7 +33,7 @@ const DAY = 24 * 60 * 60_000;
 const SUMMARY_DAYS = 30;
 
 export function reportRoutes(app: App) {
-  const { db } = app;
+  const { db, store } = app;
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
   const ptr = ptrCache(app.dns);
@@ -44,12 +44,12 @@ export function reportRoutes(app: App) {
     return row;
   };
 
-  r.get('/domains/:id/dmarc-reports', auth, (ctx) => {
+  r.get('/domains/:id/dmarc-reports', auth, async (ctx) => {
     const q = parseInput(DmarcQuery, ctx.query, 'query');
     const domain = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
     const p = parsePage(ctx.query);
     const filter = { after: q.after, before: q.before, sourceIp: q.source_ip, disposition: q.disposition, aligned: q.aligned === undefined ? undefined : q.aligned === 'true' };
-    ctx.body = pageOf(listDmarcReports(db, domain.id, filter, p), p);
+    ctx.body = pageOf(await store.read(listDmarcReports(domain.id, filter, p)), p);
   });
 
   r.get('/domains/:id/dmarc-reports/summary', auth, async (ctx) => {
@@ -57,31 +57,31 @@ export function reportRoutes(app: App) {
     const domain = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
     const p = parsePage(ctx.query);
     const before = q.before ?? app.clock.now();
-    const { totals, sources } = dmarcSummary(db, domain.id, { after: q.after ?? before - SUMMARY_DAYS * DAY, before }, p);
+    const { totals, sources } = await store.read(dmarcSummary(domain.id, { after: q.after ?? before - SUMMARY_DAYS * DAY, before }, p));
     const listed = pageOf(sources, p);
     const names = await Promise.all(listed.data.map((s) => ptr(s.sourceIp)));
     ctx.body = { domain: domain.name, totals, ...listed, data: listed.data.map((s, i) => ({ ...s, ptr: names[i] })) };
   });
 
-  r.get('/domains/:id/dmarc-reports/:reportId', auth, (ctx) => {
+  r.get('/domains/:id/dmarc-reports/:reportId', auth, async (ctx) => {
     const domain = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
-    const report = dmarcReport(db, domain.id, ctx.params.reportId);
+    const report = await store.read(dmarcReport(domain.id, ctx.params.reportId));
     if (!report) throw notFound('DMARC report');
     ctx.body = report;
   });
 
-  r.get('/domains/:id/tls-reports', auth, (ctx) => {
+  r.get('/domains/:id/tls-reports', auth, async (ctx) => {
     const q = parseInput(Window, ctx.query, 'query');
     const domain = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
     const p = parsePage(ctx.query);
-    ctx.body = pageOf(listTlsReports(db, domain.id, q, p), p);
+    ctx.body = pageOf(await store.read(listTlsReports(domain.id, q, p)), p);
   });
 
-  r.get('/domains/:id/rejected-reports', auth, (ctx) => {
+  r.get('/domains/:id/rejected-reports', auth, async (ctx) => {
     parseInput(z.object(page).strict(), ctx.query, 'query');
     const domain = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
     const p = parsePage(ctx.query);
-    ctx.body = pageOf(listRejectedReports(db, domain.id, p), p);
+    ctx.body = pageOf(await store.read(listRejectedReports(domain.id, p)), p);
   });
 
   return r;

@@ -42,18 +42,18 @@ const pathAddress = (raw: string) => {
 };
 
 export function suppressionRoutes(app: App) {
-  const { db, clock } = app;
+  const { store, clock } = app;
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
 
-  r.get('/suppressions', auth, (ctx) => {
+  r.get('/suppressions', auth, async (ctx) => {
     const { reason } = parseInput(ListQuery, ctx.query, 'query');
     const page = parsePage(ctx.query);
-    ctx.body = pageOf(listSuppressions(db, principalOf(ctx).workspaceId, page, reason), page);
+    ctx.body = pageOf(await store.read(listSuppressions(principalOf(ctx).workspaceId, page, reason)), page);
   });
 
-  r.get('/suppressions/:email', auth, (ctx) => {
-    const entry = getSuppression(db, principalOf(ctx).workspaceId, pathAddress(ctx.params.email));
+  r.get('/suppressions/:email', auth, async (ctx) => {
+    const entry = await store.read(getSuppression(principalOf(ctx).workspaceId, pathAddress(ctx.params.email)));
     if (!entry) throw notFound('Suppression');
     ctx.body = entry;
   });
@@ -63,10 +63,10 @@ export function suppressionRoutes(app: App) {
   r.post('/suppressions', auth, async (ctx) => {
     const body = parseInput(CreateBody, ctx.request.body);
     const workspaceId = principalOf(ctx).workspaceId;
-    const { existed, entry } = await app.commit.run(() => {
-      const existed = getSuppression(db, workspaceId, body.email) !== null;
-      suppress(db, clock, { workspaceId, email: body.email, scope: body.scope, reason: body.reason, origin: 'api' });
-      return { existed, entry: getSuppression(db, workspaceId, body.email) };
+    const { existed, entry } = await store.write(function* () {
+      const existed = (yield* getSuppression(workspaceId, body.email)) !== null;
+      yield* suppress(clock, { workspaceId, email: body.email, scope: body.scope, reason: body.reason, origin: 'api' });
+      return { existed, entry: yield* getSuppression(workspaceId, body.email) };
     });
     ctx.status = existed ? 200 : 201;
     ctx.body = entry;
@@ -74,7 +74,7 @@ export function suppressionRoutes(app: App) {
 
   r.delete('/suppressions/:email', auth, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    if (!(await app.commit.run(() => unsuppress(db, workspaceId, pathAddress(ctx.params.email))))) throw notFound('Suppression');
+    if (!(await store.write(() => unsuppress(workspaceId, pathAddress(ctx.params.email))))) throw notFound('Suppression');
     ctx.body = { ok: true };
   });
 

@@ -1,10 +1,10 @@
 // The per-workspace suppression list (DESIGN.md "suppressed recipient"): hard bounces, complaints and
 // unsubscribes put an address on it, the owner can add and remove entries, and every send checks it, so a
-// suppressed recipient gets a `blocked` event instead of a delivery. Synchronous SQL: callers run it inside
-// their own transaction (the group commit) next to the change that caused it.
+// suppressed recipient gets a `blocked` event instead of a delivery. Queries (db/query.ts): callers run them
+// inside their own transaction next to the change that caused it.
 import type { Clock } from '../clock.ts';
 import { iso } from '../clock.ts';
-import type { Db } from '../db/open.ts';
+import { all, get, run, type Query } from '../db/query.ts';
 
 export type SuppressionScope = 'all' | 'marketing';
 export type SuppressionReason = 'hard_bounce' | 'complaint' | 'unsubscribe' | 'manual';
@@ -55,36 +55,38 @@ const view = (r: SuppressionRow): Suppression => ({
  * Adds an address, or widens its entry: a marketing-only entry becomes 'all' when a bounce or complaint
  * arrives, but an existing 'all' entry keeps its first reason (the one that stopped the mail).
  */
-export function suppress(db: Db, clock: Clock, s: NewSuppression): void {
-  db.prepare(
+export function* suppress(clock: Clock, s: NewSuppression): Query<void> {
+  yield* run(
     `INSERT INTO suppressions (workspace_id, email, scope, reason, origin, email_id, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (workspace_id, email) DO UPDATE SET scope = excluded.scope, reason = excluded.reason, origin = excluded.origin,
        email_id = excluded.email_id, detail = excluded.detail, created_at = excluded.created_at
      WHERE suppressions.scope = 'marketing' AND excluded.scope = 'all'`,
-  ).run(s.workspaceId, s.email.toLowerCase(), s.scope, s.reason, s.origin, s.emailId ?? null, s.detail ?? null, clock.now());
+    s.workspaceId, s.email.toLowerCase(), s.scope, s.reason, s.origin, s.emailId ?? null, s.detail ?? null, clock.now(),
+  );
 }
 
 /** Removes the entry of an address; false when there was none. */
-export function unsuppress(db: Db, workspaceId: string, email: string): boolean {
-  return db.prepare('DELETE FROM suppressions WHERE workspace_id = ? AND email = ?').run(workspaceId, email.toLowerCase()).changes > 0;
+export function* unsuppress(workspaceId: string, email: string): Query<boolean> {
+  return (yield* run('DELETE FROM suppressions WHERE workspace_id = ? AND email = ?', workspaceId, email.toLowerCase())) > 0;
 }
 
 /** The entry that stops mail of this class to `email`, if any. */
-export function suppressionFor(db: Db, workspaceId: string, email: string, messageClass: 'transactional' | 'marketing'): Suppression | null {
-  const row = db.prepare('SELECT * FROM suppressions WHERE workspace_id = ? AND email = ?').get(workspaceId, email.toLowerCase()) as SuppressionRow | undefined;
+export function* suppressionFor(workspaceId: string, email: string, messageClass: 'transactional' | 'marketing'): Query<Suppression | null> {
+  const row = yield* get<SuppressionRow>('SELECT * FROM suppressions WHERE workspace_id = ? AND email = ?', workspaceId, email.toLowerCase());
   if (!row || (row.scope === 'marketing' && messageClass !== 'marketing')) return null;
   return view(row);
 }
 
-export function getSuppression(db: Db, workspaceId: string, email: string): Suppression | null {
-  const row = db.prepare('SELECT * FROM suppressions WHERE workspace_id = ? AND email = ?').get(workspaceId, email.toLowerCase()) as SuppressionRow | undefined;
+export function* getSuppression(workspaceId: string, email: string): Query<Suppression | null> {
+  const row = yield* get<SuppressionRow>('SELECT * FROM suppressions WHERE workspace_id = ? AND email = ?', workspaceId, email.toLowerCase());
   return row ? view(row) : null;
 }
 
 /** Newest first, one page (DESIGN.md lists: the caller fetches limit + 1 and pages with pageOf). */
-export function listSuppressions(db: Db, workspaceId: string, page: { limit: number; offset: number }, reason?: SuppressionReason): Suppression[] {
-  const rows = db
-    .prepare(`SELECT * FROM suppressions WHERE workspace_id = ? ${reason ? 'AND reason = ?' : ''} ORDER BY created_at DESC, email LIMIT ? OFFSET ?`)
-    .all(...(reason ? [workspaceId, reason] : [workspaceId]), page.limit + 1, page.offset) as SuppressionRow[];
+export function* listSuppressions(workspaceId: string, page: { limit: number; offset: number }, reason?: SuppressionReason): Query<Suppression[]> {
+  const rows = yield* all<SuppressionRow>(
+    `SELECT * FROM suppressions WHERE workspace_id = ? ${reason ? 'AND reason = ?' : ''} ORDER BY created_at DESC, email LIMIT ? OFFSET ?`,
+    ...(reason ? [workspaceId, reason] : [workspaceId]), page.limit + 1, page.offset,
+  );
   return rows.map(view);
 }

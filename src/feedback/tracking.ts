@@ -5,8 +5,7 @@
 // chosen by its signed position), never to a URL a request names: the box is no open redirect. The text part
 // is never changed.
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { run, value, type Query } from '../db/query.ts';
 import { addEvent, recentVisit } from '../emails/events.ts';
 import { escapeHtml } from '../pages/html.ts';
 import { resolveLinkToken, type LinkHolder } from './link-token.ts';
@@ -177,9 +176,8 @@ export function rewriteHtml(html: string, p: { links: string[] | null; pixel: st
 // ---- The store: links of an email, opens and clicks ----
 
 /** Called in the transaction that makes the email's plan (personalise.ts). */
-export function storeLinks(db: Db, emailId: string, links: string[]): void {
-  const insert = db.prepare('INSERT INTO email_links (email_id, position, url) VALUES (?, ?, ?)');
-  links.forEach((url, i) => insert.run(emailId, i, url));
+export function* storeLinks(emailId: string, links: string[]): Query<void> {
+  for (const [i, url] of links.entries()) yield* run('INSERT INTO email_links (email_id, position, url) VALUES (?, ?, ?)', emailId, i, url);
 }
 
 /** Who fetched a tracking link, as the event's data says. */
@@ -196,14 +194,14 @@ export interface LinkVisit {
   visit: Visit;
 }
 
-/** The recipient an open pixel's token names, or null. Reads only. */
-export const openHolder = (db: Db, token: string): LinkHolder | null => resolveLinkToken(db, 'open', token);
+/** The recipient an open pixel's token names, or null. Reads only; `secret` is the box secret. */
+export const openHolder = (secret: Buffer, token: string): Query<LinkHolder | null> => resolveLinkToken(secret, 'open', token);
 
 /** Where a click token leads: one of the links stored with its email, or nowhere (null). Reads only. */
-export function clickTarget(db: Db, token: string): (LinkHolder & { url: string }) | null {
-  const holder = resolveLinkToken(db, 'click', token);
+export function* clickTarget(secret: Buffer, token: string): Query<(LinkHolder & { url: string }) | null> {
+  const holder = yield* resolveLinkToken(secret, 'click', token);
   if (!holder) return null;
-  const url = db.prepare('SELECT url FROM email_links WHERE email_id = ? AND position = ?').pluck().get(holder.emailId, holder.link) as string | undefined;
+  const url = yield* value<string>('SELECT url FROM email_links WHERE email_id = ? AND position = ?', holder.emailId, holder.link);
   return url ? { ...holder, url } : null;
 }
 
@@ -212,12 +210,11 @@ export function clickTarget(db: Db, token: string): (LinkHolder & { url: string 
  * analytics), unless one of the same recipient (and link) made since `since` stands for it already. The seq and
  * time of the event the visit belongs to, and whether it was added now.
  */
-export function recordVisit(db: Db, clock: Clock, v: LinkVisit, since: number): { seq: number; createdAt: number; added: boolean } {
+export function* recordVisit(clock: Clock, v: LinkVisit, since: number): Query<{ seq: number; createdAt: number; added: boolean }> {
   const { holder } = v;
-  // Bridge: recordVisit runs in its caller's transaction on the connection (not a query yet).
-  const found = runOn(db, recentVisit({ emailId: holder.emailId, type: v.type, recipient: holder.recipient, url: v.url, since }));
+  const found = yield* recentVisit({ emailId: holder.emailId, type: v.type, recipient: holder.recipient, url: v.url, since });
   if (found) return { ...found, added: false };
   const data = v.url === null ? { ...v.visit } : { url: v.url, ...v.visit };
-  const seq = runOn(db, addEvent(clock, { workspaceId: holder.workspaceId, emailId: holder.emailId, type: v.type, recipient: holder.recipient, data }));
+  const seq = yield* addEvent(clock, { workspaceId: holder.workspaceId, emailId: holder.emailId, type: v.type, recipient: holder.recipient, data });
   return { seq, createdAt: clock.now(), added: true };
 }

@@ -1,10 +1,9 @@
 // Managed unsubscribe for marketing mail (API-SPEC.md 4.2 rule 3; RFC 8058, RFC 2369): the List-Unsubscribe
 // and List-Unsubscribe-Post headers of a recipient's copy, its mailto address, and what unsubscribing does:
 // the recipient goes on the workspace's suppression list for marketing mail, with one `unsubscribed` event on
-// the email. Synchronous SQL for the caller's transaction; the pages people see are link-routes.ts.
+// the email. Queries (db/query.ts) for the caller's transaction; the pages people see are link-routes.ts.
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { get, type Query } from '../db/query.ts';
 import { addEvent } from '../emails/events.ts';
 import { emailExists } from '../emails/lookup.ts';
 import { resolveLinkToken } from './link-token.ts';
@@ -73,10 +72,10 @@ const ADDRESS = /^u-([0-9a-z-]+)@/;
 
 export const unsubscribeAddress = (token: string, returnPath: string) => `u-${token}@${returnPath}`;
 
-/** The token of an unsubscribe address of the box, if `address` is one and the token is valid. */
-export function unsubscribeAddressToken(db: Db, address: string): string | null {
+/** The token of an unsubscribe address of the box, if `address` is one and the token is valid (`secret`: the box secret). */
+export function* unsubscribeAddressToken(secret: Buffer, address: string): Query<string | null> {
   const token = ADDRESS.exec(address.toLowerCase())?.[1];
-  return token && resolveLinkToken(db, 'unsubscribe', token) ? token : null;
+  return token && (yield* resolveLinkToken(secret, 'unsubscribe', token)) ? token : null;
 }
 
 export type UnsubscribeState =
@@ -84,27 +83,27 @@ export type UnsubscribeState =
   | { state: 'subscribed' | 'unsubscribed'; recipient: string; domain: string; workspaceId: string; emailId: string; justNow?: boolean };
 
 /** What an unsubscribe token stands for now. Reads only: a GET of the link changes nothing. */
-export function checkUnsubscribe(db: Db, token: string): UnsubscribeState {
-  const holder = resolveLinkToken(db, 'unsubscribe', token);
+export function* checkUnsubscribe(secret: Buffer, token: string): Query<UnsubscribeState> {
+  const holder = yield* resolveLinkToken(secret, 'unsubscribe', token);
   if (!holder) return { state: 'invalid' };
   const { recipient, domain, workspaceId, emailId } = holder;
-  const blocked = suppressionFor(db, workspaceId, recipient, 'marketing') !== null;
+  const blocked = (yield* suppressionFor(workspaceId, recipient, 'marketing')) !== null;
   return { state: blocked ? 'unsubscribed' : 'subscribed', recipient, domain, workspaceId, emailId };
 }
 
 /**
  * Unsubscribes the recipient a token names from the workspace's marketing mail. Repeating it changes nothing:
- * one suppression entry, one `unsubscribed` event per email and recipient. Run it in a transaction.
+ * one suppression entry, one `unsubscribed` event per email and recipient. Run it in a transaction. `db` is only
+ * for the box secret and emails/ (the email's existence, its event), not queries yet.
  */
-export function unsubscribe(db: Db, clock: Clock, token: string, via: 'https' | 'mailto'): UnsubscribeState {
-  const found = checkUnsubscribe(db, token);
+export function* unsubscribe(secret: Buffer, clock: Clock, token: string, via: 'https' | 'mailto'): Query<UnsubscribeState> {
+  const found = yield* checkUnsubscribe(secret, token);
   if (found.state === 'invalid') return found;
   const { workspaceId, recipient, emailId } = found;
   // suppress() keeps an existing entry (a marketing one, or a wider 'all' after a bounce) as it is.
-  suppress(db, clock, { workspaceId, email: recipient, scope: 'marketing', reason: 'unsubscribe', origin: 'recipient', emailId });
+  yield* suppress(clock, { workspaceId, email: recipient, scope: 'marketing', reason: 'unsubscribe', origin: 'recipient', emailId });
   // A deleted email keeps its unsubscribe links but has no events any more.
-  const recorded = db.prepare("SELECT 1 FROM events WHERE email_id = ? AND type = 'unsubscribed' AND recipient = ?").get(emailId, recipient) !== undefined;
-  // Bridge: unsubscribe runs in its caller's transaction on the connection (not a query yet).
-  if (runOn(db, emailExists(emailId)) && !recorded) runOn(db, addEvent(clock, { workspaceId, emailId, type: 'unsubscribed', recipient, data: { via } }));
+  const recorded = (yield* get("SELECT 1 FROM events WHERE email_id = ? AND type = 'unsubscribed' AND recipient = ?", emailId, recipient)) !== undefined;
+  if ((yield* emailExists(emailId)) && !recorded) yield* addEvent(clock, { workspaceId, emailId, type: 'unsubscribed', recipient, data: { via } });
   return { ...found, state: 'unsubscribed', justNow: found.state === 'subscribed' };
 }

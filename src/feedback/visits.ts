@@ -4,7 +4,6 @@
 // statement per link, so a flood of one link writes one row. Knows nothing of HTTP: link-routes.ts decides
 // which visits are counted at all (its per-address limit).
 import type { App } from '../context.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { addRepeats, recentVisit } from '../emails/events.ts';
 import { recordVisit, type LinkVisit } from './tracking.ts';
 
@@ -39,7 +38,7 @@ export class LinkVisits {
   private timer: NodeJS.Timeout | null = null;
   private folding: Promise<void> | null = null;
 
-  constructor(private readonly app: Pick<App, 'db' | 'clock' | 'commit' | 'log'>) {}
+  constructor(private readonly app: Pick<App, 'clock' | 'store' | 'log'>) {}
 
   start(): void {
     this.timer = setInterval(() => void this.fold(), FOLD_MS);
@@ -57,7 +56,7 @@ export class LinkVisits {
 
   /** Records the visit as its link's event, or counts it on the event of the link's first visit in the hour. */
   async visit(v: LinkVisit): Promise<VisitOutcome> {
-    const { db, clock } = this.app;
+    const { store, clock } = this.app;
     const now = clock.now();
     const key = `${v.type} ${v.holder.emailId} ${v.holder.index} ${v.holder.link ?? ''}`;
     let known = this.recent.get(key);
@@ -67,8 +66,7 @@ export class LinkVisits {
     }
     if (!known) {
       // After a restart, or once forgotten: the event may be stored already.
-      // Bridge: the tally's app has no store yet (feedback/ is not on queries).
-      const found = runOn(db, recentVisit({ emailId: v.holder.emailId, type: v.type, recipient: v.holder.recipient, url: v.url, since: now - VISIT_WINDOW_MS }));
+      const found = await store.read(recentVisit({ emailId: v.holder.emailId, type: v.type, recipient: v.holder.recipient, url: v.url, since: now - VISIT_WINDOW_MS }));
       if (found) known = this.remember(key, { seq: found.seq, until: found.createdAt + VISIT_WINDOW_MS });
     }
     if (known) {
@@ -78,7 +76,7 @@ export class LinkVisits {
     // Claimed before the commit: visits arriving while it is in flight are repeats, not events of their own.
     const mine = this.remember(key, { seq: null, until: now + VISIT_WINDOW_MS });
     try {
-      const done = await this.app.commit.run(() => recordVisit(db, clock, v, now - VISIT_WINDOW_MS));
+      const done = await store.write(() => recordVisit(clock, v, now - VISIT_WINDOW_MS));
       mine.seq = done.seq;
       mine.until = done.createdAt + VISIT_WINDOW_MS;
       if (done.added) return 'recorded';
@@ -121,11 +119,10 @@ export class LinkVisits {
     if (due.length === 0) return;
     for (const [r] of due) this.tally.delete(r);
     try {
-      // Counts, not mail: nobody waits on them, so no fsync of their own (group-commit.ts runUnacknowledged).
-      await this.app.commit.runUnacknowledged(() => {
-        // Bridge: the tally's app has no store yet (feedback/ is not on queries).
-        for (const [r, t] of due) runOn(this.app.db, addRepeats(r.seq!, t.n, t.lastAt));
-      });
+      // Counts, not mail: nobody waits on them, so no fsync of their own (db/store.ts acknowledged: false).
+      await this.app.store.write(function* () {
+        for (const [r, t] of due) yield* addRepeats(r.seq!, t.n, t.lastAt);
+      }, { acknowledged: false });
     } catch (err) {
       this.app.log.warn('could not write the repeated visits of tracking links; those counts are lost', { err, links: due.length });
     }

@@ -189,7 +189,7 @@ export function inboxRoutes(app: App) {
     } else {
       const confirmation = newConfirmation(boxSecret(db), clock, inbox, address);
       const mail = confirmationMail(inbox, address, confirmationLink(app.config.publicUrl, confirmation.token));
-      const { step, transfer } = sendStep([planConfirmation(inbox, address, mail, workspaceId)]);
+      const { step, transfer } = sendStep([await planConfirmation(inbox, address, mail, workspaceId)]);
       await app.writer.commit([step, { kind: 'forwarding.pending', payload: { ...confirmation.pending, actor } }], { now: clock.now(), log: app.log, transfer });
       app.queue.wake();
     }
@@ -205,9 +205,9 @@ export function inboxRoutes(app: App) {
     yield* addDomainEvent(now, { workspaceId: row.workspace_id, domainId: row.domain_id, inboxId: row.id, type: action, data: { inbox: { id: row.id, address: row.address, name: row.name, domainId: row.domain_id } } });
   }
 
-  function planConfirmation(inbox: InboxRow, address: string, mail: ReturnType<typeof confirmationMail>, workspaceId: string) {
+  async function planConfirmation(inbox: InboxRow, address: string, mail: ReturnType<typeof confirmationMail>, workspaceId: string) {
     try {
-      return planSend(app, workspaceId, {
+      return await store.read(planSend(app, workspaceId, {
         from: { ...(inbox.name ? { name: inbox.name } : {}), address: inbox.address },
         to: [{ address }],
         cc: [],
@@ -224,7 +224,7 @@ export function inboxRoutes(app: App) {
         messageClass: 'transactional',
         // The box's own notice, not the workspace's sending: analytics and reputation leave it out.
         notice: true,
-      });
+      }));
     } catch (err) {
       if (err instanceof ApiError && err.code === 'domain_not_verified') {
         const domain = inbox.address.slice(inbox.address.lastIndexOf('@') + 1);

@@ -1,8 +1,11 @@
 // Files one analysed message in the caller's transaction: for every inbox it was addressed to it is judged
 // for spam (spam.ts), classified, threaded, stored with its index rows and forwarded if asked; a bounce report is kept and acted
-// on; a mailto unsubscribe takes effect. Synchronous SQL that decides nothing about the SMTP reply: it is the
-// writer job `file` (db/writer.ts), run in a group commit, and the 250 waits for that commit (fileInWriter).
+// on; a mailto unsubscribe takes effect. A query (db/query.ts) that decides nothing about the SMTP reply: it is
+// the writer job `file` (db/writer.ts), run in a group commit, and the 250 waits for that commit (fileInWriter).
+// `ctx.db` is only for the other areas' statements (emails/, labels/, filter/), not queries yet.
 import type { DbContext, Writer } from '../db/writer.ts';
+import { get, type Query } from '../db/query.ts';
+import { readBoxSecret } from '../db/box-secret.ts';
 import type { Log } from '../log.ts';
 import { transferable } from '../threads/worker-pool.ts';
 import { applyReport } from '../feedback/bounces.ts';
@@ -15,7 +18,6 @@ import { judgeSpam } from './spam.ts';
 import { packMessage, unpackMessage, type PackedMail } from '../mail/packing.ts';
 import { storeReceivedEmail } from '../emails/store.ts';
 import { fileNewEmail } from '../labels/filing.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { storeReport } from '../feedback/bounces.ts';
 import { findThread } from './threads.ts';
 import { storeAggregateReport } from '../feedback/aggregate-reports.ts';
@@ -53,16 +55,16 @@ export async function fileInWriter(writer: Pick<Writer, 'commit'>, m: ToFile, no
 }
 
 /** The writer job `file`. */
-export function fileMessage(ctx: DbContext, job: ToFile): Filed {
+export function* fileMessage(ctx: DbContext, job: ToFile): Query<Filed> {
   // Read here, in the writer thread: a batch run again after a rollback reads it again, which is harmless.
   const m: Analysed = { mailFrom: job.mailFrom, targets: job.targets, ...deserializeAnalysis(job.analysis) };
   const filed: Filed = { ids: [], forwarded: false };
   const inboxes = new Set<string>();
   for (const target of m.targets) {
     if (target.kind === 'report') {
-      const reportId = storeReport(ctx.db, ctx.clock, { workspaceId: target.workspaceId, emailId: target.emailId, mailFrom: m.mailFrom, raw: alone(m.stored) });
+      const reportId = yield* storeReport(ctx.clock, { workspaceId: target.workspaceId, emailId: target.emailId, mailFrom: m.mailFrom, raw: alone(m.stored) });
       // Acted on in the transaction that keeps it: the 250 says both are on disk, and our own fault is a 451.
-      applyReport(ctx, { reportId, workspaceId: target.workspaceId, emailId: target.emailId, report: m.parsed.report });
+      yield* applyReport(ctx, { reportId, workspaceId: target.workspaceId, emailId: target.emailId, report: m.parsed.report });
       filed.ids.push(reportId);
       continue;
     }
@@ -70,18 +72,18 @@ export function fileMessage(ctx: DbContext, job: ToFile): Filed {
       // A DMARC or TLS report read on the analyze workers: kept, or kept aside with the reason it was not.
       const reading = m.readings?.find((r) => r.format === target.format);
       const headerFrom = m.parsed.fromAll[0]?.address ?? '';
-      if (reading) filed.ids.push(storeAggregateReport(ctx, target, reading, { mailFrom: m.mailFrom, headerFrom, authenticated: m.verdicts.dmarc.result === 'pass' }));
+      if (reading) filed.ids.push(yield* storeAggregateReport(ctx, target, reading, { mailFrom: m.mailFrom, headerFrom, authenticated: m.verdicts.dmarc.result === 'pass' }));
       continue;
     }
     if (target.kind === 'unsubscribe') {
       // RFC 2369 mailto: the signed address is the whole request; the message itself is not kept.
-      unsubscribe(ctx.db, ctx.clock, target.token, 'mailto');
+      yield* unsubscribe(yield* readBoxSecret(), ctx.clock, target.token, 'mailto');
       continue;
     }
     const { inbox } = target;
     if (inboxes.has(inbox.id)) continue;
     inboxes.add(inbox.id);
-    filed.ids.push(fileForInbox(ctx, inbox, m, filed));
+    filed.ids.push(yield* fileForInbox(ctx, inbox, m, filed));
   }
   return filed;
 }
@@ -92,15 +94,15 @@ const alone = (s: PackedMail) => s.alone ?? packMessage(unpackMessage(s.raw, s),
 type InboxTarget = Extract<Target, { kind: 'inbox' }>['inbox'];
 
 /** One inbox's copy: classified by what the workspace knows, threaded, stored and perhaps forwarded. */
-function fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Filed): string {
-  const { db, clock } = ctx;
+function* fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Filed): Query<string> {
+  const { clock } = ctx;
   const { parsed } = m;
   const workspaceId = inbox.workspace_id;
   const from = parsed.fromAll.length === 1 ? parsed.fromAll[0] : null;
-  const thread = findThread(db, workspaceId, parsed.inReplyTo, parsed.references);
-  const filter = judgeSpam(ctx, workspaceId, { ...m, from });
-  const verdict = classify({ from, headers: parsed.headers, auth: m.verdicts, learned: from ? learnedAbout(ctx, workspaceId, from.address) : null, replyToSent: thread.replyToSent, filter });
-  const { id } = runOn(db, storeReceivedEmail(clock, {
+  const thread = yield* findThread(workspaceId, parsed.inReplyTo, parsed.references);
+  const filter = yield* judgeSpam(ctx, workspaceId, { ...m, from });
+  const verdict = classify({ from, headers: parsed.headers, auth: m.verdicts, learned: from ? yield* learnedAbout(workspaceId, from.address) : null, replyToSent: thread.replyToSent, filter });
+  const { id } = yield* storeReceivedEmail(clock, {
     workspaceId,
     inboxId: inbox.id,
     inboxAddress: inbox.address,
@@ -114,12 +116,11 @@ function fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Fi
     verdict,
     spam: verdict.spam,
     threadId: thread.threadId,
-  }));
+  });
   // Filed by the workspace's rules and the conversation's bucket labels before anyone can see it unfiled.
-  // Bridge: fileForInbox is synchronous SQL on the writer's connection until the file job is a query.
-  runOn(db, fileNewEmail(clock.now(), workspaceId, id, thread.threadId ? { threadId: thread.threadId } : undefined));
+  yield* fileNewEmail(clock.now(), workspaceId, id, thread.threadId ? { threadId: thread.threadId } : undefined);
   if (verdict.category !== 'spam' && inbox.forward_status === 'active') {
-    const copy = forwardInTransaction(ctx, {
+    const copy = yield* forwardInTransaction(ctx, {
       emailId: id,
       workspaceId,
       inbox,
@@ -135,9 +136,7 @@ function fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Fi
   return id;
 }
 
-function learnedAbout(ctx: DbContext, workspaceId: string, address: string): { category: Category | null; important: boolean | null } | null {
-  const row = ctx.db.prepare('SELECT category, important FROM sender_rules WHERE workspace_id = ? AND address = ?').get(workspaceId, address.toLowerCase()) as
-    | { category: Category | null; important: number | null }
-    | undefined;
+function* learnedAbout(workspaceId: string, address: string): Query<{ category: Category | null; important: boolean | null } | null> {
+  const row = yield* get<{ category: Category | null; important: number | null }>('SELECT category, important FROM sender_rules WHERE workspace_id = ? AND address = ?', workspaceId, address.toLowerCase());
   return row ? { category: row.category, important: row.important === null ? null : row.important === 1 } : null;
 }

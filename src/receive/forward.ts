@@ -3,7 +3,7 @@
 // the copy and its queue rows commit together. It decides whether a message may be forwarded (never a loop)
 // and builds the copy; it never sends anything itself, and "cannot forward" is never an error of the receive.
 import type { DbContext } from '../db/writer.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { get, type Query } from '../db/query.ts';
 import { ApiError } from '../errors.ts';
 import { addEvent } from '../emails/events.ts';
 import type { InboxRow } from '../inboxes/inboxes.ts';
@@ -33,18 +33,20 @@ export interface ReceivedCopy {
 }
 
 /**
- * Synchronous: decides and, when forwarding applies, writes the forwarded copy (its email, queue rows and the
- * `forwarded` event on the received email) in the caller's transaction. Returns the copy's em_ id or null.
+ * A query (db/query.ts): decides and, when forwarding applies, writes the forwarded copy (its email, queue rows
+ * and the `forwarded` event on the received email) in the caller's transaction (the writer's, whose log lines
+ * are written once it commits). `app.db` is only for the other areas' statements, not queries yet. Returns the
+ * copy's em_ id or null.
  * Never throws for "cannot forward" (unverified domain, loop, forwarding off): it logs and returns null. The
  * caller wakes the queue after its commit.
  *
  * The copy goes through the send path like any send: planSend's checks (the sender domain; later plan
  * limits), then the writer job `send` (suppressions are decided there).
  */
-export function forwardInTransaction(app: DbContext, copy: ReceivedCopy): string | null {
-  const { db, clock, log } = app;
+export function* forwardInTransaction(app: DbContext, copy: ReceivedCopy): Query<string | null> {
+  const { clock, log } = app;
   // Read again inside the transaction: forwarding may have been changed since the recipient was routed.
-  const inbox = db.prepare('SELECT * FROM inboxes WHERE id = ?').get(copy.inbox.id) as InboxRow | undefined;
+  const inbox = yield* get<InboxRow>('SELECT * FROM inboxes WHERE id = ?', copy.inbox.id);
   if (!inbox || inbox.status !== 'active' || inbox.forward_status !== 'active' || !inbox.forward_to) return null;
   const forwardTo = inbox.forward_to;
   const ids = { emailId: copy.emailId, inboxId: inbox.id, forwardTo };
@@ -52,7 +54,7 @@ export function forwardInTransaction(app: DbContext, copy: ReceivedCopy): string
     log.error('not forwarded: the inbox belongs to another workspace', { ...ids, workspaceId: copy.workspaceId });
     return null;
   }
-  const reason = reasonNotToForward(app, copy, forwardTo);
+  const reason = yield* reasonNotToForward(copy, forwardTo);
   if (reason) {
     log.info('not forwarded', { ...ids, reason });
     return null;
@@ -60,7 +62,7 @@ export function forwardInTransaction(app: DbContext, copy: ReceivedCopy): string
 
   let plan: PlannedSend;
   try {
-    plan = planSend(app, inbox.workspace_id, forwardedCopy(inbox, forwardTo, copy));
+    plan = yield* planSend(app, inbox.workspace_id, forwardedCopy(inbox, forwardTo, copy));
   } catch (err) {
     // The send path refused the copy (the inbox's domain is not verified for sending, and later a suppressed
     // address or an exhausted plan): the message stays stored in the inbox, nothing goes out.
@@ -72,19 +74,17 @@ export function forwardInTransaction(app: DbContext, copy: ReceivedCopy): string
   }
   // The writer job `send` itself, inside this receive's job: one transaction for the message and its copy.
   try {
-    writeSends(app, [plan]);
+    yield* writeSends(app, [plan]);
   } catch (err) {
     // Over the plan's limits (checked before anything of the copy is written): the message stays in the
     // inbox, and the received email says why its copy did not go.
     if (!(err instanceof ApiError) || err.code !== 'quota_exceeded') throw err;
-    // Bridge: the receive job's forwarding takes the writer's connection (not a query yet).
-    runOn(db, addEvent(clock, { workspaceId: inbox.workspace_id, emailId: copy.emailId, type: 'blocked', recipient: forwardTo, data: { reason: 'quota_exceeded', message: err.message } }));
+    yield* addEvent(clock, { workspaceId: inbox.workspace_id, emailId: copy.emailId, type: 'blocked', recipient: forwardTo, data: { reason: 'quota_exceeded', message: err.message } });
     log.warn('not forwarded: over the plan limit', { ...ids, reason: err.message });
     return null;
   }
   const copyId = plan.answer.id;
-  // Bridge: as above.
-  runOn(db, addEvent(clock, { workspaceId: inbox.workspace_id, emailId: copy.emailId, type: 'forwarded', recipient: forwardTo, data: { copyId } }));
+  yield* addEvent(clock, { workspaceId: inbox.workspace_id, emailId: copy.emailId, type: 'forwarded', recipient: forwardTo, data: { copyId } });
   log.info('forwarded', { ...ids, copyId });
   return copyId;
 }
@@ -102,13 +102,12 @@ export function forwardInTransaction(app: DbContext, copy: ReceivedCopy): string
  * Other automatic mail (notifications, out-of-office replies) is forwarded, and the copy keeps its
  * Auto-Submitted value so that responders at the target do not answer it (RFC 3834 2).
  */
-function reasonNotToForward(app: DbContext, copy: ReceivedCopy, forwardTo: string): string | null {
+function* reasonNotToForward(copy: ReceivedCopy, forwardTo: string): Query<string | null> {
   const h = copy.headers;
   const target = forwardTo.toLowerCase();
   if (h[FORWARDED_HEADER.toLowerCase()]) return 'it is itself a forwarded copy';
   if ((h['delivered-to'] ?? []).some((v) => v.trim().replace(/^<|>$/g, '').toLowerCase() === target)) return 'it was already delivered to the forward address';
-  // Bridge: reasonNotToForward answers synchronously; isInboxAddress runs on SQLite's connection until it can wait.
-  if (runOn(app.db, isInboxAddress(forwardTo))) return 'the forward address is an inbox of this box';
+  if (yield* isInboxAddress(forwardTo)) return 'the forward address is an inbox of this box';
   const sender = copy.from?.address.toLowerCase();
   if (sender === target) return 'it comes from the forward address';
   if (sender && /^mailer-daemon@/.test(sender)) return 'it is a delivery status notification';

@@ -5,9 +5,8 @@
 // whose local parts are dot-atoms). An inbox whose workspace has the envelope sender on its block list refuses
 // it here (filter/lists.ts): the sender learns at once, and nothing is stored. The report addresses on a
 // return path (dns/records.ts: dmarc-reports@, tls-reports@) take reports for any domain row the box has.
-import type { Db } from '../db/open.ts';
-import { boxSecret } from '../db/box-secret.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { readBoxSecret } from '../db/box-secret.ts';
+import { all, get, type Query } from '../db/query.ts';
 import { SmtpError } from '../errors.ts';
 import { parseVerp } from '../feedback/verp.ts';
 import { unsubscribeAddressToken } from '../feedback/unsubscribe.ts';
@@ -24,40 +23,42 @@ export type Target =
   | { kind: 'unsubscribe'; token: string }
   | { kind: 'aggregate'; format: ReportFormat; workspaceId: string; domainId: string; domain: string };
 
-/** The target of `address` for mail from `mailFrom` (the envelope sender), or an SmtpError with the RCPT reply. */
-export function routeRecipient(db: Db, address: string, mailFrom = ''): Target {
+/**
+ * The target of `address` for mail from `mailFrom` (the envelope sender), or an SmtpError with the RCPT reply.
+ * A query (db/query.ts); `db` is only for the box secret and the other areas' lookups (domains/claims.ts,
+ * emails/lookup.ts, filter/lists.ts), not queries yet.
+ */
+export function* routeRecipient(address: string, mailFrom = ''): Query<Target> {
   const lower = address.toLowerCase();
   const at = lower.lastIndexOf('@');
   const domain = at > 0 ? lower.slice(at + 1) : '';
 
-  const inbox = db
-    .prepare(
-      `SELECT i.*, d.name AS domain_name, d.inbound_status AS inbound_status FROM inboxes i JOIN domains d ON d.id = i.domain_id
-       WHERE i.address = ?`,
-    )
-    .get(lower) as (InboxRow & { domain_name: string; inbound_status: string }) | undefined;
+  const inbox = yield* get<InboxRow & { domain_name: string; inbound_status: string }>(
+    `SELECT i.*, d.name AS domain_name, d.inbound_status AS inbound_status FROM inboxes i JOIN domains d ON d.id = i.domain_id
+     WHERE i.address = ?`,
+    lower,
+  );
   // Only the workspace holding the domain receives for it (domains/claims.ts): an inbox on an overlapping
   // domain row that predates the rule is passed over, as if it did not exist.
-  // Bridge: routing at RCPT is synchronous (smtp-server's callback); holderOf runs on SQLite's connection.
-  if (inbox && inbox.inbound_status === 'ready' && runOn(db, holderOf(domain))?.workspace_id === inbox.workspace_id) {
+  if (inbox && inbox.inbound_status === 'ready' && (yield* holderOf(domain))?.workspace_id === inbox.workspace_id) {
     if (inbox.status !== 'active') throw new SmtpError(550, `5.2.1 <${address}>: Mailbox disabled, not accepting messages`);
-    refuseBlockedSender(db, inbox.workspace_id, address, mailFrom);
+    yield* refuseBlockedSender(inbox.workspace_id, address, mailFrom);
     return { kind: 'inbox', inbox };
   }
 
-  if (db.prepare('SELECT 1 FROM domains WHERE return_path = ? LIMIT 1').get(domain)) {
-    const report = reportTarget(db, lower.slice(0, at), domain);
+  if (yield* get('SELECT 1 FROM domains WHERE return_path = ? LIMIT 1', domain)) {
+    const report = yield* reportTarget(lower.slice(0, at), domain);
     if (report) return report;
-    const emailId = parseVerp(boxSecret(db), lower);
-    // Bridge: routing a recipient is synchronous (the SMTP session's check; not a query yet).
-    const workspaceId = emailId && runOn(db, sentEmailWorkspace(emailId));
+    const secret = yield* readBoxSecret();
+    const emailId = parseVerp(secret, lower);
+    const workspaceId = emailId && (yield* sentEmailWorkspace(emailId));
     if (emailId && workspaceId) return { kind: 'report', emailId, workspaceId };
-    const token = unsubscribeAddressToken(db, lower);
+    const token = yield* unsubscribeAddressToken(secret, lower);
     if (token) return { kind: 'unsubscribe', token };
     throw new SmtpError(550, `5.1.1 <${address}>: No such bounce address`);
   }
 
-  if (db.prepare("SELECT 1 FROM domains WHERE name = ? AND inbound_status = 'ready' LIMIT 1").get(domain)) {
+  if (yield* get("SELECT 1 FROM domains WHERE name = ? AND inbound_status = 'ready' LIMIT 1", domain)) {
     throw new SmtpError(550, `5.1.1 <${address}>: Recipient address rejected: no such mailbox`);
   }
   throw new SmtpError(554, `5.7.1 <${address}>: Relay access denied`);
@@ -66,12 +67,11 @@ export function routeRecipient(db: Db, address: string, mailFrom = ''): Target {
 const REPORT_FORMATS: Record<string, ReportFormat> = { [DMARC_REPORTS_LOCAL_PART]: 'dmarc', [TLS_REPORTS_LOCAL_PART]: 'tls' };
 
 /** A report address on a return path: the domain row that holds the name (any status), or null. */
-function reportTarget(db: Db, local: string, returnPath: string): Target | null {
+function* reportTarget(local: string, returnPath: string): Query<Target | null> {
   const format = REPORT_FORMATS[local];
   if (!format) return null;
-  const rows = db.prepare('SELECT id, workspace_id, name FROM domains WHERE return_path = ?').all(returnPath) as Array<{ id: string; workspace_id: string; name: string }>;
-  // Bridge: as in routeRecipient, synchronous at RCPT.
-  const holder = rows.length ? runOn(db, holderOf(rows[0].name)) : null;
+  const rows = yield* all<{ id: string; workspace_id: string; name: string }>('SELECT id, workspace_id, name FROM domains WHERE return_path = ?', returnPath);
+  const holder = rows.length ? yield* holderOf(rows[0].name) : null;
   const row = rows.find((r) => r.id === holder?.id) ?? rows.find((r) => r.workspace_id === holder?.workspace_id);
   return row ? { kind: 'aggregate', format, workspaceId: row.workspace_id, domainId: row.id, domain: row.name } : null;
 }
@@ -81,10 +81,9 @@ function reportTarget(db: Db, local: string, returnPath: string): Target | null 
  * envelope sender is known at RCPT: a From on the block list is filed as spam instead (receive/spam.ts). The
  * null sender (bounces) is never refused here.
  */
-function refuseBlockedSender(db: Db, workspaceId: string, address: string, mailFrom: string): void {
+function* refuseBlockedSender(workspaceId: string, address: string, mailFrom: string): Query<void> {
   if (!mailFrom) return;
-  // Bridge: RCPT routing reads synchronously on the event loop's connection until route.ts awaits its store.
-  const entry = runOn(db, matchSender(workspaceId, mailFrom));
+  const entry = yield* matchSender(workspaceId, mailFrom);
   if (entry?.list !== 'block') return;
   throw new SmtpError(550, `5.7.1 <${address}>: The recipient does not accept mail from ${entry.kind === 'address' ? `<${entry.entry}>` : `senders at ${entry.entry}`}`);
 }

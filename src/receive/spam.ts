@@ -9,7 +9,7 @@ import { matchSender, type ListMatch } from '../filter/lists.ts';
 import { score } from '../filter/store.ts';
 import type { Verdict } from '../filter/verdict.ts';
 import { unpackTokens } from '../filter/tokens.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import type { Query } from '../db/query.ts';
 import type { AnalysisParts } from './analysed.ts';
 
 export interface ToJudge extends Pick<AnalysisParts, 'verdicts' | 'tokens' | 'tokenProblem' | 'evidence'> {
@@ -18,21 +18,20 @@ export interface ToJudge extends Pick<AnalysisParts, 'verdicts' | 'tokens' | 'to
   from: { address: string } | null;
 }
 
-export function judgeSpam(ctx: DbContext, workspaceId: string, m: ToJudge): Judgement | null {
-  const { db, log } = ctx;
+export function* judgeSpam(ctx: DbContext, workspaceId: string, m: ToJudge): Query<Judgement | null> {
+  const { log } = ctx;
   try {
     // The block list covers the envelope sender too (what RCPT time already refused when it could); the
     // allow list only the From an owner sees.
-    // Bridge (matchSender, reputationOf, score): judgeSpam runs synchronously in the writer's file job, not yet a query.
-    const fromEntry = m.from ? runOn(db, matchSender(workspaceId, m.from.address)) : null;
-    const envelopeEntry = m.mailFrom ? runOn(db, matchSender(workspaceId, m.mailFrom)) : null;
+    const fromEntry = m.from ? yield* matchSender(workspaceId, m.from.address) : null;
+    const envelopeEntry = m.mailFrom ? yield* matchSender(workspaceId, m.mailFrom) : null;
     const list: ListMatch | null = fromEntry?.list === 'block' ? fromEntry : envelopeEntry?.list === 'block' ? envelopeEntry : fromEntry;
-    const reputation = m.from ? runOn(db, reputationOf(workspaceId, m.from.address, m.verdicts.dmarc.result === 'pass')) : null;
+    const reputation = m.from ? yield* reputationOf(workspaceId, m.from.address, m.verdicts.dmarc.result === 'pass') : null;
     let content: Verdict | null = null;
     let contentProblem = m.tokenProblem ?? null;
     if (m.tokens) {
       try {
-        content = runOn(db, score(workspaceId, unpackTokens(m.tokens)));
+        content = yield* score(workspaceId, unpackTokens(m.tokens));
       } catch (err) {
         contentProblem = 'its model could not be read';
         log.warn('content filter could not score a received message: filed without a content verdict', { workspaceId, err });

@@ -1,30 +1,30 @@
 // A sent email's recipients put on the queue: one delivery row and one `sent` event each, or, for an address
-// suppressed for this class of mail, a `blocked` row and event and no delivery. Synchronous SQL for the
+// suppressed for this class of mail, a `blocked` row and event and no delivery. A query (db/query.ts) for the
 // transaction that stores the send (or releases a scheduled one), so a suppression made a moment before is
 // always seen.
 import type { DbContext } from '../context.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { run, type Query } from '../db/query.ts';
 import { domainOf } from '../mail/addresses.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import { suppressionFor } from '../feedback/suppressions.ts';
 
-export function enqueue(ctx: DbContext, email: { id: string; workspaceId: string; messageClass: 'transactional' | 'marketing' }, recipients: string[]): void {
-  const { db, clock } = ctx;
+/** `ctx.db` is only for the events (emails/events.ts), not queries yet. */
+export function* enqueue(ctx: DbContext, email: { id: string; workspaceId: string; messageClass: 'transactional' | 'marketing' }, recipients: string[]): Query<void> {
+  const { clock } = ctx;
   const now = clock.now();
   const { id, workspaceId } = email;
-  const delivery = db.prepare('INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  const delivery = 'INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
   let blocked = 0;
   for (const recipient of recipients) {
-    const suppression = suppressionFor(db, workspaceId, recipient, email.messageClass);
+    const suppression = yield* suppressionFor(workspaceId, recipient, email.messageClass);
     if (suppression) {
       blocked++;
-      delivery.run(id, workspaceId, recipient, domainOf(recipient), 'blocked', null, now, now);
-      // Bridge: enqueue runs on the writer's connection (not a query yet).
-      runOn(db, addEvent(clock, { workspaceId, emailId: id, type: 'blocked', recipient, data: { reason: suppression.reason, scope: suppression.scope, suppressedAt: suppression.createdAt } }));
+      yield* run(delivery, id, workspaceId, recipient, domainOf(recipient), 'blocked', null, now, now);
+      yield* addEvent(clock, { workspaceId, emailId: id, type: 'blocked', recipient, data: { reason: suppression.reason, scope: suppression.scope, suppressedAt: suppression.createdAt } });
     } else {
-      delivery.run(id, workspaceId, recipient, domainOf(recipient), 'queued', now, now, now);
-      runOn(db, addEvent(clock, { workspaceId, emailId: id, type: 'sent', recipient, data: {} }));
+      yield* run(delivery, id, workspaceId, recipient, domainOf(recipient), 'queued', now, now, now);
+      yield* addEvent(clock, { workspaceId, emailId: id, type: 'sent', recipient, data: {} });
     }
   }
-  if (blocked) runOn(db, refreshEmailStatus(id));
+  if (blocked) yield* refreshEmailStatus(id);
 }

@@ -2,9 +2,8 @@
 // marketing mail, open and click tracking), decided and stored before the first copy is signed so every later
 // copy, retry and click agrees. Untracked transactional mail gets no plan; this must not compose or sign.
 import type { App } from '../context.ts';
-import type { Db } from '../db/open.ts';
 import { boxSecret } from '../db/box-secret.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { get, run, type Query } from '../db/query.ts';
 import { hasSignedCopy } from '../emails/outgoing.ts';
 import { linkToken, publicLink, type LinkPurpose, type LinkSubject } from '../feedback/link-token.ts';
 import { CLICK_PATH, OPEN_PATH, findLinks, storeLinks } from '../feedback/tracking.ts';
@@ -43,19 +42,21 @@ export interface PlannedEmail {
 // Forwarded copies (receive/forward.ts marks them so) are someone else's mail passed on: never tracked.
 const FORWARDED = 'x-mailwright-forwarded';
 
-export function storedPlan(db: Db, emailId: string): Plan | null {
-  const row = db.prepare('SELECT unsubscribe, open_tracking, click_tracking, links FROM personalised_emails WHERE email_id = ?').get(emailId) as
-    | { unsubscribe: number; open_tracking: number; click_tracking: number; links: number }
-    | undefined;
+export function* storedPlan(emailId: string): Query<Plan | null> {
+  const row = yield* get<{ unsubscribe: number; open_tracking: number; click_tracking: number; links: number }>(
+    'SELECT unsubscribe, open_tracking, click_tracking, links FROM personalised_emails WHERE email_id = ?',
+    emailId,
+  );
   return row ? { unsubscribe: row.unsubscribe === 1, open: row.open_tracking === 1, click: row.click_tracking === 1, links: row.links } : null;
 }
 
-function decide(db: Db, email: PlannedEmail): { plan: Plan; links: string[] } | null {
+type Decided = { plan: Plan; links: string[] } | null;
+
+/** `email.bodies` reads emails/outgoing.ts's statements on the caller's connection, not a query yet. */
+function* decide(email: PlannedEmail): Query<Decided> {
   const headers = JSON.parse(email.headers_json) as Record<string, string>;
   const domain = email.domain_id
-    ? (db.prepare('SELECT open_tracking, click_tracking, unsubscribe_urls FROM domains WHERE id = ?').get(email.domain_id) as
-        | { open_tracking: number; click_tracking: number; unsubscribe_urls: string }
-        | undefined)
+    ? yield* get<{ open_tracking: number; click_tracking: number; unsubscribe_urls: string }>('SELECT open_tracking, click_tracking, unsubscribe_urls FROM domains WHERE id = ?', email.domain_id)
     : undefined;
   let bodies: ReturnType<PlannedEmail['bodies']> | undefined;
   const read = () => (bodies ??= email.bodies());
@@ -75,25 +76,28 @@ function decide(db: Db, email: PlannedEmail): { plan: Plan; links: string[] } | 
  * the email needs none, or when another process has already stored its shared copy (which then stands).
  */
 export async function planFor(app: App, email: PlannedEmail): Promise<Plan | null> {
-  const { db, clock } = app;
-  const stored = storedPlan(db, email.id);
-  if (stored) return stored;
-  const made = decide(db, email);
-  if (!made) return null;
-  const { plan, links } = made;
-  await app.commit.run(() => {
+  const { clock, store } = app;
+  const found = await store.read(
+    (function* (): Query<{ stored: Plan } | { made: Decided }> {
+      const stored = yield* storedPlan(email.id);
+      return stored ? { stored } : { made: yield* decide(email) };
+    })(),
+  );
+  if ('stored' in found) return found.stored;
+  if (!found.made) return null;
+  const { plan, links } = found.made;
+  await store.write(function* () {
     // An email has one shared copy or a plan, never both: whichever was stored first stands (signed-copies.ts
     // checks the same). The commit holds SQLite's write lock (BEGIN IMMEDIATE) from the check to the insert.
-    if (runOn(db, hasSignedCopy(email.id))) return; // Bridge: in the commit with the plan's insert (not a query yet).
-    const inserted = db
-      .prepare(
-        `INSERT INTO personalised_emails (email_id, unsubscribe, open_tracking, click_tracking, links, created_at)
-         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      )
-      .run(email.id, Number(plan.unsubscribe), Number(plan.open), Number(plan.click), plan.links, clock.now()).changes;
-    if (inserted) storeLinks(db, email.id, links);
+    if (yield* hasSignedCopy(email.id)) return;
+    const inserted = yield* run(
+      `INSERT INTO personalised_emails (email_id, unsubscribe, open_tracking, click_tracking, links, created_at)
+       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      email.id, Number(plan.unsubscribe), Number(plan.open), Number(plan.click), plan.links, clock.now(),
+    );
+    if (inserted) yield* storeLinks(email.id, links);
   });
-  return storedPlan(db, email.id);
+  return store.read(storedPlan(email.id));
 }
 
 /** The links and headers of one recipient's copy; `returnPath` is the domain its mailto address is on. */

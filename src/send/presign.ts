@@ -6,6 +6,7 @@
 // yet (signed-copies.ts makes each copy once, whoever asks first), so this list lives in memory only: on start
 // it is refilled from the store with the queued emails never signed. It must not claim or deliver.
 import type { App } from '../context.ts';
+import { column } from '../db/query.ts';
 import type { SignedCopies } from './signed-copies.ts';
 
 export interface PresignOptions {
@@ -15,8 +16,18 @@ export interface PresignOptions {
   maxWaiting?: number;
 }
 
+/** Emails queued but never signed, soonest due first. */
+const neverSigned = (limit: number) =>
+  column<string>(
+    `SELECT DISTINCT d.email_id FROM deliveries d JOIN emails e ON e.id = d.email_id
+     WHERE d.state IN ('queued', 'deferred') AND d.attempts = 0 AND e.signed_at IS NULL ORDER BY d.next_attempt_at LIMIT ?`,
+    limit,
+  );
+
 export class Presigner {
   private readonly waiting: string[] = [];
+  /** The look for what a previous run left unsigned (start), which settled() waits for. */
+  private starting: Promise<void> = Promise.resolve();
   private next = 0;
   private running = 0;
   private stopping = false;
@@ -40,14 +51,10 @@ export class Presigner {
 
   /** Signs what a previous run accepted but never signed (it stopped, or its list was full), soonest due first. */
   start(): void {
-    const ids = this.app.db
-      .prepare(
-        `SELECT DISTINCT d.email_id FROM deliveries d JOIN emails e ON e.id = d.email_id
-         WHERE d.state IN ('queued', 'deferred') AND d.attempts = 0 AND e.signed_at IS NULL ORDER BY d.next_attempt_at LIMIT ?`,
-      )
-      .pluck()
-      .all(this.maxWaiting) as string[];
-    this.accepted(ids);
+    this.starting = this.app.store.read(neverSigned(this.maxWaiting)).then(
+      (ids) => this.accepted(ids),
+      (err: unknown) => this.app.log.warn('presign: could not look for emails left unsigned; the queue signs them at their first attempt', { err }),
+    );
   }
 
   /** Takes nothing more and waits for the signing under way. */
@@ -58,8 +65,9 @@ export class Presigner {
   }
 
   /** Resolves once nothing is waiting or being signed (benchmarks, tests). */
-  settled(): Promise<void> {
-    if (!this.running && this.next >= this.waiting.length) return Promise.resolve();
+  async settled(): Promise<void> {
+    await this.starting;
+    if (!this.running && this.next >= this.waiting.length) return;
     return new Promise((resolve) => this.idle.add(resolve));
   }
 

@@ -1,6 +1,6 @@
 // What `mailwright queue list` and `queue flush` do, on the database directly (they run beside `serve`,
-// which notices flushed rows within a second: its queue polls).
-import type { Db } from '../db/open.ts';
+// which notices flushed rows within a second: its queue polls). Queries (db/query.ts).
+import { all, run, type Query } from '../db/query.ts';
 
 export interface QueuedRow {
   id: number;
@@ -13,13 +13,12 @@ export interface QueuedRow {
   queuedAt: string;
 }
 
-export function listQueue(db: Db, limit = 1000): QueuedRow[] {
-  const rows = db
-    .prepare(
-      `SELECT id, email_id, recipient, state, attempts, next_attempt_at, last_response, created_at FROM deliveries
-       WHERE state IN ('queued', 'sending', 'deferred') ORDER BY coalesce(next_attempt_at, 0), id LIMIT ?`,
-    )
-    .all(limit) as Array<{ id: number; email_id: string; recipient: string; state: string; attempts: number; next_attempt_at: number | null; last_response: string | null; created_at: number }>;
+export function* listQueue(limit = 1000): Query<QueuedRow[]> {
+  const rows = yield* all<{ id: number; email_id: string; recipient: string; state: string; attempts: number; next_attempt_at: number | null; last_response: string | null; created_at: number }>(
+    `SELECT id, email_id, recipient, state, attempts, next_attempt_at, last_response, created_at FROM deliveries
+     WHERE state IN ('queued', 'sending', 'deferred') ORDER BY coalesce(next_attempt_at, 0), id LIMIT ?`,
+    limit,
+  );
   return rows.map((r) => ({
     id: r.id,
     emailId: r.email_id,
@@ -33,6 +32,6 @@ export function listQueue(db: Db, limit = 1000): QueuedRow[] {
 }
 
 /** Makes every queued and deferred recipient due now (like `postqueue -f`); returns how many. */
-export function flushQueue(db: Db, now = Date.now()): number {
-  return db.prepare("UPDATE deliveries SET next_attempt_at = ?, updated_at = ? WHERE state IN ('queued', 'deferred')").run(now, now).changes;
+export function flushQueue(now = Date.now()): Query<number> {
+  return run("UPDATE deliveries SET next_attempt_at = ?, updated_at = ? WHERE state IN ('queued', 'deferred')", now, now);
 }

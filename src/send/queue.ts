@@ -6,7 +6,7 @@ import type { OutboundMessage, Transport } from './deliver.ts';
 import type { Relay } from './relays.ts';
 import type { RetryPolicy } from './policy.ts';
 import { FullDiskNotice } from '../db/full-disk.ts';
-import { claimDue, nextDueAt, releaseAbandoned, releaseOrphans, type Claimed } from './claims.ts';
+import { claimants, claimDue, nextDueAt, orphaned, releaseAbandoned, releaseOrphans, type Claimed } from './claims.ts';
 import type { SignedCopies } from './signed-copies.ts';
 import { localFailure, recordOutcomes } from './record.ts';
 
@@ -96,18 +96,22 @@ export class Queue {
         // In the first pump rather than before it: on a full disk this write fails, and the pump's back-off
         // tries it again instead of the start failing (catalogue DUR-13).
         if (!this.orphansReleased) {
-          const back = releaseOrphans(this.app.db, this.app.clock.now());
+          // Whether a claimant still runs is asked of the system, between the read and the write.
+          const pids = orphaned(await this.app.store.read(claimants()));
+          const now = this.app.clock.now();
+          const back = pids.length ? await this.app.store.write(() => releaseOrphans(pids, now)) : 0;
           this.orphansReleased = true;
           if (back) this.app.log.warn('queue: recipients left in flight by a process that died are queued again', { count: back });
         }
         if (this.app.clock.now() - this.releasedAt >= RELEASE_EVERY_MS) {
           this.releasedAt = this.app.clock.now();
-          releaseAbandoned(this.app.db, this.releasedAt, this.leaseMs);
+          const releasedAt = this.releasedAt;
+          await this.app.store.write(() => releaseAbandoned(releasedAt, this.leaseMs));
         }
         while (!this.stopping && this.inFlight < this.maxInFlight) {
           const limit = Math.min(this.batchSize, this.maxInFlight - this.inFlight);
           // The claim is a write: it rides the group commit instead of paying an fsync of its own.
-          const rows = await this.app.commit.runUnacknowledged(() => claimDue(this.app.db, this.app.clock.now(), limit));
+          const rows = await this.app.store.write(() => claimDue(this.app.clock.now(), limit), { acknowledged: false });
           if (rows.length === 0) break;
           this.inFlight += rows.length;
           const work: Promise<void> = this.attempt(rows)
@@ -137,12 +141,14 @@ export class Queue {
     } finally {
       this.pumping = false;
     }
-    if (!this.stopping) this.schedule(this.failedClaims ? claimBackoff(this.failedClaims) : undefined);
+    if (!this.stopping) await this.schedule(this.failedClaims ? claimBackoff(this.failedClaims) : undefined);
   }
 
-  private schedule(minDelayMs = 0): void {
+  private async schedule(minDelayMs = 0): Promise<void> {
+    const next = await this.app.store.read(nextDueAt());
+    // stop() came while the store was asked: no timer may outlive it.
+    if (this.stopping) return;
     if (this.timer) clearTimeout(this.timer);
-    const next = nextDueAt(this.app.db);
     const delay = Math.max(minDelayMs, next === null ? this.pollMs : Math.min(this.pollMs, Math.max(0, next - this.app.clock.now())));
     this.timer = setTimeout(() => void this.pump(), delay);
     this.timer.unref();

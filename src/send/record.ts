@@ -3,8 +3,8 @@
 // suppresses the address (feedback/bounces.ts), all in one group commit; a bounce or a failure of mail sent from
 // the dashboard also puts a notice in the sender's mailbox (feedback/notices.ts). It must not deliver or decide outcomes.
 import type { App } from '../context.ts';
+import { run } from '../db/query.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { suppressIfHard } from '../feedback/bounces.ts';
 import { noticeSender } from '../feedback/notices.ts';
 import type { Claimed } from './claims.ts';
@@ -20,12 +20,15 @@ export function localFailure(row: Claimed, permanent: boolean, reason: string): 
   return { messageId: row.email_id, recipient: row.recipient, result: permanent ? 'failed' : 'deferred', code: null, enhanced: null, response: reason, mx: null, tls: false, tlsVerified: false, tlsError: null, tlsPolicy: 'none' };
 }
 
-/** Records one outcome per claimed row (matched by email and recipient); a row without one is deferred. */
+/**
+ * Records one outcome per claimed row (matched by email and recipient); a row without one is deferred. The
+ * events and notices are emails/ and notices.ts statements on app.db, not queries yet.
+ */
 export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claimed[], outcomes: Array<RecipientOutcome | LocalFailure>): Promise<void> {
-  const { db, clock } = app;
-  const attempted: Array<Record<string, unknown>> = [];
-  await app.commit.runUnacknowledged(() => {
-    attempted.length = 0; // the group commit may run this again after another job failed; only the last run counts
+  const { clock } = app;
+  // Returned, not gathered outside: the store may run the query again (another job of its commit failed).
+  const attempted = await app.store.write(function* () {
+    const attempted: Array<Record<string, unknown>> = [];
     const now = clock.now();
     const touched = new Set<string>();
     const byRecipient = new Map(outcomes.map((o) => [`${o.messageId}\n${o.recipient}`, o]));
@@ -33,47 +36,46 @@ export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claime
       const o = byRecipient.get(`${row.email_id}\n${row.recipient}`) ?? localFailure(row, false, 'no outcome was reported for this recipient');
       const attempts = row.attempts + 1;
       const data = { code: o.code, enhancedCode: o.enhanced, response: o.response, mx: o.mx, tls: o.tls, tlsVerified: o.tlsVerified, ...(o.tlsError ? { tlsError: o.tlsError } : {}), tlsPolicy: o.tlsPolicy, attempt: attempts };
-      // Bridge: the outcomes' commit runs the queue's statements on the connection (not a query yet).
       const event = (type: 'delivered' | 'bounced' | 'delivery_delayed' | 'failed', extra: Record<string, unknown> = {}) =>
-        runOn(db, addEvent(clock, { workspaceId: row.workspace_id, emailId: row.email_id, type, recipient: row.recipient, data: { ...data, ...extra } }));
+        addEvent(clock, { workspaceId: row.workspace_id, emailId: row.email_id, type, recipient: row.recipient, data: { ...data, ...extra } });
       const finish = (state: string) => {
         attempted.push(attemptLine(row, o, state, attempts));
-        return db
-          .prepare('UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = NULL, claimed_at = NULL, claimed_by = NULL, last_code = ?, last_response = ?, last_mx = ?, updated_at = ? WHERE id = ?')
-          .run(state, attempts, o.code, o.response, o.mx, now, row.id);
+        return run('UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = NULL, claimed_at = NULL, claimed_by = NULL, last_code = ?, last_response = ?, last_mx = ?, updated_at = ? WHERE id = ?', state, attempts, o.code, o.response, o.mx, now, row.id);
       };
       const notice = { workspaceId: row.workspace_id, emailId: row.email_id, recipient: row.recipient };
       if (o.result === 'delivered') {
-        finish('delivered');
-        event('delivered');
+        yield* finish('delivered');
+        yield* event('delivered');
       } else if (o.result === 'bounced') {
-        finish('bounced');
+        yield* finish('bounced');
         // A refusal saying the address is bad suppresses it for the workspace, in this same commit.
-        const hardBounce = suppressIfHard(app, { ...notice, code: o.code, enhanced: o.enhanced, response: o.response });
-        event('bounced', { hardBounce });
+        const hardBounce = yield* suppressIfHard(clock, { ...notice, code: o.code, enhanced: o.enhanced, response: o.response });
+        yield* event('bounced', { hardBounce });
         noticeSender(app, { ...notice, kind: 'bounced', response: o.response, hardBounce });
       } else if (o.result === 'failed') {
-        finish('failed');
-        event('failed', { reason: o.response });
+        yield* finish('failed');
+        yield* event('failed', { reason: o.response });
         noticeSender(app, { ...notice, kind: 'failed', response: null, reason: o.response });
       } else if (expired(policy, row.created_at, now)) {
         // RFC 5321 4.5.4.1: give up after the configured lifetime (4-5 days by default).
-        finish('failed');
+        yield* finish('failed');
         const reason = `gave up after ${attempts} attempts over ${Math.round((now - row.created_at) / 3_600_000)} h`;
-        event('failed', { reason });
+        yield* event('failed', { reason });
         noticeSender(app, { ...notice, kind: 'failed', response: o.response, reason });
       } else {
         attempted.push(attemptLine(row, o, 'deferred', attempts));
-        db.prepare(
+        yield* run(
           "UPDATE deliveries SET state = 'deferred', attempts = ?, next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL, first_deferred_at = coalesce(first_deferred_at, ?), last_code = ?, last_response = ?, last_mx = ?, updated_at = ? WHERE id = ?",
-        ).run(attempts, now + retryDelay(policy, attempts), now, o.code, o.response, o.mx, now, row.id);
+          attempts, now + retryDelay(policy, attempts), now, o.code, o.response, o.mx, now, row.id,
+        );
         // One delivery_delayed per recipient: when it is first deferred, not at every attempt.
-        if (row.first_deferred_at === null) event('delivery_delayed', { nextAttemptAt: new Date(now + retryDelay(policy, attempts)).toISOString() });
+        if (row.first_deferred_at === null) yield* event('delivery_delayed', { nextAttemptAt: new Date(now + retryDelay(policy, attempts)).toISOString() });
       }
       touched.add(row.email_id);
     }
-    for (const emailId of touched) runOn(db, refreshEmailStatus(emailId));
-  });
+    for (const emailId of touched) yield* refreshEmailStatus(emailId);
+    return attempted;
+  }, { acknowledged: false });
   // After the commit: a line must not report an outcome that was rolled back.
   for (const fields of attempted) app.log.info('delivery attempt', fields);
   for (const fields of attempted) app.metrics?.delivery(fields as DeliveryAttempt); // metrics: counted once committed, like the log line

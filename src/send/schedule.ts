@@ -1,10 +1,10 @@
 // Scheduled sending (DESIGN.md: scheduled_at): a send for later is stored and metered at once with status
 // `scheduled` and held in scheduled_sends; at its time the writer releases it to the queue (`sent` events, its
 // delivery rows). Releasing, canceling and rescheduling each act only while the row exists, in one
-// transaction, so a cancel racing the due time either cancels or finds it sent, never both.
+// transaction, so a cancel racing the due time either cancels or finds it sent, never both. Queries
+// (db/query.ts); `ctx.db` is only for emails/events.ts and account/plans.ts, not queries yet.
 import type { App, DbContext } from '../context.ts';
-import type { Db } from '../db/open.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { all, get, run, value, type Query } from '../db/query.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { iso } from '../clock.ts';
 import { addEvent } from '../emails/events.ts';
@@ -25,14 +25,11 @@ export function scheduleTime(at: number | undefined, now: number, path = 'schedu
 }
 
 /** In the transaction that stores the send: held, with a `scheduled` event per recipient. */
-export function holdSend(ctx: DbContext, s: { emailId: string; workspaceId: string; scheduledAt: number; recipients: string[] }): void {
-  const { db, clock } = ctx;
-  db.prepare('INSERT INTO scheduled_sends (email_id, workspace_id, scheduled_at, recipients, created_at) VALUES (?, ?, ?, ?, ?)').run(
-    s.emailId, s.workspaceId, s.scheduledAt, JSON.stringify(s.recipients), clock.now(),
-  );
-  db.prepare("UPDATE emails SET status = 'scheduled', scheduled_at = ? WHERE id = ?").run(s.scheduledAt, s.emailId);
-  // Bridge: holdSend runs on the writer's connection (not a query yet).
-  for (const recipient of s.recipients) runOn(db, addEvent(clock, { workspaceId: s.workspaceId, emailId: s.emailId, type: 'scheduled', recipient, data: { scheduledAt: iso(s.scheduledAt) } }));
+export function* holdSend(ctx: DbContext, s: { emailId: string; workspaceId: string; scheduledAt: number; recipients: string[] }): Query<void> {
+  const { clock } = ctx;
+  yield* run('INSERT INTO scheduled_sends (email_id, workspace_id, scheduled_at, recipients, created_at) VALUES (?, ?, ?, ?, ?)', s.emailId, s.workspaceId, s.scheduledAt, JSON.stringify(s.recipients), clock.now());
+  yield* run("UPDATE emails SET status = 'scheduled', scheduled_at = ? WHERE id = ?", s.scheduledAt, s.emailId);
+  for (const recipient of s.recipients) yield* addEvent(clock, { workspaceId: s.workspaceId, emailId: s.emailId, type: 'scheduled', recipient, data: { scheduledAt: iso(s.scheduledAt) } });
 }
 
 interface Held {
@@ -43,61 +40,60 @@ interface Held {
 }
 
 /** The writer job `send.release`: queues up to a batch of due sends; `more` when there may be others due. */
-export function releaseDue(ctx: DbContext): { released: number; more: boolean } {
-  const { db, clock } = ctx;
-  const due = db
-    .prepare(
-      `SELECT s.email_id, s.workspace_id, s.recipients, e.message_class FROM scheduled_sends s JOIN emails e ON e.id = s.email_id
-       WHERE s.scheduled_at <= ? ORDER BY s.scheduled_at LIMIT ?`,
-    )
-    .all(clock.now(), RELEASE_BATCH) as Held[];
+export function* releaseDue(ctx: DbContext): Query<{ released: number; more: boolean }> {
+  const { clock } = ctx;
+  const due = yield* all<Held>(
+    `SELECT s.email_id, s.workspace_id, s.recipients, e.message_class FROM scheduled_sends s JOIN emails e ON e.id = s.email_id
+     WHERE s.scheduled_at <= ? ORDER BY s.scheduled_at LIMIT ?`,
+    clock.now(), RELEASE_BATCH,
+  );
   for (const h of due) {
-    db.prepare('DELETE FROM scheduled_sends WHERE email_id = ?').run(h.email_id);
-    db.prepare("UPDATE emails SET status = 'sent' WHERE id = ?").run(h.email_id);
-    enqueue(ctx, { id: h.email_id, workspaceId: h.workspace_id, messageClass: h.message_class }, JSON.parse(h.recipients) as string[]);
+    yield* run('DELETE FROM scheduled_sends WHERE email_id = ?', h.email_id);
+    yield* run("UPDATE emails SET status = 'sent' WHERE id = ?", h.email_id);
+    yield* enqueue(ctx, { id: h.email_id, workspaceId: h.workspace_id, messageClass: h.message_class }, JSON.parse(h.recipients) as string[]);
   }
   return { released: due.length, more: due.length === RELEASE_BATCH };
 }
 
-const heldRow = (db: Db, workspaceId: string, emailId: string) =>
-  db.prepare('SELECT recipients FROM scheduled_sends WHERE workspace_id = ? AND email_id = ?').get(workspaceId, emailId) as { recipients: string } | undefined;
+const heldRow = (workspaceId: string, emailId: string) => get<{ recipients: string }>('SELECT recipients FROM scheduled_sends WHERE workspace_id = ? AND email_id = ?', workspaceId, emailId);
 
 /** 409 for an email that is no longer (or never was) waiting for its time; false when there is no such email. */
-function assertHeld(db: Db, workspaceId: string, emailId: string): { recipients: string } | false {
-  const held = heldRow(db, workspaceId, emailId);
+function* assertHeld(workspaceId: string, emailId: string): Query<{ recipients: string } | false> {
+  const held = yield* heldRow(workspaceId, emailId);
   if (held) return held;
-  const status = db.prepare('SELECT status FROM emails WHERE workspace_id = ? AND id = ?').pluck().get(workspaceId, emailId) as string | undefined;
+  const status = yield* value<string>('SELECT status FROM emails WHERE workspace_id = ? AND id = ?', workspaceId, emailId);
   if (status === undefined) return false;
   throw new ApiError(409, 'not_scheduled', status === 'canceled' ? 'The email was canceled already' : `The email is not waiting for its scheduled time (status ${status}): it has started sending`);
 }
 
 /** Cancels a held send: status `canceled`, a `canceled` event per recipient, its usage given back. */
-export function cancelScheduled(ctx: DbContext, workspaceId: string, emailId: string): boolean {
-  const { db, clock } = ctx;
-  const held = assertHeld(db, workspaceId, emailId);
+export function* cancelScheduled(ctx: DbContext, workspaceId: string, emailId: string): Query<boolean> {
+  const { clock } = ctx;
+  const held = yield* assertHeld(workspaceId, emailId);
   if (!held) return false;
   const recipients = JSON.parse(held.recipients) as string[];
-  db.prepare('DELETE FROM scheduled_sends WHERE email_id = ?').run(emailId);
-  db.prepare("UPDATE emails SET status = 'canceled' WHERE id = ?").run(emailId);
-  // Bridge: cancelScheduled takes the connection (not a query yet).
-  for (const recipient of recipients) runOn(db, addEvent(clock, { workspaceId, emailId, type: 'canceled', recipient, data: {} }));
-  const email = db.prepare('SELECT created_at, (SELECT coalesce(sum(size), 0) FROM email_attachments WHERE email_id = ?) AS bytes FROM emails WHERE id = ?').get(emailId, emailId) as {
-    created_at: number;
-    bytes: number;
-  };
-  runOn(db, giveBack(workspaceId, email.created_at, { recipients: recipients.length, attachmentBytes: email.bytes })); // Bridge: cancelScheduled is not a query yet (send/)
+  yield* run('DELETE FROM scheduled_sends WHERE email_id = ?', emailId);
+  yield* run("UPDATE emails SET status = 'canceled' WHERE id = ?", emailId);
+  for (const recipient of recipients) yield* addEvent(clock, { workspaceId, emailId, type: 'canceled', recipient, data: {} });
+  const email = (yield* get<{ created_at: number; bytes: number }>(
+    'SELECT created_at, (SELECT coalesce(sum(size), 0) FROM email_attachments WHERE email_id = ?) AS bytes FROM emails WHERE id = ?',
+    emailId, emailId,
+  ))!;
+  yield* giveBack(workspaceId, email.created_at, { recipients: recipients.length, attachmentBytes: email.bytes });
   return true;
 }
 
 /** Moves a held send to `at` (null: release it now). */
-export function reschedule(ctx: DbContext, workspaceId: string, emailId: string, at: number | null): boolean {
-  const { db, clock } = ctx;
-  if (!assertHeld(db, workspaceId, emailId)) return false;
-  const when = at ?? clock.now();
-  db.prepare('UPDATE scheduled_sends SET scheduled_at = ? WHERE email_id = ?').run(when, emailId);
-  db.prepare('UPDATE emails SET scheduled_at = ? WHERE id = ?').run(when, emailId);
+export function* reschedule(ctx: Pick<DbContext, 'clock'>, workspaceId: string, emailId: string, at: number | null): Query<boolean> {
+  if (!(yield* assertHeld(workspaceId, emailId))) return false;
+  const when = at ?? ctx.clock.now();
+  yield* run('UPDATE scheduled_sends SET scheduled_at = ? WHERE email_id = ?', when, emailId);
+  yield* run('UPDATE emails SET scheduled_at = ? WHERE id = ?', when, emailId);
   return true;
 }
+
+/** When the earliest held send is due; null when none is held. */
+const nextScheduledAt = () => value<number | null>('SELECT min(scheduled_at) FROM scheduled_sends');
 
 /** Releases held sends at their time: sleeps until the earliest, and is woken when one is added or moved. */
 export class Scheduler {
@@ -136,11 +132,11 @@ export class Scheduler {
 
   private async run(): Promise<void> {
     if (this.stopped) return;
-    const { db, clock, writer, log, queue } = this.app;
+    const { store, clock, writer, log, queue } = this.app;
     try {
       let released = 0;
       for (;;) {
-        const next = db.prepare('SELECT min(scheduled_at) FROM scheduled_sends').pluck().get() as number | null;
+        const next = (await store.read(nextScheduledAt())) as number | null;
         if (next === null || next > clock.now()) {
           if (released) queue.wake();
           if (!this.stopped && !this.timer) this.arm(next === null ? MAX_SLEEP_MS : next - clock.now());

@@ -282,7 +282,7 @@ test('a check the writer thread makes in its transaction refuses the send with t
   const workspaceId = app.db.prepare("SELECT workspace_id FROM domains WHERE name = 'sender.test'").pluck().get() as string;
   const [label] = runOn(app.db, ensureLabels(app.clock, workspaceId, ['short-lived']));
   // Checked on the event loop, then the label goes before the writer runs: the writer must refuse, not store a dangling id.
-  const plan = planSend(app, workspaceId, parseSendRequest({ from: 'a@sender.test', to: ['gone@dest.test'], subject: 'late label', text: 'x', labels: [label.id] }));
+  const plan = runOn(app.db, planSend(app, workspaceId, parseSendRequest({ from: 'a@sender.test', to: ['gone@dest.test'], subject: 'late label', text: 'x', labels: [label.id] })));
   app.db.prepare('DELETE FROM labels WHERE id = ?').run(label.id);
   const refused = await app.writer.commit([sendStep([plan]).step], { now: plan.now, log: app.log }).then(() => null, (err: unknown) => err);
   assert.instance(refused, ApiError);

@@ -164,17 +164,17 @@ export class SignedCopies {
       const signed = await this.signer.composeAndSign(() => runOn(db, composeInput(row)), dkim, undefined, { packBodies: true });
       // Not beside a plan another process stored meanwhile: one shared copy or per-recipient copies, never both.
       // The commit holds SQLite's write lock (BEGIN IMMEDIATE) from the check to the store.
-      // Bridge: in one commit with storedPlan (personalise.ts), which takes the connection (not a query yet).
-      const ours = await this.app.commit.runUnacknowledged(() => {
-        if (storedPlan(db, emailId) !== null || !runOn(db, storeSignedCopy(emailId, signed.packed, signed.raw.length, this.app.clock.now()))) return false;
-        if (signed.bodies) runOn(db, packStoredBodies(emailId, signed.bodies));
+      const { clock } = this.app;
+      const ours = await this.app.store.write(function* () {
+        if ((yield* storedPlan(emailId)) !== null || !(yield* storeSignedCopy(emailId, signed.packed, signed.raw.length, clock.now()))) return false;
+        if (signed.bodies) yield* packStoredBodies(emailId, signed.bodies);
         return true;
-      });
+      }, { acknowledged: false });
       if (ours) return { ...sent, raw: signed.raw };
       // Another process signed it first; what is stored is what goes out.
       const stored = await signedCopy(this.app.store, emailId);
       if (stored) return { ...sent, raw: stored };
-      return { ...sent, personal: this.personalEmail(row, dkim, storedPlan(db, emailId)!) };
+      return { ...sent, personal: this.personalEmail(row, dkim, (await this.app.store.read(storedPlan(emailId)))!) };
     })();
     this.signing.set(emailId, work);
     work.finally(() => this.signing.delete(emailId)).catch(() => {});

@@ -7,8 +7,7 @@
 import type { App, DbContext } from '../context.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { isId, newId } from '../db/ids.ts';
-import { boxSecret } from '../db/box-secret.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { readBoxSecret } from '../db/box-secret.ts';
 import { domainOf } from '../mail/addresses.ts';
 import { findSendingDomain, unsubscribePrefixes } from '../domains/domains.ts';
 import { findLabels, resolveForAdding } from '../labels/labels.ts';
@@ -16,6 +15,7 @@ import { storeSentEmail } from '../emails/store.ts';
 import { fileNewEmail } from '../labels/filing.ts';
 import { emailById, emailByMessageId } from '../emails/lookup.ts';
 import { answerStep, storeAnswer, type IdempotencyClaim, type IdempotencyRecord } from '../db/idempotency.ts';
+import type { Query } from '../db/query.ts';
 import { meter } from '../account/plans.ts';
 import { assertSendingAllowed } from '../account/reputation.ts';
 import type { Step } from '../db/writer.ts';
@@ -65,14 +65,13 @@ const MAX_REFERENCES = 20;
  * Checks a send and works out its ids, thread and envelope with reads only; throws ApiError for what the
  * caller must fix. Nothing is written: writeSend does that, in the writer's transaction.
  */
-export function planSend(app: DbContext, workspaceId: string, req: SendRequest): PlannedSend {
-  const { db, clock } = app;
-  runOn(db, assertSendingAllowed(app.config, workspaceId, clock.now())); // Bridge: planSend is not a query yet (send/)
+export function* planSend(app: Pick<DbContext, 'clock' | 'config'>, workspaceId: string, req: SendRequest): Query<PlannedSend> {
+  const { clock } = app;
+  yield* assertSendingAllowed(app.config, workspaceId, clock.now());
   // A send by template is rendered before it is planned (withTemplate), off the event loop when it is large.
   if (req.template) throw new Error('planSend: render the template first (withTemplate)');
   const fromDomain = domainOf(req.from.address);
-  // Bridge: planSend is synchronous (reads only, before the writer's job); findSendingDomain runs on SQLite's connection.
-  const domain = runOn(db, findSendingDomain(workspaceId, fromDomain));
+  const domain = yield* findSendingDomain(workspaceId, fromDomain);
   if (!domain || domain.status !== 'verified') {
     throw new ApiError(403, 'domain_not_verified', `The domain ${fromDomain} is not verified in this workspace: add it with POST /domains and verify its DNS records`);
   }
@@ -80,8 +79,7 @@ export function planSend(app: DbContext, workspaceId: string, req: SendRequest):
     throw new ApiError(403, 'marketing_not_enabled', `Marketing mail is not enabled for ${fromDomain}: PATCH /domains/${domain.id} with {"marketing": true}`);
   }
 
-  // Bridge: planSend reads synchronously (its callers are other areas') until it is a query.
-  const unknownLabel = runOn(db, findLabels(workspaceId, req.labels)).missing.find((ref) => isId('lbl', ref));
+  const unknownLabel = (yield* findLabels(workspaceId, req.labels)).missing.find((ref) => isId('lbl', ref));
   if (unknownLabel) throw validationError('labels', `no label ${unknownLabel} in this workspace`);
 
   const now = clock.now();
@@ -92,8 +90,7 @@ export function planSend(app: DbContext, workspaceId: string, req: SendRequest):
   let refs: string[] = [];
   if (req.inReplyTo) {
     const key = req.inReplyTo.replace(/^<|>$/g, '');
-    // Bridge: planning a send is synchronous on the connection (not a query yet).
-    const parent = runOn(db, isId('em', key) ? emailById(workspaceId, key) : emailByMessageId(workspaceId, key));
+    const parent = isId('em', key) ? yield* emailById(workspaceId, key) : yield* emailByMessageId(workspaceId, key);
     if (!parent && isId('em', key)) throw validationError('in_reply_to', `no email ${key} in this workspace`);
     inReplyTo = parent?.message_id ?? key;
     // RFC 5322 3.6.4: the parent's References, or failing those its In-Reply-To, then its Message-ID.
@@ -115,7 +112,7 @@ export function planSend(app: DbContext, workspaceId: string, req: SendRequest):
     inReplyTo,
     refs,
     recipients,
-    envelopeFrom: verpAddress(boxSecret(db), id, domain.return_path),
+    envelopeFrom: verpAddress(yield* readBoxSecret(), id, domain.return_path),
     now,
     scheduledAt: scheduleTime(req.scheduledAt, now),
   };
@@ -154,18 +151,17 @@ async function withTemplate(app: App, workspaceId: string, req: SendRequest): Pr
 
 /**
  * Writes a planned send: the email, its full-text row, contents and attachments, and per recipient a queue
- * row and a `sent` event (or, for a suppressed address, a `blocked` row and event). Synchronous SQL for the
- * caller's transaction.
+ * row and a `sent` event (or, for a suppressed address, a `blocked` row and event). A query (db/query.ts) for
+ * the caller's transaction.
  */
-export function writeSend(app: DbContext, plan: PlannedSend): void {
-  const { db, clock } = app;
+export function* writeSend(app: DbContext, plan: PlannedSend): Query<void> {
+  const { clock } = app;
   const { req, workspaceId, now } = plan;
   const { id, threadId } = plan.answer;
   // Checked and counted before anything is written, in the transaction that queues: 429 leaves nothing behind.
-  runOn(db, meter(app.config, workspaceId, now, { recipients: plan.recipients.length, attachmentBytes: req.attachments.reduce((n, a) => n + a.content.length, 0) }));
-  // Bridge (resolveForAdding, fileNewEmail, learnFromSend): writeSend is synchronous SQL in the writer's send job until it is a query.
-  const labelIds = runOn(db, resolveForAdding(clock, workspaceId, req.labels, true, 'labels')).map((l) => l.id);
-  runOn(db, storeSentEmail(clock, {
+  yield* meter(app.config, workspaceId, now, { recipients: plan.recipients.length, attachmentBytes: req.attachments.reduce((n, a) => n + a.content.length, 0) });
+  const labelIds = (yield* resolveForAdding(clock, workspaceId, req.labels, true, 'labels')).map((l) => l.id);
+  yield* storeSentEmail(clock, {
     id,
     workspaceId,
     threadId,
@@ -177,12 +173,12 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
     envelopeFrom: plan.envelopeFrom,
     labelIds,
     content: req,
-  }));
-  runOn(db, fileNewEmail(now, workspaceId, id));
+  });
+  yield* fileNewEmail(now, workspaceId, id);
   // The spam filter: recipients become correspondents, and a reply teaches it the message replied to was ham.
-  runOn(db, learnFromSend({ workspaceId, recipients: plan.recipients, inReplyTo: plan.inReplyTo, byOwner: req.sentBy !== undefined, bulk: req.messageClass === 'marketing' || !!req.origin?.test, now }));
-  if (plan.scheduledAt !== null) holdSend(app, { emailId: id, workspaceId, scheduledAt: plan.scheduledAt, recipients: plan.recipients });
-  else enqueue(app, { id, workspaceId, messageClass: req.messageClass }, plan.recipients);
+  yield* learnFromSend({ workspaceId, recipients: plan.recipients, inReplyTo: plan.inReplyTo, byOwner: req.sentBy !== undefined, bulk: req.messageClass === 'marketing' || !!req.origin?.test, now });
+  if (plan.scheduledAt !== null) yield* holdSend(app, { emailId: id, workspaceId, scheduledAt: plan.scheduledAt, recipients: plan.recipients });
+  else yield* enqueue(app, { id, workspaceId, messageClass: req.messageClass }, plan.recipients);
 }
 
 /**
@@ -190,8 +186,8 @@ export function writeSend(app: DbContext, plan: PlannedSend): void {
  * copy of a received message runs it inside the receive's own job, so all three send paths (a front door's,
  * a forwarded copy, a forwarding confirmation) write through it.
  */
-export function writeSends(ctx: DbContext, plans: PlannedSend[]): void {
-  for (const plan of plans) writeSend({ ...ctx, clock: { now: () => plan.now } }, plan);
+export function* writeSends(ctx: DbContext, plans: PlannedSend[]): Query<void> {
+  for (const plan of plans) yield* writeSend({ ...ctx, clock: { now: () => plan.now } }, plan);
 }
 
 /** The writer step that queues `plans`, and the attachment buffers that move to the writer with it. */
@@ -229,7 +225,7 @@ async function commitSends(app: App, plans: PlannedSend[], now: number, answer?:
  */
 export async function submit(app: App, workspaceId: string, req: SendRequest, claim?: IdempotencyClaim, also: Step[] = []): Promise<Submitted> {
   refuseWhenDiskLow(app);
-  const plan = planSend(app, workspaceId, await withTemplate(app, workspaceId, req));
+  const plan = await app.store.read(planSend(app, workspaceId, await withTemplate(app, workspaceId, req)));
   await commitSends(app, [plan], plan.now, claim && { claim, status: 200, body: plan.answer }, also);
   wakeFor(app, [plan]);
   return plan.answer;
@@ -256,7 +252,8 @@ export async function submitBatch(app: App, workspaceId: string, items: Array<Se
       continue;
     }
     try {
-      planned.push(planSend(app, workspaceId, await withTemplate(app, workspaceId, item)));
+      const ready = await withTemplate(app, workspaceId, item);
+      planned.push(await app.store.read(planSend(app, workspaceId, ready)));
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       planned.push(err);
@@ -283,12 +280,12 @@ type BatchAnswer = { data: BatchItem[]; count: number; successful: number; faile
  * The writer job `send.batch`: writes each planned item, except one the plan's limits refuse, which fails
  * alone with `quota_exceeded`; the answer, so decided in the transaction, is stored with the Idempotency-Key.
  */
-export function writeBatch(ctx: DbContext, job: BatchJob): BatchAnswer {
+export function* writeBatch(ctx: DbContext, job: BatchJob): Query<BatchAnswer> {
   const data = job.data.map((d) => ({ ...d }));
   for (const plan of job.plans) {
     const index = data.findIndex((d) => d.ok && d.id === plan.answer.id);
     try {
-      writeSend({ ...ctx, clock: { now: () => plan.now } }, plan);
+      yield* writeSend({ ...ctx, clock: { now: () => plan.now } }, plan);
     } catch (err) {
       if (!(err instanceof ApiError) || err.code !== 'quota_exceeded') throw err;
       data[index] = { index, ok: false, error: { message: err.message, code: err.code } };

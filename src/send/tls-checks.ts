@@ -1,4 +1,4 @@
-// The box's OutboundTlsChecks (outbound-tls.ts): MTA-STS policies from their SQLite cache (mta-sts/policies.ts),
+// The box's OutboundTlsChecks (outbound-tls.ts): MTA-STS policies from their cache in the store (mta-sts/policies.ts),
 // TLSA records asked of the configured resolvers (dane.ts, remembered for a minute per host), and every session's
 // result counted for the TLS report (tls-rpt/counts.ts) on the group commit. It must not deliver anything.
 import tls from 'node:tls';
@@ -14,8 +14,7 @@ const MAX_MEMO = 10_000;
 export function createTlsChecks(app: App, tlsCa: string | undefined): OutboundTlsChecks {
   const { config, clock, log } = app;
   const policies = new MtaStsPolicies({
-    db: app.db,
-    write: (work) => app.commit.runUnacknowledged(work),
+    store: app.store,
     clock,
     resolver: app.dns,
     fetch: { allowPrivate: config.allowPrivateDelivery, port: config.mtaStsPort, ca: [...tls.rootCertificates, ...(tlsCa ? [tlsCa] : [])] },
@@ -34,7 +33,7 @@ export function createTlsChecks(app: App, tlsCa: string | undefined): OutboundTl
     },
     observe(session) {
       // Counting must never hold delivery up or fail it: a count lost to a full disk is logged, nothing more.
-      app.commit.runUnacknowledged(() => countSession(app.db, session, clock.now())).catch((err: unknown) => log.warn('could not count a TLS session for the TLS report', { err }));
+      app.store.write(() => countSession(session, clock.now()), { acknowledged: false }).catch((err: unknown) => log.warn('could not count a TLS session for the TLS report', { err }));
       if (session.failure) log.info('outbound TLS check failed', { domain: session.domain, mx: session.receivingMx, type: session.failure.type, reason: session.failure.reason });
     },
   };

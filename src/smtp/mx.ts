@@ -88,19 +88,16 @@ export function createMxServer(app: App, tls: TlsCredentials, workers: ReceiveWo
         log.error('recipient lookup failed', { err, session: session.id });
         callback(new SmtpError(451, '4.3.0 Temporary local problem, try again later'));
       };
-      let target: Target;
-      try {
-        target = routeRecipient(app.db, address.address, session.envelope.mailFrom ? session.envelope.mailFrom.address : '');
-      } catch (err) {
-        return refuse(err);
-      }
-      // A recipient of ours is the point where the client is looked at (door.ts), once per session.
-      const state = sessions.of(session);
-      state.verdict ??= door.judge({ session: session.id, ip: clientIp(session), ptr: ptrOf(session) });
-      state.verdict.then((verdict) => {
-        if (verdict.refusal) return refuse(verdict.refusal);
-        sessions.find(session.id)?.targets.set(address.address.toLowerCase(), target);
-        callback();
+      app.store.read(routeRecipient(address.address, session.envelope.mailFrom ? session.envelope.mailFrom.address : '')).then((target: Target) => {
+        // A recipient of ours is the point where the client is looked at (door.ts), once per session.
+        const state = sessions.find(session.id);
+        if (!state) return; // the client left while its recipient was looked up: nobody to answer
+        state.verdict ??= door.judge({ session: session.id, ip: clientIp(session), ptr: ptrOf(session) });
+        state.verdict.then((verdict) => {
+          if (verdict.refusal) return refuse(verdict.refusal);
+          sessions.find(session.id)?.targets.set(address.address.toLowerCase(), target);
+          callback();
+        }, refuse);
       }, refuse);
     },
 

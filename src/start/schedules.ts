@@ -15,7 +15,7 @@ import { pruneAudit } from '../account/audit.ts';
 
 /** `boxDns` false (mailwright try): the box's own name is never looked up. */
 export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () => Promise<void> {
-  const { db, clock, log, config } = app;
+  const { clock, log, config } = app;
   const checkBoxDns = async () => {
     if (opts.boxDns === false) return;
     await recordBoxDns(app.store, app.dns, config.hostname, clock.now()).catch((err: unknown) => log.warn('could not record the box DNS', { err }));
@@ -33,7 +33,7 @@ export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () =>
     cron.schedule('41 * * * *', () => checkBoxDns()),
     cron.schedule('17 * * * *', async () => {
       try {
-        const purged = { sessionsPurged: await app.store.write(() => purgeSessions(clock)), idempotencyKeysPurged: app.idempotency.purgeExpired(), authFailuresPurged: await app.store.write(() => purgeAuthFailures(clock)), reportsPurged: pruneReceivedReports(db, clock.now()), auditRowsPurged: await pruneAuditLog(app) };
+        const purged = { sessionsPurged: await app.store.write(() => purgeSessions(clock)), idempotencyKeysPurged: app.idempotency.purgeExpired(), authFailuresPurged: await app.store.write(() => purgeAuthFailures(clock)), reportsPurged: await app.store.write(() => pruneReceivedReports(clock.now())), auditRowsPurged: await pruneAuditLog(app) };
         housekeepingDisk.succeeded();
         log.info('housekeeping', purged);
       } catch (err) {

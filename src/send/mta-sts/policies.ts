@@ -1,10 +1,11 @@
 // Recipient domains' MTA-STS policies as delivery needs them (RFC 8461 3 and 5.1): the `_mta-sts` TXT record
 // asked at most once a minute per domain, the policy fetched when its id changed or it expired, and kept in
-// SQLite (mta_sts_policies) so a restart or a failed refresh still has it. A failed fetch is not retried for
+// the store (mta_sts_policies) so a restart or a failed refresh still has it. A failed fetch is not retried for
 // a few minutes, so a dead policy host does not stall every batch for its timeout.
 import type { Resolver } from 'node:dns/promises';
 import type { Clock } from '../../clock.ts';
-import type { Db } from '../../db/open.ts';
+import { get, run, type Query } from '../../db/query.ts';
+import type { Store } from '../../db/store.ts';
 import { fetchPolicy, type PolicyFetchOptions } from './fetch.ts';
 import type { StsMode, StsPolicy } from './policy.ts';
 import { joinTxt, parseStsRecord } from './records.ts';
@@ -23,9 +24,8 @@ export interface StsLookup {
 }
 
 export interface PoliciesOptions {
-  db: Db;
-  /** Runs a write on the box's connection (app.commit.runUnacknowledged). */
-  write: <T>(work: () => T) => Promise<T>;
+  /** The box's store: the cache is written as bookkeeping that answers nobody (acknowledged: false). */
+  store: Pick<Store, 'read' | 'write'>;
   clock: Clock;
   resolver: Resolver;
   fetch: Omit<PolicyFetchOptions, 'resolver'>;
@@ -42,6 +42,17 @@ interface Row {
   max_age: number;
   policy_text: string;
   expires_at: number;
+}
+
+const cachedRow = (domain: string) => get<Row>('SELECT policy_id, mode, mx, max_age, policy_text, expires_at FROM mta_sts_policies WHERE domain = ?', domain);
+
+function* storePolicy(domain: string, id: string, fetched: { policy: StsPolicy; text: string }, now: number): Query<void> {
+  yield* run(
+    `INSERT INTO mta_sts_policies (domain, policy_id, mode, mx, max_age, policy_text, fetched_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT(domain) DO UPDATE SET policy_id = excluded.policy_id, mode = excluded.mode, mx = excluded.mx, max_age = excluded.max_age,
+       policy_text = excluded.policy_text, fetched_at = excluded.fetched_at, expires_at = excluded.expires_at`,
+    domain, id, fetched.policy.mode, JSON.stringify(fetched.policy.mx), fetched.policy.maxAge, fetched.text, now, now + fetched.policy.maxAge * 1000,
+  );
 }
 
 export class MtaStsPolicies {
@@ -64,20 +75,19 @@ export class MtaStsPolicies {
   }
 
   /** Cached policies (doctor): how many, and how many have expired without being needed since. */
-  static count(db: Db, now: number): { policies: number; expired: number } {
-    const row = db.prepare('SELECT count(*) AS policies, coalesce(sum(expires_at <= ?), 0) AS expired FROM mta_sts_policies').get(now) as { policies: number; expired: number };
-    return row;
+  static *count(now: number): Query<{ policies: number; expired: number }> {
+    return (yield* get<{ policies: number; expired: number }>('SELECT count(*) AS policies, coalesce(sum(expires_at <= ?), 0) AS expired FROM mta_sts_policies', now))!;
   }
 
   /** A remembered answer holds no policy past its expiry. */
-  private stillValid(domain: string, lookup: StsLookup): StsLookup {
+  private async stillValid(domain: string, lookup: StsLookup): Promise<StsLookup> {
     if (!lookup.policy) return lookup;
-    const cached = this.cached(domain);
+    const cached = await this.cached(domain);
     return cached && cached.id === lookup.policy.id ? lookup : { policy: null, problem: lookup.problem };
   }
 
   private async refresh(domain: string): Promise<StsLookup> {
-    const cached = this.cached(domain);
+    const cached = await this.cached(domain);
     const remember = (lookup: StsLookup, ms: number) => {
       if (this.recent.size > MAX_REMEMBERED) this.recent.clear();
       this.recent.set(domain, { until: this.opts.clock.now() + ms, lookup });
@@ -103,20 +113,12 @@ export class MtaStsPolicies {
     }
     const now = this.opts.clock.now();
     const policy: KnownPolicy = { id: record.id, policy: fetched.policy, text: fetched.text };
-    await this.opts.write(() =>
-      this.opts.db
-        .prepare(
-          `INSERT INTO mta_sts_policies (domain, policy_id, mode, mx, max_age, policy_text, fetched_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT(domain) DO UPDATE SET policy_id = excluded.policy_id, mode = excluded.mode, mx = excluded.mx, max_age = excluded.max_age,
-             policy_text = excluded.policy_text, fetched_at = excluded.fetched_at, expires_at = excluded.expires_at`,
-        )
-        .run(domain, record.id, fetched.policy.mode, JSON.stringify(fetched.policy.mx), fetched.policy.maxAge, fetched.text, now, now + fetched.policy.maxAge * 1000),
-    );
+    await this.opts.store.write(() => storePolicy(domain, record.id, fetched, now), { acknowledged: false });
     return remember({ policy, problem: null }, TXT_CHECK_MS);
   }
 
-  private cached(domain: string): KnownPolicy | null {
-    const row = this.opts.db.prepare('SELECT policy_id, mode, mx, max_age, policy_text, expires_at FROM mta_sts_policies WHERE domain = ?').get(domain) as Row | undefined;
+  private async cached(domain: string): Promise<KnownPolicy | null> {
+    const row = await this.opts.store.read(cachedRow(domain));
     if (!row || row.expires_at <= this.opts.clock.now()) return null;
     return { id: row.policy_id, policy: { mode: row.mode, mx: JSON.parse(row.mx) as string[], maxAge: row.max_age }, text: row.policy_text };
   }

@@ -1,19 +1,19 @@
 // The box's outbound TLS sessions counted for TLS-RPT (RFC 8460 4.4), in tls_rpt_counts: one row per UTC day,
 // policy domain, policy, result and receiving MX, its count raised per session. Reading a day back as the
-// report's `policies`, and forgetting what was reported or grew too old. SQL only: it must not send anything.
-import type { Db } from '../../db/open.ts';
+// report's `policies`, and forgetting what was reported or grew too old. Queries (db/query.ts) only: it must
+// not send anything.
+import { all, run, type Query } from '../../db/query.ts';
 import type { TlsSessionResult } from '../tls-requirement.ts';
 
 export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-export function countSession(db: Db, session: TlsSessionResult, now: number): void {
+export function* countSession(session: TlsSessionResult, now: number): Query<void> {
   const { policy, failure } = session;
-  db.prepare(
+  yield* run(
     `INSERT INTO tls_rpt_counts (day, policy_domain, policy_type, policy_string, mx_host, result_type, sending_ip, receiving_mx, receiving_ip, reason, count)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
      ON CONFLICT (day, policy_domain, policy_type, policy_string, mx_host, result_type, sending_ip, receiving_mx, receiving_ip)
      DO UPDATE SET count = count + 1, reason = excluded.reason`,
-  ).run(
     utcDay(now),
     session.domain.toLowerCase(),
     policy.type,
@@ -41,22 +41,22 @@ export interface CountRow {
 }
 
 /** Days before `today` with sessions still unreported, per policy domain, oldest first. */
-export function pendingReports(db: Db, today: string): Array<{ day: string; domain: string }> {
-  return db.prepare('SELECT DISTINCT day, policy_domain AS domain FROM tls_rpt_counts WHERE day < ? ORDER BY day, policy_domain').all(today) as Array<{ day: string; domain: string }>;
+export function pendingReports(today: string): Query<Array<{ day: string; domain: string }>> {
+  return all<{ day: string; domain: string }>('SELECT DISTINCT day, policy_domain AS domain FROM tls_rpt_counts WHERE day < ? ORDER BY day, policy_domain', today);
 }
 
-export function dayCounts(db: Db, day: string, domain: string): CountRow[] {
-  return db.prepare('SELECT * FROM tls_rpt_counts WHERE day = ? AND policy_domain = ? ORDER BY policy_type, policy_string, result_type').all(day, domain) as CountRow[];
+export function dayCounts(day: string, domain: string): Query<CountRow[]> {
+  return all<CountRow>('SELECT * FROM tls_rpt_counts WHERE day = ? AND policy_domain = ? ORDER BY policy_type, policy_string, result_type', day, domain);
 }
 
-export function forgetDay(db: Db, day: string, domain: string): void {
-  db.prepare('DELETE FROM tls_rpt_counts WHERE day = ? AND policy_domain = ?').run(day, domain);
+export function* forgetDay(day: string, domain: string): Query<void> {
+  yield* run('DELETE FROM tls_rpt_counts WHERE day = ? AND policy_domain = ?', day, domain);
 }
 
 /** Counts older than `keepDays` whatever became of their report, and cached policies expired that long ago. */
-export function pruneOld(db: Db, now: number, keepDays: number): number {
+export function* pruneOld(now: number, keepDays: number): Query<number> {
   const oldest = utcDay(now - keepDays * 86_400_000);
-  const counts = db.prepare('DELETE FROM tls_rpt_counts WHERE day < ?').run(oldest).changes;
-  db.prepare('DELETE FROM mta_sts_policies WHERE expires_at < ?').run(now - keepDays * 86_400_000);
+  const counts = yield* run('DELETE FROM tls_rpt_counts WHERE day < ?', oldest);
+  yield* run('DELETE FROM mta_sts_policies WHERE expires_at < ?', now - keepDays * 86_400_000);
   return counts;
 }

@@ -6,9 +6,9 @@
 import tls from 'node:tls';
 import cron from 'node-cron';
 import type { App } from '../../context.ts';
+import { get } from '../../db/query.ts';
 import { sign } from '../../mail/sign.ts';
 import { signingKey } from '../../domains/dkim-keys.ts';
-import { runOn } from '../../db/sqlite-query.ts';
 import { FetchRefused, safeRequest } from '../../dns/safe-fetch.ts';
 import type { Transport } from '../deliver.ts';
 import { joinTxt, parseTlsRptRecord } from '../mta-sts/records.ts';
@@ -16,6 +16,10 @@ import { dayCounts, forgetDay, pendingReports, pruneOld, utcDay } from './counts
 import { buildReport, reportMessage, type ReportInput } from './report.ts';
 
 type Outcome = { state: 'sent' } | { state: 'failed' | 'retry'; reason: string };
+
+/** The verified domain on the box that `host` belongs to (mx.example.com: example.com), the longest such name. */
+const hostDomain = (host: string) =>
+  get<{ id: string; workspace_id: string; name: string }>("SELECT id, workspace_id, name FROM domains WHERE status = 'verified' AND (name = ? OR ? LIKE '%.' || name) ORDER BY length(name) DESC LIMIT 1", host, host);
 
 const KEEP_DAYS = 3;
 /** A domain's DNS chooses where reports go: a few addresses, not a mailing list of strangers. */
@@ -56,10 +60,10 @@ export class TlsReports {
   }
 
   private async pass(now: number): Promise<ReportRun> {
-    const { db, commit, log } = this.app;
+    const { store, log } = this.app;
     const result: ReportRun = { sent: [], skipped: [] };
-    await commit.runUnacknowledged(() => pruneOld(db, now, KEEP_DAYS));
-    for (const { day, domain } of pendingReports(db, utcDay(now))) {
+    await store.write(() => pruneOld(now, KEEP_DAYS), { acknowledged: false });
+    for (const { day, domain } of await store.read(pendingReports(utcDay(now)))) {
       const skip = (reason: string) => result.skipped.push({ domain, day, reason });
       let rua: string[];
       try {
@@ -74,17 +78,17 @@ export class TlsReports {
       }
       if (rua.length === 0) {
         skip('the domain publishes no TLS-RPT record');
-        await commit.runUnacknowledged(() => forgetDay(db, day, domain));
+        await store.write(() => forgetDay(day, domain), { acknowledged: false });
         continue;
       }
-      const signer = this.signer();
+      const signer = await this.signer();
       const input: ReportInput = {
         day,
         domain,
         organization: this.app.config.hostname,
         submitter: signer?.domain ?? this.app.config.hostname,
         contact: `postmaster@${this.app.config.hostname}`,
-        rows: dayCounts(db, day, domain),
+        rows: await store.read(dayCounts(day, domain)),
       };
       const report = buildReport(input);
       // Forgotten once a rua took the report or every rua refused it for good; tried again next hour otherwise.
@@ -100,7 +104,7 @@ export class TlsReports {
           skip(`${uri}: ${outcome.reason}`);
         }
       }
-      if (taken || !retry) await commit.runUnacknowledged(() => forgetDay(db, day, domain));
+      if (taken || !retry) await store.write(() => forgetDay(day, domain), { acknowledged: false });
     }
     if (result.sent.length || result.skipped.length) log.info('TLS reports', { sent: result.sent.length, skipped: result.skipped.length, reasons: result.skipped.slice(0, 20) });
     return result;
@@ -110,16 +114,13 @@ export class TlsReports {
    * RFC 8460 3: reports by mail MUST carry a DKIM signature of the submitter. The box signs with the key of
    * the domain on it that its hostname belongs to (mx.example.com: example.com); without one, no mail goes.
    */
-  private signer() {
+  private async signer() {
     const host = this.app.config.hostname.toLowerCase();
-    const row = this.app.db
-      .prepare("SELECT id, workspace_id, name FROM domains WHERE status = 'verified' AND (name = ? OR ? LIKE '%.' || name) ORDER BY length(name) DESC LIMIT 1")
-      .get(host, host) as { id: string; workspace_id: string; name: string } | undefined;
-    // Bridge: signer() answers synchronously; signingKey runs on SQLite's connection until it can wait.
-    return row ? runOn(this.app.db, signingKey(row.workspace_id, row.id, row.name, false)) : null;
+    const row = await this.app.store.read(hostDomain(host));
+    return row ? await this.app.store.read(signingKey(row.workspace_id, row.id, row.name, false)) : null;
   }
 
-  private async mail(uri: string, report: ReturnType<typeof buildReport>, input: ReportInput, key: ReturnType<TlsReports['signer']>, now: number): Promise<Outcome> {
+  private async mail(uri: string, report: ReturnType<typeof buildReport>, input: ReportInput, key: Awaited<ReturnType<TlsReports['signer']>>, now: number): Promise<Outcome> {
     if (!key) return { state: 'failed', reason: `not sent: no verified domain on the box covers the hostname ${this.app.config.hostname}, so there is no DKIM key to sign the report with (RFC 8460 3)` };
     const to = decodeURIComponent(uri.slice('mailto:'.length).split('?')[0]!).trim();
     const at = to.lastIndexOf('@');
