@@ -12,7 +12,6 @@ import { createLog, type Log } from './log.ts';
 import { databasePath } from './db/open.ts';
 import { GroupCommit } from './db/group-commit.ts';
 import { sqliteStore } from './db/store.ts';
-import { runOn } from './db/sqlite-query.ts';
 import { Idempotency } from './db/idempotency.ts';
 import { FreeSpace } from './db/free-space.ts';
 import { freePageBytes, startReclaiming } from './db/free-pages.ts';
@@ -106,7 +105,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   opened.push(startSchedules(app, { boxDns: !opts.tryMode }));
 
   healthy = true;
-  announceReady(app, listening);
+  await announceReady(app, listening);
 
   let stopping: Promise<void> | null = null;
   return {
@@ -168,10 +167,10 @@ async function passIntegrityCheck(store: ServedStore, opened: Close[]): Promise<
 }
 
 /** Once everything listens: what the owner must still do, then the `ready` line. */
-function announceReady(app: App, at: Listening): void {
-  const { db, config, log } = app;
+async function announceReady(app: App, at: Listening): Promise<void> {
+  const { store, config, log } = app;
   // The one-time setup link is a credential: never logged (journald and log shippers keep logs); the CLI prints it.
-  if (!runOn(db, hasUsers())) log.warn(`this box has no owner yet: run '${SETUP_LINK_COMMAND}' on this machine for the one-time link that creates one`); // Bridge: announceReady is synchronous (app.ts, not converted here)
+  if (!(await store.read(hasUsers()))) log.warn(`this box has no owner yet: run '${SETUP_LINK_COMMAND}' on this machine for the one-time link that creates one`);
   const badName = hostnameProblem(config.hostname);
   if (badName) log.warn(`hostname: ${badName.message} Fix: ${badName.fix}.`, { hostname: config.hostname });
   log.info('ready', { http: `${at.http.address}:${at.http.port}`, https: at.https && `${at.https.address}:${at.https.port}`, smtp: `${at.smtp.address}:${at.smtp.port}`, submission: at.submission && `${at.submission.address}:${at.submission.port}`, publicUrl: config.publicUrl, hostname: config.hostname, dataDir: config.dataDir });

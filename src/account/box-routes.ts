@@ -14,7 +14,6 @@ import { checkDomainMtaSts, domainDns } from '../domains/verification.ts';
 import { transportFindings } from '../domains/mta-sts.ts';
 import type { DomainRow } from '../domains/domains.ts';
 import { oldestDeferred, queueCounts } from '../send/queue-stats.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { acmeChecks } from '../acme/report.ts';
 import { all } from '../db/query.ts';
 
@@ -41,8 +40,8 @@ const DOMAINS_AT_ONCE = 8;
 export function boxRoutes(app: App) {
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
-  r.get('/queue', auth, (ctx) => {
-    ctx.body = queueState(app, workspaceOf(ctx));
+  r.get('/queue', auth, async (ctx) => {
+    ctx.body = await queueState(app, workspaceOf(ctx));
   });
   r.get('/doctor', auth, async (ctx) => {
     const findings = await doctorFindings(app, workspaceOf(ctx), DOCTOR_BUDGET_MS);
@@ -54,10 +53,12 @@ export function boxRoutes(app: App) {
 const workspaceOf = (ctx: Context) => principalOf(ctx).workspaceId;
 
 // The workspace's recipients still in the queue (send/queue-stats.ts); final outcomes are in GET /analytics.
-export function queueState(app: App, workspaceId: string) {
-  // Bridge: queueState answers synchronously; once it is async these are one store.read.
-  const { queued, sending, deferred } = runOn(app.db, queueCounts(workspaceId));
-  const oldest = runOn(app.db, oldestDeferred(workspaceId));
+export async function queueState(app: App, workspaceId: string) {
+  const { counts: { queued, sending, deferred }, oldest } = await app.store.read(
+    (function* () {
+      return { counts: yield* queueCounts(workspaceId), oldest: yield* oldestDeferred(workspaceId) };
+    })(),
+  );
   return {
     counts: { queued, sending, deferred },
     oldestDeferred: oldest ? { emailId: oldest.email_id, recipient: oldest.recipient, since: oldest.first_deferred_at === null ? null : iso(oldest.first_deferred_at), lastResponse: oldest.last_response } : null,

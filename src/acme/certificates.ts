@@ -25,7 +25,7 @@ export interface AcmeDeps {
   account: AcmeAccount;
   hostname: string;
   /** The domains whose inbound mail is ready: each one's mta-sts.<domain> gets a certificate once it points here. */
-  policyDomains: () => string[];
+  policyDomains: () => Promise<string[]>;
   resolver: Resolver;
   clock: Clock;
   log: Log;
@@ -103,7 +103,7 @@ export class AcmeCertificates {
 
   private async pass(now: number): Promise<void> {
     const { deps } = this;
-    const names = await wantedNames(deps.resolver, deps.hostname, deps.policyDomains()).catch((err: unknown) => {
+    const names = await deps.policyDomains().then((domains) => wantedNames(deps.resolver, deps.hostname, domains)).catch((err: unknown) => {
       deps.log.warn('could not look up which mta-sts names point at this box; ordering the hostname only', { err });
       return [deps.hostname];
     });

@@ -46,12 +46,12 @@ test('the certificate: the self-signed one is fine; one near its end, expired or
 
 test('a recipient deferred for more than a day is a problem with its last answer', () => {
   const db = t.app.db;
-  assert.ok(queueCheck(db, Date.now()).ok);
+  assert.ok(runOn(db, queueCheck(Date.now())).ok);
   db.prepare('INSERT INTO workspaces (id, name, created_at) SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM workspaces)').run('ws_x', 'x', Date.now());
   const ws = db.prepare('SELECT id FROM workspaces LIMIT 1').pluck().get() as string;
   db.prepare("INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, created_at) VALUES ('em_01ARZ3NDEKTSV4RRFFQ69G5FAV', ?, 'out', 'sent', 'm@x', 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV', 'a@x.test', ?)").run(ws, Date.now() - 3 * DAY);
   db.prepare("INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, next_attempt_at, last_response, created_at, updated_at) VALUES ('em_01ARZ3NDEKTSV4RRFFQ69G5FAV', ?, 'r@far.test', 'far.test', 'deferred', ?, '421 4.7.0 Try again later', ?, ?)").run(ws, Date.now(), Date.now() - 2 * DAY, Date.now());
-  const stuck = queueCheck(db, Date.now());
+  const stuck = runOn(db, queueCheck(Date.now()));
   assert.equal([stuck.ok, stuck.text.includes('r@far.test'), stuck.text.includes('421 4.7.0')], [false, true, true], stuck.text);
 });
 

@@ -15,7 +15,6 @@ import { databaseBytes, sizeSamples } from '../db/size.ts';
 import { freePageBytes, givesPagesBack } from '../db/free-pages.ts';
 import { all, type Query } from '../db/query.ts';
 import { oldestDeferred, queueCounts } from '../send/queue-stats.ts';
-import { runOn } from '../db/sqlite-query.ts';
 
 export interface Check {
   ok: boolean;
@@ -48,11 +47,10 @@ export function certificateCheck(config: Config, now: number): Check {
   return { ok: true, text: `TLS certificate for ${config.hostname} valid for ${left} more days${self}` };
 }
 
-export function queueCheck(db: Db, now: number): Check {
-  // Bridge: the checks are synchronous on the connection they are given (the CLI's, or the box's).
-  const c = runOn(db, queueCounts());
+export function* queueCheck(now: number): Query<Check> {
+  const c = yield* queueCounts();
   const waiting = c.queued + c.deferred;
-  const oldest = runOn(db, oldestDeferred());
+  const oldest = yield* oldestDeferred();
   const since = oldest ? (oldest.first_deferred_at ?? oldest.created_at) : now;
   if (!oldest || now - since < STUCK_AFTER_MS) return { ok: true, text: `queue: ${waiting} recipient${waiting === 1 ? '' : 's'} waiting, none deferred for more than a day` };
   const hours = Math.floor((now - since) / 3_600_000);

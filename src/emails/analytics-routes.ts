@@ -6,7 +6,6 @@ import type { App } from '../context.ts';
 import { apiRouter } from '../http/server.ts';
 import { principalOf, requireAuth } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { analyticsOf, settleSubjectWindow, type Analytics, type WindowDays } from './analytics.ts';
 
 const Query = z.object({ days: z.enum(['7', '30', '90'], { error: 'must be 7, 30 or 90' }).default('30') });
@@ -23,9 +22,8 @@ export function analyticsRoutes(app: App) {
 async function analytics(app: App, workspaceId: string, days: WindowDays): Promise<Analytics> {
   // Settled twice at most: again only when a day ended between settling and reading.
   for (let attempt = 0; attempt < 3; attempt++) {
-    // Bridge: one read transaction on SQLite's connection, so that every part of the answer is from the same
-    // moment; store.read runs each statement on its own (db/store.ts) and offers no snapshot yet.
-    const answer = app.db.transaction(() => runOn(app.db, analyticsOf(workspaceId, days, app.clock.now())))();
+    // One read transaction, so that every part of the answer is from the same moment.
+    const answer = await app.store.read(analyticsOf(workspaceId, days, app.clock.now()), { snapshot: true });
     if (answer) return answer;
     // Derived data, counted again if a crash loses it: a write that acknowledges nobody, no fsync of its own.
     while (!(await app.store.write(() => settleSubjectWindow(workspaceId, days, app.clock.now()), { acknowledged: false })));

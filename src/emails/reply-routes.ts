@@ -21,7 +21,7 @@ export function replyRoutes(app: App) {
     r.post(`/emails/:id/${kind}`, auth, scope, async (ctx) => {
       const principal = principalOf(ctx);
       const fields = parseAnswerRequest(ctx.request.body, kind);
-      const req = answerRequest(app.db, principal.workspaceId, ctx.params.id, kind, fields);
+      const req = await app.store.read(answerRequest(principal.workspaceId, ctx.params.id, kind, fields));
       if (fields.draft) {
         // Drafts are the workspace's, listed to whoever reads them: a scoped key may answer but not leave one.
         if (scopeOf(principal).permission !== 'full_access') throw insufficientScope('full_access', 'save a draft (drafts are the whole workspace\'s)');

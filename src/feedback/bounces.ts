@@ -115,7 +115,7 @@ function* applyDsnRecipient(ctx: ReportContext, reportingMta: string | null, b: 
       yield* run("UPDATE deliveries SET state = 'bounced', last_code = ?, last_response = ?, updated_at = ? WHERE id = ?", refusal.code, b.diagnostic ?? b.status, clock.now(), d.id);
       d.state = 'bounced';
       yield* event('bounced', { hardBounce: hard });
-      noticeSender(ctx.app, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, recipient: d.recipient, kind: 'bounced', response: b.diagnostic ?? b.status, hardBounce: hard, later: true });
+      yield* noticeSender(ctx.app, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, recipient: d.recipient, kind: 'bounced', response: b.diagnostic ?? b.status, hardBounce: hard, later: true });
       ctx.outcome.changed.push(d.recipient);
     }
   } else if (b.action === 'delayed' && d.state === 'delivered' && !(yield* hasEvent(ctx, 'delivery_delayed', d.recipient))) {
@@ -149,7 +149,7 @@ function* applyComplaint(ctx: ReportContext, report: Extract<Report, { kind: 'ar
     yield* addEvent(ctx.app.clock, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, type: 'complained', recipient: d.recipient, data });
     // The queue row says so too: where the recipient stands is read from deliveries alone (emails/delivery.ts).
     yield* run('UPDATE deliveries SET complained_at = ? WHERE id = ? AND complained_at IS NULL', ctx.app.clock.now(), d.id);
-    noticeSender(ctx.app, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, recipient: d.recipient, kind: 'complained', response: null, feedbackType: report.feedbackType, userAgent: report.userAgent });
+    yield* noticeSender(ctx.app, { workspaceId: ctx.workspaceId, emailId: ctx.emailId, recipient: d.recipient, kind: 'complained', response: null, feedbackType: report.feedbackType, userAgent: report.userAgent });
     ctx.outcome.changed.push(d.recipient);
   }
 }

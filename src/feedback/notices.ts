@@ -7,8 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config/config.ts';
-import type { Db } from '../db/open.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import type { Query } from '../db/query.ts';
 import type { ParsedMessage } from '../mail/parse.ts';
 import { plainMessage } from '../mail/plain-message.ts';
 import { packMail } from '../mail/packing.ts';
@@ -31,14 +30,13 @@ const MAX_RESPONSE = 2000;
  * Its Message-ID is made from the email, the kind and the recipient, so a cause already noticed (a run again
  * after a rollback, a report repeated) stores nothing. The id of the notice, or null when none is due.
  */
-export function noticeSender(ctx: { db: Db; clock: Clock; config: Pick<Config, 'hostname'> }, cause: NoticeCause): string | null {
-  const { db, clock } = ctx;
-  // Bridge: noticeSender runs in its callers' transactions on the connection (not queries yet).
-  const sent = runOn(db, sentEmailHead(cause.emailId));
+export function* noticeSender(ctx: { clock: Clock; config: Pick<Config, 'hostname'> }, cause: NoticeCause): Query<string | null> {
+  const { clock } = ctx;
+  const sent = yield* sentEmailHead(cause.emailId);
   if (!sent || sent.workspace_id !== cause.workspaceId || sent.sent_by !== 'dashboard') return null;
   const hostname = ctx.config.hostname;
   const messageId = `notice.${cause.kind}.${sent.id.slice(3).toLowerCase()}.${createHash('sha256').update(cause.recipient.toLowerCase()).digest('hex').slice(0, 16)}@${hostname}`;
-  if (runOn(db, emailByMessageId(cause.workspaceId, messageId))) return null;
+  if (yield* emailByMessageId(cause.workspaceId, messageId)) return null;
 
   const words = noticeWords({ ...cause, response: cause.response && cause.response.slice(0, MAX_RESPONSE) }, { subject: sent.subject, sentAt: sent.created_at });
   const from = { name: NOTICE_SENDER_NAME, address: `mailer-daemon@${hostname}` };
@@ -65,9 +63,8 @@ export function noticeSender(ctx: { db: Db; clock: Clock; config: Pick<Config, '
     problem: null,
     report: null,
   };
-  // Bridge: in the caller's synchronous transaction, on SQLite's connection, until noticeSender is a query.
-  const inbox = runOn(db, activeInboxAt(cause.workspaceId, sent.from_address));
-  const { id } = runOn(db, storeReceivedEmail(clock, {
+  const inbox = yield* activeInboxAt(cause.workspaceId, sent.from_address);
+  const { id } = yield* storeReceivedEmail(clock, {
     workspaceId: cause.workspaceId,
     inboxId: inbox?.id ?? null,
     inboxAddress: inbox?.address ?? sent.from_address,
@@ -81,8 +78,7 @@ export function noticeSender(ctx: { db: Db; clock: Clock; config: Pick<Config, '
     verdict: { category: 'primary', important: true, classification: `A delivery notice from this box about a message you sent; important because ${words.why}` },
     threadId: sent.thread_id,
     notice: true,
-  }));
-  // Bridge: a notice is stored by synchronous SQL in the writer's transaction until this is a query.
-  runOn(db, fileNewEmail(now, cause.workspaceId, id, { threadId: sent.thread_id }));
+  });
+  yield* fileNewEmail(now, cause.workspaceId, id, { threadId: sent.thread_id });
   return id;
 }

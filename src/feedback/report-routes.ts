@@ -11,7 +11,6 @@ import { principalOf, requireAuth } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
 import { pageOf, parsePage } from '../http/pagination.ts';
 import { getDomain } from '../domains/domains.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { ptrCache } from '../dns/ptr-cache.ts';
 import { dmarcReport, dmarcSummary, listDmarcReports, listRejectedReports, listTlsReports } from './report-queries.ts';
 
@@ -33,20 +32,19 @@ const DAY = 24 * 60 * 60_000;
 const SUMMARY_DAYS = 30;
 
 export function reportRoutes(app: App) {
-  const { db, store } = app;
+  const { store } = app;
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
   const ptr = ptrCache(app.dns);
-  const domainOf = (workspaceId: string, id: string) => {
-    // Bridge: domainOf answers synchronously to routes that do not wait yet; getDomain runs on SQLite's connection.
-    const row = runOn(db, getDomain(workspaceId, id));
+  const domainOf = async (workspaceId: string, id: string) => {
+    const row = await store.read(getDomain(workspaceId, id));
     if (!row) throw notFound('Domain');
     return row;
   };
 
   r.get('/domains/:id/dmarc-reports', auth, async (ctx) => {
     const q = parseInput(DmarcQuery, ctx.query, 'query');
-    const domain = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const domain = await domainOf(principalOf(ctx).workspaceId, ctx.params.id);
     const p = parsePage(ctx.query);
     const filter = { after: q.after, before: q.before, sourceIp: q.source_ip, disposition: q.disposition, aligned: q.aligned === undefined ? undefined : q.aligned === 'true' };
     ctx.body = pageOf(await store.read(listDmarcReports(domain.id, filter, p)), p);
@@ -54,7 +52,7 @@ export function reportRoutes(app: App) {
 
   r.get('/domains/:id/dmarc-reports/summary', auth, async (ctx) => {
     const q = parseInput(Window, ctx.query, 'query');
-    const domain = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const domain = await domainOf(principalOf(ctx).workspaceId, ctx.params.id);
     const p = parsePage(ctx.query);
     const before = q.before ?? app.clock.now();
     const { totals, sources } = await store.read(dmarcSummary(domain.id, { after: q.after ?? before - SUMMARY_DAYS * DAY, before }, p));
@@ -64,7 +62,7 @@ export function reportRoutes(app: App) {
   });
 
   r.get('/domains/:id/dmarc-reports/:reportId', auth, async (ctx) => {
-    const domain = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const domain = await domainOf(principalOf(ctx).workspaceId, ctx.params.id);
     const report = await store.read(dmarcReport(domain.id, ctx.params.reportId));
     if (!report) throw notFound('DMARC report');
     ctx.body = report;
@@ -72,14 +70,14 @@ export function reportRoutes(app: App) {
 
   r.get('/domains/:id/tls-reports', auth, async (ctx) => {
     const q = parseInput(Window, ctx.query, 'query');
-    const domain = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const domain = await domainOf(principalOf(ctx).workspaceId, ctx.params.id);
     const p = parsePage(ctx.query);
     ctx.body = pageOf(await store.read(listTlsReports(domain.id, q, p)), p);
   });
 
   r.get('/domains/:id/rejected-reports', auth, async (ctx) => {
     parseInput(z.object(page).strict(), ctx.query, 'query');
-    const domain = domainOf(principalOf(ctx).workspaceId, ctx.params.id);
+    const domain = await domainOf(principalOf(ctx).workspaceId, ctx.params.id);
     const p = parsePage(ctx.query);
     ctx.body = pageOf(await store.read(listRejectedReports(domain.id, p)), p);
   });

@@ -51,7 +51,7 @@ export function rdnsSignal(ip: string, ptr: string | null, confirmed: 'yes' | 'n
  * [192.0.2.1] or [IPv6:2001:db8::1]; an unbracketed address is itself a mark of hand-rolled senders).
  */
 export function heloSignal(helo: string, ip: string, ours: { hostname: string; isOurDomain: (name: string) => boolean }): Signal | null {
-  const name = helo.trim().toLowerCase().replace(/\.$/, '');
+  const name = heloName(helo);
   if (!name) return null;
   const literal = /^\[(?:ipv6:)?([^\]]+)\]$/.exec(name)?.[1];
   const address = literal ?? (isIP(name) ? name : null);
@@ -65,6 +65,9 @@ export function heloSignal(helo: string, ip: string, ours: { hostname: string; i
   }
   return null;
 }
+
+/** The name a HELO gives, as heloSignal judges it: lower case, without a final dot. */
+export const heloName = (helo: string) => helo.trim().toLowerCase().replace(/\.$/, '');
 
 function sameAddress(a: string, b: string): boolean {
   const [x, y] = [plainAddress(a), plainAddress(b)];

@@ -17,8 +17,8 @@ export type Principal =
   | { kind: 'session'; workspaceId: string; userId: string; sessionId: string };
 
 export interface Authenticator {
-  byKey(secret: string): Principal | null;
-  bySession(token: string): Principal | null;
+  byKey(secret: string): Promise<Principal | null>;
+  bySession(token: string): Promise<Principal | null>;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -26,12 +26,12 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Resolves the credential (if any) into ctx.state.principal; never throws, the guards below decide. */
 export function resolveAuth(auth: Authenticator): Middleware {
   return async (ctx, next) => {
-    ctx.state.principal = identify(ctx, auth);
+    ctx.state.principal = await identify(ctx, auth);
     await next();
   };
 }
 
-function identify(ctx: Context, auth: Authenticator): Principal | null {
+async function identify(ctx: Context, auth: Authenticator): Promise<Principal | null> {
   const headers = ctx.req.rawHeaders.filter((_, i) => i % 2 === 0 && ctx.req.rawHeaders[i].toLowerCase() === 'authorization');
   if (headers.length > 1) return null;
   const authorization = ctx.get('Authorization');

@@ -52,11 +52,11 @@ function start() {
       config,
       log: createLog({ write: () => {} }),
       authenticator: {
-        byKey: (secret) => {
+        byKey: async (secret) => {
           const k = runOn(db, findKeyBySecret(clock, secret));
           return k && { kind: 'key', ...k };
         },
-        bySession: () => null,
+        bySession: async () => null,
       },
       rateLimiter: null,
       healthy: () => true,

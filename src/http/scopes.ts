@@ -79,7 +79,7 @@ export function undecided(routes: Array<{ path: string | RegExp; methods: string
 }
 
 /** Asks the store whether a scoped key may see one email or inbox of its workspace (injected: http/ imports no resource). */
-export type Visible = (p: Principal & { kind: 'key' }, kind: Exclude<Reach, 'route'>, id: string) => boolean;
+export type Visible = (p: Principal & { kind: 'key' }, kind: Exclude<Reach, 'route'>, id: string) => Promise<boolean>;
 
 interface Layer {
   path: string | RegExp;
@@ -105,7 +105,7 @@ export function scopeGuard(prefix: string, visible: Visible, table = ROUTE_SCOPE
       if (!reach) throw insufficient(method, path, permission, table);
       if (reach === 'route') continue;
       const id = paramOf(path, layer.path as string, ctx.path);
-      if (id === null || !visible(p, reach, id)) throw notFound(NAMES[reach]);
+      if (id === null || !(await visible(p, reach, id))) throw notFound(NAMES[reach]);
     }
     await next();
   };

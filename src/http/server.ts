@@ -131,7 +131,7 @@ export function createHttpApp(deps: HttpDeps, routers: Router[], pages: Router[]
   };
   // A scoped key's reach is judged once the route is known, before its body is read.
   const table = { ...ROUTE_SCOPES, ...deps.routeScopes };
-  const scopes = scopeGuard(API_PREFIX, deps.visible ?? (() => false), table);
+  const scopes = scopeGuard(API_PREFIX, deps.visible ?? (async () => false), table);
   const mount = (mounted: Router[]) => {
     const router = new Router({ prefix: API_PREFIX });
     router.use(scopes);

@@ -10,7 +10,6 @@ import { principalOf, requireAuth } from '../http/auth.ts';
 import { parseInput } from '../http/validate.ts';
 import { iso } from '../clock.ts';
 import { mailboxCounts } from '../emails/counts.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { getInbox } from '../inboxes/inboxes.ts';
 import { changeEmailLabels, COLOR, createLabel, labelByRef, labelName, LabelExists, labelRef, listLabelRows, updateLabel, type LabelRow } from './labels.ts';
 import { createRule, deleteRule, dryRun, presentRule, rulesOfWorkspace, type DryRun, type Rule, type RuleConditions } from './rules.ts';
@@ -80,16 +79,15 @@ function* dryRuns(workspaceId: string, conditions: RuleConditions[]) {
 }
 
 export function labelRoutes(app: App, resorter: Pick<Resorter, 'wake'>) {
-  const { db, store, clock } = app;
+  const { store, clock } = app;
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
 
   /** A rule's conditions from a request, checked: at least one, and an inbox of this workspace. */
-  const conditionsOf = (workspaceId: string, b: z.infer<typeof RuleBody>, path: string): RuleConditions & { skipInbox: boolean } => {
+  const conditionsOf = async (workspaceId: string, b: z.infer<typeof RuleBody>, path: string): Promise<RuleConditions & { skipInbox: boolean }> => {
     const c = { direction: b.direction ?? null, inboxId: b.inbox_id ?? null, from: b.from ?? null, to: b.to ?? null, subject: b.subject ?? null, skipInbox: b.skip_inbox ?? false };
     if (!c.direction && !c.inboxId && !c.from && !c.to && !c.subject) throw validationError(path || 'body', 'a rule needs at least one condition: direction, inbox_id, from, to or subject');
-    // Bridge: conditionsOf answers synchronously; getInbox runs on SQLite's connection until it can wait.
-    if (c.inboxId && !runOn(db, getInbox(workspaceId, c.inboxId))) throw validationError(path ? `${path}.inbox_id` : 'inbox_id', `no inbox ${c.inboxId} in this workspace`);
+    if (c.inboxId && !(await store.read(getInbox(workspaceId, c.inboxId)))) throw validationError(path ? `${path}.inbox_id` : 'inbox_id', `no inbox ${c.inboxId} in this workspace`);
     return c;
   };
   const labelOf = async (workspaceId: string, ref: string) => {
@@ -123,7 +121,8 @@ export function labelRoutes(app: App, resorter: Pick<Resorter, 'wake'>) {
   r.post('/labels', auth, async (ctx) => {
     const body = parseInput(CreateBody, ctx.request.body);
     const workspaceId = principalOf(ctx).workspaceId;
-    const conditions = (body.rules ?? []).map((rule, i) => conditionsOf(workspaceId, rule, `rules.${i}`));
+    const conditions: Array<RuleConditions & { skipInbox: boolean }> = [];
+    for (const [i, rule] of (body.rules ?? []).entries()) conditions.push(await conditionsOf(workspaceId, rule, `rules.${i}`));
     if (body.dry_run) {
       // What the label's rules would file among stored mail: each rule's matches, the newest of the first.
       const results = await store.read(dryRuns(workspaceId, conditions));
@@ -180,7 +179,7 @@ export function labelRoutes(app: App, resorter: Pick<Resorter, 'wake'>) {
     const body = parseInput(RuleRequest, ctx.request.body);
     const workspaceId = principalOf(ctx).workspaceId;
     const label = await labelOf(workspaceId, ctx.params.id);
-    const conditions = conditionsOf(workspaceId, body, '');
+    const conditions = await conditionsOf(workspaceId, body, '');
     if (body.dry_run) {
       ctx.body = presentDryRun(await store.read(dryRun(workspaceId, conditions)));
       return;

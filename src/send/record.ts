@@ -51,17 +51,17 @@ export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claime
         // A refusal saying the address is bad suppresses it for the workspace, in this same commit.
         const hardBounce = yield* suppressIfHard(clock, { ...notice, code: o.code, enhanced: o.enhanced, response: o.response });
         yield* event('bounced', { hardBounce });
-        noticeSender(app, { ...notice, kind: 'bounced', response: o.response, hardBounce });
+        yield* noticeSender(app, { ...notice, kind: 'bounced', response: o.response, hardBounce });
       } else if (o.result === 'failed') {
         yield* finish('failed');
         yield* event('failed', { reason: o.response });
-        noticeSender(app, { ...notice, kind: 'failed', response: null, reason: o.response });
+        yield* noticeSender(app, { ...notice, kind: 'failed', response: null, reason: o.response });
       } else if (expired(policy, row.created_at, now)) {
         // RFC 5321 4.5.4.1: give up after the configured lifetime (4-5 days by default).
         yield* finish('failed');
         const reason = `gave up after ${attempts} attempts over ${Math.round((now - row.created_at) / 3_600_000)} h`;
         yield* event('failed', { reason });
-        noticeSender(app, { ...notice, kind: 'failed', response: o.response, reason });
+        yield* noticeSender(app, { ...notice, kind: 'failed', response: o.response, reason });
       } else {
         attempted.push(attemptLine(row, o, 'deferred', attempts));
         yield* run(

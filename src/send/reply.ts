@@ -2,8 +2,7 @@
 // and /forward): who it goes to, from which address, its subject and its body with the original quoted or
 // forwarded (mail/reply.ts), and `inReplyTo` the original, so planSend threads it and writes In-Reply-To and
 // References. Reads only; the send itself goes through submit like any other.
-import type { Db } from '../db/open.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import type { Query } from '../db/query.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { getEmail, type EmailRecord } from '../emails/mailbox.ts';
 import { emailFiles } from '../emails/lookup.ts';
@@ -31,11 +30,10 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
  * (its inbox was deleted, or it is the box's own notice) or has no address to reply to. A sender domain that
  * cannot send is planSend's 403, as for any send.
  */
-export function answerRequest(db: Db, workspaceId: string, id: string, kind: 'reply' | 'forward', fields: AnswerFields): SendRequest {
-  // Bridge: answerRequest takes the connection (not a query yet).
-  const original = runOn(db, getEmail(workspaceId, id, { recipients: false }));
+export function* answerRequest(workspaceId: string, id: string, kind: 'reply' | 'forward', fields: AnswerFields): Query<SendRequest> {
+  const original = yield* getEmail(workspaceId, id, { recipients: false });
   if (!original) throw notFound('Email');
-  const from = senderOf(db, workspaceId, original);
+  const from = yield* senderOf(workspaceId, original);
   const o: Original = { from: original.from, to: original.to, subject: original.subject, date: Date.parse(original.createdAt), text: original.text, html: original.html };
   const { text: givenText, html: givenHtml, ...req } = fields.req;
   const base = { ...req, from, inReplyTo: original.id, messageClass: 'transactional' as const };
@@ -43,8 +41,7 @@ export function answerRequest(db: Db, workspaceId: string, id: string, kind: 're
     const noteText = fields.noNote ? undefined : (givenText ?? (givenHtml !== undefined ? htmlToText(givenHtml) : undefined));
     const noteHtml = fields.noNote ? undefined : (givenHtml ?? (givenText !== undefined ? textAsHtml(givenText) : undefined));
     // The original's files go again, as they were kept (retention drops raw bytes early, never files).
-    // Bridge: answerRequest takes the connection (not a query yet).
-    const attachments = [...runOn(db, emailFiles(workspaceId, original.id)), ...req.attachments];
+    const attachments = [...(yield* emailFiles(workspaceId, original.id)), ...req.attachments];
     const html = givenHtml !== undefined || original.html ? { html: forwardedHtml(noteHtml, o) } : {};
     return { ...base, subject: forwardSubject(clean(original.subject)), text: forwardedText(noteText, o), ...html, attachments };
   }
@@ -61,10 +58,9 @@ export function answerRequest(db: Db, workspaceId: string, id: string, kind: 're
 }
 
 /** Received mail goes back out from the inbox it came to (its address and name); sent mail from its own From. */
-function senderOf(db: Db, workspaceId: string, e: EmailRecord): Mailbox {
+function* senderOf(workspaceId: string, e: EmailRecord): Query<Mailbox> {
   if (e.direction === 'out') return mailbox(e.from);
-  // Bridge: senderOf answers synchronously; getInbox runs on SQLite's connection until it can wait.
-  const inbox = e.inboxId ? runOn(db, getInbox(workspaceId, e.inboxId)) : null;
+  const inbox = e.inboxId ? yield* getInbox(workspaceId, e.inboxId) : null;
   if (!inbox) {
     throw new ApiError(409, 'no_inbox', 'This email came to no inbox of the workspace (its inbox was deleted, or it is a notice of the box): send with POST /emails and in_reply_to instead');
   }

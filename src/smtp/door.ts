@@ -13,8 +13,7 @@ import { withTimeout, type Blocklists, type Lookup } from '../dns/blocklist.ts';
 import { cachingLookup, type DnsLookup } from '../dns/cache.ts';
 import { v6ToBigInt } from '../dns/ip-ranges.ts';
 import { holderOf } from '../domains/claims.ts';
-import { runOn } from '../db/sqlite-query.ts';
-import { dnsblSignal, heloSignal, rdnsSignal } from '../filter/door.ts';
+import { dnsblSignal, heloName, heloSignal, rdnsSignal } from '../filter/door.ts';
 import type { Signal } from '../filter/signals.ts';
 
 export interface ClientVerdict {
@@ -55,11 +54,12 @@ export class Door {
   }
 
   /** The HELO name's evidence, judged at DATA with the name the client gave last (RFC 5321 4.1.4: EHLO may come again). */
-  helo(helo: string, ip: string): Signal | null {
-    const { config, db } = this.app;
+  async helo(helo: string, ip: string): Promise<Signal | null> {
+    const { config, store } = this.app;
     if (config.spamFilter === 'off' || itself(ip)) return null;
-    // Bridge: heloSignal asks isOurDomain synchronously; holderOf runs on SQLite's connection until it can wait.
-    return heloSignal(helo, ip, { hostname: config.hostname, isOurDomain: (name) => runOn(db, holderOf(name))?.name === name });
+    const name = heloName(helo);
+    const ours = name !== '' && (await store.read(holderOf(name)))?.name === name;
+    return heloSignal(helo, ip, { hostname: config.hostname, isOurDomain: () => ours });
   }
 
   /** Postfix's wording, which senders' postmasters know; the list's TXT reason (often a lookup link) when it has one in time. */

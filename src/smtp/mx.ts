@@ -140,7 +140,7 @@ async function envelopeOf(session: SMTPServerSession, state: SessionState, door:
   const helo = session.hostNameAppearsAs ?? '';
   // DATA comes after an accepted RCPT, which judged the client (and let it in).
   const verdict = await state.verdict;
-  const heloEvidence = door.helo(helo, ip);
+  const heloEvidence = await door.helo(helo, ip);
   return {
     sessionId: session.id,
     ip,

@@ -11,7 +11,6 @@ import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { App } from '../context.ts';
 import { ApiError, SmtpError } from '../errors.ts';
 import { findKeyBySecret } from '../account/keys.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { checkSendFrom, type KeyScope } from '../account/key-scope.ts';
 import { LoginThrottle } from '../account/login-throttle.ts';
 import { checkAddress, type Mailbox } from '../mail/addresses.ts';
@@ -46,9 +45,9 @@ interface SessionState {
 const KEY_PREFIX_LENGTH = 're_'.length + 8;
 
 export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: Pick<Analyzer, 'parse'>): SMTPServer {
-  const { config, db, clock, log } = app;
+  const { config, store, clock, log } = app;
   const sessions = new SessionTable<SessionState>();
-  const throttle = new LoginThrottle(db, clock, 'smtp');
+  const throttle = new LoginThrottle(app.db, clock, 'smtp');
 
   const server: SMTPServer = new SMTPServer({
     name: config.hostname,
@@ -118,20 +117,27 @@ export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: 
       // return path on the From domain, as for an API send.
       if (!session.secure) return callback(new SmtpError(530, '5.7.0 Must issue a STARTTLS command first'));
       const state = sessions.of(session);
-      const key = state.secret ? runOn(db, findKeyBySecret(clock, state.secret)) : null; // Bridge: onMailFrom answers synchronously (smtp/ is not on queries yet)
-      if (!key) {
-        return callback(new SmtpError(530, '5.7.0 Authentication required: the API key of this session is no longer valid, reconnect with a valid one'));
-      }
-      state.scope = key.scope;
-      // A sending key for one domain, or an inbox key: an envelope sender it may not use is refused here already
-      // (the From header is judged again at DATA); the null sender <> stays allowed.
-      const refused = address.address ? scopeRefusal(state.scope, address.address) : null;
-      if (refused) return callback(refused);
-      if (app.disk?.low) return callback(new SmtpError(452, '4.3.1 Insufficient system storage, try again later'));
-      if (state.messages >= config.smtpMaxMessages) {
-        return callback(new SmtpError(452, `4.4.5 Too many messages in this session (${config.smtpMaxMessages}), reconnect to send more`));
-      }
-      callback();
+      const refusedKey = () => callback(new SmtpError(530, '5.7.0 Authentication required: the API key of this session is no longer valid, reconnect with a valid one'));
+      if (!state.secret) return refusedKey();
+      store.read(findKeyBySecret(clock, state.secret)).then(
+        (key) => {
+          if (!key) return refusedKey();
+          state.scope = key.scope;
+          // A sending key for one domain, or an inbox key: an envelope sender it may not use is refused here already
+          // (the From header is judged again at DATA); the null sender <> stays allowed.
+          const refused = address.address ? scopeRefusal(state.scope, address.address) : null;
+          if (refused) return callback(refused);
+          if (app.disk?.low) return callback(new SmtpError(452, '4.3.1 Insufficient system storage, try again later'));
+          if (state.messages >= config.smtpMaxMessages) {
+            return callback(new SmtpError(452, `4.4.5 Too many messages in this session (${config.smtpMaxMessages}), reconnect to send more`));
+          }
+          callback();
+        },
+        (err: unknown) => {
+          log.error('submission: the key could not be read', { err, session: session.id });
+          callback(new SmtpError(451, '4.3.0 Temporary failure, try again later'));
+        },
+      );
     },
 
     onRcptTo(address, _session, callback) {

@@ -10,7 +10,6 @@ import { tlsCredentials, type TlsCredentials } from '../smtp/certificate.ts';
 import { AcmeCertificates } from '../acme/certificates.ts';
 import { acmeDir } from '../acme/files.ts';
 import { allDomains } from '../domains/domains.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import type { TlsState } from '../account/overview.ts';
 
 export type ServedTls = Awaited<ReturnType<typeof createServedTls>>;
@@ -23,8 +22,7 @@ export async function createServedTls(app: App) {
     ? new AcmeCertificates({
         account: { directoryUrl: config.acmeDirectory, email: config.acmeEmail, caFile: config.acmeCaFile, dir: acmeDir(config.dataDir) },
         hostname: config.hostname,
-        // Bridge: AcmeCertificates asks for the names synchronously; allDomains runs on SQLite's connection.
-        policyDomains: () => runOn(app.db, allDomains()).filter((d) => d.inbound_status === 'ready' && !d.local).map((d) => d.name),
+        policyDomains: async () => (await app.store.read(allDomains())).filter((d) => d.inbound_status === 'ready' && !d.local).map((d) => d.name),
         resolver: app.dns,
         clock: app.clock,
         log,

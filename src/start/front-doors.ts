@@ -19,7 +19,7 @@ import { boxRoutes } from '../account/box-routes.ts';
 import { auditRoutes } from '../account/audit-routes.ts';
 import { findKeyBySecret } from '../account/keys.ts';
 import { findSession } from '../account/sessions.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { value } from '../db/query.ts';
 import { attachmentVisible, emailVisible } from '../emails/scope.ts';
 import type { Visible } from '../http/scopes.ts';
 import { LoginThrottle } from '../account/login-throttle.ts';
@@ -67,22 +67,21 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
   const { config, db, clock, log, health, metrics } = app;
   const eventStream = new EventStream(app);
   const authenticator: Authenticator = {
-    byKey: (secret) => {
-      const k = runOn(db, findKeyBySecret(clock, secret)); // Bridge: http/auth.ts's Authenticator answers synchronously
+    byKey: async (secret) => {
+      const k = await app.store.read(findKeyBySecret(clock, secret));
       return k && { kind: 'key', ...k };
     },
-    bySession: (token) => {
-      const s = runOn(db, findSession(clock, token)); // Bridge: http/auth.ts's Authenticator answers synchronously
+    bySession: async (token) => {
+      const s = await app.store.read(findSession(clock, token));
       return s && { kind: 'session', workspaceId: s.workspaceId, userId: s.userId, sessionId: s.id };
     },
   };
   // What a scoped key may see of one email, attachment or inbox (http/scopes.ts asks before the route runs).
-  const visible: Visible = (p, kind, id) => {
-    // Bridge: http/scopes.ts asks synchronously (Visible); it awaits a store once its other answers are queries.
-    if (kind === 'email') return runOn(db, emailVisible(p.workspaceId, p.scope, id));
-    if (kind === 'attachment') return runOn(db, attachmentVisible(p.workspaceId, p.scope, id));
+  const visible: Visible = async (p, kind, id) => {
+    if (kind === 'email') return app.store.read(emailVisible(p.workspaceId, p.scope, id));
+    if (kind === 'attachment') return app.store.read(attachmentVisible(p.workspaceId, p.scope, id));
     if (kind === 'webhook') {
-      const inbox = db.prepare('SELECT inbox_id FROM webhooks WHERE workspace_id = ? AND id = ?').pluck().get(p.workspaceId, id) as string | null | undefined;
+      const inbox = await app.store.read(value<string | null>('SELECT inbox_id FROM webhooks WHERE workspace_id = ? AND id = ?', p.workspaceId, id));
       return p.scope.permission === 'inbox_access' && !!inbox && p.scope.inboxIds.includes(inbox);
     }
     return p.scope.permission === 'inbox_access' && p.scope.inboxIds.includes(id);

@@ -13,7 +13,6 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { App } from '../context.ts';
 import { eventsAfter, eventsInOrder, newestSeq, seqBefore, webhookEventType, type EventOfWorkspace } from '../emails/events.ts';
 import { eventPayload, type Payload } from './payload.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { domainEventsAfter, domainSeqBefore, newestDomainEventSeq, workspaceDomainEvents, type DomainEventRow } from '../domains/domain-events.ts';
 
 /** How far back a reconnecting client can catch up. */
@@ -143,7 +142,7 @@ export class EventStream {
       const beforeEmailSeq = upTo >= end ? Number.MAX_SAFE_INTEGER : upTo + 1;
       const domains = await this.app.store.read(workspaceDomainEvents({ workspaceId: sub.workspaceId, after: sub.dcursor, upTo: domainEnd, beforeEmailSeq, since }));
       for (const item of merged(emails, domains)) {
-        if ('event' in item) this.send(sub, item, this.messageOf(item));
+        if ('event' in item) await this.send(sub, item, this.messageOf(item));
         else this.sendDomainEventTo(sub, item);
         if (sub.out.writableNeedDrain) await drained(sub.out);
         if (gone()) return;
@@ -187,7 +186,7 @@ export class EventStream {
         const message = this.messageOf(e);
         for (const s of this.subscribers) {
           if (!s.live || s.workspaceId !== e.workspaceId || e.seq <= s.cursor) continue;
-          if (s.out.writableLength <= MAX_UNREAD_BYTES) this.send(s, e, message);
+          if (s.out.writableLength <= MAX_UNREAD_BYTES) await this.send(s, e, message);
           else this.drop(s);
         }
       }
@@ -237,29 +236,30 @@ export class EventStream {
 
   /** An event's message, its payload made only when a client's filter asks for it, and then once. */
   private messageOf(e: EventOfWorkspace): Message {
-    let payload: Payload | undefined;
-    let bytes: Buffer | undefined;
-    // Bridge: made synchronously, when the first client's filter asks (on SQLite's connection until it can wait).
-    const payloadOf = () => (payload ??= runOn(this.app.db, eventPayload(this.app.config.publicUrl, e)));
+    let payload: Promise<Payload> | undefined;
+    let bytes: Promise<Buffer> | undefined;
+    const payloadOf = () => (payload ??= this.app.store.read(eventPayload(this.app.config.publicUrl, e)));
     return {
       type: webhookEventType(e.event.type),
       payload: payloadOf,
-      bytes: () => (bytes ??= Buffer.from(`id: ${e.seq}\nevent: ${webhookEventType(e.event.type)}\ndata: ${fitted(payloadOf())}\n\n`)),
+      bytes: () => (bytes ??= payloadOf().then((p) => Buffer.from(`id: ${e.seq}\nevent: ${webhookEventType(e.event.type)}\ndata: ${fitted(p)}\n\n`))),
     };
   }
 
   /** Sends the event if the client's filter takes it. */
-  private send(s: Subscriber, e: EventOfWorkspace, message: Message): void {
+  private async send(s: Subscriber, e: EventOfWorkspace, message: Message): Promise<void> {
     s.cursor = e.seq;
     if (s.types && !s.types.has(message.type)) return;
     // An inbox's mail: received there, or sent from its address (as an inbox key sees it, emails/scope.ts).
-    const ofInboxes = (ids: string[], addresses: string[]) => {
-      const m = message.payload().data.email as { inboxId?: string | null; direction?: string; from?: { address?: string } } | null;
+    const ofInboxes = async (ids: string[], addresses: string[]) => {
+      const m = (await message.payload()).data.email as { inboxId?: string | null; direction?: string; from?: { address?: string } } | null;
       return !!m && (ids.includes(m.inboxId ?? '') || (m.direction === 'out' && addresses.includes(m.from?.address?.toLowerCase() ?? '')));
     };
-    if (s.inboxId && !ofInboxes([s.inboxId], s.inboxAddress ? [s.inboxAddress] : [])) return;
-    if (s.inboxIds && !ofInboxes(s.inboxIds, s.addresses ?? [])) return;
-    s.out.write(message.bytes());
+    if (s.inboxId && !(await ofInboxes([s.inboxId], s.inboxAddress ? [s.inboxAddress] : []))) return;
+    if (s.inboxIds && !(await ofInboxes(s.inboxIds, s.addresses ?? []))) return;
+    const bytes = await message.bytes();
+    // The client may have left, or been cut off, while the payload was read.
+    if (!s.out.writableEnded) s.out.write(bytes);
   }
 }
 
@@ -281,9 +281,9 @@ function* merged(emails: EventOfWorkspace[], domains: DomainEventRow[]): Generat
 
 interface Message {
   type: string;
-  payload: () => Payload;
+  payload: () => Promise<Payload>;
   /** The SSE message as sent: the same Buffer for every stream. */
-  bytes: () => Buffer;
+  bytes: () => Promise<Buffer>;
 }
 
 /**
