@@ -21,7 +21,7 @@ import { containing, operatorConditions, RECIPIENTS } from './list-operators.ts'
 import type { QueryOperators } from './search-operators.ts';
 import { bodies, extractedTexts, fallbackSnippets, searchSnippets, startsAWord } from './snippets.ts';
 import type { DeliverySummary } from './delivery.ts';
-import { summariesOf } from './pending-queries.ts';
+import { summariesOf } from './delivery.ts';
 import type { KeyScope } from '../account/key-scope.ts';
 import { emailScopeTerm } from './scope.ts';
 

@@ -1,9 +1,8 @@
 // One email of the mailbox, sent or received: its SQL and its record (DESIGN.md "email record"), the owner's
 // changes to it (read, archived, category, important, and what that teaches about the sender; moving it to the
 // Trash and back), deleting it for good with every row that belongs to it, its raw bytes, its attachments and
-// its thread. Queries (db/query.ts): the routes run the writes inside the group commit. getEmail, getThread,
-// patchEmail and deleteEmail still take the connection, for the functions of labels/, filter/ and the full-text
-// index they call, which are not queries yet. It must not call a flow (send/, receive/).
+// its thread. Queries (db/query.ts): the routes run the writes in a store.write. It must not call a flow (send/,
+// receive/).
 import type { Category, EmailContentsRow, EmailRow } from './rows.ts';
 import { COUNTED_COLUMNS, countedRow, recount, type CountedRow } from './counts.ts';
 import { all, get, run, value, type Query } from '../db/query.ts';

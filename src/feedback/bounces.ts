@@ -70,8 +70,7 @@ export interface ReportOutcome {
 
 /**
  * Acts on a stored report (null: neither a DSN nor a complaint, kept and ignored) and marks it processed.
- * Only recipients the email was delivered to count: a report naming anyone else changes nothing. `app.db` is
- * only for the events and notices (emails/, notices.ts), which are not queries yet.
+ * Only recipients the email was delivered to count: a report naming anyone else changes nothing.
  */
 export function* applyReport(app: Pick<App, 'db' | 'clock' | 'log' | 'config'>, r: { reportId: string; workspaceId: string; emailId: string; report: Report | null }): Query<ReportOutcome> {
   const { clock } = app;

@@ -93,8 +93,8 @@ export function* checkUnsubscribe(secret: Buffer, token: string): Query<Unsubscr
 
 /**
  * Unsubscribes the recipient a token names from the workspace's marketing mail. Repeating it changes nothing:
- * one suppression entry, one `unsubscribed` event per email and recipient. Run it in a transaction. `db` is only
- * for the box secret and emails/ (the email's existence, its event), not queries yet.
+ * one suppression entry, one `unsubscribed` event per email and recipient. Run it in a transaction; `secret` is
+ * the box's (db/box-secret.ts), which signed the token.
  */
 export function* unsubscribe(secret: Buffer, clock: Clock, token: string, via: 'https' | 'mailto'): Query<UnsubscribeState> {
   const found = yield* checkUnsubscribe(secret, token);

@@ -2,7 +2,6 @@
 // for spam (spam.ts), classified, threaded, stored with its index rows and forwarded if asked; a bounce report is kept and acted
 // on; a mailto unsubscribe takes effect. A query (db/query.ts) that decides nothing about the SMTP reply: it is
 // the writer job `file` (db/writer.ts), run in a group commit, and the 250 waits for that commit (fileInWriter).
-// `ctx.db` is only for the other areas' statements (emails/, labels/, filter/), not queries yet.
 import type { DbContext, Writer } from '../db/writer.ts';
 import { get, type Query } from '../db/query.ts';
 import { readBoxSecret } from '../db/box-secret.ts';

@@ -35,8 +35,7 @@ export interface ReceivedCopy {
 /**
  * A query (db/query.ts): decides and, when forwarding applies, writes the forwarded copy (its email, queue rows
  * and the `forwarded` event on the received email) in the caller's transaction (the writer's, whose log lines
- * are written once it commits). `app.db` is only for the other areas' statements, not queries yet. Returns the
- * copy's em_ id or null.
+ * are written once it commits). Returns the copy's em_ id or null.
  * Never throws for "cannot forward" (unverified domain, loop, forwarding off): it logs and returns null. The
  * caller wakes the queue after its commit.
  *

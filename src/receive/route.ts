@@ -25,8 +25,7 @@ export type Target =
 
 /**
  * The target of `address` for mail from `mailFrom` (the envelope sender), or an SmtpError with the RCPT reply.
- * A query (db/query.ts); `db` is only for the box secret and the other areas' lookups (domains/claims.ts,
- * emails/lookup.ts, filter/lists.ts), not queries yet.
+ * A query (db/query.ts).
  */
 export function* routeRecipient(address: string, mailFrom = ''): Query<Target> {
   const lower = address.toLowerCase();

@@ -8,7 +8,7 @@ import { domainOf } from '../mail/addresses.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import { suppressionFor } from '../feedback/suppressions.ts';
 
-/** `ctx.db` is only for the events (emails/events.ts), not queries yet. */
+/** Queue rows and their `sent` (or `blocked`) events, in the caller's transaction. */
 export function* enqueue(ctx: DbContext, email: { id: string; workspaceId: string; messageClass: 'transactional' | 'marketing' }, recipients: string[]): Query<void> {
   const { clock } = ctx;
   const now = clock.now();

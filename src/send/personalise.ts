@@ -52,7 +52,7 @@ export function* storedPlan(emailId: string): Query<Plan | null> {
 
 type Decided = { plan: Plan; links: string[] } | null;
 
-/** `email.bodies` reads emails/outgoing.ts's statements on the caller's connection, not a query yet. */
+/** `email.bodies` reads the stored bodies when a plan needs them (signed-copies.ts). */
 function* decide(email: PlannedEmail): Query<Decided> {
   const headers = JSON.parse(email.headers_json) as Record<string, string>;
   const domain = email.domain_id

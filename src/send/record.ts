@@ -21,8 +21,7 @@ export function localFailure(row: Claimed, permanent: boolean, reason: string): 
 }
 
 /**
- * Records one outcome per claimed row (matched by email and recipient); a row without one is deferred. The
- * events and notices are emails/ and notices.ts statements on app.db, not queries yet.
+ * Records one outcome per claimed row (matched by email and recipient); a row without one is deferred.
  */
 export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claimed[], outcomes: Array<RecipientOutcome | LocalFailure>): Promise<void> {
   const { clock } = app;

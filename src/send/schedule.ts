@@ -2,7 +2,7 @@
 // `scheduled` and held in scheduled_sends; at its time the writer releases it to the queue (`sent` events, its
 // delivery rows). Releasing, canceling and rescheduling each act only while the row exists, in one
 // transaction, so a cancel racing the due time either cancels or finds it sent, never both. Queries
-// (db/query.ts); `ctx.db` is only for emails/events.ts and account/plans.ts, not queries yet.
+// (db/query.ts).
 import type { App, DbContext } from '../context.ts';
 import { all, get, run, value, type Query } from '../db/query.ts';
 import { ApiError, validationError } from '../errors.ts';
