@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from './open.ts';
 import { run, value, type Query } from './query.ts';
+import { runOn } from './sqlite-query.ts';
 
 // Read once per database connection: it never changes once made.
 const known = new WeakMap<Db, Buffer>();
@@ -10,8 +11,7 @@ const known = new WeakMap<Db, Buffer>();
 export function boxSecret(db: Db): Buffer {
   let secret = known.get(db);
   if (!secret) {
-    db.prepare("INSERT OR IGNORE INTO box_settings (key, value) VALUES ('secret', ?)").run(randomBytes(32));
-    secret = db.prepare("SELECT value FROM box_settings WHERE key = 'secret'").pluck().get() as Buffer;
+    secret = runOn(db, readBoxSecret());
     known.set(db, secret);
   }
   return secret;

@@ -6,7 +6,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config/config.ts';
 import type { Level, Log } from '../log.ts';
 import { transactOn, type PgPool } from './postgres.ts';
-import type { Query } from './query.ts';
+import { isQuery, type Query } from './query.ts';
 import type { BackgroundJob, DbContext, JobTable, LogEntry, Results, Step } from './writer.ts';
 
 /** Runs the background job (the search backlog) this long after a commit, and again at once while it has more. */
@@ -70,7 +70,6 @@ export class PostgresWriter {
 
 /** A job's query; a job that is not one cannot run here (it still writes through SQLite directly). */
 function* asQuery(result: unknown): Query<unknown> {
-  const q = result as Partial<Query<unknown>> | null;
-  if (typeof q?.next !== 'function' || typeof q.throw !== 'function') throw new Error('a writer job on PostgreSQL must be a query (db/query.ts)');
-  return yield* q as Query<unknown>;
+  if (!isQuery(result)) throw new Error('a writer job on PostgreSQL must be a query (db/query.ts)');
+  return yield* result;
 }

@@ -101,6 +101,12 @@ export async function runAsync<T>(q: Query<T>, answer: (s: Statement) => Promise
   return step.value;
 }
 
+/** Whether `x` is a query (a writer job may return one, or plain data). */
+export function isQuery(x: unknown): x is Query<unknown> {
+  const q = x as Partial<Query<unknown>> | null;
+  return typeof q?.next === 'function' && typeof q.throw === 'function';
+}
+
 /** A constraint the row broke, named the same on both stores: a caller turns `unique` into its own refusal. */
 export function constraintViolated(err: unknown): 'unique' | 'foreign_key' | 'check' | null {
   const code = (err as { code?: unknown })?.code;

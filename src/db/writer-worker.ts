@@ -6,7 +6,7 @@ import { workerData } from 'node:worker_threads';
 import { GroupCommit } from './group-commit.ts';
 import { openDatabase, type Db } from './open.ts';
 import { runOn } from './sqlite-query.ts';
-import type { Query } from './query.ts';
+import { isQuery } from './query.ts';
 import { ApiError } from '../errors.ts';
 import type { Config } from '../config/config.ts';
 import type { Level, Log } from '../log.ts';
@@ -84,6 +84,5 @@ export function serveWriter(jobs: JobTable, background?: BackgroundJob): void {
 
 /** A job's result: the end of its query, run here on the writer's connection, or what it returned. */
 function finish(db: Db, result: unknown): unknown {
-  const q = result as Partial<Query<unknown>> | null;
-  return typeof q?.next === 'function' && typeof q.throw === 'function' ? runOn(db, q as Query<unknown>) : result;
+  return isQuery(result) ? runOn(db, result) : result;
 }
