@@ -11,7 +11,10 @@ import { StartupError } from './errors.ts';
 import { createLog, type Log } from './log.ts';
 import { databasePath } from './db/open.ts';
 import { GroupCommit } from './db/group-commit.ts';
-import { sqliteStore } from './db/store.ts';
+import { postgresStore, sqliteStore, type Store } from './db/store.ts';
+import { PostgresWriter } from './db/postgres-writer.ts';
+import type { Db } from './db/open.ts';
+import { background, jobs } from './start/writer-jobs.ts';
 import { Idempotency } from './db/idempotency.ts';
 import { FreeSpace } from './db/free-space.ts';
 import { freePageBytes, startReclaiming } from './db/free-pages.ts';
@@ -72,23 +75,22 @@ export interface StartOptions {
 export async function startApp(config: Config, opts: StartOptions = {}): Promise<RunningApp> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLog({ level: config.logLevel });
-  const store = openServedStore(config, clock, log, { tryMode: opts.tryMode !== undefined, checkWaitMs: opts.checkWaitMs });
+  const store = await openServedStore(config, clock, log, { tryMode: opts.tryMode !== undefined, checkWaitMs: opts.checkWaitMs });
   const memory = memorySettings(config.memoryProfile);
-  const { app, disk } = assembleApp(config, store, memory, { ...opts, clock, log });
+  const { app, sqlite } = assembleApp(config, store, memory, { ...opts, clock, log });
   const work = createBackground(app, memory, { localDomains: opts.tryMode?.localDomains, resortBatch: opts.resortBatch });
   let healthy = false;
   const doors = await createFrontDoors(app, work, { tryMode: opts.tryMode !== undefined, healthy: () => healthy });
 
   // Undone in reverse: jobs, HTTP, SMTP, the queue (each letting its work in flight finish), the signer's,
   // analyzer's and writer's workers and pooled connections, the last group commit, the db.
-  const opened: Close[] = [
-    async () => store.unmarkServing(),
-    async () => void app.db.close(),
-    async () => app.commit.flush(),
-    async () => disk.stop(),
-    startReclaiming(app.db, app.commit, log),
-    () => closeThreads(app, work),
-  ];
+  const opened: Close[] = [async () => store.unmarkServing()];
+  if (store.pool) opened.push(() => store.pool!.end());
+  if (sqlite) {
+    const { db, commit, disk } = sqlite;
+    opened.push(async () => void db.close(), async () => commit.flush(), async () => disk.stop(), startReclaiming(db, commit, log));
+  }
+  opened.push(() => closeThreads(app, work));
   const closeAll = async () => {
     for (const close of opened.reverse()) await close().catch((err) => log.error('shutdown step failed', { err }));
   };
@@ -121,42 +123,63 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       stopping ??= closeAll().then(() => log.info('stopped'));
       return stopping;
     },
-    reload: (next) => reload(app, { doors, work, disk }, next),
+    reload: (next) => reload(app, { doors, work, disk: sqlite?.disk }, next),
   };
 }
 
-/** The App value every front door and flow is handed, with the store's free-space watch (started here). */
-function assembleApp(config: Config, store: ServedStore, memory: MemorySettings, opts: StartOptions & { clock: Clock; log: Log }): { app: App; disk: FreeSpace } {
-  const { db, health } = store;
+interface SqliteParts {
+  db: Db;
+  commit: GroupCommit;
+  /** The free-space watch under the data directory, where the store is (started here). */
+  disk: FreeSpace;
+}
+
+/** The App value every front door and flow is handed; on SQLite, the parts only SQLite has. */
+function assembleApp(config: Config, served: ServedStore, memory: MemorySettings, opts: StartOptions & { clock: Clock; log: Log }): { app: App; sqlite: SqliteParts | null } {
+  const { db, pool, health } = served;
   const { clock, log } = opts;
   const dns = createResolver(config.dnsServers);
   // One registry per app: two apps in one process (tests) keep their own counts.
-  const metrics = new Metrics({ queueDepth: () => app.store.read(queueDepth(clock.now())), searchBacklog: () => app.store.read(searchBacklog()), databaseFile: databasePath(config.dataDir), databaseFreeBytes: () => freePageBytes(db) });
-  const disk = new FreeSpace(config.dataDir, config.minFreeSpaceMb * 1024 * 1024, opts.measureFreeSpace);
-  disk.start(log);
-  const commit = new GroupCommit(db, { observe: (err) => health.observe(err), onCommit: (jobs) => metrics.writerBatch('main', jobs) });
+  const metrics = new Metrics({
+    queueDepth: () => app.store.read(queueDepth(clock.now())),
+    searchBacklog: () => app.store.read(searchBacklog()),
+    sqlite: db ? { file: databasePath(config.dataDir), freeBytes: () => freePageBytes(db) } : undefined,
+  });
+  let sqlite: SqliteParts | null = null;
+  let store: Store;
+  let writer: App['writer'];
+  if (db) {
+    const disk = new FreeSpace(config.dataDir, config.minFreeSpaceMb * 1024 * 1024, opts.measureFreeSpace);
+    disk.start(log);
+    const commit = new GroupCommit(db, { observe: (err) => health.observe(err), onCommit: (jobs) => metrics.writerBatch('main', jobs) });
+    sqlite = { db, commit, disk };
+    store = sqliteStore(db, commit);
+    writer = new Writer(config, new URL('./start/writer-thread.ts', import.meta.url), health, (calls) => metrics.writerBatch('writer', calls));
+  } else {
+    store = postgresStore(pool!);
+    writer = new PostgresWriter(pool!, jobs, config, background);
+  }
   const app: App = {
     config,
-    store: sqliteStore(db, commit),
-    db,
+    store,
+    db: db ?? undefined,
     log,
     clock,
     dns,
     dial: opts.dial ?? dialTcp,
     health,
-    commit,
-    writer: new Writer(config, new URL('./start/writer-thread.ts', import.meta.url), health, (calls) => metrics.writerBatch('writer', calls)),
-    idempotency: new Idempotency(db, clock),
+    writer,
+    idempotency: new Idempotency(store, clock),
     queue: { wake: () => {} },
     presign: { accepted: () => {} },
     scheduler: { wake: () => {} },
-    disk,
+    disk: sqlite?.disk,
     billing: createCheckoutProvider(config, { resolver: dns, fetchCa: opts.fetchCa }),
     fetchCa: opts.fetchCa,
     metrics,
     templateRenders: createRenderPool(config, memory.renderWorkers),
   };
-  return { app, disk };
+  return { app, sqlite };
 }
 
 /** Waits for the integrity check started with the store: a damaged database starts nothing (exit 78). */
@@ -177,14 +200,14 @@ async function announceReady(app: App, at: Listening): Promise<void> {
 }
 
 // New sessions get the new certificate; sessions already in TLS keep theirs, as with Postfix's reload.
-async function reload(app: App, parts: { doors: FrontDoors; work: Background; disk: FreeSpace }, next: Config): Promise<{ applied: string[]; atRestart: string[] }> {
+async function reload(app: App, parts: { doors: FrontDoors; work: Background; disk?: FreeSpace }, next: Config): Promise<{ applied: string[]; atRestart: string[] }> {
   const { config, log } = app;
-  const { doors, work, disk } = parts;
+  const { doors, work } = parts;
   const fresh = await doors.served.reload(next);
   log.info('reloaded the TLS certificate', { selfSigned: fresh.selfSigned, cert: doors.served.acme?.forHostname() ? 'acme' : (next.tlsCert ?? 'self-signed') });
   // Key names only: relay URLs and the metrics token are secrets.
   const changed = applyLiveKeys(config, next);
-  disk.setMargin(config.minFreeSpaceMb * MiB);
+  parts.disk?.setMargin(config.minFreeSpaceMb * MiB);
   work.deliverer.setRelays(config.relayUrl, config.relays);
   Object.assign(work.retryPolicy, { schedule: config.retrySchedule, lifetimeMs: config.queueLifetime });
   // Said at the level that was in force when the reload was asked for, then the new level applies.

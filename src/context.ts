@@ -6,7 +6,6 @@ import type { Clock } from './clock.ts';
 import type { Config, Plan } from './config/config.ts';
 import type { Db } from './db/open.ts';
 import type { Store } from './db/store.ts';
-import type { GroupCommit } from './db/group-commit.ts';
 import type { StoreHealth } from './db/health.ts';
 import type { Idempotency } from './db/idempotency.ts';
 import type { Log } from './log.ts';
@@ -33,8 +32,11 @@ export interface App {
   config: Config;
   /** Where the box's state is kept: every resource's queries run here (db/store.ts). */
   store: Store;
-  /** The data directory's SQLite connection, for what is still written against it directly. */
-  db: Db;
+  /**
+   * The data directory's SQLite connection, for what only SQLite has (its file, checkpoints, free pages);
+   * absent when the store is PostgreSQL (database_url).
+   */
+  db?: Db;
   log: Log;
   clock: Clock;
   dns: Resolver;
@@ -42,10 +44,8 @@ export interface App {
   dial: Dial;
   /** Whether the database can be trusted: the first corruption SQLite reports anywhere turns /healthz to 503. */
   health: StoreHealth;
-  /** Shared-fsync writes on this thread's connection (the queue's bookkeeping, the API's other changes). */
-  commit: GroupCommit;
-  /** The writer thread, which commits received mail and sends on a connection of its own. */
-  writer: Writer;
+  /** Commits received mail and sends: a thread of its own on SQLite, transactions on PostgreSQL. */
+  writer: Pick<Writer, 'commit' | 'close'>;
   idempotency: Idempotency;
   /** The outbound queue; wake() makes it look for due work now (after a submit). */
   queue: { wake(): void };

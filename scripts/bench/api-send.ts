@@ -181,7 +181,7 @@ async function mailwright(delivering: boolean): Promise<ApiRun> {
   const sink = delivering ? await Sink.start(sinkPort) : null;
   const app = await startBenchApp(dns, sinkPort);
   try {
-    const { db } = app.running.app;
+    const db = app.running.app.db!; // the benchmarks run on SQLite
     const queue = app.running.app.queue;
     if (!(queue instanceof Queue)) throw new Error('app.queue is not a Queue');
     if (!delivering) {

@@ -335,7 +335,7 @@ async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer)
     if (!(presigner instanceof Presigner)) throw new Error('app.presign is not a Presigner');
     await presigner.settled();
     const enqueueSeconds = (performance.now() - enqueueStarted) / 1000;
-    const signedCount = app.running.app.db.prepare('SELECT count(*) FROM emails WHERE signed_at IS NOT NULL').pluck().get() as number;
+    const signedCount = app.running.app.db!.prepare('SELECT count(*) FROM emails WHERE signed_at IS NOT NULL').pluck().get() as number;
     if (signedCount !== MESSAGES) throw new Error(`${signedCount} of ${MESSAGES} messages were signed at acceptance`);
     await app.running.stop();
     const env1 = app.env;

@@ -463,7 +463,7 @@ async function receivedRun(c: Corpus): Promise<{ growth: Growth; messages: Recei
     await deliverAll(s.bench.running.smtp.port, messages);
     console.error(`bench: storage: ${fmt(messages.length)} messages received in ${fmt((performance.now() - started) / 1000, 1)} s`);
     // Every message is there, and a sample reads back byte for byte (after our trace and authentication fields).
-    const db = s.bench.running.app.db;
+    const db = s.bench.running.app.db!;
     const count = db.prepare("SELECT count(*) FROM emails WHERE direction = 'in'").pluck().get() as number;
     if (count !== messages.length) throw new Error(`${count} received emails stored, ${messages.length} sent`);
     const stored: Buffer[] = [];
@@ -516,7 +516,7 @@ async function sentRun(c: Corpus, run: string, n: number, opts: { tracked: boole
     };
     const started = performance.now();
     await Promise.all(Array.from({ length: API_CLIENTS }, client));
-    const db = s.bench.running.app.db;
+    const db = s.bench.running.app.db!;
     // Bodies are stored as text until the copy is signed, then packed: each email signed after the burst frees
     // about a page that no later mail reuses in this run (docs/storage.md, Mail is stored packed).
     const unsigned = db.prepare('SELECT count(*) FROM emails WHERE signed_at IS NULL').pluck().get() as number;

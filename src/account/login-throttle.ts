@@ -1,12 +1,11 @@
 // Slows, then refuses, repeated failed logins and SMTP AUTH attempts (DESIGN.md: per IP and per account;
-// catalogue API-06, AUTH-12). An attempt is counted from the moment it starts, before any await, so 60
-// guesses sent at once are judged like 60 in a row; failures are kept in the database for the window, so
+// catalogue API-06, AUTH-12). An attempt is counted from the moment it starts, before it reads the stored
+// failures, so 60 guesses sent at once see each other and are judged like 60 in a row; failures are kept in the database for the window, so
 // `mailwright user unlock` can clear them and a restart does not. The address is the client's as
 // http/client-address.ts finds it behind trusted_proxies.
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
 import { get, run, type Query } from '../db/query.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import type { Store } from '../db/store.ts';
 import { CLEAN_RANK, SIGNED_IN_RANK } from './password-gate.ts';
 
 const WINDOW_MS = 15 * 60 * 1000;
@@ -46,7 +45,7 @@ export class LoginThrottle {
   private readonly signedInFrom = new Map<string, number>();
 
   constructor(
-    private readonly db: Db,
+    private readonly store: Pick<Store, 'read' | 'write'>,
     private readonly clock: Clock,
     private readonly scope: Scope,
   ) {}
@@ -56,46 +55,70 @@ export class LoginThrottle {
    * an account after ACCOUNT_LIMIT only for the addresses that failed against that account, so guessing from
    * elsewhere (or at other accounts) cannot lock the owner out: a clean address is slowed at most.
    */
-  begin(ip: string, account: string): ThrottleVerdict {
+  async begin(ip: string, account: string): Promise<ThrottleVerdict> {
     const since = this.clock.now() - WINDOW_MS;
     const pair = `pair:${ip}\u0000${account}`;
-    const byIp = this.failures('ip = ?', [ip], since);
-    const byAccount = this.failures('account = ?', [account], since);
-    const ipCount = byIp.count + this.pending(`ip:${ip}`);
-    const accountCount = byAccount.count + this.pending(`acct:${account}`);
-    const failedHere = () => this.failures('ip = ? AND account = ?', [ip, account], since).count + this.pending(pair) > 0;
-    const blockedSince = ipCount >= IP_LIMIT ? byIp.oldest : accountCount >= ACCOUNT_LIMIT && failedHere() ? byAccount.oldest : undefined;
-    if (blockedSince !== undefined) return this.refusal(blockedSince);
+    const keys = [`ip:${ip}`, `acct:${account}`, pair];
+    // Counted in flight before the read: attempts that start meanwhile count this one, as it counts those that
+    // started before it (one that ends meanwhile may count twice, never not at all).
+    const [ipBefore, accountBefore, pairBefore] = keys.map((key) => this.pending(key));
+    for (const key of keys) this.inFlight.set(key, this.pending(key) + 1);
+    let ended = false;
+    // Released once its end is written, so an attempt that starts meanwhile sees it in flight or stored.
+    const end = (write?: () => Promise<unknown>) => {
+      if (ended) return false;
+      ended = true;
+      const release = () => {
+        for (const key of keys) {
+          const left = this.pending(key) - 1;
+          if (left > 0) this.inFlight.set(key, left);
+          else this.inFlight.delete(key);
+        }
+      };
+      if (write) void write().finally(release);
+      else release();
+      return true;
+    };
+    let counts: { byIp: Failures; byAccount: Failures; here: Failures };
+    try {
+      counts = await this.store.read(
+        (function* (scope: Scope) {
+          return {
+            byIp: yield* failuresSince(scope, 'ip = ?', [ip], since),
+            byAccount: yield* failuresSince(scope, 'account = ?', [account], since),
+            here: yield* failuresSince(scope, 'ip = ? AND account = ?', [ip, account], since),
+          };
+        })(this.scope),
+      );
+    } catch (err) {
+      end();
+      throw err;
+    }
+    const { byIp, byAccount } = counts;
+    const ipCount = byIp.count + ipBefore;
+    const accountCount = byAccount.count + accountBefore;
+    const failedHere = counts.here.count + pairBefore > 0;
+    const blockedSince = ipCount >= IP_LIMIT ? byIp.oldest : accountCount >= ACCOUNT_LIMIT && failedHere ? byAccount.oldest : undefined;
+    if (blockedSince !== undefined) {
+      end();
+      return this.refusal(blockedSince);
+    }
     const excess = Math.max(ipCount, accountCount) - FREE_FAILURES;
     const trusted = (this.signedInFrom.get(ip) ?? -Infinity) > this.clock.now() - TRUSTED_MS;
     const rank = ipCount > 0 ? CLEAN_RANK + ipCount : trusted ? SIGNED_IN_RANK : CLEAN_RANK;
-    const keys = [`ip:${ip}`, `acct:${account}`, pair];
-    for (const key of keys) this.inFlight.set(key, this.pending(key) + 1);
-    let ended = false;
-    const end = () => {
-      if (ended) return false;
-      ended = true;
-      for (const key of keys) {
-        const left = this.pending(key) - 1;
-        if (left > 0) this.inFlight.set(key, left);
-        else this.inFlight.delete(key);
-      }
-      return true;
-    };
     return {
       refuse: false,
       delayMs: excess > 0 ? Math.min(MAX_DELAY_MS, excess * STEP_DELAY_MS) : 0,
       rank,
       succeed: () => {
         // A success clears the address's record (API-06); the account's failures from elsewhere stay.
-        if (!end()) return;
-        this.runNow(clearFailures(this.scope, ip));
+        if (!end(() => this.record(clearFailures(this.scope, ip)))) return;
         this.signedInFrom.delete(ip);
         this.signedInFrom.set(ip, this.clock.now());
         if (this.signedInFrom.size > TRUSTED_ADDRESSES) this.signedInFrom.delete(this.signedInFrom.keys().next().value!);
       },
       fail: () => {
-        if (end()) this.runNow(addFailure(this.scope, ip, account, this.clock.now()));
+        end(() => this.record(addFailure(this.scope, ip, account, this.clock.now())));
       },
       abandon: () => void end(),
     };
@@ -105,8 +128,8 @@ export class LoginThrottle {
    * The refusal of an address past its failure limit, whatever the account: the check that needs no request
    * body, so a refused guesser's body is never read (catalogue API-21). begin() makes it again, with the rest.
    */
-  refusesAddress(ip: string): { refuse: true; retryAfterSeconds: number } | null {
-    const byIp = this.failures('ip = ?', [ip], this.clock.now() - WINDOW_MS);
+  async refusesAddress(ip: string): Promise<{ refuse: true; retryAfterSeconds: number } | null> {
+    const byIp = await this.store.read(failuresSince(this.scope, 'ip = ?', [ip], this.clock.now() - WINDOW_MS));
     return byIp.count + this.pending(`ip:${ip}`) >= IP_LIMIT ? this.refusal(byIp.oldest) : null;
   }
 
@@ -120,27 +143,24 @@ export class LoginThrottle {
     return this.inFlight.get(key) ?? 0;
   }
 
-  private failures(where: Condition, values: string[], since: number): { count: number; oldest: number | null } {
-    return this.runNow(failuresSince(this.scope, where, values, since));
-  }
-
-  // Bridge: an attempt is judged and counted before any await (see the top of this file), so the throttle runs
-  // its queries on SQLite's connection at once; begin() and an attempt's ends are synchronous for their callers.
-  private runNow<T>(q: Query<T>): T {
-    return runOn(this.db, q);
+  /** An attempt's end, written; one that fails (a full disk) loses that count, never the client's answer. */
+  private record(q: () => Query<number>): Promise<unknown> {
+    return this.store.write(q).catch(() => {});
   }
 }
+
+type Failures = { count: number; oldest: number | null };
 
 type Condition = 'ip = ?' | 'account = ?' | 'ip = ? AND account = ?';
 
-function* failuresSince(scope: Scope, where: Condition, values: string[], since: number): Query<{ count: number; oldest: number | null }> {
+function* failuresSince(scope: Scope, where: Condition, values: string[], since: number): Query<Failures> {
   // `where` is one of three fixed conditions, never text from a client.
-  return (yield* get<{ count: number; oldest: number | null }>(`SELECT count(*) AS count, min(at) AS oldest FROM auth_failures WHERE scope = ? AND ${where} AND at > ?`, scope, ...values, since))!;
+  return (yield* get<Failures>(`SELECT count(*) AS count, min(at) AS oldest FROM auth_failures WHERE scope = ? AND ${where} AND at > ?`, scope, ...values, since))!;
 }
 
-const clearFailures = (scope: Scope, ip: string) => run('DELETE FROM auth_failures WHERE scope = ? AND ip = ?', scope, ip);
+const clearFailures = (scope: Scope, ip: string) => () => run('DELETE FROM auth_failures WHERE scope = ? AND ip = ?', scope, ip);
 
-const addFailure = (scope: Scope, ip: string, account: string, at: number) => run('INSERT INTO auth_failures (scope, ip, account, at) VALUES (?, ?, ?, ?)', scope, ip, account, at);
+const addFailure = (scope: Scope, ip: string, account: string, at: number) => () => run('INSERT INTO auth_failures (scope, ip, account, at) VALUES (?, ?, ?, ?)', scope, ip, account, at);
 
 /** Forgets failures older than the window; run periodically. */
 export const purgeAuthFailures = (clock: Clock) => run('DELETE FROM auth_failures WHERE at <= ?', clock.now() - WINDOW_MS);

@@ -73,11 +73,11 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
     // Login CSRF: a foreign page must not sign a browser into an attacker's account.
     checkOrigin(ctx, config.publicUrl);
     // An address past its failure limit is refused before its body is read (catalogue API-21).
-    const refused = throttle.refusesAddress(ctx.ip);
+    const refused = await throttle.refusesAddress(ctx.ip);
     if (refused) throw tooManyLogins(refused.retryAfterSeconds);
     const body = parseInput(LoginBody, await readSmallJson(ctx));
     const email = body.email.trim().toLowerCase();
-    const attempt = throttle.begin(ctx.ip, email);
+    const attempt = await throttle.begin(ctx.ip, email);
     if (attempt.refuse) throw tooManyLogins(attempt.retryAfterSeconds);
     let user: (User & { passwordHash: string }) | null;
     try {
@@ -153,7 +153,7 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
   r.post('/auth/password', requireSession(config.publicUrl), async (ctx) => {
     const p = principalOf(ctx);
     if (p.kind !== 'session') throw notFound(); // unreachable past requireSession; narrows the type
-    const refused = throttle.refusesAddress(ctx.ip);
+    const refused = await throttle.refusesAddress(ctx.ip);
     if (refused) throw tooManyLogins(refused.retryAfterSeconds);
     const body = parseInput(PasswordBody, ctx.request.body);
     const user = await store.read(
@@ -164,7 +164,7 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
     const weak = passphraseProblem(body.new_password, user.email);
     if (weak) throw validationError('new_password', weak);
     if (body.new_password === body.current_password) throw validationError('new_password', 'must differ from the current passphrase');
-    const attempt = throttle.begin(ctx.ip, user.email);
+    const attempt = await throttle.begin(ctx.ip, user.email);
     if (attempt.refuse) throw tooManyLogins(attempt.retryAfterSeconds);
     let right: boolean;
     try {

@@ -126,6 +126,19 @@ test('outbound TLS: tls_ca_file must be readable; mta_sts_port other than 443 ne
   failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_MTA_STS_PORT: '8443' }, 'mta_sts_port', 'test knob', 'allow_private_delivery');
 });
 
+test('database_url: a PostgreSQL URL naming a database, or empty for SQLite; a refusal never shows the password', () => {
+  assert.is(loadConfig({ MAILWRIGHT_CONFIG: empty }).databaseUrl, null);
+  const url = 'postgres://mailwright:s3cret@db.internal:5432/mailwright';
+  assert.is(loadConfig({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_DATABASE_URL: url }).databaseUrl, url);
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_DATABASE_URL: 'mysql://mailwright:s3cret@db/mail' }, 'database_url', 'MAILWRIGHT_DATABASE_URL', 'PostgreSQL URL');
+  failsWith({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_DATABASE_URL: 'postgres://mailwright:s3cret@db.internal:5432' }, 'must name the database');
+  try {
+    loadConfig({ MAILWRIGHT_CONFIG: empty, MAILWRIGHT_DATABASE_URL: 'postgres://mailwright:s3cret@db.internal' });
+  } catch (err) {
+    assert.not.ok((err as Error).message.includes('s3cret'), (err as Error).message);
+  }
+});
+
 test('config/mailwright.example.toml documents every key and loads once uncommented', () => {
   const example = readFileSync(new URL('../../config/mailwright.example.toml', import.meta.url), 'utf8');
   // Top-level keys, and tables ([[relay]]) by their name: what follows a table header belongs to the table.

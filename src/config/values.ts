@@ -226,6 +226,21 @@ export const optionalUrl = (protocols: string[]): Parser<string | null> => (raw)
   return s;
 };
 
+/** A PostgreSQL connection URL (libpq's form, as node-postgres reads it); a socket directory may stand for the host. */
+export const databaseUrl: Parser<string | null> = (raw) => {
+  const s = text(raw);
+  if (!s) return null;
+  let url: URL | null = null;
+  try {
+    url = new URL(s);
+  } catch {
+    // never the value itself in the message: it holds the password
+  }
+  if (!url || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')) fail('must be a PostgreSQL URL such as postgres://mailwright:PASSWORD@127.0.0.1:5432/mailwright');
+  if (!url!.pathname.slice(1)) fail('must name the database, such as postgres://mailwright:PASSWORD@127.0.0.1:5432/mailwright');
+  return s;
+};
+
 export const readableFile: Parser<string | null> = (raw) => {
   const s = text(raw);
   if (!s) return null;

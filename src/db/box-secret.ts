@@ -1,18 +1,19 @@
 // The box's own secret (32 random bytes in box_settings), created at the first start, so every backup carries
 // it: it authenticates the VERP return paths (and signed links) the box puts in mail.
 import { randomBytes } from 'node:crypto';
-import type { Db } from './open.ts';
 import { run, value, type Query } from './query.ts';
-import { runOn } from './sqlite-query.ts';
+import type { Store } from './store.ts';
 
-// Read once per database connection: it never changes once made.
-const known = new WeakMap<Db, Buffer>();
+// Read once per store: it never changes once made.
+const known = new WeakMap<Pick<Store, 'write'>, Promise<Buffer>>();
 
-export function boxSecret(db: Db): Buffer {
-  let secret = known.get(db);
+export function boxSecret(store: Pick<Store, 'write'>): Promise<Buffer> {
+  let secret = known.get(store);
   if (!secret) {
-    secret = runOn(db, readBoxSecret());
-    known.set(db, secret);
+    // A write: the first start makes it, and on PostgreSQL a node that starts beside another reads the same one.
+    secret = store.write(readBoxSecret);
+    secret.catch(() => known.delete(store));
+    known.set(store, secret);
   }
   return secret;
 }
@@ -21,6 +22,6 @@ export function boxSecret(db: Db): Buffer {
 export function* readBoxSecret(): Query<Buffer> {
   const made = yield* value<Buffer>("SELECT value FROM box_settings WHERE key = 'secret'");
   if (made) return made;
-  yield* run("INSERT OR IGNORE INTO box_settings (key, value) VALUES ('secret', ?)", randomBytes(32));
+  yield* run("INSERT INTO box_settings (key, value) VALUES ('secret', ?) ON CONFLICT DO NOTHING", randomBytes(32));
   return (yield* value<Buffer>("SELECT value FROM box_settings WHERE key = 'secret'"))!;
 }

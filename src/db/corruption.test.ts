@@ -24,7 +24,7 @@ async function boxWithKeys(): Promise<{ dataDir: string; env: Record<string, str
   const dataDir = tempDir();
   const env = testEnv(dataDir);
   const running = await startApp(loadConfig(env), { log: quiet() });
-  const { db } = running.app;
+  const db = running.app.db!;
   const ws = runOn(db, findWorkspace(DEFAULT_WORKSPACE))!;
   db.transaction(() => {
     for (let i = 0; i < 500; i++) runOn(db, createKey(systemClock, ws.id, `key ${i}`));

@@ -1,12 +1,13 @@
 // Idempotency records for the send endpoints and SMTP submission (DESIGN.md): scoped to workspace + endpoint,
 // kept 24 h across restarts. Same key and same body replays the first 2xx answer; another body is 409
 // invalid_idempotent_request; the same key still running is 409 concurrent_idempotent_requests.
-// A handler that changes state records its answer with `claim.complete()` inside its own transaction (or the
-// writer's, storeAnswer), so the effect and the record commit together: a crash never leaves one without the
-// other. The Koa middleware over these rules is http/idempotency.ts.
+// A handler that changes state records its answer with storeAnswer in the transaction that makes the effect
+// (the writer's: answerStep), then says so with `claim.stored()`, so the effect and the record commit together:
+// a crash never leaves one without the other. The Koa middleware over these rules is http/idempotency.ts.
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import type { Db } from './open.ts';
+import { get, run, type Query } from './query.ts';
+import type { Store } from './store.ts';
 import type { DbContext, Step } from './writer.ts';
 import { ApiError } from '../errors.ts';
 
@@ -23,8 +24,8 @@ export interface IdempotencyRecord {
 
 export interface IdempotencyClaim {
   readonly record: IdempotencyRecord;
-  /** Stores the answer; call inside the transaction that makes the request's effect. */
-  complete(status: number, body: unknown): void;
+  /** Stores the answer, for a request whose handler made no effect of its own in a transaction. */
+  complete(status: number, body: unknown): Promise<void>;
   /** Says the answer was stored with storeAnswer() in a transaction that has committed. */
   stored(): void;
 }
@@ -40,11 +41,12 @@ interface StoredRow {
 }
 
 export class Idempotency {
-  // Requests under way in this process. One `serve` owns a data directory, so memory is the truth here.
+  // Requests under way in this process: the truth for one node. Nodes sharing PostgreSQL see each other's
+  // stored answers, not each other's requests under way.
   private readonly inFlight = new Map<string, string>();
 
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly clock: Clock,
   ) {}
 
@@ -53,7 +55,7 @@ export class Idempotency {
    * returns the stored answer to replay, or a claim that the caller must release() once it has answered.
    * `request` is what "the same request" means for the endpoint; it is compared by hash.
    */
-  begin(workspaceId: string, endpoint: string, key: string, request: unknown): IdempotencyStart {
+  async begin(workspaceId: string, endpoint: string, key: string, request: unknown): Promise<IdempotencyStart> {
     if (key.length < 1 || key.length > 256) {
       throw new ApiError(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 256 characters');
     }
@@ -62,20 +64,28 @@ export class Idempotency {
 
     const running = this.inFlight.get(slot);
     if (running !== undefined) throw running === hash ? concurrent() : mismatch();
-    const stored = this.find(workspaceId, endpoint, key);
+    // Held while the stored answer is looked for: a second request with the key meanwhile is concurrent.
+    this.inFlight.set(slot, hash);
+    let stored: StoredRow | undefined;
+    try {
+      stored = await this.store.read(findAnswer(workspaceId, endpoint, key, this.clock.now()));
+    } catch (err) {
+      this.inFlight.delete(slot);
+      throw err;
+    }
     if (stored) {
+      this.inFlight.delete(slot);
       if (stored.request_hash !== hash) throw mismatch();
       return { replay: { status: stored.status, body: JSON.parse(stored.response) } };
     }
 
     let completed = false;
-    this.inFlight.set(slot, hash);
     const record = { workspaceId, endpoint, key, hash };
     return {
       claim: {
         record,
-        complete: (status, body) => {
-          storeAnswer(this.db, this.clock.now(), record, status, body);
+        complete: async (status, body) => {
+          await this.store.write(() => storeAnswer(this.clock.now(), record, status, body));
           completed = true;
         },
         stored: () => void (completed = true),
@@ -85,31 +95,30 @@ export class Idempotency {
     };
   }
 
-  /** Deletes records past their 24 h; run periodically. */
-  purgeExpired(): number {
-    return this.db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?').run(this.clock.now()).changes;
-  }
-
-  private find(workspaceId: string, endpoint: string, key: string): StoredRow | undefined {
-    return this.db
-      .prepare('SELECT request_hash, status, response FROM idempotency_keys WHERE workspace_id = ? AND endpoint = ? AND key = ? AND expires_at > ?')
-      .get(workspaceId, endpoint, key, this.clock.now()) as StoredRow | undefined;
-  }
 }
+
+const findAnswer = (workspaceId: string, endpoint: string, key: string, now: number) =>
+  get<StoredRow>('SELECT request_hash, status, response FROM idempotency_keys WHERE workspace_id = ? AND endpoint = ? AND key = ? AND expires_at > ?', workspaceId, endpoint, key, now);
+
+/** Deletes records past their 24 h; run periodically. */
+export const purgeIdempotencyKeys = (now: number) => run('DELETE FROM idempotency_keys WHERE expires_at <= ?', now);
 
 /** The writer step (job `idempotency.answer`) that records a claim's answer with the request's effect. */
 export const answerStep = (claim: IdempotencyClaim, status: number, body: unknown): Step<'idempotency.answer'> => ({ kind: 'idempotency.answer', payload: { record: claim.record, status, body } });
 
 /** The writer job `idempotency.answer`: storeAnswer at the call's time. */
-export const writeAnswer = (ctx: DbContext, a: { record: IdempotencyRecord; status: number; body: unknown }) => storeAnswer(ctx.db, ctx.clock.now(), a.record, a.status, a.body);
+export const writeAnswer = (ctx: DbContext, a: { record: IdempotencyRecord; status: number; body: unknown }) => storeAnswer(ctx.clock.now(), a.record, a.status, a.body);
 
-/** Records the answer to replay: inside the transaction that makes the request's effect, on any connection. */
-export function storeAnswer(db: Db, now: number, r: IdempotencyRecord, status: number, body: unknown): void {
-  // REPLACE overwrites only an expired record: a live one was answered by begin() and never reaches here.
-  db.prepare(
-    `INSERT OR REPLACE INTO idempotency_keys (workspace_id, endpoint, key, request_hash, status, response, created_at, expires_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(r.workspaceId, r.endpoint, r.key, r.hash, status, JSON.stringify(body ?? null), now, now + IDEMPOTENCY_TTL_MS);
+/** Records the answer to replay: inside the transaction that makes the request's effect. */
+export function* storeAnswer(now: number, r: IdempotencyRecord, status: number, body: unknown): Query<void> {
+  // The update replaces only an expired record: a live one was answered by begin() and never reaches here.
+  yield* run(
+    `INSERT INTO idempotency_keys (workspace_id, endpoint, key, request_hash, status, response, created_at, expires_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (workspace_id, endpoint, key) DO UPDATE SET request_hash = excluded.request_hash, status = excluded.status,
+       response = excluded.response, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+    r.workspaceId, r.endpoint, r.key, r.hash, status, JSON.stringify(body ?? null), now, now + IDEMPOTENCY_TTL_MS,
+  );
 }
 
 

@@ -49,7 +49,7 @@ export class PostgresWriter {
     const at = (level: Level) => (msg: string, fields?: Record<string, unknown>) => void entries.push({ level, msg, fields });
     const log: Log = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => log, setLevel: () => {} };
     // No SQLite connection here: a job on PostgreSQL is a query, and names none.
-    return { clock, log, config: this.config } as DbContext;
+    return { clock, log, config: this.config };
   }
 
   private scheduleBackground(ms: number): void {

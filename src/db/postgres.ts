@@ -127,6 +127,16 @@ function brokenConnection(err: unknown): Error | undefined {
 }
 
 async function answer(client: PgClient, s: Statement): Promise<unknown> {
+  try {
+    return await ask(client, s);
+  } catch (err) {
+    // Which statement: the log of a failure names it (never its values, which may be mail or secrets).
+    if (err instanceof Error && !brokenConnection(err)) Object.assign(err, { statement: textFor(s.sql, 'postgres').replace(/\s+/g, ' ').slice(0, 500) });
+    throw err;
+  }
+}
+
+async function ask(client: PgClient, s: Statement): Promise<unknown> {
   if (s.want === 'dialect') return 'postgres';
   const text = textFor(s.sql, 'postgres');
   if (s.want === 'exec') return void (await client.query(text));
@@ -155,7 +165,8 @@ const translations = new Map<string, { sql: string; names: string[] | null }>();
 
 /**
  * The text with its placeholders as PostgreSQL numbers them: each `?` the next $n, each `@name` one $n per name
- * (`names` then lists them in order). Quoted strings, quoted names and comments are left as they are.
+ * (`names` then lists them in order), and camelCase aliases quoted. Quoted strings, quoted names and comments are
+ * left as they are.
  */
 export function numbered(text: string): { sql: string; names: string[] | null } {
   const known = translations.get(text);
@@ -182,6 +193,12 @@ export function numbered(text: string): { sql: string; names: string[] | null } 
       if (at < 0) at = named.push(name) - 1;
       sql += `$${at + 1}`;
       i += name.length;
+    } else if (/[A-Za-z_]/.test(c) && !/[A-Za-z0-9_$]/.test(text[i - 1] ?? '')) {
+      // A camelCase name is an alias the row is read by (the schema's names are snake_case): quoted, so that
+      // PostgreSQL keeps its case as SQLite does, wherever the statement names it.
+      const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(i))![0];
+      sql += /^[a-z][a-z0-9_]*[A-Z]/.test(word) ? `"${word}"` : word;
+      i += word.length - 1;
     } else {
       sql += c;
     }

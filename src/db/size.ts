@@ -1,8 +1,8 @@
 // The database's size on disk and its daily samples (migration 0022): the nightly retention job
-// records one row per UTC day through the app's commit; doctor reads them to tell how fast the box grows.
-// Synchronous SQL for the caller's transaction; it decides nothing about what the growth means.
+// records one row per UTC day; doctor reads them to tell how fast the box grows. Queries (query.ts); they
+// decide nothing about what the growth means.
 import { existsSync, statSync } from 'node:fs';
-import type { Db } from './open.ts';
+import { all, dialect, run, value, type Query } from './query.ts';
 
 /** About a year and a month of days: enough for any trend doctor shows, and never more rows than that. */
 export const SIZE_SAMPLES_KEPT = 400;
@@ -20,15 +20,17 @@ export function databaseBytes(file: string): number {
   return size(file) + size(`${file}-wal`);
 }
 
-/** Records today's size (a second run on one day replaces the first) and drops samples beyond the newest 400. */
-export function recordDatabaseSize(db: Db, now: number): SizeSample {
-  const sample = { day: new Date(now).toISOString().slice(0, 10), bytes: databaseBytes(db.name), taken_at: now };
-  db.prepare('INSERT INTO db_size_samples (day, bytes, taken_at) VALUES (@day, @bytes, @taken_at) ON CONFLICT (day) DO UPDATE SET bytes = excluded.bytes, taken_at = excluded.taken_at').run(sample);
-  db.prepare('DELETE FROM db_size_samples WHERE day NOT IN (SELECT day FROM db_size_samples ORDER BY day DESC LIMIT ?)').run(SIZE_SAMPLES_KEPT);
+/**
+ * Records today's size (a second run on one day replaces the first) and drops samples beyond the newest 400.
+ * `file` is SQLite's database file; PostgreSQL tells its database's size itself.
+ */
+export function* recordDatabaseSize(file: string | undefined, now: number): Query<SizeSample> {
+  const bytes = (yield* dialect()) === 'postgres' ? Number(yield* value<number>('SELECT pg_database_size(current_database())')) : databaseBytes(file!);
+  const sample = { day: new Date(now).toISOString().slice(0, 10), bytes, taken_at: now };
+  yield* run('INSERT INTO db_size_samples (day, bytes, taken_at) VALUES (@day, @bytes, @taken_at) ON CONFLICT (day) DO UPDATE SET bytes = excluded.bytes, taken_at = excluded.taken_at', sample);
+  yield* run('DELETE FROM db_size_samples WHERE day NOT IN (SELECT day FROM db_size_samples ORDER BY day DESC LIMIT ?)', SIZE_SAMPLES_KEPT);
   return sample;
 }
 
 /** The newest `limit` samples, newest first. */
-export function sizeSamples(db: Db, limit: number): SizeSample[] {
-  return db.prepare('SELECT day, bytes, taken_at FROM db_size_samples ORDER BY day DESC LIMIT ?').all(limit) as SizeSample[];
-}
+export const sizeSamples = (limit: number) => all<SizeSample>('SELECT day, bytes, taken_at FROM db_size_samples ORDER BY day DESC LIMIT ?', limit);

@@ -71,6 +71,15 @@ both('rows come back alike: 64-bit integers and sums as numbers, EXISTS as 1 or 
   assert.is(await s.read(get('SELECT id FROM workspaces WHERE id = ?', 'none')), undefined);
 });
 
+both('a camelCase alias keeps its case, wherever the statement names it; strings and named placeholders are left alone', async (s) => {
+  await s.write(() => addWorkspace('ws_alias', 'camelCase'));
+  const row = await s.read(get<{ workspaceId: string; madeAt: number; said: string }>(
+    "SELECT * FROM (SELECT id AS workspaceId, created_at AS madeAt, 'keep someName as it is' AS said FROM workspaces) w WHERE w.workspaceId = @workspaceId",
+    { workspaceId: 'ws_alias' },
+  ));
+  assert.equal(row, { workspaceId: 'ws_alias', madeAt: 1_800_000_000_123, said: 'keep someName as it is' });
+});
+
 both('named placeholders, a column, rows changed, the dialect', async (s) => {
   await s.write(function* () {
     for (const n of [1, 2, 3]) yield* addWorkspace(`ws_named_${n}`, `named ${n}`);

@@ -40,7 +40,7 @@ export function serveWriter(jobs: JobTable, background?: BackgroundJob): void {
     if (!background || backgroundTimer) return;
     backgroundTimer = setTimeout(() => {
       backgroundTimer = null;
-      const ctx: DbContext = { db, clock: { now: () => Date.now() }, log, config };
+      const ctx: DbContext = { clock: { now: () => Date.now() }, log, config };
       commit.runUnacknowledged(() => finish(db, background(ctx)) as boolean).then(
         (more) => more && scheduleBackground(0),
         // It failed with its batch (the disk, a lock held too long): the next call's commit brings it back.
@@ -57,7 +57,7 @@ export function serveWriter(jobs: JobTable, background?: BackgroundJob): void {
     for (const step of steps) if (!jobs[step.kind]) throw new Error(`the writer has no job "${step.kind}"`);
     // Structured clone delivers Buffers as plain Uint8Arrays; the jobs get Buffers back, without a copy.
     const payloads = steps.map((s) => withBuffers(s.payload));
-    const ctx: DbContext = { db, clock: { now: () => now }, log, config };
+    const ctx: DbContext = { clock: { now: () => now }, log, config };
     const logs: LogEntry[] = [];
     let answer: Answer;
     try {

@@ -10,12 +10,10 @@ import { ApiError, type FieldError } from '../errors.ts';
 import type { Level, Log } from '../log.ts';
 import { WorkerPool } from '../threads/worker-pool.ts';
 import type { StoreHealth } from './health.ts';
-import type { Db } from './open.ts';
 import type { Query } from './query.ts';
 
 /** What a job that only reads and writes the database gets: the writer's connection, time, log and config. */
 export interface DbContext {
-  db: Db;
   clock: Clock;
   log: Log;
   config: Config;

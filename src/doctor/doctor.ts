@@ -192,7 +192,7 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
   // With acme = true the ACME certificate is the one served once issued; until then the fallback is, so both show.
   const acme = acmeChecks(config, Date.now());
   const served = acme.some((c) => c.name === config.hostname && c.issued) ? [] : [certificateCheck(config, Date.now())];
-  report(r, [...served, ...acme, await store.read(queueCheck(Date.now())), storageCheck(config, db), growthCheck(db, config), ...(await store.read(webhookChecks()))]);
+  report(r, [...served, ...acme, await store.read(queueCheck(Date.now())), storageCheck(config, db), await store.read(growthCheck(config)), ...(await store.read(webhookChecks()))]);
   report(r, await outboundChecks(config, resolver));
   report(r, await outboundTlsChecks(config, store, Date.now()));
   r.lines.push('', r.problems === 0 ? 'No problems found.' : `${r.problems} problem${r.problems === 1 ? '' : 's'} found.`);

@@ -111,33 +111,33 @@ test('growth: the bytes a day over the last 7 days and, at that rate, the days u
   const config = { ...t.app.config, minFreeSpaceMb: 256 };
   // Ten days of 10 MiB a day (a slower start before the last 7): 7 days from 150 to 220 MiB.
   samples('2026-03-01', [100, 120, 140, 150, 160, 170, 180, 190, 200, 210, 220]);
-  const fine = growthCheck(t.app.db, config, (256 + 1000) * MiB);
+  const fine = runOn(t.app.db, growthCheck(config, (256 + 1000) * MiB));
   assert.equal([fine.ok, fine.text], [true, 'storage growth: 10.0 MiB a day over the last 7 days: at that rate free space under ' + config.dataDir + ' reaches min_free_space_mb (256), where new mail is refused, in about 100 days'], fine.text);
   // A day without a sample (the box was off) leaves the rate per day as it was: 4 samples span 7 days.
   samples('2026-03-01', [100, null, null, 130, null, 150, null, 170]);
-  assert.match(growthCheck(t.app.db, config, (256 + 1000) * MiB).text, /^storage growth: 10\.0 MiB a day over the last 7 days: .* in about 100 days$/);
+  assert.match(runOn(t.app.db, growthCheck(config, (256 + 1000) * MiB)).text, /^storage growth: 10\.0 MiB a day over the last 7 days: .* in about 100 days$/);
   // No margin: the estimate is until the disk is full.
-  assert.match(growthCheck(t.app.db, { ...config, minFreeSpaceMb: 0 }, 500 * MiB).text, /the disk under .* is full in about 50 days$/);
+  assert.match(runOn(t.app.db, growthCheck({ ...config, minFreeSpaceMb: 0 }, 500 * MiB)).text, /the disk under .* is full in about 50 days$/);
 });
 
 test('growth: under 30 days before the margin is a problem whose fix is retention or a bigger disk', () => {
   const config = { ...t.app.config, minFreeSpaceMb: 256 };
   samples('2026-03-01', [1000, 1500, 2000, 2500]);
-  const tight = growthCheck(t.app.db, config, (256 + 10_000) * MiB);
+  const tight = runOn(t.app.db, growthCheck(config, (256 + 10_000) * MiB));
   assert.equal([tight.ok, /500\.0 MiB a day over the last 3 days: .* in about 20 days$/.test(tight.text)], [false, true], tight.text);
   assert.ok(tight.fix!.includes('retention_raw_days') && tight.fix!.includes('retention_mail_days') && tight.fix!.includes('grow the disk'), tight.fix);
   // Shrinking (retention at work) or below the margin already (the storage line reports that) is no growth problem.
   samples('2026-03-01', [300, 250, 200]);
-  const shrinking = growthCheck(t.app.db, config, (256 + 10) * MiB);
+  const shrinking = runOn(t.app.db, growthCheck(config, (256 + 10) * MiB));
   assert.equal([shrinking.ok, shrinking.text], [true, 'storage growth: the database did not grow over the last 2 days (200.0 MiB on 2026-03-03)']);
   samples('2026-03-01', [100, 200]);
-  assert.equal(growthCheck(t.app.db, config, 100 * MiB), { ok: true, text: 'storage growth: 100.0 MiB a day over the last 1 day' });
+  assert.equal(runOn(t.app.db, growthCheck(config, 100 * MiB)), { ok: true, text: 'storage growth: 100.0 MiB a day over the last 1 day' });
 });
 
 test('growth: with fewer than two days of samples it is measured from tomorrow', () => {
   for (const series of [[], [123]]) {
     samples('2026-03-01', series);
-    const check = growthCheck(t.app.db, t.app.config, 10 * MiB);
+    const check = runOn(t.app.db, growthCheck(t.app.config, 10 * MiB));
     assert.equal([check.ok, check.text], [true, 'storage growth: measured from tomorrow (the nightly job records the database size once a day)']);
   }
 });
@@ -159,7 +159,7 @@ test('the nightly retention job records the database size once a day, retention 
   now += DAY; // the next night, with retention on
   await runRetention(app, { mailDays: 3650, rawDays: 3650, eventsDays: 3650 });
   assert.equal(rows().map((r) => r.day), ['2026-05-04', '2026-05-05']);
-  assert.match(growthCheck(db, t.app.config, 1e15).text, /over the last 1 day/);
+  assert.match(runOn(db, growthCheck(t.app.config, 1e15)).text, /over the last 1 day/);
   // A year and more of samples: the job keeps the newest 400.
   const insert = db.prepare('INSERT INTO db_size_samples (day, bytes, taken_at) VALUES (?, 1, 0)');
   for (let i = 1; i <= 450; i++) insert.run(new Date(Date.parse('2026-05-04T00:00:00Z') - i * DAY).toISOString().slice(0, 10));

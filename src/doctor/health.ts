@@ -106,8 +106,8 @@ const bytes = (n: number) => (n >= 1024 * MiB ? `${(n / 1024 / MiB).toFixed(1)} 
  * and at that rate the days until free space under the data directory falls to min_free_space_mb (or, with
  * no margin, the disk is full). `free` is given by tests; doctor measures it.
  */
-export function growthCheck(db: Db, config: Config, free = freeBytes(config.dataDir)): Check {
-  const samples = sizeSamples(db, GROWTH_SAMPLES);
+export function* growthCheck(config: Config, free = freeBytes(config.dataDir)): Query<Check> {
+  const samples = yield* sizeSamples(GROWTH_SAMPLES);
   const dayOf = (day: string) => Date.parse(`${day}T00:00:00Z`) / DAY;
   const newest = samples[0];
   const oldest = samples.at(-1);

@@ -166,7 +166,7 @@ test('off (the default): no ed25519 key or record; turned on, an existing domain
     assert.match(dkim[1]!.value, /^v=DKIM1; k=ed25519; p=/);
     assert.is(dkim[1]!.status, 'pending');
     assert.equal(shown.dkimEd25519, { selector: dkim[1]!.name.split('.')[0], signing: false });
-    assert.is(await recheckDueDomains(running.app).then(() => running.app.db.prepare("SELECT count(*) FROM dkim_keys WHERE algorithm = 'ed25519'").pluck().get()), 1, 'one key per domain');
+    assert.is(await recheckDueDomains(running.app).then(() => running.app.db!.prepare("SELECT count(*) FROM dkim_keys WHERE algorithm = 'ed25519'").pluck().get()), 1, 'one key per domain');
   } finally {
     await running.stop();
     rmSync(t.dataDir, { recursive: true, force: true });

@@ -12,7 +12,7 @@ import { openDatabase, type Db } from '../db/open.ts';
 import { listMigrations, migrate } from '../db/migrate.ts';
 import { createWebhook, updateWebhook, webhookById } from '../webhooks/endpoints.ts';
 import { runOn } from '../db/sqlite-query.ts';
-import { boxSecret } from '../db/box-secret.ts';
+import { readBoxSecret } from '../db/box-secret.ts';
 import { addEvent, eventOf, eventsInOrder, listEvents, newestSeq, seqBefore, type EventType } from './events.ts';
 import { idTime, isId, newId } from '../db/ids.ts';
 
@@ -46,7 +46,7 @@ const event = (db: Db, workspaceId: string, emailId: string, type: EventType = '
 };
 const outbox = (db: Db) => db.prepare('SELECT webhook_id, workspace_id, email_id, type FROM webhook_deliveries ORDER BY id').all() as Array<{ webhook_id: string; workspace_id: string; email_id: string; type: string }>;
 const hook = (db: Db, workspaceId: string, events: string[], filters: { inboxId?: string; domainId?: string } = {}) =>
-  runOn(db, createWebhook(t, workspaceId, { url: 'https://hooks.example/in', events, inboxId: filters.inboxId ?? null, domainId: filters.domainId ?? null, description: '' }, boxSecret(db))).webhook;
+  runOn(db, createWebhook(t, workspaceId, { url: 'https://hooks.example/in', events, inboxId: filters.inboxId ?? null, domainId: filters.domainId ?? null, description: '' }, runOn(db, readBoxSecret()))).webhook;
 
 test('0024 drops the events trigger: the outbox is written by addEvent', () => {
   const db = freshDb();

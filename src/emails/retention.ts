@@ -80,7 +80,7 @@ export function* retentionStep(now: number, policy: RetentionPolicy): Query<Rete
  * checkpoint so the log file shrinks back instead of growing with what was deleted. Then, policy or none, it
  * records the database's size for the day (db/size.ts), from which doctor tells the growth.
  */
-export async function runRetention(app: Pick<App, 'store' | 'db' | 'commit' | 'clock' | 'log'>, policy: RetentionPolicy): Promise<RetentionDone> {
+export async function runRetention(app: Pick<App, 'store' | 'db' | 'clock' | 'log'>, policy: RetentionPolicy): Promise<RetentionDone> {
   const total = { emails: 0, raw: 0, events: 0, trash: 0 };
   if (!policy.mailDays && !policy.rawDays && !policy.eventsDays && !policy.trashDays) return recordSize(app, total);
   for (;;) {
@@ -93,13 +93,13 @@ export async function runRetention(app: Pick<App, 'store' | 'db' | 'commit' | 'c
     // Let mail and API requests in between batches.
     await new Promise((resolve) => setImmediate(resolve));
   }
-  app.db.pragma('wal_checkpoint(TRUNCATE)');
+  app.db?.pragma('wal_checkpoint(TRUNCATE)');
   if (total.emails || total.raw || total.events || total.trash) app.log.info('retention: old mail removed', total);
   return recordSize(app, total);
 }
 
 /** Whatever the policy, the database's size once a day after retention had its turn: doctor's growth figure. */
-async function recordSize<T>(app: Pick<App, 'db' | 'commit' | 'clock'>, total: T): Promise<T> {
-  await app.commit.run(() => recordDatabaseSize(app.db, app.clock.now()));
+async function recordSize<T>(app: Pick<App, 'db' | 'store' | 'clock'>, total: T): Promise<T> {
+  await app.store.write(() => recordDatabaseSize(app.db?.name, app.clock.now()));
   return total;
 }

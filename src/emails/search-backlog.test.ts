@@ -164,7 +164,7 @@ test('a backlog left by a stop is indexed at the next start from the stored emai
 
   restarted = await startApp(loadConfig(s.t.env), { log: createLog({ level: 'error', write: () => {} }) });
   api = `http://127.0.0.1:${restarted.http.port}/api/v1`;
-  const after = restarted.app.db;
+  const after = restarted.app.db!;
   await eventually(() => after.prepare('SELECT count(*) FROM search_backlog').pluck().get() === 0, 10_000, 'indexed at start, before any search');
   const again = await Promise.all(queries.map(found));
   queries.forEach((q, i) => assert.equal(again[i], before[i], q));

@@ -204,8 +204,8 @@ test('a database from before packing: a row in the old layout survives migration
   const running = await startApp(loadConfig(testEnv(dir)), { log: createLog({ level: 'error', write: () => {} }) });
   try {
     // Made on the migrated database: a key row has columns the old schema lacks.
-    const { key } = runOn(running.app.db, createKey(clock, ws.id, 'old key'));
-    assert.not.match(running.app.db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'email_contents'").pluck().get() as string, /WITHOUT ROWID/, 'rebuilt as a rowid table');
+    const { key } = runOn(running.app.db!, createKey(clock, ws.id, 'old key'));
+    assert.not.match(running.app.db!.prepare("SELECT sql FROM sqlite_schema WHERE name = 'email_contents'").pluck().get() as string, /WITHOUT ROWID/, 'rebuilt as a rowid table');
     const res = await fetch(`http://127.0.0.1:${running.http.port}/api/v1/emails/${id}/raw`, { headers: { authorization: `Bearer ${key}` } });
     assert.is(res.status, 200);
     assert.ok(Buffer.from(await res.arrayBuffer()).equals(received.stored), 'bytes in == bytes out');
@@ -213,7 +213,7 @@ test('a database from before packing: a row in the old layout survives migration
     assert.equal({ text: body.text, html: body.html }, { text: received.text, html: received.html });
     // The cascade still holds: deleting the email deletes its contents.
     assert.is((await request(`http://127.0.0.1:${running.http.port}/api/v1/emails/${id}`, { method: 'DELETE', key })).status, 200);
-    assert.is(running.app.db.prepare('SELECT count(*) FROM email_contents WHERE email_id = ?').pluck().get(id), 0);
+    assert.is(running.app.db!.prepare('SELECT count(*) FROM email_contents WHERE email_id = ?').pluck().get(id), 0);
   } finally {
     await running.stop();
     rmSync(dir, { recursive: true, force: true });

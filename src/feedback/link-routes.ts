@@ -31,7 +31,7 @@ const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBR
 export const VISITS_PER_ADDRESS = { perSecond: 20, burst: 600 };
 
 export function linkPages(app: App, visits: Pick<LinkVisits, 'visit'>) {
-  const { db, store, clock, log } = app;
+  const { store, clock, log } = app;
   const r = pageRouter();
   const perAddress = new RateLimiter(VISITS_PER_ADDRESS.perSecond, clock, VISITS_PER_ADDRESS.burst);
 
@@ -50,16 +50,17 @@ export function linkPages(app: App, visits: Pick<LinkVisits, 'visit'>) {
     }
   };
 
-  r.get(`${UNSUBSCRIBE_PATH}/:token`, async (ctx) => sendPage(ctx, unsubscribePage(await store.read(checkUnsubscribe(boxSecret(db), ctx.params.token)))));
+  r.get(`${UNSUBSCRIBE_PATH}/:token`, async (ctx) => sendPage(ctx, unsubscribePage(await store.read(checkUnsubscribe(await boxSecret(store), ctx.params.token)))));
   r.post(`${UNSUBSCRIBE_PATH}/:token`, async (ctx) => {
-    const found = await store.write(() => unsubscribe(boxSecret(db), clock, ctx.params.token, 'https'));
+    const secret = await boxSecret(store);
+    const found = await store.write(() => unsubscribe(secret, clock, ctx.params.token, 'https'));
     if (found.state !== 'invalid' && found.justNow) log.info('unsubscribed', { workspaceId: found.workspaceId, emailId: found.emailId, recipient: found.recipient });
     sendPage(ctx, unsubscribePage(found));
   });
 
   r.get(`${OPEN_PATH}/:token`, async (ctx) => {
     await count(ctx, async () => {
-      const holder = await store.read(openHolder(boxSecret(db), ctx.params.token));
+      const holder = await store.read(openHolder(await boxSecret(store), ctx.params.token));
       return holder && { holder, type: 'opened', url: null, visit: visitOf(ctx) };
     });
     // The same image whatever the token: a broken image in an old message helps nobody.
@@ -73,7 +74,7 @@ export function linkPages(app: App, visits: Pick<LinkVisits, 'visit'>) {
   });
 
   r.get(`${CLICK_PATH}/:token`, async (ctx) => {
-    const target = await store.read(clickTarget(boxSecret(db), ctx.params.token));
+    const target = await store.read(clickTarget(await boxSecret(store), ctx.params.token));
     if (!target) return sendPage(ctx, { status: 404, html: renderPage('Link not valid', '<p>This link is not valid. If you copied it from a message, check that it is complete.</p>') });
     await count(ctx, () => ({ holder: target, type: 'clicked', url: target.url, visit: visitOf(ctx) }));
     ctx.redirect(target.url);

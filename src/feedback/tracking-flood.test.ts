@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { simpleParser } from 'mailparser';
 import { eventually, startOutboundScene, type OutboundScene } from '../testkit/outbound.ts';
 import { request } from '../testkit/app.ts';
-import { boxSecret } from '../db/box-secret.ts';
+import { readBoxSecret } from '../db/box-secret.ts';
 import { runOn } from '../db/sqlite-query.ts';
 import { openHolder } from './tracking.ts';
 import { LinkVisits } from './visits.ts';
@@ -163,7 +163,7 @@ test('after a restart (a fresh tally), a visit within the hour is found in the d
   const fresh = new LinkVisits(s.t.app);
   const token = pixel['r3@dest.test'].split('/').pop()!;
   const rows = rowsOfEmail();
-  const outcome = await fresh.visit({ holder: runOn(db(), openHolder(boxSecret(db()), token))!, type: 'opened', url: null, visit: { userAgent: null, ip: '127.0.0.1' } });
+  const outcome = await fresh.visit({ holder: runOn(db(), openHolder(runOn(db(), readBoxSecret()), token))!, type: 'opened', url: null, visit: { userAgent: null, ip: '127.0.0.1' } });
   assert.is(outcome, 'repeat');
   await fresh.stop();
   assert.is(rowsOfEmail(), rows);

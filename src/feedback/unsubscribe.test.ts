@@ -8,7 +8,8 @@ import { simpleParser } from 'mailparser';
 import { eventually } from '../testkit/outbound.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { request, runCli, seedWorkspace } from '../testkit/app.ts';
-import { boxSecret } from '../db/box-secret.ts';
+import { readBoxSecret } from '../db/box-secret.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { linkToken } from './link-token.ts';
 import { personalCopy, signedCopy } from '../emails/outgoing.ts';
 
@@ -168,7 +169,7 @@ test('forged, altered and cross-workspace tokens get a 404 page and change nothi
     `${bEmail}-${aIndex}-${aMac}`, // our MAC on their email
     `${aEmail}-1-${aMac}`, // another recipient position
     `${aEmail}-${aIndex}-0-${aMac}`, // shaped like a click token
-    linkToken(boxSecret(db), 'open', { emailId: ours.id, recipient: 'carol@dest.test', index: 0 }), // signed, but for the open pixel
+    linkToken(runOn(db, readBoxSecret()), 'open', { emailId: ours.id, recipient: 'carol@dest.test', index: 0 }), // signed, but for the open pixel
     linkToken(Buffer.alloc(32, 7), 'unsubscribe', { emailId: ours.id, recipient: 'carol@dest.test', index: 0 }), // another box's secret
     `${aEmail}-0${aIndex}-${aMac}`,
     'nonsense',

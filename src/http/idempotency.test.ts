@@ -16,7 +16,8 @@ import { createWorkspace, findWorkspace } from '../account/workspaces.ts';
 import { tempDir, testEnv, request } from '../testkit/app.ts';
 import { apiRouter, createHttpApp, createHttpServer } from './server.ts';
 import { principalOf, requireAuth } from './auth.ts';
-import { Idempotency } from '../db/idempotency.ts';
+import { Idempotency, purgeIdempotencyKeys, storeAnswer } from '../db/idempotency.ts';
+import { sqliteStore } from '../db/store.ts';
 import { claimOf, idempotent } from './idempotency.ts';
 import { runOn } from '../db/sqlite-query.ts';
 
@@ -33,18 +34,20 @@ function start() {
   db = openStore(config, clock);
   db.exec('CREATE TABLE IF NOT EXISTS things (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, name TEXT NOT NULL)');
   const commit = new GroupCommit(db);
-  const idempotency = new Idempotency(db, clock);
+  const idempotency = new Idempotency(sqliteStore(db, commit), clock);
   const router = apiRouter();
   router.post('/things', requireAuth(config.publicUrl), idempotent(idempotency, 'POST /things'), async (ctx) => {
     const body = ctx.request.body as { name?: string; delayMs?: number; failAfterRecording?: boolean };
     if (typeof body.name !== 'string') throw new ApiError(400, 'validation_error', 'name: is required');
     if (body.delayMs) await new Promise((r) => setTimeout(r, body.delayMs));
     const answer = { id: newId('em', clock.now()), name: body.name };
+    const claim = claimOf(ctx);
     await commit.run(() => {
       db.prepare('INSERT INTO things VALUES (?, ?, ?)').run(answer.id, principalOf(ctx).workspaceId, body.name);
-      claimOf(ctx)?.complete(200, answer);
+      if (claim) runOn(db, storeAnswer(clock.now(), claim.record, 200, answer));
       if (body.failAfterRecording) throw new Error('the effect failed after the record was written');
     });
+    claim?.stored();
     ctx.body = answer;
   });
   const app = createHttpApp(
@@ -159,7 +162,7 @@ test('records survive a restart and expire after 24 hours', async () => {
   const later = await post({ name: 'eight' }, keyA, 'k-8');
   assert.is.not(later.body.id, first.body.id, 'after 24 h the key is new again');
   assert.is(things('eight'), 2);
-  assert.ok(new Idempotency(db, { now: () => clock.at + 24 * 3600_000 }).purgeExpired() >= 1);
+  assert.ok(runOn(db, purgeIdempotencyKeys(clock.at + 24 * 3600_000)) >= 1);
 });
 
 test.run();

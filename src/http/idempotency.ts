@@ -11,7 +11,7 @@ export function idempotent(idempotency: Idempotency, endpoint: string | ((ctx: C
   return async (ctx, next) => {
     if (ctx.headers['idempotency-key'] === undefined) return next();
     const scope = typeof endpoint === 'string' ? endpoint : endpoint(ctx);
-    const started = idempotency.begin(principalOf(ctx).workspaceId, scope, ctx.get('Idempotency-Key'), ctx.request.body);
+    const started = await idempotency.begin(principalOf(ctx).workspaceId, scope, ctx.get('Idempotency-Key'), ctx.request.body);
     if ('replay' in started) {
       ctx.status = started.replay.status;
       ctx.body = started.replay.body;
@@ -23,7 +23,7 @@ export function idempotent(idempotency: Idempotency, endpoint: string | ((ctx: C
       await next();
       // Handlers without state of their own may leave recording to us; 4xx and 5xx are not kept, so a
       // corrected retry with the same key works.
-      if (!started.completed() && ctx.status >= 200 && ctx.status < 300) started.claim.complete(ctx.status, ctx.body);
+      if (!started.completed() && ctx.status >= 200 && ctx.status < 300) await started.claim.complete(ctx.status, ctx.body);
     } finally {
       started.release();
     }

@@ -65,7 +65,7 @@ const ForwardingBody = z
 const presentForwarding = (row: InboxRow) => ({ id: row.id, address: row.address, forwardTo: row.forward_to, forwardStatus: row.forward_status });
 
 export function inboxRoutes(app: App) {
-  const { db, store, clock } = app;
+  const { store, clock } = app;
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
   // With whether it receives now: its domain's inbound state, from the domain's last MX check.
@@ -187,7 +187,7 @@ export function inboxRoutes(app: App) {
     } else if (inbox.forward_status === 'active' && inbox.forward_to?.toLowerCase() === address.toLowerCase()) {
       // Already confirmed for this address: nothing to do, no second mail.
     } else {
-      const confirmation = newConfirmation(boxSecret(db), clock, inbox, address);
+      const confirmation = newConfirmation(await boxSecret(store), clock, inbox, address);
       const mail = confirmationMail(inbox, address, confirmationLink(app.config.publicUrl, confirmation.token));
       const { step, transfer } = sendStep([await planConfirmation(inbox, address, mail, workspaceId)]);
       await app.writer.commit([step, { kind: 'forwarding.pending', payload: { ...confirmation.pending, actor } }], { now: clock.now(), log: app.log, transfer });
@@ -249,11 +249,12 @@ export function inboxRoutes(app: App) {
  * forge one, and the POST body is never read.
  */
 export function forwardingPages(app: App) {
-  const { db, store, clock } = app;
+  const { store, clock } = app;
   const r = pageRouter();
-  r.get(`${CONFIRM_PATH}/:token`, async (ctx) => showPage(ctx, await store.read(checkToken(boxSecret(db), clock, ctx.params.token))));
+  r.get(`${CONFIRM_PATH}/:token`, async (ctx) => showPage(ctx, await store.read(checkToken(await boxSecret(store), clock, ctx.params.token))));
   r.post(`${CONFIRM_PATH}/:token`, async (ctx) => {
-    const found = await store.write(() => confirm(boxSecret(db), clock, ctx.params.token, ctx.ip));
+    const secret = await boxSecret(store);
+    const found = await store.write(() => confirm(secret, clock, ctx.params.token, ctx.ip));
     if (found.state === 'confirmed' && found.justNow) app.log.info('forwarding confirmed', { inboxId: found.inbox.id, forwardTo: found.address });
     showPage(ctx, found);
   });

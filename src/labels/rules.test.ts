@@ -198,7 +198,7 @@ test('applying a rule to 10,000 stored messages goes on through a restart while 
   s.t.smtpPort = running.smtp.port;
   for (let i = 0; i < 3; i++) assert.is((await receive(`bulk odd arriving ${i}`)).code, 250);
   await eventually(async () => (await call('/labels')).body.mailbox.resortPending === 0, 30_000, 'the resort finished');
-  const after = running.app.db;
+  const after = running.app.db!;
   const filed = after.prepare(`SELECT count(*) FROM emails e, json_each(e.labels_json) j WHERE j.value = ? AND e.subject LIKE 'bulk odd%'`).pluck().get(label.id) as number;
   assert.is(filed, 5_003, `every odd one once (the walk had ${left ?? 0} left when it stopped)`);
   assert.is(after.prepare(`SELECT count(*) FROM emails e, json_each(e.labels_json) j WHERE j.value = ? AND e.subject LIKE 'bulk even%'`).pluck().get(label.id), 0);

@@ -25,10 +25,8 @@ export interface MetricsSources {
   queueDepth: () => QueueDepth | Promise<QueueDepth>;
   /** Emails stored but not yet in the full-text index (emails/search-backlog.ts). */
   searchBacklog: () => number | Promise<number>;
-  /** The SQLite file; its `-wal` file is measured beside it. */
-  databaseFile: string;
-  /** Bytes of free pages inside the database file (db/free-pages.ts). */
-  databaseFreeBytes: () => number;
+  /** The SQLite file, its `-wal` file measured beside it, and its free pages (db/free-pages.ts); none on PostgreSQL. */
+  sqlite?: { file: string; freeBytes: () => number };
 }
 
 // Seconds: most API calls answer in milliseconds; a send with attachments or a search can take seconds.
@@ -109,9 +107,12 @@ export class Metrics {
     for (const [state, n] of Object.entries(depth.byState)) this.queue.set({ state }, n);
     this.oldest.set(depth.oldestAgeMs / 1000);
     this.backlog.set(backlog);
-    this.files.set({ file: 'db' }, sizeOf(this.sources.databaseFile));
-    this.files.set({ file: 'wal' }, sizeOf(`${this.sources.databaseFile}-wal`));
-    this.freeInFile.set(this.sources.databaseFreeBytes());
+    const { sqlite } = this.sources;
+    if (sqlite) {
+      this.files.set({ file: 'db' }, sizeOf(sqlite.file));
+      this.files.set({ file: 'wal' }, sizeOf(`${sqlite.file}-wal`));
+      this.freeInFile.set(sqlite.freeBytes());
+    }
     return this.registry.metrics();
   }
 

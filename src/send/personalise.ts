@@ -36,7 +36,7 @@ export interface PlannedEmail {
   domain_id: string | null;
   message_class: string;
   headers_json: string;
-  bodies: () => { html: string | null; text: string | null };
+  bodies: () => Query<{ html: string | null; text: string | null }>;
 }
 
 // Forwarded copies (receive/forward.ts marks them so) are someone else's mail passed on: never tracked.
@@ -58,13 +58,15 @@ function* decide(email: PlannedEmail): Query<Decided> {
   const domain = email.domain_id
     ? yield* get<{ open_tracking: number; click_tracking: number; unsubscribe_urls: string }>('SELECT open_tracking, click_tracking, unsubscribe_urls FROM domains WHERE id = ?', email.domain_id)
     : undefined;
-  let bodies: ReturnType<PlannedEmail['bodies']> | undefined;
-  const read = () => (bodies ??= email.bodies());
+  let bodies: { html: string | null; text: string | null } | undefined;
+  const read = function* () {
+    return (bodies ??= yield* email.bodies());
+  };
   // The domain's setting as it is when the email is first signed: a first-party integration's own pair stands.
   const prefixes = domain ? (JSON.parse(domain.unsubscribe_urls) as string[]) : [];
-  const unsubscribe = email.message_class === 'marketing' && !(prefixes.length > 0 && keepsOwnOneClick(headers, prefixes, read()));
+  const unsubscribe = email.message_class === 'marketing' && !(prefixes.length > 0 && keepsOwnOneClick(headers, prefixes, yield* read()));
   const tracked = domain && (domain.open_tracking === 1 || domain.click_tracking === 1) && !Object.keys(headers).some((k) => k.toLowerCase() === FORWARDED);
-  const html = tracked ? read().html : null;
+  const html = tracked ? (yield* read()).html : null;
   const open = html !== null && domain!.open_tracking === 1;
   const links = html !== null && domain!.click_tracking === 1 ? findLinks(html) : [];
   if (!unsubscribe && !open && links.length === 0) return null;
@@ -101,8 +103,8 @@ export async function planFor(app: App, email: PlannedEmail): Promise<Plan | nul
 }
 
 /** The links and headers of one recipient's copy; `returnPath` is the domain its mailto address is on. */
-export function personalisation(app: App, plan: Plan, copy: LinkSubject & { returnPath: string }): Personalisation {
-  const secret = boxSecret(app.db);
+export async function personalisation(app: App, plan: Plan, copy: LinkSubject & { returnPath: string }): Promise<Personalisation> {
+  const secret = await boxSecret(app.store);
   const subject: LinkSubject = { emailId: copy.emailId, recipient: copy.recipient, index: copy.index };
   const token = (purpose: LinkPurpose, link?: number) => linkToken(secret, purpose, link === undefined ? subject : { ...subject, link });
   const url = (path: string, t: string) => publicLink(app.config.publicUrl, path, t);

@@ -19,8 +19,8 @@ export interface PresignOptions {
 /** Emails queued but never signed, soonest due first. */
 const neverSigned = (limit: number) =>
   column<string>(
-    `SELECT DISTINCT d.email_id FROM deliveries d JOIN emails e ON e.id = d.email_id
-     WHERE d.state IN ('queued', 'deferred') AND d.attempts = 0 AND e.signed_at IS NULL ORDER BY d.next_attempt_at LIMIT ?`,
+    `SELECT d.email_id FROM deliveries d JOIN emails e ON e.id = d.email_id
+     WHERE d.state IN ('queued', 'deferred') AND d.attempts = 0 AND e.signed_at IS NULL GROUP BY d.email_id ORDER BY min(d.next_attempt_at) LIMIT ?`,
     limit,
   );
 

@@ -18,7 +18,7 @@ import { personalisation, planFor, storedPlan, type Plan } from './personalise.t
 import type { Signer } from './signer.ts';
 import { storageFault } from '../db/health.ts';
 import { FullDiskNotice } from '../db/full-disk.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { all, column } from '../db/query.ts';
 
 /** A recipient's bytes: its email's one shared copy, or its own copy when the email is personalised. */
 export interface Copy {
@@ -40,7 +40,7 @@ interface PersonalEmail {
   id: string;
   key: DkimKey;
   plan: Plan;
-  input: () => ComposeInput;
+  input: () => Promise<ComposeInput>;
   /** Delivery id -> the recipient's position among the email's deliveries (what its link tokens carry). */
   index: Map<number, number>;
   /** The bounce subdomain, where the mailto unsubscribe address is. */
@@ -82,10 +82,7 @@ export class SignedCopies {
    * each recipient not yet attempted. Nothing when they exist or nothing of the email is queued any more.
    */
   async prepare(emailId: string): Promise<void> {
-    const { db } = this.app;
-    const queued = db
-      .prepare("SELECT id, recipient FROM deliveries WHERE email_id = ? AND state = 'queued' AND attempts = 0 ORDER BY id")
-      .all(emailId) as Array<Pick<Claimed, 'id' | 'recipient'>>;
+    const queued = await this.app.store.read(all<Pick<Claimed, 'id' | 'recipient'>>("SELECT id, recipient FROM deliveries WHERE email_id = ? AND state = 'queued' AND attempts = 0 ORDER BY id", emailId));
     if (queued.length === 0 || (await this.app.store.read(hasSignedCopy(emailId)))) return;
     const signed = await this.signedMessage(emailId);
     if ('personal' in signed) await Promise.all(queued.map((r) => this.personalCopy(signed.personal, r)));
@@ -148,7 +145,7 @@ export class SignedCopies {
     const pending = this.signing.get(emailId);
     if (pending) return pending;
     const work = (async (): Promise<Signed> => {
-      const { db } = this.app;
+      const { store } = this.app;
       // Not the bodies: composeInput reads them when a signing worker takes the message.
       const row = await this.app.store.read(outgoingEmail(emailId));
       const sent = { envelopeFrom: row.envelope_from, senderDomain: row.domain };
@@ -157,11 +154,10 @@ export class SignedCopies {
       // The RSA key, and with dkim_ed25519 the ed25519 key once DNS serves its record (a second signature).
       const dkim = row.domain_id ? await this.app.store.read(signingKey(row.workspace_id, row.domain_id, row.domain, this.app.config.dkimEd25519)) : null;
       if (!dkim) throw new Permanent(`the sending domain ${row.domain} was deleted before this message was sent`);
-      // Bridge: a plan reads the bodies synchronously, only when it needs them (personalise.ts).
-      const plan = await planFor(this.app, { ...row, bodies: () => runOn(db, storedBodies(emailId)) });
-      if (plan) return { ...sent, personal: this.personalEmail(row, dkim, plan) };
-      // Bridge: the signer asks for the input synchronously, when a worker takes the message.
-      const signed = await this.signer.composeAndSign(() => runOn(db, composeInput(row)), dkim, undefined, { packBodies: true });
+      // A plan reads the bodies only when it needs them (personalise.ts).
+      const plan = await planFor(this.app, { ...row, bodies: () => storedBodies(emailId) });
+      if (plan) return { ...sent, personal: await this.personalEmail(row, dkim, plan) };
+      const signed = await this.signer.composeAndSign(() => store.read(composeInput(row)), dkim, undefined, { packBodies: true });
       // Not beside a plan another process stored meanwhile: one shared copy or per-recipient copies, never both.
       // The commit holds SQLite's write lock (BEGIN IMMEDIATE) from the check to the store.
       const { clock } = this.app;
@@ -174,24 +170,24 @@ export class SignedCopies {
       // Another process signed it first; what is stored is what goes out.
       const stored = await signedCopy(this.app.store, emailId);
       if (stored) return { ...sent, raw: stored };
-      return { ...sent, personal: this.personalEmail(row, dkim, (await this.app.store.read(storedPlan(emailId)))!) };
+      return { ...sent, personal: await this.personalEmail(row, dkim, (await this.app.store.read(storedPlan(emailId)))!) };
     })();
     this.signing.set(emailId, work);
     work.finally(() => this.signing.delete(emailId)).catch(() => {});
     return work;
   }
 
-  private personalEmail(row: OutgoingEmail, key: DkimKey, plan: Plan): PersonalEmail {
-    const { db } = this.app;
-    let input: ComposeInput | null = null;
-    const ids = db.prepare('SELECT id FROM deliveries WHERE email_id = ? ORDER BY id').pluck().all(row.id) as number[];
+  private async personalEmail(row: OutgoingEmail, key: DkimKey, plan: Plan): Promise<PersonalEmail> {
+    const { store } = this.app;
+    let input: Promise<ComposeInput> | null = null;
+    const ids = await store.read(column<number>('SELECT id FROM deliveries WHERE email_id = ? ORDER BY id', row.id));
     return {
       id: row.id,
       key,
       plan,
       // Only a copy not yet signed needs the input (and the attachments read for it).
-      // Bridge: the signer asks for the input synchronously, when a worker takes the copy.
-      input: () => (input ??= runOn(db, composeInput(row))),
+      // Read once for all the copies; a failed read is tried again by the next copy.
+      input: () => (input ??= store.read(composeInput(row)).catch((err) => { input = null; throw err; })),
       index: new Map(ids.map((id, i) => [id, i])),
       returnPath: row.envelope_from.slice(row.envelope_from.lastIndexOf('@') + 1),
       packBodies: true,
@@ -229,7 +225,7 @@ export class SignedCopies {
     const becomingBase = first !== null && against === null;
     if (first && against) first(against);
     try {
-      const personal = personalisation(this.app, email.plan, { emailId: email.id, recipient: r.recipient, index: email.index.get(r.id)!, returnPath: email.returnPath });
+      const personal = await personalisation(this.app, email.plan, { emailId: email.id, recipient: r.recipient, index: email.index.get(r.id)!, returnPath: email.returnPath });
       const packBodies = email.packBodies;
       email.packBodies = false;
       const signed = await this.signer.composeAndSign(email.input, email.key, personal, { packBodies, ...(against ? { against } : {}) });

@@ -178,7 +178,7 @@ test('a worker holds at most two jobs; the rest wait, and a job given as a funct
   try {
     let made = 0;
     const jobs = Array.from({ length: 6 }, (_, i) =>
-      pool.composeAndSign(() => {
+      pool.composeAndSign(async () => {
         made++;
         return input(i);
       }, KEY),

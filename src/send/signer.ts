@@ -30,18 +30,18 @@ export class Signer extends WorkerPool<SignJob, SignedJob> {
   /**
    * sign(await compose(input), key), on a worker thread; `personal` makes it one recipient's copy
    * (personal-copy.ts). A function as `input` is called only when a worker takes the job, so a long queue
-   * keeps message bodies in SQLite rather than in this thread's heap. The worker also packs the result for
+   * keeps message bodies in the store rather than in this thread's heap. The worker also packs the result for
    * storing, against the input's bodies, and with `packBodies` those bodies too (mail/packing.ts); or, given
    * `against`, another recipient's copy of the email (its delivery id and bytes), against that copy.
    */
   async composeAndSign(
-    input: ComposeInput | (() => ComposeInput),
+    input: ComposeInput | (() => Promise<ComposeInput>),
     key: DkimKey,
     personal?: Personalisation,
     opts: { packBodies?: boolean; against?: { id: number; raw: Buffer } } = {},
   ): Promise<Signed> {
-    const signed = await this.runFrom(() => {
-      const given = typeof input === 'function' ? input() : input;
+    const signed = await this.runFrom(async () => {
+      const given = typeof input === 'function' ? await input() : input;
       // A Buffer is often a view into a larger allocation (Node's pool, a whole request body), and structured
       // clone copies the entire allocation. Copy just the attachment's bytes once and hand that copy over.
       const transfer: ArrayBuffer[] = [];

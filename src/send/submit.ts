@@ -293,6 +293,6 @@ export function* writeBatch(ctx: DbContext, job: BatchJob): Query<BatchAnswer> {
   }
   const successful = data.filter((d) => d.ok).length;
   const answer = { data, count: data.length, successful, failed: data.length - successful };
-  if (job.record) storeAnswer(ctx.db, ctx.clock.now(), job.record, 200, answer);
+  if (job.record) yield* storeAnswer(ctx.clock.now(), job.record, 200, answer);
   return answer;
 }

@@ -96,7 +96,7 @@ test('the listener still serves TLS: a proper client gets through STARTTLS and E
 test('other errors keep their level: a client socket error a warning, an error of the listener itself an error', () => {
   const lines: Line[] = [];
   const log = createLog({ level: 'debug', write: (line) => lines.push(JSON.parse(line) as Line) });
-  const metrics = new Metrics({ queueDepth: () => ({ byState: { queued: 0, sending: 0, deferred: 0 }, oldestAgeMs: 0 }), searchBacklog: () => 0, databaseFile: '/nonexistent', databaseFreeBytes: () => 0 });
+  const metrics = new Metrics({ queueDepth: () => ({ byState: { queued: 0, sending: 0, deferred: 0 }, oldestAgeMs: 0 }), searchBacklog: () => 0 });
   const server = new SMTPServer({ logger: false });
   reportListenerErrors(server, log, metrics, 'mx');
   const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', remoteAddress: '::ffff:192.0.2.9' });

@@ -47,7 +47,7 @@ const KEY_PREFIX_LENGTH = 're_'.length + 8;
 export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: Pick<Analyzer, 'parse'>): SMTPServer {
   const { config, store, clock, log } = app;
   const sessions = new SessionTable<SessionState>();
-  const throttle = new LoginThrottle(app.db, clock, 'smtp');
+  const throttle = new LoginThrottle(app.store, clock, 'smtp');
 
   const server: SMTPServer = new SMTPServer({
     name: config.hostname,
@@ -85,28 +85,32 @@ export function createSubmissionServer(app: App, tls: TlsCredentials, analyzer: 
       const ip = clientIp(session);
       const password = auth.password ?? '';
       const account = `key:${password.slice(0, KEY_PREFIX_LENGTH)}`;
-      const attempt = throttle.begin(ip, account);
-      if (attempt.refuse) {
-        return callback(new SmtpError(454, `4.7.0 Too many failed authentications: try again in ${attempt.retryAfterSeconds} seconds`));
-      }
-      const wait = new Promise((resolve) => setTimeout(resolve, attempt.delayMs));
-      wait
-        .then(async () => {
-          const key = await app.store.read(findKeyBySecret(clock, password));
-          if (!key) {
-            attempt.fail();
-            log.info('submission authentication failed', { session: session.id, ip, method: auth.method });
-            return callback(new SmtpError(535, '5.7.8 Authentication credentials invalid: the password must be an API key (re_...) of this box'));
+      void throttle
+        .begin(ip, account)
+        .then(async (attempt) => {
+          if (attempt.refuse) {
+            return callback(new SmtpError(454, `4.7.0 Too many failed authentications: try again in ${attempt.retryAfterSeconds} seconds`));
           }
-          attempt.succeed();
-          const state = sessions.find(session.id);
-          if (!state) return; // the client left while we waited
-          state.secret = password;
-          const sender: Sender = { workspaceId: key.workspaceId, keyId: key.keyId };
-          callback(null, { user: sender });
+          try {
+            await new Promise((resolve) => setTimeout(resolve, attempt.delayMs));
+            const key = await app.store.read(findKeyBySecret(clock, password));
+            if (!key) {
+              attempt.fail();
+              log.info('submission authentication failed', { session: session.id, ip, method: auth.method });
+              return callback(new SmtpError(535, '5.7.8 Authentication credentials invalid: the password must be an API key (re_...) of this box'));
+            }
+            attempt.succeed();
+            const state = sessions.find(session.id);
+            if (!state) return; // the client left while we waited
+            state.secret = password;
+            const sender: Sender = { workspaceId: key.workspaceId, keyId: key.keyId };
+            callback(null, { user: sender });
+          } catch (err) {
+            attempt.fail();
+            throw err;
+          }
         })
         .catch((err: unknown) => {
-          attempt.fail();
           log.error('submission authentication failed on our side', { err, session: session.id });
           callback(new SmtpError(454, '4.7.0 Temporary authentication failure, try again later'));
         });
@@ -189,7 +193,7 @@ async function submitMessage(app: App, analyzer: Pick<Analyzer, 'parse'>, sender
   checkSendFrom(scope, req.from.address);
   const key = parsed.headers['idempotency-key']?.[0];
   if (key === undefined) return submit(app, workspaceId, req);
-  const started = app.idempotency.begin(workspaceId, IDEMPOTENCY_ENDPOINT, key, fingerprint(req));
+  const started = await app.idempotency.begin(workspaceId, IDEMPOTENCY_ENDPOINT, key, fingerprint(req));
   if ('replay' in started) return started.replay.body as Submitted;
   try {
     return await submit(app, workspaceId, req, started.claim);

@@ -64,7 +64,7 @@ export interface Listening {
 
 /** Builds the front doors, listening on nothing yet. `healthy`: what /healthz answers, besides the store's health. */
 export async function createFrontDoors(app: App, work: Background, opts: { tryMode: boolean; healthy: () => boolean }) {
-  const { config, db, clock, log, health, metrics } = app;
+  const { config, clock, log, health, metrics } = app;
   const eventStream = new EventStream(app);
   const authenticator: Authenticator = {
     byKey: async (secret) => {
@@ -107,7 +107,7 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
       metrics,
       alsoServes: served.serves,
     },
-    [accountRoutes(app, new LoginThrottle(db, clock, 'login'), { get tlsCert() { return served.current().cert.toString(); }, tlsState: served.state, tryMode: opts.tryMode }), domainRoutes(app), emailRoutes(app), replyRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, work.resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, work.dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), reportRoutes(app), spamRoutes(app), billingRoutes(app), boxRoutes(app), auditRoutes(app), mcpRoutes(app, () => handler!)],
+    [accountRoutes(app, new LoginThrottle(app.store, clock, 'login'), { get tlsCert() { return served.current().cert.toString(); }, tlsState: served.state, tryMode: opts.tryMode }), domainRoutes(app), emailRoutes(app), replyRoutes(app), emailListRoutes(app), analyticsRoutes(app), labelRoutes(app, work.resorter), templateRoutes(app), draftRoutes(app), webhookRoutes(app, work.dispatcher, eventStream), inboxRoutes(app), suppressionRoutes(app), reportRoutes(app), spamRoutes(app), billingRoutes(app), boxRoutes(app), auditRoutes(app), mcpRoutes(app, () => handler!)],
     [forwardingPages(app), linkPages(app, work.linkVisits), billingPages(app), metricsPage(app), mtaStsPages(app), dashboardPages()],
   );
   handler = httpApp.callback();

@@ -9,6 +9,7 @@ import { recheckDueDomains, rotateDueKeys } from '../domains/verification.ts';
 import { runRetention } from '../emails/retention.ts';
 import { purgeSessions } from '../account/sessions.ts';
 import { purgeAuthFailures } from '../account/login-throttle.ts';
+import { purgeIdempotencyKeys } from '../db/idempotency.ts';
 import { recordBoxDns } from '../account/overview.ts';
 import { pruneReceivedReports } from '../feedback/aggregate-reports.ts';
 import { pruneAudit } from '../account/audit.ts';
@@ -33,7 +34,7 @@ export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () =>
     cron.schedule('41 * * * *', () => checkBoxDns()),
     cron.schedule('17 * * * *', async () => {
       try {
-        const purged = { sessionsPurged: await app.store.write(() => purgeSessions(clock)), idempotencyKeysPurged: app.idempotency.purgeExpired(), authFailuresPurged: await app.store.write(() => purgeAuthFailures(clock)), reportsPurged: await app.store.write(() => pruneReceivedReports(clock.now())), auditRowsPurged: await pruneAuditLog(app) };
+        const purged = { sessionsPurged: await app.store.write(() => purgeSessions(clock)), idempotencyKeysPurged: await app.store.write(() => purgeIdempotencyKeys(clock.now())), authFailuresPurged: await app.store.write(() => purgeAuthFailures(clock)), reportsPurged: await app.store.write(() => pruneReceivedReports(clock.now())), auditRowsPurged: await pruneAuditLog(app) };
         housekeepingDisk.succeeded();
         log.info('housekeeping', purged);
       } catch (err) {

@@ -1,6 +1,7 @@
 // Opening the box's store: the data directory's database with every migration applied (serve, try and the CLI
 // alike), and for serve the rest of the first phase of startApp: the marker that serve runs here, the store's
-// health and the integrity check that runs while the rest is built. Refusals are StartupErrors (exit 78).
+// health and the integrity check that runs while the rest is built; or, with database_url, the PostgreSQL
+// database several nodes share, migrated. Refusals are StartupErrors (exit 78).
 import type { Config } from '../config/config.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import { StartupError } from '../errors.ts';
@@ -11,9 +12,13 @@ import { checkAtStart, START_CHECK_WAIT_MS } from '../db/integrity.ts';
 import { migrate } from '../db/migrate.ts';
 import { isTryDir } from '../db/try-marker.ts';
 import { markServing } from '../db/serving.ts';
-import { boxSecret } from '../db/box-secret.ts';
+import { readBoxSecret } from '../db/box-secret.ts';
 import { ensureDefaultWorkspace } from '../account/workspaces.ts';
 import { runOn } from '../db/sqlite-query.ts';
+import { openPool, type PgPool } from '../db/postgres.ts';
+import { migratePostgres } from '../db/postgres-migrate.ts';
+import { postgresStore } from '../db/store.ts';
+import type { Query } from '../db/query.ts';
 
 /**
  * The data directory's database with every migration applied, for `serve` and the CLI alike; a data directory
@@ -38,13 +43,18 @@ export function openStore(config: Config, clock: Clock = systemClock, log?: Log)
       else process.stderr.write(`applying schema migration ${String(m.version).padStart(4, '0')} (${m.name})\n`);
     });
     if (upgrade && applied.length && log) log.info('schema migrated', { versions: applied, ms: Date.now() - started });
-    db.transaction(() => runOn(db, ensureDefaultWorkspace(clock))).immediate(); // Bridge: openStore opens SQLite itself, before any app.store exists
-    boxSecret(db); // made at the first start, not by whichever request first needs it
+    db.transaction(() => runOn(db, firstRows(clock))).immediate();
   } catch (err) {
     db.close();
     throw refusal(err, config.dataDir);
   }
   return db;
+}
+
+/** The default workspace, and the box's secret: made at the first start, not by whichever request first needs them. */
+function* firstRows(clock: Clock): Query<void> {
+  yield* ensureDefaultWorkspace(clock);
+  yield* readBoxSecret();
 }
 
 function refusal(err: unknown, dataDir: string): unknown {
@@ -57,7 +67,10 @@ function refusal(err: unknown, dataDir: string): unknown {
 }
 
 export interface ServedStore {
-  db: Db;
+  /** SQLite's connection; null when the store is PostgreSQL. */
+  db: Db | null;
+  /** The PostgreSQL pool (database_url); null on SQLite. */
+  pool: PgPool | null;
   health: StoreHealth;
   /** The integrity check at start, running while the rest is built (db/integrity.ts). */
   checking: ReturnType<typeof checkAtStart>;
@@ -66,15 +79,53 @@ export interface ServedStore {
 }
 
 /** startApp's first phase: the store a box serves, refused if it is try's and serve was asked for. */
-export function openServedStore(config: Config, clock: Clock, log: Log, opts: { tryMode: boolean; checkWaitMs?: number }): ServedStore {
+export async function openServedStore(config: Config, clock: Clock, log: Log, opts: { tryMode: boolean; checkWaitMs?: number }): Promise<ServedStore> {
   // serve never has try's behaviour, nor runs on its data (try/try.ts: a directory of its own).
   if (!opts.tryMode && isTryDir(config.dataDir)) {
     throw new StartupError(`${config.dataDir} was made by 'mailwright try' and keeps its mail in a local outbox; serve a data directory of its own (MAILWRIGHT_DATA_DIR), or run 'mailwright try --dir ${config.dataDir}'`);
   }
+  if (config.databaseUrl) return openPostgres(config.databaseUrl, clock, log);
   const db = openStore(config, clock, log);
   const unmarkServing = markServing(config.dataDir, log); // how `restore` knows serve runs here (serving.ts says why a marker)
   const health = new StoreHealth(databasePath(config.dataDir), log);
   // Runs while the rest is built; nothing listens before it answered (or its wait ran out).
   const checking = checkAtStart(databasePath(config.dataDir), { waitMs: opts.checkWaitMs ?? START_CHECK_WAIT_MS, health, log });
-  return { db, health, checking, unmarkServing };
+  return { db, pool: null, health, checking, unmarkServing };
+}
+
+/**
+ * The PostgreSQL database at `url`, migrated (nodes starting together apply each migration once), with its
+ * first rows. The database's own checks and backups are PostgreSQL's: nothing runs here for them.
+ */
+async function openPostgres(url: string, clock: Clock, log: Log): Promise<ServedStore> {
+  const where = describeDatabase(url);
+  const pool = openPool(url);
+  try {
+    const started = Date.now();
+    const applied = await migratePostgres(pool, clock.now(), (m) => log.info('applying schema migration', { version: m.version, name: m.name }));
+    if (applied.length) log.info('schema migrated', { versions: applied, ms: Date.now() - started, database: where });
+    await postgresStore(pool).write(() => firstRows(clock));
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw postgresRefusal(err, where);
+  }
+  log.info('store: PostgreSQL', { database: where });
+  const health = new StoreHealth(where, log);
+  return { db: null, pool, health, checking: Promise.resolve({ damaged: null, stop: () => {} }), unmarkServing: () => {} };
+}
+
+/** The URL without its password, for messages and logs. */
+export function describeDatabase(url: string): string {
+  const u = new URL(url);
+  u.password = '';
+  return `${u.protocol}//${u.username ? `${u.username}@` : ''}${u.host}${u.pathname}`;
+}
+
+// A wrong password or a database that does not exist is the configuration's (exit 78); an unreachable server
+// may come back (exit 1: systemd starts the box again).
+function postgresRefusal(err: unknown, where: string): unknown {
+  const code = (err as { code?: string }).code;
+  const detail = `${code ?? ''}${code ? ': ' : ''}${(err as Error).message}`;
+  if (code === '28P01' || code === '28000' || code === '3D000' || code === '42501') return new StartupError(`cannot use the database ${where} (${detail}). Check database_url (MAILWRIGHT_DATABASE_URL) and the role's rights.`);
+  return new Error(`cannot set up the database ${where} (${detail}).`);
 }

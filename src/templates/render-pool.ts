@@ -11,7 +11,6 @@ import { JobTimeout } from '../threads/worker-pool.ts';
 import { render, type Rendered, type RenderOptions } from './render.ts';
 import type { RenderJob } from './render-worker.ts';
 import { contentOf, versionById, type VersionSize } from './store.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import type { TemplateContent } from './content.ts';
 
 /** Content (characters of all its columns) rendered on the event loop at most; larger goes to a thread. */
@@ -48,16 +47,15 @@ export function createRenderPool(config: Pick<Config, 'renderTimeout'>, size: nu
  * its turn comes (a line of waiting renders holds ids, not megabytes). 429 too_many_renders when the
  * workspace's line is full, 503 render_timeout past the budget.
  */
-export async function renderVersion(app: Pick<App, 'store' | 'db' | 'config' | 'log' | 'templateRenders'>, workspaceId: string, version: VersionSize, data: Record<string, unknown>, options: RenderOptions): Promise<Rendered> {
+export async function renderVersion(app: Pick<App, 'store' | 'config' | 'log' | 'templateRenders'>, workspaceId: string, version: VersionSize, data: Record<string, unknown>, options: RenderOptions): Promise<Rendered> {
   if (version.chars <= INLINE_MAX_CHARS) {
     const row = await app.store.read(versionById(version.id));
     if (!row) throw notFound('Template version');
     const content = contentOf(row);
     if (renderWork(content, data, options) <= INLINE_MAX_WORK) return render(content, data, options);
   }
-  const made = () => {
-    // Bridge: read on SQLite's connection when the job's turn comes (a worker pool's job is made synchronously).
-    const row = runOn(app.db, versionById(version.id));
+  const made = async () => {
+    const row = await app.store.read(versionById(version.id));
     if (!row) throw notFound('Template version');
     return { job: { version: row, data, options } satisfies RenderJob };
   };

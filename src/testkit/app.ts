@@ -12,6 +12,8 @@ import { startApp, type RunningApp } from '../app.ts';
 import { createLog } from '../log.ts';
 import type { Clock } from '../clock.ts';
 import type { App } from '../context.ts';
+import type { Db } from '../db/open.ts';
+import { freshDatabase } from './postgres.ts';
 import { createUser } from '../account/users.ts';
 import { DEFAULT_WORKSPACE, findWorkspace, createWorkspace } from '../account/workspaces.ts';
 import { createKey } from '../account/keys.ts';
@@ -53,16 +55,24 @@ export interface TestApp {
   /** The SMTP submission port, or null when the test left it off. */
   submissionPort: number | null;
   dataDir: string;
-  app: App;
+  /**
+   * The app; `db`, SQLite's connection, is for tests of what only SQLite has, and of the rows behind an answer
+   * (undefined under MAILWRIGHT_TEST_STORE=postgres: such a test runs on SQLite only).
+   */
+  app: App & { db: Db };
   running: RunningApp;
   /** Every log line the app wrote. */
   logs: string[];
   stop(): Promise<void>;
 }
 
+/** MAILWRIGHT_TEST_STORE=postgres: every test app keeps its state in a fresh PostgreSQL database (testkit/postgres.ts). */
+export const TEST_STORE = process.env.MAILWRIGHT_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
+
 export async function startTestApp(opts: { env?: Record<string, string>; clock?: Clock; fetchCa?: string; measureFreeSpace?: (dir: string) => number } = {}): Promise<TestApp> {
   const dataDir = tempDir();
-  const env = testEnv(dataDir, opts.env);
+  const database = TEST_STORE === 'postgres' ? await freshDatabase() : null;
+  const env = testEnv(dataDir, { ...(database ? { MAILWRIGHT_DATABASE_URL: database.url } : {}), ...opts.env });
   const config = loadConfig(env);
   const logs: string[] = [];
   const running = await startApp(config, { log: createLog({ level: 'debug', write: (line) => logs.push(line) }), clock: opts.clock, fetchCa: opts.fetchCa, measureFreeSpace: opts.measureFreeSpace });
@@ -74,12 +84,13 @@ export async function startTestApp(opts: { env?: Record<string, string>; clock?:
     smtpPort: running.smtp.port,
     submissionPort: running.submission?.port ?? null,
     dataDir,
-    app: running.app,
+    app: running.app as App & { db: Db },
     running,
     logs,
     stop: async () => {
       await running.stop();
       rmSync(dataDir, { recursive: true, force: true });
+      await database?.drop();
     },
   };
 }

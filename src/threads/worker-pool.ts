@@ -108,8 +108,12 @@ export class JobTimeout extends Error {
   }
 }
 
-/** A job, or what makes it when a worker has room (so its data is read only then). */
-export type JobSource<J> = { job: J; transfer?: Transferable[] } | (() => { job: J; transfer?: Transferable[] });
+type Made<J> = { job: J; transfer?: Transferable[] };
+/**
+ * A job, or what makes it when a worker has room (so its data is read only then), at once or from the store
+ * (a promise: the worker's room is held for it meanwhile).
+ */
+export type JobSource<J> = Made<J> | (() => Made<J> | Promise<Made<J>>);
 
 interface Waiting<J, R> {
   source: JobSource<J>;
@@ -213,15 +217,37 @@ export class WorkerPool<J, R> {
     this.count(entry.key, 1);
     clearTimeout(slot.idle);
     try {
-      const { job, transfer = [] } = typeof source === 'function' ? source() : source;
+      const made = typeof source === 'function' ? source() : source;
+      if (made instanceof Promise) made.then((m) => this.send(slot, id, entry, m, true), (err) => this.unmade(slot, id, entry, err, true));
+      else this.send(slot, id, entry, made, false);
+    } catch (err) {
+      this.unmade(slot, id, entry, err, false);
+    }
+  }
+
+  private send(slot: Slot<J, R>, id: number, entry: InFlight<J, R>, { job, transfer = [] }: Made<J>, later: boolean): void {
+    // The worker stopped while the job was made: the entry was handed on (made again there) or failed.
+    if (slot.jobs.get(id) !== entry) return;
+    try {
       entry.again ||= transfer.length === 0;
       slot.worker.postMessage({ id, job } satisfies Posted<J>, transfer);
       if (slot.ready) this.startClock(slot, id, entry);
     } catch (err) {
-      // The job could not be made or cloned (not plain data); the worker never saw it.
-      slot.jobs.delete(id);
-      this.count(entry.key, -1);
-      entry.reject(err instanceof Error ? err : new Error(String(err)));
+      this.unmade(slot, id, entry, err, later);
+    }
+  }
+
+  /** The job could not be made or cloned (not plain data); the worker never saw it. */
+  private unmade(slot: Slot<J, R>, id: number, entry: InFlight<J, R>, err: unknown, later: boolean): void {
+    if (slot.jobs.get(id) !== entry) return;
+    slot.jobs.delete(id);
+    clearTimeout(entry.timer);
+    this.count(entry.key, -1);
+    entry.reject(err instanceof Error ? err : new Error(String(err)));
+    // Made later than its turn: the room it held goes to the next job (at its turn, dispatch's loop goes on).
+    if (later) {
+      this.dispatch();
+      if (slot.jobs.size === 0) this.idleFrom(slot);
     }
   }
 

@@ -166,11 +166,11 @@ export class WebhookDispatcher {
 
   /** The attempt's outcome; null when the endpoint was disabled after the claim (nothing was sent). */
   private async post(d: DeliveryRow & { payload: string }): Promise<Attempt | null> {
-    const { db, clock, config, dns, fetchCa } = this.app;
+    const { store, clock, config, dns, fetchCa } = this.app;
     const w = await this.app.store.read(endpointOf(d.webhook_id));
     if (!w || w.enabled !== 1) return null;
     const started = performance.now();
-    const headers = signedHeaders(signingSecrets(boxSecret(db), w, clock.now()), d.id, new Date(clock.now()), d.payload);
+    const headers = signedHeaders(signingSecrets(await boxSecret(store), w, clock.now()), d.id, new Date(clock.now()), d.payload);
     try {
       const res = await safeRequest(
         w.url,

@@ -45,7 +45,7 @@ export function* claimDue(now: number, free: number, shares: Shares, held: Held)
   const due = yield* all<DueEndpoint>(
     `SELECT * FROM (SELECT w.id, w.workspace_id AS workspaceId,
          (SELECT min(d.next_attempt_at) FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'pending') AS dueAt
-       FROM webhooks w WHERE w.enabled = 1) WHERE dueAt <= ?`,
+       FROM webhooks w WHERE w.enabled = 1) endpoints WHERE dueAt <= ?`,
     now,
   );
   if (due.length === 0) return [];

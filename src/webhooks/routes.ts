@@ -43,7 +43,7 @@ const ReplayBody = z.object({ since: time, until: time.optional(), status: z.enu
 const StreamQuery = z.object({ types: z.string().max(2000).optional(), inbox_id: z.string().max(100).optional() }).strict();
 
 export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wake'>, stream: Pick<EventStream, 'open'>) {
-  const { db, store, clock } = app;
+  const { store, clock } = app;
   const r = apiRouter();
   const auth = requireAuth(app.config.publicUrl);
   const slots = new StreamSlots();
@@ -81,7 +81,7 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
     await store.read(filters(workspaceId, body.inbox_id, body.domain_id, scopeOf(principalOf(ctx)), true));
     const settings: WebhookSettings = { url: checkedUrl(body.url), events: [...new Set(body.events)], inboxId: body.inbox_id ?? null, domainId: body.domain_id ?? null, description: body.description ?? '' };
     const actor = actorOf(principalOf(ctx), ctx.ip);
-    const box = boxSecret(db);
+    const box = await boxSecret(store);
     const { webhook, secret } = await store.write(function* () {
       const made = yield* createWebhook(clock.now(), workspaceId, settings, box);
       yield* audit(actor, made.webhook, 'webhook.created', { url: settings.url, events: settings.events, inboxId: settings.inboxId, domainId: settings.domainId });
@@ -146,7 +146,7 @@ export function webhookRoutes(app: App, dispatcher: Pick<WebhookDispatcher, 'wak
     const w = await webhookOf(principalOf(ctx).workspaceId, ctx.params.id);
     const now = clock.now();
     const actor = actorOf(principalOf(ctx), ctx.ip);
-    const box = boxSecret(db);
+    const box = await boxSecret(store);
     const secret = await store.write(function* () {
       yield* audit(actor, w, 'webhook.secret_rotated', {});
       return yield* rotateSecret(now, w, box);

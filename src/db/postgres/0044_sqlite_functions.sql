@@ -1,0 +1,28 @@
+-- The few SQLite functions the box's statements use, as PostgreSQL functions of the same names and meaning, so
+-- that a statement is written once for both stores (db/query.ts). Values come back as SQLite gives them where
+-- the box reads them: a JSON array's elements as text, a path's value as text.
+
+-- max(a, b) and min(a, b): SQLite's scalar forms (one argument is the aggregate, which PostgreSQL has).
+CREATE FUNCTION max(a anycompatible, b anycompatible) RETURNS anycompatible LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT greatest(a, b)';
+CREATE FUNCTION max(a anycompatible, b anycompatible, c anycompatible) RETURNS anycompatible LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT greatest(a, b, c)';
+CREATE FUNCTION min(a anycompatible, b anycompatible) RETURNS anycompatible LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT least(a, b)';
+CREATE FUNCTION min(a anycompatible, b anycompatible, c anycompatible) RETURNS anycompatible LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT least(a, b, c)';
+
+-- json_each(text): a JSON array's elements (key: the index) or an object's members, each value as text.
+CREATE FUNCTION json_each(doc text) RETURNS TABLE (key text, value text) LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN json_typeof(doc::json) = 'array' THEN (o - 1)::text END, e
+  FROM json_array_elements_text(CASE WHEN json_typeof(doc::json) = 'array' THEN doc::json ELSE '[]'::json END) WITH ORDINALITY AS a(e, o)
+  UNION ALL
+  SELECT k, v FROM json_each_text(CASE WHEN json_typeof(doc::json) = 'object' THEN doc::json ELSE '{}'::json END) AS m(k, v)
+$$;
+
+-- json_extract(text, '$.a.b'), and the ->> operator on text with such a path: the value as text (NULL when absent).
+CREATE FUNCTION json_extract(doc text, path text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  'SELECT jsonb_path_query_first(doc::jsonb, path::jsonpath) #>> ''{}''';
+CREATE OPERATOR ->> (LEFTARG = text, RIGHTARG = text, FUNCTION = json_extract);
+
+-- instr(haystack, needle): the 1-based position, 0 when absent.
+CREATE FUNCTION instr(haystack text, needle text) RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT strpos(haystack, needle)';
+
+-- COLLATE NOCASE: equal and ordered regardless of case (SQLite's folds ASCII only; this folds all letters).
+CREATE COLLATION nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);

@@ -1,0 +1,75 @@
+// serve with database_url: the box keeps its state in PostgreSQL (Debian's server, testkit/postgres.ts). It
+// makes its tables at the first start, serves the API from them, starts again on the same database without
+// migrating twice, and refuses a wrong password as a configuration error (exit 78) without showing it.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { rmSync } from 'node:fs';
+import pg from 'pg';
+import { loadConfig } from '../config/config.ts';
+import { startApp } from '../app.ts';
+import { StartupError } from '../errors.ts';
+import { createLog } from '../log.ts';
+import { freshDatabase } from '../testkit/postgres.ts';
+import { request, seedWorkspace, tempDir, testEnv, type TestApp } from '../testkit/app.ts';
+
+let database: Awaited<ReturnType<typeof freshDatabase>>;
+test.before(async () => {
+  database = await freshDatabase();
+});
+test.after(async () => {
+  await database.drop();
+});
+
+async function serve(url: string) {
+  const dataDir = tempDir();
+  const env = testEnv(dataDir, { MAILWRIGHT_DATABASE_URL: url });
+  const logs: string[] = [];
+  const running = await startApp(loadConfig(env), { log: createLog({ level: 'info', write: (line) => logs.push(line) }) });
+  const t = { env, url: `http://127.0.0.1:${running.http.port}`, api: `http://127.0.0.1:${running.http.port}/api/v1`, app: running.app, running, logs, dataDir } as unknown as TestApp;
+  return { t, logs, stop: async () => (await running.stop(), rmSync(dataDir, { recursive: true, force: true })) };
+}
+
+test('the first start makes the tables in PostgreSQL; the API answers from them; SQLite is not used', async () => {
+  const first = await serve(database.url);
+  try {
+    assert.is(first.t.app.db, undefined);
+    assert.is(first.t.app.store.dialect, 'postgres');
+    assert.ok(first.logs.some((l) => l.includes('"msg":"schema migrated"')), 'migrated at the first start');
+    assert.is((await fetch(`${first.t.url}/healthz`)).status, 200);
+    const { key } = await seedWorkspace(first.t);
+    const made = await request(`${first.t.api}/domains`, { key, body: { name: 'pg.example' } });
+    assert.is(made.status, 201, JSON.stringify(made.body));
+    const listed = await request(`${first.t.api}/domains`, { key });
+    assert.equal(listed.body.data.map((d: { name: string }) => d.name), ['pg.example']);
+  } finally {
+    await first.stop();
+  }
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  const { rows } = await client.query('SELECT name FROM domains');
+  await client.end();
+  assert.equal(rows, [{ name: 'pg.example' }], 'the row is in PostgreSQL');
+
+  const again = await serve(database.url);
+  try {
+    assert.not.ok(again.logs.some((l) => l.includes('"msg":"schema migrated"')), 'nothing to migrate the second time');
+    const { key } = await seedWorkspace(again.t, { email: 'second@example.test' });
+    assert.equal((await request(`${again.t.api}/domains`, { key })).body.data.map((d: { name: string }) => d.name), ['pg.example']);
+  } finally {
+    await again.stop();
+  }
+});
+
+test('a wrong password is a configuration error (exit 78), and the message does not show it', async () => {
+  const url = new URL(database.url);
+  url.password = 'not-the-password';
+  const err = await serve(url.toString()).then(
+    async (s) => (await s.stop(), null),
+    (e: unknown) => e,
+  );
+  assert.instance(err, StartupError);
+  assert.match((err as Error).message, /database_url/);
+  assert.not.ok((err as Error).message.includes('not-the-password'), (err as Error).message);
+});
+
+test.run();
