@@ -69,6 +69,12 @@ export interface TestApp {
 /** MAILWRIGHT_TEST_STORE=postgres: every test app keeps its state in a fresh PostgreSQL database (testkit/postgres.ts). */
 export const TEST_STORE = process.env.MAILWRIGHT_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
 
+/**
+ * For a test of what only SQLite has (its file, pragmas, FTS5's tables, a restart on a copied database):
+ * `sqliteOnly(test)('name', ...)` runs it on SQLite and skips it when the suite runs on PostgreSQL.
+ */
+export const sqliteOnly = <T extends { skip: unknown }>(test: T): T => (TEST_STORE === 'sqlite' ? test : (test.skip as T));
+
 export async function startTestApp(opts: { env?: Record<string, string>; clock?: Clock; fetchCa?: string; measureFreeSpace?: (dir: string) => number } = {}): Promise<TestApp> {
   const dataDir = tempDir();
   const database = TEST_STORE === 'postgres' ? await freshDatabase() : null;
