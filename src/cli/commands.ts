@@ -6,9 +6,9 @@ import { parseArgs } from 'node:util';
 import { text } from 'node:stream/consumers';
 import { ConfigError, type Config } from '../config/config.ts';
 import { systemClock } from '../clock.ts';
-import { databasePath, type Db } from '../db/open.ts';
+import { databasePath } from '../db/open.ts';
 import { GroupCommit } from '../db/group-commit.ts';
-import { sqliteStore, type Store } from '../db/store.ts';
+import { postgresStore, sqliteStore, type Store } from '../db/store.ts';
 import { databaseProblems } from '../db/integrity.ts';
 import { createBackup } from '../db/backup.ts';
 import { restoreBackup } from '../db/restore.ts';
@@ -28,16 +28,19 @@ import { holderOf } from '../domains/claims.ts';
 import { dkimName, dkimValue } from '../dns/records.ts';
 import { flushQueue, listQueue } from '../send/queue-admin.ts';
 import { doctor } from '../doctor/doctor.ts';
-import { openStore } from '../start/store.ts';
+import { describeDatabase, openPostgres, openStore, postgresHasBox } from '../start/store.ts';
 import { UsageError } from './help.ts';
 
 /** Runs `command` (one of HELP's but serve and try) with its arguments; resolves with the exit code. */
 export async function runCommand(config: Config, command: string, sub: string | undefined, rest: string[]): Promise<number> {
+  if (config.databaseUrl && (command === 'backup' || command === 'restore' || command === 'doctor')) {
+    throw new ConfigError(`${command} works on a data directory's SQLite database; with database_url (MAILWRIGHT_DATABASE_URL) the store is PostgreSQL's: back it up with pg_dump and restore it with pg_restore. doctor does not check a PostgreSQL store yet.`);
+  }
   if (command === 'backup' || command === 'restore') {
     const { positionals } = parseArgs({ args: [sub, ...rest].filter((a) => a !== undefined), allowPositionals: true, strict: true });
     if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
     if (command === 'backup') {
-      requireDatabase(config);
+      await requireDatabase(config);
       const made = await createBackup({ dataDir: config.dataDir, file: positionals[0], skip: [config.backupDir] });
       // Recorded in the box once the backup is whole (so the backup itself does not hold its own row).
       await withStore(config, async ({ store }) => {
@@ -57,7 +60,7 @@ export async function runCommand(config: Config, command: string, sub: string | 
   }
   if (command === 'doctor') {
     if (sub !== undefined) throw new UsageError(`doctor takes no arguments, got "${sub}"`);
-    requireDatabase(config);
+    await requireDatabase(config);
     const damage = await databaseProblems(databasePath(config.dataDir));
     if (damage) {
       console.log(damage.join('\n'));
@@ -72,7 +75,7 @@ export async function runCommand(config: Config, command: string, sub: string | 
   }
   if (command === 'dkim') {
     if (sub !== 'rotate' || rest.length !== 1) throw new UsageError('use "dkim rotate DOMAIN"');
-    requireDatabase(config);
+    await requireDatabase(config);
     const key = await generateDkimKey();
     return withStore(config, async ({ store }) => {
       const name = rest[0].trim().toLowerCase();
@@ -94,7 +97,7 @@ export async function runCommand(config: Config, command: string, sub: string | 
   if (command === 'queue') {
     if (sub !== 'list' && sub !== 'flush') throw new UsageError(`unknown command "queue ${sub ?? ''}"; use "queue list" or "queue flush"`);
     const { values } = parseArgs({ args: rest, strict: true, options: { json: { type: 'boolean' } } });
-    requireDatabase(config);
+    await requireDatabase(config);
     return withStore(config, async ({ store }) => {
       if (sub === 'flush') {
         console.log(`${await store.write(() => flushQueue())} deliveries will be attempted now`);
@@ -132,7 +135,7 @@ export async function runCommand(config: Config, command: string, sub: string | 
   if (command === 'user' && sub === 'unlock') {
     const { positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true });
     if (positionals.length !== 1) throw new UsageError('user unlock takes exactly one EMAIL');
-    requireDatabase(config);
+    await requireDatabase(config);
     return withStore(config, async ({ store }) => {
       const user = await store.read(findUserByEmail(positionals[0].trim().toLowerCase()));
       if (!user) throw new Error(`no user ${positionals[0]}`);
@@ -205,7 +208,11 @@ export async function runCommand(config: Config, command: string, sub: string | 
  * data directory without a database: making an empty one there would answer "the queue is empty" about a box
  * that is not this one. Exit 78, naming the file and the setting that points elsewhere.
  */
-function requireDatabase(config: Config): void {
+async function requireDatabase(config: Config): Promise<void> {
+  if (config.databaseUrl) {
+    if (await postgresHasBox(config.databaseUrl)) return;
+    throw new ConfigError(`no box has run on the database ${describeDatabase(config.databaseUrl)} (database_url, MAILWRIGHT_DATABASE_URL): run 'mailwright serve' with it first. Nothing was created.`);
+  }
   const file = databasePath(config.dataDir);
   if (existsSync(file)) return;
   throw new ConfigError(
@@ -215,13 +222,22 @@ function requireDatabase(config: Config): void {
 }
 
 /**
- * The box's database, as the queries' store (writes in BEGIN IMMEDIATE transactions, while serve may write too)
- * and as the connection for the parts not yet on queries.
+ * The box's store: the data directory's database (writes in BEGIN IMMEDIATE transactions, while serve may write
+ * too), or PostgreSQL's with database_url, migrated as serve would.
  */
-async function withStore(config: Config, work: (box: { db: Db; store: Store }) => void | Promise<void>): Promise<number> {
+async function withStore(config: Config, work: (box: { store: Store }) => void | Promise<void>): Promise<number> {
+  if (config.databaseUrl) {
+    const pool = await openPostgres(config.databaseUrl);
+    try {
+      await work({ store: postgresStore(pool) });
+      return 0;
+    } finally {
+      await pool.end();
+    }
+  }
   const db = openStore(config);
   try {
-    await work({ db, store: sqliteStore(db, new GroupCommit(db)) });
+    await work({ store: sqliteStore(db, new GroupCommit(db)) });
     return 0;
   } finally {
     db.close();

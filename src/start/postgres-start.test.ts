@@ -1,6 +1,7 @@
 // serve with database_url: the box keeps its state in PostgreSQL (Debian's server, testkit/postgres.ts). It
 // makes its tables at the first start, serves the API from them, starts again on the same database without
-// migrating twice, and refuses a wrong password as a configuration error (exit 78) without showing it.
+// migrating twice, and refuses a wrong password as a configuration error (exit 78) without showing it. The
+// commands act on the same database.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { startApp } from '../app.ts';
 import { StartupError } from '../errors.ts';
 import { createLog } from '../log.ts';
 import { freshDatabase } from '../testkit/postgres.ts';
-import { request, seedWorkspace, tempDir, testEnv, type TestApp } from '../testkit/app.ts';
+import { request, runCli, seedWorkspace, tempDir, testEnv, type TestApp } from '../testkit/app.ts';
 
 let database: Awaited<ReturnType<typeof freshDatabase>>;
 test.before(async () => {
@@ -70,6 +71,36 @@ test('a wrong password is a configuration error (exit 78), and the message does 
   assert.instance(err, StartupError);
   assert.match((err as Error).message, /database_url/);
   assert.not.ok((err as Error).message.includes('not-the-password'), (err as Error).message);
+});
+
+test('the commands act on the PostgreSQL database: refused before a box ran on it, then a key and the setup link', async () => {
+  const fresh = await freshDatabase();
+  const dataDir = tempDir();
+  try {
+    const env = testEnv(dataDir, { MAILWRIGHT_DATABASE_URL: fresh.url });
+    const before = await runCli(['queue', 'list'], env);
+    assert.is(before.code, 78, before.stderr);
+    assert.match(before.stderr, /no box has run on the database postgres:\/\/mailwright@127\.0\.0\.1:5432\/mw_test_/);
+    assert.not.ok(before.stderr.includes(':mailwright@'), 'no password');
+    const key = await runCli(['key', 'create', '--name', 'cli key'], env);
+    assert.is(key.code, 0, key.stderr);
+    assert.match(key.stdout.trim(), /^re_/);
+    const link = await runCli(['setup', 'link'], env);
+    assert.is(link.code, 0, link.stderr);
+    assert.match(link.stdout, /\/setup#/);
+    const backup = await runCli(['backup', `${dataDir}/b.backup`], env);
+    assert.is(backup.code, 78);
+    assert.match(backup.stderr, /pg_dump/);
+    const running = await serve(fresh.url);
+    try {
+      assert.is((await request(`${running.t.api}/domains`, { key: key.stdout.trim() })).status, 200, 'the key made by the command works');
+    } finally {
+      await running.stop();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+    await fresh.drop();
+  }
 });
 
 test.run();

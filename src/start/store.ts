@@ -84,7 +84,12 @@ export async function openServedStore(config: Config, clock: Clock, log: Log, op
   if (!opts.tryMode && isTryDir(config.dataDir)) {
     throw new StartupError(`${config.dataDir} was made by 'mailwright try' and keeps its mail in a local outbox; serve a data directory of its own (MAILWRIGHT_DATA_DIR), or run 'mailwright try --dir ${config.dataDir}'`);
   }
-  if (config.databaseUrl) return openPostgres(config.databaseUrl, clock, log);
+  if (config.databaseUrl) {
+    const pool = await openPostgres(config.databaseUrl, clock, log);
+    log.info('store: PostgreSQL', { database: describeDatabase(config.databaseUrl) });
+    const health = new StoreHealth(describeDatabase(config.databaseUrl), log);
+    return { db: null, pool, health, checking: Promise.resolve({ damaged: null, stop: () => {} }), unmarkServing: () => {} };
+  }
   const db = openStore(config, clock, log);
   const unmarkServing = markServing(config.dataDir, log); // how `restore` knows serve runs here (serving.ts says why a marker)
   const health = new StoreHealth(databasePath(config.dataDir), log);
@@ -94,24 +99,38 @@ export async function openServedStore(config: Config, clock: Clock, log: Log, op
 }
 
 /**
- * The PostgreSQL database at `url`, migrated (nodes starting together apply each migration once), with its
- * first rows. The database's own checks and backups are PostgreSQL's: nothing runs here for them.
+ * A pool on the PostgreSQL database at `url`, migrated (nodes starting together apply each migration once), with
+ * its first rows; each migration announced to `log`, or else to stderr (the CLI). The database's own checks and
+ * backups are PostgreSQL's: nothing runs here for them.
  */
-async function openPostgres(url: string, clock: Clock, log: Log): Promise<ServedStore> {
+export async function openPostgres(url: string, clock: Clock = systemClock, log?: Log): Promise<PgPool> {
   const where = describeDatabase(url);
   const pool = openPool(url);
   try {
     const started = Date.now();
-    const applied = await migratePostgres(pool, clock.now(), (m) => log.info('applying schema migration', { version: m.version, name: m.name }));
-    if (applied.length) log.info('schema migrated', { versions: applied, ms: Date.now() - started, database: where });
+    const applied = await migratePostgres(pool, clock.now(), (m) => {
+      if (log) log.info('applying schema migration', { version: m.version, name: m.name });
+      else process.stderr.write(`applying schema migration ${String(m.version).padStart(4, '0')} (${m.name})\n`);
+    });
+    if (applied.length) log?.info('schema migrated', { versions: applied, ms: Date.now() - started, database: where });
     await postgresStore(pool).write(() => firstRows(clock));
   } catch (err) {
     await pool.end().catch(() => {});
     throw postgresRefusal(err, where);
   }
-  log.info('store: PostgreSQL', { database: where });
-  const health = new StoreHealth(where, log);
-  return { db: null, pool, health, checking: Promise.resolve({ damaged: null, stop: () => {} }), unmarkServing: () => {} };
+  return pool;
+}
+
+/** Whether a box has run on the PostgreSQL database at `url` (its tables are there); opens nothing else. */
+export async function postgresHasBox(url: string): Promise<boolean> {
+  const pool = openPool(url, { max: 1 });
+  try {
+    return (await pool.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS made")).rows[0].made === 1;
+  } catch (err) {
+    throw postgresRefusal(err, describeDatabase(url));
+  } finally {
+    await pool.end().catch(() => {});
+  }
 }
 
 /** The URL without its password, for messages and logs. */
