@@ -98,6 +98,7 @@ export function* unindexEmail(rowid: number): Query<void> {
 const MAX_POSITION = 16_383;
 const MAX_POSITIONS = 256;
 const MAX_VECTOR_BYTES = 1_000_000;
+const WEIGHT_NUMBERS = 'DCBA';
 
 /**
  * The email's tsvector for PostgreSQL's email_search, as a tsvector's text: the words of each FTS5 column cut
@@ -106,29 +107,35 @@ const MAX_VECTOR_BYTES = 1_000_000;
  * the body comes last, since a long body's positions run out (PostgreSQL keeps 16383).
  */
 export function searchVector(columns: { subject: string; participants: string; attachments: string; body: string }): string {
+  /** Each lexeme's positions, each as position * 4 + its column's weight (0-3: D, C, B, A as the letters go). */
   const lexemes = new Map<string, number[]>();
-  const weightAt: string[] = [];
   let position = 0;
   // A lexeme's bytes, its entry, its positions' count and alignment; then 2 bytes a position.
   let bytes = 0;
   for (const column of ['subject', 'participants', 'attachments', 'body'] as const) {
+    const weight = WEIGHT_NUMBERS.indexOf(WEIGHTS[column]);
     position++;
     for (const word of wordsOf(columns[column])) {
       position = Math.min(position + 1, MAX_POSITION);
       let at = lexemes.get(word);
-      if (!at) {
+      if (at === undefined) {
         const size = Buffer.byteLength(word) + 8;
         if (size - 8 > MAX_LEXEME_BYTES || bytes + size > MAX_VECTOR_BYTES) continue;
         bytes += size;
         lexemes.set(word, (at = []));
       }
-      if (at.length >= MAX_POSITIONS || at.at(-1) === position || bytes + 2 > MAX_VECTOR_BYTES) continue;
-      at.push(position);
-      weightAt[position] ??= WEIGHTS[column];
+      if (at.length >= MAX_POSITIONS || (at.length > 0 && at[at.length - 1] >> 2 === position) || bytes + 2 > MAX_VECTOR_BYTES) continue;
+      at.push(position * 4 + weight);
       bytes += 2;
     }
   }
-  return [...lexemes].map(([word, at]) => `'${word}':${at.map((p) => `${p}${weightAt[p]}`).join(',')}`).join(' ');
+  const out: string[] = [];
+  for (const [word, at] of lexemes) {
+    let entry = `'${word}':`;
+    for (let i = 0; i < at.length; i++) entry += `${i ? ',' : ''}${at[i] >> 2}${WEIGHT_NUMBERS[at[i] & 3]}`;
+    out.push(entry);
+  }
+  return out.join(' ');
 }
 
 const PREFIX_CHARS = 3;

@@ -52,7 +52,7 @@ const TOKENS = /[\p{L}\p{N}\p{Co}]+/gu;
 export const fold = (s: string) => s.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
 
 /** The words of a text as the index has them (folded), in order. */
-export const wordsOf = (text: string) => [...fold(text).matchAll(TOKENS)].map((w) => w[0]);
+export const wordsOf = (text: string): string[] => fold(text).match(TOKENS) ?? [];
 
 /**
  * One term of a query as typed: `-` in front (`not`), an operator name before a colon (`op`, lower case, null
