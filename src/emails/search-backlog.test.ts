@@ -2,7 +2,8 @@
 // email the moment it was acknowledged (sent through the API or received over SMTP), a deleted email never
 // reaches the index, a clean stop leaves no backlog, and a backlog left behind is indexed at the next start
 // from the stored emails, answering every kind of search as the index made at the time did. Searches in parallel
-// with sends never fail, never cross workspaces, and bad input is a 400.
+// with sends never fail, never cross workspaces, and bad input is a 400. On either store: the rows are read
+// through the app's store, and a stopped box's through a connection of the test's own.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
@@ -10,7 +11,10 @@ import { startApp, type RunningApp } from '../app.ts';
 import { loadConfig } from '../config/config.ts';
 import { createLog } from '../log.ts';
 import { databasePath } from '../db/open.ts';
-import { request, seedWorkspace } from '../testkit/app.ts';
+import { openPool, transactOn } from '../db/postgres.ts';
+import { all, dialect, run, value, type Query } from '../db/query.ts';
+import { runOn } from '../db/sqlite-query.ts';
+import { request, seedWorkspace, TEST_STORE } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
 
@@ -42,6 +46,47 @@ const send = async (body: Record<string, unknown>): Promise<string> => {
 const receive = async (raw: string, from = 'carol@sender.example') => {
   assert.is((await s.deliver(raw, { from })).code, 250);
 };
+/** Reads through the running app's store. */
+const read = <T>(q: Query<T>) => (restarted?.app ?? s.t.app).store.read(q);
+const backlog = () => read(value<number>('SELECT count(*) FROM search_backlog'));
+
+/** Runs a query in a transaction on the stopped box's database: its SQLite file, or its PostgreSQL database. */
+async function onStoppedBox<T>(make: () => Query<T>): Promise<T> {
+  if (TEST_STORE === 'postgres') {
+    const pool = openPool(s.t.env.MAILWRIGHT_DATABASE_URL!, { max: 1 });
+    try {
+      return await transactOn(pool, make);
+    } finally {
+      await pool.end();
+    }
+  }
+  const db = new Database(databasePath(s.t.dataDir));
+  try {
+    return db.transaction(() => runOn(db, make()))();
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * The emails whose subject has `tag`, as a kill -9 would have left them: stored, on the backlog, not yet in
+ * the full-text index or among the correspondents. How many there are.
+ */
+function* leftOnBacklog(tag: string): Query<number> {
+  const emails = yield* all<{ id: string; search_rowid: number }>('SELECT id, search_rowid FROM emails WHERE subject LIKE ?', `%${tag}%`);
+  const postgres = (yield* dialect()) === 'postgres';
+  for (const e of emails) {
+    if (postgres) yield* run('DELETE FROM email_search WHERE search_rowid = ?', e.search_rowid);
+    else {
+      yield* run('DELETE FROM email_search WHERE rowid = ?', e.search_rowid);
+      yield* run('DELETE FROM email_prefixes WHERE rowid = ?', e.search_rowid);
+    }
+    yield* run('INSERT INTO search_backlog (search_rowid, email_id) VALUES (?, ?)', e.search_rowid, e.id);
+  }
+  if (!postgres) yield* run('DELETE FROM correspondents_search WHERE rowid IN (SELECT id FROM correspondents WHERE address LIKE ?)', `%${tag}%`);
+  yield* run('DELETE FROM correspondents WHERE address LIKE ?', `%${tag}%`);
+  return emails.length;
+}
 
 test('a search finds every email the moment it was acknowledged, sent or received', async () => {
   const word = `quokka${Date.now()}`;
@@ -54,8 +99,7 @@ test('a search finds every email the moment it was acknowledged, sent or receive
   assert.equal(await found(`query=${word}&to=reader7@far.example`), [sent[7]]);
   assert.is((await found(`query=${word}&from=carol@sender.example`)).length, 3);
   assert.is((await found(`query=${word.slice(0, 3)}*&direction=out`)).length >= 30, true, 'a prefix too');
-  const db = s.readDb();
-  await eventually(() => db.prepare('SELECT count(*) FROM search_backlog').pluck().get() === 0, 5_000, 'the backlog emptied');
+  await eventually(async () => (await backlog()) === 0, 5_000, 'the backlog emptied');
 });
 
 test('searches in parallel while sends stream in: every one answers, none sees another workspace, bad input is a 400', async () => {
@@ -90,14 +134,17 @@ test('searches in parallel while sends stream in: every one answers, none sees a
 test('an email deleted before it was indexed never reaches the index', async () => {
   const word = `narwhal${Date.now()}`;
   await receive(`From: carol@sender.example\r\nTo: ${s.inbox.address}\r\nSubject: Short lived\r\n\r\na ${word} here\r\n`);
-  const db = s.readDb();
-  const id = db.prepare('SELECT id FROM emails WHERE subject = ? ORDER BY id DESC').pluck().get('Short lived') as string;
+  const id = (await read(value<string>('SELECT id FROM emails WHERE subject = ? ORDER BY id DESC', 'Short lived')))!;
   assert.is((await call(`/emails/${id}`, { method: 'DELETE' })).status, 200);
-  assert.is(db.prepare('SELECT count(*) FROM emails WHERE id = ?').pluck().get(id), 0, 'the email is gone');
-  assert.is(db.prepare('SELECT count(*) FROM search_backlog WHERE email_id = ?').pluck().get(id), 0, 'and its place on the backlog');
+  assert.is(await read(value<number>('SELECT count(*) FROM emails WHERE id = ?', id)), 0, 'the email is gone');
+  assert.is(await read(value<number>('SELECT count(*) FROM search_backlog WHERE email_id = ?', id)), 0, 'and its place on the backlog');
   await new Promise((r) => setTimeout(r, 300)); // past the writer's next background run
   assert.equal(await found(`query=${word}`), []);
-  assert.is(db.prepare('SELECT count(*) FROM email_search WHERE email_search MATCH ?').pluck().get(word), 0);
+  const matches = {
+    sqlite: 'SELECT count(*) FROM email_search WHERE email_search MATCH ?',
+    postgres: "SELECT count(*) FROM email_search WHERE document @@ CAST(? AS tsquery)",
+  };
+  assert.is(await read(value<number>(matches, word)), 0);
 });
 
 test('a backlog left by a stop is indexed at the next start from the stored emails, answering as the index did', async () => {
@@ -144,28 +191,13 @@ test('a backlog left by a stop is indexed at the next start from the stored emai
   const before = await Promise.all(queries.map(found));
   before.forEach((ids, i) => assert.ok(ids.length > 0, `${queries[i]} finds something before: ${JSON.stringify(ids)}`));
   await s.t.running.stop();
-  assert.is(s.readDb().prepare('SELECT count(*) FROM search_backlog').pluck().get(), 0, 'a clean stop leaves no backlog');
+  assert.is(await onStoppedBox(() => value<number>('SELECT count(*) FROM search_backlog')), 0, 'a clean stop leaves no backlog');
 
-  // As a kill -9 would have left them: stored, on the backlog, not yet in the index or among the correspondents.
-  const db = new Database(databasePath(s.t.dataDir));
-  const emails = db.prepare('SELECT id, search_rowid FROM emails WHERE subject LIKE ?').all(`%${tag}%`) as Array<{ id: string; search_rowid: number }>;
-  assert.is(emails.length, 2);
-  db.transaction(() => {
-    for (const e of emails) {
-      db.prepare('DELETE FROM email_search WHERE rowid = ?').run(e.search_rowid);
-      db.prepare('DELETE FROM email_prefixes WHERE rowid = ?').run(e.search_rowid);
-      db.prepare('INSERT INTO search_backlog (search_rowid, email_id) VALUES (?, ?)').run(e.search_rowid, e.id);
-    }
-    const gone = db.prepare('SELECT id FROM correspondents WHERE address LIKE ?').pluck().all(`%${tag}%`) as number[];
-    for (const id of gone) db.prepare('DELETE FROM correspondents_search WHERE rowid = ?').run(id);
-    db.prepare('DELETE FROM correspondents WHERE address LIKE ?').run(`%${tag}%`);
-  })();
-  db.close();
+  assert.is(await onStoppedBox(() => leftOnBacklog(tag)), 2);
 
   restarted = await startApp(loadConfig(s.t.env), { log: createLog({ level: 'error', write: () => {} }) });
   api = `http://127.0.0.1:${restarted.http.port}/api/v1`;
-  const after = restarted.app.db!;
-  await eventually(() => after.prepare('SELECT count(*) FROM search_backlog').pluck().get() === 0, 10_000, 'indexed at start, before any search');
+  await eventually(async () => (await backlog()) === 0, 10_000, 'indexed at start, before any search');
   const again = await Promise.all(queries.map(found));
   queries.forEach((q, i) => assert.equal(again[i], before[i], q));
   assert.ok(again[0].includes(sent));
