@@ -248,7 +248,7 @@ export function* planList(workspaceId: string, p: ListParams, opts: { broad?: bo
     add('e.archived_at IS NULL');
   }
   if (p.categories?.length) add(`e.category IN (${p.categories.map((c) => `'${c}'`).join(', ')})`);
-  if (!p.includeSpam && !p.categories?.includes('spam')) add(`e.category IS NOT 'spam'`);
+  if (!p.includeSpam && !p.categories?.includes('spam')) add(`e.category IS DISTINCT FROM 'spam'`);
   const trash = trashTerm(p.trash);
   if (trash) add(trash);
   if (p.important !== undefined) add(`e.important = ${p.important ? 1 : 0}`);

@@ -26,3 +26,12 @@ CREATE FUNCTION instr(haystack text, needle text) RETURNS integer LANGUAGE sql I
 
 -- COLLATE NOCASE: equal and ordered regardless of case (SQLite's folds ASCII only; this folds all letters).
 CREATE COLLATION nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+
+-- Accounts (reputation's days since a resume), also emails/analytics.ts:
+-- strftime(format, seconds, 'unixepoch'): a Unix time in UTC as text; the format's %Y %m %d %H %M %S only.
+CREATE FUNCTION strftime(fmt text, t double precision, modifier text) RETURNS text LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN modifier = 'unixepoch' THEN
+    to_char(to_timestamp(t) AT TIME ZONE 'UTC',
+      replace(replace(replace(replace(replace(replace(fmt, '%Y', 'YYYY'), '%m', 'MM'), '%d', 'DD'), '%H', 'HH24'), '%M', 'MI'), '%S', 'SS'))
+  END
+$$;
