@@ -4,11 +4,11 @@
 // after their target is deleted; retention_audit_days prunes old rows.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { login, request, runCli, seedWorkspace, TEST_PASSWORD, tempDir } from '../testkit/app.ts';
+import { login, request, runCli, seedWorkspace, sqliteOnly, TEST_PASSWORD, TEST_STORE, tempDir } from '../testkit/app.ts';
 import { eventually, startOutboundScene, type OutboundScene } from '../testkit/outbound.ts';
 import { recordAudit } from './audit.ts';
 import { pruneAuditLog } from '../start/schedules.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { column, value } from '../db/query.ts';
 
 let s: OutboundScene;
 let cookie: string;
@@ -28,7 +28,7 @@ test.after(() => s.stop());
 
 const asUser = (path: string, opts: Parameters<typeof request>[1] = {}) => request(`${s.t.api}${path}`, { cookie, ...opts, headers: { ...browser, ...opts.headers } });
 const asKey = (path: string, opts: Parameters<typeof request>[1] = {}) => request(`${s.t.api}${path}`, { key: s.key, ...opts });
-const keyId = () => s.t.app.db.prepare("SELECT id FROM api_keys WHERE name = 'seed key'").pluck().get() as string;
+const keyId = async () => (await s.t.app.store.read(value<string>("SELECT id FROM api_keys WHERE name = 'seed key'")))!;
 async function audit(query = '') {
   const res = await asUser(`/audit${query}`);
   assert.is(res.status, 200, JSON.stringify(res.body));
@@ -38,7 +38,7 @@ const ok = (res: { status: number; body: unknown }, status = 200) => assert.is(r
 
 test('each action writes one row with its actor, address, target and details', async () => {
   const user = { type: 'user', id: me.userId, sessionId: me.sessionId };
-  const key = { type: 'key', id: keyId() };
+  const key = { type: 'key', id: await keyId() };
   const made = await asUser('/keys', { body: { name: 'deploy' }, headers: { 'x-forwarded-for': '203.0.113.9' } });
   ok(made, 201);
   ok(await asUser(`/keys/${made.body.id}`, { method: 'DELETE' }));
@@ -109,7 +109,8 @@ test('each action writes one row with its actor, address, target and details', a
   assert.ok(rows.every((r, i) => i === 0 || r.createdAt <= rows[i - 1].createdAt), 'newest first');
 });
 
-test('the passphrase change is recorded (never the passphrase), and the CLI\'s actions as actor cli', async () => {
+// The CLI opens the data directory's SQLite database: on PostgreSQL it has no store to act on yet.
+sqliteOnly(test)('the passphrase change is recorded (never the passphrase), and the CLI\'s actions as actor cli', async () => {
   const changed = await asUser('/auth/password', { body: { current_password: TEST_PASSWORD, new_password: 'another long passphrase for the box' } });
   ok(changed);
   cookie = changed.headers.getSetCookie().find((c) => c.startsWith('service_session_v2='))!.split(';')[0];
@@ -136,8 +137,9 @@ test('the passphrase change is recorded (never the passphrase), and the CLI\'s a
 });
 
 test('GET /audit: filters, paging, rows kept after the target is gone, session only, one workspace', async () => {
-  const byKey = (await audit(`?actor=${keyId()}&limit=100`)).data;
-  assert.ok(byKey.length >= 10 && byKey.every((r) => r.actor.id === keyId()));
+  const seedKey = await keyId();
+  const byKey = (await audit(`?actor=${seedKey}&limit=100`)).data;
+  assert.ok(byKey.length >= 10 && byKey.every((r) => r.actor.id === seedKey));
   const keys = (await audit('?action=key.created,key.revoked&limit=100')).data;
   assert.ok(keys.length >= 3 && keys.every((r) => r.action === 'key.created' || r.action === 'key.revoked'));
   const domainId = (await audit('?action=domain.deleted')).data[0].target.id;
@@ -166,23 +168,31 @@ test('GET /audit: filters, paging, rows kept after the target is gone, session o
   assert.is((await request(`${s.t.api}/audit`)).status, 401);
 
   // Another workspace sees its own rows and the box-wide ones (a backup, a new workspace), none of this one's.
+  if (TEST_STORE === 'postgres') await cliRowsAsOnSqlite();
   const acme = await seedWorkspace(s.t, { workspace: 'acme' });
   const theirs = (await request(`${s.t.api}/audit?limit=100`, { cookie: await login(s.t, acme.email) })).body.data as Array<{ action: string }>;
   assert.equal(theirs.map((r) => r.action).sort(), ['box.backup_created', 'workspace.created']);
 });
 
 test('retention_audit_days prunes older rows at housekeeping; 0 keeps them all', async () => {
-  const { db, clock } = s.t.app;
+  const { store, clock } = s.t.app;
   const day = 24 * 60 * 60_000;
-  const old = runOn(db, recordAudit(clock.now() - 401 * day, { type: 'system', id: 'test' }, { workspaceId: null, action: 'box.restored' }));
-  const recent = runOn(db, recordAudit(clock.now() - 399 * day, { type: 'system', id: 'test' }, { workspaceId: null, action: 'box.restored' }));
-  const ids = () => (db.prepare('SELECT id FROM audit_log WHERE id IN (?, ?)').pluck().all(old, recent) as string[]).sort();
-  assert.is(await pruneAuditLog({ store: s.t.app.store, clock, config: { ...s.t.app.config, retentionAuditDays: 0 } }), 0);
-  assert.equal(ids(), [old, recent].sort());
+  const old = await store.write(() => recordAudit(clock.now() - 401 * day, { type: 'system', id: 'test' }, { workspaceId: null, action: 'box.restored' }));
+  const recent = await store.write(() => recordAudit(clock.now() - 399 * day, { type: 'system', id: 'test' }, { workspaceId: null, action: 'box.restored' }));
+  const ids = async () => (await store.read(column<string>('SELECT id FROM audit_log WHERE id IN (?, ?)', old, recent))).sort();
+  assert.is(await pruneAuditLog({ store, clock, config: { ...s.t.app.config, retentionAuditDays: 0 } }), 0);
+  assert.equal(await ids(), [old, recent].sort());
   assert.is(s.t.app.config.retentionAuditDays, 400, 'the default');
   assert.is(await pruneAuditLog(s.t.app), 1);
-  assert.equal(ids(), [recent]);
+  assert.equal(await ids(), [recent]);
   await eventually(async () => ((await audit('?action=box.restored')).data.map((r) => r.id).join() === recent ? true : undefined), 2000, 'the list');
 });
+
+/** The box-wide rows the CLI's test leaves on SQLite (a workspace, a backup), written as the CLI would. */
+async function cliRowsAsOnSqlite() {
+  const cli = { type: 'cli', id: 'test' } as const;
+  await s.t.app.store.write(() => recordAudit(s.t.app.clock.now(), cli, { workspaceId: null, action: 'workspace.created', target: { type: 'workspace', id: null, name: 'side' } }));
+  await s.t.app.store.write(() => recordAudit(s.t.app.clock.now(), cli, { workspaceId: null, action: 'box.backup_created' }));
+}
 
 test.run();

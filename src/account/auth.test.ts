@@ -4,7 +4,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestApp, seedWorkspace, login, request, TEST_PASSWORD, type TestApp } from '../testkit/app.ts';
+import { startTestApp, seedWorkspace, login, request, TEST_PASSWORD, TEST_STORE, type TestApp } from '../testkit/app.ts';
+import { all, column } from '../db/query.ts';
 import { UNAUTHORIZED_MESSAGE } from '../errors.ts';
 
 let t: TestApp;
@@ -171,7 +172,9 @@ test('the full key, passwords and session tokens appear nowhere in the data dire
   await request(`${t.api}/keys`, { key: secret });
   const files = (dir: string): string[] => readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? files(join(dir, f)) : [join(dir, f)]));
   const paths = files(t.dataDir);
-  assert.ok(paths.some((p) => p.endsWith('mailwright.db-wal')), 'the WAL is among the files searched');
+  // On SQLite the database is in the data directory, its WAL too; on PostgreSQL its rows are searched instead.
+  if (TEST_STORE === 'sqlite') assert.ok(paths.some((p) => p.endsWith('mailwright.db-wal')), 'the WAL is among the files searched');
+  else for (const needle of [secret.slice(3), TEST_PASSWORD, cookieA.split('=')[1]!]) assert.is(await tableHolding(needle), null, 'a table holds a secret');
   for (const path of paths) {
     const bytes = readFileSync(path);
     assert.is(bytes.indexOf(secret), -1, `${path} contains the key`);
@@ -185,3 +188,14 @@ test('the full key, passwords and session tokens appear nowhere in the data dire
 });
 
 test.run();
+
+/** The first PostgreSQL table with a row holding `needle` in any column (text or bytes), or null. */
+async function tableHolding(needle: string): Promise<string | null> {
+  const tables = await t.app.store.read(column<string>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'"));
+  for (const table of tables) {
+    const rows = await t.app.store.read(all<Record<string, unknown>>(`SELECT * FROM "${table}"`));
+    const holds = (v: unknown) => (Buffer.isBuffer(v) ? v.indexOf(needle) >= 0 : v != null && String(v).includes(needle));
+    if (rows.some((row) => Object.values(row).some(holds))) return table;
+  }
+  return null;
+}

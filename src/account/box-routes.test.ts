@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { login, request, seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
 import { doctorFindings } from './box-routes.ts';
+import { run } from '../db/query.ts';
 
 const HOST = 'mx.mailwright.test';
 let dns: DnsServer;
@@ -27,15 +28,18 @@ test.after(async () => {
 const api = (path: string, key: string) => request(`${t.api}${path}`, { key });
 
 // Queue rows as the queue leaves them, far in the future (or freshly claimed) so the running queue never takes them.
-function queueRow(workspaceId: string, state: string, recipient: string, extra: { firstDeferredAt?: number; lastResponse?: string } = {}) {
-  const db = t.app.db;
+async function queueRow(workspaceId: string, state: string, recipient: string, extra: { firstDeferredAt?: number; lastResponse?: string } = {}) {
   const now = Date.now();
   const id = `em_${Math.random().toString(36).slice(2)}`;
-  db.prepare("INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, created_at) VALUES (?, ?, 'out', 'sent', ?, ?, 'app@a.test', ?)").run(id, workspaceId, `${id}@a.test`, id, now);
-  db.prepare(
+  await t.app.store.write(() => insertQueueRow(id, workspaceId, state, recipient, now, extra));
+  return id;
+}
+
+function* insertQueueRow(id: string, workspaceId: string, state: string, recipient: string, now: number, extra: { firstDeferredAt?: number; lastResponse?: string }) {
+  yield* run("INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, created_at) VALUES (?, ?, 'out', 'sent', ?, ?, 'app@a.test', ?)", id, workspaceId, `${id}@a.test`, id, now);
+  yield* run(
     `INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, attempts, next_attempt_at, claimed_at, claimed_by, first_deferred_at, last_response, created_at, updated_at)
      VALUES (?, ?, ?, 'dest.test', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
     id,
     workspaceId,
     recipient,
@@ -49,7 +53,6 @@ function queueRow(workspaceId: string, state: string, recipient: string, extra: 
     now,
     now,
   );
-  return id;
 }
 
 test('GET /queue: zeros and no deferred recipient for an empty queue', async () => {
@@ -60,14 +63,14 @@ test('GET /queue: zeros and no deferred recipient for an empty queue', async () 
 
 test("GET /queue: the caller's live recipients by state and its longest-deferred one, never another workspace's", async () => {
   const hour = 3_600_000;
-  queueRow(a.workspace.id, 'queued', 'q1@dest.test');
-  queueRow(a.workspace.id, 'queued', 'q2@dest.test');
-  queueRow(a.workspace.id, 'sending', 's1@dest.test');
-  queueRow(a.workspace.id, 'deferred', 'later@dest.test', { firstDeferredAt: Date.now() - hour, lastResponse: '451 4.7.1 try later' });
-  const oldest = queueRow(a.workspace.id, 'deferred', 'first@dest.test', { firstDeferredAt: Date.now() - 5 * hour, lastResponse: '421 4.4.2 busy' });
-  queueRow(a.workspace.id, 'delivered', 'done@dest.test');
+  await queueRow(a.workspace.id, 'queued', 'q1@dest.test');
+  await queueRow(a.workspace.id, 'queued', 'q2@dest.test');
+  await queueRow(a.workspace.id, 'sending', 's1@dest.test');
+  await queueRow(a.workspace.id, 'deferred', 'later@dest.test', { firstDeferredAt: Date.now() - hour, lastResponse: '451 4.7.1 try later' });
+  const oldest = await queueRow(a.workspace.id, 'deferred', 'first@dest.test', { firstDeferredAt: Date.now() - 5 * hour, lastResponse: '421 4.4.2 busy' });
+  await queueRow(a.workspace.id, 'delivered', 'done@dest.test');
   // The other workspace's queue is larger and deferred longer still.
-  for (let i = 0; i < 3; i++) queueRow(b.workspace.id, 'deferred', `b${i}@dest.test`, { firstDeferredAt: Date.now() - 50 * hour, lastResponse: '450 other' });
+  for (let i = 0; i < 3; i++) await queueRow(b.workspace.id, 'deferred', `b${i}@dest.test`, { firstDeferredAt: Date.now() - 50 * hour, lastResponse: '450 other' });
 
   const res = await api('/queue', a.key);
   assert.equal(res.body.counts, { queued: 2, sending: 1, deferred: 2 });

@@ -72,7 +72,7 @@ export function* createKey(clock: Clock, workspaceId: string, name: string, scop
 export function* listKeys(workspaceId: string, page: { limit: number; offset: number }, onlyId?: string): Query<ApiKey[]> {
   const rows = yield* all<Row>(
     `SELECT id, name, prefix, created_at, last_used_at, permission, domain_id, inbox_ids FROM api_keys
-     WHERE workspace_id = ? AND revoked_at IS NULL AND (? IS NULL OR id = ?) ORDER BY id DESC LIMIT ? OFFSET ?`,
+     WHERE workspace_id = ? AND revoked_at IS NULL AND (CAST(? AS TEXT) IS NULL OR id = ?) ORDER BY id DESC LIMIT ? OFFSET ?`,
     workspaceId, onlyId ?? null, onlyId ?? null, page.limit + 1, page.offset,
   );
   return rows.map(toKey);

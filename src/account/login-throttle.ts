@@ -31,7 +31,12 @@ export interface Attempt {
    */
   rank: number;
   succeed(): void;
-  fail(): void;
+  /**
+   * Counts the failure; resolves once it is stored. The answer waits for it, so that the client's next attempt
+   * finds it stored rather than in flight (one seen both ways, a read after the commit and before the release,
+   * would count twice and refuse early).
+   */
+  fail(): Promise<void>;
   /** Ends it uncounted: the credential was never checked (the box was too busy, the client left). */
   abandon(): void;
 }
@@ -65,8 +70,8 @@ export class LoginThrottle {
     for (const key of keys) this.inFlight.set(key, this.pending(key) + 1);
     let ended = false;
     // Released once its end is written, so an attempt that starts meanwhile sees it in flight or stored.
-    const end = (write?: () => Promise<unknown>) => {
-      if (ended) return false;
+    const end = (write?: () => Promise<unknown>): Promise<void> | null => {
+      if (ended) return null;
       ended = true;
       const release = () => {
         for (const key of keys) {
@@ -75,9 +80,9 @@ export class LoginThrottle {
           else this.inFlight.delete(key);
         }
       };
-      if (write) void write().finally(release);
-      else release();
-      return true;
+      if (write) return write().finally(release).then(() => {});
+      release();
+      return Promise.resolve();
     };
     let counts: { byIp: Failures; byAccount: Failures; here: Failures };
     try {
@@ -117,9 +122,7 @@ export class LoginThrottle {
         this.signedInFrom.set(ip, this.clock.now());
         if (this.signedInFrom.size > TRUSTED_ADDRESSES) this.signedInFrom.delete(this.signedInFrom.keys().next().value!);
       },
-      fail: () => {
-        end(() => this.record(addFailure(this.scope, ip, account, this.clock.now())));
-      },
+      fail: () => end(() => this.record(addFailure(this.scope, ip, account, this.clock.now()))) ?? Promise.resolve(),
       abandon: () => void end(),
     };
   }

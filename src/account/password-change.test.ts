@@ -4,11 +4,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request as httpRequest } from 'node:http';
-import { login, request, runCli, seedWorkspace, sessionCookie, startTestApp, TEST_PASSWORD, type TestApp } from '../testkit/app.ts';
+import { login, request, runCli, seedWorkspace, sessionCookie, sqliteOnly, startTestApp, TEST_PASSWORD, TEST_STORE, type TestApp } from '../testkit/app.ts';
 import { findUserByEmail } from './users.ts';
+import { unlockLogin } from './login-throttle.ts';
 import { verifyPassword } from './passwords.ts';
 import { UNAUTHORIZED_MESSAGE } from '../errors.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { value } from '../db/query.ts';
 
 let t: TestApp;
 let owner: Awaited<ReturnType<typeof seedWorkspace>>;
@@ -45,7 +46,8 @@ function change(cookie: string, body: unknown, ip = '127.0.0.1', headers: Record
 
 const profile = (cookie: string) => request(`${t.api}/profile`, { cookie });
 const loginStatus = async (email: string, password: string) => (await request(`${t.api}/auth/login`, { body: { email, password } })).status;
-const failuresOf = (ip: string) => t.app.db.prepare("SELECT count(*) FROM auth_failures WHERE scope = 'login' AND ip = ?").pluck().get(ip) as number;
+const failuresOf = async (ip: string) => (await t.app.store.read(value<number>("SELECT count(*) FROM auth_failures WHERE scope = 'login' AND ip = ?", ip)))!;
+const userByEmail = (email: string) => t.app.store.read(findUserByEmail(email));
 
 test('a key is refused (session only), and a cross-site post is refused (CSRF)', async () => {
   const keyed = await request(`${t.api}/auth/password`, { key: owner.key, body: { current_password: TEST_PASSWORD, new_password: NEW } });
@@ -53,7 +55,7 @@ test('a key is refused (session only), and a cross-site post is refused (CSRF)',
   const cookie = await login(t, owner.email);
   const foreign = await change(cookie, { current_password: TEST_PASSWORD, new_password: NEW }, '127.0.0.1', { origin: 'https://evil.example' });
   assert.equal([foreign.status, foreign.body.error.code], [403, 'invalid_origin']);
-  assert.ok(await verifyPassword(TEST_PASSWORD, runOn(t.app.db, findUserByEmail(owner.email))!.passwordHash), 'nothing changed');
+  assert.ok(await verifyPassword(TEST_PASSWORD, (await userByEmail(owner.email))!.passwordHash), 'nothing changed');
 });
 
 test('a weak new passphrase, the same one again or a missing field is 400 naming new_password; nothing changes', async () => {
@@ -74,17 +76,17 @@ test('a weak new passphrase, the same one again or a missing field is 400 naming
     assert.match(res.body.error.message, message);
   }
   assert.is((await profile(cookie)).status, 200, 'the session still works');
-  assert.ok(await verifyPassword(TEST_PASSWORD, runOn(t.app.db, findUserByEmail(owner.email))!.passwordHash), 'the passphrase is unchanged');
+  assert.ok(await verifyPassword(TEST_PASSWORD, (await userByEmail(owner.email))!.passwordHash), 'the passphrase is unchanged');
 });
 
 test('a wrong current passphrase is 401 invalid_credentials and counted as a failed login of that address', async () => {
   const cookie = await login(t, owner.email);
   const ip = '127.0.0.5';
-  const before = failuresOf(ip);
+  const before = await failuresOf(ip);
   const res = await change(cookie, { current_password: 'not the passphrase', new_password: NEW }, ip);
   assert.equal(res.body, { error: { message: 'The current passphrase is not correct', status: 401, code: 'invalid_credentials' } });
   assert.is(res.cookie, null);
-  assert.is(failuresOf(ip), before + 1, 'counted like a failed login');
+  assert.is(await failuresOf(ip), before + 1, 'counted like a failed login');
   assert.is((await profile(cookie)).status, 200, 'a mistyped passphrase does not end the session');
 });
 
@@ -110,8 +112,10 @@ test('guessing the current passphrase from a session is throttled like logins: 4
     req.end(body);
   });
   assert.is(loginFromThere, 429, 'one counter: the address cannot log in either');
-  assert.ok(await verifyPassword(TEST_PASSWORD, runOn(t.app.db, findUserByEmail(owner.email))!.passwordHash), 'unchanged');
-  assert.is((await runCli(['user', 'unlock', owner.email], t.env)).code, 0);
+  assert.ok(await verifyPassword(TEST_PASSWORD, (await userByEmail(owner.email))!.passwordHash), 'unchanged');
+  // The CLI opens the data directory's SQLite database: on PostgreSQL, the query `user unlock` runs.
+  if (TEST_STORE === 'sqlite') assert.is((await runCli(['user', 'unlock', owner.email], t.env)).code, 0);
+  else await t.app.store.write(() => unlockLogin());
 });
 
 test('success: the new hash is stored, every other session ends, this one is renewed; the old passphrase no longer signs in', async () => {
@@ -132,7 +136,7 @@ test('success: the new hash is stored, every other session ends, this one is ren
   const sessions = await request(`${t.api}/sessions`, { cookie: res.cookie! });
   assert.equal([sessions.body.count, sessions.body.data[0].current], [1, true], 'only this browser is signed in');
 
-  const stored = runOn(t.app.db, findUserByEmail(owner.email))!.passwordHash;
+  const stored = (await userByEmail(owner.email))!.passwordHash;
   assert.match(stored, /^scrypt\$/);
   assert.ok(await verifyPassword(NEW, stored));
   assert.is(await loginStatus(owner.email, TEST_PASSWORD), 401, 'the old passphrase fails');
@@ -141,7 +145,8 @@ test('success: the new hash is stored, every other session ends, this one is ren
   assert.not.ok(t.logs.some((l) => l.includes(NEW)), 'the passphrase is never logged');
 });
 
-test('CLI: user add refuses a weak passphrase with the rule\'s message; the dashboard\'s rule everywhere', async () => {
+// The CLI opens the data directory's SQLite database: on PostgreSQL it has no store to act on yet.
+sqliteOnly(test)('CLI: user add refuses a weak passphrase with the rule\'s message; the dashboard\'s rule everywhere', async () => {
   for (const [weak, message] of [
     ['abcdefghij', /the passphrase must be at least 12 characters/],
     ['abcdefghijkl', /the passphrase is a simple sequence/],
@@ -152,13 +157,14 @@ test('CLI: user add refuses a weak passphrase with the rule\'s message; the dash
     assert.match(res.stderr, message);
     assert.is(res.stdout, '');
   }
-  assert.is(runOn(t.app.db, findUserByEmail('weak@default.test')), null, 'no user was made');
+  assert.is(await userByEmail('weak@default.test'), null, 'no user was made');
   const ok = await runCli(['user', 'add', '--email', 'second@default.test', '--password-stdin'], t.env, 'lantern meadow 4 copper\n');
   assert.is(ok.code, 0, ok.stderr);
   assert.match(ok.stdout, /^usr_[0-9A-Z]{26}\n$/);
 });
 
-test('CLI: user passwd sets a new passphrase beside the running server and signs out every session', async () => {
+// The CLI opens the data directory's SQLite database: on PostgreSQL it has no store to act on yet.
+sqliteOnly(test)('CLI: user passwd sets a new passphrase beside the running server and signs out every session', async () => {
   const a = await login(t, owner.email, NEW);
   const b = await login(t, owner.email, NEW);
   const next = 'harbour pencil 73 drifting';
@@ -177,7 +183,8 @@ test('CLI: user passwd sets a new passphrase beside the running server and signs
   assert.is((await profile(sessionCookie(fresh.headers)!)).status, 200);
 });
 
-test('CLI: user passwd of an unknown user is exit 1; without --password-stdin or EMAIL a usage error', async () => {
+// The CLI opens the data directory's SQLite database: on PostgreSQL it has no store to act on yet.
+sqliteOnly(test)('CLI: user passwd of an unknown user is exit 1; without --password-stdin or EMAIL a usage error', async () => {
   const unknown = await runCli(['user', 'passwd', 'nobody@nowhere.test', '--password-stdin'], t.env, 'a perfectly fine passphrase\n');
   assert.equal([unknown.code, unknown.stdout], [1, '']);
   assert.match(unknown.stderr, /^mailwright: no user nobody@nowhere\.test\n$/);

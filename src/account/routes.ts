@@ -90,11 +90,11 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
     } catch (err) {
       // Turned away by a full queue, or the client left: the password was never checked.
       if (err instanceof ApiError && (err.status === 503 || err.code === 'request_aborted')) attempt.abandon();
-      else attempt.fail();
+      else await attempt.fail();
       throw err;
     }
     if (!user) {
-      attempt.fail();
+      await attempt.fail();
       throw new ApiError(401, 'invalid_credentials', 'Invalid email or password');
     }
     attempt.succeed();
@@ -172,11 +172,11 @@ export function accountRoutes(app: App, throttle: LoginThrottle, box: BoxFacts) 
       right = await hashes.run(attempt.rank, () => verifyPassword(body.current_password, user.passwordHash), clientGone(ctx));
     } catch (err) {
       if (err instanceof ApiError && (err.status === 503 || err.code === 'request_aborted')) attempt.abandon();
-      else attempt.fail();
+      else await attempt.fail();
       throw err;
     }
     if (!right) {
-      attempt.fail();
+      await attempt.fail();
       throw new ApiError(401, 'invalid_credentials', 'The current passphrase is not correct');
     }
     attempt.succeed();

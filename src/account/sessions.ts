@@ -66,7 +66,7 @@ export function* listSessions(clock: Clock, userId: string): Query<Array<{ id: s
 
 /** Ends every live session of the user but `except` (a passphrase change); returns how many it ended. */
 export function revokeUserSessions(clock: Clock, userId: string, except?: string): Query<number> {
-  return run('UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? AND id IS NOT ?', clock.now(), userId, clock.now(), except ?? null);
+  return run('UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? AND id IS DISTINCT FROM ?', clock.now(), userId, clock.now(), except ?? null);
 }
 
 /** Ends one of the user's sessions (signing out another browser). */

@@ -4,7 +4,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request as httpRequest, type ClientRequest } from 'node:http';
-import { request, runCli, startTestApp, type TestApp } from '../testkit/app.ts';
+import { request, runCli, startTestApp, TEST_STORE, type TestApp } from '../testkit/app.ts';
+import { issueSetupToken } from './setup.ts';
+import { run, value } from '../db/query.ts';
 
 const OWNER = { email: 'owner@box.example', password: 'orbit lantern quietly 42' };
 let t: TestApp;
@@ -13,8 +15,9 @@ let token: string;
 test.before(async () => {
   // The default rate limit stays on: the floods below keep within it per address, as a patient attacker would.
   t = await startTestApp();
-  const link = await runCli(['setup', 'link'], t.env);
-  token = /\/setup#([A-Za-z0-9_-]+)/.exec(link.stdout)![1];
+  // The CLI opens the data directory's SQLite database; on PostgreSQL the token is issued as it would issue it.
+  if (TEST_STORE === 'sqlite') token = /\/setup#([A-Za-z0-9_-]+)/.exec((await runCli(['setup', 'link'], t.env)).stdout)![1]!;
+  else token = (await t.app.store.write(() => issueSetupToken(t.app.clock)))!;
 });
 test.after(() => t.stop());
 
@@ -72,7 +75,7 @@ test('first start: a wrong token or a weak passphrase costs no hash; six setups 
   const racing = await Promise.all(Array.from({ length: 6 }, (_, i) => post('/setup', `127.0.0.${3 + i}`, { token, ...OWNER }).done));
   assert.is(racing.filter((a) => a.status === 201).length, 1, tally(racing));
   assert.ok(racing.every((a) => a.status === 201 || a.code === 'invalid_setup_token'), tally(racing));
-  assert.is(t.app.db.prepare('SELECT count(*) FROM users').pluck().get(), 1, 'one owner');
+  assert.is(await t.app.store.read(value<number>('SELECT count(*) FROM users')), 1, 'one owner');
 
   const counted = await hashesComputed();
   const again = await post('/setup', '127.0.0.2', { token, email: 'thief@evil.example', password: 'another long passphrase' }).done;
@@ -109,8 +112,10 @@ test('a guessing flood from addresses that failed waits behind the owner, and ha
   const guessers = Array.from({ length: 20 }, (_, i) => `127.0.2.${i + 1}`);
   const guess = (ip: string, n: number) => post('/auth/login', ip, { email: `made-up-${n}@nowhere.test`, password: `guess number ${n}` });
   // One failure each, as one wrong password would leave it (made directly: twenty hashes take long on a busy machine).
-  const insert = t.app.db.prepare("INSERT INTO auth_failures (scope, ip, account, at) VALUES ('login', ?, ?, ?)");
-  for (const ip of guessers) insert.run(ip, `made-up-${ip}@nowhere.test`, t.app.clock.now());
+  const insert = (ip: string) => run("INSERT INTO auth_failures (scope, ip, account, at) VALUES ('login', ?, ?, ?)", ip, `made-up-${ip}@nowhere.test`, t.app.clock.now());
+  await t.app.store.write(function* () {
+    for (const ip of guessers) yield* insert(ip);
+  });
 
   // Two guesses in flight from each address, each answer followed by the next (after a pause if turned away).
   const answers: Answer[] = [];

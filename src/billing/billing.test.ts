@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { startTestApp, seedWorkspace, login, request, type TestApp } from '../testkit/app.ts';
 import { heldPlans } from '../account/plans.ts';
 import { periodEnd } from '../account/subscriptions.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { all, get, value } from '../db/query.ts';
 
 const PUBLIC = 'https://mail.box.test';
 const plan = (tier: string, messageClass: string, interval: string, price: number, recipients: number | null) => ({
@@ -53,10 +53,10 @@ const openPage = (url: string, cookie?: string) => request(pageUrl(url), { cooki
 // What a browser sends when the page's own form is submitted.
 const confirm = (url: string, cookie?: string, headers: Record<string, string> = { origin: PUBLIC, 'sec-fetch-site': 'same-origin', 'content-type': 'application/x-www-form-urlencoded' }) =>
   request(pageUrl(url), { method: 'POST', cookie, headers, body: '' });
-const held = (workspaceId: string) => runOn(t.app.db, heldPlans(t.app.config, workspaceId)).map((h) => h.plan.key).sort();
+const held = async (workspaceId: string) => (await t.app.store.read(heldPlans(t.app.config, workspaceId))).map((h) => h.plan.key).sort();
 const subscriptions = (workspaceId: string) =>
-  t.app.db.prepare('SELECT * FROM subscriptions WHERE workspace_id = ? ORDER BY created_at, id').all(workspaceId) as Array<Record<string, any>>;
-const checkoutRow = (id: string) => t.app.db.prepare('SELECT * FROM checkout_sessions WHERE id = ?').get(id) as Record<string, any> | undefined;
+  t.app.store.read(all<Record<string, any>>('SELECT * FROM subscriptions WHERE workspace_id = ? ORDER BY created_at, id', workspaceId));
+const checkoutRow = (id: string) => t.app.store.read(get<Record<string, any>>('SELECT * FROM checkout_sessions WHERE id = ?', id));
 
 test('a bearer key on the session-only billing routes is 403 session_required; no credential is 401', async () => {
   for (const path of ['/billing/checkout', '/billing/cancel']) {
@@ -66,7 +66,7 @@ test('a bearer key on the session-only billing routes is 403 session_required; n
     const none = await request(`${t.api}${path}`, { body: { plan_key: 'pro_marketing_monthly' } });
     assert.is(none.status, 401, path);
   }
-  assert.equal(held(a.workspace.id), ['selfhosted_transactional_monthly']);
+  assert.equal(await held(a.workspace.id), ['selfhosted_transactional_monthly']);
 });
 
 test('malformed plan keys are 400 validation_error, unknown ones 404, the default plan 409', async () => {
@@ -82,7 +82,7 @@ test('malformed plan keys are 400 validation_error, unknown ones 404, the defaul
   const held_ = await checkout(cookieA, { plan_key: 'selfhosted_transactional_monthly' });
   assert.is(held_.status, 409);
   assert.is(held_.body.error.code, 'plan_already_held');
-  assert.is((t.app.db.prepare('SELECT count(*) AS n FROM checkout_sessions').get() as { n: number }).n, 0, 'nothing recorded');
+  assert.is((await t.app.store.read(value<number>('SELECT count(*) FROM checkout_sessions'))), 0, 'nothing recorded');
 });
 
 test('manual checkout end to end: the page shows the plan, its button activates it, the plan is then held', async () => {
@@ -91,7 +91,7 @@ test('manual checkout end to end: the page shows the plan, its button activates 
   assert.equal(Object.keys(started.body).sort(), ['session_id', 'url']);
   assert.match(started.body.session_id, /^chk_[0-9A-HJKMNP-TV-Z]{26}$/);
   assert.is(started.body.url, `${PUBLIC}/billing/checkout/${started.body.session_id}`);
-  const row = checkoutRow(started.body.session_id)!;
+  const row = (await checkoutRow(started.body.session_id))!;
   assert.equal([row.workspace_id, row.plan_key, row.provider, row.state, row.url, row.provider_session_id], [a.workspace.id, 'pro_marketing_monthly', 'manual', 'open', started.body.url, null]);
 
   const page = await openPage(started.body.url, cookieA);
@@ -101,19 +101,19 @@ test('manual checkout end to end: the page shows the plan, its button activates 
   assert.match(page.body, 'pro_marketing_monthly');
   assert.match(page.body, '$19.00 a month');
   assert.match(page.body, '<form method="post">');
-  assert.is(checkoutRow(started.body.session_id)!.state, 'open', 'GET changes nothing');
-  assert.equal(held(a.workspace.id), ['selfhosted_transactional_monthly']);
+  assert.is((await checkoutRow(started.body.session_id))!.state, 'open', 'GET changes nothing');
+  assert.equal(await held(a.workspace.id), ['selfhosted_transactional_monthly']);
 
   const before = Date.now() + offsetMs;
   const done = await confirm(started.body.url, cookieA);
   assert.is(done.status, 200);
   assert.match(done.body, 'Subscription active');
-  assert.equal(held(a.workspace.id), ['pro_marketing_monthly', 'selfhosted_transactional_monthly']);
-  const [sub] = subscriptions(a.workspace.id);
+  assert.equal(await held(a.workspace.id), ['pro_marketing_monthly', 'selfhosted_transactional_monthly']);
+  const [sub] = await subscriptions(a.workspace.id);
   assert.equal([sub.plan_key, sub.message_class, sub.state, sub.provider], ['pro_marketing_monthly', 'marketing', 'active', 'manual']);
   assert.ok(sub.period_start >= before && sub.period_start <= Date.now() + offsetMs);
   assert.is(sub.period_end, periodEnd(sub.period_start, 'monthly'));
-  assert.equal([checkoutRow(started.body.session_id)!.state, typeof checkoutRow(started.body.session_id)!.completed_at], ['completed', 'number']);
+  assert.equal([(await checkoutRow(started.body.session_id))!.state, typeof (await checkoutRow(started.body.session_id))!.completed_at], ['completed', 'number']);
 
   const again = await checkout(cookieA, { plan_key: 'pro_marketing_monthly' });
   assert.is(again.status, 409);
@@ -121,7 +121,7 @@ test('manual checkout end to end: the page shows the plan, its button activates 
   // The page of a confirmed checkout says so; confirming twice changes nothing.
   assert.match((await openPage(started.body.url, cookieA)).body, 'Already confirmed');
   assert.is((await confirm(started.body.url, cookieA)).status, 200);
-  assert.is(subscriptions(a.workspace.id).length, 1);
+  assert.is((await subscriptions(a.workspace.id)).length, 1);
 });
 
 test('another message class stacks; a plan of a held class replaces the old one (canceled) in one step', async () => {
@@ -131,14 +131,14 @@ test('another message class stacks; a plan of a held class replaces the old one 
   assert.match(page.body, 'replaces the transactional plan');
   assert.match(page.body, 'selfhosted_transactional_monthly');
   assert.is((await confirm(yearly.body.url, cookieA)).status, 200);
-  assert.equal(held(a.workspace.id), ['pro_marketing_monthly', 'pro_transactional_yearly'], 'the default plan gives way to a transactional subscription');
-  const sub = subscriptions(a.workspace.id).find((s) => s.plan_key === 'pro_transactional_yearly')!;
+  assert.equal(await held(a.workspace.id), ['pro_marketing_monthly', 'pro_transactional_yearly'], 'the default plan gives way to a transactional subscription');
+  const sub = (await subscriptions(a.workspace.id)).find((s) => s.plan_key === 'pro_transactional_yearly')!;
   assert.is(sub.period_end, periodEnd(sub.period_start, 'yearly'));
 
   const business = await checkout(cookieA, { plan_key: 'business_transactional_monthly' });
   assert.is((await confirm(business.body.url, cookieA)).status, 200);
-  assert.equal(held(a.workspace.id), ['business_transactional_monthly', 'pro_marketing_monthly']);
-  const rows = subscriptions(a.workspace.id);
+  assert.equal(await held(a.workspace.id), ['business_transactional_monthly', 'pro_marketing_monthly']);
+  const rows = await subscriptions(a.workspace.id);
   assert.equal(
     rows.map((s) => [s.plan_key, s.state]),
     [
@@ -155,8 +155,8 @@ test('another message class stacks; a plan of a held class replaces the old one 
   const late = await confirm(second.body.url, cookieB);
   assert.is(late.status, 409);
   assert.match(late.body, 'already holds this plan');
-  assert.is(checkoutRow(second.body.session_id)!.state, 'canceled');
-  assert.is(subscriptions(b.workspace.id).length, 1);
+  assert.is((await checkoutRow(second.body.session_id))!.state, 'canceled');
+  assert.is((await subscriptions(b.workspace.id)).length, 1);
 });
 
 test('the page needs the session: without it, it says to sign in and confirms nothing', async () => {
@@ -169,7 +169,7 @@ test('the page needs the session: without it, it says to sign in and confirms no
   assert.is((await confirm(started.body.url, 'service_session_v2=' + 'A'.repeat(43))).status, 401);
   // A key is no session for a page either.
   assert.is((await request(pageUrl(started.body.url), { method: 'POST', key: b.key, headers: { origin: PUBLIC }, body: '' })).status, 401);
-  assert.is(checkoutRow(started.body.session_id)!.state, 'open');
+  assert.is((await checkoutRow(started.body.session_id))!.state, 'open');
 });
 
 test('a cross-site confirmation is refused (403) and changes nothing', async () => {
@@ -180,11 +180,11 @@ test('a cross-site confirmation is refused (403) and changes nothing', async () 
     assert.is(res.status, 403, JSON.stringify(headers));
     assert.match(res.body, 'Nothing was changed');
   }
-  assert.is(checkoutRow(started.body.session_id)!.state, 'open');
-  assert.equal(held(b.workspace.id), ['pro_marketing_monthly', 'selfhosted_transactional_monthly']);
+  assert.is((await checkoutRow(started.body.session_id))!.state, 'open');
+  assert.equal(await held(b.workspace.id), ['pro_marketing_monthly', 'selfhosted_transactional_monthly']);
   // curl with the cookie and no browser headers is allowed (DESIGN.md CSRF rule).
   assert.is((await confirm(started.body.url, cookieB, {})).status, 200);
-  assert.equal(held(b.workspace.id), ['pro_marketing_monthly', 'pro_transactional_yearly']);
+  assert.equal(await held(b.workspace.id), ['pro_marketing_monthly', 'pro_transactional_yearly']);
 });
 
 test("workspace isolation: another workspace's session can neither see nor confirm a checkout", async () => {
@@ -193,10 +193,10 @@ test("workspace isolation: another workspace's session can neither see nor confi
   assert.is(page.status, 404);
   assert.not.match(page.body, 'pro_transactional_yearly');
   assert.is((await confirm(started.body.url, cookieB)).status, 404);
-  assert.is(checkoutRow(started.body.session_id)!.state, 'open');
-  const subsB = subscriptions(b.workspace.id).length;
-  assert.equal(held(a.workspace.id), ['business_transactional_monthly', 'pro_marketing_monthly']);
-  assert.is(subscriptions(b.workspace.id).length, subsB);
+  assert.is((await checkoutRow(started.body.session_id))!.state, 'open');
+  const subsB = (await subscriptions(b.workspace.id)).length;
+  assert.equal(await held(a.workspace.id), ['business_transactional_monthly', 'pro_marketing_monthly']);
+  assert.is((await subscriptions(b.workspace.id)).length, subsB);
   assert.is((await openPage(`${PUBLIC}/billing/checkout/chk_01JZZZZZZZZZZZZZZZZZZZZZZZ`, cookieA)).status, 404);
 });
 
@@ -209,8 +209,8 @@ test('a manual checkout left unconfirmed for over 24 hours is closed and activat
     assert.is(page.status, 409);
     assert.match(page.body, 'within 24 hours');
     assert.is((await confirm(started.body.url, cookieA)).status, 409);
-    assert.is(checkoutRow(started.body.session_id)!.state, 'canceled');
-    assert.equal(held(a.workspace.id), ['business_transactional_monthly', 'pro_marketing_monthly']);
+    assert.is((await checkoutRow(started.body.session_id))!.state, 'canceled');
+    assert.equal(await held(a.workspace.id), ['business_transactional_monthly', 'pro_marketing_monthly']);
   } finally {
     offsetMs = 0;
     cookieA = await login(t, a.email);
@@ -221,23 +221,23 @@ test('cancel: one message class, then all; never the default plan; idempotent; s
   assert.is((await cancel(cookieA, { message_class: 'bulk' })).status, 400);
   const typo = await cancel(cookieA, { messageClass: 'marketing' });
   assert.equal([typo.status, typo.body.error.code], [400, 'validation_error'], 'an unknown field is refused, not read as "cancel all"');
-  assert.equal(held(a.workspace.id), ['business_transactional_monthly', 'pro_marketing_monthly']);
+  assert.equal(await held(a.workspace.id), ['business_transactional_monthly', 'pro_marketing_monthly']);
 
   const one = await cancel(cookieA, { message_class: 'marketing' });
   assert.equal([one.status, one.body], [200, { ok: true }]);
-  assert.equal(held(a.workspace.id), ['business_transactional_monthly']);
+  assert.equal(await held(a.workspace.id), ['business_transactional_monthly']);
 
   const all = await cancel(cookieA);
   assert.equal([all.status, all.body], [200, { ok: true }]);
-  assert.equal(held(a.workspace.id), ['selfhosted_transactional_monthly'], 'back on the default plan');
-  assert.ok(subscriptions(a.workspace.id).every((s) => s.state === 'canceled' && typeof s.canceled_at === 'number'));
+  assert.equal(await held(a.workspace.id), ['selfhosted_transactional_monthly'], 'back on the default plan');
+  assert.ok((await subscriptions(a.workspace.id)).every((s) => s.state === 'canceled' && typeof s.canceled_at === 'number'));
 
   // Nothing left to cancel (only the default plan): still ok, nothing changes.
   assert.equal((await cancel(cookieA, {})).body, { ok: true });
   assert.equal((await cancel(cookieA, { message_class: 'transactional' })).body, { ok: true });
-  assert.equal(held(a.workspace.id), ['selfhosted_transactional_monthly']);
+  assert.equal(await held(a.workspace.id), ['selfhosted_transactional_monthly']);
   // Workspace B is untouched by A's cancel.
-  assert.equal(held(b.workspace.id), ['pro_marketing_monthly', 'pro_transactional_yearly']);
+  assert.equal(await held(b.workspace.id), ['pro_marketing_monthly', 'pro_transactional_yearly']);
   // Canceled plans can be bought again.
   assert.is((await checkout(cookieA, { plan_key: 'pro_marketing_monthly' })).status, 200);
 });

@@ -9,7 +9,7 @@ import { startStripe, stripeSignature, type LocalStripe } from '../testkit/strip
 import { startTestApp, seedWorkspace, login, request, type TestApp } from '../testkit/app.ts';
 import { heldPlans } from '../account/plans.ts';
 import { verifyStripeSignature } from './stripe.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { all, get, value } from '../db/query.ts';
 
 const PUBLIC = 'https://mail.box.test';
 const WEBHOOK_SECRET = 'whsec_test_5f1c0ffee5f1c0ffee5f1c0ffee';
@@ -53,9 +53,9 @@ test.after(async () => {
 });
 
 const checkout = (plan_key: string) => request(`${t.api}/billing/checkout`, { cookie, body: { plan_key } });
-const held = () => runOn(t.app.db, heldPlans(t.app.config, a.workspace.id)).map((h) => h.plan.key).sort();
-const subscriptions = () => t.app.db.prepare('SELECT * FROM subscriptions WHERE workspace_id = ? ORDER BY created_at, id').all(a.workspace.id) as Array<Record<string, any>>;
-const checkoutRow = (id: string) => t.app.db.prepare('SELECT * FROM checkout_sessions WHERE id = ?').get(id) as Record<string, any> | undefined;
+const held = async () => (await t.app.store.read(heldPlans(t.app.config, a.workspace.id))).map((h) => h.plan.key).sort();
+const subscriptions = () => t.app.store.read(all<Record<string, any>>('SELECT * FROM subscriptions WHERE workspace_id = ? ORDER BY created_at, id', a.workspace.id));
+const checkoutRow = (id: string) => t.app.store.read(get<Record<string, any>>('SELECT * FROM checkout_sessions WHERE id = ?', id));
 /** Exactly what Stripe posts: the JSON body and its Stripe-Signature header, no credential. */
 const deliver = (body: string, signature: string | null) =>
   request(`${t.api}/billing/stripe/webhook`, { body, headers: { 'content-type': 'application/json; charset=utf-8', ...(signature === null ? {} : { 'stripe-signature': signature }) } });
@@ -93,19 +93,19 @@ test('checkout creates a Stripe Checkout Session with the exact documented reque
   });
   const session = [...stripe.sessions.values()].find((s) => s.client_reference_id === id)!;
   assert.equal(res.body, { url: session.url, session_id: id });
-  const row = checkoutRow(id)!;
+  const row = (await checkoutRow(id))!;
   assert.equal([row.provider, row.provider_session_id, row.state, row.url, row.workspace_id], ['stripe', session.id, 'open', session.url, a.workspace.id]);
   // A yearly plan in another currency: interval year, currency lower-case.
   const yearly = await checkout('pro_transactional_yearly');
   assert.is(yearly.status, 200);
   const form = stripe.requests[1]!.form;
   assert.equal([form['line_items[0][price_data][currency]'], form['line_items[0][price_data][unit_amount]'], form['line_items[0][price_data][recurring][interval]']], ['eur', '19000', 'year']);
-  assert.equal(held(), ['selfhosted_transactional_monthly'], 'nothing is held before Stripe says it is paid');
+  assert.equal(await held(), ['selfhosted_transactional_monthly'], 'nothing is held before Stripe says it is paid');
 });
 
 test('the webhook with a valid signature activates the plan of that checkout; a duplicate delivery changes nothing', async () => {
   const started = await checkout('pro_marketing_monthly');
-  const cs = checkoutRow(started.body.session_id)!.provider_session_id as string;
+  const cs = (await checkoutRow(started.body.session_id))!.provider_session_id as string;
   // The box's page for a Stripe checkout waits for Stripe and offers no button.
   const page = await request(`${t.url}/billing/checkout/${started.body.session_id}?result=success`, { cookie });
   assert.is(page.status, 200);
@@ -117,24 +117,24 @@ test('the webhook with a valid signature activates the plan of that checkout; a 
   const event = JSON.stringify(stripe.completedEvent(cs));
   const res = await deliver(event, stripeSignature(event, WEBHOOK_SECRET));
   assert.equal([res.status, res.body], [200, { received: true }]);
-  assert.equal(held(), ['pro_marketing_monthly', 'selfhosted_transactional_monthly']);
-  const subs = subscriptions();
+  assert.equal(await held(), ['pro_marketing_monthly', 'selfhosted_transactional_monthly']);
+  const subs = await subscriptions();
   assert.is(subs.length, 1);
   assert.equal([subs[0]!.plan_key, subs[0]!.state, subs[0]!.provider, subs[0]!.provider_ref], ['pro_marketing_monthly', 'active', 'stripe', stripe.sessions.get(cs)!.subscription]);
-  assert.is(checkoutRow(started.body.session_id)!.state, 'completed');
+  assert.is((await checkoutRow(started.body.session_id))!.state, 'completed');
 
   // Stripe delivers at least once: the same event again (a new signature, as a retry has) changes nothing.
   const again = await deliver(event, stripeSignature(event, WEBHOOK_SECRET));
   assert.equal([again.status, again.body], [200, { received: true }]);
-  assert.equal(subscriptions(), subs);
+  assert.equal(await subscriptions(), subs);
   assert.is((await checkout('pro_marketing_monthly')).status, 409, 'now held');
 });
 
 test('an invalid signature, a tampered body, a missing header or an old timestamp is 400 and changes nothing', async () => {
   const started = await checkout('pro_transactional_yearly');
-  const cs = checkoutRow(started.body.session_id)!.provider_session_id as string;
+  const cs = (await checkoutRow(started.body.session_id))!.provider_session_id as string;
   const event = JSON.stringify(stripe.completedEvent(cs));
-  const before = subscriptions();
+  const before = await subscriptions();
   const cases: Array<[string, string, string | null]> = [
     ['signed with another secret', event, stripeSignature(event, 'whsec_not_ours')],
     ['a body changed after signing', event.replace('"paid"', '"paid" '), stripeSignature(event, WEBHOOK_SECRET)],
@@ -153,14 +153,14 @@ test('an invalid signature, a tampered body, a missing header or an old timestam
     assert.is(res.status, 400, label);
     assert.is(res.body.error.code, 'invalid_signature', label);
   }
-  assert.equal(subscriptions(), before);
-  assert.is(checkoutRow(started.body.session_id)!.state, 'open');
+  assert.equal(await subscriptions(), before);
+  assert.is((await checkoutRow(started.body.session_id))!.state, 'open');
   // Within the tolerance, and with several v1 signatures of which one is right (a secret being rolled), it passes.
   const t0 = nowS() - 290;
   const good = stripeSignature(event, WEBHOOK_SECRET, t0);
   const res = await deliver(event, `${stripeSignature(event, 'whsec_old', t0)},${good.split(',')[1]},v0=abc`);
   assert.is(res.status, 200);
-  assert.equal(held(), ['pro_marketing_monthly', 'pro_transactional_yearly']);
+  assert.equal(await held(), ['pro_marketing_monthly', 'pro_transactional_yearly']);
 });
 
 test('other events are acknowledged and ignored; unpaid sessions wait for async_payment_succeeded; unknown sessions change nothing', async () => {
@@ -168,34 +168,34 @@ test('other events are acknowledged and ignored; unpaid sessions wait for async_
     const text = JSON.stringify(body);
     return deliver(text, stripeSignature(text, WEBHOOK_SECRET));
   };
-  const before = subscriptions();
+  const before = await subscriptions();
   assert.equal((await signed({ id: 'evt_1', object: 'event', type: 'invoice.paid', data: { object: { id: 'in_1', object: 'invoice' } } })).body, { received: true });
   assert.equal((await signed({ id: 'evt_2', object: 'event', type: 'checkout.session.completed', data: { object: { id: 'cs_test_not_ours', payment_status: 'paid', client_reference_id: 'chk_x' } } })).body, { received: true });
-  assert.equal(subscriptions(), before);
+  assert.equal(await subscriptions(), before);
   const notEvent = await deliver('{"hello":1}', stripeSignature('{"hello":1}', WEBHOOK_SECRET));
   assert.is(notEvent.status, 400);
 
   await request(`${t.api}/billing/cancel`, { cookie, body: { message_class: 'marketing' } });
   const started = await checkout('pro_marketing_monthly');
-  const cs = checkoutRow(started.body.session_id)!.provider_session_id as string;
+  const cs = (await checkoutRow(started.body.session_id))!.provider_session_id as string;
   const completed = stripe.completedEvent(cs);
   completed.data.object.payment_status = 'unpaid'; // a bank debit still clearing
   assert.is((await signed(completed)).status, 200);
-  assert.is(checkoutRow(started.body.session_id)!.state, 'open');
-  assert.equal(held(), ['pro_transactional_yearly']);
+  assert.is((await checkoutRow(started.body.session_id))!.state, 'open');
+  assert.equal(await held(), ['pro_transactional_yearly']);
   assert.is((await signed(stripe.completedEvent(cs, 'checkout.session.async_payment_succeeded'))).status, 200);
-  assert.equal(held(), ['pro_marketing_monthly', 'pro_transactional_yearly']);
+  assert.equal(await held(), ['pro_marketing_monthly', 'pro_transactional_yearly']);
 });
 
 test('cancel never calls Stripe; Stripe errors and unsafe answers are 502 and record nothing', async () => {
   stripe.reset();
   const res = await request(`${t.api}/billing/cancel`, { cookie, method: 'POST' });
   assert.equal([res.status, res.body], [200, { ok: true }]);
-  assert.equal(held(), ['selfhosted_transactional_monthly']);
+  assert.equal(await held(), ['selfhosted_transactional_monthly']);
   assert.is(stripe.requests.length, 0);
 
-  const rows = () => (t.app.db.prepare('SELECT count(*) AS n FROM checkout_sessions').get() as { n: number }).n;
-  const count = rows();
+  const rows = async () => (await t.app.store.read(value<number>('SELECT count(*) FROM checkout_sessions')))!;
+  const count = await rows();
   stripe.answerWith(400, { error: { type: 'invalid_request_error', message: 'Invalid currency: xxx' } });
   const refused = await checkout('pro_marketing_monthly');
   assert.equal([refused.status, refused.body.error.code], [502, 'billing_provider_error']);
@@ -205,7 +205,7 @@ test('cancel never calls Stripe; Stripe errors and unsafe answers are 502 and re
   stripe.answerWith(302, '', { location: 'https://169.254.169.254/' });
   assert.equal((await checkout('pro_marketing_monthly')).body.error.code, 'billing_provider_unreachable');
   stripe.reset();
-  assert.is(rows(), count);
+  assert.is(await rows(), count);
 });
 
 test('a Stripe API URL on a private address is refused unless allow_private_fetch is on', async () => {

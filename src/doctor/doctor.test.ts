@@ -5,8 +5,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
-import { freePort, startTestApp, seedWorkspace, request, runCli, type TestApp } from '../testkit/app.ts';
+import { freePort, startTestApp, seedWorkspace, request, runCli, sqliteOnly, type TestApp } from '../testkit/app.ts';
 
+// doctor opens the data directory's SQLite database: on PostgreSQL it has no store to read yet, so every test
+// here runs on SQLite only.
 const HOST = 'mx.mailwright.test';
 let dns: DnsServer;
 let t: TestApp;
@@ -25,7 +27,7 @@ test.after(async () => {
   await dns.close();
 });
 
-test('doctor names what the box and its domains lack, with the record to publish', async () => {
+sqliteOnly(test)('doctor names what the box and its domains lack, with the record to publish', async () => {
   const d = (await request(`${t.api}/domains`, { body: { name: 'doc.test' }, key })).body;
   const res = await runCli(['doctor'], env);
   assert.is(res.code, 1, res.stderr);
@@ -37,7 +39,7 @@ test('doctor names what the box and its domains lack, with the record to publish
   assert.ok(res.stdout.includes(`fix: publish bounces.doc.test MX 10 ${HOST}`), res.stdout);
 });
 
-test('doctor is satisfied once the box has forward-confirmed DNS and every record is published', async () => {
+sqliteOnly(test)('doctor is satisfied once the box has forward-confirmed DNS and every record is published', async () => {
   dns.add(HOST, 'A', '127.0.0.1');
   dns.add('1.0.0.127.in-addr.arpa', 'PTR', HOST);
   const d = (await request(`${t.api}/domains`, { key })).body.data.find((x: any) => x.name === 'doc.test');
@@ -52,7 +54,7 @@ test('doctor is satisfied once the box has forward-confirmed DNS and every recor
   assert.is(res.code, 0, res.stdout);
 });
 
-test('doctor says whether the resolver validates DNSSEC, and counts cached MTA-STS policies', async () => {
+sqliteOnly(test)('doctor says whether the resolver validates DNSSEC, and counts cached MTA-STS policies', async () => {
   const before = await runCli(['doctor'], env);
   assert.match(before.stdout, /· the resolver does not validate DNSSEC \(answers come without the AD bit\): DANE is not checked/);
   assert.match(before.stdout, /· MTA-STS: 0 recipient domain policies cached/);
@@ -69,7 +71,7 @@ test('doctor says whether the resolver validates DNSSEC, and counts cached MTA-S
   }
 });
 
-test('doctor sees a stopped server and a PTR naming another host', async () => {
+sqliteOnly(test)('doctor sees a stopped server and a PTR naming another host', async () => {
   dns.set('1.0.0.127.in-addr.arpa', 'PTR', ['vps-1234.provider.test']);
   const res = await runCli(['doctor'], { ...env, MAILWRIGHT_HTTP_PORT: '1', MAILWRIGHT_SMTP_PORT: '1' });
   assert.is(res.code, 1);
@@ -77,7 +79,7 @@ test('doctor sees a stopped server and a PTR naming another host', async () => {
   assert.match(res.stdout, /has PTR vps-1234\.provider\.test, not mx\.mailwright\.test/);
 });
 
-test('doctor reports a public address where nothing answers on 25 or 587, with the fix', async () => {
+sqliteOnly(test)('doctor reports a public address where nothing answers on 25 or 587, with the fix', async () => {
   dns.set(HOST, 'A', ['127.0.0.2']);
   try {
     const res = await runCli(['doctor'], env);
@@ -95,7 +97,7 @@ test('doctor reports a public address where nothing answers on 25 or 587, with t
   }
 });
 
-test('doctor fails on a hostname that cannot be right, with the fix, and offers no record naming it', async () => {
+sqliteOnly(test)('doctor fails on a hostname that cannot be right, with the fix, and offers no record naming it', async () => {
   const res = await runCli(['doctor'], { ...env, MAILWRIGHT_HOSTNAME: 'vm' });
   assert.is(res.code, 1, res.stdout);
   const at = res.stdout.indexOf(`✗ The box's hostname "vm" is not a fully qualified domain name`);

@@ -9,11 +9,11 @@ import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
-import { startTestApp, tempDir, type TestApp } from '../testkit/app.ts';
+import { sqliteOnly, startTestApp, tempDir, TEST_STORE, type TestApp } from '../testkit/app.ts';
 import { certificateCheck, growthCheck, queueCheck, storageCheck, webhookChecks } from './health.ts';
 import { databaseBytes, SIZE_SAMPLES_KEPT } from '../db/size.ts';
 import { databasePath } from '../db/open.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { all, run, value } from '../db/query.ts';
 import { runRetention } from '../emails/retention.ts';
 
 let t: TestApp;
@@ -44,18 +44,21 @@ test('the certificate: the self-signed one is fine; one near its end, expired or
   assert.equal([wrong.ok, /not mx\.mailwright\.test/.test(wrong.text)], [false, true], wrong.text);
 });
 
-test('a recipient deferred for more than a day is a problem with its last answer', () => {
-  const db = t.app.db;
-  assert.ok(runOn(db, queueCheck(Date.now())).ok);
-  db.prepare('INSERT INTO workspaces (id, name, created_at) SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM workspaces)').run('ws_x', 'x', Date.now());
-  const ws = db.prepare('SELECT id FROM workspaces LIMIT 1').pluck().get() as string;
-  db.prepare("INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, created_at) VALUES ('em_01ARZ3NDEKTSV4RRFFQ69G5FAV', ?, 'out', 'sent', 'm@x', 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV', 'a@x.test', ?)").run(ws, Date.now() - 3 * DAY);
-  db.prepare("INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, next_attempt_at, last_response, created_at, updated_at) VALUES ('em_01ARZ3NDEKTSV4RRFFQ69G5FAV', ?, 'r@far.test', 'far.test', 'deferred', ?, '421 4.7.0 Try again later', ?, ?)").run(ws, Date.now(), Date.now() - 2 * DAY, Date.now());
-  const stuck = runOn(db, queueCheck(Date.now()));
+test('a recipient deferred for more than a day is a problem with its last answer', async () => {
+  const { store } = t.app;
+  assert.ok((await store.read(queueCheck(Date.now()))).ok);
+  await store.write(function* () {
+    yield* run('INSERT INTO workspaces (id, name, created_at) SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM workspaces)', 'ws_x', 'x', Date.now());
+    const ws = yield* value<string>('SELECT id FROM workspaces LIMIT 1');
+    yield* run("INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, created_at) VALUES ('em_01ARZ3NDEKTSV4RRFFQ69G5FAV', ?, 'out', 'sent', 'm@x', 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV', 'a@x.test', ?)", ws, Date.now() - 3 * DAY);
+    yield* run("INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, next_attempt_at, last_response, created_at, updated_at) VALUES ('em_01ARZ3NDEKTSV4RRFFQ69G5FAV', ?, 'r@far.test', 'far.test', 'deferred', ?, '421 4.7.0 Try again later', ?, ?)", ws, Date.now(), Date.now() - 2 * DAY, Date.now());
+  });
+  const stuck = await store.read(queueCheck(Date.now()));
   assert.equal([stuck.ok, stuck.text.includes('r@far.test'), stuck.text.includes('421 4.7.0')], [false, true, true], stuck.text);
 });
 
-test('free space near or below the margin is a problem; the database size is reported', () => {
+// The storage check measures SQLite's file in the data directory (doctor opens that database).
+sqliteOnly(test)('free space near or below the margin is a problem; the database size is reported', () => {
   const fine = storageCheck(t.app.config, t.app.db);
   assert.ok(fine.ok && /the database is \d+ MiB, [\d,]+ MiB free/.test(fine.text), fine.text);
   assert.not.match(fine.text, /free pages/);
@@ -83,13 +86,16 @@ test('a database made before the box gave free pages back says how many it keeps
   }
 });
 
-test('a webhook the box disabled is a problem; one its owner disabled is not', () => {
-  const db = t.app.db;
-  const ws = db.prepare('SELECT id FROM workspaces LIMIT 1').pluck().get() as string;
-  const insert = db.prepare("INSERT INTO webhooks (id, workspace_id, url, events_json, enabled, disabled_reason, secret, created_at, updated_at) VALUES (?, ?, ?, '[\"*\"]', 0, ?, x'00', 0, 0)");
-  insert.run('wh_01ARZ3NDEKTSV4RRFFQ69G5FAA', ws, 'https://gone.example/hook', 'the endpoint answered 410 Gone at 2026-11-25T00:00:00.000Z');
-  insert.run('wh_01ARZ3NDEKTSV4RRFFQ69G5FAB', ws, 'https://paused.example/hook', 'disabled by the owner');
-  const checks = runOn(db, webhookChecks());
+test('a webhook the box disabled is a problem; one its owner disabled is not', async () => {
+  const { store } = t.app;
+  await store.write(function* () {
+    const ws = yield* value<string>('SELECT id FROM workspaces LIMIT 1');
+    const insert = (id: string, url: string, reason: string) =>
+      run("INSERT INTO webhooks (id, workspace_id, url, events_json, enabled, disabled_reason, secret, created_at, updated_at) VALUES (?, ?, ?, '[\"*\"]', 0, ?, ?, 0, 0)", id, ws, url, reason, Buffer.from([0]));
+    yield* insert('wh_01ARZ3NDEKTSV4RRFFQ69G5FAA', 'https://gone.example/hook', 'the endpoint answered 410 Gone at 2026-11-25T00:00:00.000Z');
+    yield* insert('wh_01ARZ3NDEKTSV4RRFFQ69G5FAB', 'https://paused.example/hook', 'disabled by the owner');
+  });
+  const checks = await store.read(webhookChecks());
   assert.equal(checks.map((c) => c.text.includes('gone.example')), [true]);
   assert.match(checks[0].fix!, /PATCH \/api\/v1\/webhooks\/wh_01ARZ3NDEKTSV4RRFFQ69G5FAA/);
 });
@@ -97,75 +103,80 @@ test('a webhook the box disabled is a problem; one its owner disabled is not', (
 const MiB = 1024 * 1024;
 
 /** Replaces the samples with one a day from `first` (YYYY-MM-DD), of these sizes in MiB. */
-function samples(first: string, mib: Array<number | null>): void {
-  const db = t.app.db;
-  db.prepare('DELETE FROM db_size_samples').run();
-  const insert = db.prepare('INSERT INTO db_size_samples (day, bytes, taken_at) VALUES (?, ?, ?)');
-  mib.forEach((size, i) => {
-    const at = Date.parse(`${first}T04:20:00Z`) + i * DAY;
-    if (size !== null) insert.run(new Date(at).toISOString().slice(0, 10), Math.round(size * MiB), at);
+function samples(first: string, mib: Array<number | null>): Promise<void> {
+  return t.app.store.write(function* () {
+    yield* run('DELETE FROM db_size_samples');
+    for (const [i, size] of mib.entries()) {
+      const at = Date.parse(`${first}T04:20:00Z`) + i * DAY;
+      if (size !== null) yield* run('INSERT INTO db_size_samples (day, bytes, taken_at) VALUES (?, ?, ?)', new Date(at).toISOString().slice(0, 10), Math.round(size * MiB), at);
+    }
   });
 }
 
-test('growth: the bytes a day over the last 7 days and, at that rate, the days until free space reaches the margin', () => {
+const growth = (config: Parameters<typeof growthCheck>[0], free: number) => t.app.store.read(growthCheck(config, free));
+
+test('growth: the bytes a day over the last 7 days and, at that rate, the days until free space reaches the margin', async () => {
   const config = { ...t.app.config, minFreeSpaceMb: 256 };
   // Ten days of 10 MiB a day (a slower start before the last 7): 7 days from 150 to 220 MiB.
-  samples('2026-03-01', [100, 120, 140, 150, 160, 170, 180, 190, 200, 210, 220]);
-  const fine = runOn(t.app.db, growthCheck(config, (256 + 1000) * MiB));
+  await samples('2026-03-01', [100, 120, 140, 150, 160, 170, 180, 190, 200, 210, 220]);
+  const fine = await growth(config, (256 + 1000) * MiB);
   assert.equal([fine.ok, fine.text], [true, 'storage growth: 10.0 MiB a day over the last 7 days: at that rate free space under ' + config.dataDir + ' reaches min_free_space_mb (256), where new mail is refused, in about 100 days'], fine.text);
   // A day without a sample (the box was off) leaves the rate per day as it was: 4 samples span 7 days.
-  samples('2026-03-01', [100, null, null, 130, null, 150, null, 170]);
-  assert.match(runOn(t.app.db, growthCheck(config, (256 + 1000) * MiB)).text, /^storage growth: 10\.0 MiB a day over the last 7 days: .* in about 100 days$/);
+  await samples('2026-03-01', [100, null, null, 130, null, 150, null, 170]);
+  assert.match((await growth(config, (256 + 1000) * MiB)).text, /^storage growth: 10\.0 MiB a day over the last 7 days: .* in about 100 days$/);
   // No margin: the estimate is until the disk is full.
-  assert.match(runOn(t.app.db, growthCheck({ ...config, minFreeSpaceMb: 0 }, 500 * MiB)).text, /the disk under .* is full in about 50 days$/);
+  assert.match((await growth({ ...config, minFreeSpaceMb: 0 }, 500 * MiB)).text, /the disk under .* is full in about 50 days$/);
 });
 
-test('growth: under 30 days before the margin is a problem whose fix is retention or a bigger disk', () => {
+test('growth: under 30 days before the margin is a problem whose fix is retention or a bigger disk', async () => {
   const config = { ...t.app.config, minFreeSpaceMb: 256 };
-  samples('2026-03-01', [1000, 1500, 2000, 2500]);
-  const tight = runOn(t.app.db, growthCheck(config, (256 + 10_000) * MiB));
+  await samples('2026-03-01', [1000, 1500, 2000, 2500]);
+  const tight = await growth(config, (256 + 10_000) * MiB);
   assert.equal([tight.ok, /500\.0 MiB a day over the last 3 days: .* in about 20 days$/.test(tight.text)], [false, true], tight.text);
   assert.ok(tight.fix!.includes('retention_raw_days') && tight.fix!.includes('retention_mail_days') && tight.fix!.includes('grow the disk'), tight.fix);
   // Shrinking (retention at work) or below the margin already (the storage line reports that) is no growth problem.
-  samples('2026-03-01', [300, 250, 200]);
-  const shrinking = runOn(t.app.db, growthCheck(config, (256 + 10) * MiB));
+  await samples('2026-03-01', [300, 250, 200]);
+  const shrinking = await growth(config, (256 + 10) * MiB);
   assert.equal([shrinking.ok, shrinking.text], [true, 'storage growth: the database did not grow over the last 2 days (200.0 MiB on 2026-03-03)']);
-  samples('2026-03-01', [100, 200]);
-  assert.equal(runOn(t.app.db, growthCheck(config, 100 * MiB)), { ok: true, text: 'storage growth: 100.0 MiB a day over the last 1 day' });
+  await samples('2026-03-01', [100, 200]);
+  assert.equal(await growth(config, 100 * MiB), { ok: true, text: 'storage growth: 100.0 MiB a day over the last 1 day' });
 });
 
-test('growth: with fewer than two days of samples it is measured from tomorrow', () => {
+test('growth: with fewer than two days of samples it is measured from tomorrow', async () => {
   for (const series of [[], [123]]) {
-    samples('2026-03-01', series);
-    const check = runOn(t.app.db, growthCheck(t.app.config, 10 * MiB));
+    await samples('2026-03-01', series);
+    const check = await growth(t.app.config, 10 * MiB);
     assert.equal([check.ok, check.text], [true, 'storage growth: measured from tomorrow (the nightly job records the database size once a day)']);
   }
 });
 
 test('the nightly retention job records the database size once a day, retention on or off, and keeps 400 days', async () => {
-  const db = t.app.db;
-  db.prepare('DELETE FROM db_size_samples').run();
+  const { store } = t.app;
+  await store.write(() => run('DELETE FROM db_size_samples'));
   let now = Date.parse('2026-05-04T04:20:00Z');
   // The real job with the app's writer and log, on a clock the test moves.
   const app = { ...t.app, clock: { now: () => now } };
-  const rows = () => db.prepare('SELECT day, bytes, taken_at FROM db_size_samples ORDER BY day').all() as Array<{ day: string; bytes: number; taken_at: number }>;
+  const rows = () => store.read(all<{ day: string; bytes: number; taken_at: number }>('SELECT day, bytes, taken_at FROM db_size_samples ORDER BY day'));
   await runRetention(app, { mailDays: 0, rawDays: 0, eventsDays: 0 });
-  const [first] = rows();
-  assert.equal([rows().length, first.day, first.taken_at], [1, '2026-05-04', now]);
-  assert.ok(first.bytes > 0 && first.bytes <= databaseBytes(databasePath(t.app.config.dataDir)), String(first.bytes));
+  const [first] = await rows();
+  assert.equal([(await rows()).length, first.day, first.taken_at], [1, '2026-05-04', now]);
+  // SQLite's file and WAL in the data directory; PostgreSQL's database as it tells its size.
+  const size = TEST_STORE === 'sqlite' ? databaseBytes(databasePath(t.app.config.dataDir)) : (await store.read(value<number>('SELECT pg_database_size(current_database())')))!;
+  assert.ok(first.bytes > 0 && first.bytes <= size, String(first.bytes));
   now += 60_000; // run again the same day: the day's row is replaced, not added
   await runRetention(app, { mailDays: 0, rawDays: 0, eventsDays: 0 });
-  assert.equal(rows().map((r) => [r.day, r.taken_at]), [['2026-05-04', now]]);
+  assert.equal((await rows()).map((r) => [r.day, r.taken_at]), [['2026-05-04', now]]);
   now += DAY; // the next night, with retention on
   await runRetention(app, { mailDays: 3650, rawDays: 3650, eventsDays: 3650 });
-  assert.equal(rows().map((r) => r.day), ['2026-05-04', '2026-05-05']);
-  assert.match(runOn(db, growthCheck(t.app.config, 1e15)).text, /over the last 1 day/);
+  assert.equal((await rows()).map((r) => r.day), ['2026-05-04', '2026-05-05']);
+  assert.match((await growth(t.app.config, 1e15)).text, /over the last 1 day/);
   // A year and more of samples: the job keeps the newest 400.
-  const insert = db.prepare('INSERT INTO db_size_samples (day, bytes, taken_at) VALUES (?, 1, 0)');
-  for (let i = 1; i <= 450; i++) insert.run(new Date(Date.parse('2026-05-04T00:00:00Z') - i * DAY).toISOString().slice(0, 10));
+  await store.write(function* () {
+    for (let i = 1; i <= 450; i++) yield* run('INSERT INTO db_size_samples (day, bytes, taken_at) VALUES (?, 1, 0)', new Date(Date.parse('2026-05-04T00:00:00Z') - i * DAY).toISOString().slice(0, 10));
+  });
   now += DAY;
   await runRetention(app, { mailDays: 0, rawDays: 0, eventsDays: 0 });
-  const kept = rows();
+  const kept = await rows();
   assert.equal([kept.length, kept.at(-1)!.day], [SIZE_SAMPLES_KEPT, '2026-05-06']);
 });
 

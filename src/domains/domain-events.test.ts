@@ -11,6 +11,7 @@ import { login, request } from '../testkit/app.ts';
 import { eventually, startOutboundScene, type OutboundScene } from '../testkit/outbound.ts';
 import { openEventStream } from '../testkit/event-stream.ts';
 import { recheckDueDomains } from './verification.ts';
+import { run } from '../db/query.ts';
 
 type Payload = { type: string; created_at: string; data: Record<string, any> };
 let s: OutboundScene;
@@ -66,10 +67,10 @@ test('domain, inbox and key events reach a webhook and the stream; the re-check 
   const returnMx = d.records.find((r) => r.record === 'MX')!;
   s.dns.set(dkim.name, 'TXT', ['v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAsomethingelse']);
   s.dns.remove(returnMx.name, 'MX');
-  s.t.app.db.prepare('UPDATE domains SET checked_at = 0 WHERE id = ?').run(d.id);
+  await s.t.app.store.write(() => run('UPDATE domains SET checked_at = 0 WHERE id = ?', d.id));
   assert.ok((await recheckDueDomains(s.t.app)) >= 1);
   // Nothing changed since: the next re-check announces nothing more (it un-verifies the domain: a second failure).
-  s.t.app.db.prepare('UPDATE domains SET checked_at = 0 WHERE id = ?').run(d.id);
+  await s.t.app.store.write(() => run('UPDATE domains SET checked_at = 0 WHERE id = ?', d.id));
   await recheckDueDomains(s.t.app);
 
   assert.is((await api(`/inboxes/${inbox.body.id}`, { method: 'DELETE' })).status, 200);

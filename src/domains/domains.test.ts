@@ -7,6 +7,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
 import { startTestApp, seedWorkspace, request, type TestApp } from '../testkit/app.ts';
 import { recheckDueDomains } from './verification.ts';
+import { value } from '../db/query.ts';
 
 const clock = { at: Date.now(), now() { return this.at; } };
 const HOST = 'mx.mailwright.test';
@@ -300,7 +301,7 @@ test('DELETE removes the domain and its key', async () => {
   assert.equal((await api(`/domains/${d.id}`, { method: 'DELETE' })).body, { ok: true });
   assert.is((await api(`/domains/${d.id}`)).status, 404);
   assert.is((await api(`/domains/${d.id}`, { method: 'DELETE' })).status, 404);
-  assert.is(t.app.db.prepare('SELECT count(*) FROM dkim_keys WHERE domain_id = ?').pluck().get(d.id), 0);
+  assert.is(await t.app.store.read(value<number>('SELECT count(*) FROM dkim_keys WHERE domain_id = ?', d.id)), 0);
 });
 
 test.run();

@@ -9,10 +9,9 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { rmSync } from 'node:fs';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
-import { freePort, request, runCli, seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
+import { freePort, request, runCli, seedWorkspace, sqliteOnly, startTestApp, type TestApp } from '../testkit/app.ts';
 import { createTestCa, type TestCa } from '../testkit/test-ca.ts';
 import { policyHosts } from './mta-sts.ts';
-import { runOn } from '../db/sqlite-query.ts';
 
 const HOST = 'mx.mailwright.test';
 const DOMAIN = 'sts.test';
@@ -125,7 +124,7 @@ test('the policy is served to anyone for mta-sts.<domain> once inbound is ready,
   const pending = await inboundDomain('pending.test', false);
   assert.is(pending.setup.status, 'dns_pending');
   assert.is((await get('mta-sts.pending.test')).status, 404, 'not served before the MX reaches the box');
-  assert.equal(runOn(t.app.db, policyHosts()), ['mta-sts.pending.test', `mta-sts.${DOMAIN}`], 'both want a certificate for their policy host');
+  assert.equal(await t.app.store.read(policyHosts()), ['mta-sts.pending.test', `mta-sts.${DOMAIN}`], 'both want a certificate for their policy host');
   assert.is((await get(`mta-sts.${DOMAIN}`, '/.well-known/mta-sts.txt/')).status, 421, 'the policy host is let in for the one path only');
   assert.is((await get(`mta-sts.${DOMAIN}`, '/healthz')).status, 421);
   assert.is((await get(`mta-sts.${DOMAIN}`, '/api/v1/domains')).status, 421);
@@ -245,7 +244,8 @@ test('a policy host answered by another server fails with what it served', async
   }
 });
 
-test('doctor checks each record and fetches the policy as a sender, trusting the CA it is given', async () => {
+// doctor opens the data directory's SQLite database: on PostgreSQL it has no store to read yet.
+sqliteOnly(test)('doctor checks each record and fetches the policy as a sender, trusting the CA it is given', async () => {
   const env = { ...t.env, MAILWRIGHT_HTTP_PORT: String(t.running.http.port), MAILWRIGHT_SMTP_PORT: String(t.smtpPort), NODE_EXTRA_CA_CERTS: ca.certFile };
   let res = await runCli(['doctor'], env);
   for (const line of [`✓ MTA-STS _mta-sts.${DOMAIN} TXT`, `✓ MTA-STS-HOST mta-sts.${DOMAIN} CNAME`, `✓ TLS-RPT _smtp._tls.${DOMAIN} TXT`, `✓ MTA-STS-POLICY https://mta-sts.${DOMAIN}/.well-known/mta-sts.txt`]) {

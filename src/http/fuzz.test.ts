@@ -5,7 +5,8 @@
 // FUZZ_RUNS=N runs N cases per property, and a failure prints the seed that replays it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createHash } from 'node:crypto';
+import { tableDigests } from '../testkit/table-digest.ts';
+import { get } from '../db/query.ts';
 import fc from 'fast-check';
 import { request, seedWorkspace, startTestApp, login, type Reply, type TestApp } from '../testkit/app.ts';
 
@@ -37,17 +38,7 @@ test.after(() => t.stop());
  * Everything the box keeps, hashed: a refusal must not change it. Left out: what every request may touch by
  * design (a key's lastUsedAt, sessions, failed-login counts).
  */
-function digest(): Record<string, string> {
-  const db = t.app.db;
-  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' AND name NOT IN ('api_keys', 'sessions', 'auth_failures') ORDER BY name").pluck().all() as string[];
-  const sums: Record<string, string> = {};
-  for (const table of tables) {
-    const hash = createHash('sha256');
-    for (const row of db.prepare(`SELECT * FROM "${table}"`).raw().iterate()) hash.update(JSON.stringify(row, (_k, v) => (Buffer.isBuffer(v) ? v.toString('hex') : typeof v === 'bigint' ? String(v) : v)));
-    sums[table] = hash.digest('hex');
-  }
-  return sums;
-}
+const digest = () => tableDigests(t.app.store, ['api_keys', 'sessions', 'auth_failures']);
 
 /**
  * Background work an earlier accepted request started (a label's rules applied to stored mail, labels.resort;
@@ -55,8 +46,8 @@ function digest(): Record<string, string> {
  * writes on its own: it must be done before a snapshot, or a refusal is blamed for its rows.
  */
 async function settled(): Promise<void> {
-  const busy = () => t.app.db.prepare('SELECT 1 FROM label_resorts UNION ALL SELECT 1 FROM spam_filter_pending LIMIT 1').get();
-  for (let i = 0; i < 200 && busy(); i++) await new Promise((r) => setTimeout(r, 25));
+  const busy = async () => (await t.app.store.read(get('SELECT 1 FROM label_resorts UNION ALL SELECT 1 FROM spam_filter_pending LIMIT 1'))) !== undefined;
+  for (let i = 0; i < 200 && (await busy()); i++) await new Promise((r) => setTimeout(r, 25));
 }
 
 /** The tables whose rows differ between two digests. */
@@ -203,11 +194,11 @@ test('every write route: no 5xx, the envelope on every refusal, and a refusal ch
       // The MCP transport reads only requests that accept its answer (406 otherwise): let most reach the tools.
       if (path === '/mcp' && gen(() => fc.nat(3)) > 0) headers.accept = 'application/json, text/event-stream';
       await settled();
-      const before = digest();
+      const before = await digest();
       const res = await request(`${t.api}${path}`, { method: route.method, body: body === undefined ? undefined : JSON.stringify(body), headers, ...(route.session ? { cookie } : { key: owner.key }) });
       const label = `${route.method} ${path} ${JSON.stringify(body)?.slice(0, 300)}`;
       assertClean(res, label);
-      const tables = res.status >= 400 ? changed(before, digest()) : [];
+      const tables = res.status >= 400 ? changed(before, await digest()) : [];
       if (tables.length) throw new Error(`${label} refused with ${res.status} ${res.body.error.code} but changed ${tables.join(', ')}`);
     }),
     { numRuns: RUNS * 4, interruptAfterTimeLimit: TIME_LIMIT_MS * 2, includeErrorInReport: true },
@@ -221,10 +212,10 @@ test('raw bodies that are not JSON, or not what they claim: 4xx, never 5xx, noth
     fc.asyncProperty(fc.constantFrom(...ROUTES.filter((r) => !r.path('x').includes('x')).map((r) => ROUTES.indexOf(r))), contentType, raw, async (n, type, text) => {
       const route = ROUTES[n];
       await settled();
-      const before = digest();
+      const before = await digest();
       const res = await request(`${t.api}${route.path('')}`, { method: route.method, body: text, headers: type ? { 'content-type': type } : {}, ...(route.session ? { cookie } : { key: owner.key }) });
       assertClean(res, `${route.method} ${type} ${JSON.stringify(text).slice(0, 200)}`);
-      const tables = res.status >= 400 ? changed(before, digest()) : [];
+      const tables = res.status >= 400 ? changed(before, await digest()) : [];
       if (tables.length) throw new Error(`${route.method} ${type} refused with ${res.status} but changed ${tables.join(', ')}`);
     }),
     { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS, includeErrorInReport: true },

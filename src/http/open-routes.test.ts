@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import { request, seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
 import { RawSmtp } from '../testkit/smtp-client.ts';
 import { SMALL_BODY_BYTES, SMALL_BODY_TIMEOUT_MS } from './body.ts';
+import { run } from '../db/query.ts';
 
 let t: TestApp;
 
@@ -142,8 +143,9 @@ test('a body that drips in is cut off with 408 after the time bound, and the con
 test('an address past its failure limit is refused 429 before its body is read', async () => {
   await seedWorkspace(t);
   // Ten failures of 127.0.0.9 within the window, as ten wrong passwords would leave them.
-  const insert = t.app.db.prepare("INSERT INTO auth_failures (scope, ip, account, at) VALUES ('login', '127.0.0.9', ?, ?)");
-  for (let i = 0; i < 10; i++) insert.run(`made-up-${i}@nowhere.test`, t.app.clock.now());
+  await t.app.store.write(function* () {
+    for (let i = 0; i < 10; i++) yield* run("INSERT INTO auth_failures (scope, ip, account, at) VALUES ('login', '127.0.0.9', ?, ?)", `made-up-${i}@nowhere.test`, t.app.clock.now());
+  });
   // The head announces a body that never comes: the answer cannot have waited for it.
   const refused = await rawPost('/api/v1/auth/login', { ip: '127.0.0.9', headers: { 'content-type': 'application/json', 'content-length': 100 }, ms: 5_000 });
   assert.equal([refused.status, refused.code, refused.closed], [429, 'too_many_login_attempts', true]);

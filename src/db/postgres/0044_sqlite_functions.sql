@@ -27,7 +27,14 @@ CREATE FUNCTION instr(haystack text, needle text) RETURNS integer LANGUAGE sql I
 -- COLLATE NOCASE: equal and ordered regardless of case (SQLite's folds ASCII only; this folds all letters).
 CREATE COLLATION nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
--- Emails, labels, drafts:
 -- json_array_length(text): the number of elements of a JSON array stored as text (0 for any other value).
 CREATE FUNCTION json_array_length(doc text) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
   'SELECT CASE WHEN json_typeof(doc::json) = ''array'' THEN json_array_length(doc::json) ELSE 0 END';
+
+-- strftime(format, seconds, 'unixepoch'): a Unix time in UTC as text; the format's %Y %m %d %H %M %S only.
+CREATE FUNCTION strftime(fmt text, t double precision, modifier text) RETURNS text LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN modifier = 'unixepoch' THEN
+    to_char(to_timestamp(t) AT TIME ZONE 'UTC',
+      replace(replace(replace(replace(replace(replace(fmt, '%Y', 'YYYY'), '%m', 'MM'), '%d', 'DD'), '%H', 'HH24'), '%M', 'MI'), '%S', 'SS'))
+  END
+$$;
