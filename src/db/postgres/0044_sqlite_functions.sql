@@ -26,3 +26,11 @@ CREATE FUNCTION instr(haystack text, needle text) RETURNS integer LANGUAGE sql I
 
 -- COLLATE NOCASE: equal and ordered regardless of case (SQLite's folds ASCII only; this folds all letters).
 CREATE COLLATION nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+
+-- Receiving and submission (the sending check's window, account/reputation.ts; analytics.ts): strftime(format,
+-- seconds, 'unixepoch') for the formats %Y %m %d %H %M %S, in UTC; NULL for another modifier, as no statement
+-- asks for one.
+CREATE FUNCTION strftime(format text, t double precision, modifier text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN modifier = 'unixepoch' THEN to_char(to_timestamp(t) AT TIME ZONE 'UTC',
+    replace(replace(replace(replace(replace(replace(format, '%Y', 'YYYY'), '%m', 'MM'), '%d', 'DD'), '%H', 'HH24'), '%M', 'MI'), '%S', 'SS')) END
+$$;
