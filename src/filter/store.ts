@@ -2,7 +2,7 @@
 // token counts, and which emails were learned as what. Every statement names the workspace's model, so a
 // workspace never scores with, or teaches, another's. Queries (db/query.ts): train, forget and prune write (run
 // them on the writer thread); score only reads, with one indexed query.
-import { all, column, get, run, value, type Query } from '../db/query.ts';
+import { all, column, get, run, value, type Query, type Sql } from '../db/query.ts';
 import { scoreCounted, type Counts } from './model.ts';
 import type { MessageTokens } from './tokens.ts';
 import { decide, hamPrior, modelState, type ModelState, type Verdict } from './verdict.ts';
@@ -17,6 +17,9 @@ export const MAX_MODEL_TOKENS = 400_000;
 export const PRUNE_TO = 320_000;
 
 const DAY_MS = 86_400_000;
+
+/** A statement that draws the model a new version: a random integer exact in a double, on either engine. */
+const drawingVersion = (sql: (version: string) => string): Sql => ({ sqlite: sql('random() >> 11'), postgres: sql('floor(random() * 9007199254740991)::bigint') });
 
 /**
  * The stored key of a token: a 47-bit hash (cyrb53's mixing, public domain, by bryc), which SQLite keeps in 6
@@ -56,7 +59,7 @@ function* ensureModel(workspaceId: string): Query<ModelRow> {
   return (yield* modelOf(workspaceId))!;
 }
 
-/** Distinct hashes as the JSON array json_each reads (one bound parameter, whatever the count). */
+/** Distinct hashes as the JSON array json_each reads (one bound parameter, whatever the count; its values are text on PostgreSQL, so cast). */
 const hashList = (tokens: readonly string[]) => JSON.stringify([...new Set(tokens.map(tokenHash))]);
 
 /** The message's verdict from its workspace's model: one indexed read of its tokens' counts. Writes nothing. */
@@ -71,7 +74,7 @@ export function* score(workspaceId: string, message: MessageTokens): Query<Verdi
   let counts = yield* cachedCounts(model, hashes);
   if (!counts) {
     const rows = yield* all<{ token: number; spam: number; ham: number }>(
-      'SELECT token, spam, ham FROM spam_filter_tokens WHERE model_id = ? AND token IN (SELECT value FROM json_each(?))',
+      'SELECT token, spam, ham FROM spam_filter_tokens WHERE model_id = ? AND token IN (SELECT CAST(value AS BIGINT) FROM json_each(?))',
       model.id,
       JSON.stringify(Array.from(hashes)),
     );
@@ -174,19 +177,19 @@ function* add(modelId: number, cls: SpamClass, hashes: string, now: number): Que
   const [spam, ham] = cls === 'spam' ? [1, 0] : [0, 1];
   // A row whose total is 1 after the upsert was not there before: that is how the model's row count stays true.
   const totals = yield* column<number>(
-    `INSERT INTO spam_filter_tokens (model_id, token, spam, ham, seen_day) SELECT ?, value, ?, ?, ? FROM json_each(?) WHERE true
-       ON CONFLICT (model_id, token) DO UPDATE SET spam = spam + excluded.spam, ham = ham + excluded.ham, seen_day = excluded.seen_day
+    `INSERT INTO spam_filter_tokens (model_id, token, spam, ham, seen_day) SELECT ?, CAST(value AS BIGINT), ?, ?, ? FROM json_each(?) WHERE true
+       ON CONFLICT (model_id, token) DO UPDATE SET spam = spam_filter_tokens.spam + excluded.spam, ham = spam_filter_tokens.ham + excluded.ham, seen_day = excluded.seen_day
        RETURNING spam + ham`,
     modelId, spam, ham, day, hashes,
   );
   const added = totals.reduce((n, t) => n + (t === 1 ? 1 : 0), 0);
-  yield* run(`UPDATE spam_filter_models SET ${cls} = ${cls} + 1, tokens = tokens + ?, version = random() >> 11 WHERE id = ?`, added, modelId);
+  yield* run(drawingVersion((v) => `UPDATE spam_filter_models SET ${cls} = ${cls} + 1, tokens = tokens + ?, version = ${v} WHERE id = ?`), added, modelId);
 }
 
 function* subtract(modelId: number, cls: SpamClass, hashes: string): Query<void> {
-  yield* run(`UPDATE spam_filter_tokens SET ${cls} = max(${cls} - 1, 0) WHERE model_id = ? AND token IN (SELECT value FROM json_each(?))`, modelId, hashes);
-  const gone = yield* run('DELETE FROM spam_filter_tokens WHERE model_id = ? AND token IN (SELECT value FROM json_each(?)) AND spam = 0 AND ham = 0', modelId, hashes);
-  yield* run(`UPDATE spam_filter_models SET ${cls} = max(${cls} - 1, 0), tokens = max(tokens - ?, 0), version = random() >> 11 WHERE id = ?`, gone, modelId);
+  yield* run(`UPDATE spam_filter_tokens SET ${cls} = max(${cls} - 1, 0) WHERE model_id = ? AND token IN (SELECT CAST(value AS BIGINT) FROM json_each(?))`, modelId, hashes);
+  const gone = yield* run('DELETE FROM spam_filter_tokens WHERE model_id = ? AND token IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) AND spam = 0 AND ham = 0', modelId, hashes);
+  yield* run(drawingVersion((v) => `UPDATE spam_filter_models SET ${cls} = max(${cls} - 1, 0), tokens = max(tokens - ?, 0), version = ${v} WHERE id = ?`), gone, modelId);
 }
 
 /**
@@ -220,7 +223,7 @@ export function* prune(workspaceId: string, now: number, target = PRUNE_TO): Que
     tokens -= gone;
     deleted += gone;
   }
-  yield* run('UPDATE spam_filter_models SET tokens = ?, pruned_at = ?, version = random() >> 11 WHERE id = ?', tokens, now, model.id);
+  yield* run(drawingVersion((v) => `UPDATE spam_filter_models SET tokens = ?, pruned_at = ?, version = ${v} WHERE id = ?`), tokens, now, model.id);
   return { deleted, tokens };
 }
 

@@ -10,6 +10,7 @@ import { simpleParser } from 'mailparser';
 import { BOX, eventually, startOutboundScene, type OutboundScene } from '../testkit/outbound.ts';
 import { request, ROOT, seedWorkspace } from '../testkit/app.ts';
 import { RawSmtp } from '../testkit/smtp-client.ts';
+import { column, value } from '../db/query.ts';
 
 let s: OutboundScene;
 let domainId: string;
@@ -31,7 +32,7 @@ test.after(() => s.stop());
 const api = (path: string, opts: Parameters<typeof request>[1] = {}) => request(`${s.t.api}${path}`, { key: s.key, ...opts });
 const setForwarding = (id: string, forward_to: unknown, key = s.key) => api(`/inboxes/${id}/forwarding`, { method: 'PUT', body: { forward_to }, key });
 const inbox = async (id = inboxId) => (await api(`/inboxes/${id}`)).body;
-const emailCount = () => Number(s.t.app.db.prepare('SELECT count(*) FROM emails').pluck().get());
+const emailCount = async () => Number(await s.t.app.store.read(value('SELECT count(*) FROM emails')));
 const messagesTo = (address: string) => s.sink.messages.filter((m) => m.rcptTo.includes(address));
 const page = (token: string, method = 'GET') => request(`${s.t.url}/forwarding/confirm/${token}`, { method });
 const settle = () => new Promise((r) => setTimeout(r, 400));
@@ -48,13 +49,13 @@ async function confirmationTo(address: string, n = 1) {
 }
 
 test("the owner's own address (any case) is active at once, and no mail is sent", async () => {
-  const before = emailCount();
+  const before = await emailCount();
   const res = await setForwarding(inboxId, 'Owner@Default.TEST');
   assert.is(res.status, 200, JSON.stringify(res.body));
   assert.equal(res.body, { id: inboxId, address: INBOX, forwardTo: 'Owner@default.test', forwardStatus: 'active' });
   assert.equal([(await inbox()).forwardStatus, (await inbox()).forwardTo], ['active', 'Owner@default.test']);
   await settle();
-  assert.is(emailCount(), before, 'no confirmation mail was written');
+  assert.is(await emailCount(), before, 'no confirmation mail was written');
   assert.is(messagesTo('Owner@default.test').length + messagesTo(OWNER).length, 0, 'none delivered');
 });
 
@@ -75,7 +76,7 @@ test('another address is pending; one confirmation mail, from the inbox, DKIM-si
   assert.equal([dkim.status, dkim.signingDomain], ['pass', 'fwd.test']);
   await settle();
   assert.is(messagesTo('me@elsewhere.test').length, 1, 'exactly one confirmation mail');
-  const sent = s.t.app.db.prepare("SELECT id FROM emails WHERE direction = 'out' AND from_address = ?").pluck().all(INBOX) as string[];
+  const sent = await s.t.app.store.read(column<string>("SELECT id FROM emails WHERE direction = 'out' AND from_address = ?", INBOX));
   assert.is(sent.length, 1, 'one email in the sent mail');
   assert.equal((await s.events(sent[0])).filter((e) => e.type === 'sent').map((e) => e.recipient), ['me@elsewhere.test'], 'one recipient');
 });
@@ -172,7 +173,7 @@ test('forward_to null turns forwarding off; its links stop working', async () =>
 });
 
 test('validation: 400 naming forward_to; an inbox of this box is refused; nothing changes', async () => {
-  const before = emailCount();
+  const before = await emailCount();
   for (const value of ['not an address', 'a@b.test\r\nBcc: x@y.test', 'a@b.test\nx', 'a@b.test, c@d.test', '', 42, true, { address: 'a@b.test' }, undefined, INBOX, 'OTHER@fwd.test']) {
     const res = await api(`/inboxes/${inboxId}/forwarding`, { method: 'PUT', body: value === undefined ? {} : { forward_to: value } });
     assert.equal([res.status, res.body.error?.code], [400, 'validation_error'], JSON.stringify(value));
@@ -182,7 +183,7 @@ test('validation: 400 naming forward_to; an inbox of this box is refused; nothin
   assert.is(extra.status, 400);
   assert.is((await api(`/inboxes/${inboxId}/forwarding`, { method: 'PUT', body: 'nope', headers: { 'content-type': 'application/json' } })).status, 400);
   assert.is((await inbox()).forwardStatus, 'off');
-  assert.is(emailCount(), before);
+  assert.is(await emailCount(), before);
 });
 
 test("another workspace's inbox (or none) is 404 and unchanged", async () => {
@@ -197,12 +198,12 @@ test("another workspace's inbox (or none) is 404 and unchanged", async () => {
 test('an inbox whose domain is not verified: 403 domain_not_verified for another address, nothing changes', async () => {
   const d = (await api('/domains', { body: { name: 'unverified.test' } })).body;
   const id = (await api('/inboxes', { body: { domain_id: d.id, local_part: 'hello' } })).body.id as string;
-  const before = emailCount();
+  const before = await emailCount();
   const res = await setForwarding(id, 'me@elsewhere.test');
   assert.equal([res.status, res.body.error.code], [403, 'domain_not_verified']);
   assert.match(res.body.error.message, /unverified\.test/);
   assert.equal([(await inbox(id)).forwardStatus, (await inbox(id)).forwardTo], ['off', null]);
-  assert.is(emailCount(), before);
+  assert.is(await emailCount(), before);
   // The owner's own address needs no mail, so it does not need the domain verified.
   assert.is((await setForwarding(id, OWNER)).body.forwardStatus, 'active');
 });
@@ -233,8 +234,8 @@ async function smtpSend(to: string, raw: string) {
 const message = (subject: string, extra = '', from = '"Ada Lovelace" <ada@sender.example>') =>
   `From: ${from}\nTo: desk@fwd.test\nSubject: ${subject}\nMessage-ID: <${Math.random().toString(36).slice(2)}@sender.example>\nDate: ${new Date().toUTCString()}\n${extra}MIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\n\nHello from Ada.\n`;
 
-const receivedId = (subject: string) => s.t.app.db.prepare("SELECT id FROM emails WHERE direction = 'in' AND subject = ?").pluck().get(subject) as string | undefined;
-const copiesOf = (subject: string) => s.t.app.db.prepare("SELECT id FROM emails WHERE direction = 'out' AND subject = ?").pluck().all(subject) as string[];
+const receivedId = (subject: string) => s.t.app.store.read(value<string>("SELECT id FROM emails WHERE direction = 'in' AND subject = ?", subject));
+const copiesOf = (subject: string) => s.t.app.store.read(column<string>("SELECT id FROM emails WHERE direction = 'out' AND subject = ?", subject));
 
 (receiving ? test : test.skip)('received mail is forwarded from the inbox with Reply-To the sender and the marking header; a marked message is not', async () => {
   assert.is((await api(`/domains/${domainId}/inbound/setup`, { method: 'POST' })).status, 200);
@@ -255,13 +256,13 @@ const copiesOf = (subject: string) => s.t.app.db.prepare("SELECT id FROM emails 
   assert.match(parsed.text ?? '', /Hello from Ada\./);
   assert.equal((await s.dkim(m.raw)).status, 'pass');
 
-  const original = receivedId('Question about invoices')!;
+  const original = (await receivedId('Question about invoices'))!;
   assert.ok(original, 'the message is stored in the inbox');
   const events = await s.events(original);
   const forwarded = events.filter((e) => e.type === 'forwarded');
   assert.is(forwarded.length, 1, JSON.stringify(events));
   assert.is(forwarded[0].recipient, OWNER);
-  assert.equal(copiesOf('Question about invoices'), [forwarded[0].data.copyId]);
+  assert.equal(await copiesOf('Question about invoices'), [forwarded[0].data.copyId]);
 
   // Automatic mail is forwarded, and the copy keeps its Auto-Submitted keyword (RFC 3834: not to be answered).
   assert.is((await smtpSend('desk@fwd.test', message('Out of office', 'Auto-Submitted: auto-replied (vacation)\n'))).code, 250);
@@ -275,10 +276,10 @@ const copiesOf = (subject: string) => s.t.app.db.prepare("SELECT id FROM emails 
   assert.is((await smtpSend('desk@fwd.test', message('Undeliverable: hello', '', 'Mail Delivery System <MAILER-DAEMON@sender.example>'))).code, 250);
   assert.is((await smtpSend('desk@fwd.test', message('From the target itself', '', `Owner <${OWNER.toUpperCase()}>`))).code, 250);
   for (const subject of ['Marked copy', 'Undeliverable: hello', 'From the target itself']) {
-    const id = receivedId(subject);
+    const id = await receivedId(subject);
     assert.ok(id, `${subject} is stored`);
     assert.equal((await s.events(id!)).filter((e) => e.type === 'forwarded'), [], `${subject} has no forwarded event`);
-    assert.equal(copiesOf(subject), [], `${subject}: no copy`);
+    assert.equal(await copiesOf(subject), [], `${subject}: no copy`);
   }
   await settle();
   assert.not.ok(messagesTo(OWNER).some((x) => /Marked copy|Undeliverable|From the target itself/.test(x.raw.toString('latin1'))));
@@ -286,7 +287,7 @@ const copiesOf = (subject: string) => s.t.app.db.prepare("SELECT id FROM emails 
   // Forwarded copies respect the suppression list (API-SPEC 4.4): the copy is made, blocked, never sent.
   assert.is((await api('/suppressions', { body: { email: OWNER } })).status, 201);
   assert.is((await smtpSend('desk@fwd.test', message('While suppressed'))).code, 250);
-  const [blocked] = copiesOf('While suppressed');
+  const [blocked] = await copiesOf('While suppressed');
   assert.ok(blocked, 'the copy is recorded');
   assert.is((await api(`/emails/${blocked}`)).body.status, 'blocked');
   assert.equal((await s.events(blocked)).map((e) => [e.type, e.recipient]), [['blocked', OWNER]]);
@@ -297,7 +298,7 @@ const copiesOf = (subject: string) => s.t.app.db.prepare("SELECT id FROM emails 
   // Forwarding turned off: stored, not forwarded.
   await setForwarding(desk, null);
   assert.is((await smtpSend('desk@fwd.test', message('After turning it off'))).code, 250);
-  assert.equal(copiesOf('After turning it off'), []);
+  assert.equal(await copiesOf('After turning it off'), []);
 });
 
 test.run();

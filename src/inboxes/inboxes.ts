@@ -55,7 +55,8 @@ export function* getInbox(workspaceId: string, id: string): Query<InboxRow | nul
 export function listInboxes(workspaceId: string, domainId: string | undefined, page: { limit: number; offset: number }, only?: string[]): Query<InboxRow[]> {
   const ids = only === undefined ? null : JSON.stringify(only);
   return all<InboxRow>(
-    `SELECT * FROM inboxes WHERE workspace_id = ? AND (? IS NULL OR domain_id = ?) AND (? IS NULL OR id IN (SELECT value FROM json_each(?)))
+    // CAST: PostgreSQL cannot tell the type of a value that is only tested for NULL.
+    `SELECT * FROM inboxes WHERE workspace_id = ? AND (CAST(? AS TEXT) IS NULL OR domain_id = ?) AND (CAST(? AS TEXT) IS NULL OR id IN (SELECT value FROM json_each(?)))
        ORDER BY id DESC LIMIT ? OFFSET ?`,
     workspaceId, domainId ?? null, domainId ?? null, ids, ids, page.limit + 1, page.offset,
   );

@@ -5,11 +5,10 @@
 // sender a correspondent; a filter that cannot read its model still files the mail.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { request } from '../testkit/app.ts';
 import { corpusSplit, deliverable, startSpamScene, type SpamScene } from '../testkit/spam.ts';
 import { GTUBE } from '../filter/tokens.ts';
+import { exec } from '../db/query.ts';
 import type { CorpusMessage } from '../../scripts/bench/spam-corpus-data.ts';
 
 /** Taught of each class: past the 50 of each the cold-start rule asks for. */
@@ -117,10 +116,10 @@ test('a reply teaches ham and makes the sender a correspondent, whose next mail 
 });
 
 test('a filter that cannot read its model files the mail anyway, without a content verdict', async () => {
-  const db = new Database(join(s.t.dataDir, 'mailwright.db'));
+  const { store } = s.t.app;
+  // The models table, not only the tokens: the writer may hold an up-to-date copy of the counts in memory.
+  await store.write(() => exec('ALTER TABLE spam_filter_models RENAME TO spam_filter_models_away'));
   try {
-    // The models table, not only the tokens: the writer may hold an up-to-date copy of the counts in memory.
-    db.exec('ALTER TABLE spam_filter_models RENAME TO spam_filter_models_away');
     const { reply, email } = await s.receiveRaw(letter('Still here', 'The filter is broken, the mail is not.'));
     assert.ok(reply.startsWith('250'), reply);
     assert.is(email.category, 'primary');
@@ -129,8 +128,7 @@ test('a filter that cannot read its model files the mail anyway, without a conte
       JSON.stringify(email.spam.signals),
     );
   } finally {
-    db.exec('ALTER TABLE spam_filter_models_away RENAME TO spam_filter_models');
-    db.close();
+    await store.write(() => exec('ALTER TABLE spam_filter_models_away RENAME TO spam_filter_models'));
   }
 });
 

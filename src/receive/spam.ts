@@ -9,7 +9,7 @@ import { matchSender, type ListMatch } from '../filter/lists.ts';
 import { score } from '../filter/store.ts';
 import type { Verdict } from '../filter/verdict.ts';
 import { unpackTokens } from '../filter/tokens.ts';
-import type { Query } from '../db/query.ts';
+import { dialect, exec, type Query } from '../db/query.ts';
 import type { AnalysisParts } from './analysed.ts';
 
 export interface ToJudge extends Pick<AnalysisParts, 'verdicts' | 'tokens' | 'tokenProblem' | 'evidence'> {
@@ -21,25 +21,47 @@ export interface ToJudge extends Pick<AnalysisParts, 'verdicts' | 'tokens' | 'to
 export function* judgeSpam(ctx: DbContext, workspaceId: string, m: ToJudge): Query<Judgement | null> {
   const { log } = ctx;
   try {
-    // The block list covers the envelope sender too (what RCPT time already refused when it could); the
-    // allow list only the From an owner sees.
-    const fromEntry = m.from ? yield* matchSender(workspaceId, m.from.address) : null;
-    const envelopeEntry = m.mailFrom ? yield* matchSender(workspaceId, m.mailFrom) : null;
-    const list: ListMatch | null = fromEntry?.list === 'block' ? fromEntry : envelopeEntry?.list === 'block' ? envelopeEntry : fromEntry;
-    const reputation = m.from ? yield* reputationOf(workspaceId, m.from.address, m.verdicts.dmarc.result === 'pass') : null;
-    let content: Verdict | null = null;
-    let contentProblem = m.tokenProblem ?? null;
-    if (m.tokens) {
-      try {
-        content = yield* score(workspaceId, unpackTokens(m.tokens));
-      } catch (err) {
-        contentProblem = 'its model could not be read';
-        log.warn('content filter could not score a received message: filed without a content verdict', { workspaceId, err });
-      }
-    }
-    return judge({ content, contentProblem, evidence: m.evidence, reputation, list });
+    return yield* undoable('judge_spam', judgement(ctx, workspaceId, m));
   } catch (err) {
     log.warn('spam filter failed on a received message: filed by the other rules alone', { workspaceId, err });
     return null;
+  }
+}
+
+function* judgement(ctx: DbContext, workspaceId: string, m: ToJudge): Query<Judgement> {
+  const { log } = ctx;
+  // The block list covers the envelope sender too (what RCPT time already refused when it could); the
+  // allow list only the From an owner sees.
+  const fromEntry = m.from ? yield* matchSender(workspaceId, m.from.address) : null;
+  const envelopeEntry = m.mailFrom ? yield* matchSender(workspaceId, m.mailFrom) : null;
+  const list: ListMatch | null = fromEntry?.list === 'block' ? fromEntry : envelopeEntry?.list === 'block' ? envelopeEntry : fromEntry;
+  const reputation = m.from ? yield* reputationOf(workspaceId, m.from.address, m.verdicts.dmarc.result === 'pass') : null;
+  let content: Verdict | null = null;
+  let contentProblem = m.tokenProblem ?? null;
+  if (m.tokens) {
+    try {
+      content = yield* undoable('spam_score', score(workspaceId, unpackTokens(m.tokens)));
+    } catch (err) {
+      contentProblem = 'its model could not be read';
+      log.warn('content filter could not score a received message: filed without a content verdict', { workspaceId, err });
+    }
+  }
+  return judge({ content, contentProblem, evidence: m.evidence, reputation, list });
+}
+
+/**
+ * `q`, which may fail without failing the filing. On PostgreSQL a refused statement ends the transaction unless
+ * it is rolled back to a savepoint taken before; SQLite goes on after one, so it takes none.
+ */
+function* undoable<T>(name: string, q: Query<T>): Query<T> {
+  const savepoint = (yield* dialect()) === 'postgres';
+  if (savepoint) yield* exec(`SAVEPOINT ${name}`);
+  try {
+    const result = yield* q;
+    if (savepoint) yield* exec(`RELEASE SAVEPOINT ${name}`);
+    return result;
+  } catch (err) {
+    if (savepoint) yield* exec(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);
+    throw err;
   }
 }

@@ -10,7 +10,7 @@ import { createKey, findKeyBySecret, revokeKey } from '../account/keys.ts';
 import { freePort, request, startTestApp } from '../testkit/app.ts';
 import { startOutboundScene, eventually, type OutboundScene } from '../testkit/outbound.ts';
 import { plainAuth, RawSmtp, submissionSession } from '../testkit/smtp-client.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { column, get, value } from '../db/query.ts';
 
 const MAX_BYTES = 1024 * 1024;
 let s: OutboundScene;
@@ -43,7 +43,7 @@ const transport = (opts: Record<string, unknown> = {}) =>
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 const queuedId = (response: string) => /^250 2\.0\.0 Ok: queued as (em_[0-9A-Z]{26})$/.exec(response)?.[1];
 const deliveredTo = (recipient: string) => eventually(() => s.sink.messages.find((m) => m.rcptTo.includes(recipient)), 10_000, `a message for ${recipient}`);
-const emailCount = () => Number(s.t.app.db.prepare('SELECT count(*) FROM emails').pluck().get());
+const emailCount = async () => Number(await s.t.app.store.read(value('SELECT count(*) FROM emails')));
 interface Refused {
   responseCode?: number;
   response?: string;
@@ -170,7 +170,7 @@ test('the envelope decides who gets it: header-only addresses are shown, not del
   assert.equal([...m.rcptTo].sort(), ['env-only@dest.test', 'shown@dest.test']);
   const to = (await simpleParser(m.raw)).to;
   assert.equal((Array.isArray(to) ? to : [to]).flatMap((t) => t?.value.map((v) => v.address) ?? []), ['shown@dest.test', 'header-only@dest.test']);
-  const recipients = s.t.app.db.prepare('SELECT recipient FROM deliveries WHERE email_id = ? ORDER BY recipient').pluck().all(id);
+  const recipients = await s.t.app.store.read(column('SELECT recipient FROM deliveries WHERE email_id = ? ORDER BY recipient', id));
   assert.equal(recipients, ['env-only@dest.test', 'shown@dest.test'], 'no delivery for the header-only address');
   const email = (await request(`${s.t.api}/emails/${id}`, { key: s.key })).body;
   assert.equal(email.bcc.map((a: { address: string }) => a.address), ['env-only@dest.test']);
@@ -193,11 +193,11 @@ test('AUTH LOGIN and a raw dialogue: the 250 names the email; the envelope sende
   assert.match(m.mailFrom, /@bounces\.sender\.test$/);
   assert.match((await simpleParser(m.raw)).text ?? '', /typed by hand/);
   assert.is((await s.dkim(m.raw)).status, 'pass');
-  assert.ok(s.t.app.db.prepare('SELECT 1 FROM emails WHERE id = ?').get(id), 'the email exists under the id in the reply');
+  assert.ok(await s.t.app.store.read(get('SELECT 1 FROM emails WHERE id = ?', id)), 'the email exists under the id in the reply');
 });
 
 test('refusals name the problem and queue nothing: unverified domain, From missing or doubled, injected Subject, long header, size, recipients', async () => {
-  const before = emailCount();
+  const before = await emailCount();
   const tx = transport();
   const unverified = await refusal(tx.sendMail({ from: 'a@other.test', to: 'x@dest.test', subject: 's', text: 't' }));
   assert.is(unverified.responseCode, 550);
@@ -229,7 +229,7 @@ test('refusals name the problem and queue nothing: unverified domain, From missi
   assert.is(big.code, 552);
   assert.match(big.text, /^5\.3\.4 Message too big/);
   c.close();
-  assert.is(emailCount(), before, 'nothing was stored or queued');
+  assert.is(await emailCount(), before, 'nothing was stored or queued');
 });
 
 test('Idempotency-Key: a replay gets 250 with the same id and no second email; another message with the key is refused', async () => {
@@ -252,18 +252,19 @@ test('Idempotency-Key: a replay gets 250 with the same id and no second email; a
   await deliveredTo('idem@dest.test');
   await new Promise((r) => setTimeout(r, 300));
   assert.is(s.sink.messages.filter((m) => m.rcptTo.includes('idem@dest.test')).length, 1, 'delivered once');
-  assert.is(s.t.app.db.prepare("SELECT count(*) FROM emails WHERE subject = 'once'").pluck().get(), 1);
+  assert.is(await s.t.app.store.read(value("SELECT count(*) FROM emails WHERE subject = 'once'")), 1);
   const raw = (await deliveredTo('idem@dest.test')).raw.toString('latin1');
   assert.not.match(raw, /^Idempotency-Key:/im, 'the key does not travel on');
 });
 
 test('a key revoked during a session stops it at the next message', async () => {
-  const { workspaceId } = runOn(s.t.app.db, findKeyBySecret(s.t.app.clock, s.key))!;
-  const doomed = runOn(s.t.app.db, createKey(s.t.app.clock, workspaceId, 'doomed'));
+  const { store, clock } = s.t.app;
+  const { workspaceId } = (await store.read(findKeyBySecret(clock, s.key)))!;
+  const doomed = await store.write(() => createKey(clock, workspaceId, 'doomed'));
   const c = await session(doomed.key);
   assert.is((await c.command('MAIL FROM:<a@sender.test>')).code, 250);
   assert.is((await c.command('RSET')).code, 250);
-  runOn(s.t.app.db, revokeKey(s.t.app.clock, workspaceId, doomed.id));
+  await store.write(() => revokeKey(clock, workspaceId, doomed.id));
   const mail = await c.command('MAIL FROM:<a@sender.test>');
   assert.is(mail.code, 530);
   assert.match(mail.text, /^5\.7\.0 /);

@@ -7,13 +7,15 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { CLI, ROOT, freePort, request, runCli, sessionCookie, tempDir, testEnv } from '../testkit/app.ts';
+import { CLI, ROOT, freePort, request, runCli, sessionCookie, sqliteOnly, tempDir, testEnv } from '../testkit/app.ts';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
 import { RawSmtp } from '../testkit/smtp-client.ts';
 import { eventually } from '../testkit/outbound.ts';
 import { openBrowser } from '../testkit/browser.ts';
 import { TRY_MARKER } from '../db/try-marker.ts';
 
+// try keeps its box in a data directory of its own, always SQLite (it takes no database_url): its tests run once,
+// on SQLite, whichever store the suite runs on.
 const has = (program: string) => spawnSync('sh', ['-c', `command -v ${program}`]).status === 0;
 const root = tempDir('mailwright-try-test-');
 let dns: DnsServer;
@@ -68,7 +70,7 @@ const dir = join(root, 'box');
 let ports: string[];
 let first: { key: string; passphrase: string; inbox: string; dashboard: string; kept: string };
 
-test('try receives a message by swaks and keeps an outbound one in its outbox, with no MX lookup', async () => {
+sqliteOnly(test)('try receives a message by swaks and keeps an outbound one in its outbox, with no MX lookup', async () => {
   ports = ['--http-port', String(await freePort()), '--smtp-port', String(await freePort()), '--submission-port', '0'];
   const box = await startTry(['--dir', dir, ...ports]);
   try {
@@ -167,7 +169,7 @@ test('try receives a message by swaks and keeps an outbound one in its outbox, w
   }
 });
 
-test('try again: the same box and addresses, a new passphrase and key, the kept mail still there', async () => {
+sqliteOnly(test)('try again: the same box and addresses, a new passphrase and key, the kept mail still there', async () => {
   const box = await startTry(['--dir', dir, ...ports]);
   try {
     const { shown } = box;
@@ -203,7 +205,7 @@ test('try again: the same box and addresses, a new passphrase and key, the kept 
   }
 });
 
-test('serve refuses a try directory; try refuses a box\'s data directory and leaves it as it was', async () => {
+sqliteOnly(test)('serve refuses a try directory; try refuses a box\'s data directory and leaves it as it was', async () => {
   const served = await runCli(['serve'], testEnv(dir));
   assert.is(served.code, 78, served.stdout + served.stderr);
   assert.match(served.stderr, /was made by 'mailwright try'/);
@@ -219,7 +221,7 @@ test('serve refuses a try directory; try refuses a box\'s data directory and lea
   assert.equal(readdirSync(real).sort(), files);
 });
 
-test('try takes its ports as flags and says what is wrong with one', async () => {
+sqliteOnly(test)('try takes its ports as flags and says what is wrong with one', async () => {
   const bad = await runCli(['try', '--dir', join(root, 'unused'), '--http-port', '80x'], {});
   assert.is(bad.code, 2);
   assert.match(bad.stderr, /--http-port must be a port from 1 to 65535, got "80x"/);
