@@ -26,3 +26,8 @@ CREATE FUNCTION instr(haystack text, needle text) RETURNS integer LANGUAGE sql I
 
 -- COLLATE NOCASE: equal and ordered regardless of case (SQLite's folds ASCII only; this folds all letters).
 CREATE COLLATION nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+
+-- Emails, labels, drafts:
+-- json_array_length(text): the number of elements of a JSON array stored as text (0 for any other value).
+CREATE FUNCTION json_array_length(doc text) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  'SELECT CASE WHEN json_typeof(doc::json) = ''array'' THEN json_array_length(doc::json) ELSE 0 END';
