@@ -8,10 +8,11 @@ import { createHash } from 'node:crypto';
 import { simpleParser } from 'mailparser';
 import { request, seedWorkspace } from '../testkit/app.ts';
 import { startOutboundScene, eventually, type OutboundScene } from '../testkit/outbound.ts';
+import { value } from '../db/query.ts';
 
 let s: OutboundScene;
 const api = (path: string, opts: Parameters<typeof request>[1] = {}) => request(`${s.t.api}${path}`, { key: s.key, ...opts });
-const fileCount = () => Number(s.t.app.db.prepare('SELECT count(*) FROM draft_attachments').pluck().get());
+const fileCount = async () => Number(await s.t.app.store.read(value('SELECT count(*) FROM draft_attachments')));
 
 test.before(async () => {
   s = await startOutboundScene({ env: { MAILWRIGHT_UPLOAD_TIMEOUT: '1s', MAILWRIGHT_RETRY_SCHEDULE: '10m' } });
@@ -107,7 +108,7 @@ test('files round-trip byte for byte with the download headers; the caps hold an
   assert.is(large.body.sha256, createHash('sha256').update(big).digest('hex'));
 
   // 256 + 9,900,000 stored: 100,000 bytes left of 10 MB.
-  const before = fileCount();
+  const before = await fileCount();
   const over = await upload(id, Buffer.alloc(100_000 - 256 + 1));
   assert.equal([over.status, over.body.error.code], [413, 'payload_too_large']);
   const eleven = await upload(await newDraft(), Buffer.alloc(11 * 1024 * 1024));
@@ -116,7 +117,7 @@ test('files round-trip byte for byte with the download headers; the caps hold an
   const chunked = await rawRequest(head(await newDraft(), 'Transfer-Encoding: chunked\r\n'), Array.from({ length: 12 }, () => `100000\r\n${'x'.repeat(0x100000)}\r\n`));
   assert.match(chunked, /^HTTP\/1\.1 413 /);
   assert.match(chunked, /connection: close/i);
-  assert.is(fileCount(), before, 'nothing kept');
+  assert.is(await fileCount(), before, 'nothing kept');
 
   const tenFiles = await newDraft();
   for (let i = 0; i < 10; i++) assert.is((await upload(tenFiles, `f${i}`)).status, 201);
@@ -127,19 +128,19 @@ test('files round-trip byte for byte with the download headers; the caps hold an
 
 test('an upload that lies about its length or arrives too slowly is refused and leaves nothing', async () => {
   const id = await newDraft();
-  const before = fileCount();
+  const before = await fileCount();
   const short = await rawRequest(head(id, 'Content-Length: 100\r\n'), ['only forty bytes of the hundred promised'], { endEarly: true });
   assert.not.match(short, /^HTTP\/1\.1 201/);
   const slow = await rawRequest(head(id, 'Content-Length: 100\r\n'), ['a'.repeat(10), 'b'.repeat(10)], { pauseMs: 1_500 });
   assert.match(slow, /^HTTP\/1\.1 408 /, 'cut off by upload_timeout');
-  assert.is(fileCount(), before, 'nothing kept');
+  assert.is(await fileCount(), before, 'nothing kept');
   // Longer than its Content-Length: the extra bytes are no request; the connection is dropped and the upload,
   // never acknowledged, is not kept.
   const long = await rawRequest(head(id, 'Content-Length: 10\r\n'), ['0123456789GARBAGE NOT A REQUEST\r\n\r\n']);
   assert.match(long, /^HTTP\/1\.1 400 /);
   assert.not.match(long, /HTTP\/1\.1 2\d\d/);
   await new Promise((r) => setTimeout(r, 200));
-  assert.is(fileCount(), before, 'nothing kept');
+  assert.is(await fileCount(), before, 'nothing kept');
   assert.equal((await api(`/drafts/${id}`)).body.attachments, []);
 });
 

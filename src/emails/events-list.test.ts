@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { addEvent } from './events.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { run } from '../db/query.ts';
 import { request, seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
 
 let t: TestApp;
@@ -17,13 +17,14 @@ test.before(async () => {
   const seeded = await seedWorkspace(t, { workspace: 'paged', email: 'owner@paged.test' });
   key = seeded.key;
   otherKey = (await seedWorkspace(t, { workspace: 'other', email: 'owner@other.test' })).key;
-  const { db, clock } = t.app;
-  db.prepare("INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, subject, created_at) VALUES (?, ?, 'out', 'sent', ?, ?, 'a@x.example', 'paged', ?)").run(
-    EMAIL, seeded.workspace.id, 'paged@x.example', EMAIL, clock.now(),
-  );
-  db.transaction(() => {
-    for (let i = 0; i < 230; i++) runOn(db, addEvent(clock, { workspaceId: seeded.workspace.id, emailId: EMAIL, type: i % 2 ? 'opened' : 'delivered', recipient: `r${i}@dest.example` }));
-  })();
+  const { store, clock } = t.app;
+  await store.write(function* () {
+    yield* run(
+      "INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, subject, created_at) VALUES (?, ?, 'out', 'sent', ?, ?, 'a@x.example', 'paged', ?)",
+      EMAIL, seeded.workspace.id, 'paged@x.example', EMAIL, clock.now(),
+    );
+    for (let i = 0; i < 230; i++) yield* addEvent(clock, { workspaceId: seeded.workspace.id, emailId: EMAIL, type: i % 2 ? 'opened' : 'delivered', recipient: `r${i}@dest.example` });
+  });
 });
 
 test.after(() => t.stop());

@@ -164,7 +164,7 @@ export function* listEvents(workspaceId: string, emailId: string, page?: { limit
 export function* recentVisit(v: { emailId: string; type: 'opened' | 'clicked'; recipient: string; url: string | null; since: number }): Query<{ seq: number; createdAt: number } | null> {
   const row = yield* get<{ seq: number; created_at: number }>(
     `SELECT seq, created_at FROM events WHERE email_id = @emailId AND type = @type AND recipient = @recipient AND created_at >= @since
-         AND (@url IS NULL OR json_extract(data, '$.url') = @url) ORDER BY seq DESC LIMIT 1`,
+         AND (CAST(@url AS TEXT) IS NULL OR json_extract(data, '$.url') = @url) ORDER BY seq DESC LIMIT 1`,
     v,
   );
   return row ? { seq: row.seq, createdAt: row.created_at } : null;
@@ -176,7 +176,8 @@ export function* recentVisit(v: { emailId: string; type: 'opened' | 'clicked'; r
  */
 export function* addRepeats(seq: number, n: number, lastAt: number): Query<void> {
   yield* run(
-    `UPDATE events SET data = json_set(data, '$.repeats', coalesce(json_extract(data, '$.repeats'), 0) + ?, '$.lastRepeatAt', ?)
+    // One path a json_set, and each value of its type, as PostgreSQL's json_set takes them (0044).
+    `UPDATE events SET data = json_set(json_set(data, '$.repeats', coalesce(CAST(json_extract(data, '$.repeats') AS INTEGER), 0) + CAST(? AS INTEGER)), '$.lastRepeatAt', CAST(? AS TEXT))
      WHERE seq = ? AND type IN ('opened', 'clicked')`,
     n,
     iso(lastAt),

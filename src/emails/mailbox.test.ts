@@ -4,16 +4,14 @@
 // attachment downloads; and that another workspace's key sees none of it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { request, seedWorkspace } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
 import { attachmentDisposition } from '../http/content-disposition.ts';
+import { get, run, value, type Sql } from '../db/query.ts';
 
 let s: InboundScene;
 let other: string;
-let db: Database.Database;
 let signer: { sign(raw: string): Promise<Buffer> };
 
 test.before(async () => {
@@ -21,7 +19,6 @@ test.before(async () => {
   signer = s.senderDomain('sender.example');
   s.routeTo('dest.example');
   other = (await seedWorkspace(s.t, { workspace: 'other' })).key;
-  db = s.readDb();
 });
 test.after(() => s.stop());
 
@@ -72,7 +69,11 @@ async function receive(raw: string | Buffer, from = 'alice@sender.example'): Pro
   return /queued as (em_\w+)/.exec(reply.text)![1];
 }
 const row = async (id: string) => (await s.stored('e.id = ?', id))[0];
-const learned = (address: string) => db.prepare('SELECT category, important FROM sender_rules WHERE address = ?').get(address) as { category: string | null; important: number | null } | undefined;
+const learned = (address: string) => s.t.app.store.read(get<{ category: string | null; important: number | null }>('SELECT category, important FROM sender_rules WHERE address = ?', address));
+const write = (sql: string, ...params: unknown[]) => s.t.app.store.write(() => run(sql, ...params));
+const count = async (sql: Sql, ...params: unknown[]) => Number(await s.t.app.store.read(value<number>(sql, ...params)));
+/** The email's row of the full-text index: FTS5's rowid on SQLite, the search_rowid of PostgreSQL's table. */
+const FULL_TEXT_ROWS: Sql = { sqlite: 'SELECT count(*) FROM email_search WHERE rowid = ?', postgres: 'SELECT count(*) FROM email_search WHERE search_rowid = ?' };
 
 test('GET /emails/:id of a received message: every field, authentication verdicts, attachments with sizes', async () => {
   const pdf = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 256));
@@ -176,11 +177,9 @@ test('GET /emails/:id of a sent message; its raw bytes are the signed message th
 
   // Before the queue has signed a sent email there are no raw bytes yet (the state is put back by hand here:
   // the queue signs within milliseconds of the send).
-  const rw = new Database(join(s.t.dataDir, 'mailwright.db'));
   // Unsigned is no raw and no signed_at (raw gone but signed_at set is retention's doing: 410, retention.test.ts).
-  rw.prepare('UPDATE email_contents SET raw = NULL WHERE email_id = ?').run(e.id);
-  rw.prepare('UPDATE emails SET signed_at = NULL WHERE id = ?').run(e.id);
-  rw.close();
+  await write('UPDATE email_contents SET raw = NULL WHERE email_id = ?', e.id);
+  await write('UPDATE emails SET signed_at = NULL WHERE id = ?', e.id);
   const unsigned = await api(`/emails/${e.id}/raw`);
   assert.is(unsigned.status, 409);
   assert.is(unsigned.body.error.code, 'raw_not_ready');
@@ -219,7 +218,7 @@ test("another workspace's key gets 404 for every route of an email, its thread a
   assert.is(mine.status, 200, 'still there');
   assert.is(mine.body.readAt, null);
   assert.is(mine.body.category, 'primary');
-  assert.is(learned('alice@sender.example'), undefined, 'nothing learned');
+  assert.is(await learned('alice@sender.example'), undefined, 'nothing learned');
   assert.is((await api('/emails/em_01JZZZZZZZZZZZZZZZZZZZZZZZ')).status, 404);
 });
 
@@ -275,7 +274,7 @@ test('PATCH validation: empty, unknown field, bad values, learn alone, category 
   assert.is(flagged.status, 200, 'sent mail takes the other fields');
   assert.is(flagged.body.important, true);
   assert.is(flagged.body.category, null);
-  assert.is(learned('hello@in.example'), undefined, 'sending teaches nothing about the workspace itself');
+  assert.is(await learned('hello@in.example'), undefined, 'sending teaches nothing about the workspace itself');
   assert.is((await api('/emails/em_01JZZZZZZZZZZZZZZZZZZZZZZZ', { method: 'PATCH', body: { read: true } })).status, 404);
 });
 
@@ -284,7 +283,7 @@ test('reporting spam teaches the sender: the next message from that address (any
   const res = await api(`/emails/${first}`, { method: 'PATCH', body: { category: 'spam' } });
   assert.is(res.status, 200);
   assert.equal(res.body, { id: first, readAt: null, archivedAt: null, trashedAt: null, category: 'spam', important: false, classification: 'You marked this sender as spam' });
-  assert.equal(learned('bob@sender.example'), { category: 'spam', important: null });
+  assert.equal(await learned('bob@sender.example'), { category: 'spam', important: null });
   const next = await receive(mime({ from: 'Bob <BOB@Sender.Example>', subject: 'More watches' }).raw, 'bob@sender.example');
   assert.is((await row(next)).category, 'spam');
   assert.is((await row(next)).classification, 'You marked this sender as spam');
@@ -298,7 +297,7 @@ test('learn: false changes only this message: the sender\'s next message is not 
   const res = await api(`/emails/${first}`, { method: 'PATCH', body: { category: 'spam', learn: false } });
   assert.is(res.body.category, 'spam');
   assert.is(res.body.classification, 'You moved this message to Spam');
-  assert.is(learned('carol@sender.example'), undefined);
+  assert.is(await learned('carol@sender.example'), undefined);
   const next = await receive(mime({ from: 'Carol <carol@sender.example>', subject: 'Hello again' }).raw, 'carol@sender.example');
   assert.is((await row(next)).category, 'primary');
   const moved = await api(`/emails/${next}`, { method: 'PATCH', body: { category: 'updates', learn: false } });
@@ -314,7 +313,7 @@ test('not spam overrides the automatic spam check for that sender from then on',
   const res = await api(`/emails/${first}`, { method: 'PATCH', body: { category: 'primary' } });
   assert.is(res.body.category, 'primary');
   assert.is(res.body.classification, 'You marked this sender as not spam');
-  assert.equal(learned('dan@strict.example'), { category: 'primary', important: null });
+  assert.equal(await learned('dan@strict.example'), { category: 'primary', important: null });
   const next = await receive(mime({ from: 'Dan <dan@strict.example>', subject: 'More real mail' }).raw, 'dan@strict.example');
   assert.is((await row(next)).category, 'primary');
   assert.match((await row(next)).classification, /^You marked this sender as not spam, overriding: DMARC failed for strict\.example/);
@@ -326,10 +325,10 @@ test('importance is learned for the sender (and kept apart from the category); l
   assert.is(res.body.important, true);
   assert.is(res.body.category, 'primary');
   assert.is(res.body.classification, 'Personal mail: no newsletter, bulk or automated signs; you marked this sender as important');
-  assert.equal(learned('erin@sender.example'), { category: null, important: 1 });
+  assert.equal(await learned('erin@sender.example'), { category: null, important: 1 });
   const moved = await api(`/emails/${first}`, { method: 'PATCH', body: { category: 'updates' } });
   assert.is(moved.body.classification, 'You moved this sender to Updates; you marked this sender as important', 'the importance reason stays');
-  assert.equal(learned('erin@sender.example'), { category: 'updates', important: 1 }, 'the other column is kept');
+  assert.equal(await learned('erin@sender.example'), { category: 'updates', important: 1 }, 'the other column is kept');
   const next = await receive(mime({ from: 'Erin <erin@sender.example>', subject: 'Minutes' }).raw, 'erin@sender.example');
   assert.is((await row(next)).important, 1);
   assert.is((await row(next)).category, 'updates');
@@ -339,7 +338,7 @@ test('importance is learned for the sender (and kept apart from the category); l
   const one = await api(`/emails/${once}`, { method: 'PATCH', body: { important: true, learn: false } });
   assert.is(one.body.important, true);
   assert.is(one.body.classification, 'Personal mail: no newsletter, bulk or automated signs; you marked this message as important');
-  assert.is(learned('finn@sender.example'), undefined);
+  assert.is(await learned('finn@sender.example'), undefined);
   const later = await receive(mime({ from: 'Finn <finn@sender.example>', subject: 'Not urgent' }).raw, 'finn@sender.example');
   assert.is((await row(later)).important, 0);
 });
@@ -362,13 +361,14 @@ test('DELETE removes the message, its raw bytes, attachments, events and full-te
     mime({ subject: `Delete me ${word}`, text: `body ${word}`, attachments: [{ filename: 'gone.bin', contentType: 'application/octet-stream', content: Buffer.from('bye') }] }).raw,
   );
   const attachment = (await api(`/emails/${id}`)).body.attachments[0].id;
-  const matches = () => db.prepare(`SELECT count(*) FROM email_search WHERE email_search MATCH ?`).pluck().get(word) as number;
-  const count = (table: string) => db.prepare(`SELECT count(*) FROM ${table} WHERE email_id = ?`).pluck().get(id) as number;
+  const rowid = await s.t.app.store.read(value<number>('SELECT search_rowid FROM emails WHERE id = ?', id));
+  const indexed = () => count(FULL_TEXT_ROWS, rowid);
+  const rows = (table: string) => count(`SELECT count(*) FROM ${table} WHERE email_id = ?`, id);
   assert.is((await api(`/emails?query=${word}`)).body.count, 1, 'found before');
-  assert.is(matches(), 1, 'indexed before');
-  assert.is(count('email_attachments'), 1);
-  assert.is(count('email_contents'), 1);
-  assert.ok(count('events') >= 1);
+  assert.is(await indexed(), 1, 'indexed before');
+  assert.is(await rows('email_attachments'), 1);
+  assert.is(await rows('email_contents'), 1);
+  assert.ok((await rows('events')) >= 1);
 
   const res = await api(`/emails/${id}`, { method: 'DELETE' });
   assert.is(res.status, 200);
@@ -379,31 +379,30 @@ test('DELETE removes the message, its raw bytes, attachments, events and full-te
   const second = await api(`/emails/${id}`, { method: 'DELETE' });
   assert.is(second.status, 404);
   assert.is(second.body.error.code, 'not_found');
-  assert.is(matches(), 0, 'the full-text row is gone');
-  assert.is(count('email_attachments'), 0);
-  assert.is(count('email_contents'), 0, 'raw bytes and bodies are gone');
-  assert.is(count('events'), 0);
-  assert.is(db.prepare('SELECT count(*) FROM emails WHERE id = ?').pluck().get(id), 0);
+  assert.is(await indexed(), 0, 'the full-text row is gone');
+  assert.is((await api(`/emails?query=${word}`)).body.count, 0, 'found no more');
+  assert.is(await rows('email_attachments'), 0);
+  assert.is(await rows('email_contents'), 0, 'raw bytes and bodies are gone');
+  assert.is(await rows('events'), 0);
+  assert.is(await count('SELECT count(*) FROM emails WHERE id = ?', id), 0);
 });
 
 test('DELETE of a sent email while a delivery is being attempted is 409; afterwards it goes', async () => {
   const sent = (await s.send({ from: 'hello@in.example', to: ['del@dest.example'], subject: 'Soon gone', text: 'x' })).body.id;
   await eventually(async () => (await s.events(sent)).some((e) => e.type === 'delivered'));
-  const rw = new Database(join(s.t.dataDir, 'mailwright.db'));
-  rw.prepare("UPDATE deliveries SET state = 'sending' WHERE email_id = ?").run(sent);
+  await write("UPDATE deliveries SET state = 'sending' WHERE email_id = ?", sent);
   const busy = await api(`/emails/${sent}`, { method: 'DELETE' });
   assert.is(busy.status, 409);
   assert.is(busy.body.error.code, 'delivery_in_progress');
   assert.is((await api(`/emails/${sent}`)).status, 200, 'still there');
-  rw.prepare("UPDATE deliveries SET state = 'delivered' WHERE email_id = ?").run(sent);
-  rw.close();
-  const rowid = db.prepare('SELECT search_rowid FROM emails WHERE id = ?').pluck().get(sent) as number | null;
-  const indexed = () => db.prepare('SELECT count(*) FROM email_search WHERE rowid = ?').pluck().get(rowid) as number;
-  if (rowid !== null) assert.is(indexed(), 1, 'sent mail is indexed');
+  await write("UPDATE deliveries SET state = 'delivered' WHERE email_id = ?", sent);
+  const rowid = (await s.t.app.store.read(value<number | null>('SELECT search_rowid FROM emails WHERE id = ?', sent))) ?? null;
+  const indexed = () => count(FULL_TEXT_ROWS, rowid);
+  if (rowid !== null) assert.is(await indexed(), 1, 'sent mail is indexed');
   assert.is((await api(`/emails/${sent}`, { method: 'DELETE' })).status, 200);
-  assert.is(db.prepare('SELECT count(*) FROM deliveries WHERE email_id = ?').pluck().get(sent), 0);
-  assert.is(db.prepare('SELECT count(*) FROM email_contents WHERE email_id = ?').pluck().get(sent), 0);
-  if (rowid !== null) assert.is(indexed(), 0, "the sent email's full-text row is gone");
+  assert.is(await count('SELECT count(*) FROM deliveries WHERE email_id = ?', sent), 0);
+  assert.is(await count('SELECT count(*) FROM email_contents WHERE email_id = ?', sent), 0);
+  if (rowid !== null) assert.is(await indexed(), 0, "the sent email's full-text row is gone");
 });
 
 test('GET /threads/:id: a sent message and the reply to it, oldest first; 404 for another workspace or no thread', async () => {

@@ -3,7 +3,7 @@
 // the right recipients, Re:/Fwd: once, In-Reply-To and References (RFC 5322 3.6.4), the quote or forwarded
 // block, the original's files, a DKIM signature that verifies; and the answer is in the original's thread.
 import { test } from 'uvu';
-import { runOn } from '../db/sqlite-query.ts';
+import { value } from '../db/query.ts';
 import * as assert from 'uvu/assert';
 import { simpleParser, type AddressObject } from 'mailparser';
 import { eventually } from '../testkit/outbound.ts';
@@ -204,8 +204,8 @@ test('forward as a draft: the forwarded block and the original files on the draf
 
 test('errors: unknown or foreign email 404, bad bodies 400 naming the field, no inbox 409; nothing is sent', async () => {
   const id = await received('From: Bob <bob@sender.example>\nTo: hello@in.example\nSubject: Errors\nMessage-ID: <errors@sender.example>', 'Hi.\n');
-  const count = () => Number(s.t.app.db.prepare("SELECT count(*) FROM emails WHERE direction = 'out'").pluck().get());
-  const before = count();
+  const count = async () => Number(await s.t.app.store.read(value<number>("SELECT count(*) FROM emails WHERE direction = 'out'")));
+  const before = await count();
   const expect = async (path: string, body: unknown, status: number, code: string, message: RegExp, key = s.key) => {
     const res = await api(path, { body, key });
     assert.equal([res.status, res.body.error?.code], [status, code], `${path} ${JSON.stringify(body)}: ${JSON.stringify(res.body)}`);
@@ -233,7 +233,7 @@ test('errors: unknown or foreign email 404, bad bodies 400 naming the field, no 
   const lone = await received('From: Bob <bob@sender.example>\nTo: temporary@in.example\nSubject: Lone\nMessage-ID: <lone@sender.example>', 'Hi.\n', { to: [inbox.address] });
   assert.is((await api(`/inboxes/${inbox.id}`, { method: 'DELETE' })).status, 200);
   await expect(`/emails/${lone}/reply`, { text: 'x' }, 409, 'no_inbox', /came to no inbox/);
-  assert.is(count(), before, 'no email was sent');
+  assert.is(await count(), before, 'no email was sent');
 });
 
 test("a stranger's subject and names never break a header; no address to reply to is 409", async () => {
@@ -310,8 +310,8 @@ test('extractedText: the new text of Gmail, Outlook and Apple Mail replies, on t
     assert.ok(row, `${shape} is listed`);
     assert.is(row.extractedText, expected, `${shape} in the list`);
     // What the email.received webhook and the live stream carry.
-    const workspaceId = s.t.app.db.prepare('SELECT workspace_id FROM emails WHERE id = ?').pluck().get(id) as string;
-    assert.is(runOn(s.t.app.db, emailSummary(s.t.app.config.publicUrl, workspaceId, id, true))?.extractedText, expected, `${shape} in the webhook`);
+    const workspaceId = (await s.t.app.store.read(value<string>('SELECT workspace_id FROM emails WHERE id = ?', id)))!;
+    assert.is((await s.t.app.store.read(emailSummary(s.t.app.config.publicUrl, workspaceId, id, true)))?.extractedText, expected, `${shape} in the webhook`);
   }
   const out = (await api('/emails?direction=out&limit=1')).body.data[0];
   assert.is(out.extractedText, null, 'sent mail has none');
