@@ -12,6 +12,13 @@ export const RECIPIENTS = `(SELECT value FROM json_each(e.to_json) UNION ALL SEL
 /** A LIKE pattern (ESCAPE '\') for a case-insensitive substring. */
 export const containing = (value: string) => `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/**
+ * `expr` LIKE the next parameter (a pattern of `containing`) without regard to case, on either store: SQLite's
+ * LIKE ignores the case of ASCII letters, as its lower() folds them; PostgreSQL's LIKE ignores none, and its
+ * lower() folds every letter.
+ */
+export const like = (expr: string) => `lower(${expr}) LIKE lower(?) ESCAPE '\\'`;
+
 const FLAGS: Record<Flag, string[]> = {
   inbox: [`e.direction = 'in'`, 'e.archived_at IS NULL'],
   sent: [`e.direction = 'out'`],
@@ -37,7 +44,7 @@ export function* operatorConditions(workspaceId: string, ops: QueryOperators): Q
   const add = (sql: string, ...args: unknown[]) => out.push({ sql, args });
   for (const { flag, not } of ops.flags) {
     // NULL (a sent email's category) counts as false, so a negated test keeps it.
-    if (not) add(`(${FLAGS[flag].join(' AND ')}) IS NOT 1`);
+    if (not) add(`(${FLAGS[flag].join(' AND ')}) IS NOT TRUE`);
     else for (const sql of FLAGS[flag]) add(sql);
   }
   if (ops.labels.length) {
@@ -59,11 +66,11 @@ export function* operatorConditions(workspaceId: string, ops: QueryOperators): Q
   if (excluded.length) add('NOT EXISTS (SELECT 1 FROM json_each(e.labels_json) l WHERE l.value IN (SELECT value FROM json_each(?)))', JSON.stringify(excluded));
   for (const value of ops.notFrom) {
     const pattern = containing(value);
-    add(`NOT (coalesce(e.from_address, '') LIKE ? ESCAPE '\\' OR coalesce(e.from_name, '') LIKE ? ESCAPE '\\')`, pattern, pattern);
+    add(`NOT (${like("coalesce(e.from_address, '')")} OR ${like("coalesce(e.from_name, '')")})`, pattern, pattern);
   }
   for (const value of ops.notTo) {
     const pattern = containing(value);
-    add(`NOT EXISTS (SELECT 1 FROM ${RECIPIENTS} WHERE r.value ->> 'address' LIKE ? ESCAPE '\\' OR r.value ->> 'name' LIKE ? ESCAPE '\\')`, pattern, pattern);
+    add(`NOT EXISTS (SELECT 1 FROM ${RECIPIENTS} WHERE ${like("r.value ->> '$.address'")} OR ${like("r.value ->> '$.name'")})`, pattern, pattern);
   }
   return out;
 }

@@ -10,14 +10,16 @@
 //   * `after` and `before` bound the walk by the rowids search_clock gives those times (timeBounds);
 //   * otherwise: walk an index of emails (0007_mailbox_indexes.sql) down and check the filters on each row.
 // Mail in the Trash is left out of every list unless the list asks for it (trashTerm).
+// On PostgreSQL the full-text part is one tsquery on email_search's GIN index (its prefixes too, so no walk by
+// their first letters), joined to the emails, newest first, as the planner sees fit (postgresSearch).
 // Read-only queries (db/query.ts); it must not call a flow or a front door.
 import type { Category, EmailRow } from './rows.ts';
-import { all, column, value, type Query } from '../db/query.ts';
+import { all, column, dialect, value, type Query } from '../db/query.ts';
 import { iso, isoOrNull } from '../clock.ts';
-import { ftsPhrase, wordsOf, type SearchQuery } from './search-query.ts';
+import { ftsPhrase, tsPhrase, WEIGHTS, wordsOf, type SearchQuery } from './search-query.ts';
 import { findLabels, labelsOf, type Label } from '../labels/labels.ts';
 import { roleToken } from './search-index.ts';
-import { containing, operatorConditions, RECIPIENTS } from './list-operators.ts';
+import { containing, like, operatorConditions, RECIPIENTS } from './list-operators.ts';
 import type { QueryOperators } from './search-operators.ts';
 import { bodies, extractedTexts, fallbackSnippets, searchSnippets, startsAWord } from './snippets.ts';
 import type { DeliverySummary } from './delivery.ts';
@@ -131,6 +133,8 @@ function* fetchRows(plan: ListPlan | null): Query<SummaryRow[]> {
  * prefix that few of its 3-letter cousins share has short lists to merge).
  */
 function* checkedWalk(workspaceId: string, p: ListParams): Query<SummaryRow[] | null> {
+  // PostgreSQL's tsquery answers a prefix exactly, from its GIN index.
+  if ((yield* dialect()) === 'postgres') return null;
   const plan = yield* planList(workspaceId, p, { broad: true, rows: CHECK_BUDGET + 1 });
   if (!plan) return [];
   const checks = p.search!.walk!.check;
@@ -203,9 +207,12 @@ function hasRun(text: string, words: string[]): boolean {
  * from the first (checkedWalk). Otherwise a search whose prefixes need checking is FTS5's exact answer.
  */
 export function* planList(workspaceId: string, p: ListParams, opts: { broad?: boolean; rows?: number } = {}): Query<ListPlan | null> {
+  const postgres = (yield* dialect()) === 'postgres';
   const where: string[] = ['e.workspace_id = ?'];
   const args: unknown[] = [workspaceId];
   const match: string[] = [];
+  /** The same as `match`, as tsqueries for PostgreSQL. */
+  const tsMatch: string[] = [];
   let prefixes: string[] = [];
   const add = (sql: string, ...values: unknown[]) => {
     where.push(sql);
@@ -221,6 +228,7 @@ export function* planList(workspaceId: string, p: ListParams, opts: { broad?: bo
     } else if (p.search.match) {
       match.push(p.search.match);
     }
+    if (p.search.tsquery.match) tsMatch.push(p.search.tsquery.match);
   }
   // Constants from closed sets are written into the SQL: a partial index applies only to literal terms.
   if (p.direction) add(`e.direction = '${p.direction}'`);
@@ -248,7 +256,7 @@ export function* planList(workspaceId: string, p: ListParams, opts: { broad?: bo
     add('e.archived_at IS NULL');
   }
   if (p.categories?.length) add(`e.category IN (${p.categories.map((c) => `'${c}'`).join(', ')})`);
-  if (!p.includeSpam && !p.categories?.includes('spam')) add(`e.category IS NOT 'spam'`);
+  if (!p.includeSpam && !p.categories?.includes('spam')) add(`e.category IS DISTINCT FROM 'spam'`);
   const trash = trashTerm(p.trash);
   if (trash) add(trash);
   if (p.important !== undefined) add(`e.important = ${p.important ? 1 : 0}`);
@@ -268,19 +276,27 @@ export function* planList(workspaceId: string, p: ListParams, opts: { broad?: bo
 
   for (const [role, value] of [...(p.from ?? []).map((v) => ['from', v] as const), ...(p.to ?? []).map((v) => ['to', v] as const)]) {
     const pattern = containing(value);
-    if (role === 'from') add(`(e.from_address LIKE ? ESCAPE '\\' OR e.from_name LIKE ? ESCAPE '\\')`, pattern, pattern);
-    else add(`EXISTS (SELECT 1 FROM ${RECIPIENTS} WHERE r.value ->> 'address' LIKE ? ESCAPE '\\' OR r.value ->> 'name' LIKE ? ESCAPE '\\')`, pattern, pattern);
+    if (role === 'from') add(`(${like('e.from_address')} OR ${like('e.from_name')})`, pattern, pattern);
+    else add(`EXISTS (SELECT 1 FROM ${RECIPIENTS} WHERE ${like("r.value ->> '$.address'")} OR ${like("r.value ->> '$.name'")})`, pattern, pattern);
     const addresses = yield* candidateAddresses(workspaceId, value, pattern);
     if (addresses.length === 0) return null;
     // Every email carries a role token for its sender and for each recipient (search-index.ts), so an email
     // that matches carries one of these: they narrow the walk, the term above decides.
-    if (addresses.length <= MAX_CANDIDATE_ADDRESSES) match.push(`participants : (${addresses.map((a) => ftsPhrase(roleToken(role, a))).join(' OR ')})`);
+    if (addresses.length <= MAX_CANDIDATE_ADDRESSES) {
+      match.push(`participants : (${addresses.map((a) => ftsPhrase(roleToken(role, a))).join(' OR ')})`);
+      tsMatch.push(`(${addresses.map((a) => tsPhrase([roleToken(role, a)], { weight: WEIGHTS.participants })).join(' | ')})`);
+    }
   }
 
   const bounds = yield* timeBounds(p);
   if (!bounds) return null;
   const { low, high } = bounds;
   const page = opts.rows ? [opts.rows, 0] : [p.limit + 1, p.offset];
+  if (postgres) {
+    if (low !== null) add('e.search_rowid >= ?', low);
+    if (high !== null) add('e.search_rowid < ?', high);
+    return postgresSearch(where, args, tsMatch, p.search?.tsquery.exclude ?? null, page);
+  }
   // Terms with `-`: taken out of the walk's own MATCH when it has one, else looked up for each email.
   const exclude = p.search?.exclude ?? null;
   const excluding = (rowid: string) => `NOT EXISTS (SELECT 1 FROM email_search x WHERE x.email_search MATCH ? AND x.rowid = ${rowid})`;
@@ -319,6 +335,26 @@ export function* planList(workspaceId: string, p: ListParams, opts: { broad?: bo
   };
 }
 
+/**
+ * The plan on PostgreSQL: the emails whose tsvector matches every tsquery of `match` and none of `exclude`,
+ * newest first. The planner chooses between the GIN index's matches sorted and the workspace's newest emails
+ * checked one by one (a common word), as its statistics say.
+ */
+function postgresSearch(where: string[], args: unknown[], match: string[], exclude: string | null, page: number[]): ListPlan {
+  const order = 'ORDER BY e.search_rowid DESC LIMIT ? OFFSET ?';
+  if (match.length) {
+    const query = [...match.map((m) => `(${m})`), ...(exclude ? [`!(${exclude})`] : [])].join(' & ');
+    return {
+      kind: 'search',
+      sql: `SELECT ${COLUMNS} FROM email_search s JOIN emails e ON e.search_rowid = s.search_rowid
+        WHERE s.document @@ CAST(? AS tsquery) AND s.workspace_id = e.workspace_id AND ${where.join(' AND ')} ${order}`,
+      args: [query, ...args, ...page],
+    };
+  }
+  const excluding = exclude ? ' AND NOT EXISTS (SELECT 1 FROM email_search x WHERE x.search_rowid = e.search_rowid AND x.document @@ CAST(? AS tsquery))' : '';
+  return { kind: 'index', sql: `SELECT ${COLUMNS} FROM emails e WHERE ${where.join(' AND ')}${excluding} ${order}`, args: [...args, ...(exclude ? [exclude] : []), ...page] };
+}
+
 /** The 3-letter prefixes as an email_prefixes expression: each a quoted word (they hold only token characters). */
 const prefixMatch = (prefixes: string[]) => prefixes.map((x) => `"${x}"`).join(' AND ');
 
@@ -346,18 +382,21 @@ function* timeBounds(p: ListParams): Query<{ low: number | null; high: number | 
  * exactly; the trigram index finds the candidates when the value has the 3 characters a trigram needs), at
  * most one more than the cap.
  */
-function candidateAddresses(workspaceId: string, value: string, pattern: string): Query<string[]> {
-  const like = `(c.address LIKE ? ESCAPE '\\' OR c.name LIKE ? ESCAPE '\\')`;
-  return [...value].length >= 3
-    ? column<string>(
-        `SELECT DISTINCT c.address FROM correspondents_search s JOIN correspondents c ON c.id = s.rowid WHERE correspondents_search MATCH ? AND c.workspace_id = ? AND ${like} LIMIT ?`,
-        ftsPhrase(value),
-        workspaceId,
-        pattern,
-        pattern,
-        MAX_CANDIDATE_ADDRESSES + 1,
-      )
-    : column<string>(`SELECT DISTINCT c.address FROM correspondents c WHERE c.workspace_id = ? AND ${like} LIMIT ?`, workspaceId, pattern, pattern, MAX_CANDIDATE_ADDRESSES + 1);
+function* candidateAddresses(workspaceId: string, value: string, pattern: string): Query<string[]> {
+  const matching = `(${like('c.address')} OR ${like('c.name')})`;
+  // Under 3 characters there is no trigram to narrow by; PostgreSQL's trigram index (correspondents_trigrams)
+  // answers the LIKE itself.
+  if ([...value].length < 3 || (yield* dialect()) === 'postgres') {
+    return yield* column<string>(`SELECT DISTINCT c.address FROM correspondents c WHERE c.workspace_id = ? AND ${matching} LIMIT ?`, workspaceId, pattern, pattern, MAX_CANDIDATE_ADDRESSES + 1);
+  }
+  return yield* column<string>(
+    `SELECT DISTINCT c.address FROM correspondents_search s JOIN correspondents c ON c.id = s.rowid WHERE correspondents_search MATCH ? AND c.workspace_id = ? AND ${matching} LIMIT ?`,
+    ftsPhrase(value),
+    workspaceId,
+    pattern,
+    pattern,
+    MAX_CANDIDATE_ADDRESSES + 1,
+  );
 }
 
 function presentSummary(row: SummaryRow, snippet: string, labels: Label[], delivery: DeliverySummary | null) {

@@ -40,7 +40,7 @@ function release(rowid: number): { emailId: string; doc: SearchDocument } | unde
 
 /** Puts a stored email on the backlog, in the caller's transaction, with its document. */
 export function* queueIndexing(rowid: number, emailId: string, doc: SearchDocument): Query<void> {
-  yield* run('INSERT OR REPLACE INTO search_backlog (search_rowid, email_id) VALUES (?, ?)', rowid, emailId);
+  yield* run('INSERT INTO search_backlog (search_rowid, email_id) VALUES (?, ?) ON CONFLICT (search_rowid) DO UPDATE SET email_id = excluded.email_id', rowid, emailId);
   // Only the writer thread indexes: a document held anywhere else would never be let go.
   if (isMainThread) return;
   release(rowid); // a rowid handed out again by a batch run again

@@ -1,11 +1,13 @@
 // Writes what GET /emails searches by, for the emails the writer thread takes off the backlog
 // (search-backlog.ts): the email's row in the full-text index (email_search, contentless FTS5) and the first 3
-// letters of its words (email_prefixes) under its rowid, and its senders and recipients in `correspondents`.
+// letters of its words (email_prefixes) under its rowid, and its senders and recipients in `correspondents`;
+// on PostgreSQL, one tsvector of the same words under the email's search_rowid (searchVector), and the
+// correspondents alone (their trigram index is the table's own).
 // Queries of single-row statements for the writer's own transaction (db/query.ts). (Not a trigger: a statement
 // that fires one opens a savepoint, and FTS5 then flushes its pending rows, one tiny segment per email.)
-import { run, value, type Query } from '../db/query.ts';
+import { dialect, run, value, type Query } from '../db/query.ts';
 import type { Mailbox } from '../mail/addresses.ts';
-import { wordsOf } from './search-query.ts';
+import { MAX_LEXEME_BYTES, WEIGHTS, wordsOf } from './search-query.ts';
 
 // Past this much text a body is stored whole but indexed only in part: tokenizing costs CPU in the
 // transaction every concurrent writer waits on.
@@ -60,15 +62,15 @@ export function* indexEmail(rowid: number, doc: SearchDocument): Query<void> {
   const body = doc.body.length > MAX_INDEXED_BODY ? doc.body.slice(0, MAX_INDEXED_BODY) : doc.body;
   const people = peopleText(doc.from, doc.recipients, doc.others ?? []);
   const attachments = doc.attachments.join('\n');
-  yield* run(
-    'INSERT INTO email_search (rowid, subject, body, participants, attachments) VALUES (?, ?, ?, ?, ?)',
-    rowid,
-    doc.subject,
-    body,
-    `${people}\n${roleTokens(doc.from, doc.recipients)}`,
-    attachments,
-  );
-  yield* run('INSERT INTO email_prefixes (rowid, prefixes) VALUES (?, ?)', rowid, prefixesOf([doc.subject, body, people, attachments]));
+  const participants = `${people}\n${roleTokens(doc.from, doc.recipients)}`;
+  const postgres = (yield* dialect()) === 'postgres';
+  if (postgres) {
+    const vector = searchVector({ subject: doc.subject, participants, attachments, body });
+    yield* run('INSERT INTO email_search (search_rowid, workspace_id, document) VALUES (?, ?, CAST(? AS tsvector))', rowid, doc.workspaceId, vector);
+  } else {
+    yield* run('INSERT INTO email_search (rowid, subject, body, participants, attachments) VALUES (?, ?, ?, ?, ?)', rowid, doc.subject, body, participants, attachments);
+    yield* run('INSERT INTO email_prefixes (rowid, prefixes) VALUES (?, ?)', rowid, prefixesOf([doc.subject, body, people, attachments]));
+  }
   const seen = new Set<string>();
   for (const m of [doc.from, ...doc.recipients]) {
     const address = m.address.toLowerCase();
@@ -76,7 +78,7 @@ export function* indexEmail(rowid: number, doc: SearchDocument): Query<void> {
     const key = `${address}\n${name}`;
     if (!address || seen.has(key)) continue;
     seen.add(key);
-    if (!(yield* run('INSERT INTO correspondents (workspace_id, address, name) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', doc.workspaceId, address, name))) continue;
+    if (!(yield* run('INSERT INTO correspondents (workspace_id, address, name) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', doc.workspaceId, address, name)) || postgres) continue;
     // The new row's id read by a statement of its own, not by RETURNING id: a statement with RETURNING opens a
     // statement savepoint, and FTS5 then writes the rows the batch has pending out as a segment of their own.
     const id = yield* value<number>('SELECT last_insert_rowid()');
@@ -84,10 +86,49 @@ export function* indexEmail(rowid: number, doc: SearchDocument): Query<void> {
   }
 }
 
-/** Removes an email's rows from both indexes (the email is being deleted). */
+/** Removes an email's rows from both indexes (the email is being deleted); on PostgreSQL its one row. */
 export function* unindexEmail(rowid: number): Query<void> {
+  if ((yield* dialect()) === 'postgres') return void (yield* run('DELETE FROM email_search WHERE search_rowid = ?', rowid));
   yield* run('DELETE FROM email_search WHERE rowid = ?', rowid);
   yield* run('DELETE FROM email_prefixes WHERE rowid = ?', rowid);
+}
+
+// What PostgreSQL takes in a tsvector: positions up to 16383 (later words share the last), 256 of them per
+// lexeme, and 1 MB in all. Words past what fits are left out rather than fail the indexing transaction.
+const MAX_POSITION = 16_383;
+const MAX_POSITIONS = 256;
+const MAX_VECTOR_BYTES = 1_000_000;
+
+/**
+ * The email's tsvector for PostgreSQL's email_search, as a tsvector's text: the words of each FTS5 column cut
+ * and folded as SQLite's tokenizer does (wordsOf), each at its position with its column's weight (WEIGHTS).
+ * The columns follow each other with a position left free between them, so a phrase never runs across two;
+ * the body comes last, since a long body's positions run out (PostgreSQL keeps 16383).
+ */
+export function searchVector(columns: { subject: string; participants: string; attachments: string; body: string }): string {
+  const lexemes = new Map<string, number[]>();
+  const weightAt: string[] = [];
+  let position = 0;
+  // A lexeme's bytes, its entry, its positions' count and alignment; then 2 bytes a position.
+  let bytes = 0;
+  for (const column of ['subject', 'participants', 'attachments', 'body'] as const) {
+    position++;
+    for (const word of wordsOf(columns[column])) {
+      position = Math.min(position + 1, MAX_POSITION);
+      let at = lexemes.get(word);
+      if (!at) {
+        const size = Buffer.byteLength(word) + 8;
+        if (size - 8 > MAX_LEXEME_BYTES || bytes + size > MAX_VECTOR_BYTES) continue;
+        bytes += size;
+        lexemes.set(word, (at = []));
+      }
+      if (at.length >= MAX_POSITIONS || at.at(-1) === position || bytes + 2 > MAX_VECTOR_BYTES) continue;
+      at.push(position);
+      weightAt[position] ??= WEIGHTS[column];
+      bytes += 2;
+    }
+  }
+  return [...lexemes].map(([word, at]) => `'${word}':${at.map((p) => `${p}${weightAt[p]}`).join(',')}`).join(' ');
 }
 
 const PREFIX_CHARS = 3;

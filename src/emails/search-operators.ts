@@ -4,7 +4,7 @@
 // operator with a value it does not know (is:starred, has:drive) is words, as Gmail does; a date it cannot
 // read is a 400 naming `query`.
 import { validationError } from '../errors.ts';
-import { termsOf, textSearch, type SearchQuery, type Term } from './search-query.ts';
+import { NOTHING, termsOf, textSearch, type SearchQuery, type Term } from './search-query.ts';
 
 /** What in:, is:, has: and category: test on each email; each may be negated. */
 export type Flag = 'inbox' | 'sent' | 'archive' | 'spam' | 'trash' | 'scheduled' | 'unread' | 'important' | 'attachment' | 'primary' | 'updates';
@@ -42,7 +42,7 @@ const DAY_MS = 86_400_000;
 export function parseQuery(input: string, now: number): ParsedQuery {
   const terms = termsOf(input);
   // No word and no operator (only punctuation, say): as before operators, it matches nothing.
-  if (terms.length === 0) return { search: { match: null, exclude: null, tokens: [], walk: null }, operators: null };
+  if (terms.length === 0) return { search: NOTHING, operators: null };
   const ops: QueryOperators = { from: [], to: [], notFrom: [], notTo: [], labels: [], notLabels: [], flags: [], anywhere: false };
   let used = false;
   const words: Term[] = [];

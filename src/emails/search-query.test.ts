@@ -2,13 +2,19 @@
 // in-memory database): every hostile input of the catalogue (API-12, F9) is either a 400 naming `query` or a
 // well-formed expression that SQLite accepts, with literal results; quoting, phrases, prefixes, the column
 // operators subject: and filename:, and -term as promised. (The other operators: search-operators.test.ts.)
+// Under MAILWRIGHT_TEST_STORE=postgres, the same documents in PostgreSQL's email_search: every input of these
+// tests finds there what it finds in FTS5.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
 import { migrate } from '../db/migrate.ts';
 import { ApiError } from '../errors.ts';
 import { MAX_QUERY_CHARS, MAX_QUERY_TERMS, parseSearchQuery } from './search-query.ts';
-import { prefixesOf } from './search-index.ts';
+import { prefixesOf, searchVector } from './search-index.ts';
+import { TEST_STORE } from '../testkit/app.ts';
+import { freshDatabase } from '../testkit/postgres.ts';
+import { openPool } from '../db/postgres.ts';
+import { migratePostgres } from '../db/postgres-migrate.ts';
 
 const db = new Database(':memory:');
 migrate(db);
@@ -23,7 +29,7 @@ docs.forEach(([subject, body, participants, attachments], i) => {
 });
 
 /** Rowids (ascending) the query finds, or the 400's message; any other failure fails the test. */
-function search(input: string): number[] | string {
+function searchOnce(input: string): number[] | string {
   let q;
   try {
     q = parseSearchQuery(input);
@@ -37,6 +43,13 @@ function search(input: string): number[] | string {
   if (q.match === null) return db.prepare('SELECT rowid FROM email_search WHERE rowid NOT IN (SELECT rowid FROM email_search WHERE email_search MATCH ?) ORDER BY rowid').pluck().all(q.exclude) as number[];
   const match = q.exclude ? `(${q.match}) NOT (${q.exclude})` : q.match;
   return db.prepare('SELECT rowid FROM email_search WHERE email_search MATCH ? ORDER BY rowid').pluck().all(match) as number[];
+}
+
+/** Every input the tests below search for, to search again on PostgreSQL. */
+const searched = new Set<string>();
+function search(input: string): number[] | string {
+  searched.add(input);
+  return searchOnce(input);
 }
 
 const HOSTILE = [
@@ -167,6 +180,32 @@ test('prefixesOf: each prefix once, whichever way it was written; every call sta
   assert.equal(prefixesOf(texts).split(' ').sort(), first);
   assert.equal(prefixesOf(['Naive']), 'nai');
   assert.equal(prefixesOf(['Zürich', 'zur']), 'zur');
+});
+
+(TEST_STORE === 'postgres' ? test : test.skip)('PostgreSQL: every input finds in email_search what it finds in FTS5', async () => {
+  const fresh = await freshDatabase();
+  const pool = openPool(fresh.url, { max: 1 });
+  try {
+    await migratePostgres(pool);
+    await pool.query("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_q', 'q', 0)");
+    for (const [i, [subject, body, participants, attachments]] of docs.entries()) {
+      await pool.query("INSERT INTO email_search (search_rowid, workspace_id, document) VALUES ($1, 'ws_q', $2::tsvector)", [i + 1, searchVector({ subject, body, participants, attachments })]);
+    }
+    for (const input of [...searched, ...HOSTILE, 'rep*', 'repor*', '"quarterly rep"*', 'Repor* alice "multi agen"*', 'multi-ag*']) {
+      const want = searchOnce(input);
+      if (typeof want === 'string') continue;
+      const q = parseSearchQuery(input);
+      let got: number[] = [];
+      if (q.tsquery.match !== null || q.tsquery.exclude !== null) {
+        const query = [q.tsquery.match ?? '', q.tsquery.exclude ? `${q.tsquery.match ? ' & ' : ''}!(${q.tsquery.exclude})` : ''].join('');
+        got = (await pool.query('SELECT search_rowid FROM email_search WHERE document @@ $1::tsquery ORDER BY search_rowid', [query])).rows.map((r) => Number(r.search_rowid));
+      }
+      assert.equal(got, want, JSON.stringify(input.slice(0, 60)));
+    }
+  } finally {
+    await pool.end();
+    await fresh.drop();
+  }
 });
 
 test.run();

@@ -6,6 +6,7 @@
 // prefix search when its last token has at least 3 characters (the prefix index's length; a shorter prefix
 // would read every word it starts). Long inputs are refused before SQLite sees them, since a running query
 // cannot be interrupted. The other operators (from:, label:, in:, dates...) are search-operators.ts's.
+// On PostgreSQL the same terms become a tsquery (`tsquery`): its lexemes are the folded words, each quoted.
 import { validationError } from '../errors.ts';
 
 export const MAX_QUERY_CHARS = 1000;
@@ -32,7 +33,16 @@ export interface SearchQuery {
    * words in order, the last one a prefix), empty when the prefixes say it all (single words of 3 letters).
    */
   walk: { match: string | null; prefixes: string[]; check: string[][] } | null;
+  /**
+   * The same terms for PostgreSQL's index (db/postgres/0043_schema.sql email_search): `match` a tsquery of the
+   * terms searched for, `exclude` one of the terms with `-`. A prefix is a lexeme with :*, which the GIN index
+   * answers exactly: no walk.
+   */
+  tsquery: { match: string | null; exclude: string | null };
 }
+
+/** What a query with no searchable word is: it matches nothing. */
+export const NOTHING: SearchQuery = { match: null, exclude: null, tokens: [], walk: null, tsquery: { match: null, exclude: null } };
 
 // unicode61's token characters (categories L*, N*, Co); everything else separates tokens.
 const TOKEN_CHAR = /[\p{L}\p{N}\p{Co}]/u;
@@ -65,6 +75,25 @@ const COLUMNS = new Map([
   ['subject', 'subject'],
   ['filename', 'attachments'],
 ]);
+
+/** The weight that stands for each FTS5 column in PostgreSQL's tsvector (search-index.ts searchVector). */
+export const WEIGHTS = { subject: 'A', body: 'B', participants: 'C', attachments: 'D' } as const;
+
+/** PostgreSQL's limit on a lexeme: a longer word is neither indexed nor searched for. */
+export const MAX_LEXEME_BYTES = 2046;
+/** A lexeme no document has (the indexed words hold no space): a term that cannot match. */
+const UNMATCHABLE = "' '";
+
+/**
+ * A term's folded words as a tsquery phrase: each word a quoted lexeme (they hold only token characters), the
+ * next right after it (<->), the last one a prefix (:*) when asked, all in one column's weight when given.
+ */
+export function tsPhrase(words: string[], opts: { prefix?: boolean; weight?: string } = {}): string {
+  if (!words.length || words.some((w) => Buffer.byteLength(w) > MAX_LEXEME_BYTES)) return UNMATCHABLE;
+  const weight = opts.weight ?? '';
+  const lexemes = words.map((w, i) => `'${w}'${opts.prefix && i === words.length - 1 ? `:*${weight}` : weight ? `:${weight}` : ''}`);
+  return lexemes.length > 1 ? `(${lexemes.join(' <-> ')})` : lexemes[0];
+}
 
 /**
  * Splits a query into terms. Throws a 400 naming `query` when it is over MAX_QUERY_CHARS characters or holds
@@ -110,16 +139,22 @@ export function textSearch(terms: Term[]): SearchQuery | null {
   const excluded: string[] = [];
   const prefixes = new Set<string>();
   const check: string[][] = [];
+  const tsMatch: string[] = [];
+  const tsExclude: string[] = [];
   for (const term of text) {
     const folded = wordsOf(term.text);
     const last = [...(folded.at(-1) ?? '')];
     // A prefix only on a bare word searched for: a column or an exclusion would read every word it starts.
     const prefix = term.star && !term.op && !term.not && last.length >= MIN_PREFIX_CHARS;
     const literal = `${term.op ? `${COLUMNS.get(term.op)} : ` : ''}"${term.text.replace(/"/g, '""')}"${prefix ? ' *' : ''}`;
+    const column = term.op ? COLUMNS.get(term.op) : undefined;
+    const ts = tsPhrase(folded, { prefix, weight: column ? WEIGHTS[column as keyof typeof WEIGHTS] : undefined });
     if (term.not) {
       excluded.push(literal);
+      tsExclude.push(ts);
       continue;
     }
+    tsMatch.push(ts);
     folded.forEach((token, i) => tokens.push({ token, prefix: prefix && i === folded.length - 1 }));
     exact.push(literal);
     if (!prefix) {
@@ -136,6 +171,7 @@ export function textSearch(terms: Term[]): SearchQuery | null {
     exclude: excluded.length ? excluded.join(' OR ') : null,
     tokens,
     walk: prefixes.size ? { match: words.length ? words.join(' AND ') : null, prefixes: [...prefixes], check } : null,
+    tsquery: { match: tsMatch.length ? tsMatch.join(' & ') : null, exclude: tsExclude.length ? tsExclude.join(' | ') : null },
   };
 }
 
@@ -144,7 +180,7 @@ export function textSearch(terms: Term[]): SearchQuery | null {
  * when the query holds no word.
  */
 export function parseSearchQuery(input: string): SearchQuery {
-  return textSearch(termsOf(input)) ?? { match: null, exclude: null, tokens: [], walk: null };
+  return textSearch(termsOf(input)) ?? NOTHING;
 }
 
 /** An FTS5 string for a literal value (an address): tokenized by the index's own tokenizer, matched as a phrase. */

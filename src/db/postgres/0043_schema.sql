@@ -222,6 +222,12 @@ CREATE TABLE correspondents (
   UNIQUE (workspace_id, address, name)
 );
 
+-- The `from` and `to` filters find the addresses a value can mean by a case-insensitive substring of the
+-- address or a display name (emails/list.ts): trigrams answer LIKE on lower(...) as FTS5's trigram
+-- correspondents_search does on SQLite. pg_trgm is a trusted extension: the database's owner may create it.
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+CREATE INDEX correspondents_trigrams ON correspondents USING gin (lower(address) gin_trgm_ops, lower(name) gin_trgm_ops);
+
 CREATE TABLE suppressions (
   workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
   email        TEXT NOT NULL,                  -- lower case
@@ -597,6 +603,21 @@ CREATE TABLE search_backlog (
   search_rowid BIGINT PRIMARY KEY,
   email_id     TEXT NOT NULL
 );
+
+-- The full-text index, PostgreSQL's own way (SQLite has the FTS5 tables email_search, email_prefixes and
+-- correspondents_search instead). One tsvector per email under its search_rowid, written from the words
+-- emails/search-index.ts cuts as SQLite's unicode61 tokenizer does (folded: lower case, no diacritics; no
+-- stemming, so mail in any language is found by its words), never by a text search configuration's parser.
+-- Weights stand for FTS5's columns: A the subject, C the participants, D the attachment names, B the body,
+-- laid out in that order with a position left free between them, so a phrase never runs from one into the
+-- next and a long body (positions stop at 16383) comes last. Prefixes are tsquery's own (:*), from the GIN
+-- index, so no table of prefixes.
+CREATE TABLE email_search (
+  search_rowid BIGINT PRIMARY KEY,
+  workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+  document     TSVECTOR NOT NULL
+);
+CREATE INDEX email_search_document ON email_search USING gin (document);
 
 CREATE INDEX emails_inbox ON emails(workspace_id, inbox_id, search_rowid) WHERE inbox_id IS NOT NULL;
 
