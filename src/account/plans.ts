@@ -86,7 +86,7 @@ export function* meter(config: PlanConfig, workspaceId: string, now: number, sen
   }
   yield* run(
     `INSERT INTO usage (workspace_id, period, recipients, attachment_bytes) VALUES (?, ?, ?, ?)
-     ON CONFLICT (workspace_id, period) DO UPDATE SET recipients = recipients + excluded.recipients, attachment_bytes = attachment_bytes + excluded.attachment_bytes`,
+     ON CONFLICT (workspace_id, period) DO UPDATE SET recipients = usage.recipients + excluded.recipients, attachment_bytes = usage.attachment_bytes + excluded.attachment_bytes`,
     workspaceId, period.key, send.recipients, send.attachmentBytes,
   );
 }

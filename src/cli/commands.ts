@@ -6,9 +6,10 @@ import { parseArgs } from 'node:util';
 import { text } from 'node:stream/consumers';
 import { ConfigError, type Config } from '../config/config.ts';
 import { systemClock } from '../clock.ts';
-import { databasePath, type Db } from '../db/open.ts';
+import { databasePath } from '../db/open.ts';
 import { GroupCommit } from '../db/group-commit.ts';
-import { sqliteStore, type Store } from '../db/store.ts';
+import { postgresStore, sqliteStore, type Store } from '../db/store.ts';
+import { openPool } from '../db/postgres.ts';
 import { databaseProblems } from '../db/integrity.ts';
 import { createBackup } from '../db/backup.ts';
 import { restoreBackup } from '../db/restore.ts';
@@ -206,6 +207,7 @@ export async function runCommand(config: Config, command: string, sub: string | 
  * that is not this one. Exit 78, naming the file and the setting that points elsewhere.
  */
 function requireDatabase(config: Config): void {
+  if (config.databaseUrl) return; // a PostgreSQL database: the command's first statement finds whether it is the box's
   const file = databasePath(config.dataDir);
   if (existsSync(file)) return;
   throw new ConfigError(
@@ -215,13 +217,22 @@ function requireDatabase(config: Config): void {
 }
 
 /**
- * The box's database, as the queries' store (writes in BEGIN IMMEDIATE transactions, while serve may write too)
- * and as the connection for the parts not yet on queries.
+ * The box's database as the queries' store: its PostgreSQL database (database_url), or its SQLite file (writes in
+ * BEGIN IMMEDIATE transactions, while serve may write too).
  */
-async function withStore(config: Config, work: (box: { db: Db; store: Store }) => void | Promise<void>): Promise<number> {
+async function withStore(config: Config, work: (box: { store: Store }) => void | Promise<void>): Promise<number> {
+  if (config.databaseUrl) {
+    const pool = openPool(config.databaseUrl, { max: 2, applicationName: 'mailwright cli' });
+    try {
+      await work({ store: postgresStore(pool) });
+      return 0;
+    } finally {
+      await pool.end();
+    }
+  }
   const db = openStore(config);
   try {
-    await work({ db, store: sqliteStore(db, new GroupCommit(db)) });
+    await work({ store: sqliteStore(db, new GroupCommit(db)) });
     return 0;
   } finally {
     db.close();

@@ -74,13 +74,13 @@ export function* addEvent(clock: Clock, e: NewEvent): Query<number> {
   yield* addOutbox(e, now, seq);
   const column = COUNTED[e.type];
   if (column === 'received') {
-    yield* run('INSERT INTO daily_stats (workspace_id, day, received) VALUES (?, ?, 1) ON CONFLICT (workspace_id, day) DO UPDATE SET received = received + 1', e.workspaceId, utcDay(now));
+    yield* run('INSERT INTO daily_stats (workspace_id, day, received) VALUES (?, ?, 1) ON CONFLICT (workspace_id, day) DO UPDATE SET received = daily_stats.received + 1', e.workspaceId, utcDay(now));
   } else if (column) {
     // Test sends and the box's own notices are not the workspace's sending (0033): one statement still, its
     // look-up of the email by its key costing about what a second statement's call would.
     yield* run(
       `INSERT INTO daily_stats (workspace_id, day, ${column}) SELECT ?, ?, 1 WHERE NOT EXISTS (SELECT 1 FROM emails WHERE id = ? AND counted = 0)
-       ON CONFLICT (workspace_id, day) DO UPDATE SET ${column} = ${column} + 1`,
+       ON CONFLICT (workspace_id, day) DO UPDATE SET ${column} = daily_stats.${column} + 1`,
       e.workspaceId,
       utcDay(now),
       e.emailId,

@@ -8,7 +8,7 @@ import type { Mailbox } from '../mail/addresses.ts';
 import type { ComposeInput } from '../mail/compose.ts';
 import { copyPackedAgainst, unpackAgainstCopy, unpackBodies, unpackMessageAsync, type StoredBodies } from '../mail/packing.ts';
 import type { EmailRow } from './rows.ts';
-import { PACKED_ROWID } from './contents-rowids.ts';
+import { bodiesForStore, PACK_BODIES } from './contents-rowids.ts';
 
 /**
  * A sent email as composing reads it. storeSentEmail always writes a sent email's sending domain and envelope
@@ -91,8 +91,9 @@ export async function baseCopy(store: Pick<Store, 'read'>, emailId: string): Pro
     get<StoredBodies & { id: number; raw: Buffer }>(
       `SELECT dc.delivery_id AS id, dc.raw, c.text_body AS text, c.html_body AS html
        FROM deliveries d JOIN delivery_contents dc ON dc.delivery_id = d.id JOIN email_contents c ON c.email_id = d.email_id
-       WHERE d.email_id = ? AND substr(dc.raw, 1, 2) IS NOT x'0002' ORDER BY d.id LIMIT 1`,
+       WHERE d.email_id = ? AND substr(dc.raw, 1, 2) IS DISTINCT FROM ? ORDER BY d.id LIMIT 1`,
       emailId,
+      AGAINST_COPY_MARK,
     ),
   );
   return row ? { id: row.id, raw: await unpackMessageAsync(row.raw, row) } : null;
@@ -112,12 +113,8 @@ export function* storePersonalCopy(deliveryId: number, packed: Buffer): Query<bo
  * (contents-rowids.ts). Never other text: the stored copies' bytes are packed against what these bodies hold.
  */
 export function* packStoredBodies(emailId: string, bodies: { text: string | Buffer | null; html: string | Buffer | null }): Query<void> {
-  yield* run(
-    `UPDATE email_contents SET rowid = ${PACKED_ROWID}, text_body = ?, html_body = ? WHERE email_id = ? AND typeof(text_body) IS NOT 'blob' AND typeof(html_body) IS NOT 'blob'`,
-    bodies.text,
-    bodies.html,
-    emailId,
-  );
+  const { text, html } = yield* bodiesForStore(bodies);
+  yield* run(PACK_BODIES, text, html, emailId);
 }
 
 export function* hasSignedCopy(emailId: string): Query<boolean> {
@@ -139,6 +136,9 @@ export function* storeSignedCopy(emailId: string, packed: Buffer, size: number, 
 export function* noteFirstCopySigned(emailId: string, size: number, now: number): Query<void> {
   yield* run('UPDATE emails SET size = ?, signed_at = ? WHERE id = ? AND signed_at IS NULL', size, now, emailId);
 }
+
+/** The first two bytes of a copy packed against another copy (mail/packing.ts packAgainstCopy), as a parameter both stores compare bytes with. */
+const AGAINST_COPY_MARK = Buffer.from([0x00, 0x02]);
 
 const mailboxes = (json: string) => JSON.parse(json) as Mailbox[];
 

@@ -13,7 +13,7 @@ import { countedRow, recount } from './counts.ts';
 import type { Category, SentBy } from './rows.ts';
 import { htmlText, nextSearchRowid, previewOf } from './search-index.ts';
 import { queueIndexing } from './search-backlog.ts';
-import { PACKED_ROWID, WAITING_ROWID } from './contents-rowids.ts';
+import { bodiesForStore, insertContents } from './contents-rowids.ts';
 import type { TemplateOrigin } from '../templates/content.ts';
 
 export interface ReceivedEmail {
@@ -173,7 +173,8 @@ function* insertSent(now: number, searchRowid: number, text: string, e: SentEmai
  * its signed copy (emails/outgoing.ts), the same text in fewer bytes, so they wait apart (contents-rowids.ts).
  */
 function* storeBodies(emailId: string, workspaceId: string, now: number, b: { text: string | Buffer | null; html: string | Buffer | null; raw: Buffer | null; attachments: StoredAttachment[]; extractedText?: string | null }, waiting: boolean): Query<void> {
-  yield* run(`INSERT INTO email_contents (rowid, email_id, text_body, html_body, raw, extracted_text) VALUES (${waiting ? WAITING_ROWID : PACKED_ROWID}, ?, ?, ?, ?, ?)`, emailId, b.text, b.html, b.raw, b.extractedText ?? null);
+  const { text, html } = yield* bodiesForStore({ text: b.text, html: b.html });
+  yield* run(insertContents(waiting), emailId, text, html, b.raw, b.extractedText ?? null);
   for (const [i, a] of b.attachments.entries()) {
     yield* run(
       'INSERT INTO email_attachments (id, email_id, workspace_id, position, filename, content_type, content_id, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',

@@ -99,7 +99,7 @@ export function* learnFromSend(s: { workspaceId: string; recipients: readonly st
   yield* noteWrote(s.workspaceId, s.recipients, s.now);
   if (!s.inReplyTo) return;
   const parent = yield* value<string>(
-    "SELECT id FROM emails WHERE workspace_id = ? AND message_id = ? AND direction = 'in' AND category IS NOT 'spam' ORDER BY id LIMIT 1",
+    "SELECT id FROM emails WHERE workspace_id = ? AND message_id = ? AND direction = 'in' AND category IS DISTINCT FROM 'spam' ORDER BY id LIMIT 1",
     s.workspaceId,
     s.inReplyTo,
   );

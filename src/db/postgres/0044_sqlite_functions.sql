@@ -26,3 +26,12 @@ CREATE FUNCTION instr(haystack text, needle text) RETURNS integer LANGUAGE sql I
 
 -- COLLATE NOCASE: equal and ordered regardless of case (SQLite's folds ASCII only; this folds all letters).
 CREATE COLLATION nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+
+-- Sending, feedback, webhooks, templates:
+-- strftime(format, seconds, 'unixepoch'): a Unix time in seconds as UTC text; %Y %m %d %H %M %S as SQLite's.
+CREATE FUNCTION strftime(fmt text, t double precision, modifier text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN t IS NULL OR modifier IS DISTINCT FROM 'unixepoch' THEN NULL ELSE
+    to_char(to_timestamp(t) AT TIME ZONE 'UTC',
+      replace(replace(replace(replace(replace(replace(fmt, '%Y', 'YYYY'), '%m', 'MM'), '%d', 'DD'), '%H', 'HH24'), '%M', 'MI'), '%S', 'SS'))
+  END
+$$;
