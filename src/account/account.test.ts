@@ -153,7 +153,7 @@ test('SMTP submission, forwarding confirmations and forwarded copies are metered
   db.prepare('UPDATE usage SET recipients = 10 WHERE workspace_id = ?').run(ws);
   const before = sentCount();
   assert.is((await s.deliver('From: x@sender.example\r\nSubject: forward me\r\n\r\nhi\r\n', {})).code, 250);
-  const received = s.stored('subject = ?', 'forward me')[0];
+  const [received] = await s.stored('subject = ?', 'forward me');
   const events = (await api(`/emails/${received.id}/events`)).body.data;
   assert.ok(events.some((e: any) => e.type === 'blocked' && e.recipient === 'friend@dest.test' && e.data.reason === 'quota_exceeded'), JSON.stringify(events));
   assert.is(sentCount(), before, 'no copy queued');

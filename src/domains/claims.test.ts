@@ -54,10 +54,10 @@ test('an overlapping domain left by an older release gets no mail and no inboxes
 
   const reply = await s.deliver('From: alice@sender.example\r\nTo: ceo\r\nSubject: for the holder only\r\n\r\nsecret\r\n', { to: [`ceo@${s.domain.name}`] });
   assert.is(reply.code, 550, reply.text);
-  assert.equal(s.stored('subject = ?', 'for the holder only'), [], 'nothing stored in any workspace');
+  assert.equal(await s.stored('subject = ?', 'for the holder only'), [], 'nothing stored in any workspace');
   const ok = await s.deliver('From: alice@sender.example\r\nSubject: still mine\r\n\r\nhello\r\n', { to: [s.inbox.address] });
   assert.is(ok.code, 250, 'the holder still receives');
-  assert.is(s.stored('subject = ?', 'still mine')[0].inbox_id, s.inbox.id);
+  assert.is((await s.stored('subject = ?', 'still mine'))[0].inbox_id, s.inbox.id);
 
   const inbox = await request(`${s.t.api}/inboxes`, { body: { domain_id: placeholder.id, local_part: 'cfo' }, key: intruder.key });
   assert.equal([inbox.status, inbox.body.error.code], [409, 'domain_exists']);

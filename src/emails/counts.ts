@@ -37,8 +37,9 @@ export function* recount(before: CountedRow | null, after: CountedRow | null): Q
   if (d.inbox || d.updates || d.spam || d.important) {
     yield* run(
       `INSERT INTO mailbox_counts (workspace_id, inbox_unread, updates_unread, spam_total, important_unread) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (workspace_id) DO UPDATE SET inbox_unread = inbox_unread + excluded.inbox_unread, updates_unread = updates_unread + excluded.updates_unread,
-         spam_total = spam_total + excluded.spam_total, important_unread = important_unread + excluded.important_unread`,
+       ON CONFLICT (workspace_id) DO UPDATE SET inbox_unread = mailbox_counts.inbox_unread + excluded.inbox_unread,
+         updates_unread = mailbox_counts.updates_unread + excluded.updates_unread, spam_total = mailbox_counts.spam_total + excluded.spam_total,
+         important_unread = mailbox_counts.important_unread + excluded.important_unread`,
       workspaceId, d.inbox, d.updates, d.spam, d.important,
     );
   }

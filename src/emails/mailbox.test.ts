@@ -71,7 +71,7 @@ async function receive(raw: string | Buffer, from = 'alice@sender.example'): Pro
   assert.is(reply.code, 250, reply.text);
   return /queued as (em_\w+)/.exec(reply.text)![1];
 }
-const row = (id: string) => s.stored('e.id = ?', id)[0];
+const row = async (id: string) => (await s.stored('e.id = ?', id))[0];
 const learned = (address: string) => db.prepare('SELECT category, important FROM sender_rules WHERE address = ?').get(address) as { category: string | null; important: number | null } | undefined;
 
 test('GET /emails/:id of a received message: every field, authentication verdicts, attachments with sizes', async () => {
@@ -195,7 +195,7 @@ test('GET /emails/:id/raw of a received message: the stored bytes, as message/rf
   assert.is(res.headers.get('content-type'), 'message/rfc822');
   assert.is(res.headers.get('x-content-type-options'), 'nosniff');
   assert.is(res.headers.get('content-disposition'), `attachment; filename="${id}.eml"; filename*=UTF-8''${id}.eml`);
-  assert.ok(res.body.equals(row(id).raw), 'byte for byte what was stored');
+  assert.ok(res.body.equals((await row(id)).raw), 'byte for byte what was stored');
   assert.ok(res.body.toString().endsWith(m.raw), 'which is the message as received after our trace fields');
 });
 
@@ -286,8 +286,8 @@ test('reporting spam teaches the sender: the next message from that address (any
   assert.equal(res.body, { id: first, readAt: null, archivedAt: null, trashedAt: null, category: 'spam', important: false, classification: 'You marked this sender as spam' });
   assert.equal(learned('bob@sender.example'), { category: 'spam', important: null });
   const next = await receive(mime({ from: 'Bob <BOB@Sender.Example>', subject: 'More watches' }).raw, 'bob@sender.example');
-  assert.is(row(next).category, 'spam');
-  assert.is(row(next).classification, 'You marked this sender as spam');
+  assert.is((await row(next)).category, 'spam');
+  assert.is((await row(next)).classification, 'You marked this sender as spam');
   const got = (await api(`/emails/${next}`)).body;
   assert.is(got.category, 'spam');
   assert.is(got.classification, 'You marked this sender as spam');
@@ -300,7 +300,7 @@ test('learn: false changes only this message: the sender\'s next message is not 
   assert.is(res.body.classification, 'You moved this message to Spam');
   assert.is(learned('carol@sender.example'), undefined);
   const next = await receive(mime({ from: 'Carol <carol@sender.example>', subject: 'Hello again' }).raw, 'carol@sender.example');
-  assert.is(row(next).category, 'primary');
+  assert.is((await row(next)).category, 'primary');
   const moved = await api(`/emails/${next}`, { method: 'PATCH', body: { category: 'updates', learn: false } });
   assert.is(moved.body.classification, 'You moved this message to Updates');
 });
@@ -310,14 +310,14 @@ test('not spam overrides the automatic spam check for that sender from then on',
   s.senderDomain('strict.example');
   s.dns.set('strict.example', 'TXT', ['v=spf1 ip4:192.0.2.1 -all']);
   const first = await receive(mime({ from: 'Dan <dan@strict.example>', subject: 'Real mail' }).raw, 'dan@strict.example');
-  assert.is(row(first).category, 'spam');
+  assert.is((await row(first)).category, 'spam');
   const res = await api(`/emails/${first}`, { method: 'PATCH', body: { category: 'primary' } });
   assert.is(res.body.category, 'primary');
   assert.is(res.body.classification, 'You marked this sender as not spam');
   assert.equal(learned('dan@strict.example'), { category: 'primary', important: null });
   const next = await receive(mime({ from: 'Dan <dan@strict.example>', subject: 'More real mail' }).raw, 'dan@strict.example');
-  assert.is(row(next).category, 'primary');
-  assert.match(row(next).classification, /^You marked this sender as not spam, overriding: DMARC failed for strict\.example/);
+  assert.is((await row(next)).category, 'primary');
+  assert.match((await row(next)).classification, /^You marked this sender as not spam, overriding: DMARC failed for strict\.example/);
 });
 
 test('importance is learned for the sender (and kept apart from the category); learn: false marks one message', async () => {
@@ -331,9 +331,9 @@ test('importance is learned for the sender (and kept apart from the category); l
   assert.is(moved.body.classification, 'You moved this sender to Updates; you marked this sender as important', 'the importance reason stays');
   assert.equal(learned('erin@sender.example'), { category: 'updates', important: 1 }, 'the other column is kept');
   const next = await receive(mime({ from: 'Erin <erin@sender.example>', subject: 'Minutes' }).raw, 'erin@sender.example');
-  assert.is(row(next).important, 1);
-  assert.is(row(next).category, 'updates');
-  assert.is(row(next).classification, 'You moved this sender to Updates; you marked this sender as important');
+  assert.is((await row(next)).important, 1);
+  assert.is((await row(next)).category, 'updates');
+  assert.is((await row(next)).classification, 'You moved this sender to Updates; you marked this sender as important');
 
   const once = await receive(mime({ from: 'Finn <finn@sender.example>', subject: 'Urgent once' }).raw, 'finn@sender.example');
   const one = await api(`/emails/${once}`, { method: 'PATCH', body: { important: true, learn: false } });
@@ -341,7 +341,7 @@ test('importance is learned for the sender (and kept apart from the category); l
   assert.is(one.body.classification, 'Personal mail: no newsletter, bulk or automated signs; you marked this message as important');
   assert.is(learned('finn@sender.example'), undefined);
   const later = await receive(mime({ from: 'Finn <finn@sender.example>', subject: 'Not urgent' }).raw, 'finn@sender.example');
-  assert.is(row(later).important, 0);
+  assert.is((await row(later)).important, 0);
 });
 
 test('moving an important message to spam clears important; spam cannot be marked important', async () => {

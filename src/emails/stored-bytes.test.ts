@@ -74,7 +74,7 @@ test('a received 10 KB message: GET /raw gives back the bytes as received after 
   });
   assert.ok(sent.length > 10_000, `${sent.length} bytes`);
   assert.is((await s.deliver(sent, {})).code, 250);
-  const [row] = s.stored('e.message_id = ?', 'packed-1@sender.example');
+  const [row] = await s.stored('e.message_id = ?', 'packed-1@sender.example');
   receivedId = row.id;
   const bytes = await raw(row.id);
   assert.ok(bytes.subarray(bytes.length - sent.length).equals(sent), 'bytes in == bytes out');

@@ -224,7 +224,7 @@ test('mail to the mailto address unsubscribes that recipient; a forged address i
   assert.is(reply.code, 250, reply.text);
   assert.equal(suppression('default', 'dave@dest.test'), { scope: 'marketing', reason: 'unsubscribe', origin: 'recipient', emailId: sale.id });
   assert.equal((await events(sale.id)).filter((e) => e.type === 'unsubscribed').map((e) => e.data.via), ['mailto']);
-  assert.is(s.stored('e.message_id = ?', 'u1@dest.test').length, 0, 'the request is not kept as mail');
+  assert.is((await s.stored('e.message_id = ?', 'u1@dest.test')).length, 0, 'the request is not kept as mail');
 });
 
 test("a sender's own List-Unsubscribe without a one-click HTTPS URL is replaced by the box's (own-unsubscribe.test.ts: when one stands)", async () => {

@@ -76,11 +76,11 @@ test('a sender blocked by its envelope is refused at RCPT; another workspace tha
   const refused = await s.deliver(letter('Sales <sales@spammer.example>'), { from: 'bounce@mail.spammer.example' });
   assert.is(refused.code, 550);
   assert.is(refused.text, '5.7.1 <hello@in.example>: The recipient does not accept mail from senders at spammer.example');
-  assert.equal(s.stored('subject = ? AND from_address = ?', 'Hello', 'sales@spammer.example'), []);
+  assert.equal(await s.stored('subject = ? AND from_address = ?', 'Hello', 'sales@spammer.example'), []);
 
   const both = await s.deliver(letter('Sales <sales@spammer.example>', 'Both'), { from: 'bounce@mail.spammer.example', to: ['hello@in.example', other.inbox] });
   assert.is(both.code, 250);
-  assert.equal(s.stored("subject = 'Both'").map((r) => r.inbox_id === s.inbox.id), [false]);
+  assert.equal((await s.stored("subject = 'Both'")).map((r) => r.inbox_id === s.inbox.id), [false]);
   // The null sender (bounces) is never refused at RCPT.
   assert.is((await s.deliver(letter('MAILER-DAEMON <mailer-daemon@relay.example>', 'Undelivered'), { from: '' })).code, 250);
 });

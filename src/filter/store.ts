@@ -175,7 +175,7 @@ function* add(modelId: number, cls: SpamClass, hashes: string, now: number): Que
   // A row whose total is 1 after the upsert was not there before: that is how the model's row count stays true.
   const totals = yield* column<number>(
     `INSERT INTO spam_filter_tokens (model_id, token, spam, ham, seen_day) SELECT ?, value, ?, ?, ? FROM json_each(?) WHERE true
-       ON CONFLICT (model_id, token) DO UPDATE SET spam = spam + excluded.spam, ham = ham + excluded.ham, seen_day = excluded.seen_day
+       ON CONFLICT (model_id, token) DO UPDATE SET spam = spam_filter_tokens.spam + excluded.spam, ham = spam_filter_tokens.ham + excluded.ham, seen_day = excluded.seen_day
        RETURNING spam + ham`,
     modelId, spam, ham, day, hashes,
   );

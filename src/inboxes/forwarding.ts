@@ -29,7 +29,8 @@ function* readConfirmation(inboxId: string): Query<Confirmation | null> {
 }
 
 const writeConfirmation = (inboxId: string, c: Confirmation) =>
-  run('INSERT OR REPLACE INTO forward_confirmations (inbox_id, nonce, address, issued_at, confirmed_at) VALUES (?, ?, ?, ?, ?)', inboxId, c.nonce, c.address, c.issuedAt, c.confirmedAt);
+  run(`INSERT INTO forward_confirmations (inbox_id, nonce, address, issued_at, confirmed_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (inbox_id) DO UPDATE SET nonce = excluded.nonce, address = excluded.address, issued_at = excluded.issued_at, confirmed_at = excluded.confirmed_at`, inboxId, c.nonce, c.address, c.issuedAt, c.confirmedAt);
 
 const dropConfirmation = (inboxId: string) => run('DELETE FROM forward_confirmations WHERE inbox_id = ?', inboxId);
 

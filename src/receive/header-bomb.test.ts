@@ -30,7 +30,7 @@ const emailRows = () => (s.readDb().prepare('SELECT count(*) AS n FROM emails').
 async function refused(raw: Buffer, id: string): Promise<SmtpReply> {
   const before = emailRows();
   const reply = await within(20_000, 'the reply to the final dot', s.deliver(raw, {}));
-  assert.is(s.stored('e.message_id = ?', id).length, 0, 'nothing stored');
+  assert.is((await s.stored('e.message_id = ?', id)).length, 0, 'nothing stored');
   assert.is(emailRows(), before, 'no email row at all');
   return reply;
 }
@@ -70,7 +70,7 @@ test('a header just within every bound is accepted and stored', async () => {
   const m = message(`X-Folded: a\r\n${' b\r\n'.repeat(MAX_CONTINUATION_LINES)}${'X-Line: 1\r\n'.repeat(8_000)}`);
   const reply = await within(20_000, 'the reply to the final dot', s.deliver(m.raw, {}));
   assert.is(reply.code, 250, reply.text);
-  assert.is(s.stored('e.message_id = ?', m.id).length, 1);
+  assert.is((await s.stored('e.message_id = ?', m.id)).length, 1);
 });
 
 test('SMTP submission refuses the same way: Analyzer.parse throws the refusal before any worker starts', async () => {

@@ -3,9 +3,8 @@
 // verdicts, classification, threads, attachments).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
-import { request } from '../testkit/app.ts';
+import { request, sqliteOnly } from '../testkit/app.ts';
+import { all, exec, value } from '../db/query.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { RawSmtp } from '../testkit/smtp-client.ts';
 import { eventually } from '../testkit/outbound.ts';
@@ -36,7 +35,7 @@ test('a message for an active inbox is stored with its trace fields, then answer
   const reply = await s.deliver(m.raw, {});
   assert.is(reply.code, 250, reply.text);
   assert.match(reply.text, /^2\.0\.0 Ok: queued as em_/);
-  const [row] = byMessageId(m.id);
+  const [row] = await byMessageId(m.id);
   assert.ok(row, 'stored');
   assert.is(row.subject, 'Lunch on Friday?');
   assert.is(row.inbox_id, s.inbox.id);
@@ -97,7 +96,7 @@ test('more than 100 recipients in one transaction: 452 for the 101st, the first 
   c.write(m.raw + '.\r\n');
   assert.is((await c.read(30_000)).code, 250);
   c.close();
-  const rows = byMessageId(m.id);
+  const rows = await byMessageId(m.id);
   assert.is(rows.length, 100, 'one copy per accepted inbox');
 });
 
@@ -112,7 +111,7 @@ test('SIZE: a declared size over the limit is 552, and so is an undeclared overs
   const reply = await s.deliver(big.raw, {});
   assert.is(reply.code, 552, reply.text);
   assert.match(reply.text, /^5\.3\.4 /);
-  assert.is(byMessageId(big.id).length, 0);
+  assert.is((await byMessageId(big.id)).length, 0);
 });
 
 for (const [name, lookAlike] of [
@@ -130,8 +129,8 @@ for (const [name, lookAlike] of [
     const reply = await s.deliver(Buffer.from(body, 'latin1'), {});
     assert.is(reply.code, 554, reply.text);
     assert.match(reply.text, /smuggling/i);
-    assert.is(byMessageId(first).length, 0);
-    assert.is(byMessageId(second).length, 0);
+    assert.is((await byMessageId(first)).length, 0);
+    assert.is((await byMessageId(second)).length, 0);
   });
 }
 
@@ -141,7 +140,7 @@ test('more than 50 Received headers is a loop: 554 5.4.6; 50 are fine', async ()
   const reply = await s.deliver(hops(51) + looping.raw, {});
   assert.is(reply.code, 554);
   assert.match(reply.text, /^5\.4\.6 /);
-  assert.is(byMessageId(looping.id).length, 0);
+  assert.is((await byMessageId(looping.id)).length, 0);
   const deep = message();
   assert.is((await s.deliver(hops(50) + deep.raw, {})).code, 250);
 });
@@ -158,7 +157,7 @@ test('a client that disconnects mid-DATA leaves nothing behind', async () => {
   await new Promise((r) => setTimeout(r, 100));
   c.close();
   await new Promise((r) => setTimeout(r, 300));
-  assert.is(byMessageId(m.id).length, 0);
+  assert.is((await byMessageId(m.id)).length, 0);
   // The listener is fine afterwards.
   assert.is((await s.deliver(message().raw, {})).code, 250);
 });
@@ -167,7 +166,7 @@ test('DKIM: a signed message verifies as pass (DMARC pass), a tampered one as fa
   const signer = s.senderDomain('signed.example');
   const good = message({ from: 'Bob <bob@signed.example>', subject: 'Signed' });
   assert.is((await s.deliver(await signer.sign(good.raw), { from: 'bob@signed.example' })).code, 250);
-  const [row] = byMessageId(good.id);
+  const [row] = await byMessageId(good.id);
   const auth = JSON.parse(row.authentication);
   assert.is(auth.dkim.result, 'pass');
   assert.equal(auth.dkim.domains, ['signed.example']);
@@ -181,7 +180,7 @@ test('DKIM: a signed message verifies as pass (DMARC pass), a tampered one as fa
   const bad = message({ from: 'Bob <bob@strict.example>', subject: 'Signed' });
   const tampered = (await strict.sign(bad.raw)).toString('latin1').replace('Hello there', 'Send money');
   assert.is((await s.deliver(Buffer.from(tampered, 'latin1'), { from: 'bob@strict.example' })).code, 250);
-  const [tamperedRow] = byMessageId(bad.id);
+  const [tamperedRow] = await byMessageId(bad.id);
   const tamperedAuth = JSON.parse(tamperedRow.authentication);
   assert.is(tamperedAuth.dkim.result, 'fail');
   assert.is(tamperedAuth.dmarc.result, 'fail');
@@ -191,7 +190,7 @@ test('DKIM: a signed message verifies as pass (DMARC pass), a tampered one as fa
   const header = message({ from: 'Bob <bob@strict.example>', subject: 'Invoice 100' });
   const edited = (await strict.sign(header.raw)).toString('latin1').replace('Subject: Invoice 100', 'Subject: Invoice 900');
   assert.is((await s.deliver(Buffer.from(edited, 'latin1'), { from: 'bob@strict.example' })).code, 250);
-  assert.is(JSON.parse(byMessageId(header.id)[0].authentication).dkim.result, 'fail', 'a changed signed header fails too');
+  assert.is(JSON.parse((await byMessageId(header.id))[0].authentication).dkim.result, 'fail', 'a changed signed header fails too');
 });
 
 test('a spoof of a p=reject domain from an IP its SPF does not allow lands in spam with the reason', async () => {
@@ -199,7 +198,7 @@ test('a spoof of a p=reject domain from an IP its SPF does not allow lands in sp
   s.dns.set('bank.example', 'TXT', ['v=spf1 ip4:192.0.2.10 -all']);
   const m = message({ from: 'Bank <security@bank.example>', subject: 'Verify your account' });
   assert.is((await s.deliver(m.raw, { from: 'security@bank.example' })).code, 250, 'stored, not refused: the owner can still see it');
-  const [row] = byMessageId(m.id);
+  const [row] = await byMessageId(m.id);
   assert.is(row.category, 'spam');
   assert.match(row.classification, /DMARC failed for bank\.example \(p=reject\)/);
   assert.is(JSON.parse(row.authentication).spf.result, 'fail');
@@ -208,7 +207,7 @@ test('a spoof of a p=reject domain from an IP its SPF does not allow lands in sp
 test('two From headers count as a DMARC failure', async () => {
   const m = message({ from: 'alice@sender.example\r\nFrom: ceo@in.example', subject: 'Two froms' });
   assert.is((await s.deliver(m.raw, {})).code, 250);
-  const [row] = byMessageId(m.id);
+  const [row] = await byMessageId(m.id);
   const auth = JSON.parse(row.authentication);
   assert.is(auth.dmarc.result, 'fail');
   assert.is(row.category, 'spam');
@@ -218,7 +217,7 @@ test('two From headers count as a DMARC failure', async () => {
 test('an Authentication-Results claiming our host name is removed; others stay', async () => {
   const m = message({ headers: 'Authentication-Results: mx.mailwright.test; dkim=pass header.d=bank.example\r\nAuthentication-Results: relay.other.test; spf=pass\r\n' });
   assert.is((await s.deliver(m.raw, {})).code, 250);
-  const raw = byMessageId(m.id)[0].raw.toString('latin1');
+  const raw = (await byMessageId(m.id))[0].raw.toString('latin1');
   assert.not.match(raw, /dkim=pass header\.d=bank\.example/);
   assert.match(raw, /Authentication-Results: relay\.other\.test; spf=pass/);
   assert.is((raw.match(/Authentication-Results: mx\.mailwright\.test/g) ?? []).length, 1, 'only ours');
@@ -231,7 +230,7 @@ test('a newsletter lands in updates, with the reason', async () => {
     headers: 'List-Id: Gardening Weekly <weekly.sender.example>\r\nList-Unsubscribe: <https://sender.example/u/1>\r\n',
   });
   assert.is((await s.deliver(m.raw, {})).code, 250);
-  const [row] = byMessageId(m.id);
+  const [row] = await byMessageId(m.id);
   assert.is(row.category, 'updates');
   assert.match(row.classification, /List-Unsubscribe|List-Id/);
 });
@@ -239,11 +238,11 @@ test('a newsletter lands in updates, with the reason', async () => {
 test('threads: a reply joins the thread of the message it answers; a reply to mail we sent is important', async () => {
   const first = message({ subject: 'Project kickoff' });
   await s.deliver(first.raw, {});
-  const [firstRow] = byMessageId(first.id);
+  const [firstRow] = await byMessageId(first.id);
   assert.is(firstRow.thread_id, firstRow.id, 'a new thread is named after its first message');
   const reply = message({ subject: 'Re: Project kickoff', headers: `In-Reply-To: <${first.id}>\r\nReferences: <${first.id}>\r\n` });
   await s.deliver(reply.raw, {});
-  const [replyRow] = byMessageId(reply.id);
+  const [replyRow] = await byMessageId(reply.id);
   assert.is(replyRow.thread_id, firstRow.id);
   assert.is(replyRow.important, 0);
 
@@ -252,7 +251,7 @@ test('threads: a reply joins the thread of the message it answers; a reply to ma
   assert.is(sent.status, 200, JSON.stringify(sent.body));
   const answer = message({ subject: 'Re: Quote', headers: `In-Reply-To: ${sent.body.providerMessageId}\r\n` });
   await s.deliver(answer.raw, {});
-  const [answerRow] = byMessageId(answer.id);
+  const [answerRow] = await byMessageId(answer.id);
   assert.is(answerRow.thread_id, sent.body.threadId);
   assert.is(answerRow.important, 1);
   assert.match(answerRow.classification, /./);
@@ -266,8 +265,8 @@ test('attachment file names are sanitised: ../../x.pdf is stored as x.pdf', asyn
     `--b1\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename="../../x.pdf"\r\nContent-Transfer-Encoding: base64\r\n\r\n` +
     `${Buffer.from('%PDF-1.4 test').toString('base64')}\r\n--b1--\r\n`;
   assert.is((await s.deliver(raw, {})).code, 250);
-  const [row] = byMessageId(id);
-  const atts = s.readDb().prepare('SELECT filename, content_type, content FROM email_attachments WHERE email_id = ?').all(row.id) as Array<{ filename: string; content_type: string; content: Buffer }>;
+  const [row] = await byMessageId(id);
+  const atts = await s.t.app.store.read(all<{ filename: string; content_type: string; content: Buffer }>('SELECT filename, content_type, content FROM email_attachments WHERE email_id = ?', row.id));
   assert.is(atts.length, 1);
   assert.is(atts[0].filename, 'x.pdf');
   assert.is(atts[0].content_type, 'application/pdf');
@@ -281,16 +280,17 @@ test('a 1,001-part message mailparser gives up on is still stored, with its subj
   const raw = `From: alice@sender.example\r\nTo: hello@in.example\r\nSubject: Many parts\r\nMessage-ID: <${id}>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n${body}--b--\r\n`;
   const reply = await s.deliver(raw, {});
   assert.is(reply.code, 250, reply.text);
-  const [row] = byMessageId(id);
+  const [row] = await byMessageId(id);
   assert.ok(row, 'stored');
   assert.is(row.subject, 'Many parts');
   assert.ok(row.raw.toString('latin1').endsWith(raw), 'raw kept whole');
 });
 
-test('the received event is written with the message, and its full-text row a moment later without a search', async () => {
+// The full-text index is FTS5's (email_search MATCH): SQLite's.
+sqliteOnly(test)('the received event is written with the message, and its full-text row a moment later without a search', async () => {
   const m = message({ subject: 'Quarterly zeppelin report' });
   await s.deliver(m.raw, {});
-  const [row] = byMessageId(m.id);
+  const [row] = await byMessageId(m.id);
   const events = await s.events(row.id);
   assert.equal(events.map((e) => [e.type, e.recipient]), [['received', 'hello@in.example']]);
   const db = s.readDb();
@@ -307,43 +307,47 @@ test('PTR of the client comes from the configured resolvers and appears in our R
   const m = message();
   await s.deliver(m.raw, {});
   s.dns.remove('1.0.0.127.in-addr.arpa', 'PTR');
-  assert.match(byMessageId(m.id)[0].raw.toString('latin1'), /^Received: from client\.sender\.example \(client\.ptr\.example \[127\.0\.0\.1\]\)/);
+  assert.match((await byMessageId(m.id))[0].raw.toString('latin1'), /^Received: from client\.sender\.example \(client\.ptr\.example \[127\.0\.0\.1\]\)/);
 });
 
 test('the VERP bounce address of a sent email receives (the report is kept); a forged one is refused', async () => {
   s.routeTo('sender.example');
   const sent = await s.send({ from: 'hello@in.example', to: ['bob@sender.example'], subject: 'Will bounce', text: 'x' });
   assert.is(sent.status, 200);
-  const db = s.readDb();
-  const verp = db.prepare('SELECT envelope_from FROM emails WHERE id = ?').pluck().get(sent.body.id) as string;
+  const verp = (await s.t.app.store.read(value<string>('SELECT envelope_from FROM emails WHERE id = ?', sent.body.id)))!;
   assert.match(verp, /^b-em_[0-9a-z]{26}-[0-9a-f]{12}@bounces\.in\.example$/);
   const dsn = message({ from: 'MAILER-DAEMON@sender.example', subject: 'Undelivered Mail Returned to Sender' });
   assert.is((await s.deliver(dsn.raw, { from: '', to: [verp] })).code, 250);
-  const reports = db.prepare('SELECT email_id, raw FROM inbound_reports WHERE email_id = ?').all(sent.body.id) as Array<{ email_id: string; raw: Buffer }>;
+  const reports = await s.t.app.store.read(all<{ email_id: string; raw: Buffer }>('SELECT email_id, raw FROM inbound_reports WHERE email_id = ?', sent.body.id));
   assert.is(reports.length, 1);
   assert.ok(unpackMessage(reports[0].raw, null).toString('latin1').endsWith(dsn.raw), 'kept packed alone, without bodies');
-  assert.is(byMessageId(dsn.id).length, 0, 'a report is not mail for an inbox');
+  assert.is((await byMessageId(dsn.id)).length, 0, 'a report is not mail for an inbox');
   const forged = verp.replace(/-[0-9a-f]{12}@/, '-000000000000@');
   const refused = await s.deliver(message().raw, { from: '', to: [forged] });
   assert.is(refused.code, 550);
   assert.match(refused.text, /^5\.1\.1 /);
 });
 
+const FAULT = {
+  sqlite: "CREATE TRIGGER injected_fault BEFORE INSERT ON events WHEN NEW.type = 'received' BEGIN SELECT RAISE(ABORT, 'injected fault'); END",
+  postgres: `CREATE FUNCTION injected_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$;
+    CREATE TRIGGER injected_fault BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.type = 'received') EXECUTE FUNCTION injected_fault()`,
+};
+const FAULT_GONE = { sqlite: 'DROP TRIGGER injected_fault', postgres: 'DROP TRIGGER injected_fault ON events; DROP FUNCTION injected_fault()' };
+
 test('our own fault (the store refuses the write) answers 451 4.3.0 and stores nothing, not even in part', async () => {
   // A trigger added from outside makes the receive transaction fail at its last write, after the email row
   // and the rest were written: the whole message must roll back.
-  const admin = new Database(join(s.t.dataDir, 'mailwright.db'));
-  admin.exec("CREATE TRIGGER injected_fault BEFORE INSERT ON events WHEN NEW.type = 'received' BEGIN SELECT RAISE(ABORT, 'injected fault'); END");
+  await s.t.app.store.write(() => exec(FAULT));
   let reply;
   try {
     reply = await s.deliver(message({ subject: 'during the fault' }).raw, {});
   } finally {
-    admin.exec('DROP TRIGGER injected_fault');
-    admin.close();
+    await s.t.app.store.write(() => exec(FAULT_GONE));
   }
   assert.is(reply.code, 451, reply.text);
   assert.match(reply.text, /^4\.3\.0 /);
-  assert.is(s.stored('e.subject = ?', 'during the fault').length, 0);
+  assert.is((await s.stored('e.subject = ?', 'during the fault')).length, 0);
   assert.is((await s.deliver(message().raw, {})).code, 250, 'the listener recovers');
 });
 

@@ -67,7 +67,7 @@ if (!installed) {
   test("the owner's move to Spam and back is told to rspamd's controller", async () => {
     const words = Array.from({ length: 30 }, () => randomUUID().slice(0, 8)).join(' ');
     assert.is((await scene.deliver(message('Cheap watches', `Replica watches at the best prices online ${words}`), {})).code, 250);
-    const id = scene.stored().at(-1)!.id;
+    const id = (await scene.stored()).at(-1)!.id;
     const taught = (as: string) => logged("told rspamd the owner's correction").filter((l) => l.emailId === id && l.as === as);
     const moved = await request(`${scene.t.api}/emails/${id}`, { method: 'PATCH', key: scene.key, body: { category: 'spam', learn: false } });
     assert.is(moved.status, 200, JSON.stringify(moved.body));

@@ -66,13 +66,13 @@ test('three sessions of the 500-signature message from one client; 20 ordinary m
   const ordinaryReplies = (await within(120_000, 'all 20 ordinary messages', Promise.all(sending))).flat();
   ordinaryDone = true;
   assert.equal(ordinaryReplies.map((r) => r.code), Array(20).fill(250), ordinaryReplies.map((r) => r.text).join(' | '));
-  for (const m of ordinary) assert.is(s.stored('e.message_id = ?', m.id).length, 1, 'each ordinary message is stored');
+  for (const m of ordinary) assert.is((await s.stored('e.message_id = ?', m.id)).length, 1, 'each ordinary message is stored');
 
   const bombReplies = (await Promise.all(bombing)).flat();
   assert.ok(bombReplies.length >= 3);
   for (const r of bombReplies) assert.is(r.code, 250, `a bomb is cheap now: ${r.text}`);
   for (const b of bombs) {
-    const [stored] = s.stored('e.message_id = ?', b.id);
+    const [stored] = await s.stored('e.message_id = ?', b.id);
     assert.ok(stored, 'the bomb is stored');
     assert.is(stored.raw.toString('latin1').match(/^DKIM-Signature:/gm)?.length, 500, 'the stored message keeps every signature');
     const results = ourAuthResults(stored.raw);
@@ -93,7 +93,7 @@ test('a From-aligned signature below ten others is checked and passes: DKIM and 
   const others = Array.from({ length: 11 }, (_, i) => `DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=relay${i}.example; s=s; h=from; bh=AAAA; b=AAAA\r\n`).join('');
   const reply = await within(30_000, 'the reply', s.deliver(Buffer.concat([Buffer.from(others), signed]), { from: 'carol@aligned.example' }));
   assert.is(reply.code, 250, reply.text);
-  const [stored] = s.stored('e.message_id = ?', id);
+  const [stored] = await s.stored('e.message_id = ?', id);
   const auth = JSON.parse(stored.authentication) as { dkim: { result: string; domains: string[] }; dmarc: { result: string } };
   assert.is(auth.dkim.result, 'pass');
   assert.equal(auth.dkim.domains, ['aligned.example']);

@@ -35,11 +35,11 @@ async function metric(line: string): Promise<number> {
 
 test('a client listed in a refuse-mode list gets 554 5.7.1 at RCPT naming the list and its reason; nothing is stored', async () => {
   scene.dns.set('2.0.0.127.bl.test', 'A', ['127.0.0.2']).set('2.0.0.127.bl.test', 'TXT', ['https://bl.test/query/127.0.0.2']);
-  const before = scene.stored().length;
+  const before = (await scene.stored()).length;
   const reply = await scene.deliver(message('listed'), { localAddress: '127.0.0.2' });
   assert.is(reply.code, 554);
   assert.is(reply.text, '5.7.1 Service unavailable; client [127.0.0.2] blocked using bl.test; https://bl.test/query/127.0.0.2');
-  assert.is(scene.stored().length, before);
+  assert.is((await scene.stored()).length, before);
   const listed = logged('client listed in a DNS blocklist').find((l) => l.ip === '127.0.0.2');
   assert.ok(listed && listed.level === 'info' && listed.zone === 'bl.test' && listed.action === 'refuse', JSON.stringify(listed));
   assert.ok(logged('recipient refused').some((l) => l.ip === '127.0.0.2' && String(l.reply).includes('blocked using bl.test')));

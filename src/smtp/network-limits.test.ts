@@ -150,7 +150,7 @@ defaults('11 addresses of one /24 x 20 connections: 50 greeted, the rest 421 4.7
 
   const reply = await deliverFrom(d, '127.0.1.5', 'from the next network');
   assert.is(reply.code, 250, reply.text);
-  assert.is(d.stored('subject = ?', 'from the next network').length, 1);
+  assert.is((await d.stored('subject = ?', 'from the next network')).length, 1);
 
   // Once the server has seen them close, the /24 has its 50 slots again: none leaked.
   for (const c of held) c.socket.destroy();
@@ -194,7 +194,7 @@ reserved('strangers fill the unreserved slots: a new stranger gets 421 4.7.0, a 
   assert.is((await deliverFrom(r, '127.0.2.7', 'during, same address')).code, 250);
   const during = await deliverFrom(r, '127.0.2.8', 'during, its neighbour');
   assert.is(during.code, 250, during.text);
-  assert.is(r.stored("subject LIKE 'during, %'").length, 2);
+  assert.is((await r.stored("subject LIKE 'during, %'")).length, 2);
 
   // A known sender takes the reserved slots until all smtp_max_clients are used; then everyone gets 4.3.2.
   const known = await holdGreeted(port, ['127.0.2.9'], 10);

@@ -35,7 +35,7 @@ async function deliver(header: Buffer | string, subject: string, from = PROXY) {
   const done = await c.command(`From: bob@sender.example\r\nTo: ${s.inbox.address}\r\nSubject: ${subject}\r\n\r\nHello.\r\n.`);
   c.close();
   assert.is(done.code, 250, done.text);
-  return s.stored('subject = ?', subject)[0].raw.toString('latin1');
+  return (await s.stored('subject = ?', subject))[0].raw.toString('latin1');
 }
 
 test('SMTP: the client a v1 or v2 header names is the one in the Received field; LOCAL keeps the proxy', async () => {

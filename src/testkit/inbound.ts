@@ -9,6 +9,7 @@ import { request } from './app.ts';
 import { BOX, startOutboundScene, type OutboundScene } from './outbound.ts';
 import { RawSmtp, type SmtpReply } from './smtp-client.ts';
 import { unpackMessage, unpackText, type StoredBody } from '../mail/packing.ts';
+import { all } from '../db/query.ts';
 
 export interface InboundScene extends OutboundScene {
   domain: { id: string; name: string };
@@ -26,10 +27,13 @@ export interface InboundScene extends OutboundScene {
   receive(subject: string, opts?: { from?: string; headers?: string; body?: string }): Promise<string>;
   /** Publishes SPF (127.0.0.1 allowed), a DKIM key and a DMARC policy for a sending domain; returns a signer. */
   senderDomain(name: string, dmarc?: string): { sign(raw: string): Promise<Buffer> };
-  /** A read-only connection to the app's database, for checking what was written. */
+  /** A read-only connection to the app's SQLite database, for tests of what only SQLite has. */
   readDb(): Database.Database;
-  /** Received emails in the app's database: the rows a test checks, raw bytes and text unpacked. */
-  stored(where?: string, ...params: unknown[]): ReceivedRow[];
+  /**
+   * Received emails in the app's store (either engine): the rows a test checks, raw bytes and text unpacked.
+   * `where` is portable SQL on `e` (emails).
+   */
+  stored(where?: string, ...params: unknown[]): Promise<ReceivedRow[]>;
 }
 
 export interface ReceivedRow {
@@ -125,10 +129,13 @@ export async function startInboundScene(opts: Parameters<typeof startOutboundSce
       };
     },
     readDb,
-    stored(where = '1', ...params) {
-      const rows = readDb()
-        .prepare(`SELECT e.*, c.raw, c.text_body, c.html_body FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.direction = 'in' AND (${where}) ORDER BY e.id`)
-        .all(...params) as Array<Omit<ReceivedRow, 'text_body'> & { text_body: StoredBody; html_body?: StoredBody }>;
+    async stored(where = 'true', ...params) {
+      const rows = await t.app.store.read(
+        all<Omit<ReceivedRow, 'text_body'> & { text_body: StoredBody; html_body?: StoredBody }>(
+          `SELECT e.*, c.raw, c.text_body, c.html_body FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.direction = 'in' AND (${where}) ORDER BY e.id`,
+          ...params,
+        ),
+      );
       return rows.map(({ html_body: html = null, ...r }) => ({
         ...r,
         raw: r.raw && unpackMessage(r.raw, { text: r.text_body, html }),
