@@ -192,7 +192,7 @@ export function* settleSubjectWindow(workspaceId: string, days: WindowDays, now:
     yield* run(
       `INSERT INTO subject_windows (workspace_id, days, subject, ${COLUMNS})
        SELECT @ws, @days, subject, ${COUNTERS.map((c) => `sum(${c})`).join(', ')} FROM daily_subject_stats WHERE workspace_id = @ws AND day BETWEEN @from AND @to GROUP BY subject
-       ON CONFLICT (workspace_id, days, subject) DO UPDATE SET ${COUNTERS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`,
+       ON CONFLICT (workspace_id, days, subject) DO UPDATE SET ${COUNTERS.map((c) => `${c} = subject_windows.${c} + excluded.${c}`).join(', ')}`,
       args(from, to),
     );
     span = { first: span.first, last: to };

@@ -84,7 +84,7 @@ export function* recipientsOf(emailIds: readonly string[]): Query<Map<string, Re
          END AS note, d.id AS ord
        FROM deliveries d WHERE d.email_id IN (SELECT value FROM json_each(@ids))
        UNION ALL
-       SELECT s.email_id, j.value, 'scheduled', 0, s.scheduled_at, NULL, NULL, NULL, s.created_at, NULL, NULL, j.key
+       SELECT s.email_id, j.value, 'scheduled', 0, s.scheduled_at, NULL, NULL, NULL, s.created_at, NULL, NULL, CAST(j.key AS INTEGER)
        FROM scheduled_sends s, json_each(s.recipients) j WHERE s.email_id IN (SELECT value FROM json_each(@ids))
        UNION ALL
        SELECT v.email_id, v.recipient, 'canceled', 0, NULL, NULL, NULL, NULL, v.created_at, NULL, NULL, v.seq

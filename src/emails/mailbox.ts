@@ -340,7 +340,8 @@ function* deleteRows(id: string): Query<void> {
     `INSERT INTO unsubscribe_links (email_id, position, workspace_id, recipient, domain)
      SELECT d.email_id, row_number() OVER (ORDER BY d.id) - 1, e.workspace_id, d.recipient, e.domain
      FROM deliveries d JOIN emails e ON e.id = d.email_id
-     WHERE d.email_id = ? AND EXISTS (SELECT 1 FROM personalised_emails p WHERE p.email_id = d.email_id AND p.unsubscribe = 1) ON CONFLICT DO NOTHING`,
+     WHERE d.email_id = ? AND EXISTS (SELECT 1 FROM personalised_emails p WHERE p.email_id = d.email_id AND p.unsubscribe = 1)
+     ON CONFLICT DO NOTHING`,
     id,
   );
   yield* recount((yield* countedRow(id)) ?? null, null);

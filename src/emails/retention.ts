@@ -55,7 +55,7 @@ function* clearRaw(workspaceId: string, before: number, limit: number): Query<nu
 }
 
 const deleteEvents = (workspaceId: string, before: number, limit: number) =>
-  run('DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE workspace_id = ? AND created_at < ? LIMIT ?)', workspaceId, before, limit);
+  run('DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE workspace_id = ? AND created_at < ? LIMIT ?)', workspaceId, before, limit);
 
 /** One batch of each kind of deletion; the counts say whether another batch may be due. */
 export function* retentionStep(now: number, policy: RetentionPolicy): Query<RetentionDone> {

@@ -35,3 +35,8 @@ CREATE FUNCTION strftime(fmt text, t double precision, modifier text) RETURNS te
       replace(replace(replace(replace(replace(replace(fmt, '%Y', 'YYYY'), '%m', 'MM'), '%d', 'DD'), '%H', 'HH24'), '%M', 'MI'), '%S', 'SS'))
   END
 $$;
+
+-- Emails, labels, drafts:
+-- json_array_length(text): the number of elements of a JSON array stored as text (0 for any other value).
+CREATE FUNCTION json_array_length(doc text) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  'SELECT CASE WHEN json_typeof(doc::json) = ''array'' THEN json_array_length(doc::json) ELSE 0 END';
