@@ -29,7 +29,7 @@ import { holderOf } from '../domains/claims.ts';
 import { dkimName, dkimValue } from '../dns/records.ts';
 import { flushQueue, listQueue } from '../send/queue-admin.ts';
 import { doctor } from '../doctor/doctor.ts';
-import { openStore } from '../start/store.ts';
+import { openStore, preparePostgres } from '../start/store.ts';
 import { UsageError } from './help.ts';
 
 /** Runs `command` (one of HELP's but serve and try) with its arguments; resolves with the exit code. */
@@ -224,6 +224,9 @@ async function withStore(config: Config, work: (box: { store: Store }) => void |
   if (config.databaseUrl) {
     const pool = openPool(config.databaseUrl, { max: 2, applicationName: 'mailwright cli' });
     try {
+      // As openStore does the data directory's file: migrated (a new database quietly), with its first rows.
+      const upgrade = (await pool.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS known")).rows[0].known;
+      await preparePostgres(pool, systemClock, (m) => upgrade && process.stderr.write(`applying schema migration ${String(m.version).padStart(4, '0')} (${m.name})\n`));
       await work({ store: postgresStore(pool) });
       return 0;
     } finally {

@@ -102,9 +102,8 @@ async function openPostgres(url: string, clock: Clock, log: Log): Promise<Served
   const pool = openPool(url);
   try {
     const started = Date.now();
-    const applied = await migratePostgres(pool, clock.now(), (m) => log.info('applying schema migration', { version: m.version, name: m.name }));
+    const applied = await preparePostgres(pool, clock, (m) => log.info('applying schema migration', { version: m.version, name: m.name }));
     if (applied.length) log.info('schema migrated', { versions: applied, ms: Date.now() - started, database: where });
-    await postgresStore(pool).write(() => firstRows(clock));
   } catch (err) {
     await pool.end().catch(() => {});
     throw postgresRefusal(err, where);
@@ -112,6 +111,16 @@ async function openPostgres(url: string, clock: Clock, log: Log): Promise<Served
   log.info('store: PostgreSQL', { database: where });
   const health = new StoreHealth(where, log);
   return { db: null, pool, health, checking: Promise.resolve({ damaged: null, stop: () => {} }), unmarkServing: () => {} };
+}
+
+/**
+ * A PostgreSQL database as the box uses it, for serve and the CLI alike: every migration applied (each announced
+ * to `onApply` first), then the first rows. Returns the versions applied.
+ */
+export async function preparePostgres(pool: PgPool, clock: Clock, onApply?: (m: { version: number; name: string }) => void): Promise<number[]> {
+  const applied = await migratePostgres(pool, clock.now(), onApply);
+  await postgresStore(pool).write(() => firstRows(clock));
+  return applied;
 }
 
 /** The URL without its password, for messages and logs. */
