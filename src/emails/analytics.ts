@@ -55,7 +55,7 @@ const SUMS = 'sum(sent) AS sent, sum(delivered) AS delivered, sum(bounced) AS bo
 const OUTCOMES = `FROM events ev JOIN emails em ON em.id = ev.email_id
   WHERE ev.workspace_id = @ws AND ev.created_at >= @since AND ev.created_at < @until AND em.direction = 'out' AND em.counted = 1
     AND ev.type IN (${COUNTERS.map((c) => `'${c}'`).join(', ')})`;
-const COUNTED = COUNTERS.map((c) => `sum(ev.type = '${c}') AS ${c}`).join(', ');
+const COUNTED = COUNTERS.map((c) => `count(*) FILTER (WHERE ev.type = '${c}') AS ${c}`).join(', ');
 // The orders of the answer; subject_windows_best walks the subjects' one.
 const BEST_DOMAINS = 'sent DESC, delivered DESC, domain';
 const BEST_SUBJECTS = 'opened DESC, clicked DESC, delivered DESC, sent DESC, subject';
@@ -124,12 +124,12 @@ function* rankings(workspaceId: string, days: number, w: { first: string; today:
             domains AS (SELECT domain AS name, ${SUMS} FROM (
               SELECT domain, ${COLUMNS} FROM live WHERE domain IS NOT NULL
               UNION ALL SELECT domain, ${COLUMNS} FROM daily_domain_stats WHERE workspace_id = @ws AND day BETWEEN @first AND @lastOver
-            ) GROUP BY domain ORDER BY ${BEST_DOMAINS} LIMIT ${TOP}),
+            ) AS d GROUP BY domain ORDER BY ${BEST_DOMAINS} LIMIT ${TOP}),
             subjects AS (SELECT subject AS name, ${SUMS} FROM (
               SELECT subject, ${COLUMNS} FROM live
               UNION ALL SELECT subject, ${COLUMNS} FROM subject_windows
               WHERE workspace_id = @ws AND days = @days AND subject IN (SELECT subject FROM live UNION SELECT subject FROM best)
-            ) GROUP BY subject ORDER BY ${BEST_SUBJECTS.replace('clicked', 'clicks')} LIMIT ${TOP})
+            ) AS s GROUP BY subject ORDER BY ${BEST_SUBJECTS.replace('clicked', 'clicks')} LIMIT ${TOP})
        SELECT 'domain' AS kind, row_number() OVER (ORDER BY ${BEST_DOMAINS.replace('domain', 'name')}) AS rank, * FROM domains
        UNION ALL
        SELECT 'subject', row_number() OVER (ORDER BY ${BEST_SUBJECTS.replace('clicked', 'clicks').replace('subject', 'name')}), * FROM subjects`,

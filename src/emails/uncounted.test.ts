@@ -1,19 +1,14 @@
 // Template test sends and forwarding confirmations are not the workspace's sending: over the real app, their
 // deliveries and bounces stay out of GET /analytics (totals, domains, top subjects) and the reputation of
 // GET /account, and bounced ones do not pause sending; the emails and their events are still there. Then on a
-// store of its own, the days counted once they are over leave them out too.
+// workspace of its own, the days counted once they are over leave them out too.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { request } from '../testkit/app.ts';
 import { eventually, startOutboundScene, type OutboundScene } from '../testkit/outbound.ts';
-import { openDatabase } from '../db/open.ts';
-import { runOn } from '../db/sqlite-query.ts';
-import { migrate } from '../db/migrate.ts';
+import { run, value } from '../db/query.ts';
 import { newId } from '../db/ids.ts';
-import { ensureDefaultWorkspace } from '../account/workspaces.ts';
+import { createWorkspace } from '../account/workspaces.ts';
 import { addEvent } from './events.ts';
 import { analyticsOf, settleSubjectWindow } from './analytics.ts';
 import { reputationOf } from '../account/reputation.ts';
@@ -47,7 +42,7 @@ test('test sends and forwarding confirmations are in neither analytics nor reput
   assert.is(inbox.status, 201, JSON.stringify(inbox.body));
   const forwarding = await api(`/inboxes/${inbox.body.id}/forwarding`, { method: 'PUT', body: { forward_to: 'gone@dest.test' } });
   assert.equal([forwarding.status, forwarding.body.forwardStatus], [200, 'pending']);
-  const confirmation = s.t.app.db.prepare("SELECT id FROM emails WHERE direction = 'out' AND subject LIKE '%forward%'").pluck().get() as string;
+  const confirmation = (await s.t.app.store.read(value<string>("SELECT id FROM emails WHERE direction = 'out' AND subject LIKE '%forward%'")))!;
   assert.ok(confirmation, 'the confirmation mail is stored like any sent email');
 
   assert.equal(await finished(tests[0].body.id), ['sent', 'delivered']);
@@ -74,38 +69,39 @@ test('test sends and forwarding confirmations are in neither analytics nor reput
   assert.is((await api(`/emails/${confirmation}`)).body.status, 'bounced');
 });
 
-test('days counted once over leave them out of the totals, domains and subjects too', () => {
+test('days counted once over leave them out of the totals, domains and subjects too', async () => {
   const day = 86_400_000;
   const t0 = Date.UTC(2026, 0, 1, 12);
-  const db = openDatabase(mkdtempSync(join(tmpdir(), 'mw-uncounted-')));
-  migrate(db, t0);
-  const ws = runOn(db, ensureDefaultWorkspace({ now: () => t0 })).id;
-  const email = (subject: string, domain: string, counted: boolean, isTest = false) => {
-    const id = newId('em', t0);
-    db.prepare(
-      "INSERT INTO emails (id, workspace_id, direction, status, domain, message_id, thread_id, from_address, subject, is_test, counted, created_at) VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?)",
-    ).run(id, ws, domain, `${id}@${domain}`, id, `a@${domain}`, subject, Number(isTest), Number(counted), t0);
-    for (const type of ['sent', 'bounced', 'complained'] as const) runOn(db, addEvent({ now: () => t0 }, { workspaceId: ws, emailId: id, type, recipient: 'r@dest.test' }));
-    return id;
-  };
-  email('Real', 'real.test', true);
-  email('A test send', 'test.test', false, true);
-  email('Confirm forwarding', 'notice.test', false);
+  const { store } = s.t.app;
+  // A workspace of its own in the app's store, so that only these three sends are in its counts.
+  const ws = (await store.write(() => createWorkspace({ now: () => t0 }, 'uncounted days'))).id;
+  const email = (subject: string, domain: string, counted: boolean, isTest = false) =>
+    store.write(function* () {
+      const id = newId('em', t0);
+      yield* run(
+        "INSERT INTO emails (id, workspace_id, direction, status, domain, message_id, thread_id, from_address, subject, is_test, counted, created_at) VALUES (?, ?, 'out', 'sent', ?, ?, ?, ?, ?, ?, ?, ?)",
+        id, ws, domain, `${id}@${domain}`, id, `a@${domain}`, subject, Number(isTest), Number(counted), t0,
+      );
+      for (const type of ['sent', 'bounced', 'complained'] as const) yield* addEvent({ now: () => t0 }, { workspaceId: ws, emailId: id, type, recipient: 'r@dest.test' });
+      return id;
+    });
+  await email('Real', 'real.test', true);
+  await email('A test send', 'test.test', false, true);
+  await email('Confirm forwarding', 'notice.test', false);
 
   const now = t0 + 3 * day; // the day of the sends is long over: counted from its events
-  let answer = runOn(db, analyticsOf(ws, 7, now));
+  let answer = await store.read(analyticsOf(ws, 7, now));
   for (let i = 0; !answer && i < 100; i++) {
-    db.transaction(() => runOn(db, settleSubjectWindow(ws, 7, now))).immediate();
-    answer = runOn(db, analyticsOf(ws, 7, now));
+    await store.write(() => settleSubjectWindow(ws, 7, now));
+    answer = await store.read(analyticsOf(ws, 7, now));
   }
   assert.ok(answer, 'settled');
   assert.equal([answer!.metrics.sent, answer!.metrics.bounced, answer!.metrics.complaints], [1, 1, 1]);
   assert.equal(answer!.topContent.map((c) => c.subject), ['Real']);
   assert.equal(answer!.domains.map((d) => d.domain), ['real.test']);
   const thresholds = { reputationMinSent: 1, reputationBounceAtRisk: 0.02, reputationBouncePause: 0.05, reputationComplaintAtRisk: 0.001, reputationComplaintPause: 0.003 };
-  const r = runOn(db, reputationOf(thresholds, ws, t0));
+  const r = await store.read(reputationOf(thresholds, ws, t0));
   assert.equal([r.sent, r.bounced, r.complained], [1, 1, 1]);
-  db.close();
 });
 
 test.run();
