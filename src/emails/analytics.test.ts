@@ -13,11 +13,16 @@ import { simpleParser } from 'mailparser';
 import { openDatabase, type Db } from '../db/open.ts';
 import { runOn } from '../db/sqlite-query.ts';
 import { listMigrations, migrate } from '../db/migrate.ts';
+import { migratePostgres } from '../db/postgres-migrate.ts';
+import { openPool } from '../db/postgres.ts';
+import { all, run, value, type Query } from '../db/query.ts';
+import { postgresStore, type Store } from '../db/store.ts';
 import { newId } from '../db/ids.ts';
 import { createWorkspace, ensureDefaultWorkspace } from '../account/workspaces.ts';
-import { login, request, seedWorkspace } from '../testkit/app.ts';
+import { login, request, seedWorkspace, sqliteOnly, TEST_STORE } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
+import { freshDatabase } from '../testkit/postgres.ts';
 import { mulberry32 } from '../testkit/random.ts';
 import { addEvent, utcDay, type EventType } from './events.ts';
 import { addDays, analyticsOf, settleSubjectWindow, TOP, type Analytics, type WindowDays } from './analytics.ts';
@@ -27,71 +32,106 @@ const T0 = Date.UTC(2026, 0, 1, 12); // noon on a day, so a few hours either way
 
 // ---- The counters, on a store of their own ----
 
-function store(): { db: Db; ws: string; other: string } {
-  const db = openDatabase(mkdtempSync(join(tmpdir(), 'mw-analytics-')));
-  migrate(db, T0);
+/** A SQLite database as a store: each query at once, each write in a transaction of its own. */
+const sqliteOf = (db: Db): Store => ({
+  dialect: 'sqlite',
+  read: async <T>(q: Query<T>) => runOn(db, q),
+  write: async <T>(make: () => Query<T>) => db.transaction(() => runOn(db, make())).immediate(),
+});
+
+const opened: Array<() => Promise<void>> = [];
+test.after.each(async () => {
+  for (const close of opened.splice(0)) await close();
+});
+
+/** A migrated store of the engine the suite runs on (MAILWRIGHT_TEST_STORE), with two workspaces. */
+async function ownStore(): Promise<{ store: Store; ws: string; other: string }> {
+  let store: Store;
+  if (TEST_STORE === 'postgres') {
+    const fresh = await freshDatabase();
+    const pool = openPool(fresh.url, { max: 2 });
+    opened.push(async () => {
+      await pool.end();
+      await fresh.drop();
+    });
+    await migratePostgres(pool, T0);
+    store = postgresStore(pool);
+  } else {
+    const db = openDatabase(mkdtempSync(join(tmpdir(), 'mw-analytics-')));
+    migrate(db, T0);
+    opened.push(async () => void db.close());
+    store = sqliteOf(db);
+  }
   const clock = { now: () => T0 };
-  return { db, ws: runOn(db, ensureDefaultWorkspace(clock)).id, other: runOn(db, createWorkspace(clock, 'other')).id };
+  return { store, ws: (await store.write(() => ensureDefaultWorkspace(clock))).id, other: (await store.write(() => createWorkspace(clock, 'other'))).id };
 }
 
-function sentEmail(db: Db, workspaceId: string, domain: string, subject: string, direction: 'out' | 'in' = 'out'): string {
+function* sentEmail(workspaceId: string, domain: string, subject: string, direction: 'out' | 'in' = 'out'): Query<string> {
   const id = newId('em', T0);
-  db.prepare("INSERT INTO emails (id, workspace_id, direction, status, domain, message_id, thread_id, from_address, subject, created_at) VALUES (?, ?, ?, 'sent', ?, ?, ?, ?, ?, ?)").run(
+  yield* run("INSERT INTO emails (id, workspace_id, direction, status, domain, message_id, thread_id, from_address, subject, created_at) VALUES (?, ?, ?, 'sent', ?, ?, ?, ?, ?, ?)",
     id, workspaceId, direction, domain, `${id}@${domain}`, id, `news@${domain}`, subject, T0,
   );
   return id;
 }
 
-const event = (db: Db, at: number, workspaceId: string, emailId: string, type: EventType) => runOn(db, addEvent({ now: () => at }, { workspaceId, emailId, type, recipient: 'r@dest.test' }));
+const event = (at: number, workspaceId: string, emailId: string, type: EventType) => addEvent({ now: () => at }, { workspaceId, emailId, type, recipient: 'r@dest.test' });
 
 /** What the route does: settle the window, then read. */
-function analyticsAt(db: Db, ws: string, days: WindowDays, now: number): Analytics {
+async function analyticsAt(store: Store, ws: string, days: WindowDays, now: number): Promise<Analytics> {
   for (let i = 0; i < 100; i++) {
-    const a = runOn(db, analyticsOf(ws, days, now));
+    const a = await store.read(analyticsOf(ws, days, now));
     if (a) return a;
-    db.transaction(() => runOn(db, settleSubjectWindow(ws, days, now))).immediate();
+    await store.write(() => settleSubjectWindow(ws, days, now));
   }
   throw new Error('the subject window never settled');
 }
 
-/** The best subjects the plain way: every outcome event of the window grouped by its email's subject. */
-const naiveBest = (db: Db, ws: string, first: string, today: string) =>
-  db
-    .prepare(
-      `SELECT subject, sent, delivered, bounced, blocked, opened, clicked AS clicks, complained AS complaints FROM (
-         SELECT em.subject AS subject, sum(ev.type = 'sent') AS sent, sum(ev.type = 'delivered') AS delivered, sum(ev.type = 'bounced') AS bounced, sum(ev.type = 'blocked') AS blocked,
-                sum(ev.type = 'opened') AS opened, sum(ev.type = 'clicked') AS clicked, sum(ev.type = 'complained') AS complained
-         FROM events ev JOIN emails em ON em.id = ev.email_id
-         WHERE ev.workspace_id = ? AND ev.created_at >= ? AND ev.created_at < ? AND em.direction = 'out' AND ev.type IN ('sent', 'delivered', 'bounced', 'blocked', 'opened', 'clicked', 'complained')
-         GROUP BY em.subject)
-       ORDER BY opened DESC, clicked DESC, delivered DESC, sent DESC, subject LIMIT ${TOP}`,
-    )
-    .all(ws, Date.parse(`${first}T00:00:00Z`), Date.parse(`${addDays(today, 1)}T00:00:00Z`));
+const OUTCOMES = ['sent', 'delivered', 'bounced', 'blocked', 'opened', 'clicked', 'complained'] as const;
+const counted = (names: Record<string, string> = {}) => OUTCOMES.map((t) => `count(*) FILTER (WHERE ev.type = '${t}') AS ${names[t] ?? t}`).join(', ');
 
-/** The top domains the plain way. */
-const naiveDomains = (db: Db, ws: string, first: string, today: string) =>
-  db
-    .prepare(
-      `SELECT em.domain AS domain, sum(ev.type = 'sent') AS sent, sum(ev.type = 'delivered') AS delivered, sum(ev.type = 'bounced') AS bounced, sum(ev.type = 'blocked') AS blocked,
-              sum(ev.type = 'opened') AS opened, sum(ev.type = 'clicked') AS clicks, sum(ev.type = 'complained') AS complaints
+/** The best subjects the plain way: every outcome event of the window grouped by its email's subject. */
+const naiveBest = (ws: string, first: string, today: string) =>
+  all(
+    `SELECT subject, sent, delivered, bounced, blocked, opened, clicked AS clicks, complained AS complaints FROM (
+       SELECT em.subject AS subject, ${counted()}
        FROM events ev JOIN emails em ON em.id = ev.email_id
        WHERE ev.workspace_id = ? AND ev.created_at >= ? AND ev.created_at < ? AND em.direction = 'out' AND ev.type IN ('sent', 'delivered', 'bounced', 'blocked', 'opened', 'clicked', 'complained')
-       GROUP BY em.domain ORDER BY sent DESC, delivered DESC, domain LIMIT ${TOP}`,
-    )
-    .all(ws, Date.parse(`${first}T00:00:00Z`), Date.parse(`${addDays(today, 1)}T00:00:00Z`));
+       GROUP BY em.subject) AS s
+     ORDER BY opened DESC, clicked DESC, delivered DESC, sent DESC, subject LIMIT ${TOP}`,
+    ws, Date.parse(`${first}T00:00:00Z`), Date.parse(`${addDays(today, 1)}T00:00:00Z`),
+  );
 
-test('domains and topContent rank exactly as grouping every event of the window would, as days pass, jump ahead and go back', () => {
-  const { db, ws, other } = store();
+/** The top domains the plain way. */
+const naiveDomains = (ws: string, first: string, today: string) =>
+  all(
+    `SELECT em.domain AS domain, ${counted({ clicked: 'clicks', complained: 'complaints' })}
+     FROM events ev JOIN emails em ON em.id = ev.email_id
+     WHERE ev.workspace_id = ? AND ev.created_at >= ? AND ev.created_at < ? AND em.direction = 'out' AND ev.type IN ('sent', 'delivered', 'bounced', 'blocked', 'opened', 'clicked', 'complained')
+     GROUP BY em.domain ORDER BY sent DESC, delivered DESC, domain LIMIT ${TOP}`,
+    ws, Date.parse(`${first}T00:00:00Z`), Date.parse(`${addDays(today, 1)}T00:00:00Z`),
+  );
+
+test('domains and topContent rank exactly as grouping every event of the window would, as days pass, jump ahead and go back', async () => {
+  const { store, ws, other } = await ownStore();
   const rand = mulberry32(15);
   // 40 subjects shared by many emails on 14 domains, and one-off ones; outcomes on 150 days; another workspace alongside.
-  const shared = Array.from({ length: 40 }, (_, i) => sentEmail(db, ws, `d${i % 14}.test`, `Newsletter ${i}`));
+  const shared = await store.write(function* () {
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) ids.push(yield* sentEmail(ws, `d${i % 14}.test`, `Newsletter ${i}`));
+    return ids;
+  });
   const types: EventType[] = ['sent', 'sent', 'sent', 'delivered', 'delivered', 'delivered', 'bounced', 'blocked', 'opened', 'opened', 'clicked', 'complained'];
+  // The same draws in the same order as one event at a time: a day's events are drawn first, then written.
   for (let d = 0; d < 150; d++) {
+    const day: Array<{ at: number; emailId: string | null; oneOff: string; type: EventType }> = [];
     for (let k = 0; k < 30; k++) {
-      const emailId = rand() < 0.7 ? shared[Math.floor(rand() * rand() * shared.length)] : sentEmail(db, ws, 'a.test', `One-off ${d}-${k}`);
-      event(db, T0 + d * DAY + Math.floor(rand() * DAY) - 12 * 3_600_000, ws, emailId, types[Math.floor(rand() * types.length)]);
+      const emailId = rand() < 0.7 ? shared[Math.floor(rand() * rand() * shared.length)] : null;
+      day.push({ emailId, oneOff: `One-off ${d}-${k}`, at: T0 + d * DAY + Math.floor(rand() * DAY) - 12 * 3_600_000, type: types[Math.floor(rand() * types.length)] });
     }
-    event(db, T0 + d * DAY, other, sentEmail(db, other, 'b.test', 'Newsletter 0'), 'opened');
+    await store.write(function* () {
+      for (const e of day) yield* event(e.at, ws, e.emailId ?? (yield* sentEmail(ws, 'a.test', e.oneOff)), e.type);
+      yield* event(T0 + d * DAY, other, yield* sentEmail(other, 'b.test', 'Newsletter 0'), 'opened');
+    });
   }
   // Day by day over the last 40 days (at noon, and 5 and 15 minutes after midnight, when yesterday is not yet
   // over and just over), then a jump past a whole window (counted again), then back in time (counted again).
@@ -103,33 +143,35 @@ test('domains and topContent rank exactly as grouping every event of the window 
   for (const now of times) {
     const d = new Date(now).toISOString();
     for (const w of [7, 30, 90] as const) {
-      const a = analyticsAt(db, ws, w, now);
+      const a = await analyticsAt(store, ws, w, now);
       const first = addDays(utcDay(now), 1 - w);
-      assert.equal(a.topContent, naiveBest(db, ws, first, utcDay(now)), `${d}, ${w} days`);
-      assert.equal(a.domains, naiveDomains(db, ws, first, utcDay(now)), `${d}, ${w} days`);
+      assert.equal(a.topContent, await store.read(naiveBest(ws, first, utcDay(now))), `${d}, ${w} days`);
+      assert.equal(a.domains, await store.read(naiveDomains(ws, first, utcDay(now))), `${d}, ${w} days`);
       assert.ok(a.topContent.length === TOP && a.domains.length === TOP);
     }
   }
   // The windows hold only subjects with something left in them; the days counted, only the longest window's.
-  assert.is(db.prepare('SELECT count(*) FROM subject_windows WHERE sent + delivered + bounced + blocked + opened + clicked + complained = 0').pluck().get(), 0);
-  assert.is(db.prepare('SELECT min(day) FROM daily_subject_stats WHERE workspace_id = ?').pluck().get(ws), addDays(utcDay(T0 + 135 * DAY), -89));
-  assert.equal(analyticsAt(db, other, 7, T0 + 149 * DAY).topContent, [{ subject: 'Newsletter 0', sent: 0, delivered: 0, bounced: 0, blocked: 0, opened: 7, clicks: 0, complaints: 0 }]);
+  assert.is(Number(await store.read(value('SELECT count(*) FROM subject_windows WHERE sent + delivered + bounced + blocked + opened + clicked + complained = 0'))), 0);
+  assert.is(await store.read(value('SELECT min(day) FROM daily_subject_stats WHERE workspace_id = ?', ws)), addDays(utcDay(T0 + 135 * DAY), -89));
+  assert.equal((await analyticsAt(store, other, 7, T0 + 149 * DAY)).topContent, [{ subject: 'Newsletter 0', sent: 0, delivered: 0, bounced: 0, blocked: 0, opened: 7, clicks: 0, complaints: 0 }]);
 });
 
-test('metrics and the timeline: the window is the last N UTC days including today, zero-filled, oldest first', () => {
-  const { db, ws } = store();
-  const out = sentEmail(db, ws, 'a.test', 'Hello');
-  const inbound = sentEmail(db, ws, 'a.test', 'Hi there', 'in');
+test('metrics and the timeline: the window is the last N UTC days including today, zero-filled, oldest first', async () => {
+  const { store, ws } = await ownStore();
   const today = Date.UTC(2026, 2, 10, 9);
   const startOf = (daysAgo: number) => Date.UTC(2026, 2, 10 - daysAgo);
-  event(db, startOf(6), ws, out, 'sent'); // the window's first millisecond
-  event(db, startOf(6) - 1, ws, out, 'sent'); // the last one before it
-  event(db, today, ws, out, 'delivered');
-  event(db, today, ws, inbound, 'received');
-  event(db, startOf(3) + 5, ws, inbound, 'received');
-  event(db, startOf(89), ws, out, 'opened');
-  event(db, startOf(90), ws, out, 'clicked');
-  const seven = analyticsAt(db, ws, 7, today);
+  await store.write(function* () {
+    const out = yield* sentEmail(ws, 'a.test', 'Hello');
+    const inbound = yield* sentEmail(ws, 'a.test', 'Hi there', 'in');
+    yield* event(startOf(6), ws, out, 'sent'); // the window's first millisecond
+    yield* event(startOf(6) - 1, ws, out, 'sent'); // the last one before it
+    yield* event(today, ws, out, 'delivered');
+    yield* event(today, ws, inbound, 'received');
+    yield* event(startOf(3) + 5, ws, inbound, 'received');
+    yield* event(startOf(89), ws, out, 'opened');
+    yield* event(startOf(90), ws, out, 'clicked');
+  });
+  const seven = await analyticsAt(store, ws, 7, today);
   assert.is(seven.window, '7d');
   assert.equal(seven.metrics, { sent: 1, received: 2, bounced: 0, blocked: 0, delivered: 1, opened: 0, clicks: 0, complaints: 0 });
   assert.equal(seven.timeline, [
@@ -143,50 +185,53 @@ test('metrics and the timeline: the window is the last N UTC days including toda
   ]);
   assert.equal(seven.domains, [{ domain: 'a.test', sent: 1, delivered: 1, bounced: 0, blocked: 0, opened: 0, clicks: 0, complaints: 0 }]);
   assert.equal(seven.topContent, [{ subject: 'Hello', sent: 1, delivered: 1, bounced: 0, blocked: 0, opened: 0, clicks: 0, complaints: 0 }], 'received mail is no content');
-  const thirty = analyticsAt(db, ws, 30, today);
+  const thirty = await analyticsAt(store, ws, 30, today);
   assert.is(thirty.timeline.length, 30);
   assert.equal(thirty.timeline[0].date, '2026-02-09');
   assert.equal(thirty.timeline.find((d) => d.date === '2026-03-03'), { date: '2026-03-03', sent: 1, received: 0 });
   assert.is(thirty.metrics.sent, 2);
-  const ninety = analyticsAt(db, ws, 90, today);
+  const ninety = await analyticsAt(store, ws, 90, today);
   assert.is(ninety.timeline.length, 90);
   assert.is(ninety.timeline[0].date, '2025-12-11');
   assert.equal([ninety.metrics.opened, ninety.metrics.clicks], [1, 0], 'the open on the first day counts; the click the day before does not');
   assert.equal(ninety.topContent[0].opened, 1);
 });
 
-test('domains: most sent first (then delivered, then name), at most ten; another workspace has its own', () => {
-  const { db, ws, other } = store();
-  for (let i = 0; i < 12; i++) {
-    const id = sentEmail(db, ws, `d${String(i).padStart(2, '0')}.test`, 'Same subject');
-    for (let k = 0; k < Math.floor(i / 2); k++) event(db, T0, ws, id, 'sent');
-    if (i % 2) event(db, T0, ws, id, 'delivered');
-  }
-  event(db, T0, other, sentEmail(db, other, 'other.test', 'x'), 'sent');
-  const a = analyticsAt(db, ws, 30, T0);
+test('domains: most sent first (then delivered, then name), at most ten; another workspace has its own', async () => {
+  const { store, ws, other } = await ownStore();
+  await store.write(function* () {
+    for (let i = 0; i < 12; i++) {
+      const id = yield* sentEmail(ws, `d${String(i).padStart(2, '0')}.test`, 'Same subject');
+      for (let k = 0; k < Math.floor(i / 2); k++) yield* event(T0, ws, id, 'sent');
+      if (i % 2) yield* event(T0, ws, id, 'delivered');
+    }
+    yield* event(T0, other, yield* sentEmail(other, 'other.test', 'x'), 'sent');
+  });
+  const a = await analyticsAt(store, ws, 30, T0);
   assert.equal(
     a.domains.map((d) => [d.domain, d.sent, d.delivered]),
     [['d11.test', 5, 1], ['d10.test', 5, 0], ['d09.test', 4, 1], ['d08.test', 4, 0], ['d07.test', 3, 1], ['d06.test', 3, 0], ['d05.test', 2, 1], ['d04.test', 2, 0], ['d03.test', 1, 1], ['d02.test', 1, 0]],
   );
   assert.equal(a.topContent, [{ subject: 'Same subject', sent: 30, delivered: 6, bounced: 0, blocked: 0, opened: 0, clicks: 0, complaints: 0 }]);
-  assert.equal(analyticsAt(db, other, 30, T0).domains.map((d) => d.domain), ['other.test']);
+  assert.equal((await analyticsAt(store, other, 30, T0)).domains.map((d) => d.domain), ['other.test']);
 });
 
-test('mail stored before migration 0015 counts: domains and subjects are counted from the events', () => {
-  const { db, ws } = store();
+// SQLite's migrations: PostgreSQL's schema begins after 0015.
+sqliteOnly(test)('mail stored before migration 0015 counts: domains and subjects are counted from the events', async () => {
+  const { store, ws } = await ownStore();
   const old = openDatabase(mkdtempSync(join(tmpdir(), 'mw-analytics-')));
+  opened.push(async () => void old.close());
   migrate(old, T0, listMigrations().filter((m) => m.version <= 14));
-  const copy = (table: string) => {
-    const rows = db.prepare(`SELECT * FROM ${table}`).all() as Array<Record<string, unknown>>;
-    for (const row of rows) old.prepare(`INSERT INTO ${table} (${Object.keys(row).join(', ')}) VALUES (${Object.keys(row).map(() => '?').join(', ')})`).run(...Object.values(row));
-  };
-  copy('workspaces');
-  const emails = [sentEmail(old, ws, 'a.test', 'Hello'), sentEmail(old, ws, 'b.test', 'Bye')];
+  // The workspaces as the store made them, copied into the database of before 0015.
+  for (const row of await store.read(all<Record<string, unknown>>('SELECT * FROM workspaces'))) {
+    old.prepare(`INSERT INTO workspaces (${Object.keys(row).join(', ')}) VALUES (${Object.keys(row).map(() => '?').join(', ')})`).run(...Object.values(row));
+  }
+  const emails = [runOn(old, sentEmail(ws, 'a.test', 'Hello')), runOn(old, sentEmail(ws, 'b.test', 'Bye'))];
   for (const [i, type] of (['sent', 'sent', 'delivered', 'opened', 'sent'] as const).entries()) {
     old.prepare('INSERT INTO events (id, workspace_id, email_id, type, recipient, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(newId('evt', T0), ws, emails[i % 2], type, 'r@dest.test', T0 - i * DAY);
   }
   migrate(old, T0);
-  const a = analyticsAt(old, ws, 7, T0);
+  const a = await analyticsAt(sqliteOf(old), ws, 7, T0);
   assert.equal(a.domains.map((d) => [d.domain, d.sent, d.delivered, d.opened]), [['a.test', 2, 1, 0], ['b.test', 1, 0, 1]]);
   assert.equal(a.topContent.map((c) => [c.subject, c.sent, c.opened]), [['Bye', 1, 1], ['Hello', 2, 0]]);
 });
@@ -331,17 +376,17 @@ test('HTTP: an API key or a session reads it; no credential is a 401; another wo
 
 test('HTTP: events of earlier days land on their UTC day of the timeline and leave the window on time', async () => {
   const before = await analytics('?days=90');
-  const db = s.t.app.db;
-  const ws = (db.prepare('SELECT workspace_id FROM emails WHERE id = ?').pluck().get(welcome.id)) as string;
+  const { store } = s.t.app;
+  const ws = (await store.read(value<string>('SELECT workspace_id FROM emails WHERE id = ?', welcome.id)))!;
   const startOf = (daysAgo: number) => Date.parse(`${addDays(utcDay(Date.now()), -daysAgo)}T00:00:00Z`);
   // Written as the flows write them, on days already over: only a backfill or a test does that, so the
   // subjects of those days, counted once a day is over, are dropped to be counted again.
-  db.transaction(() => {
+  await store.write(function* () {
     for (const [at, type] of [[startOf(6), 'sent'], [startOf(6) - 1, 'sent'], [startOf(29), 'delivered'], [startOf(89), 'opened'], [startOf(90), 'sent']] as const) {
-      runOn(db, addEvent({ now: () => at }, { workspaceId: ws, emailId: welcome.id, type, recipient: `ann@${DEST}` }));
+      yield* addEvent({ now: () => at }, { workspaceId: ws, emailId: welcome.id, type, recipient: `ann@${DEST}` });
     }
-    for (const table of ['counted_days', 'subject_window_spans']) db.prepare(`DELETE FROM ${table}`).run();
-  })();
+    for (const table of ['counted_days', 'subject_window_spans']) yield* run(`DELETE FROM ${table}`);
+  });
   const seven = await analytics('?days=7');
   assert.equal(seven.timeline[0], { date: addDays(utcDay(Date.now()), -6), sent: 1, received: 0 });
   assert.is(seven.metrics.sent, before.metrics.sent + 1);

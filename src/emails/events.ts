@@ -164,7 +164,7 @@ export function* listEvents(workspaceId: string, emailId: string, page?: { limit
 export function* recentVisit(v: { emailId: string; type: 'opened' | 'clicked'; recipient: string; url: string | null; since: number }): Query<{ seq: number; createdAt: number } | null> {
   const row = yield* get<{ seq: number; created_at: number }>(
     `SELECT seq, created_at FROM events WHERE email_id = @emailId AND type = @type AND recipient = @recipient AND created_at >= @since
-         AND (@url IS NULL OR json_extract(data, '$.url') = @url) ORDER BY seq DESC LIMIT 1`,
+         AND (CAST(@url AS TEXT) IS NULL OR json_extract(data, '$.url') = @url) ORDER BY seq DESC LIMIT 1`,
     v,
   );
   return row ? { seq: row.seq, createdAt: row.created_at } : null;
