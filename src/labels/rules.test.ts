@@ -7,11 +7,13 @@ import * as assert from 'uvu/assert';
 import { loadConfig } from '../config/config.ts';
 import { startApp, type RunningApp } from '../app.ts';
 import { createLog } from '../log.ts';
-import { request, seedWorkspace } from '../testkit/app.ts';
+import { request, seedWorkspace, TEST_STORE } from '../testkit/app.ts';
 import { eventually } from '../testkit/outbound.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { storeReceivedEmail } from '../emails/store.ts';
 import { runOn } from '../db/sqlite-query.ts';
+import { get, value, type Query } from '../db/query.ts';
+import { openPool, readOn } from '../db/postgres.ts';
 import { parseMessage } from '../mail/parse.ts';
 import { packMail } from '../mail/packing.ts';
 
@@ -174,34 +176,44 @@ test('the dry run counts what applying then files; the 10-label cap is respected
   assert.not.ok((await labelIds(full.id)).includes(label.id), 'never an 11th label');
 });
 
+/** A read of the store while no app runs on it: the data directory's file, or the PostgreSQL database. */
+async function readStopped<T>(q: Query<T>): Promise<T> {
+  if (TEST_STORE === 'sqlite') return runOn(s.readDb(), q);
+  const pool = openPool(s.t.env.MAILWRIGHT_DATABASE_URL!, { max: 1 });
+  try {
+    return await readOn(pool, q);
+  } finally {
+    await pool.end();
+  }
+}
+
 test('applying a rule to 10,000 stored messages goes on through a restart while mail arrives: nothing missed, nothing twice', async () => {
-  const db = s.t.app.db;
-  const workspaceId = db.prepare("SELECT workspace_id FROM inboxes WHERE id = ?").pluck().get(s.inbox.id) as string;
-  const inbox = db.prepare('SELECT * FROM inboxes WHERE id = ?').get(s.inbox.id) as { id: string; address: string; domain_id: string };
+  const { store } = s.t.app;
+  const inbox = (await store.read(get<{ id: string; workspace_id: string; address: string; domain_id: string }>('SELECT * FROM inboxes WHERE id = ?', s.inbox.id)))!;
   const parsed = await parseMessage(Buffer.from('From: bulk@sender.example\r\nSubject: stored\r\n\r\nx\r\n'));
-  db.transaction(() => {
+  await store.write(function* () {
     for (let i = 0; i < 10_000; i++) {
-      runOn(db, storeReceivedEmail(s.t.app.clock, {
-        workspaceId, inboxId: inbox.id, inboxAddress: inbox.address, domainId: inbox.domain_id, domain: s.domain.name,
+      yield* storeReceivedEmail(s.t.app.clock, {
+        workspaceId: inbox.workspace_id, inboxId: inbox.id, inboxAddress: inbox.address, domainId: inbox.domain_id, domain: s.domain.name,
         parsed: { ...parsed, subject: i % 2 ? `bulk odd ${i}` : `bulk even ${i}`, messageId: `bulk-${i}@sender.example` },
         stored: packMail(Buffer.from('x'), parsed.text, parsed.html), envelopeFrom: 'bulk@sender.example', authentication: {}, verdict: { category: 'primary', important: false, classification: 'test' }, threadId: null,
-      }));
+      });
     }
-  })();
+  });
   const label = (await call('/labels', { body: { name: 'Bulk odd' } })).body;
   assert.is((await call(`/labels/${label.id}/rules`, { body: { subject: 'bulk odd', apply_to_existing: true } })).status, 201);
   // Stop at once and start again on the same data directory, walking 200 at a time.
   await s.t.running.stop();
-  const left = s.readDb().prepare('SELECT total - done FROM label_resorts').pluck().get() as number | undefined;
+  const left = await readStopped(value<number>('SELECT total - done FROM label_resorts'));
   running = await startApp(loadConfig(s.t.env), { log: createLog({ level: 'error', write: () => {} }), resortBatch: 200 });
   api = `http://127.0.0.1:${running.http.port}/api/v1`;
   s.t.smtpPort = running.smtp.port;
   for (let i = 0; i < 3; i++) assert.is((await receive(`bulk odd arriving ${i}`)).code, 250);
   await eventually(async () => (await call('/labels')).body.mailbox.resortPending === 0, 30_000, 'the resort finished');
-  const after = running.app.db!;
-  const filed = after.prepare(`SELECT count(*) FROM emails e, json_each(e.labels_json) j WHERE j.value = ? AND e.subject LIKE 'bulk odd%'`).pluck().get(label.id) as number;
-  assert.is(filed, 5_003, `every odd one once (the walk had ${left ?? 0} left when it stopped)`);
-  assert.is(after.prepare(`SELECT count(*) FROM emails e, json_each(e.labels_json) j WHERE j.value = ? AND e.subject LIKE 'bulk even%'`).pluck().get(label.id), 0);
+  const filedOf = async (subjects: string) =>
+    Number(await running!.app.store.read(value(`SELECT count(*) FROM emails e, json_each(e.labels_json) j WHERE j.value = ? AND e.subject LIKE '${subjects}%'`, label.id)));
+  assert.is(await filedOf('bulk odd'), 5_003, `every odd one once (the walk had ${left ?? 0} left when it stopped)`);
+  assert.is(await filedOf('bulk even'), 0);
   assert.is((await call(`/labels/${label.id}`)).body.totalCount, 5_003, 'the count agrees');
 });
 

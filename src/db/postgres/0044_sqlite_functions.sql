@@ -40,3 +40,14 @@ $$;
 -- json_array_length(text): the number of elements of a JSON array stored as text (0 for any other value).
 CREATE FUNCTION json_array_length(doc text) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
   'SELECT CASE WHEN json_typeof(doc::json) = ''array'' THEN json_array_length(doc::json) ELSE 0 END';
+-- json_group_array(text): the values of a group as a JSON array of strings, in the order they come, '[]' for
+-- none (SQLite's, written as compactly: no space after a comma).
+CREATE FUNCTION json_group_array_step(acc text, v text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT CASE WHEN acc IS NULL THEN '' ELSE acc || ',' END || coalesce(to_json(v)::text, 'null')$$;
+CREATE FUNCTION json_group_array_final(acc text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT '[' || coalesce(acc, '') || ']'$$;
+CREATE AGGREGATE json_group_array(text) (SFUNC = json_group_array_step, STYPE = text, FINALFUNC = json_group_array_final);
+-- json_set(text, '$.a.b', value): the document with the value at that path of object members (its JSON type
+-- kept: a number stays a number); a parameter as the value is cast to its type, which PostgreSQL cannot guess.
+CREATE FUNCTION json_set(doc text, path text, v anyelement) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT jsonb_set(doc::jsonb, string_to_array(substr(path, 3), '.'), to_jsonb(v))::text$$;
