@@ -210,13 +210,22 @@ export function* eventOf(emailId: string, id: string): Query<EventOfWorkspace | 
   return row && withWorkspace(secret, row);
 }
 
+const IN_SLICE = 'seq > ? AND seq <= ? AND workspace_id = ? AND created_at >= ? ORDER BY seq';
+
 /**
  * A workspace's events committed after `after` and up to `upTo` (their seq), made since `since`, in commit order.
  * It walks that slice of the sequence (the rowid), never events_workspace: a slice reads as many rows as it spans.
  */
 export function* eventsInOrder(workspaceId: string, after: number, upTo: number, since: number): Query<EventOfWorkspace[]> {
   return yield* ofWorkspaces(
-    yield* all<StoredEvent>(`SELECT ${EVENT_COLUMNS} FROM events NOT INDEXED WHERE seq > ? AND seq <= ? AND workspace_id = ? AND created_at >= ? ORDER BY seq`, after, upTo, workspaceId, since),
+    yield* all<StoredEvent>(
+      {
+        sqlite: `SELECT ${EVENT_COLUMNS} FROM events NOT INDEXED WHERE ${IN_SLICE}`,
+        // PostgreSQL's planner walks the primary key's range by itself; it has no NOT INDEXED.
+        postgres: `SELECT ${EVENT_COLUMNS} FROM events WHERE ${IN_SLICE}`,
+      },
+      after, upTo, workspaceId, since,
+    ),
   );
 }
 

@@ -82,7 +82,7 @@ function* announceFailures(now: number, to: ReportAddress, k: { id: string; repo
   let announced = 0;
   for (const [ip, failing] of failingSources(k.report)) {
     if (announced >= MAX_ANNOUNCED_PER_REPORT) break;
-    if ((yield* run('INSERT OR IGNORE INTO dmarc_failing_sources (domain_id, source_ip, first_at) VALUES (?, ?, ?)', to.domainId, ip, now)) === 0) continue;
+    if ((yield* run('INSERT INTO dmarc_failing_sources (domain_id, source_ip, first_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', to.domainId, ip, now)) === 0) continue;
     announced++;
     yield* addDomainEvent(now, {
       workspaceId: to.workspaceId,

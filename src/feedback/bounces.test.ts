@@ -10,6 +10,7 @@ import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { eventually } from '../testkit/outbound.ts';
 import { isHardBounce } from './bounces.ts';
 import { arfReport as arf, dsnReport as dsn } from '../testkit/reports.ts';
+import { get, value } from '../db/query.ts';
 
 let s: InboundScene;
 test.before(async () => {
@@ -160,7 +161,7 @@ test('reports that cannot be pinned on a recipient of that email change nothing'
   assert.equal(types.filter((t) => t !== 'sent' && t !== 'delivered'), []);
   assert.is(await status(pair.id), 'delivered');
   for (const a of ['hank@dest.example', 'ivy@dest.example', 'mallory@dest.example']) assert.is(await suppression(a), null, a);
-  const reports = s.readDb().prepare('SELECT count(*) AS kept, count(processed_at) AS processed FROM inbound_reports WHERE email_id = ?').get(pair.id);
+  const reports = await s.t.app.store.read(get('SELECT count(*) AS kept, count(processed_at) AS processed FROM inbound_reports WHERE email_id = ?', pair.id));
   assert.equal(reports, { kept: 5, processed: 5 }, 'every report is kept and marked processed');
 });
 
@@ -181,7 +182,7 @@ test('hostile reports: malformed parts, a huge DSN, binary junk: 250, kept, noth
   assert.is(await status(sent.id), 'delivered');
   assert.is(await suppression('jack@dest.example'), null);
   assert.is(await suppression('x1@dest.example'), null, 'addresses the email was never sent to');
-  const kept = s.readDb().prepare('SELECT count(*) FROM inbound_reports WHERE email_id = ? AND processed_at IS NOT NULL').pluck().get(sent.id);
+  const kept = await s.t.app.store.read(value<number>('SELECT count(*) FROM inbound_reports WHERE email_id = ? AND processed_at IS NOT NULL', sent.id));
   assert.is(kept, 3);
   assert.equal(s.t.logs.filter((l) => l.includes('"level":"error"')), [], 'no fault of ours');
   // A forged VERP address (another MAC) is refused at RCPT, so no report reaches another email.

@@ -12,7 +12,7 @@ import { simpleParser } from 'mailparser';
 import { eventually, startOutboundScene, type OutboundScene } from '../testkit/outbound.ts';
 import { request } from '../testkit/app.ts';
 import { readBoxSecret } from '../db/box-secret.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { column, value } from '../db/query.ts';
 import { openHolder } from './tracking.ts';
 import { LinkVisits } from './visits.ts';
 import { VISITS_PER_ADDRESS } from './link-routes.ts';
@@ -50,6 +50,8 @@ test.before(async () => {
   assert.is(sent.status, 200, JSON.stringify(sent.body));
   emailId = sent.body.id;
   await eventually(() => s.sink.messages.flatMap((m) => m.rcptTo).length >= RECIPIENTS.length, 15_000, 'every copy delivered');
+  // Each delivery's event is written after the sink's 250: only then does the email's row count stand still.
+  await eventually(async () => (await s.events(emailId)).filter((e) => e.type === 'delivered').length === RECIPIENTS.length, 15_000, 'every delivery recorded');
   for (const m of s.sink.messages) {
     const html = String((await simpleParser(m.raw)).html);
     const local = (url: string) => s.t.url + url.slice(base.length);
@@ -89,44 +91,40 @@ async function flood(url: string, n: number, from: string[], parallel = 16): Pro
   return hits;
 }
 
-const db = () => s.t.app.db;
-const eventsOf = (type: string, recipient?: string) =>
-  db()
-    .prepare(`SELECT data FROM events WHERE email_id = ? AND type = ?${recipient ? ' AND recipient = ?' : ''} ORDER BY seq`)
-    .pluck()
-    .all(emailId, type, ...(recipient ? [recipient] : []))
-    .map((d) => JSON.parse(d as string) as { repeats?: number; lastRepeatAt?: string; url?: string; ip: string });
-const rowsOfEmail = () => Number(db().prepare('SELECT count(*) FROM events WHERE email_id = ?').pluck().get(emailId));
+const eventsOf = async (type: string, recipient?: string) =>
+  (await s.t.app.store.read(column<string>(`SELECT data FROM events WHERE email_id = ? AND type = ?${recipient ? ' AND recipient = ?' : ''} ORDER BY seq`, emailId, type, ...(recipient ? [recipient] : []))))
+    .map((d) => JSON.parse(d) as { repeats?: number; lastRepeatAt?: string; url?: string; ip: string });
+const rowsOfEmail = async () => Number(await s.t.app.store.read(value<number>('SELECT count(*) FROM events WHERE email_id = ?', emailId)));
 
 test('2,000 fetches of one pixel from one address: every one gets the image, one `opened` event and one webhook; repeats counted within the budget', async () => {
-  const before = rowsOfEmail();
+  const before = await rowsOfEmail();
   const hits = await flood(pixel['r0@dest.test'], 2000, ['127.0.0.1']);
   assert.is(hits.length, 2000);
   assert.ok(hits.every((h) => h.status === 200 && h.type === 'image/gif'), 'the image, every time');
-  assert.is(rowsOfEmail(), before + 1, 'one row written');
-  const [open] = eventsOf('opened', 'r0@dest.test');
+  assert.is(await rowsOfEmail(), before + 1, 'one row written');
+  const [open] = await eventsOf('opened', 'r0@dest.test');
   assert.is(open.ip, '127.0.0.1');
   // The first counts the event; past the address's burst, the steady rate lets some more be counted.
-  await eventually(() => (eventsOf('opened', 'r0@dest.test')[0].repeats ?? 0) >= VISITS_PER_ADDRESS.burst - 1, 15_000, 'the repeats written');
-  const repeats = eventsOf('opened', 'r0@dest.test')[0].repeats!;
+  await eventually(async () => ((await eventsOf('opened', 'r0@dest.test'))[0].repeats ?? 0) >= VISITS_PER_ADDRESS.burst - 1, 15_000, 'the repeats written');
+  const repeats = (await eventsOf('opened', 'r0@dest.test'))[0].repeats!;
   assert.ok(repeats <= 1999, `${repeats} repeats`);
-  assert.ok(eventsOf('opened', 'r0@dest.test')[0].lastRepeatAt);
+  assert.ok((await eventsOf('opened', 'r0@dest.test'))[0].lastRepeatAt);
   await eventually(() => hooks.some((h) => h.type === 'email.opened'), 15_000, 'the webhook');
   const shown = (await request(`${s.t.api}/emails/${emailId}/events`, { key: s.key })).body.data.filter((e: { type: string }) => e.type === 'opened');
   assert.is(shown.length, 1);
-  assert.is(shown[0].data.repeats, eventsOf('opened', 'r0@dest.test')[0].repeats, 'the API shows the count');
+  assert.is(shown[0].data.repeats, (await eventsOf('opened', 'r0@dest.test'))[0].repeats, 'the API shows the count');
 });
 
 test('2,000 clicks of one link from eight addresses: every one redirects to the link, one `clicked` event and webhook, 1,999 repeats', async () => {
-  const before = rowsOfEmail();
+  const before = await rowsOfEmail();
   const from = Array.from({ length: 8 }, (_, i) => `127.0.0.${i + 2}`);
   const hits = await flood(click, 2000, from);
   assert.ok(hits.every((h) => h.status === 302 && h.location === 'https://shop.test/sale'), 'every click redirected');
-  assert.is(rowsOfEmail(), before + 1, 'one row written');
+  assert.is(await rowsOfEmail(), before + 1, 'one row written');
   // 250 from each address, within each one's budget: every visit counted.
-  await eventually(() => eventsOf('clicked', 'r0@dest.test')[0].repeats === 1999, 15_000, 'all 1,999 repeats written');
-  assert.is(eventsOf('clicked').length, 1);
-  assert.is(eventsOf('clicked')[0].url, 'https://shop.test/sale');
+  await eventually(async () => (await eventsOf('clicked', 'r0@dest.test'))[0].repeats === 1999, 15_000, 'all 1,999 repeats written');
+  assert.is((await eventsOf('clicked')).length, 1);
+  assert.is((await eventsOf('clicked'))[0].url, 'https://shop.test/sale');
   await eventually(() => hooks.some((h) => h.type === 'email.clicked'), 15_000, 'the webhook');
 });
 
@@ -135,7 +133,7 @@ test('first opens of other recipients through one shared address (an image proxy
   const others = RECIPIENTS.slice(1, -1);
   for (const r of others) assert.is((await flood(pixel[r], 1, proxy, 1))[0].status, 200);
   assert.equal(
-    others.map((r) => eventsOf('opened', r).length),
+    await Promise.all(others.map(async (r) => (await eventsOf('opened', r)).length)),
     others.map(() => 1),
     'one open per recipient',
   );
@@ -145,29 +143,29 @@ test('first opens of other recipients through one shared address (an image proxy
   try {
     const spent = await flood(pixel['r1@dest.test'], VISITS_PER_ADDRESS.burst + 200, ['127.0.0.30']);
     assert.ok(spent.every((h) => h.status === 200));
-    const rows = rowsOfEmail();
+    const rows = await rowsOfEmail();
     const over = await flood(pixel['r9@dest.test'], 5, ['127.0.0.30'], 1);
     assert.ok(over.every((h) => h.status === 200 && h.type === 'image/gif'));
-    assert.is(rowsOfEmail(), rows, 'nothing written past the budget');
-    assert.is(eventsOf('opened', 'r9@dest.test').length, 0);
+    assert.is(await rowsOfEmail(), rows, 'nothing written past the budget');
+    assert.is((await eventsOf('opened', 'r9@dest.test')).length, 0);
   } finally {
     frozen = null;
   }
-  await eventually(() => eventsOf('opened', 'r1@dest.test')[0].repeats === VISITS_PER_ADDRESS.burst, 15_000, 'exactly the budget counted');
+  await eventually(async () => (await eventsOf('opened', 'r1@dest.test'))[0].repeats === VISITS_PER_ADDRESS.burst, 15_000, 'exactly the budget counted');
   // The proxy's first fetch of r9's pixel counts.
   await flood(pixel['r9@dest.test'], 1, proxy, 1);
-  assert.is(eventsOf('opened', 'r9@dest.test').length, 1);
+  assert.is((await eventsOf('opened', 'r9@dest.test')).length, 1);
 });
 
 test('after a restart (a fresh tally), a visit within the hour is found in the database: a repeat, no new event', async () => {
   const fresh = new LinkVisits(s.t.app);
   const token = pixel['r3@dest.test'].split('/').pop()!;
-  const rows = rowsOfEmail();
-  const outcome = await fresh.visit({ holder: runOn(db(), openHolder(runOn(db(), readBoxSecret()), token))!, type: 'opened', url: null, visit: { userAgent: null, ip: '127.0.0.1' } });
+  const rows = await rowsOfEmail();
+  const outcome = await fresh.visit({ holder: (await s.t.app.store.read(openHolder(await s.t.app.store.read(readBoxSecret()), token)))!, type: 'opened', url: null, visit: { userAgent: null, ip: '127.0.0.1' } });
   assert.is(outcome, 'repeat');
   await fresh.stop();
-  assert.is(rowsOfEmail(), rows);
-  assert.is(eventsOf('opened', 'r3@dest.test')[0].repeats, 1);
+  assert.is(await rowsOfEmail(), rows);
+  assert.is((await eventsOf('opened', 'r3@dest.test'))[0].repeats, 1);
 });
 
 test('analytics and webhooks count each recipient once: ten opens, one click', async () => {

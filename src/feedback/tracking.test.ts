@@ -8,7 +8,6 @@ import { simpleParser } from 'mailparser';
 import { eventually, startOutboundScene, type OutboundScene } from '../testkit/outbound.ts';
 import { request } from '../testkit/app.ts';
 import { readBoxSecret } from '../db/box-secret.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { linkToken } from './link-token.ts';
 import { findLinks, rewriteHtml } from './tracking.ts';
 import { signedCopy } from '../emails/outgoing.ts';
@@ -137,7 +136,7 @@ test('a click redirects only to links of the message: altered, foreign or out-of
   const good = linksOf('ann@dest.test')[0];
   const [emailPart, index, link, mac] = good.slice(good.lastIndexOf('/') + 1).split('-');
   const emailId = `em_${emailPart.toUpperCase()}`;
-  const secret = runOn(s.t.app.db, readBoxSecret());
+  const secret = await s.t.app.store.read(readBoxSecret());
   const refused = [
     `${emailPart}-${index}-${link}-${mac.replace(/.$/, (c) => (c === '0' ? '1' : '0'))}`,
     `${emailPart}-${index}-1-${mac}`, // the other link, with the first one's MAC

@@ -9,7 +9,7 @@ import { eventually } from '../testkit/outbound.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { request, runCli, seedWorkspace } from '../testkit/app.ts';
 import { readBoxSecret } from '../db/box-secret.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { column, get } from '../db/query.ts';
 import { linkToken } from './link-token.ts';
 import { personalCopy, signedCopy } from '../emails/outgoing.ts';
 
@@ -41,9 +41,13 @@ const page = (token: string, method = 'GET', init: { body?: string; headers?: Re
 const oneClick = (token: string) =>
   page(token, 'POST', { body: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
 const suppression = (workspace: string, email: string) =>
-  s.t.app.db.prepare('SELECT scope, reason, origin, email_id AS emailId FROM suppressions s JOIN workspaces w ON w.id = s.workspace_id WHERE w.name = ? AND s.email = ?').get(workspace, email) as
-    | { scope: string; reason: string; origin: string; emailId: string }
-    | undefined;
+  s.t.app.store.read(
+    get<{ scope: string; reason: string; origin: string; emailId: string }>(
+      'SELECT scope, reason, origin, email_id AS emailId FROM suppressions s JOIN workspaces w ON w.id = s.workspace_id WHERE w.name = ? AND s.email = ?',
+      workspace,
+      email,
+    ),
+  );
 const settle = () => new Promise((r) => setTimeout(r, 400));
 
 /** A header's value as it arrived, unfolded (mailparser turns List-* headers into objects). */
@@ -122,7 +126,7 @@ test('GET and HEAD on the link show a page whose button POSTs; nobody is unsubsc
   assert.match(res.headers.get('content-security-policy') ?? '', /form-action 'self'/);
   assert.is(res.headers.get('cache-control'), 'no-store');
   assert.is((await page(token, 'HEAD')).status, 200);
-  assert.is(suppression('default', 'ann@dest.test'), undefined, 'still subscribed after GET and HEAD');
+  assert.is(await suppression('default', 'ann@dest.test'), undefined, 'still subscribed after GET and HEAD');
   assert.not.ok((await events(first.id)).some((e) => e.type === 'unsubscribed'));
 });
 
@@ -132,7 +136,7 @@ test('a one-click POST without cookies unsubscribes (200); marketing to the addr
   assert.is(res.status, 200);
   assert.match(res.body, /You are unsubscribed/);
   assert.match(res.body, /ann@dest\.test/);
-  assert.equal(suppression('default', 'ann@dest.test'), { scope: 'marketing', reason: 'unsubscribe', origin: 'recipient', emailId: first.id });
+  assert.equal(await suppression('default', 'ann@dest.test'), { scope: 'marketing', reason: 'unsubscribe', origin: 'recipient', emailId: first.id });
   const unsubscribed = (await events(first.id)).filter((e) => e.type === 'unsubscribed');
   assert.equal(unsubscribed.map((e) => [e.recipient, e.data.via]), [['ann@dest.test', 'https']]);
 
@@ -163,13 +167,12 @@ test('forged, altered and cross-workspace tokens get a 404 page and change nothi
   const [aEmail, aIndex, aMac] = a.split('-');
   const [bEmail] = b.split('-');
   const flip = (t: string) => t.slice(0, -1) + (t.endsWith('0') ? '1' : '0');
-  const db = s.t.app.db;
   const refused = [
     flip(a),
     `${bEmail}-${aIndex}-${aMac}`, // our MAC on their email
     `${aEmail}-1-${aMac}`, // another recipient position
     `${aEmail}-${aIndex}-0-${aMac}`, // shaped like a click token
-    linkToken(runOn(db, readBoxSecret()), 'open', { emailId: ours.id, recipient: 'carol@dest.test', index: 0 }), // signed, but for the open pixel
+    linkToken(await s.t.app.store.read(readBoxSecret()), 'open', { emailId: ours.id, recipient: 'carol@dest.test', index: 0 }), // signed, but for the open pixel
     linkToken(Buffer.alloc(32, 7), 'unsubscribe', { emailId: ours.id, recipient: 'carol@dest.test', index: 0 }), // another box's secret
     `${aEmail}-0${aIndex}-${aMac}`,
     'nonsense',
@@ -186,12 +189,12 @@ test('forged, altered and cross-workspace tokens get a 404 page and change nothi
       assert.not.match(res.body, /<script|<form/i);
     }
   }
-  assert.equal([suppression('default', 'carol@dest.test'), suppression('other', 'carol@dest.test')], [undefined, undefined], 'nothing changed');
+  assert.equal([await suppression('default', 'carol@dest.test'), await suppression('other', 'carol@dest.test')], [undefined, undefined], 'nothing changed');
 
   // Their valid token unsubscribes carol from their workspace's marketing only.
   assert.is((await oneClick(b)).status, 200);
-  assert.is(suppression('other', 'carol@dest.test')?.reason, 'unsubscribe');
-  assert.is(suppression('default', 'carol@dest.test'), undefined);
+  assert.is((await suppression('other', 'carol@dest.test'))?.reason, 'unsubscribe');
+  assert.is(await suppression('default', 'carol@dest.test'), undefined);
   assert.not.ok((await events(ours.id)).some((e) => e.type === 'unsubscribed'));
   await marketing('Winter sale', ['carol@dest.test']);
   const blocked = await send({ from: 'shop@other.test', to: ['carol@dest.test'], subject: 'Their winter sale', message_class: 'marketing' }, otherKey);
@@ -204,9 +207,9 @@ test('deleting the sent email leaves its delivered unsubscribe links working', a
   await eventually(async () => (await events(sent.id)).some((e) => e.type === 'delivered'));
   assert.is((await request(`${s.t.api}/emails/${sent.id}`, { method: 'DELETE', key: s.key })).status, 200);
   assert.is((await page(token)).status, 200, 'the page still shows');
-  assert.is(suppression('default', 'dora@dest.test'), undefined, 'a GET changed nothing');
+  assert.is(await suppression('default', 'dora@dest.test'), undefined, 'a GET changed nothing');
   assert.is((await oneClick(token)).status, 200);
-  assert.equal(suppression('default', 'dora@dest.test'), { scope: 'marketing', reason: 'unsubscribe', origin: 'recipient', emailId: sent.id });
+  assert.equal(await suppression('default', 'dora@dest.test'), { scope: 'marketing', reason: 'unsubscribe', origin: 'recipient', emailId: sent.id });
   assert.is((await oneClick(token.replace(/.$/, (c) => (c === '0' ? '1' : '0')))).status, 404, 'an altered token is still refused');
 });
 
@@ -218,11 +221,11 @@ test('mail to the mailto address unsubscribes that recipient; a forged address i
   const refused = await s.deliver(note, { from: 'dave@dest.test', to: [forged] });
   assert.is(refused.code, 550);
   assert.match(refused.text, /^5\.1\.1 /);
-  assert.is(suppression('default', 'dave@dest.test'), undefined);
+  assert.is(await suppression('default', 'dave@dest.test'), undefined);
 
   const reply = await s.deliver(note, { from: 'dave@dest.test', to: [address.toUpperCase()] });
   assert.is(reply.code, 250, reply.text);
-  assert.equal(suppression('default', 'dave@dest.test'), { scope: 'marketing', reason: 'unsubscribe', origin: 'recipient', emailId: sale.id });
+  assert.equal(await suppression('default', 'dave@dest.test'), { scope: 'marketing', reason: 'unsubscribe', origin: 'recipient', emailId: sale.id });
   assert.equal((await events(sale.id)).filter((e) => e.type === 'unsubscribed').map((e) => e.data.via), ['mailto']);
   assert.is((await s.stored('e.message_id = ?', 'u1@dest.test')).length, 0, 'the request is not kept as mail');
 });
@@ -239,14 +242,15 @@ test('a copy is signed once: a deferred recipient gets the very same bytes when 
   s.sink.replyTo('later@dest.test', { code: 451, message: '4.2.0 try again later' });
   const res = await send({ from: 'news@news.test', to: ['later@dest.test'], subject: 'Later sale', message_class: 'marketing' });
   await eventually(async () => (await events(res.body.id)).some((e) => e.type === 'delivery_delayed'));
-  const copies = () => s.t.app.db.prepare('SELECT c.delivery_id FROM delivery_contents c JOIN deliveries d ON d.id = c.delivery_id WHERE d.email_id = ?').pluck().all(res.body.id) as number[];
-  const signed = copies().length ? await personalCopy(s.t.app.store, copies()[0]) : null;
+  const copies = () => s.t.app.store.read(column<number>('SELECT c.delivery_id FROM delivery_contents c JOIN deliveries d ON d.id = c.delivery_id WHERE d.email_id = ?', res.body.id));
+  const stored = await copies();
+  const signed = stored.length ? await personalCopy(s.t.app.store, stored[0]) : null;
   assert.ok(signed, 'signed and stored before the first attempt');
   s.sink.replyTo('later@dest.test', { code: 250 });
   await runCli(['queue', 'flush'], s.t.env);
   await eventually(() => messagesOf('Later sale').length > 0);
   assert.ok(messagesOf('Later sale')[0].raw.equals(signed), 'the retry transmitted the stored bytes');
-  assert.is(copies().length, 1);
+  assert.is((await copies()).length, 1);
 });
 
 test.run();

@@ -67,7 +67,8 @@ export class LinkVisits {
     if (!known) {
       // After a restart, or once forgotten: the event may be stored already.
       const found = await store.read(recentVisit({ emailId: v.holder.emailId, type: v.type, recipient: v.holder.recipient, url: v.url, since: now - VISIT_WINDOW_MS }));
-      if (found) known = this.remember(key, { seq: found.seq, until: found.createdAt + VISIT_WINDOW_MS });
+      // Another visit of the link may have claimed it while this one read (a read that waits on the network).
+      known = this.recent.get(key) ?? (found ? this.remember(key, { seq: found.seq, until: found.createdAt + VISIT_WINDOW_MS }) : undefined);
     }
     if (known) {
       this.count(known, now);

@@ -39,7 +39,7 @@ export const orphaned = (pids: Array<number | null>) => pids.filter((p) => p ===
 /** Puts back what the processes `pids` left claimed; returns how many recipients are due again. */
 export function* releaseOrphans(pids: Array<number | null>, now: number): Query<number> {
   let back = 0;
-  for (const pid of pids) back += yield* run(`UPDATE deliveries SET ${PUT_BACK} WHERE state = 'sending' AND claimed_by IS ?`, now, now, pid);
+  for (const pid of pids) back += yield* run(`UPDATE deliveries SET ${PUT_BACK} WHERE state = 'sending' AND claimed_by IS NOT DISTINCT FROM ?`, now, now, pid);
   return back;
 }
 

@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { simpleParser } from 'mailparser';
 import { startOutboundScene, eventually, type OutboundScene } from '../testkit/outbound.ts';
 import { request } from '../testkit/app.ts';
+import { value } from '../db/query.ts';
 
 let s: OutboundScene;
 
@@ -17,7 +18,7 @@ test.before(async () => {
 });
 test.after(() => s.stop());
 
-const count = (table: 'emails' | 'deliveries') => Number(s.t.app.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get());
+const count = async (table: 'emails' | 'deliveries') => Number(await s.t.app.store.read(value<number>(`SELECT count(*) FROM ${table}`)));
 const deliveredTo = (recipient: string) => eventually(() => s.sink.messages.find((m) => m.rcptTo.includes(recipient)), 10_000, `a message for ${recipient}`);
 const base = { from: 'a@sender.test', to: ['x@dest.test'], subject: 's', text: 't' };
 
@@ -46,7 +47,7 @@ const REFUSED: Array<[string, Record<string, unknown>, string]> = [
 ];
 
 test('each bad edge is a 400 in the error envelope naming the field, and nothing is stored or queued', async () => {
-  const before = { emails: count('emails'), deliveries: count('deliveries') };
+  const before = { emails: await count('emails'), deliveries: await count('deliveries') };
   for (const [what, body, path] of REFUSED) {
     const res = await s.send(body);
     assert.is(res.status, 400, `${what}: ${JSON.stringify(res.body)}`);
@@ -57,24 +58,24 @@ test('each bad edge is a 400 in the error envelope naming the field, and nothing
     assert.is(error.errors[0].path, path, what);
     assert.type(error.errors[0].message, 'string');
   }
-  assert.equal({ emails: count('emails'), deliveries: count('deliveries') }, before, 'no email row and no queue row');
+  assert.equal({ emails: await count('emails'), deliveries: await count('deliveries') }, before, 'no email row and no queue row');
   assert.is(s.sink.messages.length, 0);
 });
 
 test('a batch judges each item at the same edge: the bad one fails alone, naming its field', async () => {
-  const before = count('emails');
+  const before = await count('emails');
   const res = await request(`${s.t.api}/emails/batch`, { key: s.key, body: { emails: [{ ...base, to: ['batch-ok@dest.test'] }, { ...base, to: ['a b@dest.test'] }] } });
   assert.is(res.status, 200, JSON.stringify(res.body));
   assert.equal([res.body.successful, res.body.failed], [1, 1]);
   assert.equal([res.body.data[1].ok, res.body.data[1].error.code], [false, 'validation_error']);
   assert.match(res.body.data[1].error.message, /^to\.0: /);
-  assert.is(count('emails'), before + 1);
+  assert.is(await count('emails'), before + 1);
   await deliveredTo('batch-ok@dest.test');
 
   const strict = await request(`${s.t.api}/emails/batch`, { key: s.key, body: [{ ...base, to: ['strict-ok@dest.test'] }, { ...base, in_reply_to: '<a> <b>' }], headers: { 'x-batch-validation': 'strict' } });
   assert.is(strict.status, 400);
   assert.is(strict.body.error.errors[0].path, 'emails.1.in_reply_to');
-  assert.is(count('emails'), before + 1, 'a strict batch with a bad item stores nothing');
+  assert.is(await count('emails'), before + 1, 'a strict batch with a bad item stores nothing');
 });
 
 test('a media type with parameters reaches the part intact; quoted names and a bracketed Message-ID go out as given', async () => {

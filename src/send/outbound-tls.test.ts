@@ -12,6 +12,7 @@ import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { startOutboundScene, eventually, type OutboundScene } from '../testkit/outbound.ts';
 import { createTestCa, type TestCa } from '../testkit/test-ca.ts';
+import { all, get, value } from '../db/query.ts';
 
 // Peers share the scene's MTA port, each on its own address in 127.0.78.0/24, a block no other test file uses.
 const POLICY_HOST = '127.0.78.1';
@@ -102,7 +103,8 @@ const outcome = (id: string) =>
   eventually(async () => (await s.events(id)).find((e) => e.type === 'delivered' || e.type === 'delivery_delayed'), 15_000, `an outcome for ${id}`);
 
 const counts = (domainName: string) =>
-  s.t.app.db.prepare('SELECT policy_type, result_type, receiving_mx, count FROM tls_rpt_counts WHERE policy_domain = ? ORDER BY result_type').all(domainName) as Array<{ policy_type: string; result_type: string; receiving_mx: string; count: number }>;
+  s.t.app.store.read(all<{ policy_type: string; result_type: string; receiving_mx: string; count: number }>('SELECT policy_type, result_type, receiving_mx, count FROM tls_rpt_counts WHERE policy_domain = ? ORDER BY result_type', domainName));
+const policyId = (domainName: string) => s.t.app.store.read(value<string>('SELECT policy_id FROM mta_sts_policies WHERE domain = ?', domainName));
 
 test.before(async () => {
   ca = await createTestCa();
@@ -162,8 +164,8 @@ test('enforce: a host with a valid certificate for its name gets the mail over T
   assert.is(event.type, 'delivered', JSON.stringify(event.data));
   assert.equal([event.data.tls, event.data.tlsVerified, event.data.tlsPolicy], [true, true, 'mta-sts']);
   assert.equal(peers.good!.received.map((r) => [r.rcptTo, r.secure]), [[['a@enforce-ok.test'], true]]);
-  assert.equal(counts('enforce-ok.test'), [{ policy_type: 'sts', result_type: '', receiving_mx: '', count: 1 }]);
-  const cached = s.t.app.db.prepare('SELECT policy_id, mode, mx FROM mta_sts_policies WHERE domain = ?').get('enforce-ok.test');
+  assert.equal(await counts('enforce-ok.test'), [{ policy_type: 'sts', result_type: '', receiving_mx: '', count: 1 }]);
+  const cached = await s.t.app.store.read(get('SELECT policy_id, mode, mx FROM mta_sts_policies WHERE domain = ?', 'enforce-ok.test'));
   assert.equal(cached, { policy_id: 'one', mode: 'enforce', mx: '["mx.good.test"]' });
 });
 
@@ -175,7 +177,7 @@ test('enforce: a certificate for another name defers with the reason, and nothin
   assert.is(event.data.enhancedCode, '4.7.5');
   assert.is(event.data.tlsPolicy, 'mta-sts');
   assert.is(peers.wrong!.mailFroms, 0, 'no MAIL FROM on the failed session');
-  assert.equal(counts('enforce-wrong.test').map((c) => [c.result_type, c.receiving_mx]), [['certificate-host-mismatch', 'mx.wrong.test']]);
+  assert.equal((await counts('enforce-wrong.test')).map((c) => [c.result_type, c.receiving_mx]), [['certificate-host-mismatch', 'mx.wrong.test']]);
 });
 
 test('enforce: an expired certificate defers', async () => {
@@ -184,7 +186,7 @@ test('enforce: an expired certificate defers', async () => {
   assert.is(event.type, 'delivery_delayed');
   assert.match(String(event.data.response), /^MTA-STS: certificate not valid for mx\.expired\.test: CERT_HAS_EXPIRED/);
   assert.is(peers.expired!.mailFroms, 0);
-  assert.equal(counts('enforce-expired.test').map((c) => c.result_type), ['certificate-expired']);
+  assert.equal((await counts('enforce-expired.test')).map((c) => c.result_type), ['certificate-expired']);
 });
 
 test('enforce: a host without STARTTLS defers, never plaintext', async () => {
@@ -194,7 +196,7 @@ test('enforce: a host without STARTTLS defers, never plaintext', async () => {
   assert.is(event.data.response, 'MTA-STS: mx.plain.test did not offer STARTTLS');
   assert.is(event.data.enhancedCode, '4.7.10');
   assert.is(peers.plain!.mailFroms, 0, 'nothing was sent in plaintext');
-  assert.equal(counts('enforce-plain.test').map((c) => c.result_type), ['starttls-not-supported']);
+  assert.equal((await counts('enforce-plain.test')).map((c) => c.result_type), ['starttls-not-supported']);
 });
 
 test('testing: a wrong name still delivers, and the failure is counted', async () => {
@@ -204,7 +206,7 @@ test('testing: a wrong name still delivers, and the failure is counted', async (
   assert.is(event.type, 'delivered', JSON.stringify(event.data));
   assert.equal([event.data.tlsVerified, event.data.tlsPolicy], [false, 'mta-sts-testing']);
   assert.is(peers.wrong!.received.length, before + 1);
-  assert.equal(counts('testing-wrong.test').map((c) => [c.policy_type, c.result_type, c.count]), [['sts', 'certificate-host-mismatch', 1]]);
+  assert.equal((await counts('testing-wrong.test')).map((c) => [c.policy_type, c.result_type, c.count]), [['sts', 'certificate-host-mismatch', 1]]);
 });
 
 test('enforce: an MX host the policy does not name is never tried; the next one is', async () => {
@@ -221,7 +223,7 @@ test('a policy announced but not served: delivery goes on as without one, and th
   const event = await outcome(await send('p@nofetch.test'));
   assert.is(event.type, 'delivered', JSON.stringify(event.data));
   assert.is(event.data.tlsPolicy, 'none');
-  assert.equal(counts('nofetch.test').map((c) => [c.policy_type, c.result_type]), [['sts', 'sts-policy-fetch-error']]);
+  assert.equal((await counts('nofetch.test')).map((c) => [c.policy_type, c.result_type]), [['sts', 'sts-policy-fetch-error']]);
 });
 
 test('a policy served as another media type than text/plain is no policy (RFC 8461 3.2), and counted as invalid', async () => {
@@ -231,7 +233,7 @@ test('a policy served as another media type than text/plain is no policy (RFC 84
   const event = await outcome(await send('q@html.test'));
   assert.is(event.type, 'delivered', JSON.stringify(event.data));
   assert.is(event.data.tlsPolicy, 'none');
-  assert.equal(counts('html.test').map((c) => [c.policy_type, c.result_type]), [['sts', 'sts-policy-invalid']]);
+  assert.equal((await counts('html.test')).map((c) => [c.policy_type, c.result_type]), [['sts', 'sts-policy-invalid']]);
 });
 
 test('a policy is fetched once per id; a new id fetches it again', async () => {
@@ -247,7 +249,7 @@ test('a policy is fetched once per id; a new id fetches it again', async () => {
   assert.is(event.type, 'delivery_delayed');
   assert.is(event.data.response, 'MTA-STS: no MX host of changes.test matches the policy (mx: mx.elsewhere.test)');
   assert.is(fetches.filter((h) => h === 'mta-sts.changes.test').length, 2);
-  assert.is(s.t.app.db.prepare('SELECT policy_id FROM mta_sts_policies WHERE domain = ?').pluck().get('changes.test'), 'second');
+  assert.is(await policyId('changes.test'), 'second');
 
   // RFC 8461 5.1: a refresh that fails (the policy host answers 404) keeps the cached, unexpired policy.
   domain('changes.test', [['mx.good.test', GOOD]], { id: 'third', text: enforce('mx.good.test') });
@@ -257,7 +259,7 @@ test('a policy is fetched once per id; a new id fetches it again', async () => {
   assert.is(kept.type, 'delivery_delayed');
   assert.is(kept.data.response, 'MTA-STS: no MX host of changes.test matches the policy (mx: mx.elsewhere.test)');
   assert.is(fetches.filter((h) => h === 'mta-sts.changes.test').length, 3);
-  assert.is(s.t.app.db.prepare('SELECT policy_id FROM mta_sts_policies WHERE domain = ?').pluck().get('changes.test'), 'second');
+  assert.is(await policyId('changes.test'), 'second');
 });
 
 test('DANE 3 1 1: a matching key delivers whatever the name; a mismatch defers; without AD the records are ignored', async () => {
@@ -275,19 +277,19 @@ test('DANE 3 1 1: a matching key delivers whatever the name; a mismatch defers; 
   const ok = await outcome(await send('j@dane-ok.test'));
   assert.is(ok.type, 'delivered', JSON.stringify(ok.data));
   assert.is(ok.data.tlsPolicy, 'dane');
-  assert.equal(counts('dane-ok.test').map((c) => [c.policy_type, c.result_type]), [['tlsa', '']]);
+  assert.equal((await counts('dane-ok.test')).map((c) => [c.policy_type, c.result_type]), [['tlsa', '']]);
 
   const mailsBefore = peers.dane!.mailFroms;
   const bad = await outcome(await send('k@dane-bad.test'));
   assert.is(bad.type, 'delivery_delayed');
   assert.is(bad.data.response, 'DANE: the certificate of mx.dane-bad.test matches none of its TLSA records');
   assert.is(peers.dane!.mailFroms, mailsBefore, 'no MAIL FROM on the failed session');
-  assert.equal(counts('dane-bad.test').map((c) => [c.policy_type, c.result_type]), [['tlsa', 'validation-failure']]);
+  assert.equal((await counts('dane-bad.test')).map((c) => [c.policy_type, c.result_type]), [['tlsa', 'validation-failure']]);
 
   const unsigned = await outcome(await send('l@dane-unsigned.test'));
   assert.is(unsigned.type, 'delivered', 'TLSA records without the AD bit are not used');
   assert.is(unsigned.data.tlsPolicy, 'none');
-  assert.equal(counts('dane-unsigned.test').map((c) => c.policy_type), ['no-policy-found']);
+  assert.equal((await counts('dane-unsigned.test')).map((c) => c.policy_type), ['no-policy-found']);
 });
 
 test('DANE: a failed TLSA lookup for a signed host defers without connecting (RFC 7672 2.2)', async () => {
@@ -299,7 +301,7 @@ test('DANE: a failed TLSA lookup for a signed host defers without connecting (RF
   assert.is(event.type, 'delivery_delayed');
   assert.is(event.data.response, 'DANE: TLSA lookup for _25._tcp.mx.dane-fail.test failed (SERVFAIL)');
   assert.is(peers.dane!.connections, connections, 'the host was not tried');
-  assert.equal(counts('dane-fail.test').map((c) => [c.policy_type, c.result_type]), [['tlsa', 'dnssec-invalid']]);
+  assert.equal((await counts('dane-fail.test')).map((c) => [c.policy_type, c.result_type]), [['tlsa', 'dnssec-invalid']]);
 });
 
 test('DANE 2 1 1: a chain to the named trust anchor delivers when the certificate names the MX host, and defers when it does not', async () => {
@@ -323,8 +325,8 @@ test('the daily TLS report reaches the rua by mail, DKIM-signed, and by HTTPS PO
   s.dns.set('_smtp._tls.enforce-wrong.test', 'TXT', [`v=TLSRPTv1; rua=mailto:tlsrpt@reports.test,https://rua.reports.test:${port}/tlsrpt`]);
   s.dns.set('rua.reports.test', 'A', [POLICY_HOST]);
   s.routeTo('reports.test');
-  const emails = () => s.t.app.db.prepare('SELECT count(*) FROM emails').pluck().get();
-  const emailsBefore = emails();
+  const emails = () => s.t.app.store.read(value<number>('SELECT count(*) FROM emails'));
+  const emailsBefore = await emails();
 
   const run = await s.t.app.tlsReports!.run(clock.now() + 86_400_000);
   assert.equal(run.sent.filter((r) => r.domain === 'enforce-wrong.test').map((r) => r.rua.split(':')[0]), ['mailto', 'https']);
@@ -352,10 +354,10 @@ test('the daily TLS report reaches the rua by mail, DKIM-signed, and by HTTPS PO
   const post = posted.at(-1)!;
   assert.is(post.type, 'application/tlsrpt+gzip');
   assert.equal(JSON.parse(gunzipSync(post.body).toString('utf8')), report);
-  assert.equal(counts('enforce-wrong.test'), [], 'the reported day is forgotten');
-  assert.is(emails(), emailsBefore, 'the report is no email of any workspace');
+  assert.equal(await counts('enforce-wrong.test'), [], 'the reported day is forgotten');
+  assert.is(await emails(), emailsBefore, 'the report is no email of any workspace');
   // A domain that asks for no report has its counts dropped all the same.
-  assert.equal(counts('enforce-ok.test'), []);
+  assert.equal(await counts('enforce-ok.test'), []);
   assert.ok(run.skipped.some((r) => r.domain === 'enforce-ok.test' && r.reason === 'the domain publishes no TLS-RPT record'));
 });
 

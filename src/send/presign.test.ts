@@ -2,12 +2,11 @@
 // queue claims it; and mail a previous run accepted but never signed is found again at start.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { eventually, startOutboundScene, type OutboundScene } from '../testkit/outbound.ts';
 import { Queue } from './queue.ts';
 import { Presigner } from './presign.ts';
 import type { SignedCopies } from './signed-copies.ts';
+import { all } from '../db/query.ts';
 
 let s: OutboundScene;
 test.before(async () => {
@@ -18,14 +17,7 @@ test.before(async () => {
 test.after(() => s.stop());
 
 const raw = (id: string) => fetch(`${s.t.api}/emails/${id}/raw`, { headers: { authorization: `Bearer ${s.key}` } });
-const deliveries = (id: string) => {
-  const db = new Database(join(s.t.dataDir, 'mailwright.db'), { readonly: true });
-  try {
-    return db.prepare('SELECT state, attempts FROM deliveries WHERE email_id = ?').all(id) as Array<{ state: string; attempts: number }>;
-  } finally {
-    db.close();
-  }
-};
+const deliveries = (id: string) => s.t.app.store.read(all<{ state: string; attempts: number }>('SELECT state, attempts FROM deliveries WHERE email_id = ?', id));
 
 test('a send is signed while the queue delivers nothing: its raw bytes verify before any attempt', async () => {
   const queue = s.t.app.queue;
@@ -41,7 +33,7 @@ test('a send is signed while the queue delivers nothing: its raw bytes verify be
   const dkim = await s.dkim(bytes);
   assert.is(dkim.status, 'pass');
   assert.is(dkim.signingDomain, 'signs.test');
-  assert.equal(deliveries(sent.body.id), [{ state: 'queued', attempts: 0 }], 'nothing was attempted');
+  assert.equal(await deliveries(sent.body.id), [{ state: 'queued', attempts: 0 }], 'nothing was attempted');
   assert.is(s.sink.messages.length, 0);
 });
 

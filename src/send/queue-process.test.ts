@@ -4,12 +4,15 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer } from 'node:net';
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
 import { startSmtpSink } from '../testkit/smtp-sink.ts';
-import { request, runCli, startAppProcess, tempDir, testEnv } from '../testkit/app.ts';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { request, runCli, startAppProcess, tempDir, testEnv, testStoreEnv } from '../testkit/app.ts';
+import { openPool, readOn } from '../db/postgres.ts';
+import { all, type Query } from '../db/query.ts';
+import { runOn } from '../db/sqlite-query.ts';
 import { eventually, BOX } from '../testkit/outbound.ts';
 import { unpackMessage, type StoredBodies } from '../mail/packing.ts';
 
@@ -39,13 +42,32 @@ async function setUp(env: Record<string, string>, url: string, domain: string) {
   return key;
 }
 
+/** Reads the box's rows on a connection of the test's own: its PostgreSQL database, or its data directory's file. */
+async function readBox<T>(env: Record<string, string>, q: Query<T>): Promise<T> {
+  if (env.MAILWRIGHT_DATABASE_URL) {
+    const pool = openPool(env.MAILWRIGHT_DATABASE_URL, { max: 1 });
+    try {
+      return await readOn(pool, q);
+    } finally {
+      await pool.end();
+    }
+  }
+  const db = new Database(join(env.MAILWRIGHT_DATA_DIR, 'mailwright.db'), { readonly: true });
+  try {
+    return runOn(db, q);
+  } finally {
+    db.close();
+  }
+}
+
 const send = (url: string, key: string, i: number, domain: string) =>
   request(`${url}/api/v1/emails`, { key, body: { from: `app@${domain}`, to: [`user${i}@dest.test`], subject: `message ${i}`, text: `body ${i}` } });
 
 test('two serve processes on one data directory deliver every recipient exactly once', async () => {
   const sink = await startSmtpSink({ host: '127.0.0.2' });
   const dir = tempDir();
-  const env = testEnv(dir, { MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_MTA_PORT: String(sink.port), MAILWRIGHT_ALLOW_PRIVATE_DELIVERY: 'true', MAILWRIGHT_RATE_LIMIT: '0' });
+  const store = await testStoreEnv();
+  const env = testEnv(dir, { ...store.env, MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_MTA_PORT: String(sink.port), MAILWRIGHT_ALLOW_PRIVATE_DELIVERY: 'true', MAILWRIGHT_RATE_LIMIT: '0' });
   const a = await startAppProcess(env);
   const b = await startAppProcess(env);
   try {
@@ -62,13 +84,16 @@ test('two serve processes on one data directory deliver every recipient exactly 
     await b.stop('SIGKILL');
     await sink.close();
     rmSync(dir, { recursive: true, force: true });
+    await store.drop();
   }
 });
 
 test('kill -9 with 200 messages queued, restart: all 200 delivered, byte for byte as signed', async () => {
   const port = await freePort(); // nothing listens yet: every attempt fails and the mail waits in the queue
   const dir = tempDir();
+  const store = await testStoreEnv();
   const env = testEnv(dir, {
+    ...store.env,
     MAILWRIGHT_DNS_SERVERS: dns.address,
     MAILWRIGHT_MTA_PORT: String(port),
     MAILWRIGHT_ALLOW_PRIVATE_DELIVERY: 'true',
@@ -87,10 +112,8 @@ test('kill -9 with 200 messages queued, restart: all 200 delivered, byte for byt
     await eventually(() => live.messages.length >= 200, 60_000, '200 deliveries after the restart');
     await new Promise((r) => setTimeout(r, 1500));
     assert.is(live.messages.length, 200, 'each exactly once');
-    const db = new Database(join(dir, 'mailwright.db'), { readonly: true });
-    const rows = db.prepare("SELECT e.message_id, c.raw, c.text_body AS text, c.html_body AS html FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.direction = 'out'").all() as Array<StoredBodies & { message_id: string; raw: Buffer }>;
+    const rows = await readBox(env, all<StoredBodies & { message_id: string; raw: Buffer }>("SELECT e.message_id, c.raw, c.text_body AS text, c.html_body AS html FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.direction = 'out'"));
     const stored = new Map(rows.map((r) => [r.message_id, unpackMessage(r.raw, r)]));
-    db.close();
     for (const r of accepted) {
       const mid = r.body.providerMessageId.slice(1, -1);
       const got = live.messages.find((m) => m.raw.includes(`Message-ID: <${mid}>`));
@@ -101,6 +124,7 @@ test('kill -9 with 200 messages queued, restart: all 200 delivered, byte for byt
   } finally {
     await app.stop('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
+    await store.drop();
   }
 });
 

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';
 import { startOutboundScene, eventually, BOX, type OutboundScene } from '../testkit/outbound.ts';
-import { request, runCli, startAppProcess, tempDir, testEnv } from '../testkit/app.ts';
+import { request, runCli, startAppProcess, tempDir, testEnv, testStoreEnv } from '../testkit/app.ts';
 import { startDnsServer } from '../testkit/dns-server.ts';
 import { startSmtpSink } from '../testkit/smtp-sink.ts';
 
@@ -117,7 +117,8 @@ test('kill -9 before the time: after a restart it is delivered once, at its time
   dns.set('dest.test', 'MX', [{ preference: 10, exchange: 'mx.dest.test' }]);
   dns.set('mx.dest.test', 'A', ['127.0.0.2']);
   const dir = tempDir();
-  const env = testEnv(dir, { MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_MTA_PORT: String(sink.port), MAILWRIGHT_ALLOW_PRIVATE_DELIVERY: 'true', MAILWRIGHT_RATE_LIMIT: '0' });
+  const store = await testStoreEnv();
+  const env = testEnv(dir, { ...store.env, MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_MTA_PORT: String(sink.port), MAILWRIGHT_ALLOW_PRIVATE_DELIVERY: 'true', MAILWRIGHT_RATE_LIMIT: '0' });
   let app = await startAppProcess(env);
   try {
     const key = (await runCli(['key', 'create', '--name', 'test'], env)).stdout.trim();
@@ -138,6 +139,7 @@ test('kill -9 before the time: after a restart it is delivered once, at its time
     await sink.close();
     await dns.close();
     rmSync(dir, { recursive: true, force: true });
+    await store.drop();
   }
 });
 

@@ -10,7 +10,7 @@ import { startSmtpSink } from '../testkit/smtp-sink.ts';
 import { ApiError } from '../errors.ts';
 import { planSend, sendStep } from './submit.ts';
 import { ensureLabels } from '../labels/labels.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { run, value } from '../db/query.ts';
 import { parseSendRequest } from './request.ts';
 
 let s: OutboundScene;
@@ -23,8 +23,8 @@ test.before(async () => {
 test.after(() => s.stop());
 
 const deliveredTo = (recipient: string) => eventually(() => s.sink.messages.find((m) => m.rcptTo.includes(recipient)), 10_000, `a message for ${recipient}`);
-const status = (id: string) => s.t.app.db.prepare('SELECT status FROM emails WHERE id = ?').pluck().get(id);
-const deliveries = () => Number(s.t.app.db.prepare('SELECT count(*) FROM deliveries').pluck().get());
+const status = (id: string) => s.t.app.store.read(value<string>('SELECT status FROM emails WHERE id = ?', id));
+const deliveries = async () => Number(await s.t.app.store.read(value<number>('SELECT count(*) FROM deliveries')));
 
 test('a send arrives with the right envelope and headers, and its DKIM signature verifies', async () => {
   const res = await s.send({
@@ -68,7 +68,7 @@ test('a send arrives with the right envelope and headers, and its DKIM signature
   assert.is(delivered.data.code, 250);
   assert.is(delivered.data.mx, 'mx.dest.test');
   assert.is(delivered.data.tls, false);
-  assert.is(status(res.body.id), 'delivered');
+  assert.is(await status(res.body.id), 'delivered');
 });
 
 test('validation names the field; an unverified sender is 403; marketing needs it enabled', async () => {
@@ -87,14 +87,14 @@ test('validation names the field; an unverified sender is 403; marketing needs i
     [{ ...base, surprise: true }, 400, 'validation_error', ''],
     [{ ...base, in_reply_to: 'em_01ARZ3NDEKTSV4RRFFQ69G5FAV' }, 400, 'validation_error', 'in_reply_to'],
   ];
-  const before = deliveries();
+  const before = await deliveries();
   for (const [body, code, kind, field] of cases) {
     const res = await s.send(body);
     assert.is(res.status, code, JSON.stringify(res.body));
     assert.is(res.body.error.code, kind);
     if (field) assert.ok(res.body.error.message.startsWith(`${field}:`), res.body.error.message);
   }
-  assert.is(deliveries(), before, 'nothing was queued');
+  assert.is(await deliveries(), before, 'nothing was queued');
 });
 
 test('CR, LF or NUL in anything that becomes a header is a 400 and nothing is queued', async () => {
@@ -114,13 +114,13 @@ test('CR, LF or NUL in anything that becomes a header is a 400 and nothing is qu
     { ...base, attachments: [{ filename: 'a.txt', content: 'aGk=', content_type: 'text/plain\r\nX: y' }] },
     { ...base, in_reply_to: '<a@b>\r\nBcc: v@evil.test' },
   ];
-  const before = deliveries();
+  const before = await deliveries();
   for (const body of attempts) {
     const res = await s.send(body);
     assert.is(res.status, 400, JSON.stringify(body));
     assert.is(res.body.error.code, 'validation_error');
   }
-  assert.is(deliveries(), before);
+  assert.is(await deliveries(), before);
 });
 
 test('dot lines, bare LF, bare CR and a 50 KB line arrive intact and signed', async () => {
@@ -165,14 +165,14 @@ test('550 bounces at once with the code and response in the event', async () => 
   assert.is(bounced.recipient, 'nobody@dest.test');
   assert.is(bounced.data.code, 550);
   assert.match(String(bounced.data.response), /no such user/);
-  assert.is(status(res.body.id), 'bounced');
+  assert.is(await status(res.body.id), 'bounced');
 });
 
 test('451 then 250: deferred with one delivery_delayed, delivered after `queue flush`', async () => {
   s.sink.replyTo('later@dest.test', { code: 451, message: '4.2.0 try again later' });
   const res = await s.send({ from: 'a@sender.test', to: ['later@dest.test'], subject: 'later', text: 'y' });
   await eventually(async () => (await s.events(res.body.id)).some((e) => e.type === 'delivery_delayed'));
-  assert.is(status(res.body.id), 'delivery_delayed');
+  assert.is(await status(res.body.id), 'delivery_delayed');
   const queued = await runCli(['queue', 'list', '--json'], s.t.env);
   const rows = JSON.parse(queued.stdout) as Array<{ emailId: string; state: string; lastResponse: string }>;
   const row = rows.find((r) => r.emailId === res.body.id)!;
@@ -186,7 +186,7 @@ test('451 then 250: deferred with one delivery_delayed, delivered after `queue f
     return e.some((x) => x.type === 'delivered') && e;
   });
   assert.equal(events.map((e) => e.type), ['sent', 'delivery_delayed', 'delivered']);
-  assert.is(status(res.body.id), 'delivered');
+  assert.is(await status(res.body.id), 'delivered');
 });
 
 test('NXDOMAIN and null MX bounce without connecting; no MX but an A record delivers; SERVFAIL defers', async () => {
@@ -279,16 +279,16 @@ test('events of another workspace email are 404', async () => {
 
 test('a check the writer thread makes in its transaction refuses the send with the API error, and nothing is written', async () => {
   const app = s.t.app;
-  const workspaceId = app.db.prepare("SELECT workspace_id FROM domains WHERE name = 'sender.test'").pluck().get() as string;
-  const [label] = runOn(app.db, ensureLabels(app.clock, workspaceId, ['short-lived']));
+  const workspaceId = (await app.store.read(value<string>("SELECT workspace_id FROM domains WHERE name = 'sender.test'")))!;
+  const [label] = await app.store.write(() => ensureLabels(app.clock, workspaceId, ['short-lived']));
   // Checked on the event loop, then the label goes before the writer runs: the writer must refuse, not store a dangling id.
-  const plan = runOn(app.db, planSend(app, workspaceId, parseSendRequest({ from: 'a@sender.test', to: ['gone@dest.test'], subject: 'late label', text: 'x', labels: [label.id] })));
-  app.db.prepare('DELETE FROM labels WHERE id = ?').run(label.id);
+  const plan = await app.store.read(planSend(app, workspaceId, parseSendRequest({ from: 'a@sender.test', to: ['gone@dest.test'], subject: 'late label', text: 'x', labels: [label.id] })));
+  await app.store.write(() => run('DELETE FROM labels WHERE id = ?', label.id));
   const refused = await app.writer.commit([sendStep([plan]).step], { now: plan.now, log: app.log }).then(() => null, (err: unknown) => err);
   assert.instance(refused, ApiError);
   assert.equal([(refused as ApiError).status, (refused as ApiError).code, (refused as ApiError).errors?.[0]?.path], [400, 'validation_error', 'labels']);
-  assert.is(app.db.prepare('SELECT count(*) FROM emails WHERE id = ?').pluck().get(plan.answer.id), 0);
-  assert.is(app.db.prepare('SELECT count(*) FROM deliveries WHERE email_id = ?').pluck().get(plan.answer.id), 0);
+  assert.is(Number(await app.store.read(value<number>('SELECT count(*) FROM emails WHERE id = ?', plan.answer.id))), 0);
+  assert.is(Number(await app.store.read(value<number>('SELECT count(*) FROM deliveries WHERE email_id = ?', plan.answer.id))), 0);
 });
 
 test.run();

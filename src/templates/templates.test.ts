@@ -7,6 +7,7 @@ import { simpleParser } from 'mailparser';
 import { createTransport } from 'nodemailer';
 import { freePort, request, seedWorkspace } from '../testkit/app.ts';
 import { startOutboundScene, eventually, type OutboundScene } from '../testkit/outbound.ts';
+import { run, value } from '../db/query.ts';
 
 let s: OutboundScene;
 const api = (path: string, opts: Parameters<typeof request>[1] = {}) => request(`${s.t.api}${path}`, { key: s.key, ...opts });
@@ -121,8 +122,9 @@ test('publish, immutable releases, a new draft from the release, archive and res
   assert.is((await put(`/templates/${id}/draft`, { revision: 2, textTemplate: 'edited' })).status, 409, 'no draft to change: the release is not one');
 
   // The store itself refuses to change or drop a release, whoever asks.
-  assert.throws(() => s.t.app.db.prepare("UPDATE template_versions SET text_template = 'x' WHERE id = ?").run(pub.body.version.id), /immutable/);
-  assert.throws(() => s.t.app.db.prepare('DELETE FROM template_versions WHERE id = ?').run(pub.body.version.id), /cannot be deleted/);
+  const refusal = (sql: string) => s.t.app.store.write(() => run(sql, pub.body.version.id)).then(() => 'written', (err: Error) => err.message);
+  assert.match(await refusal("UPDATE template_versions SET text_template = 'x' WHERE id = ?"), /immutable/);
+  assert.match(await refusal('DELETE FROM template_versions WHERE id = ?'), /cannot be deleted/);
 
   const again = await post(`/templates/${id}/draft`);
   assert.equal([again.status, again.body.draft.revision], [201, 1]);
@@ -242,7 +244,8 @@ test("Resend's shape, template: {id, variables}, sends like {id or key, data}; b
   assert.is((await s.send({ from: 'news@sender.test', to: ['alias@dest.test'], template: { id: 'resend-shape', variables: { name: 'Al' } } })).status, 200);
   assert.is((await simpleParser((await deliveredTo('alias@dest.test')).raw)).subject, 'Hello Al');
 
-  const before = s.t.app.db.prepare('SELECT count(*) FROM emails').pluck().get();
+  const emails = () => s.t.app.store.read(value<number>('SELECT count(*) FROM emails'));
+  const before = await emails();
   const both = await s.send({ from: 'news@sender.test', to: ['x@dest.test'], template: { id, data: { name: 'A' }, variables: { name: 'B' } } });
   assert.equal([both.status, both.body.error.code, both.body.error.errors[0].path], [400, 'validation_error', 'template']);
   assert.match(both.body.error.message, /data or variables/);
@@ -250,7 +253,7 @@ test("Resend's shape, template: {id, variables}, sends like {id or key, data}; b
   assert.equal([missing.status, missing.body.error.errors[0].path], [400, 'template.variables.name'], 'the error names the field the caller used');
   const notObject = await s.send({ from: 'news@sender.test', to: ['x@dest.test'], template: { id, variables: ['Vee'] } });
   assert.equal([notObject.status, notObject.body.error.errors[0].path], [400, 'template.variables']);
-  assert.is(s.t.app.db.prepare('SELECT count(*) FROM emails').pluck().get(), before, 'nothing stored for the refusals');
+  assert.is(await emails(), before, 'nothing stored for the refusals');
 });
 
 test('{{unsubscribe_url}} in a marketing template becomes each recipient\'s own one-click link', async () => {

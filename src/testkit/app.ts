@@ -75,6 +75,16 @@ export const TEST_STORE = process.env.MAILWRIGHT_TEST_STORE === 'postgres' ? 'po
  */
 export const sqliteOnly = <T extends { skip: unknown }>(test: T): T => (TEST_STORE === 'sqlite' ? test : (test.skip as T));
 
+/**
+ * What a test's own processes (startAppProcess, runCli) add to testEnv to share the suite's store: on PostgreSQL
+ * a fresh database's MAILWRIGHT_DATABASE_URL, which drop() removes; on SQLite nothing (the data directory's file).
+ */
+export async function testStoreEnv(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
+  if (TEST_STORE === 'sqlite') return { env: {}, drop: async () => {} };
+  const database = await freshDatabase();
+  return { env: { MAILWRIGHT_DATABASE_URL: database.url }, drop: database.drop };
+}
+
 export async function startTestApp(opts: { env?: Record<string, string>; clock?: Clock; fetchCa?: string; measureFreeSpace?: (dir: string) => number } = {}): Promise<TestApp> {
   const dataDir = tempDir();
   const database = TEST_STORE === 'postgres' ? await freshDatabase() : null;

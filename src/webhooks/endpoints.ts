@@ -71,7 +71,7 @@ export const endpointOf = (id: string) => get<WebhookRow>('SELECT * FROM webhook
 /** `inboxIds`: an inbox key's inboxes, whose webhooks alone it sees. */
 export const listWebhooks = (workspaceId: string, limit: number, offset: number, inboxIds?: string[]) => {
   const only = inboxIds === undefined ? null : JSON.stringify(inboxIds);
-  return all<WebhookRow>('SELECT * FROM webhooks WHERE workspace_id = ? AND (? IS NULL OR inbox_id IN (SELECT value FROM json_each(?))) ORDER BY id DESC LIMIT ? OFFSET ?', workspaceId, only, only, limit, offset);
+  return all<WebhookRow>('SELECT * FROM webhooks WHERE workspace_id = ? AND (CAST(? AS TEXT) IS NULL OR inbox_id IN (SELECT value FROM json_each(?))) ORDER BY id DESC LIMIT ? OFFSET ?', workspaceId, only, only, limit, offset);
 };
 
 export function* updateWebhook(now: number, w: WebhookRow, change: Partial<WebhookSettings> & { enabled?: boolean }): Query<void> {

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { createServer } from 'node:http';
 import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { request, runCli, startAppProcess, tempDir, testEnv } from '../testkit/app.ts';
+import { request, runCli, startAppProcess, tempDir, testEnv, testStoreEnv } from '../testkit/app.ts';
 import { eventually } from '../testkit/outbound.ts';
 
 test('kill -9 with pending deliveries, restart: each one is delivered', async () => {
@@ -16,7 +16,8 @@ test('kill -9 with pending deliveries, restart: each one is delivered', async ()
   await new Promise<void>((r) => probe.close(() => r()));
 
   const dir = tempDir();
-  const env = testEnv(dir, { MAILWRIGHT_ALLOW_PRIVATE_FETCH: 'true', MAILWRIGHT_RATE_LIMIT: '0' });
+  const store = await testStoreEnv();
+  const env = testEnv(dir, { ...store.env, MAILWRIGHT_ALLOW_PRIVATE_FETCH: 'true', MAILWRIGHT_RATE_LIMIT: '0' });
   let app = await startAppProcess(env);
   const ids = new Set<string>();
   const receiver = createServer((req, res) => {
@@ -39,6 +40,7 @@ test('kill -9 with pending deliveries, restart: each one is delivered', async ()
     await app.stop('SIGKILL');
     receiver.close();
     rmSync(dir, { recursive: true, force: true });
+    await store.drop();
   }
 });
 

@@ -47,9 +47,12 @@ export function* emailSummary(publicUrl: string, workspaceId: string, emailId: s
 }
 
 export function* eventPayload(publicUrl: string, { workspaceId, event }: Pick<EventOfWorkspace, 'workspaceId' | 'event'>): Query<Payload> {
-  return {
-    type: webhookEventType(event.type),
-    created_at: event.createdAt,
-    data: { email: yield* emailSummary(publicUrl, workspaceId, event.emailId, event.type === 'received'), event },
-  };
+  return payloadOf(event, yield* emailSummary(publicUrl, workspaceId, event.emailId, event.type === 'received'));
 }
+
+/** An event's payload, given its email's summary (emailSummary of its email, `received` for a received event). */
+export const payloadOf = (event: EventOfWorkspace['event'], email: Record<string, unknown> | null): Payload => ({
+  type: webhookEventType(event.type),
+  created_at: event.createdAt,
+  data: { email, event },
+});

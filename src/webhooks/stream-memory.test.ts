@@ -7,7 +7,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync, rmSync } from 'node:fs';
-import { request, runCli, sessionCookie, startAppProcess, tempDir, testEnv, TEST_PASSWORD, type AppProcess } from '../testkit/app.ts';
+import { request, runCli, sessionCookie, startAppProcess, tempDir, testEnv, testStoreEnv, TEST_PASSWORD, type AppProcess } from '../testkit/app.ts';
 import { startDnsServer } from '../testkit/dns-server.ts';
 import { BOX, eventually } from '../testkit/outbound.ts';
 import { RawSmtp } from '../testkit/smtp-client.ts';
@@ -41,7 +41,8 @@ test('50 streams that never read and two 6 MB messages received: memory stays ne
   const dns = await startDnsServer();
   dns.add(BOX, 'A', '127.0.0.1');
   const dir = tempDir();
-  const env = testEnv(dir, { MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_RATE_LIMIT: '0', MAILWRIGHT_LOG_LEVEL: 'info' });
+  const store = await testStoreEnv();
+  const env = testEnv(dir, { ...store.env, MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_RATE_LIMIT: '0', MAILWRIGHT_LOG_LEVEL: 'info' });
   let app: AppProcess | null = null;
   const streams: RawStream[] = [];
   try {
@@ -102,6 +103,7 @@ test('50 streams that never read and two 6 MB messages received: memory stays ne
     await app?.stop('SIGKILL');
     await dns.close();
     rmSync(dir, { recursive: true, force: true });
+    await store.drop();
   }
 });
 

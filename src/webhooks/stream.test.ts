@@ -8,8 +8,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { PassThrough } from 'node:stream';
-import { addEvent, newestSeq } from '../emails/events.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { newestSeq } from '../emails/events.ts';
+import { all, column, run } from '../db/query.ts';
 import { seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
 import { openEventStream, streamMessages } from '../testkit/event-stream.ts';
 import { eventually } from '../testkit/outbound.ts';
@@ -28,28 +28,35 @@ test.before(async () => {
     const seeded = await seedWorkspace(t, { workspace: id, email: `owner@${id}.test` });
     key[name] = seeded.key;
     ws[name] = seeded.workspace.id;
-    t.app.db
-      .prepare("INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, subject, created_at) VALUES (?, ?, 'out', 'sent', ?, ?, 'a@x.example', ?, ?)")
-      .run(`em_${id}`, ws[name], `${id}@x.example`, `em_${id}`, `mail of ${id}`, clock.now());
+    await t.app.store.write(() =>
+      run(
+        "INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, subject, created_at) VALUES (?, ?, 'out', 'sent', ?, ?, 'a@x.example', ?, ?)",
+        `em_${id}`, ws[name], `${id}@x.example`, `em_${id}`, `mail of ${id}`, clock.now(),
+      ),
+    );
   }
 });
 
 test.after(() => t.stop());
 
-/** `n` events, alpha's every third and beta's between, `stepMs` apart ending now; returns alpha's seqs. */
-function events(n: number, stepMs = 1000): number[] {
-  const mine: number[] = [];
-  const end = offset;
-  t.app.db.transaction(() => {
-    for (let i = 0; i < n; i++) {
-      offset = end - (n - 1 - i) * stepMs;
-      const name = i % 3 === 0 ? 'a' : 'b';
-      runOn(t.app.db, addEvent(clock, { workspaceId: ws[name], emailId: `em_${name === 'a' ? 'alpha' : 'beta'}`, type: 'delivered', recipient: `r${i}@dest.example` }));
-      if (name === 'a') mine.push(runOn(t.app.db, newestSeq()));
-    }
-  })();
-  offset = end;
-  return mine;
+/**
+ * `n` events in one transaction, alpha's every third and beta's between, `stepMs` apart ending now; returns
+ * alpha's seqs. One statement writes them all: thousands of events at a statement each would hold the write lock
+ * for many seconds on PostgreSQL.
+ */
+function events(n: number, stepMs = 1000): Promise<number[]> {
+  return t.app.store.write(function* () {
+    const before = yield* newestSeq();
+    yield* run(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < @n)
+       INSERT INTO events (id, workspace_id, email_id, type, recipient, data, created_at)
+       SELECT '', CASE WHEN i % 3 = 0 THEN @a ELSE @b END, CASE WHEN i % 3 = 0 THEN 'em_alpha' ELSE 'em_beta' END, 'delivered',
+              'r' || i || '@dest.example', '{}', CAST(@end AS BIGINT) - (@n - 1 - i) * @step
+       FROM n ORDER BY i`,
+      { n, a: ws.a, b: ws.b, end: clock.now(), step: stepMs },
+    );
+    return yield* column<number>('SELECT seq FROM events WHERE workspace_id = ? AND seq > ? ORDER BY seq', ws.a, before);
+  });
 }
 
 type Payload = { type: string; data: { email: { id: string }; event: { recipient: string } } };
@@ -65,17 +72,18 @@ test('back after a long absence: every event of its workspace in the last day, i
   // 18,600 events a second apart up to 18,149 s after a day ago (several slices of the sequence): the first
   // 450 are more than a day old now.
   offset = -DAY + 18_149 * 1000;
-  const all = events(18_600);
+  const mine = await events(18_600);
   offset = 0;
-  const last = all[100];
-  const created = (seq: number) => Number(t.app.db.prepare('SELECT created_at FROM events WHERE seq = ?').pluck().get(seq));
-  const expected = all.filter((seq) => seq > last && created(seq) >= clock.now() - DAY);
-  assert.ok(expected[0] > all[101], 'some events after its Last-Event-ID are more than a day old');
+  const last = mine[100];
+  const rows = await t.app.store.read(all<{ seq: number; created_at: number }>('SELECT seq, created_at FROM events WHERE seq > ?', last));
+  const created = new Map(rows.map((r) => [r.seq, r.created_at]));
+  const expected = mine.filter((seq) => seq > last && created.get(seq)! >= clock.now() - DAY);
+  assert.ok(expected[0] > mine[101], 'some events after its Last-Event-ID are more than a day old');
   const back = await connect('a', last);
   await eventually(() => back.messages().length >= expected.length, 20_000, 'the catch-up');
   assert.equal(back.messages().map((m) => m.id), expected);
   assert.ok(back.messages().every((m) => m.data.type === 'email.delivered' && m.data.data.email.id === 'em_alpha'), 'only its own workspace');
-  const [live] = events(1);
+  const [live] = await events(1);
   await eventually(() => back.messages().length === expected.length + 1, 5_000, 'the live event');
   assert.is(back.messages().at(-1)!.id, live);
   back.close();
@@ -88,7 +96,7 @@ test('a Last-Event-ID from the future, or no events of its own in the day: nothi
   await eventually(() => ahead.connected() && quiet.connected(), 5_000, 'both streams open');
   await new Promise((r) => setTimeout(r, 600));
   assert.equal([ahead.messages().length, quiet.messages().length], [0, 0]);
-  const [live] = events(1);
+  const [live] = await events(1);
   await eventually(() => ahead.messages().length === 1 && quiet.messages().length === 1, 5_000, 'the live event on both');
   assert.equal([ahead.messages()[0].id, quiet.messages()[0].id], [live, live]);
   ahead.close();
@@ -96,7 +104,7 @@ test('a Last-Event-ID from the future, or no events of its own in the day: nothi
 });
 
 test('a client that does not read holds the catch-up back; it goes on when the client reads', async () => {
-  const mine = events(15_000, 1);
+  const mine = await events(15_000, 1);
   // The box's own stream, on its own PassThrough: what a socket that takes nothing leaves in it.
   const stream = new EventStream(t.app);
   await stream.start();
@@ -115,7 +123,7 @@ test('a live client that stops reading is ended once MAX_UNREAD_BYTES wait; reco
   const stream = new EventStream(t.app);
   await stream.start();
   const out: PassThrough = await stream.open({ workspaceId: ws.a, types: null, inboxId: null }, null);
-  const mine = events(9_000, 1);
+  const mine = await events(9_000, 1);
   await eventually(() => out.writableEnded, 10_000, 'the stream ended');
   const held = out.readableLength + out.writableLength;
   assert.ok(held > MAX_UNREAD_BYTES && held < MAX_UNREAD_BYTES + 1024 * 1024, `${held} bytes held for it`);

@@ -12,7 +12,7 @@ import { PassThrough } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { App } from '../context.ts';
 import { eventsAfter, eventsInOrder, newestSeq, seqBefore, webhookEventType, type EventOfWorkspace } from '../emails/events.ts';
-import { eventPayload, type Payload } from './payload.ts';
+import { emailSummary, eventPayload, payloadOf, type Payload } from './payload.ts';
 import { domainEventsAfter, domainSeqBefore, newestDomainEventSeq, workspaceDomainEvents, type DomainEventRow } from '../domains/domain-events.ts';
 
 /** How far back a reconnecting client can catch up. */
@@ -141,8 +141,9 @@ export class EventStream {
       // The domain events placed before the next slice's first email event (all of them in the last slice).
       const beforeEmailSeq = upTo >= end ? Number.MAX_SAFE_INTEGER : upTo + 1;
       const domains = await this.app.store.read(workspaceDomainEvents({ workspaceId: sub.workspaceId, after: sub.dcursor, upTo: domainEnd, beforeEmailSeq, since }));
+      const summaryOf = this.lastSummary();
       for (const item of merged(emails, domains)) {
-        if ('event' in item) await this.send(sub, item, this.messageOf(item));
+        if ('event' in item) await this.send(sub, item, this.messageOf(item, summaryOf));
         else this.sendDomainEventTo(sub, item);
         if (sub.out.writableNeedDrain) await drained(sub.out);
         if (gone()) return;
@@ -234,15 +235,34 @@ export class EventStream {
     s.out.once('close', () => clearTimeout(timer));
   }
 
-  /** An event's message, its payload made only when a client's filter asks for it, and then once. */
-  private messageOf(e: EventOfWorkspace): Message {
+  /**
+   * An event's message, its payload made only when a client's filter asks for it, and then once; with
+   * `summaryOf`, its email's summary read through it.
+   */
+  private messageOf(e: EventOfWorkspace, summaryOf?: (e: EventOfWorkspace) => Promise<Record<string, unknown> | null>): Message {
     let payload: Promise<Payload> | undefined;
     let bytes: Promise<Buffer> | undefined;
-    const payloadOf = () => (payload ??= this.app.store.read(eventPayload(this.app.config.publicUrl, e)));
+    const read = () => (summaryOf ? summaryOf(e).then((email) => payloadOf(e.event, email)) : this.app.store.read(eventPayload(this.app.config.publicUrl, e)));
+    const payloadOnce = () => (payload ??= read());
     return {
       type: webhookEventType(e.event.type),
-      payload: payloadOf,
-      bytes: () => (bytes ??= payloadOf().then((p) => Buffer.from(`id: ${e.seq}\nevent: ${webhookEventType(e.event.type)}\ndata: ${fitted(p)}\n\n`))),
+      payload: payloadOnce,
+      bytes: () => (bytes ??= payloadOnce().then((p) => Buffer.from(`id: ${e.seq}\nevent: ${webhookEventType(e.event.type)}\ndata: ${fitted(p)}\n\n`))),
+    };
+  }
+
+  /**
+   * Email summaries for a catch-up's slice: the events of one email that follow each other share the summary
+   * read for the first (one summary held at a time). Each read is a round trip on PostgreSQL, and a client
+   * catching up on a day is sent many events of one email in a row.
+   */
+  private lastSummary(): (e: EventOfWorkspace) => Promise<Record<string, unknown> | null> {
+    let last: { key: string; summary: Promise<Record<string, unknown> | null> } | null = null;
+    return (e) => {
+      const received = e.event.type === 'received';
+      const key = `${e.event.emailId} ${received}`;
+      if (last?.key !== key) last = { key, summary: this.app.store.read(emailSummary(this.app.config.publicUrl, e.workspaceId, e.event.emailId, received)) };
+      return last.summary;
     };
   }
 

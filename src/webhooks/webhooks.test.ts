@@ -13,6 +13,7 @@ import { request, seedWorkspace, startTestApp } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { openEventStream } from '../testkit/event-stream.ts';
 import { eventually } from '../testkit/outbound.ts';
+import { value } from '../db/query.ts';
 
 interface Hit {
   path: string;
@@ -90,7 +91,7 @@ test('register, show, change, delete; the secret is shown once and stored sealed
   assert.match(created.secret, /^whsec_[A-Za-z0-9+/]{32}$/);
   const shown = (await api(`/webhooks/${created.id}`)).body;
   assert.equal([shown.url, shown.events, shown.enabled, shown.disabledReason, shown.secret], [`${base}/crud`, ['email.delivered', 'email.bounced'], true, null, undefined]);
-  const stored = s.t.app.db.prepare('SELECT secret FROM webhooks WHERE id = ?').pluck().get(created.id) as Buffer;
+  const stored = (await s.t.app.store.read(value<Buffer>('SELECT secret FROM webhooks WHERE id = ?', created.id)))!;
   assert.not.ok(stored.toString('latin1').includes(created.secret.slice(6)), 'never in clear');
   const patched = await api(`/webhooks/${created.id}`, { method: 'PATCH', body: { events: ['*'], enabled: false } });
   assert.equal([patched.body.events, patched.body.enabled, patched.body.disabledReason], [['*'], false, 'disabled by the owner']);

@@ -13,7 +13,7 @@ export function* countSession(session: TlsSessionResult, now: number): Query<voi
     `INSERT INTO tls_rpt_counts (day, policy_domain, policy_type, policy_string, mx_host, result_type, sending_ip, receiving_mx, receiving_ip, reason, count)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
      ON CONFLICT (day, policy_domain, policy_type, policy_string, mx_host, result_type, sending_ip, receiving_mx, receiving_ip)
-     DO UPDATE SET count = count + 1, reason = excluded.reason`,
+     DO UPDATE SET count = tls_rpt_counts.count + 1, reason = excluded.reason`,
     utcDay(now),
     session.domain.toLowerCase(),
     policy.type,
