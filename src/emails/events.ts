@@ -176,7 +176,7 @@ export function* recentVisit(v: { emailId: string; type: 'opened' | 'clicked'; r
  */
 export function* addRepeats(seq: number, n: number, lastAt: number): Query<void> {
   yield* run(
-    // One path a json_set, and each value of its type, as PostgreSQL's json_set takes them (0044).
+    // One path a json_set, and each value of its type, as PostgreSQL's json_set takes them (db/postgres/0043_schema.sql).
     `UPDATE events SET data = json_set(json_set(data, '$.repeats', coalesce(CAST(json_extract(data, '$.repeats') AS INTEGER), 0) + CAST(? AS INTEGER)), '$.lastRepeatAt', CAST(? AS TEXT))
      WHERE seq = ? AND type IN ('opened', 'clicked')`,
     n,

@@ -133,16 +133,6 @@ export async function postgresHasBox(url: string): Promise<boolean> {
   }
 }
 
-/**
- * A PostgreSQL database as the box uses it, for serve and the CLI alike: every migration applied (each announced
- * to `onApply` first), then the first rows. Returns the versions applied.
- */
-export async function preparePostgres(pool: PgPool, clock: Clock, onApply?: (m: { version: number; name: string }) => void): Promise<number[]> {
-  const applied = await migratePostgres(pool, clock.now(), onApply);
-  await postgresStore(pool).write(() => firstRows(clock));
-  return applied;
-}
-
 /** The URL without its password, for messages and logs. */
 export function describeDatabase(url: string): string {
   const u = new URL(url);
