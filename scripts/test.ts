@@ -1,6 +1,6 @@
 // `npm test`: type-checks the project, checks the import rules, then runs every *.test.ts under src/ and
-// scripts/ in its own node process (uvu), a few at a time, and ends with the one line CI reads:
-// `N passed, N failed`.
+// scripts/ in its own node process (uvu), a few at a time, and a few of them again with the store on
+// PostgreSQL, and ends with the one line CI reads: `N passed, N failed`.
 // `npm test -- keys auth` runs only the files whose path contains one of those words.
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -14,7 +14,17 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
  * the broad API and SMTP ones, which between them run most of the box's queries. The whole suite on both stores
  * would not fit CI's half hour; `MAILWRIGHT_TEST_STORE=postgres npm test -- words` runs any file on PostgreSQL.
  */
-const ON_POSTGRES: string[] = [];
+const ON_POSTGRES = [
+  'src/domains/domains.test.ts',
+  'src/emails/list.test.ts',
+  'src/emails/mailbox.test.ts',
+  'src/http/http.test.ts',
+  'src/inboxes/forwarding.test.ts',
+  'src/receive/receive.test.ts',
+  'src/send/send.test.ts',
+  'src/templates/templates.test.ts',
+  'src/webhooks/webhooks.test.ts',
+];
 const FILE_TIMEOUT_MS = 5 * 60_000;
 const filters = process.argv.slice(2);
 
