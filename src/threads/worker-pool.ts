@@ -102,17 +102,11 @@ const MAX_CONFINED = 10_000;
 
 /** A job that ran past its pool's budget (PoolOptions.jobTimeoutMs) alone; its worker was replaced. */
 export class JobTimeout extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'JobTimeout';
-  }
+  override name = 'JobTimeout';
 }
 
 type Made<J> = { job: J; transfer?: Transferable[] };
-/**
- * A job, or what makes it when a worker has room (so its data is read only then), at once or from the store
- * (a promise: the worker's room is held for it meanwhile).
- */
+/** A job, or what makes it when a worker has room (its data read only then; a promise holds the room meanwhile). */
 export type JobSource<J> = Made<J> | (() => Made<J> | Promise<Made<J>>);
 
 interface Waiting<J, R> {
@@ -123,10 +117,7 @@ interface Waiting<J, R> {
 }
 
 interface InFlight<J, R> extends Waiting<J, R> {
-  /**
-   * It can be handed to another worker: it was posted with nothing transferred (the worker got a copy), or it
-   * is made by a function, which can make it again. Data transferred to a terminated worker is gone.
-   */
+  /** It can go to another worker: posted with nothing transferred, or made by a function that can make it again. */
   again: boolean;
   /** Another job was on its worker at some moment while it ran: what happened to the worker may not be its doing. */
   shared: boolean;
@@ -218,14 +209,14 @@ export class WorkerPool<J, R> {
     clearTimeout(slot.idle);
     try {
       const made = typeof source === 'function' ? source() : source;
-      if (made instanceof Promise) made.then((m) => this.send(slot, id, entry, m, true), (err) => this.unmade(slot, id, entry, err, true));
-      else this.send(slot, id, entry, made, false);
+      if (made instanceof Promise) made.then((m) => this.send(slot, id, entry, m), (err) => this.unmade(slot, id, entry, err));
+      else this.send(slot, id, entry, made);
     } catch (err) {
-      this.unmade(slot, id, entry, err, false);
+      this.unmade(slot, id, entry, err);
     }
   }
 
-  private send(slot: Slot<J, R>, id: number, entry: InFlight<J, R>, { job, transfer = [] }: Made<J>, later: boolean): void {
+  private send(slot: Slot<J, R>, id: number, entry: InFlight<J, R>, { job, transfer = [] }: Made<J>): void {
     // The worker stopped while the job was made: the entry was handed on (made again there) or failed.
     if (slot.jobs.get(id) !== entry) return;
     try {
@@ -233,22 +224,19 @@ export class WorkerPool<J, R> {
       slot.worker.postMessage({ id, job } satisfies Posted<J>, transfer);
       if (slot.ready) this.startClock(slot, id, entry);
     } catch (err) {
-      this.unmade(slot, id, entry, err, later);
+      this.unmade(slot, id, entry, err);
     }
   }
 
-  /** The job could not be made or cloned (not plain data); the worker never saw it. */
-  private unmade(slot: Slot<J, R>, id: number, entry: InFlight<J, R>, err: unknown, later: boolean): void {
+  /** The job could not be made or cloned (not plain data): the worker never saw it, and its room goes on. */
+  private unmade(slot: Slot<J, R>, id: number, entry: InFlight<J, R>, err: unknown): void {
     if (slot.jobs.get(id) !== entry) return;
     slot.jobs.delete(id);
     clearTimeout(entry.timer);
     this.count(entry.key, -1);
     entry.reject(err instanceof Error ? err : new Error(String(err)));
-    // Made later than its turn: the room it held goes to the next job (at its turn, dispatch's loop goes on).
-    if (later) {
-      this.dispatch();
-      if (slot.jobs.size === 0) this.idleFrom(slot);
-    }
+    this.dispatch();
+    if (slot.jobs.size === 0) this.idleFrom(slot);
   }
 
   // The least busy shared worker with room; a new one while the pool is short and every worker has work.
