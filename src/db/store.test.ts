@@ -3,39 +3,25 @@
 // reads must not depend on the engine: numbers, 1/0 for booleans, Buffers, rows changed, refusals, rollbacks.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { rmSync } from 'node:fs';
-import { GroupCommit } from './group-commit.ts';
-import { migrate } from './migrate.ts';
-import { openDatabase, type Db } from './open.ts';
+import type { Db } from './open.ts';
 import { migratePostgres } from './postgres-migrate.ts';
 import { openPool, type PgPool } from './postgres.ts';
 import { all, column, constraintViolated, dialect, get, run, value, type Query } from './query.ts';
-import { postgresStore, sqliteStore, type Store } from './store.ts';
-import { freshDatabase } from '../testkit/postgres.ts';
-import { tempDir } from '../testkit/app.ts';
+import type { Store } from './store.ts';
+import { bothStores, freshDatabase } from '../testkit/postgres.ts';
 
-let dir: string;
 let db: Db;
 let pool: PgPool;
-let dropPg: () => Promise<void>;
+let close: () => Promise<void>;
 const stores: Store[] = [];
 
 test.before(async () => {
-  dir = tempDir();
-  db = openDatabase(dir);
-  migrate(db);
-  stores.push(sqliteStore(db, new GroupCommit(db)));
-  const fresh = await freshDatabase();
-  dropPg = fresh.drop;
-  pool = openPool(fresh.url, { max: 4 });
-  await migratePostgres(pool);
-  stores.push(postgresStore(pool));
+  const both = await bothStores();
+  ({ db, pool, close } = both);
+  stores.push(...both.stores);
 });
 test.after(async () => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-  await pool.end();
-  await dropPg();
+  await close();
 });
 
 function* addWorkspace(id: string, name: string): Query<number> {

@@ -5,16 +5,9 @@
 // neither. (The HTTP tests, list.test.ts and search-operators.test.ts, run on one store at a time.)
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { rmSync } from 'node:fs';
-import { GroupCommit } from '../db/group-commit.ts';
-import { migrate } from '../db/migrate.ts';
-import { openDatabase, type Db } from '../db/open.ts';
-import { migratePostgres } from '../db/postgres-migrate.ts';
-import { openPool, type PgPool } from '../db/postgres.ts';
 import { run } from '../db/query.ts';
-import { postgresStore, sqliteStore, type Store } from '../db/store.ts';
-import { freshDatabase } from '../testkit/postgres.ts';
-import { tempDir } from '../testkit/app.ts';
+import type { Store } from '../db/store.ts';
+import { bothStores } from '../testkit/postgres.ts';
 import { indexEmail, nextSearchRowid, unindexEmail } from './search-index.ts';
 import { indexAll, queueIndexing } from './search-backlog.ts';
 import { listEmails } from './list.ts';
@@ -43,10 +36,7 @@ const LETTERS: Letter[] = [
   { id: 'em_5', from: ['Ünïcode Ñame', 'uni@sender.example'], to: [{ address: 'hello@in.example' }], subject: 'Zürich naïve', text: `${'filler words go here and there. '.repeat(20)}The unicorn budget is approved. 日本語です`, queued: true },
 ];
 
-let dir: string;
-let db: Db;
-let pool: PgPool;
-let dropPg: () => Promise<void>;
+let close: () => Promise<void>;
 const stores: Store[] = [];
 
 function* write(letter: Letter, i: number) {
@@ -68,15 +58,9 @@ function* write(letter: Letter, i: number) {
 }
 
 test.before(async () => {
-  dir = tempDir();
-  db = openDatabase(dir);
-  migrate(db);
-  stores.push(sqliteStore(db, new GroupCommit(db)));
-  const fresh = await freshDatabase();
-  dropPg = fresh.drop;
-  pool = openPool(fresh.url, { max: 4 });
-  await migratePostgres(pool);
-  stores.push(postgresStore(pool));
+  const both = await bothStores();
+  ({ close } = both);
+  stores.push(...both.stores);
   for (const store of stores) {
     await store.write(function* () {
       yield* run("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_a', 'a', 0), ('ws_b', 'b', 0)");
@@ -86,10 +70,7 @@ test.before(async () => {
   }
 });
 test.after(async () => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-  await pool.end();
-  await dropPg();
+  await close();
 });
 
 /** The page GET /emails answers with these parameters, on each store: SQLite's, then PostgreSQL's. */

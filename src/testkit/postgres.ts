@@ -1,7 +1,15 @@
 // PostgreSQL for tests: Debian's server that .ci/run starts, reached as a role that may create databases
 // (MAILWRIGHT_TEST_POSTGRES names another). Each test gets a database of its own, dropped afterwards.
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import pg from 'pg';
+import { GroupCommit } from '../db/group-commit.ts';
+import { migrate } from '../db/migrate.ts';
+import { openDatabase, type Db } from '../db/open.ts';
+import { migratePostgres } from '../db/postgres-migrate.ts';
+import { openPool, type PgPool } from '../db/postgres.ts';
+import { postgresStore, sqliteStore, type Store } from '../db/store.ts';
+import { tempDir } from './app.ts';
 
 export const POSTGRES_ADMIN_URL = process.env.MAILWRIGHT_TEST_POSTGRES ?? 'postgres://mailwright:mailwright@127.0.0.1:5432/postgres';
 
@@ -37,4 +45,28 @@ async function dropDatabase(name: string): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
+}
+
+/**
+ * The box's schema on both engines, for a test that runs the same queries on each: a SQLite database in a
+ * temporary directory and a fresh PostgreSQL database, both migrated; close() removes both.
+ */
+export async function bothStores(): Promise<{ stores: Store[]; db: Db; pool: PgPool; close: () => Promise<void> }> {
+  const dir = tempDir();
+  const db = openDatabase(dir);
+  migrate(db);
+  const fresh = await freshDatabase();
+  const pool = openPool(fresh.url, { max: 4 });
+  await migratePostgres(pool);
+  return {
+    stores: [sqliteStore(db, new GroupCommit(db)), postgresStore(pool)],
+    db,
+    pool,
+    close: async () => {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+      await pool.end();
+      await fresh.drop();
+    },
+  };
 }
