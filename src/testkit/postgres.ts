@@ -21,5 +21,20 @@ export async function freshDatabase(): Promise<{ url: string; drop: () => Promis
   await admin((c) => c.query(`CREATE DATABASE ${name}`));
   const url = new URL(POSTGRES_ADMIN_URL);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => {}) };
+  return { url: url.toString(), drop: () => dropDatabase(name) };
+}
+
+/**
+ * Drops the database, closing what is still connected to it. FORCE may not end an autovacuum worker that is
+ * busy in it (42501: the worker is no role of ours): it ends soon, so the drop is tried again.
+ */
+async function dropDatabase(name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return void (await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)));
+    } catch (err) {
+      if ((err as { code?: string }).code !== '42501' || attempt === 20) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 }
