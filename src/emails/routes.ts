@@ -96,7 +96,8 @@ export function emailRoutes(app: App) {
   });
 
   r.get('/emails/:id', auth, async (ctx) => {
-    const email = await app.store.read(getEmail(principalOf(ctx).workspaceId, ctx.params.id));
+    // One moment for the row and its recipients: the status is their sum, written with them.
+    const email = await app.store.read(getEmail(principalOf(ctx).workspaceId, ctx.params.id), { snapshot: true });
     if (!email) throw notFound('Email');
     ctx.body = email;
   });

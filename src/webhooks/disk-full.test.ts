@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { request, seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
+import { request, seedWorkspace, sqliteOnly, startTestApp, type TestApp } from '../testkit/app.ts';
 import { eventually } from '../testkit/outbound.ts';
 import { mountSmallDisk } from '../testkit/full-disk.ts';
 
@@ -52,7 +52,8 @@ if (!('skipped' in disk)) {
     }
   });
 
-  test('claiming on a full disk: one warning with the cause, no stack, nothing sent; one line when it resumes', async () => {
+  // The data directory's SQLite file on the full disk: a PostgreSQL store keeps nothing there.
+  sqliteOnly(test)('claiming on a full disk: one warning with the cause, no stack, nothing sent; one line when it resumes', async () => {
     const { key } = await seedWorkspace(t);
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     const w = (await request(`${t.api}/webhooks`, { key, body: { url, events: ['*'] } })).body;

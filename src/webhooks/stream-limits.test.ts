@@ -6,8 +6,8 @@
 // its Last-Event-ID it gets every event after it, once, in order.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { addEvent, newestSeq } from '../emails/events.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { newestSeq } from '../emails/events.ts';
+import { column, run } from '../db/query.ts';
 import { createKey } from '../account/keys.ts';
 import { request, seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
 import { openRawStream, streamMessages, type RawStream } from '../testkit/event-stream.ts';
@@ -26,9 +26,12 @@ test.before(async () => {
   for (const name of ['alpha', 'beta', 'gamma']) {
     const seeded = await seedWorkspace(t, { workspace: name, email: `owner@${name}.test` });
     const email = `em_01KQ${name.toUpperCase().padEnd(22, '0')}`;
-    t.app.db
-      .prepare("INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, subject, created_at) VALUES (?, ?, 'out', 'sent', ?, ?, 'a@x.example', ?, ?)")
-      .run(email, seeded.workspace.id, `${name}@x.example`, email, `mail of ${name}`, t.app.clock.now());
+    await t.app.store.write(() =>
+      run(
+        "INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, subject, created_at) VALUES (?, ?, 'out', 'sent', ?, ?, 'a@x.example', ?, ?)",
+        email, seeded.workspace.id, `${name}@x.example`, email, `mail of ${name}`, t.app.clock.now(),
+      ),
+    );
     ws[name] = { id: seeded.workspace.id, key: seeded.key, email };
   }
 });
@@ -38,7 +41,7 @@ test.after(async () => {
   await t.stop();
 });
 
-const newKey = (name: string) => runOn(t.app.db, createKey(t.app.clock, ws[name].id, 'stream test')).key;
+const newKey = async (name: string) => (await t.app.store.write(() => createKey(t.app.clock, ws[name].id, 'stream test'))).key;
 
 /** Opens a stream; a 200 is kept open and not read, a refusal is read whole. */
 async function stream(key: string, localAddress: string, lastEventId?: number): Promise<RawStream> {
@@ -64,7 +67,7 @@ const closeAll = () => {
 };
 
 test('per key and per address: the sixth stream of a key and the eleventh of an address get 429 too_many_streams; a closed one frees its slot', async () => {
-  const key = newKey('alpha');
+  const key = await newKey('alpha');
   const five = [];
   for (let i = 0; i < STREAM_LIMITS.credential; i++) five.push(await stream(key, '127.0.0.2'));
   assert.ok(five.every((s) => s.status === 200 && /^content-type: text\/event-stream/im.test(s.headers)));
@@ -75,7 +78,7 @@ test('per key and per address: the sixth stream of a key and the eleventh of an 
     return again.status === 200;
   }, 5_000, 'the slot back');
 
-  const keys = [newKey('alpha'), newKey('alpha'), newKey('alpha')];
+  const keys = [await newKey('alpha'), await newKey('alpha'), await newKey('alpha')];
   for (let i = 0; i < STREAM_LIMITS.address; i++) assert.is((await stream(keys[i % 3], '127.0.0.4')).status, 200);
   refused(await stream(keys[2], '127.0.0.4'), 'at most 10 open at once per client address');
   assert.is((await stream(keys[2], '127.0.0.5')).status, 200, 'the same key from another address');
@@ -85,14 +88,15 @@ test('per key and per address: the sixth stream of a key and the eleventh of an 
 test('200 streams that never read: a workspace gets half the box, the box 200; each refusal names its limit; the API still answers', async () => {
   // Each workspace's streams from keys of five streams and addresses of ten: only the workspace and box limits bind.
   const fill = async (name: string, net: number) => {
-    const keys = Array.from({ length: STREAM_LIMITS.workspace / STREAM_LIMITS.credential }, () => newKey(name));
+    const keys: string[] = [];
+    for (let i = 0; i < STREAM_LIMITS.workspace / STREAM_LIMITS.credential; i++) keys.push(await newKey(name));
     for (let i = 0; i < STREAM_LIMITS.workspace; i++) {
       const s = await stream(keys[Math.floor(i / STREAM_LIMITS.credential)], `127.0.${net}.${1 + Math.floor(i / STREAM_LIMITS.address)}`);
       assert.is(s.status, 200, `stream ${i} of ${name}`);
     }
   };
   await fill('alpha', 1);
-  refused(await stream(newKey('alpha'), '127.0.9.1'), 'at most 100 open at once per workspace');
+  refused(await stream(await newKey('alpha'), '127.0.9.1'), 'at most 100 open at once per workspace');
   await fill('beta', 2);
   assert.is(open.length, STREAM_LIMITS.box);
   refused(await stream(ws.gamma.key, '127.0.9.2'), 'at most 200 open at once on this box');
@@ -107,16 +111,21 @@ test('200 streams that never read: a workspace gets half the box, the box 200; e
   closeAll();
 });
 
-/** `n` events of alpha's email, in one transaction; their seqs. */
-function events(n: number): number[] {
-  const seqs: number[] = [];
-  t.app.db.transaction(() => {
-    for (let i = 0; i < n; i++) {
-      runOn(t.app.db, addEvent(t.app.clock, { workspaceId: ws.alpha.id, emailId: ws.alpha.email, type: 'delivered', recipient: `r${i}@dest.example` }));
-      seqs.push(runOn(t.app.db, newestSeq()));
-    }
-  })();
-  return seqs;
+/**
+ * `n` events of alpha's email, in one transaction; their seqs. One statement writes them all: thousands of
+ * events at a statement each would hold the write lock for seconds on PostgreSQL.
+ */
+function events(n: number): Promise<number[]> {
+  return t.app.store.write(function* () {
+    const before = yield* newestSeq();
+    yield* run(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < @n)
+       INSERT INTO events (id, workspace_id, email_id, type, recipient, data, created_at)
+       SELECT '', @ws, @email, 'delivered', 'r' || i || '@dest.example', '{}', CAST(@now AS BIGINT) FROM n ORDER BY i`,
+      { n, ws: ws.alpha.id, email: ws.alpha.email, now: t.app.clock.now() },
+    );
+    return yield* column<number>('SELECT seq FROM events WHERE seq > ? ORDER BY seq', before);
+  });
 }
 
 test('a client that stops reading is ended with a hint once it leaves too much unread; with its Last-Event-ID it gets the rest, once, in order', async () => {
@@ -129,7 +138,7 @@ test('a client that stops reading is ended with a hint once it leaves too much u
   // More than the socket's buffers in the kernel (a few MB on loopback) and MAX_UNREAD_BYTES beyond them.
   const all: number[] = [];
   for (let round = 0; round < 30 && (await dropped()) === droppedBefore; round++) {
-    all.push(...events(4000));
+    all.push(...(await events(4000)));
     await new Promise((r) => setTimeout(r, 1_500));
   }
   await eventually(async () => (await dropped()) > droppedBefore, 20_000, 'the slow client dropped');

@@ -12,7 +12,7 @@ import { PassThrough } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { App } from '../context.ts';
 import { eventsAfter, eventsInOrder, newestSeq, seqBefore, webhookEventType, type EventOfWorkspace } from '../emails/events.ts';
-import { emailSummary, eventPayload, payloadOf, type Payload } from './payload.ts';
+import { emailSummary, payloadOf, type Payload } from './payload.ts';
 import { domainEventsAfter, domainSeqBefore, newestDomainEventSeq, workspaceDomainEvents, type DomainEventRow } from '../domains/domain-events.ts';
 
 /** How far back a reconnecting client can catch up. */
@@ -175,6 +175,7 @@ export class EventStream {
       const lastDomain = domains.length === BATCH ? domains[domains.length - 1].after_seq : Number.MAX_SAFE_INTEGER;
       domains = domains.filter((d) => d.after_seq < lastEmail);
       emails = emails.filter((e) => e.seq <= lastDomain);
+      const summaryOf = this.lastSummary();
       for (const item of merged(emails, domains)) {
         if (!('event' in item)) {
           this.domainPolled = item.seq;
@@ -184,7 +185,7 @@ export class EventStream {
         const e = item;
         this.polled = e.seq;
         // Made once for every stream that takes it: they all hold the same bytes until their sockets take them.
-        const message = this.messageOf(e);
+        const message = this.messageOf(e, summaryOf);
         for (const s of this.subscribers) {
           if (!s.live || s.workspaceId !== e.workspaceId || e.seq <= s.cursor) continue;
           if (s.out.writableLength <= MAX_UNREAD_BYTES) await this.send(s, e, message);
@@ -235,15 +236,11 @@ export class EventStream {
     s.out.once('close', () => clearTimeout(timer));
   }
 
-  /**
-   * An event's message, its payload made only when a client's filter asks for it, and then once; with
-   * `summaryOf`, its email's summary read through it.
-   */
-  private messageOf(e: EventOfWorkspace, summaryOf?: (e: EventOfWorkspace) => Promise<Record<string, unknown> | null>): Message {
+  /** An event's message, its payload made only when a client's filter asks for it, and then once; its email's summary read through `summaryOf`. */
+  private messageOf(e: EventOfWorkspace, summaryOf: (e: EventOfWorkspace) => Promise<Record<string, unknown> | null>): Message {
     let payload: Promise<Payload> | undefined;
     let bytes: Promise<Buffer> | undefined;
-    const read = () => (summaryOf ? summaryOf(e).then((email) => payloadOf(e.event, email)) : this.app.store.read(eventPayload(this.app.config.publicUrl, e)));
-    const payloadOnce = () => (payload ??= read());
+    const payloadOnce = () => (payload ??= summaryOf(e).then((email) => payloadOf(e.event, email)));
     return {
       type: webhookEventType(e.event.type),
       payload: payloadOnce,
@@ -252,9 +249,9 @@ export class EventStream {
   }
 
   /**
-   * Email summaries for a catch-up's slice: the events of one email that follow each other share the summary
-   * read for the first (one summary held at a time). Each read is a round trip on PostgreSQL, and a client
-   * catching up on a day is sent many events of one email in a row.
+   * Email summaries for a poll's batch or a catch-up's slice: the events of one email that follow each other
+   * share the summary read for the first (one summary held at a time). Each read is a round trip on PostgreSQL,
+   * and a burst of events, or a day caught up on, often has many of one email in a row.
    */
   private lastSummary(): (e: EventOfWorkspace) => Promise<Record<string, unknown> | null> {
     let last: { key: string; summary: Promise<Record<string, unknown> | null> } | null = null;
