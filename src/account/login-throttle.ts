@@ -1,8 +1,8 @@
 // Slows, then refuses, repeated failed logins and SMTP AUTH attempts (DESIGN.md: per IP and per account;
 // catalogue API-06, AUTH-12). An attempt is counted from the moment it starts, before it reads the stored
-// failures, so 60 guesses sent at once see each other and are judged like 60 in a row; failures are kept in the database for the window, so
-// `mailwright user unlock` can clear them and a restart does not. The address is the client's as
-// http/client-address.ts finds it behind trusted_proxies.
+// failures, so 60 guesses sent at once see each other and are judged like 60 in a row; failures are kept in
+// the store for the window, so `mailwright user unlock` can clear them and a restart does not. The address is
+// the client's as http/client-address.ts finds it behind trusted_proxies.
 import type { Clock } from '../clock.ts';
 import { get, run, type Query } from '../db/query.ts';
 import type { Store } from '../db/store.ts';
