@@ -23,22 +23,27 @@ test.after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function ready(): Promise<{ http: string; publicUrl: string }> {
+/** What `find` picks out of the terminal, once it is there (serve prints the link just after `ready`). */
+async function shown<T>(what: string, find: (output: string) => T | undefined): Promise<T> {
   const until = Date.now() + 60_000;
   for (;;) {
-    const line = serve.output().split('\n').find((l) => l.includes('"msg":"ready"'));
-    if (line) return JSON.parse(line.trim());
-    if (!serve.running() || Date.now() > until) throw new Error(`serve did not become ready:\n${serve.output()}`);
+    const found = find(serve.output());
+    if (found !== undefined) return found;
+    if (!serve.running() || Date.now() > until) throw new Error(`serve did not show ${what}:\n${serve.output()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+async function ready(): Promise<{ http: string; publicUrl: string }> {
+  const line = await shown('ready', (out) => out.split('\n').find((l) => l.includes('"msg":"ready"')));
+  return JSON.parse(line.trim());
 }
 
 test('the setup link printed on the terminal names the HTTP port, and its page answers there', async () => {
   const line = await ready();
   assert.is(line.http, `127.0.0.1:${port}`);
   assert.is(line.publicUrl, `http://localhost:${port}`, 'public_url follows http_port');
-  const link = /Open this link to create the owner of this box[^\n]*\n\s*(\S+)/.exec(serve.output())?.[1];
-  assert.ok(link, serve.output());
+  const link = await shown('the setup link', (out) => /Open this link to create the owner of this box[^\n]*\n\s*(\S+)/.exec(out)?.[1]);
   assert.match(link, new RegExp(`^http://localhost:${port}/setup#[A-Za-z0-9_-]{43}$`));
   assert.is((await request(`http://localhost:${port}/setup`)).status, 200);
   assert.equal((await request(`http://localhost:${port}/healthz`)).body, { ok: true });
