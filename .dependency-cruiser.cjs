@@ -2,7 +2,7 @@
 // A new folder gets its place here when it is created. Tests and the test kit are outside the rules.
 // metrics/metrics.ts is a leaf: the App type names it and every flow counts through it; its page
 // (metrics/routes.ts) is a front door like any other routes file.
-const LEAVES = '^src/(db|threads|mail|pages|dns|config)/|^src/(errors|log|clock)\\.ts$|^src/metrics/metrics\\.ts$';
+const LEAVES = '^src/(db|cluster|threads|mail|pages|dns|config)/|^src/(errors|log|clock)\\.ts$|^src/metrics/metrics\\.ts$';
 const CONTEXT = '^src/context\\.ts$';
 // start/: what app.ts starts the box with (the store, the background work, the front doors, the schedules, the
 // writer's job table and thread); cli/, doctor/ and try/: main.ts's commands, which compose the box's parts too.

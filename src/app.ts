@@ -33,6 +33,7 @@ import { openServedStore, type ServedStore } from './start/store.ts';
 import { closeThreads, createBackground, startBackground, type Background, type Close } from './start/background.ts';
 import { createFrontDoors, openFrontDoors, type FrontDoors, type Listening } from './start/front-doors.ts';
 import { startSchedules } from './start/schedules.ts';
+import { Node } from './cluster/nodes.ts';
 
 export interface RunningApp {
   app: App;
@@ -97,6 +98,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   let listening: Listening;
   try {
     await passIntegrityCheck(store, opened);
+    await joinNodes(app.node, opened);
     startBackground(app, work, opened);
     listening = await openFrontDoors(config, doors, opened);
   } catch (err) {
@@ -169,6 +171,7 @@ function assembleApp(config: Config, served: ServedStore, memory: MemorySettings
     dial: opts.dial ?? dialTcp,
     health,
     writer,
+    node: new Node(store, clock, log),
     idempotency: new Idempotency(store, clock),
     queue: { wake: () => {} },
     presign: { accepted: () => {} },
@@ -180,6 +183,12 @@ function assembleApp(config: Config, served: ServedStore, memory: MemorySettings
     templateRenders: createRenderPool(config, memory.renderWorkers),
   };
   return { app, sqlite };
+}
+
+/** Registers this process among the box's nodes before it claims anything; it leaves once its work stopped. */
+async function joinNodes(node: Node, opened: Close[]): Promise<void> {
+  await node.start();
+  opened.push(() => node.stop());
 }
 
 /** Waits for the integrity check started with the store: a damaged database starts nothing (exit 78). */

@@ -3,6 +3,7 @@
 import type { Resolver } from 'node:dns/promises';
 import type { Socket } from 'node:net';
 import type { Clock } from './clock.ts';
+import type { Node } from './cluster/nodes.ts';
 import type { Config, Plan } from './config/config.ts';
 import type { Db } from './db/open.ts';
 import type { Store } from './db/store.ts';
@@ -44,6 +45,8 @@ export interface App {
   dial: Dial;
   /** Whether the database can be trusted: the first corruption SQLite reports anywhere turns /healthz to 503. */
   health: StoreHealth;
+  /** This process among the box's nodes (cluster/nodes.ts): what it claims carries its id. */
+  node: Node;
   /** Commits received mail and sends: a thread of its own on SQLite, transactions on PostgreSQL. */
   writer: Pick<Writer, 'commit' | 'close'>;
   idempotency: Idempotency;

@@ -40,9 +40,13 @@ interface StoredRow {
   response: string;
 }
 
+/** A request under way on a node that stopped holds its key this long; its client's retry then runs it. */
+const HOLD_MS = 2 * 60_000;
+
 export class Idempotency {
-  // Requests under way in this process: the truth for one node. Nodes sharing PostgreSQL see each other's
-  // stored answers, not each other's requests under way.
+  // Requests under way in this process. On SQLite the process is the box, and this is the whole truth; nodes
+  // sharing PostgreSQL also hold the key in the database (a row without an answer yet, status 0), so that a
+  // request under way on one node is concurrent on the others too.
   private readonly inFlight = new Map<string, string>();
 
   constructor(
@@ -66,9 +70,11 @@ export class Idempotency {
     if (running !== undefined) throw running === hash ? concurrent() : mismatch();
     // Held while the stored answer is looked for: a second request with the key meanwhile is concurrent.
     this.inFlight.set(slot, hash);
+    const record = { workspaceId, endpoint, key, hash };
+    const shared = this.store.dialect === 'postgres';
     let stored: StoredRow | undefined;
     try {
-      stored = await this.store.read(findAnswer(workspaceId, endpoint, key, this.clock.now()));
+      stored = shared ? await this.store.write(() => holdKey(record, this.clock.now())) : await this.store.read(findAnswer(workspaceId, endpoint, key, this.clock.now()));
     } catch (err) {
       this.inFlight.delete(slot);
       throw err;
@@ -76,11 +82,11 @@ export class Idempotency {
     if (stored) {
       this.inFlight.delete(slot);
       if (stored.request_hash !== hash) throw mismatch();
+      if (stored.status === HELD) throw concurrent();
       return { replay: { status: stored.status, body: JSON.parse(stored.response) } };
     }
 
     let completed = false;
-    const record = { workspaceId, endpoint, key, hash };
     return {
       claim: {
         record,
@@ -91,7 +97,10 @@ export class Idempotency {
         stored: () => void (completed = true),
       },
       completed: () => completed,
-      release: () => this.inFlight.delete(slot),
+      release: () => {
+        this.inFlight.delete(slot);
+        if (shared && !completed) this.store.write(() => dropHold(record)).catch(() => {}); // else it lapses after HOLD_MS
+      },
     };
   }
 
@@ -99,6 +108,30 @@ export class Idempotency {
 
 const findAnswer = (workspaceId: string, endpoint: string, key: string, now: number) =>
   get<StoredRow>('SELECT request_hash, status, response FROM idempotency_keys WHERE workspace_id = ? AND endpoint = ? AND key = ? AND expires_at > ?', workspaceId, endpoint, key, now);
+
+/** The status of a key held by a request under way on some node (PostgreSQL): no answer yet. */
+const HELD = 0;
+
+/**
+ * Holds the key for this request, unless a live record has it: then that record (an answer, or HELD by a
+ * request under way elsewhere). Undefined when this request now holds it.
+ */
+function* holdKey(r: IdempotencyRecord, now: number): Query<StoredRow | undefined> {
+  const held = yield* get<{ held: number }>(
+    `INSERT INTO idempotency_keys (workspace_id, endpoint, key, request_hash, status, response, created_at, expires_at)
+     VALUES (?, ?, ?, ?, ${HELD}, '', ?, ?)
+     ON CONFLICT (workspace_id, endpoint, key) DO UPDATE SET request_hash = excluded.request_hash, status = excluded.status,
+       response = excluded.response, created_at = excluded.created_at, expires_at = excluded.expires_at
+     WHERE idempotency_keys.expires_at <= ?
+     RETURNING 1 AS held`,
+    r.workspaceId, r.endpoint, r.key, r.hash, now, now + HOLD_MS, now,
+  );
+  return held ? undefined : yield* get<StoredRow>('SELECT request_hash, status, response FROM idempotency_keys WHERE workspace_id = ? AND endpoint = ? AND key = ?', r.workspaceId, r.endpoint, r.key);
+}
+
+/** Lets go of a key whose request ended without an answer to keep (a 4xx, a 5xx): the next request runs. */
+const dropHold = (r: IdempotencyRecord) =>
+  run(`DELETE FROM idempotency_keys WHERE workspace_id = ? AND endpoint = ? AND key = ? AND status = ${HELD} AND request_hash = ?`, r.workspaceId, r.endpoint, r.key, r.hash);
 
 /** Deletes records past their 24 h; run periodically. */
 export const purgeIdempotencyKeys = (now: number) => run('DELETE FROM idempotency_keys WHERE expires_at <= ?', now);
@@ -111,7 +144,7 @@ export const writeAnswer = (ctx: DbContext, a: { record: IdempotencyRecord; stat
 
 /** Records the answer to replay: inside the transaction that makes the request's effect. */
 export function* storeAnswer(now: number, r: IdempotencyRecord, status: number, body: unknown): Query<void> {
-  // The update replaces only an expired record: a live one was answered by begin() and never reaches here.
+  // The update replaces this request's own hold, or an expired record: a live answer was replayed by begin().
   yield* run(
     `INSERT INTO idempotency_keys (workspace_id, endpoint, key, request_hash, status, response, created_at, expires_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)

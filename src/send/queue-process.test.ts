@@ -7,12 +7,9 @@ import { createServer } from 'node:net';
 import { rmSync } from 'node:fs';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
 import { startSmtpSink } from '../testkit/smtp-sink.ts';
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { request, runCli, startAppProcess, tempDir, testEnv, testStoreEnv } from '../testkit/app.ts';
-import { openPool, readOn } from '../db/postgres.ts';
-import { all, type Query } from '../db/query.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { all } from '../db/query.ts';
+import { readBox } from '../testkit/postgres.ts';
 import { eventually, BOX } from '../testkit/outbound.ts';
 import { unpackMessage, type StoredBodies } from '../mail/packing.ts';
 
@@ -40,24 +37,6 @@ async function setUp(env: Record<string, string>, url: string, domain: string) {
   const v = await request(`${url}/api/v1/domains/${d.id}/verify`, { method: 'POST', key });
   assert.is(v.body.status, 'verified');
   return key;
-}
-
-/** Reads the box's rows on a connection of the test's own: its PostgreSQL database, or its data directory's file. */
-async function readBox<T>(env: Record<string, string>, q: Query<T>): Promise<T> {
-  if (env.MAILWRIGHT_DATABASE_URL) {
-    const pool = openPool(env.MAILWRIGHT_DATABASE_URL, { max: 1 });
-    try {
-      return await readOn(pool, q);
-    } finally {
-      await pool.end();
-    }
-  }
-  const db = new Database(join(env.MAILWRIGHT_DATA_DIR, 'mailwright.db'), { readonly: true });
-  try {
-    return runOn(db, q);
-  } finally {
-    db.close();
-  }
 }
 
 const send = (url: string, key: string, i: number, domain: string) =>

@@ -6,7 +6,8 @@ import type { OutboundMessage, Transport } from './deliver.ts';
 import type { Relay } from './relays.ts';
 import type { RetryPolicy } from './policy.ts';
 import { FullDiskNotice } from '../db/full-disk.ts';
-import { claimants, claimDue, nextDueAt, orphaned, releaseAbandoned, releaseOrphans, type Claimed } from './claims.ts';
+import { claimDue, nextDueAt, releaseAbandoned, releaseOrphans, type Claimed } from './claims.ts';
+import { forgetNodes, nodesOnRecord, stoppedNodes } from '../cluster/nodes.ts';
 import type { SignedCopies } from './signed-copies.ts';
 import { localFailure, recordOutcomes } from './record.ts';
 
@@ -23,6 +24,8 @@ export interface QueueOptions {
 }
 
 const RELEASE_EVERY_MS = 60_000;
+/** How often the nodes on record are looked over for stopped ones (cluster/nodes.ts NODE_LEASE_MS). */
+const SWEEP_EVERY_MS = 15_000;
 const CLAIM_BACKOFF_MAX_MS = 30_000;
 /** How long to wait after the n-th claim in a row failed: 1 s, 2 s, 4 s ... up to CLAIM_BACKOFF_MAX_MS. */
 const claimBackoff = (n: number) => Math.min(CLAIM_BACKOFF_MAX_MS, 1000 * 2 ** Math.min(n - 1, 15));
@@ -36,6 +39,7 @@ export class Queue {
   private pumping = false;
   private pumpAgain = false;
   private releasedAt = 0;
+  private sweptAt = 0;
   private orphansReleased = false;
   /** Say once that claims, or the outcomes of a batch, could not be stored for a full disk, and once that they are again. */
   private readonly fullDisk: FullDiskNotice;
@@ -62,7 +66,7 @@ export class Queue {
     this.outcomesDisk = new FullDiskNotice(app.log, 'queue: recording delivery outcomes (recipients go back when their claim expires)');
   }
 
-  /** Puts back what dead processes left claimed (a crash, kill -9), then starts working. */
+  /** Puts back what stopped nodes left claimed (a crash, kill -9), then starts working. */
   start(): void {
     void this.pump();
   }
@@ -95,14 +99,7 @@ export class Queue {
         this.pumpAgain = false;
         // In the first pump rather than before it: on a full disk this write fails, and the pump's back-off
         // tries it again instead of the start failing (catalogue DUR-13).
-        if (!this.orphansReleased) {
-          // Whether a claimant still runs is asked of the system, between the read and the write.
-          const pids = orphaned(await this.app.store.read(claimants()));
-          const now = this.app.clock.now();
-          const back = pids.length ? await this.app.store.write(() => releaseOrphans(pids, now)) : 0;
-          this.orphansReleased = true;
-          if (back) this.app.log.warn('queue: recipients left in flight by a process that died are queued again', { count: back });
-        }
+        if (!this.orphansReleased || this.app.clock.now() - this.sweptAt >= SWEEP_EVERY_MS) await this.sweep();
         if (this.app.clock.now() - this.releasedAt >= RELEASE_EVERY_MS) {
           this.releasedAt = this.app.clock.now();
           const releasedAt = this.releasedAt;
@@ -111,7 +108,7 @@ export class Queue {
         while (!this.stopping && this.inFlight < this.maxInFlight) {
           const limit = Math.min(this.batchSize, this.maxInFlight - this.inFlight);
           // The claim is a write: it rides the group commit instead of paying an fsync of its own.
-          const rows = await this.app.store.write(() => claimDue(this.app.clock.now(), limit), { acknowledged: false });
+          const rows = await this.app.store.write(() => claimDue(this.app.clock.now(), limit, this.app.node.id), { acknowledged: false });
           if (rows.length === 0) break;
           this.inFlight += rows.length;
           const work: Promise<void> = this.attempt(rows)
@@ -142,6 +139,26 @@ export class Queue {
       this.pumping = false;
     }
     if (!this.stopping) await this.schedule(this.failedClaims ? claimBackoff(this.failedClaims) : undefined);
+  }
+
+  /**
+   * Forgets the nodes that stopped and puts back what they held (at the first pump, what processes before this
+   * one left too); in the pump rather than before it: on a full disk this write fails, and the pump's back-off
+   * tries it again instead of the start failing (catalogue DUR-13).
+   */
+  private async sweep(): Promise<void> {
+    const now = this.app.clock.now();
+    // Whether a node on this host still runs is asked of the system, between the read and the write.
+    const stopped = stoppedNodes(await this.app.store.read(nodesOnRecord()), this.app.node.id, now);
+    if (stopped.length || !this.orphansReleased) {
+      const back = await this.app.store.write(function* () {
+        yield* forgetNodes(stopped);
+        return yield* releaseOrphans(now);
+      });
+      if (back) this.app.log.warn('queue: recipients left in flight by a node that stopped are queued again', { count: back, nodes: stopped });
+    }
+    this.orphansReleased = true;
+    this.sweptAt = now;
   }
 
   private async schedule(minDelayMs = 0): Promise<void> {

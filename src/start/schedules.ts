@@ -1,6 +1,7 @@
 // The box's periodic jobs, started by app.ts once the listeners are up: DNS re-checks, DKIM rotation, the box's
 // own DNS record, hourly housekeeping, nightly retention and scheduled backups. Each reads the configuration
-// when it runs, so a reload's values apply at the next run. Returns what stops them all.
+// when it runs, so a reload's values apply at the next run; each runs once per box, whichever node's timer fires
+// first (cluster/once.ts), but backups, which copy this node's data directory. Returns what stops them all.
 import cron from 'node-cron';
 import type { App } from '../context.ts';
 import { FullDiskNotice } from '../db/full-disk.ts';
@@ -13,6 +14,11 @@ import { purgeIdempotencyKeys } from '../db/idempotency.ts';
 import { recordBoxDns } from '../account/overview.ts';
 import { pruneReceivedReports } from '../feedback/aggregate-reports.ts';
 import { pruneAudit } from '../account/audit.ts';
+import { oncePerBox } from '../cluster/once.ts';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 /** `boxDns` false (mailwright try): the box's own name is never looked up. */
 export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () => Promise<void> {
@@ -27,24 +33,22 @@ export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () =>
   const [housekeepingDisk, recheckDisk] = [new FullDiskNotice(log, 'housekeeping'), new FullDiskNotice(log, 'periodic DNS re-check')];
   const jobs = [
     // Each minute picks the domains whose last DNS check is older than dns_recheck_minutes.
-    cron.schedule('* * * * *', () => recheckDueDomains(app).then(() => recheckDisk.succeeded(), (err: unknown) => recheckDisk.failed(err) || log.error('periodic DNS re-check failed', { err })), { noOverlap: true }),
+    cron.schedule('* * * * *', () => oncePerBox(app, 'dns-recheck', MINUTE, () => recheckDueDomains(app)).then(() => recheckDisk.succeeded(), (err: unknown) => recheckDisk.failed(err) || log.error('periodic DNS re-check failed', { err })), { noOverlap: true }),
     // dkim_rotation_days (off by default): keys past their age get a successor to publish.
-    cron.schedule('23 * * * *', () => rotateDueKeys(app).then(() => {}, (err: unknown) => log.error('scheduled DKIM rotation failed', { err })), { noOverlap: true }),
+    cron.schedule('23 * * * *', () => oncePerBox(app, 'dkim-rotation', HOUR, () => rotateDueKeys(app)).then(() => {}, (err: unknown) => log.error('scheduled DKIM rotation failed', { err })), { noOverlap: true }),
     // The box's addresses and PTR names as GET /account shows them, looked up again every hour.
-    cron.schedule('41 * * * *', () => checkBoxDns()),
-    cron.schedule('17 * * * *', async () => {
-      try {
+    cron.schedule('41 * * * *', () => oncePerBox(app, 'box-dns', HOUR, checkBoxDns).catch((err: unknown) => log.warn('could not record the box DNS', { err }))),
+    cron.schedule('17 * * * *', () =>
+      oncePerBox(app, 'housekeeping', HOUR, async () => {
         const purged = { sessionsPurged: await app.store.write(() => purgeSessions(clock)), idempotencyKeysPurged: await app.store.write(() => purgeIdempotencyKeys(clock.now())), authFailuresPurged: await app.store.write(() => purgeAuthFailures(clock)), reportsPurged: await app.store.write(() => pruneReceivedReports(clock.now())), auditRowsPurged: await pruneAuditLog(app) };
         housekeepingDisk.succeeded();
         log.info('housekeeping', purged);
-      } catch (err) {
-        if (!housekeepingDisk.failed(err)) log.error('housekeeping failed; it runs again next hour', { err });
-      }
-    }),
+      }).catch((err: unknown) => housekeepingDisk.failed(err) || log.error('housekeeping failed; it runs again next hour', { err })),
+    ),
     // Retention (off unless configured, but for the Trash's trash_days): nightly, in small batches, after the
     // backup hour most people pick; it records the database's size each night either way (doctor's growth figure).
     cron.schedule('20 4 * * *', () =>
-      runRetention(app, { mailDays: config.retentionMailDays, rawDays: config.retentionRawDays, eventsDays: config.retentionEventsDays, trashDays: config.trashDays }).then(
+      oncePerBox(app, 'retention', DAY, () => runRetention(app, { mailDays: config.retentionMailDays, rawDays: config.retentionRawDays, eventsDays: config.retentionEventsDays, trashDays: config.trashDays })).then(
         () => {},
         (err: unknown) => log.error('retention failed; it runs again tomorrow', { err }),
       ),

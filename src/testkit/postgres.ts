@@ -7,7 +7,11 @@ import { GroupCommit } from '../db/group-commit.ts';
 import { migrate } from '../db/migrate.ts';
 import { openDatabase, type Db } from '../db/open.ts';
 import { migratePostgres } from '../db/postgres-migrate.ts';
-import { openPool, type PgPool } from '../db/postgres.ts';
+import { openPool, readOn, type PgPool } from '../db/postgres.ts';
+import type { Query } from '../db/query.ts';
+import { runOn } from '../db/sqlite-query.ts';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
 import { postgresStore, sqliteStore, type Store } from '../db/store.ts';
 import { tempDir } from './app.ts';
 
@@ -69,4 +73,22 @@ export async function bothStores(): Promise<{ stores: Store[]; db: Db; pool: PgP
       await fresh.drop();
     },
   };
+}
+
+/** Reads the box's rows on a connection of the test's own: its PostgreSQL database, or its data directory's file. */
+export async function readBox<T>(env: Record<string, string>, q: Query<T>): Promise<T> {
+  if (env.MAILWRIGHT_DATABASE_URL) {
+    const pool = openPool(env.MAILWRIGHT_DATABASE_URL, { max: 1 });
+    try {
+      return await readOn(pool, q);
+    } finally {
+      await pool.end();
+    }
+  }
+  const db = new Database(join(env.MAILWRIGHT_DATA_DIR, 'mailwright.db'), { readonly: true });
+  try {
+    return runOn(db, q);
+  } finally {
+    db.close();
+  }
 }

@@ -41,6 +41,11 @@ export interface SmtpSinkOptions {
   port?: number;
   starttls?: boolean;
   name?: string;
+  /**
+   * How long the end of DATA waits for its 250 after the message is recorded: a client that dies meanwhile
+   * handed the message over without learning it (the duplicate SMTP allows when it tries again).
+   */
+  dataDelayMs?: number;
 }
 
 const MAX_MESSAGE_BYTES = 50 * 1024 * 1024;
@@ -128,7 +133,9 @@ export class SmtpSink {
             return;
           }
           this.record(session, Buffer.concat(chunks));
-          callback(null, reply?.message ?? 'OK: message queued');
+          const accept = () => callback(null, reply?.message ?? 'OK: message queued');
+          if (opts.dataDelayMs) setTimeout(accept, opts.dataDelayMs);
+          else accept();
         });
       },
       onClose: (session) => {

@@ -5,6 +5,7 @@
 // none; a report that could not go out yet is tried again the next hour, until its counts are pruned after KEEP_DAYS.
 import tls from 'node:tls';
 import cron from 'node-cron';
+import { oncePerBox } from '../../cluster/once.ts';
 import type { App } from '../../context.ts';
 import { get } from '../../db/query.ts';
 import { sign } from '../../mail/sign.ts';
@@ -45,7 +46,8 @@ export class TlsReports {
 
   start(): void {
     // Hourly, so a report that was deferred goes out within the day; a day's report is built once the day is over.
-    this.job = cron.schedule('29 * * * *', () => void this.run().catch((err: unknown) => this.app.log.error('TLS reports failed; they are tried again next hour', { err })), { noOverlap: true });
+    // Once per box, whichever node's timer fires first (cluster/once.ts): a domain gets each day's report once.
+    this.job = cron.schedule('29 * * * *', () => void oncePerBox(this.app, 'tls-reports', 60 * 60_000, () => this.run()).catch((err: unknown) => this.app.log.error('TLS reports failed; they are tried again next hour', { err })), { noOverlap: true });
   }
 
   async stop(): Promise<void> {

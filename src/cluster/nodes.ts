@@ -1,0 +1,91 @@
+// The processes serving this box: one on SQLite, any number sharing PostgreSQL (docs/scaling.md). A node
+// registers when it starts and writes that it is alive every HEARTBEAT_MS; the queue's claims name the node
+// that holds them (send/claims.ts). A node silent for NODE_LEASE_MS has stopped (kill -9, a lost machine, a
+// network cut): the others forget it and take its claims back. A process started on the same host as one that
+// died need not wait that long: it asks the system whether that process still runs.
+import { hostname } from 'node:os';
+import type { Clock } from '../clock.ts';
+import type { Log } from '../log.ts';
+import type { Store } from '../db/store.ts';
+import { all, run, value, type Query } from '../db/query.ts';
+
+export const HEARTBEAT_MS = 10_000;
+/** Silent this long, a node is taken for stopped: four heartbeats missed and then some. */
+export const NODE_LEASE_MS = 45_000;
+
+export interface NodeRecord {
+  id: number;
+  host: string;
+  pid: number;
+  seen_at: number;
+}
+
+/** The nodes on record, alive or not yet found stopped. */
+export const nodesOnRecord = () => all<NodeRecord>('SELECT id, host, pid, seen_at FROM nodes ORDER BY id');
+
+/**
+ * Of `nodes`, the ids of those that stopped: silent past the lease, or on this host with their process gone (a
+ * pid that is ours now was another process's then). Asked of the system, so outside any query.
+ */
+export function stoppedNodes(nodes: readonly NodeRecord[], self: number, now: number, host = hostname()): number[] {
+  return nodes.filter((n) => n.id !== self && (n.seen_at < now - NODE_LEASE_MS || (n.host === host && (n.pid === process.pid || !alive(n.pid))))).map((n) => n.id);
+}
+
+/** Removes the nodes `ids` from the record; what they claimed is then nobody's (send/claims.ts releaseOrphans). */
+export function* forgetNodes(ids: readonly number[]): Query<void> {
+  for (const id of ids) yield* run('DELETE FROM nodes WHERE id = ?', id);
+}
+
+/** This process as a node of the box: its id is 0 until start() registered it. */
+export class Node {
+  id = 0;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly log: Log,
+  ) {}
+
+  async start(): Promise<void> {
+    this.id = await this.register();
+    this.timer = setInterval(() => void this.beat(), HEARTBEAT_MS);
+    this.timer.unref();
+  }
+
+  /** Leaves the record once the queue stopped: what the node still held is taken back by the next sweep. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    if (this.id) await this.store.write(() => forgetNodes([this.id])).catch((err: unknown) => this.log.warn('could not take this node off the record; the others will when its lease ends', { err }));
+  }
+
+  private async register(): Promise<number> {
+    const now = this.clock.now();
+    return (await this.store.write(() => value<number>('INSERT INTO nodes (host, pid, started_at, seen_at) VALUES (?, ?, ?, ?) RETURNING id', hostname(), process.pid, now, now)))!;
+  }
+
+  private async beat(): Promise<void> {
+    try {
+      const seen = await this.store.write(() => run('UPDATE nodes SET seen_at = ? WHERE id = ?', this.clock.now(), this.id), { acknowledged: false });
+      if (seen || !this.timer) return;
+      // Forgotten by the others (silent past the lease: a long pause, a network cut): they took back what it
+      // held, so it joins again under a new id rather than claim in the name of a node that stopped.
+      const before = this.id;
+      this.id = await this.register();
+      this.log.warn('this node was taken for stopped by the others and joined again', { node: this.id, was: before });
+    } catch (err) {
+      this.log.warn('could not record that this node is alive; trying again', { err, node: this.id });
+    }
+  }
+}
+
+// Signal 0 checks that a process exists without touching it.
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

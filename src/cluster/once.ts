@@ -1,0 +1,28 @@
+// Periodic jobs that the box runs once, however many nodes' timers fire for them (start/schedules.ts): the
+// first node to record a run takes it, the others find it recorded and skip. A run is recorded as a write, and
+// writes take turns (db/store.ts), so two nodes can never both take the same run, and a run that finished
+// quickly is not taken again by a node whose timer fired a moment later.
+import { value, type Query } from '../db/query.ts';
+import type { Store } from '../db/store.ts';
+
+/**
+ * Records that `name` starts now on node `node`, unless a run of it started less than `withinMs` ago (another
+ * node took this one). True when this node is to run it.
+ */
+export function* takeRun(name: string, now: number, withinMs: number, node: number): Query<boolean> {
+  const taken = yield* value<string>(
+    `INSERT INTO job_runs (name, started_at, node_id) VALUES (?, ?, ?)
+     ON CONFLICT (name) DO UPDATE SET started_at = excluded.started_at, node_id = excluded.node_id WHERE job_runs.started_at <= ?
+     RETURNING name`,
+    name, now, node, now - withinMs,
+  );
+  return taken !== undefined;
+}
+
+/**
+ * Runs `job` unless another node already ran this occurrence. `periodMs` is how often its timer fires: a run
+ * begun in the last half period is this occurrence's.
+ */
+export async function oncePerBox(app: { store: Store; clock: { now(): number }; node: { id: number } }, name: string, periodMs: number, job: () => Promise<unknown>): Promise<void> {
+  if (await app.store.write(() => takeRun(name, app.clock.now(), periodMs / 2, app.node.id), { acknowledged: false })) await job();
+}
