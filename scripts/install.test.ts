@@ -8,6 +8,10 @@ import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { ROOT, tempDir } from '../src/testkit/app.ts';
 
+// What install.sh installs keeps its state in the data directory (no database_url): the installed command run
+// below must not be told of the test kit's PostgreSQL, in a run of the suite on it.
+delete process.env.MAILWRIGHT_TEST_STORE;
+
 const run = (root: string, env: Record<string, string> = {}, args: string[] = []) =>
   spawnSync('bash', [join(ROOT, 'scripts/install.sh'), ...args], { env: { ...process.env, MAILWRIGHT_INSTALL_ROOT: root, ...env }, encoding: 'utf8' });
 const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);

@@ -6,11 +6,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { hostname } from 'node:os';
 import { rmSync } from 'node:fs';
-import { request, runCli, startAppProcess, type AppProcess, startTestApp, tempDir, testEnv, testStoreEnv, type TestApp } from '../testkit/app.ts';
+import { request, runCli, seedWorkspace, startAppProcess, type AppProcess, startTestApp, tempDir, testEnv, testStoreEnv, type TestApp } from '../testkit/app.ts';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
 import { startSmtpSink } from '../testkit/smtp-sink.ts';
 import { eventually, BOX } from '../testkit/outbound.ts';
-import { bothStores, readBox } from '../testkit/postgres.ts';
+import { bothStores, freshDatabase, readBox } from '../testkit/postgres.ts';
 import { createWorkspace } from '../account/workspaces.ts';
 import { Idempotency } from '../db/idempotency.ts';
 import type { ApiError } from '../errors.ts';
@@ -79,6 +79,33 @@ test('an Idempotency-Key under way on one node is concurrent on the others (Post
     assert.ok('claim' in (await two.begin(ws, 'POST /emails', 'k3', { to: 'a' })));
   } finally {
     await close();
+  }
+});
+
+test('the API rate limit holds across nodes sharing PostgreSQL: one budget for a key spread over two', async () => {
+  const fresh = await freshDatabase();
+  const env = { MAILWRIGHT_DATABASE_URL: fresh.url, MAILWRIGHT_RATE_LIMIT: '2' }; // 2 a second, burst 4
+  const one = await startTestApp({ env });
+  const two = await startTestApp({ env });
+  try {
+    const { key } = await seedWorkspace(one);
+    let allowed = 0;
+    let refused = 0;
+    const started = Date.now();
+    for (let i = 0; Date.now() - started < 5000; i++) {
+      const r = await request(`${(i % 2 ? one : two).api}/domains`, { key });
+      if (r.status === 200) allowed++;
+      else if (r.status === 429) refused++;
+      else assert.unreachable(`${r.status} ${JSON.stringify(r.body)}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    // Alone, each node would let 4 + 2 x 5 through (28 in all); shared, the budget is one: 4 + 10, plus the
+    // burst each node grants a key before its first sync and what slips between syncs.
+    assert.ok(allowed >= 10 && allowed <= 20, `${allowed} allowed, ${refused} refused`);
+  } finally {
+    await two.stop();
+    await one.stop();
+    await fresh.drop();
   }
 });
 

@@ -8,6 +8,7 @@ import type { Config } from '../config/config.ts';
 import { StartupError } from '../errors.ts';
 import { createHttpApp, createHttpServer, createHttpsServer } from '../http/server.ts';
 import { RateLimiter } from '../http/rate-limit.ts';
+import { SharedRates } from '../cluster/shared-rates.ts';
 import type { Authenticator } from '../http/auth.ts';
 import { createMxServer } from '../smtp/mx.ts';
 import { Door } from '../smtp/door.ts';
@@ -86,6 +87,9 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
     }
     return p.scope.permission === 'inbox_access' && p.scope.inboxIds.includes(id);
   };
+  const rateLimiter = config.rateLimit > 0 ? new RateLimiter(config.rateLimit, clock) : null;
+  // Nodes sharing PostgreSQL spend one budget per workspace and client address (cluster/shared-rates.ts).
+  const sharedRates = rateLimiter && app.store.dialect === 'postgres' ? new SharedRates(rateLimiter.share(), app) : null;
   // The MCP route calls this same app for each tool (mcp/api.ts): its handler exists once the app is built below.
   let handler: ReturnType<Koa['callback']> | null = null;
   const served = await createServedTls(app);
@@ -96,7 +100,7 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
       log,
       authenticator,
       visible,
-      rateLimiter: config.rateLimit > 0 ? new RateLimiter(config.rateLimit, clock) : null,
+      rateLimiter,
       healthy: () => opts.healthy() && health.corrupt === null,
       largerBodies: [
         { path: /^\/api\/v1\/emails$/, limitBytes: 20 * MiB },
@@ -127,12 +131,12 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
   if (config.smtpProxyProtocol) acceptProxyProtocol(mx.server, trusted, log, 'SMTP');
   if (config.submissionProxyProtocol && submission) acceptProxyProtocol(submission.server, trusted, log, 'SMTP submission');
   if (config.httpProxyProtocol) acceptProxyProtocol(httpServer, trusted, log, 'HTTP');
-  return { eventStream, httpServer, httpsServer, acmeHttp, served, mx, submission };
+  return { eventStream, sharedRates, httpServer, httpsServer, acmeHttp, served, mx, submission };
 }
 
 /** Opens SMTP, then submission, then HTTP (with the event stream), each one's close added to `opened`. */
 export async function openFrontDoors(config: Config, doors: FrontDoors, opened: Close[]): Promise<Listening> {
-  const { mx, submission, eventStream, httpServer, httpsServer, acmeHttp, served } = doors;
+  const { mx, submission, eventStream, sharedRates, httpServer, httpsServer, acmeHttp, served } = doors;
   const smtp = await listen(mx.server, config.smtpHost, config.smtpPort, 'SMTP', 'MAILWRIGHT_SMTP_PORT');
   opened.push(() => new Promise<void>((resolve) => mx.close(() => resolve())));
   let submissionAddress: AddressInfo | null = null;
@@ -148,6 +152,10 @@ export async function openFrontDoors(config: Config, doors: FrontDoors, opened: 
     opened.push(() => closeHttp(acmeHttp));
   }
   await eventStream.start();
+  if (sharedRates) {
+    sharedRates.start();
+    opened.push(() => sharedRates.stop());
+  }
   const http = await listen(httpServer, config.httpHost, config.httpPort, 'HTTP', 'MAILWRIGHT_HTTP_PORT');
   opened.push(() => closeHttp(httpServer));
   // Before the HTTP server closes: open event streams would hold it open.

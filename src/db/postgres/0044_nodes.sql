@@ -18,3 +18,11 @@ CREATE TABLE job_runs (
 
 -- Claims made before nodes named a process id; none of those processes runs now: the first sweep puts them back.
 UPDATE deliveries SET claimed_by = NULL WHERE state = 'sending';
+
+-- The API's rate limit buckets shared by the nodes (cluster/shared-rates.ts): each node adds what it took a few
+-- times a second and reads back what all took. Unlogged: after a crash of the server they start full again.
+CREATE UNLOGGED TABLE rate_buckets (
+  key     TEXT PRIMARY KEY,
+  tokens  DOUBLE PRECISION NOT NULL,
+  at      BIGINT NOT NULL
+);
