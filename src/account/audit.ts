@@ -16,7 +16,7 @@ export const AUDIT_ACTIONS = [
   'inbox.created', 'inbox.updated', 'inbox.deleted', 'inbox.forwarding_changed',
   'webhook.created', 'webhook.updated', 'webhook.deleted', 'webhook.secret_rotated',
   'billing.checkout_started', 'billing.plan_activated', 'billing.plan_canceled',
-  'box.backup_created', 'box.restored',
+  'box.backup_created', 'box.restored', 'box.migrated',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

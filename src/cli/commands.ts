@@ -30,12 +30,14 @@ import { flushQueue, listQueue } from '../send/queue-admin.ts';
 import { doctor } from '../doctor/doctor.ts';
 import { describeDatabase, openPostgres, openStore, postgresHasBox } from '../start/store.ts';
 import { UsageError } from './help.ts';
+import { migrateCommand } from './migrate.ts';
 
 /** Runs `command` (one of HELP's but serve and try) with its arguments; resolves with the exit code. */
 export async function runCommand(config: Config, command: string, sub: string | undefined, rest: string[]): Promise<number> {
   if (config.databaseUrl && (command === 'backup' || command === 'restore' || command === 'doctor')) {
     throw new ConfigError(`${command} works on a data directory's SQLite database; with database_url (MAILWRIGHT_DATABASE_URL) the store is PostgreSQL's: back it up with pg_dump and restore it with pg_restore. doctor does not check a PostgreSQL store yet.`);
   }
+  if (command === 'migrate') return migrateCommand(config, [sub, ...rest].filter((a) => a !== undefined));
   if (command === 'backup' || command === 'restore') {
     const { positionals } = parseArgs({ args: [sub, ...rest].filter((a) => a !== undefined), allowPositionals: true, strict: true });
     if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);

@@ -22,6 +22,7 @@ Commands:
   mcp                    serve MCP on stdin/stdout for an AI client, with the key in MAILWRIGHT_API_KEY
   backup FILE            copy all state into one file while the box runs
   restore FILE           put a backup back (serve stopped)
+  migrate --to URL       move the box into an empty PostgreSQL database (serve stopped)
 
 Run 'mailwright <command> --help' for a command's options. Configuration comes from
 config/mailwright.toml (or MAILWRIGHT_CONFIG) and MAILWRIGHT_* variables; see the README.`,
@@ -95,4 +96,10 @@ checksummed; restore checks it. Scheduled backups: backup_schedule in the config
 Puts the backup FILE back into the data directory (made if missing, as on a new machine). Refuses while
 serve runs on it. Checks the file's checksums and the database's integrity before it changes anything;
 what it replaces is kept beside it as NAME.before-restore-TIME. Queued mail is delivered once serve starts.`,
+  migrate: `Usage: mailwright migrate --to postgres://USER:PASSWORD@HOST:PORT/DATABASE
+
+Copies the box from its data directory's SQLite database into an empty PostgreSQL database (15 or later):
+every workspace, mail, the queue, keys, DKIM keys and settings. serve must be stopped. Each table's row count
+and checksum are compared on both sides; the mail is indexed for search. Then it prints what to change: set
+database_url and start serve. The SQLite database is left as it was. See docs/scaling.md.`,
 };
