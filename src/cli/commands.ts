@@ -34,8 +34,8 @@ import { migrateCommand } from './migrate.ts';
 
 /** Runs `command` (one of HELP's but serve and try) with its arguments; resolves with the exit code. */
 export async function runCommand(config: Config, command: string, sub: string | undefined, rest: string[]): Promise<number> {
-  if (config.databaseUrl && (command === 'backup' || command === 'restore' || command === 'doctor')) {
-    throw new ConfigError(`${command} works on a data directory's SQLite database; with database_url (MAILWRIGHT_DATABASE_URL) the store is PostgreSQL's: back it up with pg_dump and restore it with pg_restore. doctor does not check a PostgreSQL store yet.`);
+  if (config.databaseUrl && (command === 'backup' || command === 'restore')) {
+    throw new ConfigError(`${command} works on a data directory's SQLite database; with database_url (MAILWRIGHT_DATABASE_URL) the store is PostgreSQL's: back it up with pg_dump and restore it with pg_restore.`);
   }
   if (command === 'migrate') return migrateCommand(config, [sub, ...rest].filter((a) => a !== undefined));
   if (command === 'backup' || command === 'restore') {
@@ -63,6 +63,11 @@ export async function runCommand(config: Config, command: string, sub: string | 
   if (command === 'doctor') {
     if (sub !== undefined) throw new UsageError(`doctor takes no arguments, got "${sub}"`);
     await requireDatabase(config);
+    if (config.databaseUrl) {
+      let code = 1;
+      await withStore(config, async ({ store }) => void (code = await doctor(config, store, null)));
+      return code;
+    }
     const damage = await databaseProblems(databasePath(config.dataDir));
     if (damage) {
       console.log(damage.join('\n'));
@@ -70,7 +75,7 @@ export async function runCommand(config: Config, command: string, sub: string | 
     }
     const db = openStore(config);
     try {
-      return await doctor(config, db);
+      return await doctor(config, sqliteStore(db, new GroupCommit(db)), db);
     } finally {
       db.close();
     }

@@ -72,6 +72,7 @@ Both need the box's database: a data directory without one is refused (exit 78),
 Checks, without changing anything: that serve is listening, that MAILWRIGHT_HOSTNAME is a public name
 with an address whose PTR names it back, and every domain's DKIM, return-path MX and SPF, DMARC and (if
 set up) inbound MX, through the configured resolvers. Prints each problem with the record to publish; exits 1 if any.
+On PostgreSQL (database_url) it also checks the server's version, its replicas' lag and each node's clock.
 A data directory without a database is refused (exit 78): point MAILWRIGHT_DATA_DIR at the box's.`,
   dkim: `Usage: mailwright dkim rotate DOMAIN
 

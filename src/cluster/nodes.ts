@@ -36,6 +36,19 @@ export function* forgetNodes(ids: readonly number[]): Query<void> {
   for (const id of ids) yield* run('DELETE FROM nodes WHERE id = ?', id);
 }
 
+/**
+ * Records that node `id` is alive at `now` (its clock), and on PostgreSQL how far that clock is from the
+ * database's: leases and the nodes' Date headers rely on the nodes agreeing on the time (doctor checks it).
+ */
+const seen = (id: number, now: number) =>
+  run(
+    {
+      sqlite: 'UPDATE nodes SET seen_at = @now WHERE id = @id',
+      postgres: 'UPDATE nodes SET seen_at = @now, skew_ms = @now - (extract(epoch FROM clock_timestamp()) * 1000)::bigint WHERE id = @id',
+    },
+    { now, id },
+  );
+
 /** This process as a node of the box: its id is 0 until start() registered it. */
 export class Node {
   id = 0;
@@ -62,13 +75,17 @@ export class Node {
 
   private async register(): Promise<number> {
     const now = this.clock.now();
-    return (await this.store.write(() => value<number>('INSERT INTO nodes (host, pid, started_at, seen_at) VALUES (?, ?, ?, ?) RETURNING id', hostname(), process.pid, now, now)))!;
+    return this.store.write(function* () {
+      const id = (yield* value<number>('INSERT INTO nodes (host, pid, started_at, seen_at) VALUES (?, ?, ?, ?) RETURNING id', hostname(), process.pid, now, now))!;
+      yield* seen(id, now);
+      return id;
+    });
   }
 
   private async beat(): Promise<void> {
     try {
-      const seen = await this.store.write(() => run('UPDATE nodes SET seen_at = ? WHERE id = ?', this.clock.now(), this.id), { acknowledged: false });
-      if (seen || !this.timer) return;
+      const beat = await this.store.write(() => seen(this.id, this.clock.now()), { acknowledged: false });
+      if (beat || !this.timer) return;
       // Forgotten by the others (silent past the lease: a long pause, a network cut): they took back what it
       // held, so it joins again under a new id rather than claim in the name of a node that stopped.
       const before = this.id;

@@ -1,9 +1,9 @@
 // `mailwright doctor`: what this box needs from the world and whether it has it. The box's own name and
 // addresses (A/AAAA, PTR confirmed forward), whether `serve` listens and ports 25 and 587 answer on those
 // addresses, per domain which DNS records are missing or wrong with the exact record to publish (MTA-STS and
-// TLS-RPT too once it receives here, and its MTA-STS policy fetched as a sender would), the box's
-// health (health.ts) and the way out (outbound.ts). Read-only: it changes no state, so it is
-// safe beside a running server.
+// TLS-RPT too once it receives here, and its MTA-STS policy fetched as a sender would), the box's health
+// (health.ts), the way out (outbound.ts), and on PostgreSQL the server and the nodes (cluster.ts). Read-only:
+// it changes no state, so it is safe beside a running server.
 import { connect } from 'node:net';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +11,6 @@ import type { Resolver } from 'node:dns/promises';
 import type { Config } from '../config/config.ts';
 import type { Db } from '../db/open.ts';
 import type { Store } from '../db/store.ts';
-import { runOn } from '../db/sqlite-query.ts';
 import { createResolver, reverseLookup } from '../dns/resolver.ts';
 import { boxAddresses, checkDomain, checkInboundMx, type RecordCheck } from '../dns/verify.ts';
 import { inboundRecord, namesTheBox, recordFor, requiredRecords } from '../dns/records.ts';
@@ -28,6 +27,7 @@ import { certificateCheck, growthCheck, queueCheck, reachabilityChecks, storageC
 import { outboundChecks } from './outbound.ts';
 import { acmeChecks } from '../acme/report.ts';
 import { outboundTlsChecks } from './outbound-tls.ts';
+import { databaseChecks, nodeChecks } from './cluster.ts';
 
 interface Report {
   problems: number;
@@ -145,12 +145,14 @@ async function checkDomainConnectKey(config: Config, resolver: Resolver, r: Repo
 
 // A database from before domains were claimed box-wide may hold one name (or a name and its subdomain) in
 // two workspaces; routing follows the older claim, and the younger row should go.
-async function checkClaims(store: Pick<Store, 'read'>, db: Db, r: Report): Promise<void> {
+async function checkClaims(store: Pick<Store, 'read'>, r: Report): Promise<void> {
   const overlaps = await store.read(overlappingClaims());
   if (overlaps.length === 0) return;
   r.lines.push('', 'Domains claimed by two workspaces');
   for (const { domain, holder } of overlaps) {
-    const workspace = (id: string) => runOn(db, getWorkspace(id))?.name ?? id; // Bridge: doctor reads SQLite's connection (doctor/ is not on queries yet)
+    const names = new Map<string, string>();
+    for (const id of [domain.workspace_id, holder.workspace_id]) names.set(id, (await store.read(getWorkspace(id)))?.name ?? id);
+    const workspace = (id: string) => names.get(id)!;
     bad(
       r,
       `${domain.name} (${domain.id}) in workspace ${workspace(domain.workspace_id)} overlaps ${holder.name} (${holder.id}) of workspace ${workspace(holder.workspace_id)}, which added it first: mail for it goes to ${workspace(holder.workspace_id)} only`,
@@ -159,9 +161,8 @@ async function checkClaims(store: Pick<Store, 'read'>, db: Db, r: Report): Promi
   }
 }
 
-export async function doctor(config: Config, db: Db, write: (line: string) => void = console.log): Promise<number> {
-  // Bridge: the CLI opens the data directory's SQLite database, not a store; the queries run on that connection.
-  const store: Pick<Store, 'read'> = { read: async (q) => runOn(db, q) };
+/** `db`: the data directory's SQLite database, whose file and free pages are checked; absent on PostgreSQL. */
+export async function doctor(config: Config, store: Pick<Store, 'read' | 'dialect'>, db: Db | null, write: (line: string) => void = console.log): Promise<number> {
   const resolver = createResolver(config.dnsServers, { timeoutMs: 3000, tries: 2 });
   const r: Report = { problems: 0, lines: [] };
   await checkBox(config, resolver, r);
@@ -186,15 +187,20 @@ export async function doctor(config: Config, db: Db, write: (line: string) => vo
     }
     if (wantsMtaSts(row) && nameOk) await reportMtaSts(config, resolver, row, r);
   }
-  await checkClaims(store, db, r);
+  await checkClaims(store, r);
   await checkDomainConnectKey(config, resolver, r);
   r.lines.push('', 'This box');
   // With acme = true the ACME certificate is the one served once issued; until then the fallback is, so both show.
   const acme = acmeChecks(config, Date.now());
   const served = acme.some((c) => c.name === config.hostname && c.issued) ? [] : [certificateCheck(config, Date.now())];
-  report(r, [...served, ...acme, await store.read(queueCheck(Date.now())), storageCheck(config, db), await store.read(growthCheck(config)), ...(await store.read(webhookChecks()))]);
+  const storage = db ? [storageCheck(config, db)] : await store.read(databaseChecks());
+  report(r, [...served, ...acme, await store.read(queueCheck(Date.now())), ...storage, await store.read(growthCheck(config)), ...(await store.read(webhookChecks()))]);
   report(r, await outboundChecks(config, resolver));
   report(r, await outboundTlsChecks(config, store, Date.now()));
+  if (store.dialect === 'postgres') {
+    r.lines.push('', 'Nodes');
+    report(r, await store.read(nodeChecks(Date.now())));
+  }
   r.lines.push('', r.problems === 0 ? 'No problems found.' : `${r.problems} problem${r.problems === 1 ? '' : 's'} found.`);
   for (const line of r.lines) write(line);
   return r.problems === 0 ? 0 : 1;

@@ -9,7 +9,7 @@ import type { Check } from './health.ts';
 
 /** The cached recipient policies, counted, and the verified domain the hostname belongs to (its DKIM key signs reports). */
 function* transportState(now: number, host: string): Query<{ cache: { policies: number; enforce: number; expired: number }; signer: string | undefined }> {
-  const cache = (yield* get<{ policies: number; enforce: number; expired: number }>('SELECT count(*) AS policies, coalesce(sum(mode = \'enforce\'), 0) AS enforce, coalesce(sum(expires_at <= ?), 0) AS expired FROM mta_sts_policies', now))!;
+  const cache = (yield* get<{ policies: number; enforce: number; expired: number }>('SELECT count(*) AS policies, count(*) FILTER (WHERE mode = \'enforce\') AS enforce, count(*) FILTER (WHERE expires_at <= ?) AS expired FROM mta_sts_policies', now))!;
   const signer = yield* value<string>("SELECT name FROM domains WHERE status = 'verified' AND (name = ? OR ? LIKE '%.' || name) ORDER BY length(name) DESC LIMIT 1", host, host);
   return { cache, signer };
 }

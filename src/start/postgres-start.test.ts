@@ -73,7 +73,7 @@ test('a wrong password is a configuration error (exit 78), and the message does 
   assert.not.ok((err as Error).message.includes('not-the-password'), (err as Error).message);
 });
 
-test('the commands act on the PostgreSQL database: refused before a box ran on it, then a key and the setup link', async () => {
+test('the commands act on the PostgreSQL database: refused before a box ran on it, then a key, the setup link and doctor', async () => {
   const fresh = await freshDatabase();
   const dataDir = tempDir();
   try {
@@ -94,6 +94,11 @@ test('the commands act on the PostgreSQL database: refused before a box ran on i
     const running = await serve(fresh.url);
     try {
       assert.is((await request(`${running.t.api}/domains`, { key: key.stdout.trim() })).status, 200, 'the key made by the command works');
+      // doctor checks the server, its replicas and the nodes; this box is one node, its clock the server's.
+      const doctor = await runCli(['doctor'], env);
+      assert.match(doctor.stdout + doctor.stderr, /✓ PostgreSQL 1[5-9][.\d]*.*, the database is [\d,]+ MiB/);
+      assert.match(doctor.stdout, /✓ no streaming replica is connected/);
+      assert.match(doctor.stdout, new RegExp(`Nodes\\n  ✓ node ${running.t.app.node.id} \\(\\S+, pid ${process.pid}\\) is running; its clock is within 0\\.\\d s of the database's`));
     } finally {
       await running.stop();
     }

@@ -6,7 +6,9 @@ CREATE TABLE nodes (
   host        TEXT NOT NULL,
   pid         BIGINT NOT NULL,
   started_at  BIGINT NOT NULL,
-  seen_at     BIGINT NOT NULL
+  seen_at     BIGINT NOT NULL,
+  -- How far the node's clock is ahead of the database's, at its last heartbeat (0 on SQLite: one clock).
+  skew_ms     BIGINT NOT NULL DEFAULT 0
 );
 
 -- Periodic jobs the box runs once whichever node's timer fires first (cluster/once.ts): when each last began.
