@@ -3,8 +3,8 @@
 // until a restart, and is logged once with what to do. It records and tells; it stops nothing.
 import type { Log } from '../log.ts';
 
-/** What a storage error means for the box: its database is damaged, or its disk is full. */
-export type StorageFault = 'damaged' | 'full';
+/** What a storage error means for the box: its database is damaged, its disk is full, or PostgreSQL is out of reach. */
+export type StorageFault = 'damaged' | 'full' | 'unreachable';
 
 // SQLite's own messages for these codes, for an error that lost its code on the way (worker-pool.ts carries it).
 const BY_MESSAGE: Array<[RegExp, string]> = [
@@ -27,6 +27,7 @@ export function storageFault(err: unknown): StorageFault | null {
   if (code === null) return null;
   if (/^SQLITE_(CORRUPT|NOTADB|IOERR)/.test(code)) return 'damaged';
   if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') return 'full';
+  if (code === 'STORE_UNREACHABLE') return 'unreachable'; // db/postgres.ts StoreUnreachable
   return null;
 }
 

@@ -52,8 +52,11 @@ export function openPool(url: string, opts: PostgresOptions = {}): PgPool {
     statement_timeout: 60_000,
     idle_in_transaction_session_timeout: 60_000,
   });
-  // An idle connection the server closes (a restart) must not end the process: the pool drops it and opens another.
+  // A connection the server closes or the network cuts (a restart, a failover) must not end the process: an
+  // idle one the pool drops and replaces; one in use fails its query (StoreUnreachable below), and its client,
+  // released as broken, is closed. Unheard, the client's 'error' event would be thrown.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 
@@ -62,7 +65,7 @@ export function openPool(url: string, opts: PostgresOptions = {}): PgPool {
  * a read-only REPEATABLE READ transaction, every statement seeing the same moment.
  */
 export async function readOn<T>(pool: PgPool, q: Query<T>, snapshot = false): Promise<T> {
-  const client = await pool.connect();
+  const client = await reach(pool.connect());
   let broken: Error | undefined;
   try {
     if (snapshot) await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -90,16 +93,16 @@ export const WRITE_LOCK = 7_004_301;
  */
 export async function transactOn<T>(pool: PgPool, make: () => Query<T>, durable = true): Promise<T> {
   for (let attempt = 1; ; attempt++) {
-    const client = await pool.connect();
+    const client = await reach(pool.connect());
     let broken: Error | undefined;
     let locked = false;
     try {
-      await client.query({ name: 'mw_lock', text: 'SELECT pg_advisory_lock($1)', values: [WRITE_LOCK] });
+      await reach(client.query({ name: 'mw_lock', text: 'SELECT pg_advisory_lock($1)', values: [WRITE_LOCK] }));
       locked = true;
-      await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
+      await reach(client.query('BEGIN ISOLATION LEVEL SERIALIZABLE'));
       if (!durable) await client.query('SET LOCAL synchronous_commit = off');
       const result = await runAsync(make(), (s) => answer(client, s));
-      await client.query('COMMIT');
+      await reach(client.query('COMMIT'));
       return result;
     } catch (err) {
       broken = brokenConnection(err);
@@ -122,13 +125,40 @@ const retryable = (err: unknown) => ['40001', '40P01'].includes((err as { code?:
 
 /** An error that leaves the connection unusable (no SQLSTATE: the socket, a timeout): it is closed, not reused. */
 function brokenConnection(err: unknown): Error | undefined {
+  if (err instanceof StoreUnreachable) return err;
   const code = (err as { code?: unknown })?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? undefined : (err as Error);
 }
 
+/**
+ * The server out of reach: the pool could not connect (refused, timed out), the connection was cut, or the server
+ * is shutting down or starting (57P01-57P03, class 08). A request then gets 503 and SMTP a 451 (nothing was
+ * stored, or nothing acknowledged), and the pool connects again once the server answers.
+ */
+export class StoreUnreachable extends Error {
+  readonly code = 'STORE_UNREACHABLE';
+  constructor(cause: unknown) {
+    super(`the database is out of reach: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+  }
+}
+
+const cutOff = (err: unknown) => {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' ? !/^[0-9A-Z]{5}$/.test(code) || /^(08|57P0[123])/.test(code) : err instanceof Error;
+};
+
+/** `work`, with a failure to reach the server said as StoreUnreachable. */
+async function reach<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    throw cutOff(err) ? new StoreUnreachable(err) : err;
+  }
+}
+
 async function answer(client: PgClient, s: Statement): Promise<unknown> {
   try {
-    return await ask(client, s);
+    return await reach(ask(client, s));
   } catch (err) {
     // Which statement: the log of a failure names it (never its values, which may be mail or secrets).
     if (err instanceof Error && !brokenConnection(err)) Object.assign(err, { statement: textFor(s.sql, 'postgres').replace(/\s+/g, ' ').slice(0, 500) });

@@ -28,6 +28,7 @@ export function errorEnvelope(log: Log): Middleware {
       const { status, code, message, errors, headers, findings, findingsOmitted } = describe(err);
       // An ApiError is an answer we chose (a 501, an unreachable DNS provider); only the unexpected is logged.
       if (status === 507) log.warn('request refused: the disk is full', { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, cause: errorCode(err) });
+      else if (storageFault(err) === 'unreachable') log.warn('request refused: the database is out of reach', { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, cause: (err as Error).message });
       else if (status >= 500 && !(err instanceof ApiError)) {
         log.error('request failed', { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, err });
         if (err instanceof Error) ctx.app.emit('error', err, ctx);
@@ -41,10 +42,15 @@ export function errorEnvelope(log: Log): Middleware {
 
 /** How long a client should wait after a 507 before it tries again. */
 const DISK_FULL_RETRY_AFTER_S = 60;
+/** And after a 503 for a database out of reach: a restart or a failover takes seconds. */
+const UNREACHABLE_RETRY_AFTER_S = 5;
 
 function describe(err: unknown): Pick<ApiError, 'status' | 'code' | 'message' | 'errors' | 'headers' | 'findings' | 'findingsOmitted'> {
   if (err instanceof ApiError) return err;
   // SQLITE_FULL (from this thread's commit or the writer thread's) or ENOSPC: nothing was stored.
+  if (storageFault(err) === 'unreachable') {
+    return { status: 503, code: 'service_unavailable', message: 'The database is out of reach; nothing was stored. Try again shortly.', headers: { 'retry-after': String(UNREACHABLE_RETRY_AFTER_S) } };
+  }
   if (storageFault(err) === 'full') {
     return { status: 507, code: 'insufficient_storage', message: 'The server is out of disk space; nothing was stored. Try again later.', headers: { 'retry-after': String(DISK_FULL_RETRY_AFTER_S) } };
   }

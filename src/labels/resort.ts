@@ -100,9 +100,9 @@ export class Resorter extends BackgroundLoop {
   }
 
   protected async run(): Promise<void> {
-    // Looking costs a read; only work costs a writer transaction.
-    let more = await this.store.read(anyResort());
     try {
+      // Looking costs a read; only work costs a writer transaction.
+      let more = await this.store.read(anyResort());
       while (more && !this.stopped) {
         const [result] = await this.writer.commit([{ kind: 'labels.resort', payload: { batch: this.batch } }], { now: this.clock.now(), log: this.log });
         more = result.more;

@@ -32,6 +32,13 @@ export function releaseOrphans(now: number): Query<number> {
   return run(`UPDATE deliveries SET ${PUT_BACK} WHERE state = 'sending' AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = deliveries.claimed_by)`, now, now);
 }
 
+/** Puts back recipients the node `node` claimed but could not attempt or record (its store failed mid-batch). */
+export function* releaseClaims(ids: readonly number[], node: number, now: number): Query<number> {
+  let back = 0;
+  for (const id of ids) back += yield* run(`UPDATE deliveries SET ${PUT_BACK} WHERE id = ? AND state = 'sending' AND claimed_by = ?`, now, now, id, node);
+  return back;
+}
+
 /** Claims older than the lease: their worker hung or died without anyone noticing. */
 export function* releaseAbandoned(now: number, leaseMs: number): Query<void> {
   yield* run(`UPDATE deliveries SET ${PUT_BACK} WHERE state = 'sending' AND claimed_at < ?`, now, now, now - leaseMs);

@@ -6,7 +6,7 @@ import type { OutboundMessage, Transport } from './deliver.ts';
 import type { Relay } from './relays.ts';
 import type { RetryPolicy } from './policy.ts';
 import { FullDiskNotice } from '../db/full-disk.ts';
-import { claimDue, nextDueAt, releaseAbandoned, releaseOrphans, type Claimed } from './claims.ts';
+import { claimDue, nextDueAt, releaseAbandoned, releaseClaims, releaseOrphans, type Claimed } from './claims.ts';
 import { forgetNodes, nodesOnRecord, stoppedNodes } from '../cluster/nodes.ts';
 import type { SignedCopies } from './signed-copies.ts';
 import { localFailure, recordOutcomes } from './record.ts';
@@ -40,6 +40,8 @@ export class Queue {
   private pumpAgain = false;
   private releasedAt = 0;
   private sweptAt = 0;
+  /** Recipients of batches that failed (the store could not give their copies or take their outcomes). */
+  private readonly putBack: number[] = [];
   private orphansReleased = false;
   /** Say once that claims, or the outcomes of a batch, could not be stored for a full disk, and once that they are again. */
   private readonly fullDisk: FullDiskNotice;
@@ -63,7 +65,7 @@ export class Queue {
     this.leaseMs = opts.leaseMs ?? 30 * 60_000;
     this.pollMs = opts.pollMs ?? 1000;
     this.fullDisk = new FullDiskNotice(app.log, 'queue: claiming work');
-    this.outcomesDisk = new FullDiskNotice(app.log, 'queue: recording delivery outcomes (recipients go back when their claim expires)');
+    this.outcomesDisk = new FullDiskNotice(app.log, 'queue: recording delivery outcomes (recipients go back to the queue once the disk has room)');
   }
 
   /** Puts back what stopped nodes left claimed (a crash, kill -9), then starts working. */
@@ -99,6 +101,7 @@ export class Queue {
         this.pumpAgain = false;
         // In the first pump rather than before it: on a full disk this write fails, and the pump's back-off
         // tries it again instead of the start failing (catalogue DUR-13).
+        if (this.putBack.length) await this.releaseFailed();
         if (!this.orphansReleased || this.app.clock.now() - this.sweptAt >= SWEEP_EVERY_MS) await this.sweep();
         if (this.app.clock.now() - this.releasedAt >= RELEASE_EVERY_MS) {
           this.releasedAt = this.app.clock.now();
@@ -115,7 +118,9 @@ export class Queue {
             .then(
               () => this.outcomesDisk.succeeded(),
               (err) => {
-                if (!this.outcomesDisk.failed(err)) this.app.log.error('queue: batch failed; its recipients will be put back when their claim expires', { err });
+                // Put back by the next pump that can write (a full disk, PostgreSQL out of reach: soon after).
+                this.putBack.push(...rows.map((r) => r.id));
+                if (!this.outcomesDisk.failed(err)) this.app.log.error('queue: batch failed; its recipients go back to the queue', { err });
               },
             )
             .finally(() => {
@@ -141,6 +146,17 @@ export class Queue {
     if (!this.stopping) await this.schedule(this.failedClaims ? claimBackoff(this.failedClaims) : undefined);
   }
 
+  /** Puts back the recipients of batches that failed; kept for the next pump if the store still cannot write. */
+  private async releaseFailed(): Promise<void> {
+    const ids = this.putBack.splice(0);
+    try {
+      await this.app.store.write(() => releaseClaims(ids, this.app.node.id, this.app.clock.now()));
+    } catch (err) {
+      this.putBack.push(...ids);
+      throw err;
+    }
+  }
+
   /**
    * Forgets the nodes that stopped and puts back what they held (at the first pump, what processes before this
    * one left too); in the pump rather than before it: on a full disk this write fails, and the pump's back-off
@@ -162,7 +178,8 @@ export class Queue {
   }
 
   private async schedule(minDelayMs = 0): Promise<void> {
-    const next = await this.app.store.read(nextDueAt());
+    // A store out of reach (PostgreSQL restarting): look again at the next poll, whose pump says why and backs off.
+    const next = await this.app.store.read(nextDueAt()).catch(() => null);
     // stop() came while the store was asked: no timer may outlive it.
     if (this.stopping) return;
     if (this.timer) clearTimeout(this.timer);
