@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { request, seedWorkspace, TEST_PASSWORD } from '../testkit/app.ts';
 import { addEvent } from '../emails/events.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { value } from '../db/query.ts';
 import { BOX, eventually, startOutboundScene, type OutboundScene } from '../testkit/outbound.ts';
 import { DESKTOP, openBrowser, PHONE, screenshots, signedIn } from '../testkit/browser.ts';
 
@@ -270,11 +270,11 @@ test("an email's event log", async () => {
   await page.locator('tr[data-event="delivered"]').waitFor();
   await fitsPhone(page, 'the event log');
   // A much-opened email: its events a page of 100 at a time, oldest first.
-  const { db, clock } = s.t.app;
-  const workspaceId = db.prepare('SELECT workspace_id FROM emails WHERE id = ?').pluck().get(sent.body.id) as string;
-  db.transaction(() => {
-    for (let i = 0; i < 150; i++) runOn(db, addEvent(clock, { workspaceId, emailId: sent.body.id, type: 'opened', recipient: 'reader@dest.test', data: { ip: `192.0.2.${i}` } }));
-  })();
+  const { store, clock } = s.t.app;
+  const workspaceId = (await store.read(value<string>('SELECT workspace_id FROM emails WHERE id = ?', sent.body.id)))!;
+  await store.write(function* () {
+    for (let i = 0; i < 150; i++) yield* addEvent(clock, { workspaceId, emailId: sent.body.id, type: 'opened', recipient: 'reader@dest.test', data: { ip: `192.0.2.${i}` } });
+  });
   await page.reload();
   await page.getByText('1–100', { exact: true }).waitFor();
   await page.getByRole('button', { name: 'Later' }).click();

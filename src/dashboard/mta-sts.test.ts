@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { request, seedWorkspace, startTestApp, TEST_PASSWORD, type TestApp } from '../testkit/app.ts';
 import { openBrowser, signedIn } from '../testkit/browser.ts';
+import { run } from '../db/query.ts';
 
 let browser: Browser;
 let t: TestApp;
@@ -39,7 +40,7 @@ test('the domain page shows the MTA-STS records and mode, and asks before switch
   const d = (await request(`${t.api}/domains`, { key, body: { name: 'shop.example' } })).body;
   await request(`${t.api}/domains/${d.id}/inbound/setup`, { method: 'POST', key });
   // The MX check needs DNS this test has none of: inbound is made ready as a verify would.
-  t.app.db.prepare("UPDATE domains SET inbound_status = 'ready' WHERE id = ?").run(d.id);
+  await t.app.store.write(() => run("UPDATE domains SET inbound_status = 'ready' WHERE id = ?", d.id));
   await page.goto(`${t.url}/domains/${d.id}`);
   for (const kind of ['MTA-STS', 'MTA-STS-HOST', 'TLS-RPT']) await page.locator(`tr[data-record="${kind}"]`).waitFor();
   const before = (await request(`${t.api}/domains/${d.id}`, { key })).body.mtaSts;

@@ -8,6 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { freePort, login, request, TEST_PASSWORD } from '../testkit/app.ts';
 import { eventually, startOutboundScene, type OutboundScene } from '../testkit/outbound.ts';
 import { openBrowser, PHONE, screenshots, signedIn } from '../testkit/browser.ts';
+import { run } from '../db/query.ts';
 
 const plan = (tier: string, messageClass: string, price: number, limits: Record<string, number>) => ({ key: `${tier}_${messageClass}_monthly`, tier, message_class: messageClass, interval: 'monthly', price, currency: 'USD', limits });
 const PLANS = [
@@ -91,8 +92,7 @@ test('Overview: usage against the plan, the chart, the queue and the health chec
 });
 
 test('Overview: paused sending shows why, and "Resume sending" turns it back on', async () => {
-  const db = s.t.app.db;
-  db.prepare("UPDATE workspaces SET sending_paused_at = ?, sending_pause_reason = 'bounce rate 7.0 % over 30 days' WHERE name = 'default'").run(Date.now());
+  await s.t.app.store.write(() => run("UPDATE workspaces SET sending_paused_at = ?, sending_pause_reason = 'bounce rate 7.0 % over 30 days' WHERE name = 'default'", Date.now()));
   await page.goto(`${s.t.url}/overview`);
   const banner = page.getByRole('alert').filter({ hasText: 'Sending is paused' });
   await banner.getByText('bounce rate 7.0 %').waitFor();

@@ -106,7 +106,8 @@ test('domain, inbox and key events reach a webhook and the stream; the re-check 
   assert.is(of('key.revoked').data.key.id, key.body.id);
   assert.ok(hits.find((h) => h.path === '/all')!.headers['webhook-signature'], 'signed like every webhook');
 
-  assert.equal(typesAt('/keys'), ['key.created', 'key.revoked'], 'subscribed by name');
+  // Only an email's events are promised in order (docs/webhooks.md): two key events may be delivered at once.
+  assert.equal(typesAt('/keys').sort(), ['key.created', 'key.revoked'], 'subscribed by name');
   assert.equal(typesAt('/domain-only').sort(), ['domain.deleted', 'domain.dns_changed', 'inbox.created', 'inbox.deleted'].sort(), 'a domain endpoint: its domain and inboxes, no key events');
   assert.equal(typesAt('/inbox-only'), ['inbox.deleted'], 'an inbox endpoint: its own inbox only');
 

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { request, seedWorkspace } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import fc from 'fast-check';
-import { runOn } from '../db/sqlite-query.ts';
+import { value } from '../db/query.ts';
 import { pruneReceivedReports, REPORT_RETENTION_DAYS } from './aggregate-reports.ts';
 import { googleMessage, googleXml, gzipped, microsoftXml, multipartMessage, tlsReportJson, yahooXml, zipped, type Row } from '../testkit/aggregate-reports.ts';
 
@@ -191,13 +191,13 @@ test('any text in any filter is a 200 or a 400, never a 5xx', async () => {
 });
 
 test(`reports are pruned ${REPORT_RETENTION_DAYS} days after they arrived`, async () => {
-  const db = s.t.app.db;
-  assert.is(runOn(db, pruneReceivedReports(Date.now())), 0, 'nothing young is pruned');
-  const pruned = runOn(db, pruneReceivedReports(Date.now() + (REPORT_RETENTION_DAYS + 1) * 86_400_000));
+  const { store } = s.t.app;
+  assert.is(await store.write(() => pruneReceivedReports(Date.now())), 0, 'nothing young is pruned');
+  const pruned = await store.write(() => pruneReceivedReports(Date.now() + (REPORT_RETENTION_DAYS + 1) * 86_400_000));
   assert.ok(pruned >= 6, `pruned ${pruned}`);
   assert.is((await api(`/domains/${shop.id}/dmarc-reports`)).body.count, 0);
   assert.is((await api(`/domains/${shop.id}/tls-reports`)).body.count, 0);
-  assert.is(db.prepare('SELECT count(*) FROM dmarc_report_rows').pluck().get(), 0, 'their rows went with them');
+  assert.is(await store.read(value<number>('SELECT count(*) FROM dmarc_report_rows')), 0, 'their rows went with them');
 });
 
 test.run();

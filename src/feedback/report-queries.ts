@@ -2,7 +2,7 @@
 // the "who sends as you" summary by source IP, TLS reports, and what was kept aside. The domain is the caller's
 // to check against the workspace (report-routes.ts); nothing here writes. Queries (db/query.ts).
 import { iso } from '../clock.ts';
-import { all, get } from '../db/query.ts';
+import { all, dialect, get } from '../db/query.ts';
 /** limit and offset, as http/pagination.ts parses them. */
 interface Page {
   limit: number;
@@ -88,7 +88,7 @@ export function* listDmarcReports(domainId: string, f: DmarcFilter, page: Page) 
   const rows = rowWhere(f);
   const reports = yield* all<ReportRow>(
     `SELECT * FROM dmarc_reports d WHERE d.domain_id = @domainId
-       AND (@after IS NULL OR d.end_at >= @after) AND (@before IS NULL OR d.begin_at < @before)
+       AND (CAST(@after AS BIGINT) IS NULL OR d.end_at >= @after) AND (CAST(@before AS BIGINT) IS NULL OR d.begin_at < @before)
        ${rows.sql ? `AND EXISTS (SELECT 1 FROM dmarc_report_rows r WHERE r.report_id = d.id AND ${rows.sql})` : ''}
      ORDER BY d.end_at DESC, d.id DESC LIMIT @limit OFFSET @offset`,
     { domainId, after: f.after ?? null, before: f.before ?? null, ...rows.args, limit: page.limit + 1, offset: page.offset },
@@ -129,6 +129,8 @@ export function* dmarcSummary(domainId: string, window: { after: number; before:
   const args = { domainId, after: window.after, before: window.before };
   const from = `FROM dmarc_report_rows r JOIN dmarc_reports d ON d.id = r.report_id
     WHERE r.domain_id = @domainId AND d.end_at >= @after AND d.begin_at < @before`;
+  // SQLite's DISTINCT aggregates take one argument (group_concat's comma is its default); PostgreSQL's is string_agg.
+  const reporters = (yield* dialect()) === 'postgres' ? "string_agg(DISTINCT d.org_name, ',')" : 'group_concat(DISTINCT d.org_name)';
   const sources = yield* all<SourceRow>(
     `SELECT r.source_ip, sum(r.count) AS messages,
        sum(CASE WHEN r.dkim = 'pass' THEN r.count ELSE 0 END) AS dkim_aligned,
@@ -137,7 +139,7 @@ export function* dmarcSummary(domainId: string, window: { after: number; before:
        sum(CASE WHEN r.disposition = 'none' THEN r.count ELSE 0 END) AS none,
        sum(CASE WHEN r.disposition = 'quarantine' THEN r.count ELSE 0 END) AS quarantine,
        sum(CASE WHEN r.disposition = 'reject' THEN r.count ELSE 0 END) AS reject,
-       group_concat(DISTINCT d.org_name) AS reporters, max(r.header_from) AS header_from, max(d.end_at) AS last_end
+       ${reporters} AS reporters, max(r.header_from) AS header_from, max(d.end_at) AS last_end
      ${from} GROUP BY r.source_ip ORDER BY messages DESC, r.source_ip LIMIT @limit OFFSET @offset`,
     { ...args, limit: page.limit + 1, offset: page.offset },
   );
@@ -179,7 +181,7 @@ interface TlsRow {
 
 export function* listTlsReports(domainId: string, f: { after?: number; before?: number }, page: Page) {
   const rows = yield* all<TlsRow>(
-    `SELECT * FROM tls_reports WHERE domain_id = @domainId AND (@after IS NULL OR end_at >= @after) AND (@before IS NULL OR begin_at < @before)
+    `SELECT * FROM tls_reports WHERE domain_id = @domainId AND (CAST(@after AS BIGINT) IS NULL OR end_at >= @after) AND (CAST(@before AS BIGINT) IS NULL OR begin_at < @before)
      ORDER BY end_at DESC, id DESC LIMIT @limit OFFSET @offset`,
     { domainId, after: f.after ?? null, before: f.before ?? null, limit: page.limit + 1, offset: page.offset },
   );

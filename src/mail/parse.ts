@@ -101,29 +101,35 @@ const EMPTY: ParsedMessage = {
   report: null,
 };
 
+/**
+ * The text with each U+0000 (a body's NUL byte, an encoded word's =00) as U+FFFD: no reader shows it, an HTML
+ * parser makes the same replacement, and PostgreSQL's text cannot hold it. The raw bytes keep it.
+ */
+const readable = (s: string) => (s.includes('\u0000') ? s.replace(/\u0000/g, '\uFFFD') : s);
+
 function fromParsed(m: ParsedMail, problem: string | null): ParsedMessage {
-  const references = (Array.isArray(m.references) ? m.references : m.references ? [m.references] : []).flatMap(messageIds);
+  const references = (Array.isArray(m.references) ? m.references : m.references ? [m.references] : []).map(readable).flatMap(messageIds);
   return {
     fromAll: fromHeaders(m),
     to: mailboxes(m.to),
     cc: mailboxes(m.cc),
     replyTo: mailboxes(m.replyTo),
-    subject: m.subject ?? '',
-    text: m.text ?? null,
-    html: typeof m.html === 'string' ? m.html : null,
+    subject: readable(m.subject ?? ''),
+    text: typeof m.text === 'string' ? readable(m.text) : null,
+    html: typeof m.html === 'string' ? readable(m.html) : null,
     attachments: m.attachments.map((a) => ({
       filename: safeFilename(a.filename, UNNAMED[a.contentType?.toLowerCase()] ?? 'attachment'),
       contentType: a.contentType || 'application/octet-stream',
       contentId: a.cid,
       content: a.content,
     })),
-    messageId: messageIds(m.messageId ?? '')[0] ?? null,
-    inReplyTo: messageIds(m.inReplyTo ?? '')[0] ?? null,
+    messageId: messageIds(readable(m.messageId ?? ''))[0] ?? null,
+    inReplyTo: messageIds(readable(m.inReplyTo ?? ''))[0] ?? null,
     references: references.slice(-MAX_REFERENCES),
     headers: headerFields(m.headerLines),
     // mailparser leaves unknown fields encoded; a client like nodemailer encodes any value with quotes in it.
     boxHeaders: Object.fromEntries(
-      [...m.headers].filter(([k, v]) => k.startsWith('x-mailwright-') && typeof v === 'string').map(([k, v]) => [k, libmime.decodeWords(v as string)]),
+      [...m.headers].filter(([k, v]) => k.startsWith('x-mailwright-') && typeof v === 'string').map(([k, v]) => [k, readable(libmime.decodeWords(v as string))]),
     ),
     problem,
     report: null,
@@ -138,7 +144,7 @@ function fromHeaders(m: ParsedMail): ReceivedMailbox[] {
 }
 
 function addressesIn(value: string): ReceivedMailbox[] {
-  return [...value.matchAll(/[^\s<>,;:"()]+@[^\s<>,;:"()]+/g)].map((match) => ({ name: '', address: match[0].toLowerCase() }));
+  return [...readable(value).matchAll(/[^\s<>,;:"()]+@[^\s<>,;:"()]+/g)].map((match) => ({ name: '', address: match[0].toLowerCase() }));
 }
 
 function mailboxes(header: AddressObject | AddressObject[] | undefined): ReceivedMailbox[] {
@@ -147,7 +153,7 @@ function mailboxes(header: AddressObject | AddressObject[] | undefined): Receive
   const visit = (entries: AddressObject['value']) => {
     for (const e of entries) {
       if (e.group) visit(e.group);
-      else if (e.address) out.push({ name: e.name ?? '', address: e.address.toLowerCase() });
+      else if (e.address) out.push({ name: readable(e.name ?? ''), address: readable(e.address.toLowerCase()) });
     }
   };
   for (const o of objects) visit(o.value);

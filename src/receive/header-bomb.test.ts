@@ -6,6 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SmtpError } from '../errors.ts';
 import { MAX_CONTINUATION_LINES, MAX_FIELD_BYTES, MAX_HEADER_BYTES, MAX_HEADER_LINES } from '../mail/header-limits.ts';
+import { value } from '../db/query.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import type { SmtpReply } from '../testkit/smtp-client.ts';
 import { within } from '../testkit/within.ts';
@@ -25,13 +26,13 @@ const message = (extra: string, body = 'Hello there.\r\n') => {
   const raw = `${extra}From: Alice <alice@sender.example>\r\nTo: Hello <hello@in.example>\r\nSubject: Test ${n}\r\nMessage-ID: <${id}>\r\nDate: Sat, 21 Nov 2026 10:00:00 +0000\r\n\r\n${body}`;
   return { id, raw: Buffer.from(raw, 'latin1') };
 };
-const emailRows = () => (s.readDb().prepare('SELECT count(*) AS n FROM emails').get() as { n: number }).n;
+const emailRows = async () => Number(await s.t.app.store.read(value('SELECT count(*) FROM emails')));
 
 async function refused(raw: Buffer, id: string): Promise<SmtpReply> {
-  const before = emailRows();
+  const before = await emailRows();
   const reply = await within(20_000, 'the reply to the final dot', s.deliver(raw, {}));
   assert.is((await s.stored('e.message_id = ?', id)).length, 0, 'nothing stored');
-  assert.is(emailRows(), before, 'no email row at all');
+  assert.is(await emailRows(), before, 'no email row at all');
   return reply;
 }
 

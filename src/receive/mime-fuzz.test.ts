@@ -8,6 +8,7 @@ import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import { request } from '../testkit/app.ts';
 import { RawSmtp, type SmtpReply } from '../testkit/smtp-client.ts';
+import { value } from '../db/query.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS) || 80;
@@ -22,7 +23,7 @@ test.before(async () => {
 });
 test.after(() => s.stop());
 
-const storedCount = () => Number(s.readDb().prepare("SELECT count(*) FROM emails WHERE direction = 'in'").pluck().get());
+const storedCount = async () => Number(await s.t.app.store.read(value("SELECT count(*) FROM emails WHERE direction = 'in'")));
 
 const lineEnd = fc.constantFrom('\r\n', '\r\n', '\r\n', '\n', '\r');
 const printable = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 60 });
@@ -92,12 +93,13 @@ test('any MIME message: 250 and stored once, or a 5xx and nothing stored; never 
         await smtp.read();
         await smtp.command('EHLO fuzz.sender.example');
         for (const raw of messages) {
-          const before = storedCount();
+          const before = await storedCount();
           const reply = await sendOne(smtp, raw);
           if (reply.code === 250) {
-            if (storedCount() !== before + 1) throw new Error(`250 but ${storedCount() - before} stored for ${JSON.stringify(raw).slice(0, 400)}`);
+            const after = await storedCount();
+            if (after !== before + 1) throw new Error(`250 but ${after - before} stored for ${JSON.stringify(raw).slice(0, 400)}`);
           } else if (reply.code >= 500) {
-            if (storedCount() !== before) throw new Error(`${reply.code} but stored for ${JSON.stringify(raw).slice(0, 400)}`);
+            if ((await storedCount()) !== before) throw new Error(`${reply.code} but stored for ${JSON.stringify(raw).slice(0, 400)}`);
             await smtp.command('RSET');
           } else {
             throw new Error(`${reply.code} ${reply.text} for ${JSON.stringify(raw).slice(0, 400)}`);
