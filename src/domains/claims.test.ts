@@ -3,7 +3,7 @@
 // an older release neither receives mail nor takes inboxes; `doctor` reports it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { request, runCli, seedWorkspace, sqliteOnly } from '../testkit/app.ts';
+import { request, runCli, seedWorkspace } from '../testkit/app.ts';
 import { get, run, value } from '../db/query.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 
@@ -69,7 +69,7 @@ test('an overlapping domain left by an older release gets no mail and no inboxes
 });
 
 // `mailwright doctor` opens the data directory's file: on PostgreSQL it refuses.
-sqliteOnly(test)('doctor names the overlapping domain left by an older release', async () => {
+test('doctor names the overlapping domain left by an older release', async () => {
   const doctor = await runCli(['doctor'], s.t.env);
   assert.is(doctor.code, 1);
   assert.ok(doctor.stdout.includes(`${s.domain.name} (${placeholder.id}) in workspace intruder overlaps ${s.domain.name} (${s.domain.id}) of workspace default`), doctor.stdout);
