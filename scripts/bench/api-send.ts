@@ -20,8 +20,7 @@
 // BENCH_API_PROFILE=<dir>: each Mailwright run's counted window is profiled, every thread (profile.ts), and
 // its .cpuprofile files are left in that directory.
 import { fork } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -30,9 +29,10 @@ import { Presigner } from '../../src/send/presign.ts';
 import type { LoadOptions, LoadResult } from './api-load.ts';
 import { startProfiling, type Profiling } from './profile.ts';
 import { heapSampler } from './heap-split.ts';
-import { startServe } from './serve-process.ts';
+import { BENCH_STORE, startServe } from './serve-process.ts';
+import { readBox } from '../../src/testkit/postgres.ts';
+import { value } from '../../src/db/query.ts';
 import { FLOOR_KEY, startApiFloor } from './api-floor.ts';
-import { databasePath } from '../../src/db/open.ts';
 import { request } from '../../src/testkit/app.ts';
 import type { Histogram } from 'prom-client';
 import type { Metrics } from '../../src/metrics/metrics.ts';
@@ -304,14 +304,12 @@ async function serveDelivering(): Promise<ApiRun> {
     const ok = Math.max(1, result.windowOk);
     const byThread = [...threads1].map(([name, micros]) => [name, (micros - (threads0.get(name) ?? 0)) / ok] as [string, number]).filter(([, v]) => v >= 1).sort((a, b) => b[1] - a[1]);
     const accepted = result.statuses['200'] ?? 0;
-    const db = new Database(databasePath(app.dataDir), { readonly: true, fileMustExist: true });
-    const rows = db.prepare('SELECT count(*) FROM deliveries').pluck().get() as number;
-    const emails = db.prepare('SELECT count(*) FROM emails').pluck().get() as number;
-    db.close();
+    const rows = (await readBox(app.env, value<number>('SELECT count(*) FROM deliveries')))!;
+    const emails = (await readBox(app.env, value<number>('SELECT count(*) FROM emails')))!;
     if (rows !== accepted || emails !== accepted) throw new Error(`${accepted} answers of 200, but ${emails} emails and ${rows} deliveries in the database`);
     const other = Object.entries(result.statuses).filter(([st]) => st !== '200');
     return {
-      server: 'Mailwright serve in its own process, queue delivering to smtp-sink meanwhile',
+      server: `Mailwright serve in its own process, queue delivering to smtp-sink meanwhile${BENCH_STORE === 'postgres' ? ', on PostgreSQL' : ''}`,
       perSecond: result.windowOk / result.windowSeconds,
       p50: percentile(result.latencies, 50),
       p99: percentile(result.latencies, 99),
@@ -334,7 +332,7 @@ async function serveDelivering(): Promise<ApiRun> {
     };
   } finally {
     if (!stopped) await app.stop();
-    rmSync(app.dataDir, { recursive: true, force: true });
+    await app.dispose();
     await sink.stop();
     await dns.close();
   }

@@ -16,9 +16,9 @@
 // probe client of this process sends the same kind of message on one more session, 10 ms apart, and times each
 // final dot to its 250 (p50, p99); its messages acknowledged inside the window count towards msgs/s. Server CPU is read from /proc; Mailwright's RSS at the end of the load and its peak
 // (VmHWM) too. Afterwards every accepted message must be there: smtp-sink's counter, Postfix's cleanup log lines,
-// Mailwright's received emails in its SQLite file (opened read-only once the app has stopped).
+// Mailwright's received emails in its store (read once the app has stopped).
 import { fork, spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -30,7 +30,9 @@ import { BOX } from '../../src/testkit/outbound.ts';
 import { SENDER_DOMAIN, Sink, ensurePostfixInstalled, fmt, freePort, logTail, machineBusyMicros, percentile, procCpuMicros, procMemoryMiB, reportGoal, reportRssAfterGoal, rssSettling, table, threadCpuByName, until } from './lib.ts';
 import { Postfix } from './postfix.ts';
 import { heapSampler } from './heap-split.ts';
-import { startServe, type FreshServe } from './serve-process.ts';
+import { BENCH_STORE, startServe, type FreshServe } from './serve-process.ts';
+import { readBox } from '../../src/testkit/postgres.ts';
+import { all, value } from '../../src/db/query.ts';
 import { benchFilterCost } from './inbound-filter.ts';
 import { benchSpamEndToEnd } from './spam-e2e.ts';
 
@@ -71,7 +73,7 @@ const BUSY_LIMIT = 0.1;
 /** Postfix's smtpd process limit: 100 by default, which would leave the probe's 101st session waiting. */
 const POSTFIX_SMTPD_LIMIT = 150;
 
-type Server = 'smtp-sink' | 'Postfix' | 'libraries' | 'Mailwright';
+type Server = 'smtp-sink' | 'Postfix' | 'libraries' | 'Mailwright' | 'Mailwright on PostgreSQL';
 
 interface Row {
   sessions: number;
@@ -533,9 +535,14 @@ async function setUpInbox(app: AppProcess, dns: DnsServer): Promise<string> {
   return inbox.id as string;
 }
 
-/** Opened read-only after the app stopped: received emails, by category, and the database's size. */
-function countReceived(dataDir: string): { received: number; categories: string; dbMiB: number } {
-  const file = databasePath(dataDir);
+/** Read after the app stopped: received emails, by category, and the database's size. */
+async function countReceived(app: FreshServe): Promise<{ received: number; categories: string; dbMiB: number }> {
+  if (app.env.MAILWRIGHT_DATABASE_URL) {
+    const rows = await readBox(app.env, all<{ category: string; n: number }>("SELECT coalesce(category, 'none') AS category, count(*) AS n FROM emails WHERE direction = 'in' GROUP BY 1 ORDER BY 2 DESC"));
+    const bytes = (await readBox(app.env, value<number>('SELECT pg_database_size(current_database())')))!;
+    return { received: rows.reduce((n, r) => n + r.n, 0), categories: rows.map((r) => `${r.category} ${fmt(r.n)}`).join(', '), dbMiB: bytes / 2 ** 20 };
+  }
+  const file = databasePath(app.dataDir);
   const dbMiB = ['', '-wal'].reduce((sum, suffix) => sum + (existsSync(file + suffix) ? statSync(file + suffix).size : 0), 0) / 2 ** 20;
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
@@ -585,19 +592,19 @@ async function mailwrightRun(sessions: number, dns: DnsServer): Promise<Row> {
       `of the server CPU, µs/msg by thread: ${cpuSplit.map(([name, perMessage]) => `${name} ${fmt(perMessage)}`).join(', ')}`,
       `${fmt(queries / m.total, 2)} DNS queries per message; serve exited with code ${code} after SIGTERM`,
     ];
-    const { received, categories, dbMiB } = countReceived(app.dataDir);
+    const { received, categories, dbMiB } = await countReceived(app);
     notes.push(`${fmt(received)} received emails in the database (${categories || 'no category column'}), ${fmt(dbMiB)} MiB on disk`);
     if (received !== m.total) notes.push(`**expected ${fmt(m.total)} received emails (warm-up ${fmt(WARMUP)} + ${fmt(MESSAGES)} + the probe's ${fmt(m.probe.latencies.length)}), found ${fmt(received)}**`);
     const log = readFileSync(app.logFile, 'utf8').trimEnd().split('\n');
     const problems = log.filter((line) => /"level":"(warn|error)"/.test(line));
     notes.push(`logged ${fmt(log.length)} lines${problems.length ? `, ${fmt(problems.length)} warnings or errors, the first: ${problems[0].slice(0, 300)}` : ''}`);
-    return row(sessions, 'Mailwright', m, notes, { ...rss, after: settled.last });
+    return row(sessions, BENCH_STORE === 'postgres' ? 'Mailwright on PostgreSQL' : 'Mailwright', m, notes, { ...rss, after: settled.last });
   } catch (err) {
     const tail = logTail(app.logFile, 3);
     throw new Error(`${(err as Error).message}${tail ? `\nlast lines of its log:\n${tail}` : ''}`);
   } finally {
     if (!stopped) await app.stop();
-    rmSync(app.dataDir, { recursive: true, force: true });
+    await app.dispose();
   }
 }
 

@@ -33,6 +33,13 @@ if (wanted('group-commit')) await benchGroupCommit();
 if (wanted('outbound')) inOwnProcess('./outbound.ts'); // benchOutbound()
 if (wanted('api')) inOwnProcess('./api-send.ts'); // benchApiSend()
 if (wanted('inbound')) inOwnProcess('./inbound.ts'); // benchInbound()
+// BENCH_ONLY=stores (never by default): serve's API and inbound runs on SQLite, then on PostgreSQL (BENCH_STORE).
+if (only?.has('stores')) {
+  for (const store of ['sqlite', 'postgres']) {
+    inOwnProcess('./api-send.ts', { BENCH_API_RUNS: 'serve', BENCH_STORE: store });
+    inOwnProcess('./inbound.ts', { BENCH_INBOUND_SERVERS: 'mailwright', BENCH_INBOUND_SESSIONS: '20', BENCH_STORE: store });
+  }
+}
 if (wanted('storage')) inOwnProcess('./storage.ts'); // benchStorage(): bytes on disk per stored message (BENCH_STORAGE_* = 0 skips a run)
 if (wanted('spam')) {
   inOwnProcess('./spam-corpus.ts'); // the content filter on the 2002 SpamAssassin corpus (BENCH_SPAM_SA=0, BENCH_SPAM_SIZE_MESSAGES=0 skip parts)

@@ -2,11 +2,12 @@
 // take it): its RSS, VmHWM and threads are then the server's alone, apart from the load generator and this
 // process (inbound.ts, api-send.ts, outbound.ts). It runs `lib/` when the build is fresh, as in production.
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CLI, ROOT, runCli, testEnv } from '../../src/testkit/app.ts';
 import { benchDir, freePort, logTail, until } from './lib.ts';
+import { freshDatabase } from '../../src/testkit/postgres.ts';
 
 export interface ServeProcess {
   pid: number;
@@ -21,7 +22,17 @@ export interface FreshServe extends ServeProcess {
   api: string;
   key: string;
   dataDir: string;
+  /** Where its state is: MAILWRIGHT_DATA_DIR, and MAILWRIGHT_DATABASE_URL on PostgreSQL (readBox reads it). */
+  env: Record<string, string>;
+  /** Removes the data directory, and on PostgreSQL drops the database (after the last read of it). */
+  dispose(): Promise<void>;
 }
+
+/**
+ * BENCH_STORE=postgres: serve keeps its state in a fresh PostgreSQL database (the test kit's server,
+ * MAILWRIGHT_TEST_POSTGRES) instead of SQLite, for the same runs on both stores.
+ */
+export const BENCH_STORE = process.env.BENCH_STORE === 'postgres' ? 'postgres' : 'sqlite';
 
 export interface SpawnOptions {
   /** More NODE_OPTIONS (heap-split.ts), after BENCH_NODE_OPTIONS. */
@@ -51,12 +62,17 @@ export function launcherV8Flags(): string[] {
 export async function startServe(opts: ServeOptions): Promise<FreshServe> {
   const dataDir = benchDir(opts.label);
   const [smtpPort, httpPort] = [await freePort(), await freePort()];
-  const env = testEnv(dataDir, { MAILWRIGHT_SMTP_PORT: String(smtpPort), MAILWRIGHT_HTTP_PORT: String(httpPort), MAILWRIGHT_LOG_LEVEL: 'info', ...opts.env });
+  const database = BENCH_STORE === 'postgres' ? await freshDatabase() : null;
+  const env = testEnv(dataDir, { MAILWRIGHT_SMTP_PORT: String(smtpPort), MAILWRIGHT_HTTP_PORT: String(httpPort), MAILWRIGHT_LOG_LEVEL: 'info', ...(database ? { MAILWRIGHT_DATABASE_URL: database.url } : {}), ...opts.env });
   const created = await runCli(['key', 'create', '--name', 'bench'], env);
   const key = created.stdout.trim();
   if (created.code !== 0 || !key.startsWith('re_')) throw new Error(`mailwright key create failed (${created.code}): ${created.stderr}`);
   const serve = await spawnServe(env, opts);
-  return { ...serve, smtpPort, api: `http://127.0.0.1:${httpPort}/api/v1`, key, dataDir };
+  const dispose = async () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    await database?.drop();
+  };
+  return { ...serve, smtpPort, api: `http://127.0.0.1:${httpPort}/api/v1`, key, dataDir, env, dispose };
 }
 
 /** serve with `env` (a testEnv, on a data directory set up already); resolves once it logged "ready". */
