@@ -7,9 +7,9 @@ import * as assert from 'uvu/assert';
 import { hostname } from 'node:os';
 import { rmSync } from 'node:fs';
 import { request, runCli, seedWorkspace, startAppProcess, type AppProcess, startTestApp, tempDir, testEnv, testStoreEnv, type TestApp } from '../testkit/app.ts';
-import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
+import type { DnsServer } from '../testkit/dns-server.ts';
 import { startSmtpSink } from '../testkit/smtp-sink.ts';
-import { eventually, BOX } from '../testkit/outbound.ts';
+import { eventually, startDestinationDns } from '../testkit/outbound.ts';
 import { bothStores, freshDatabase, readBox } from '../testkit/postgres.ts';
 import { createWorkspace } from '../account/workspaces.ts';
 import { Idempotency } from '../db/idempotency.ts';
@@ -111,10 +111,7 @@ test('the API rate limit holds across nodes sharing PostgreSQL: one budget for a
 
 let dns: DnsServer;
 test.before(async () => {
-  dns = await startDnsServer();
-  dns.add(BOX, 'A', '127.0.0.1');
-  dns.set('dest.test', 'MX', [{ preference: 10, exchange: 'mx.dest.test' }]);
-  dns.set('mx.dest.test', 'A', ['127.0.0.2']);
+  dns = await startDestinationDns();
 });
 test.after(() => dns.close());
 

@@ -8,20 +8,17 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
+import type { DnsServer } from '../testkit/dns-server.ts';
 import { startSmtpSink } from '../testkit/smtp-sink.ts';
 import { request, runCli, startAppProcess, startTestApp, tempDir, testEnv, type Reply } from '../testkit/app.ts';
-import { eventually, BOX } from '../testkit/outbound.ts';
+import { eventually, startDestinationDns } from '../testkit/outbound.ts';
 import { ConfigError, loadConfig } from '../config/config.ts';
 import { BackupError, readBackup, scheduledBackup, verifyBackup } from './backup.ts';
 import { restoreBackup } from './restore.ts';
 
 let dns: DnsServer;
 test.before(async () => {
-  dns = await startDnsServer();
-  dns.add(BOX, 'A', '127.0.0.1');
-  dns.set('dest.test', 'MX', [{ preference: 10, exchange: 'mx.dest.test' }]);
-  dns.set('mx.dest.test', 'A', ['127.0.0.2']);
+  dns = await startDestinationDns();
 });
 test.after(() => dns.close());
 

@@ -5,20 +5,17 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer } from 'node:net';
 import { rmSync } from 'node:fs';
-import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
+import type { DnsServer } from '../testkit/dns-server.ts';
 import { startSmtpSink } from '../testkit/smtp-sink.ts';
 import { request, runCli, startAppProcess, tempDir, testEnv, testStoreEnv } from '../testkit/app.ts';
 import { all } from '../db/query.ts';
 import { readBox } from '../testkit/postgres.ts';
-import { eventually, BOX } from '../testkit/outbound.ts';
+import { eventually, startDestinationDns } from '../testkit/outbound.ts';
 import { unpackMessage, type StoredBodies } from '../mail/packing.ts';
 
 let dns: DnsServer;
 test.before(async () => {
-  dns = await startDnsServer();
-  dns.add(BOX, 'A', '127.0.0.1');
-  dns.set('dest.test', 'MX', [{ preference: 10, exchange: 'mx.dest.test' }]);
-  dns.set('mx.dest.test', 'A', ['127.0.0.2']);
+  dns = await startDestinationDns();
 });
 test.after(() => dns.close());
 

@@ -92,3 +92,15 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/**
+ * A DNS server for tests whose box delivers to one destination: the box's name is 127.0.0.1, and dest.test's
+ * MX is mx.dest.test at 127.0.0.2, where the test's sink listens.
+ */
+export async function startDestinationDns(): Promise<DnsServer> {
+  const dns = await startDnsServer();
+  dns.add(BOX, 'A', '127.0.0.1');
+  dns.set('dest.test', 'MX', [{ preference: 10, exchange: 'mx.dest.test' }]);
+  dns.set('mx.dest.test', 'A', ['127.0.0.2']);
+  return dns;
+}
