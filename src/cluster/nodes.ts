@@ -23,12 +23,17 @@ export interface NodeRecord {
 /** The nodes on record, alive or not yet found stopped. */
 export const nodesOnRecord = () => all<NodeRecord>('SELECT id, host, pid, seen_at FROM nodes ORDER BY id');
 
+/** The nodes this process runs now (tests run several apps in one process). */
+const ours = new Set<number>();
+
 /**
  * Of `nodes`, the ids of those that stopped: silent past the lease, or on this host with their process gone (a
- * pid that is ours now was another process's then). Asked of the system, so outside any query.
+ * node with this process's pid that it does not run was another process's, before). Asked of the system, so
+ * outside any query.
  */
 export function stoppedNodes(nodes: readonly NodeRecord[], self: number, now: number, host = hostname()): number[] {
-  return nodes.filter((n) => n.id !== self && (n.seen_at < now - NODE_LEASE_MS || (n.host === host && (n.pid === process.pid || !alive(n.pid))))).map((n) => n.id);
+  const gone = (n: NodeRecord) => n.host === host && (n.pid === process.pid ? !ours.has(n.id) : !alive(n.pid));
+  return nodes.filter((n) => n.id !== self && (n.seen_at < now - NODE_LEASE_MS || gone(n))).map((n) => n.id);
 }
 
 /** Removes the nodes `ids` from the record; what they claimed is then nobody's (send/claims.ts releaseOrphans). */
@@ -62,6 +67,7 @@ export class Node {
 
   async start(): Promise<void> {
     this.id = await this.register();
+    ours.add(this.id);
     this.timer = setInterval(() => void this.beat(), HEARTBEAT_MS);
     this.timer.unref();
   }
@@ -70,6 +76,7 @@ export class Node {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    ours.delete(this.id);
     if (this.id) await this.store.write(() => forgetNodes([this.id])).catch((err: unknown) => this.log.warn('could not take this node off the record; the others will when its lease ends', { err }));
   }
 
@@ -89,7 +96,9 @@ export class Node {
       // Forgotten by the others (silent past the lease: a long pause, a network cut): they took back what it
       // held, so it joins again under a new id rather than claim in the name of a node that stopped.
       const before = this.id;
+      ours.delete(before);
       this.id = await this.register();
+      ours.add(this.id);
       this.log.warn('this node was taken for stopped by the others and joined again', { node: this.id, was: before });
     } catch (err) {
       this.log.warn('could not record that this node is alive; trying again', { err, node: this.id });
