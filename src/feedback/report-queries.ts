@@ -88,7 +88,7 @@ export function* listDmarcReports(domainId: string, f: DmarcFilter, page: Page) 
   const rows = rowWhere(f);
   const reports = yield* all<ReportRow>(
     `SELECT * FROM dmarc_reports d WHERE d.domain_id = @domainId
-       AND (@after IS NULL OR d.end_at >= @after) AND (@before IS NULL OR d.begin_at < @before)
+       AND (CAST(@after AS BIGINT) IS NULL OR d.end_at >= @after) AND (CAST(@before AS BIGINT) IS NULL OR d.begin_at < @before)
        ${rows.sql ? `AND EXISTS (SELECT 1 FROM dmarc_report_rows r WHERE r.report_id = d.id AND ${rows.sql})` : ''}
      ORDER BY d.end_at DESC, d.id DESC LIMIT @limit OFFSET @offset`,
     { domainId, after: f.after ?? null, before: f.before ?? null, ...rows.args, limit: page.limit + 1, offset: page.offset },
@@ -179,7 +179,7 @@ interface TlsRow {
 
 export function* listTlsReports(domainId: string, f: { after?: number; before?: number }, page: Page) {
   const rows = yield* all<TlsRow>(
-    `SELECT * FROM tls_reports WHERE domain_id = @domainId AND (@after IS NULL OR end_at >= @after) AND (@before IS NULL OR begin_at < @before)
+    `SELECT * FROM tls_reports WHERE domain_id = @domainId AND (CAST(@after AS BIGINT) IS NULL OR end_at >= @after) AND (CAST(@before AS BIGINT) IS NULL OR begin_at < @before)
      ORDER BY end_at DESC, id DESC LIMIT @limit OFFSET @offset`,
     { domainId, after: f.after ?? null, before: f.before ?? null, limit: page.limit + 1, offset: page.offset },
   );
