@@ -9,6 +9,7 @@ import { freePort, login, request } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { RawSmtp } from '../testkit/smtp-client.ts';
 import { UNAUTHORIZED_MESSAGE } from '../errors.ts';
+import { run, value } from '../db/query.ts';
 
 const plan = (tier: string, messageClass: string, limits: Record<string, number>) => ({ key: `${tier}_${messageClass}_monthly`, tier, message_class: messageClass, interval: 'monthly', price: tier === 'pro' ? 2900 : 0, currency: 'USD', limits });
 const PLANS = [plan('selfhosted', 'transactional', { recipients: 10, attachment_bytes: 3000 }), plan('pro', 'marketing', { recipients: 5 })];
@@ -21,14 +22,17 @@ test.before(async () => {
   s = await startInboundScene({ env: { MAILWRIGHT_PLANS: JSON.stringify(PLANS), MAILWRIGHT_SUBMISSION_PORT: String(await freePort()), MAILWRIGHT_REPUTATION_MIN_SENT: '20' } });
   await s.verifiedDomain('sender.test');
   s.routeTo('dest.test');
-  owner = s.t.app.db.prepare('SELECT email FROM users ORDER BY created_at LIMIT 1').pluck().get() as string;
+  owner = (await s.t.app.store.read(value<string>('SELECT email FROM users ORDER BY created_at LIMIT 1')))!;
   cookie = await login(s.t, owner);
 });
 test.after(() => s.stop());
 
 const api = (path: string, opts: Parameters<typeof request>[1] = {}) => request(`${s.t.api}${path}`, { key: s.key, ...opts });
 const mail = (to: string | string[], extra: Record<string, unknown> = {}) => ({ from: 'app@sender.test', to, subject: 'metered', text: 'hello', ...extra });
-const sentCount = () => Number(s.t.app.db.prepare("SELECT count(*) FROM emails WHERE direction = 'out'").pluck().get());
+const sentCount = async () => Number(await s.t.app.store.read(value<number>("SELECT count(*) FROM emails WHERE direction = 'out'")));
+/** A row changed behind the API's back, as the test's setting up needs. */
+const change = (sql: string, ...params: unknown[]) => s.t.app.store.write(() => run(sql, ...params));
+const defaultWorkspace = async () => (await s.t.app.store.read(value<string>("SELECT id FROM workspaces WHERE name = 'default'")))!;
 
 test('GET /account: every part, no secret anywhere; the default plan is held', async () => {
   const res = await api('/account');
@@ -84,17 +88,15 @@ test('50 concurrent sends against a limit of 10 recipients: exactly 10 accepted,
   const refused = results.filter((r) => r.status === 429);
   assert.equal([accepted.length, refused.length], [10, 40]);
   assert.ok(refused.every((r) => r.body.error.code === 'quota_exceeded' && r.headers.get('retry-after') === null));
-  assert.is(sentCount(), 10, 'nothing queued for a refused send');
+  assert.is(await sentCount(), 10, 'nothing queued for a refused send');
   assert.equal((await api('/account')).body.usage.recipients, { used: 10, limit: 10 });
 });
 
 test('stacked plans add up; a batch item over the limit fails alone; attachment bytes are metered', async () => {
   // A marketing plan held besides the default: 10 + 5 recipients.
   const now = Date.now();
-  const ws = s.t.app.db.prepare("SELECT id FROM workspaces WHERE name = 'default'").pluck().get() as string;
-  s.t.app.db
-    .prepare("INSERT INTO subscriptions (id, workspace_id, plan_key, message_class, state, provider, period_start, period_end, created_at) VALUES ('sub_test', ?, 'pro_marketing_monthly', 'marketing', 'active', 'manual', ?, ?, ?)")
-    .run(ws, now, now + 30 * 86_400_000, now);
+  const ws = await defaultWorkspace();
+  await change("INSERT INTO subscriptions (id, workspace_id, plan_key, message_class, state, provider, period_start, period_end, created_at) VALUES ('sub_test', ?, 'pro_marketing_monthly', 'marketing', 'active', 'manual', ?, ?, ?)", ws, now, now + 30 * 86_400_000, now);
   assert.equal((await api('/account')).body.usage.recipients.limit, 15);
   const batch = await api('/emails/batch', { body: [mail(['a1@dest.test', 'a2@dest.test']), mail(['b1@dest.test', 'b2@dest.test', 'b3@dest.test', 'b4@dest.test']), mail('c1@dest.test'), mail('d1@dest.test')] });
   assert.is(batch.status, 200, JSON.stringify(batch.body));
@@ -103,16 +105,15 @@ test('stacked plans add up; a batch item over the limit fails alone; attachment 
   assert.equal([batch.body.successful, batch.body.failed], [3, 1]);
   assert.equal((await api('/account')).body.usage.recipients.used, 14);
   // The marketing plan sets no attachment limit, so the sum is unlimited now; without it, 3,000 bytes.
-  s.t.app.db.prepare("UPDATE subscriptions SET state = 'canceled' WHERE id = 'sub_test'").run();
+  await change("UPDATE subscriptions SET state = 'canceled' WHERE id = 'sub_test'");
   const big = await api('/emails', { body: mail('e1@dest.test', { attachments: [{ filename: 'a.bin', content: randomBytes(4000).toString('base64') }] }) });
   assert.equal([big.status, big.body.error?.code], [429, 'quota_exceeded']);
 });
 
 test('SMTP submission, forwarding confirmations and forwarded copies are metered; received mail is not', async () => {
-  const db = s.t.app.db;
-  const ws = db.prepare("SELECT id FROM workspaces WHERE name = 'default'").pluck().get() as string;
-  db.prepare('DELETE FROM usage WHERE workspace_id = ?').run(ws);
-  db.prepare("UPDATE subscriptions SET state = 'canceled' WHERE workspace_id = ?").run(ws);
+  const ws = await defaultWorkspace();
+  await change('DELETE FROM usage WHERE workspace_id = ?', ws);
+  await change("UPDATE subscriptions SET state = 'canceled' WHERE workspace_id = ?", ws);
   const used = async () => (await api('/account')).body.usage.recipients.used as number;
 
   // Received mail never counts.
@@ -149,23 +150,22 @@ test('SMTP submission, forwarding confirmations and forwarded copies are metered
   }
 
   // A forwarded copy over the limit is not sent, and the received email says why.
-  db.prepare("UPDATE inboxes SET forward_status = 'active' WHERE id = ?").run(s.inbox.id);
-  db.prepare('UPDATE usage SET recipients = 10 WHERE workspace_id = ?').run(ws);
-  const before = sentCount();
+  await change("UPDATE inboxes SET forward_status = 'active' WHERE id = ?", s.inbox.id);
+  await change('UPDATE usage SET recipients = 10 WHERE workspace_id = ?', ws);
+  const before = await sentCount();
   assert.is((await s.deliver('From: x@sender.example\r\nSubject: forward me\r\n\r\nhi\r\n', {})).code, 250);
   const [received] = await s.stored('subject = ?', 'forward me');
   const events = (await api(`/emails/${received.id}/events`)).body.data;
   assert.ok(events.some((e: any) => e.type === 'blocked' && e.recipient === 'friend@dest.test' && e.data.reason === 'quota_exceeded'), JSON.stringify(events));
-  assert.is(sentCount(), before, 'no copy queued');
+  assert.is(await sentCount(), before, 'no copy queued');
 });
 
 test('reputation: past the bounce threshold sending pauses on every path until the owner resumes it', async () => {
-  const db = s.t.app.db;
-  const ws = db.prepare("SELECT id FROM workspaces WHERE name = 'default'").pluck().get() as string;
-  db.prepare('DELETE FROM usage WHERE workspace_id = ?').run(ws);
+  const ws = await defaultWorkspace();
+  await change('DELETE FROM usage WHERE workspace_id = ?', ws);
   const today = new Date().toISOString().slice(0, 10);
   // 30 sent, 3 bounced today: 10 % against a pause threshold of 5 %.
-  db.prepare('INSERT INTO daily_stats (workspace_id, day, sent, bounced) VALUES (?, ?, 30, 3) ON CONFLICT (workspace_id, day) DO UPDATE SET sent = 30, bounced = 3').run(ws, today);
+  await change('INSERT INTO daily_stats (workspace_id, day, sent, bounced) VALUES (?, ?, 30, 3) ON CONFLICT (workspace_id, day) DO UPDATE SET sent = 30, bounced = 3', ws, today);
   const refused = await api('/emails', { body: mail('p1@dest.test') });
   assert.equal([refused.status, refused.body.error.code], [403, 'sending_paused']);
   assert.equal((await api('/emails', { body: mail('p2@dest.test') })).body.error.code, 'sending_paused');

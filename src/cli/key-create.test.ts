@@ -2,10 +2,8 @@
 // and a key whose scope the API then applies.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { request, runCli, seedWorkspace, sqliteOnly, startTestApp, type TestApp } from '../testkit/app.ts';
+import { request, runCli, seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
 
-// The CLI opens the data directory's SQLite database: on PostgreSQL it has no store to act on yet, so the test
-// runs on SQLite only.
 let t: TestApp;
 
 test.before(async () => {
@@ -14,7 +12,7 @@ test.before(async () => {
 });
 test.after(() => t.stop());
 
-sqliteOnly(test)('key create --permission: refused with the option named, or a key with that scope', async () => {
+test('key create --permission: refused with the option named, or a key with that scope', async () => {
   const unknown = await runCli(['key', 'create', '--name', 'x', '--permission', 'admin'], t.env);
   assert.is.not(unknown.code, 0);
   assert.match(unknown.stderr, /--permission: must be one of full_access, sending_access, inbox_access/);

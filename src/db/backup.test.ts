@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { DnsServer } from '../testkit/dns-server.ts';
 import { startSmtpSink } from '../testkit/smtp-sink.ts';
-import { request, runCli, startAppProcess, startTestApp, tempDir, testEnv, type Reply } from '../testkit/app.ts';
+import { request, runCli, sqliteOnly, startAppProcess, startTestApp, tempDir, testEnv, type Reply } from '../testkit/app.ts';
 import { eventually, startDestinationDns } from '../testkit/outbound.ts';
 import { ConfigError, loadConfig } from '../config/config.ts';
 import { BackupError, readBackup, scheduledBackup, verifyBackup } from './backup.ts';
@@ -73,7 +73,7 @@ let mtaPort = 0;
 let restoredDir = '';
 let acknowledged: Array<{ id: string; messageId: string }> = [];
 
-test('a backup taken while the box takes sends restores on a fresh data directory, whole, and its queue is delivered there', async () => {
+sqliteOnly(test)('a backup taken while the box takes sends restores on a fresh data directory, whole, and its queue is delivered there', async () => {
   mtaPort = await freePort(); // nothing listens there yet: the mail waits in the queue, deferred
   const dir = dirForTest();
   const env = envFor(dir, mtaPort);
@@ -144,7 +144,7 @@ test('a backup taken while the box takes sends restores on a fresh data director
   }
 });
 
-test('restore refuses while serve runs on the data directory, and changes nothing', async () => {
+sqliteOnly(test)('restore refuses while serve runs on the data directory, and changes nothing', async () => {
   const env = envFor(restoredDir, mtaPort);
   const app = await startAppProcess(env);
   try {
@@ -158,7 +158,7 @@ test('restore refuses while serve runs on the data directory, and changes nothin
   }
 });
 
-test('a damaged backup file is refused with a clear message and changes nothing', async () => {
+sqliteOnly(test)('a damaged backup file is refused with a clear message and changes nothing', async () => {
   const env = envFor(restoredDir, mtaPort);
   const before = { files: listing(restoredDir), db: sha(join(restoredDir, 'mailwright.db')) };
   const bad = join(dirForTest('mailwright-bad-'), 'bad.backup');
@@ -207,7 +207,7 @@ test('a backup whose manifest names a path outside the data directory is refused
   assert.not.ok(existsSync(join(dir, 'escaped')));
 });
 
-test('the scheduled backup writes a checked backup into backup_dir and keeps only backup_keep of them', async () => {
+sqliteOnly(test)('the scheduled backup writes a checked backup into backup_dir and keeps only backup_keep of them', async () => {
   const t = await startTestApp({ env: { MAILWRIGHT_BACKUP_KEEP: '2' } });
   try {
     const { config, log } = t.app;

@@ -13,7 +13,7 @@ import { systemClock } from '../clock.ts';
 import { createKey } from '../account/keys.ts';
 import { findWorkspace, DEFAULT_WORKSPACE } from '../account/workspaces.ts';
 import { databasePath } from './open.ts';
-import { request, runCli, seedWorkspace, startTestApp, tempDir, testEnv } from '../testkit/app.ts';
+import { request, runCli, seedWorkspace, sqliteOnly, startTestApp, tempDir, testEnv } from '../testkit/app.ts';
 import { eventually } from '../testkit/outbound.ts';
 import { runOn } from './sqlite-query.ts';
 
@@ -58,7 +58,7 @@ setTimeout(() => {
   process.exit(1);
 }, 120_000).unref();
 
-test('pages in the middle overwritten: serve exits 78 naming the file, pointing at doctor and a backup', async () => {
+sqliteOnly(test)('pages in the middle overwritten: serve exits 78 naming the file, pointing at doctor and a backup', async () => {
   const { dataDir, env, file } = await boxWithKeys();
   try {
     const db = new Database(file, { readonly: true });
@@ -87,7 +87,7 @@ test('pages in the middle overwritten: serve exits 78 naming the file, pointing 
   }
 });
 
-test('a check that outlasts the start-up wait goes on: damage it then finds turns /healthz to 503', async () => {
+sqliteOnly(test)('a check that outlasts the start-up wait goes on: damage it then finds turns /healthz to 503', async () => {
   const { dataDir, env, file } = await boxWithKeys();
   const logs: string[] = [];
   const db = new Database(file, { readonly: true });
@@ -113,7 +113,7 @@ test('a check that outlasts the start-up wait goes on: damage it then finds turn
   }
 });
 
-test('the first bytes overwritten: serve and the CLI exit 78 naming the file and pointing at doctor', async () => {
+sqliteOnly(test)('the first bytes overwritten: serve and the CLI exit 78 naming the file and pointing at doctor', async () => {
   const { dataDir, env, file } = await boxWithKeys();
   try {
     const fd = openSync(file, 'r+');
@@ -135,7 +135,7 @@ test('the first bytes overwritten: serve and the CLI exit 78 naming the file and
   }
 });
 
-test('corruption met at run time: the request fails, /healthz answers 503 from then on, logged once', async () => {
+sqliteOnly(test)('corruption met at run time: the request fails, /healthz answers 503 from then on, logged once', async () => {
   const t = await startTestApp();
   try {
     const { key } = await seedWorkspace(t);

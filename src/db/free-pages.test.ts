@@ -15,7 +15,7 @@ import { RECLAIM_MIN_PAGES, freePages, givesPagesBack, reclaimFreePages } from '
 import { createBackup } from './backup.ts';
 import { restoreBackup } from './restore.ts';
 import { eventually, startOutboundScene } from '../testkit/outbound.ts';
-import { request } from '../testkit/app.ts';
+import { request, sqliteOnly } from '../testkit/app.ts';
 
 const dirs: string[] = [];
 const freshDir = () => {
@@ -41,7 +41,7 @@ function fillAndDeleteHalf(db: Db, count: number): void {
   db.pragma('wal_checkpoint(TRUNCATE)');
 }
 
-test('a new database gives its free pages back: the file is cut by what was freed and every row reads the same', async () => {
+sqliteOnly(test)('a new database gives its free pages back: the file is cut by what was freed and every row reads the same', async () => {
   const db = openDatabase(freshDir());
   try {
     assert.ok(givesPagesBack(db), 'created in auto_vacuum=INCREMENTAL mode');
@@ -64,7 +64,7 @@ test('a new database gives its free pages back: the file is cut by what was free
   }
 });
 
-test('a few free pages are left for the next mail to fill', async () => {
+sqliteOnly(test)('a few free pages are left for the next mail to fill', async () => {
   const db = openDatabase(freshDir());
   try {
     fillAndDeleteHalf(db, 200); // about 200 pages freed: under the 1 MiB floor
@@ -80,7 +80,7 @@ test('a few free pages are left for the next mail to fill', async () => {
   }
 });
 
-test('a database created before keeps its mode and its pages; its backup restores in the mode that gives them back', async () => {
+sqliteOnly(test)('a database created before keeps its mode and its pages; its backup restores in the mode that gives them back', async () => {
   const dir = freshDir();
   // As an earlier release made it: tables first, so auto_vacuum stays NONE.
   const raw = new Database(databasePath(dir));
@@ -114,7 +114,7 @@ test('a database created before keeps its mode and its pages; its backup restore
   }
 });
 
-test('the running box gives back the pages of mail deleted through the API, by itself, and keeps the rest', async () => {
+sqliteOnly(test)('the running box gives back the pages of mail deleted through the API, by itself, and keeps the rest', async () => {
   const s = await startOutboundScene();
   try {
     await s.verifiedDomain('pages.test');

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { request, runCli, startAppProcess, testEnv, type AppProcess, type Reply } from '../testkit/app.ts';
+import { request, runCli, sqliteOnly, startAppProcess, testEnv, type AppProcess, type Reply } from '../testkit/app.ts';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
 import { BOX, eventually } from '../testkit/outbound.ts';
 import { RawSmtp, type SmtpReply } from '../testkit/smtp-client.ts';
@@ -71,7 +71,7 @@ if (!('skipped' in disk)) {
     }
   });
 
-  test('kill -9 under load, the disk fills, serve starts: 451 and 507 until there is room, then mail and sends again', async () => {
+  sqliteOnly(test)('kill -9 under load, the disk fills, serve starts: 451 and 507 until there is room, then mail and sends again', async () => {
     // The margin (min_free_space_mb) is off: the disk itself fills, as on a box whose margin was set too low.
     // Deliveries go to a port where nothing listens, so sent mail stays queued and the queue keeps writing.
     env = testEnv(disk.dir, { MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_LOG_LEVEL: 'info', MAILWRIGHT_RATE_LIMIT: '0', MAILWRIGHT_MIN_FREE_SPACE_MB: '0', MAILWRIGHT_MTA_PORT: '9', MAILWRIGHT_ALLOW_PRIVATE_DELIVERY: 'true', MAILWRIGHT_RETRY_SCHEDULE: '1s' });
@@ -194,7 +194,7 @@ if (!('skipped' in disk)) {
     }
   });
 
-  test('with the free-space margin on, as by default: 452 4.3.1 at MAIL and 507 from the start, until there is room', async () => {
+  sqliteOnly(test)('with the free-space margin on, as by default: 452 4.3.1 at MAIL and 507 from the start, until there is room', async () => {
     const margined = { ...env, MAILWRIGHT_MIN_FREE_SPACE_MB: '2' };
     app = await startAppProcess(margined);
     const inFlight = Promise.all([send(app.url, 'in flight'), deliver(app.smtpPort, to, 'in-flight')]).catch(() => null);

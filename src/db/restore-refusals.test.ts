@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { runCli, startTestApp, tempDir, testEnv } from '../testkit/app.ts';
+import { runCli, sqliteOnly, startTestApp, tempDir, TEST_STORE, testEnv } from '../testkit/app.ts';
 import { createWorkspace } from '../account/workspaces.ts';
 import { BackupError } from './backup.ts';
 import { restoreBackup } from './restore.ts';
@@ -68,6 +68,7 @@ let env: Record<string, string> = {};
 let files: Record<'db' | 'wal' | 'shm' | 'key', Buffer>;
 
 test.before(async () => {
+  if (TEST_STORE !== 'sqlite') return; // every test here is of SQLite's file
   const source = await startTestApp();
   try {
     const { db, clock } = source.app;
@@ -99,7 +100,7 @@ test.before(async () => {
   env = testEnv(target);
 });
 
-test('a hand-made backup holding the live -wal and -shm is refused, naming the file, and the data directory is unchanged', async () => {
+sqliteOnly(test)('a hand-made backup holding the live -wal and -shm is refused, naming the file, and the data directory is unchanged', async () => {
   const before = fingerprint(target);
   const file = pack(join(dirForTest(), 'by-hand.backup'), [
     { path: 'mailwright.db', bytes: files.db },
@@ -114,7 +115,7 @@ test('a hand-made backup holding the live -wal and -shm is refused, naming the f
   assert.is(fingerprint(target), before);
 });
 
-test('a hand-made backup holding a -shm, a -journal, serve markers or restore leftovers is refused; the data directory is unchanged', async () => {
+sqliteOnly(test)('a hand-made backup holding a -shm, a -journal, serve markers or restore leftovers is refused; the data directory is unchanged', async () => {
   const before = fingerprint(target);
   const dir = dirForTest();
   for (const [path, why] of [
@@ -133,7 +134,7 @@ test('a hand-made backup holding a -shm, a -journal, serve markers or restore le
   }
 });
 
-test('a hand-made backup of the live database file alone (WAL mode, its last commits in a -wal it lacks) is refused', async () => {
+sqliteOnly(test)('a hand-made backup of the live database file alone (WAL mode, its last commits in a -wal it lacks) is refused', async () => {
   const before = fingerprint(target);
   const file = pack(join(dirForTest(), 'db-only.backup'), [{ path: 'mailwright.db', bytes: files.db }, { path: 'tls/self-signed.key', bytes: files.key }]);
   const r = await runCli(['restore', file], env);
@@ -142,7 +143,7 @@ test('a hand-made backup of the live database file alone (WAL mode, its last com
   assert.is(fingerprint(target), before);
 });
 
-test('the database file itself, or a copied data directory, is refused; the backup the message asks for restores every commit', async () => {
+sqliteOnly(test)('the database file itself, or a copied data directory, is refused; the backup the message asks for restores every commit', async () => {
   const before = fingerprint(target);
   const asFile = await runCli(['restore', join(copied, 'mailwright.db')], env);
   assert.is(asFile.code, 1);

@@ -40,6 +40,9 @@ export function errorEnvelope(log: Log): Middleware {
   };
 }
 
+/** PostgreSQL's character_not_in_repertoire: what it says of a NUL character in a text parameter. */
+const NUL_IN_TEXT = '22021';
+
 /** How long a client should wait after a 507 before it tries again. */
 const DISK_FULL_RETRY_AFTER_S = 60;
 /** And after a 503 for a database out of reach: a restart or a failover takes seconds. */
@@ -55,6 +58,8 @@ function describe(err: unknown): Pick<ApiError, 'status' | 'code' | 'message' | 
     return { status: 507, code: 'insufficient_storage', message: 'The server is out of disk space; nothing was stored. Try again later.', headers: { 'retry-after': String(DISK_FULL_RETRY_AFTER_S) } };
   }
   const e = err as { type?: string; status?: number; expose?: boolean; message?: string };
+  // PostgreSQL's text cannot hold U+0000 (22021): such a value can be neither found nor stored; the transaction undid all.
+  if (errorCode(err) === NUL_IN_TEXT) return { status: 400, code: 'validation_error', message: 'Text in the request must not contain the NUL character (U+0000)' };
   if (e?.type && BODY_ERRORS[e.type]) {
     const [status, code, message] = BODY_ERRORS[e.type];
     return { status, code, message };

@@ -36,9 +36,10 @@ test.after(() => t.stop());
 
 /**
  * Everything the box keeps, hashed: a refusal must not change it. Left out: what every request may touch by
- * design (a key's lastUsedAt, sessions, failed-login counts).
+ * design (a key's lastUsedAt, sessions, failed-login counts), and what the box writes on its own clock (this
+ * node's heartbeat, the periodic jobs' last runs).
  */
-const digest = () => tableDigests(t.app.store, ['api_keys', 'sessions', 'auth_failures']);
+const digest = () => tableDigests(t.app.store, ['api_keys', 'sessions', 'auth_failures', 'nodes', 'job_runs']);
 
 /**
  * Background work an earlier accepted request started (a label's rules applied to stored mail, labels.resort;

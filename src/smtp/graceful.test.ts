@@ -3,9 +3,8 @@
 // the stop. A connection made during the stop is not taken.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
-import { rmSync } from 'node:fs';
+import { column } from '../db/query.ts';
+import { readBox } from '../testkit/postgres.ts';
 import { RawSmtp } from '../testkit/smtp-client.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 
@@ -49,15 +48,14 @@ test('stopping with 20 sessions in DATA loses nothing acknowledged', async () =>
   );
   await stopping;
   assert.is(late, 421, 'a new connection during the stop gets 421');
-  const db = new Database(join(s.t.dataDir, 'mailwright.db'), { readonly: true });
-  const stored = new Set((db.prepare("SELECT subject FROM emails WHERE direction = 'in'").pluck().all() as string[]).map((x) => Number(x.split(' ')[1])));
-  db.close();
+  const subjects = await readBox(s.t.env, column<string>("SELECT subject FROM emails WHERE direction = 'in'"));
+  const stored = new Set(subjects.map((x) => Number(x.split(' ')[1])));
   for (const r of replies) {
     if (r.code === 250) assert.ok(stored.has(r.i), `message ${r.i} was acknowledged but is not stored`);
     else assert.ok(r.code === 0 || (r.code >= 400 && r.code < 500), `message ${r.i} got ${r.code}`);
   }
   assert.is(replies.filter((r) => r.code === 250).length, 20, `every message in DATA when the stop began finished: ${JSON.stringify(replies.map((r) => r.code))}`);
-  rmSync(s.t.dataDir, { recursive: true, force: true });
+  await s.t.stop(); // the app stopped already: this removes its data directory and database
   await s.sink.close();
   await s.dns.close();
 });

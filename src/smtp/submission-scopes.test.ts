@@ -6,7 +6,7 @@ import { createKey } from '../account/keys.ts';
 import { freePort } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { submissionSession } from '../testkit/smtp-client.ts';
-import { runOn } from '../db/sqlite-query.ts';
+import { column, value } from '../db/query.ts';
 
 let s: InboundScene;
 let port: number;
@@ -19,14 +19,14 @@ test.before(async () => {
   port = s.t.submissionPort!;
   domainId = (await s.verifiedDomain('sender.test')).id;
   s.routeTo('dest.test');
-  const { db, clock } = s.t.app;
-  const workspaceId = db.prepare('SELECT workspace_id FROM domains WHERE id = ?').pluck().get(domainId) as string;
-  sendingKey = runOn(db, createKey(clock, workspaceId, 'one domain', { permission: 'sending_access', domainId, inboxIds: null })).key;
-  inboxKey = runOn(db, createKey(clock, workspaceId, 'one inbox', { permission: 'inbox_access', domainId: null, inboxIds: [s.inbox.id] })).key;
+  const { store, clock } = s.t.app;
+  const workspaceId = (await store.read(value<string>('SELECT workspace_id FROM domains WHERE id = ?', domainId)))!;
+  sendingKey = (await store.write(() => createKey(clock, workspaceId, 'one domain', { permission: 'sending_access', domainId, inboxIds: null }))).key;
+  inboxKey = (await store.write(() => createKey(clock, workspaceId, 'one inbox', { permission: 'inbox_access', domainId: null, inboxIds: [s.inbox.id] }))).key;
 });
 test.after(() => s.stop());
 
-const emailCount = () => Number(s.t.app.db.prepare('SELECT count(*) FROM emails').pluck().get());
+const emailCount = async () => Number(await s.t.app.store.read(value<number>('SELECT count(*) FROM emails')));
 
 const session = (key: string) => submissionSession(port, key);
 
@@ -48,15 +48,15 @@ async function submit(key: string, envelopeFrom: string, headerFrom: string) {
 test('a sending key for one domain: its domain goes through, another is 550 5.7.1 at MAIL FROM and at DATA', async () => {
   const ok = await submit(sendingKey, 'app@sender.test', 'app@sender.test');
   assert.is(ok.code, 250, ok.text);
-  const before = emailCount();
+  const before = await emailCount();
   const envelope = await submit(sendingKey, 'app@in.example', 'app@sender.test');
   assert.is(envelope.code, 550);
   assert.match(envelope.text, /^5\.7\.1 .*sender\.test/);
   const header = await submit(sendingKey, '', 'app@in.example');
   assert.is(header.code, 550, header.text);
   assert.match(header.text, /^5\.7\.1 This API key cannot send from app@in\.example/);
-  assert.is(emailCount(), before, 'nothing stored');
-  const stored = s.t.app.db.prepare("SELECT sent_by_key FROM emails WHERE sent_by = 'smtp'").pluck().all();
+  assert.is(await emailCount(), before, 'nothing stored');
+  const stored = await s.t.app.store.read(column<string>("SELECT sent_by_key FROM emails WHERE sent_by = 'smtp'"));
   assert.is(stored.length, 1);
   assert.ok(String(stored[0]).startsWith('key_'), 'the send records its key');
 });
