@@ -65,11 +65,21 @@ export class Node {
     private readonly log: Log,
   ) {}
 
+  /** Registers, or, when the store cannot write (a full disk), says so and tries again at each heartbeat. */
   async start(): Promise<void> {
-    this.id = await this.register();
-    ours.add(this.id);
-    this.timer = setInterval(() => void this.beat(), HEARTBEAT_MS);
+    await this.join();
+    this.timer = setInterval(() => void (this.id ? this.beat() : this.join()), HEARTBEAT_MS);
     this.timer.unref();
+  }
+
+  private async join(): Promise<void> {
+    try {
+      this.id = await this.register();
+      ours.add(this.id);
+    } catch (err) {
+      // Until then the queue claims nothing (a claim is a write too, and names the node).
+      this.log.warn('could not record this node yet; its queue waits, and it tries again shortly', { err: (err as Error).message });
+    }
   }
 
   /** Leaves the record once the queue stopped: what the node still held is taken back by the next sweep. */

@@ -99,8 +99,8 @@ export class Queue {
     try {
       do {
         this.pumpAgain = false;
-        // In the first pump rather than before it: on a full disk this write fails, and the pump's back-off
-        // tries it again instead of the start failing (catalogue DUR-13).
+        // Not on record yet (the store could not write at start): nothing can be claimed in its name.
+        if (!this.app.node.id) break;
         if (this.putBack.length) await this.releaseFailed();
         if (!this.orphansReleased || this.app.clock.now() - this.sweptAt >= SWEEP_EVERY_MS) await this.sweep();
         if (this.app.clock.now() - this.releasedAt >= RELEASE_EVERY_MS) {
