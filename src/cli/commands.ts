@@ -37,7 +37,11 @@ export async function runCommand(config: Config, command: string, sub: string | 
   if (config.databaseUrl && (command === 'backup' || command === 'restore')) {
     throw new ConfigError(`${command} works on a data directory's SQLite database; with database_url (MAILWRIGHT_DATABASE_URL) the store is PostgreSQL's: back it up with pg_dump and restore it with pg_restore.`);
   }
-  if (command === 'migrate') return migrateCommand(config, [sub, ...rest].filter((a) => a !== undefined));
+  if (command === 'migrate') {
+    // The box to move must exist: an empty data directory is refused, never made.
+    if (!config.databaseUrl) await requireDatabase(config);
+    return migrateCommand(config, [sub, ...rest].filter((a) => a !== undefined));
+  }
   if (command === 'backup' || command === 'restore') {
     const { positionals } = parseArgs({ args: [sub, ...rest].filter((a) => a !== undefined), allowPositionals: true, strict: true });
     if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);

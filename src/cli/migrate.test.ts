@@ -4,7 +4,7 @@
 // serve runs, into a database that is not empty, a box already on PostgreSQL.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { request, runCli, startAppProcess, tempDir, testEnv, type AppProcess } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { freshDatabase } from '../testkit/postgres.ts';
@@ -82,6 +82,16 @@ test('migrate --to copies every table, checks each, and says what to change; the
   const onPostgres = await runCli(['migrate', '--to', target.url], { ...s.t.env, MAILWRIGHT_DATABASE_URL: target.url });
   assert.is(onPostgres.code, 78);
   assert.match(onPostgres.stderr, /already keeps its state in PostgreSQL/);
+  const unreachable = await runCli(['migrate', '--to', 'postgres://mailwright:secretpw@127.0.0.1:1/box'], s.t.env);
+  assert.is(unreachable.code, 78);
+  assert.match(unreachable.stderr, /cannot reach the database postgres:\/\/mailwright@127\.0\.0\.1:1\/box/);
+  assert.not.match(unreachable.stderr, /secretpw/);
+  const empty = tempDir();
+  const none = await runCli(['migrate', '--to', target.url], { ...s.t.env, MAILWRIGHT_DATA_DIR: empty });
+  assert.is(none.code, 78);
+  assert.match(none.stderr, /no database at/);
+  assert.equal(readdirSync(empty), [], 'nothing made in an empty data directory');
+  rmSync(empty, { recursive: true, force: true });
 });
 
 test('the check finds a row that differs, and only its table', async () => {

@@ -18,7 +18,13 @@ import { UsageError } from './help.ts';
 const INDEX_BATCH = 500;
 
 export async function migrateCommand(config: Config, args: string[], say: (line: string) => void = console.log): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options: { to: { type: 'string' } }, allowPositionals: true, strict: true });
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: { to: { type: 'string' } }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const { values, positionals } = parsed;
   if (positionals.length || !values.to) throw new UsageError('use "migrate --to postgres://USER:PASSWORD@HOST:PORT/DATABASE"');
   const url = values.to;
   if (!/^postgres(ql)?:\/\//.test(url)) throw new UsageError('--to takes a postgres:// URL');
@@ -29,7 +35,13 @@ export async function migrateCommand(config: Config, args: string[], say: (line:
   const pool = openPool(url, { max: 2, applicationName: 'mailwright migrate' });
   const db = openStore(config);
   try {
-    const tables = Number((await pool.query("SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = current_schema()")).rows[0].n);
+    const tables = Number(
+      (
+        await pool.query("SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = current_schema()").catch((err: Error) => {
+          throw new ConfigError(`cannot reach the database ${where} (${err.message}): check the URL given to --to and that PostgreSQL accepts this role. Nothing was changed.`);
+        })
+      ).rows[0].n,
+    );
     if (tables > 0) throw new ConfigError(`the database ${where} is not empty (${tables} tables): migrate copies into an empty database only (createdb -O mailwright mailwright). Nothing was changed.`);
     await migratePostgres(pool, systemClock.now());
     say(`copying ${config.dataDir} into ${where}`);

@@ -8,6 +8,7 @@ import type { Clock } from '../clock.ts';
 import type { Log } from '../log.ts';
 import type { Store } from '../db/store.ts';
 import { all, run, value, type Query } from '../db/query.ts';
+import { processRuns } from '../db/serving.ts';
 
 export const HEARTBEAT_MS = 10_000;
 /** Silent this long, a node is taken for stopped: four heartbeats missed and then some. */
@@ -32,7 +33,7 @@ const ours = new Set<number>();
  * outside any query.
  */
 export function stoppedNodes(nodes: readonly NodeRecord[], self: number, now: number, host = hostname()): number[] {
-  const gone = (n: NodeRecord) => n.host === host && (n.pid === process.pid ? !ours.has(n.id) : !alive(n.pid));
+  const gone = (n: NodeRecord) => n.host === host && (n.pid === process.pid ? !ours.has(n.id) : !processRuns(n.pid));
   return nodes.filter((n) => n.id !== self && (n.seen_at < now - NODE_LEASE_MS || gone(n))).map((n) => n.id);
 }
 
@@ -113,15 +114,5 @@ export class Node {
     } catch (err) {
       this.log.warn('could not record that this node is alive; trying again', { err, node: this.id });
     }
-  }
-}
-
-// Signal 0 checks that a process exists without touching it.
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -142,10 +142,7 @@ export class StoreUnreachable extends Error {
   }
 }
 
-const cutOff = (err: unknown) => {
-  const code = (err as { code?: unknown })?.code;
-  return typeof code === 'string' ? !/^[0-9A-Z]{5}$/.test(code) || /^(08|57P0[123])/.test(code) : err instanceof Error;
-};
+const cutOff = (err: unknown) => brokenConnection(err) !== undefined || /^(08|57P0[123])/.test(String((err as { code?: unknown })?.code));
 
 /** `work`, with a failure to reach the server said as StoreUnreachable. */
 async function reach<T>(work: Promise<T>): Promise<T> {

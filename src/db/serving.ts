@@ -79,14 +79,19 @@ function readMarker(dir: string, name: string): number | null {
       return null;
     }
   } else return null;
-  if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) return null;
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return null;
-  }
+  if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0 || !processRuns(pid)) return null;
   const now = processStart(pid);
   return started && now && started !== now ? null : pid;
+}
+
+/** Whether process `pid` exists on this host: signal 0 checks without touching it (EPERM: it is another user's). */
+export function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 // The process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat), where Linux tells it.
