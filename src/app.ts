@@ -13,6 +13,7 @@ import { databasePath } from './db/open.ts';
 import { GroupCommit } from './db/group-commit.ts';
 import { postgresStore, sqliteStore, type Store } from './db/store.ts';
 import { PostgresWriter } from './db/postgres-writer.ts';
+import { PostgresCommit } from './db/postgres-commit.ts';
 import type { Db } from './db/open.ts';
 import { background, jobs } from './start/writer-jobs.ts';
 import { Idempotency } from './db/idempotency.ts';
@@ -158,8 +159,9 @@ function assembleApp(config: Config, served: ServedStore, memory: MemorySettings
     store = sqliteStore(db, commit);
     writer = new Writer(config, new URL('./start/writer-thread.ts', import.meta.url), health, (calls) => metrics.writerBatch('writer', calls));
   } else {
-    store = postgresStore(pool!);
-    writer = new PostgresWriter(pool!, jobs, config, background);
+    const commits = new PostgresCommit(pool!, (writes) => metrics.writerBatch('main', writes));
+    store = postgresStore(pool!, commits);
+    writer = new PostgresWriter(commits, jobs, config, background);
   }
   const app: App = {
     config,

@@ -255,6 +255,7 @@ async function serveDelivering(): Promise<ApiRun> {
   const app = await startServe({
     label: 'mw-bench-api-serve-',
     nodeOptions: heaps.nodeOptions,
+    profileDir: PROFILE_DIR,
     env: {
       MAILWRIGHT_DNS_SERVERS: dns.address,
       MAILWRIGHT_MTA_PORT: String(sinkPort),

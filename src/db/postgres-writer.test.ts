@@ -8,6 +8,7 @@ import { ApiError } from '../errors.ts';
 import type { Log } from '../log.ts';
 import { migratePostgres } from './postgres-migrate.ts';
 import { PostgresWriter } from './postgres-writer.ts';
+import { PostgresCommit } from './postgres-commit.ts';
 import { openPool, type PgPool } from './postgres.ts';
 import { run, value, type Query } from './query.ts';
 import type { DbContext, JobTable, Step } from './writer.ts';
@@ -44,7 +45,7 @@ test.before(async () => {
   drop = fresh.drop;
   pool = openPool(fresh.url, { max: 4 });
   await migratePostgres(pool);
-  writer = new PostgresWriter(pool, jobs, loadConfig({ MAILWRIGHT_DATA_DIR: '/nonexistent' }));
+  writer = new PostgresWriter(new PostgresCommit(pool), jobs, loadConfig({ MAILWRIGHT_DATA_DIR: '/nonexistent' }));
 });
 test.after(async () => {
   await writer.close();

@@ -1,11 +1,11 @@
 // The write path of mail on PostgreSQL: the same job table as the writer thread (writer.ts), run on this event
-// loop, each call's steps in one transaction of their own. No thread is needed: PostgreSQL does the work in its
-// own processes, and node-postgres waits on the network without holding the event loop. Each call commits
-// alone (PostgreSQL groups concurrent commits' WAL flushes itself); the 200 or the 250 comes after that commit.
+// loop, each call's steps in the node's next group commit (postgres-commit.ts), with the store's own writes. No
+// thread is needed: PostgreSQL does the work in its own processes, and node-postgres waits on the network
+// without holding the event loop. The 200 or the 250 comes after that commit.
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config/config.ts';
 import type { Level, Log } from '../log.ts';
-import { transactOn, type PgPool } from './postgres.ts';
+import type { PostgresCommit } from './postgres-commit.ts';
 import { isQuery, type Query } from './query.ts';
 import type { BackgroundJob, DbContext, JobTable, LogEntry, Results, Step } from './writer.ts';
 
@@ -17,7 +17,7 @@ export class PostgresWriter {
   private closed = false;
 
   constructor(
-    private readonly pool: PgPool,
+    private readonly commits: PostgresCommit,
     private readonly jobs: JobTable,
     private readonly config: Config,
     private readonly background?: BackgroundJob,
@@ -29,7 +29,7 @@ export class PostgresWriter {
     const entries: LogEntry[] = [];
     const jobs = this.jobs;
     const ctx = this.context({ now: () => opts.now }, entries);
-    const results = await transactOn(this.pool, function* () {
+    const results = await this.commits.run(function* () {
       entries.length = 0; // a call run again after a serialization failure must not log twice
       const out: unknown[] = [];
       for (const step of steps) out.push(yield* asQuery(jobs[step.kind]!(ctx, (step as { payload?: unknown }).payload)));
@@ -58,7 +58,7 @@ export class PostgresWriter {
     this.backgroundTimer = setTimeout(() => {
       this.backgroundTimer = null;
       const ctx = this.context({ now: () => Date.now() }, []);
-      transactOn(this.pool, () => asQuery(background(ctx)) as Query<boolean>, false).then(
+      this.commits.run(() => asQuery(background(ctx)) as Query<boolean>, false).then(
         (more) => more && this.scheduleBackground(0),
         // It failed (the server went away): the next call's commit brings it back.
         () => {},

@@ -2,13 +2,9 @@
 // a named prepared statement with its `?` and `@name` placeholders numbered, values read back as SQLite gives
 // them (64-bit integers and sums as numbers, booleans as 1 and 0, bytea as Buffers), so a resource reads the
 // same rows from either store.
-// Writes keep the guarantee the resources were written for, SQLite's: one writer at a time. A write takes the
-// box's write lock (a session advisory lock, taken before BEGIN so that the transaction's snapshot comes after
-// the previous writer's commit) and runs SERIALIZABLE, so that a write that does not take the lock, or a
-// future finer lock, still cannot interleave unseen: PostgreSQL then fails one of two such transactions and its
-// query is run again from the start (a query is only database work, query.ts).
+// Writes keep the guarantee the resources were written for, SQLite's: one writer at a time, under the box's
+// write lock, in group commits (postgres-commit.ts).
 import pg from 'pg';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { runAsync, textFor, type Query, type Statement } from './query.ts';
 
 const { Pool, types: pgTypes } = pg;
@@ -69,7 +65,7 @@ export async function readOn<T>(pool: PgPool, q: Query<T>, snapshot = false): Pr
   let broken: Error | undefined;
   try {
     if (snapshot) await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const result = await runAsync(q, (s) => answer(client, s));
+    const result = await runOnClient(client, q);
     if (snapshot) await client.query('COMMIT');
     return result;
   } catch (err) {
@@ -81,47 +77,14 @@ export async function readOn<T>(pool: PgPool, q: Query<T>, snapshot = false): Pr
   }
 }
 
-const RETRIES = 20;
-/** pg_advisory_lock's key for the box's one writer (migrations use another, postgres-migrate.ts). */
+/** pg_advisory_xact_lock's key for the box's one writer (migrations use another, postgres-migrate.ts). */
 export const WRITE_LOCK = 7_004_301;
 
-/**
- * Runs the query `make` returns in one SERIALIZABLE transaction under the write lock and commits it; on a
- * serialization failure or a deadlock, makes it again and runs it again, after a short random pause, up to 20
- * times. Unless `durable`, the commit does not wait for the WAL to reach the disk (synchronous_commit off, for
- * this transaction only).
- */
-export async function transactOn<T>(pool: PgPool, make: () => Query<T>, durable = true): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    const client = await reach(pool.connect());
-    let broken: Error | undefined;
-    let locked = false;
-    try {
-      await reach(client.query({ name: 'mw_lock', text: 'SELECT pg_advisory_lock($1)', values: [WRITE_LOCK] }));
-      locked = true;
-      await reach(client.query('BEGIN ISOLATION LEVEL SERIALIZABLE'));
-      if (!durable) await client.query('SET LOCAL synchronous_commit = off');
-      const result = await runAsync(make(), (s) => answer(client, s));
-      await reach(client.query('COMMIT'));
-      return result;
-    } catch (err) {
-      broken = brokenConnection(err);
-      if (!broken) await client.query('ROLLBACK').catch((e: Error) => (broken = e));
-      if (attempt < RETRIES && retryable(err)) {
-        await sleep(Math.random() * Math.min(50, 2 ** attempt));
-        continue;
-      }
-      throw err;
-    } finally {
-      if (locked && !broken) await client.query({ name: 'mw_unlock', text: 'SELECT pg_advisory_unlock($1)', values: [WRITE_LOCK] }).catch((e: Error) => (broken = e));
-      // A connection that could not give the lock back is closed, which gives it back.
-      client.release(broken);
-    }
-  }
-}
+/** `q`'s statements, one after the other, on `client` (in whatever transaction it is in). */
+export const runOnClient = <T>(client: PgClient, q: Query<T>): Promise<T> => runAsync(q, (s) => answer(client, s));
 
 /** serialization_failure and deadlock_detected: the transaction was undone and can be run again as it was. */
-const retryable = (err: unknown) => ['40001', '40P01'].includes((err as { code?: string })?.code ?? '');
+export const retryable = (err: unknown) => ['40001', '40P01'].includes((err as { code?: string })?.code ?? '');
 
 /** An error that leaves the connection unusable (no SQLSTATE: the socket, a timeout): it is closed, not reused. */
 function brokenConnection(err: unknown): Error | undefined {
@@ -145,7 +108,7 @@ export class StoreUnreachable extends Error {
 const cutOff = (err: unknown) => brokenConnection(err) !== undefined || /^(08|57P0[123])/.test(String((err as { code?: unknown })?.code));
 
 /** `work`, with a failure to reach the server said as StoreUnreachable. */
-async function reach<T>(work: Promise<T>): Promise<T> {
+export async function reach<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (err) {

@@ -4,7 +4,8 @@
 // transaction that is durable before the promise resolves.
 import type { GroupCommit } from './group-commit.ts';
 import type { Db } from './open.ts';
-import { readOn, transactOn, type PgPool } from './postgres.ts';
+import { readOn, type PgPool } from './postgres.ts';
+import { PostgresCommit } from './postgres-commit.ts';
 import type { Dialect, Query } from './query.ts';
 import { runOn } from './sqlite-query.ts';
 
@@ -34,11 +35,11 @@ export function sqliteStore(db: Db, commit: GroupCommit): Store {
   };
 }
 
-/** A PostgreSQL database: each read on a connection of the pool, each write in a transaction of its own. */
-export function postgresStore(pool: PgPool): Store {
+/** A PostgreSQL database: each read on a connection of the pool, each write in the node's group commit. */
+export function postgresStore(pool: PgPool, commit = new PostgresCommit(pool)): Store {
   return {
     dialect: 'postgres',
     read: (q, opts) => readOn(pool, q, opts?.snapshot),
-    write: (make, opts) => transactOn(pool, make, opts?.acknowledged !== false),
+    write: (make, opts) => commit.run(make, opts?.acknowledged !== false),
   };
 }

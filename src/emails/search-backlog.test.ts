@@ -11,7 +11,8 @@ import { startApp, type RunningApp } from '../app.ts';
 import { loadConfig } from '../config/config.ts';
 import { createLog } from '../log.ts';
 import { databasePath } from '../db/open.ts';
-import { openPool, transactOn } from '../db/postgres.ts';
+import { openPool } from '../db/postgres.ts';
+import { postgresStore } from '../db/store.ts';
 import { all, dialect, run, value, type Query } from '../db/query.ts';
 import { runOn } from '../db/sqlite-query.ts';
 import { request, seedWorkspace, TEST_STORE } from '../testkit/app.ts';
@@ -55,7 +56,7 @@ async function onStoppedBox<T>(make: () => Query<T>): Promise<T> {
   if (TEST_STORE === 'postgres') {
     const pool = openPool(s.t.env.MAILWRIGHT_DATABASE_URL!, { max: 1 });
     try {
-      return await transactOn(pool, make);
+      return await postgresStore(pool).write(make);
     } finally {
       await pool.end();
     }
