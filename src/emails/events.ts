@@ -5,7 +5,7 @@
 // same whenever it is read. Events stored before carry their id in the `id` column, which is '' for the rest.
 import type { Clock } from '../clock.ts';
 import { iso } from '../clock.ts';
-import { all, column, get, run, value, type Query } from '../db/query.ts';
+import { all, column, dialect, get, run, value, type Query } from '../db/query.ts';
 import { idTime, keyedId } from '../db/ids.ts';
 import { readBoxSecret } from '../db/box-secret.ts';
 
@@ -48,8 +48,7 @@ const COUNTED: Partial<Record<EventType, string>> = {
   complained: 'complained',
 };
 
-// The seq the insert just took (the rowid; PostgreSQL's identity).
-const LAST_SEQ = { sqlite: 'SELECT last_insert_rowid()', postgres: 'SELECT lastval()' };
+const INSERT_EVENT = "INSERT INTO events (id, workspace_id, email_id, type, recipient, data, created_at) VALUES ('', ?, ?, ?, ?, ?, ?)";
 
 /**
  * Adds the event, its webhook outbox rows, and counts it in its workspace's day (daily_stats), all in the caller's
@@ -59,19 +58,25 @@ const LAST_SEQ = { sqlite: 'SELECT last_insert_rowid()', postgres: 'SELECT lastv
  */
 export function* addEvent(clock: Clock, e: NewEvent): Query<number> {
   const now = clock.now();
-  yield* run(
-    "INSERT INTO events (id, workspace_id, email_id, type, recipient, data, created_at) VALUES ('', ?, ?, ?, ?, ?, ?)",
-    e.workspaceId,
-    e.emailId,
-    e.type,
-    e.recipient,
-    JSON.stringify(e.data ?? {}),
-    now,
-  );
-  // Not INSERT ... RETURNING: on SQLite that makes the insert open a statement journal, and FTS5 then flushes
-  // the group commit's pending full-text rows as a segment per event (see addOutbox), as the trigger did.
-  const seq = Number(yield* value<number>(LAST_SEQ));
-  yield* addOutbox(e, now, seq);
+  const values = [e.workspaceId, e.emailId, e.type, e.recipient, JSON.stringify(e.data ?? {}), now];
+  let seq: number;
+  let hooked: boolean;
+  if ((yield* dialect()) === 'postgres') {
+    // One round trip instead of three: on PostgreSQL each statement is one, and they are a write's cost.
+    const added = (yield* get<{ seq: number; hooked: number }>(
+      `${INSERT_EVENT} RETURNING seq, EXISTS (SELECT 1 FROM webhooks WHERE workspace_id = ? AND enabled = 1) AS hooked`,
+      ...values,
+      e.workspaceId,
+    ))!;
+    [seq, hooked] = [added.seq, added.hooked === 1];
+  } else {
+    yield* run(INSERT_EVENT, ...values);
+    // Not INSERT ... RETURNING: on SQLite that makes the insert open a statement journal, and FTS5 then flushes
+    // the group commit's pending full-text rows as a segment per event (see addOutbox), as the trigger did.
+    seq = Number(yield* value<number>('SELECT last_insert_rowid()'));
+    hooked = (yield* get('SELECT 1 FROM webhooks WHERE workspace_id = ? AND enabled = 1 LIMIT 1', e.workspaceId)) !== undefined;
+  }
+  if (hooked) yield* addOutbox(e, now, seq);
   const column = COUNTED[e.type];
   if (column === 'received') {
     yield* run('INSERT INTO daily_stats (workspace_id, day, received) VALUES (?, ?, 1) ON CONFLICT (workspace_id, day) DO UPDATE SET received = daily_stats.received + 1', e.workspaceId, utcDay(now));
@@ -99,7 +104,6 @@ export function* addEvent(clock: Clock, e: NewEvent): Query<number> {
  * a workspace with an enabled endpoint, found by its index (webhooks_workspace).
  */
 function* addOutbox(e: NewEvent, now: number, seq: number): Query<void> {
-  if (!(yield* get('SELECT 1 FROM webhooks WHERE workspace_id = ? AND enabled = 1 LIMIT 1', e.workspaceId))) return;
   const type = webhookEventType(e.type);
   const endpoints = yield* column<string>(
     `SELECT w.id FROM webhooks w

@@ -5,7 +5,7 @@
 // correspondents alone (their trigram index is the table's own).
 // Queries of single-row statements for the writer's own transaction (db/query.ts). (Not a trigger: a statement
 // that fires one opens a savepoint, and FTS5 then flushes its pending rows, one tiny segment per email.)
-import { dialect, run, value, type Query } from '../db/query.ts';
+import { dialect, get, run, value, type Query } from '../db/query.ts';
 import type { Mailbox } from '../mail/addresses.ts';
 import { MAX_LEXEME_BYTES, WEIGHTS, wordsOf } from './search-query.ts';
 
@@ -40,13 +40,15 @@ export interface SearchDocument {
  * created_at so far reached each minute, so `after` and `before` still bound a walk (list.ts timeBounds).
  */
 export function* nextSearchRowid(now: number): Query<number> {
-  const rowid = ((yield* value<number | null>('SELECT max(search_rowid) FROM emails')) ?? 0) + 1;
+  // One statement for both reads (on PostgreSQL each statement is a round trip).
+  const last = (yield* get<{ top: number | null; newest: number | null }>('SELECT (SELECT max(search_rowid) FROM emails) AS top, (SELECT max(minute) FROM search_clock) AS newest'))!;
+  const rowid = (last.top ?? 0) + 1;
   const minute = Math.floor(now / 60_000);
   // One row a minute at most, written only when the clock passes the newest minute so far. A read, then a
   // one-row INSERT when due, never an INSERT ... SELECT: that opens a statement savepoint, and FTS5 writes the
   // rows the backlog's indexing has pending in the same group commit out as a segment of their own there (in
   // the writer, 26-82 µs at its first run in each job; 510 µs after four indexed letters in a scratch test).
-  const newest = (yield* value<number | null>('SELECT max(minute) FROM search_clock')) ?? null;
+  const newest = last.newest;
   if (newest === null || minute > newest) yield* run('INSERT INTO search_clock (minute, first_rowid) VALUES (?, ?)', minute, rowid);
   return rowid;
 }
@@ -71,14 +73,25 @@ export function* indexEmail(rowid: number, doc: SearchDocument): Query<void> {
     yield* run('INSERT INTO email_search (rowid, subject, body, participants, attachments) VALUES (?, ?, ?, ?, ?)', rowid, doc.subject, body, participants, attachments);
     yield* run('INSERT INTO email_prefixes (rowid, prefixes) VALUES (?, ?)', rowid, prefixesOf([doc.subject, body, people, attachments]));
   }
-  const seen = new Set<string>();
+  const named = new Map<string, { address: string; name: string }>();
   for (const m of [doc.from, ...doc.recipients]) {
     const address = m.address.toLowerCase();
     const name = m.name ?? '';
-    const key = `${address}\n${name}`;
-    if (!address || seen.has(key)) continue;
-    seen.add(key);
-    if (!(yield* run('INSERT INTO correspondents (workspace_id, address, name) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', doc.workspaceId, address, name)) || postgres) continue;
+    if (address) named.set(`${address}\n${name}`, { address, name });
+  }
+  if (postgres) {
+    // All of them in one statement (a round trip each otherwise); search reads them with pg_trgm, no second index.
+    if (named.size) {
+      yield* run(
+        'INSERT INTO correspondents (workspace_id, address, name) SELECT ?, p.address, p.name FROM json_to_recordset(CAST(? AS json)) AS p(address text, name text) ON CONFLICT DO NOTHING',
+        doc.workspaceId,
+        JSON.stringify([...named.values()]),
+      );
+    }
+    return;
+  }
+  for (const { address, name } of named.values()) {
+    if (!(yield* run('INSERT INTO correspondents (workspace_id, address, name) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', doc.workspaceId, address, name))) continue;
     // The new row's id read by a statement of its own, not by RETURNING id: a statement with RETURNING opens a
     // statement savepoint, and FTS5 then writes the rows the batch has pending out as a segment of their own.
     const id = yield* value<number>('SELECT last_insert_rowid()');
