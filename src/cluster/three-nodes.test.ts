@@ -10,6 +10,7 @@ import { rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { request, runCli, startAppProcess, tempDir, testEnv, type AppProcess } from '../testkit/app.ts';
 import { freshDatabase } from '../testkit/postgres.ts';
+import { openPool } from '../db/postgres.ts';
 import type { DnsServer } from '../testkit/dns-server.ts';
 import { startSmtpSink, type SmtpSink } from '../testkit/smtp-sink.ts';
 import { RawSmtp } from '../testkit/smtp-client.ts';
@@ -100,6 +101,32 @@ test('sends and received mail spread over three nodes: each once, seen from any 
   await new Promise((resolve) => setTimeout(resolve, 1000));
   assert.is(new Set(hookIds).size, hookIds.length, 'no webhook delivery twice');
   assert.is(hookIds.length, N);
+});
+
+test('a stream hears another node\'s commit when it happens (LISTEN/NOTIFY), and again once its listening connection was cut', async () => {
+  const pool = openPool(database.url, { max: 1 });
+  const listeners = async () => (await pool.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'mailwright-listen' AND query LIKE 'LISTEN%'")).rows.map((r) => Number(r.pid));
+  try {
+    await eventually(async () => (await listeners()).length === 3, 10_000, 'a listening connection per node');
+    const stream = await openEventStream<{ type: string; data: { email: { id: string } } }>(`${nodes[2]!.url}/api/v1/events/stream`, key);
+    await eventually(() => stream.connected(), 5000, 'the stream on node 3');
+    // Within less than the stream's slow poll (5 s while it hears commits): the notice woke it.
+    const sendAndHear = async (label: string) => {
+      const id = (await api(0, '/emails', { body: { from: 'app@three.example', to: ['heard@dest.test'], subject: label, text: 'x' } })).body.id as string;
+      await eventually(() => stream.messages().some((m) => m.data.data?.email?.id === id), 3000, `node 3 heard ${label}`);
+    };
+    await sendAndHear('the first');
+    const before = await listeners();
+    await pool.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [before]);
+    await eventually(async () => {
+      const now = await listeners();
+      return now.length === 3 && now.every((pid) => !before.includes(pid));
+    }, 15_000, 'every node listening again on a new connection');
+    await sendAndHear('the second');
+    stream.close();
+  } finally {
+    await pool.end();
+  }
 });
 
 test.run();

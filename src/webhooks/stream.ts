@@ -11,6 +11,7 @@
 import { PassThrough } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { App } from '../context.ts';
+import { listenForCommits, type CommitNotices } from '../cluster/commit-notices.ts';
 import { eventsAfter, eventsInOrder, newestSeq, seqBefore, webhookEventType, type EventOfWorkspace } from '../emails/events.ts';
 import { emailSummary, payloadOf, type Payload } from './payload.ts';
 import { domainEventsAfter, domainSeqBefore, newestDomainEventSeq, workspaceDomainEvents, type DomainEventRow } from '../domains/domain-events.ts';
@@ -18,6 +19,8 @@ import { domainEventsAfter, domainSeqBefore, newestDomainEventSeq, workspaceDoma
 /** How far back a reconnecting client can catch up. */
 export const REPLAY_WINDOW_MS = 24 * 60 * 60_000;
 const POLL_MS = 250;
+/** With commits heard from PostgreSQL (cluster/commit-notices.ts), a poll this often still, in case one is missed. */
+const HEARD_POLL_MS = 5_000;
 const HEARTBEAT_MS = 15_000;
 const BATCH = 1000;
 /** How much of the sequence one step of a catch-up reads (every workspace's events are in it). */
@@ -63,13 +66,22 @@ export class EventStream {
   private heartbeat: NodeJS.Timeout | null = null;
   /** A poll still reading (a store that answers over the network) is not overtaken by the next one. */
   private polling = false;
+  /** Woken while polling: poll again as soon as that one ends. */
+  private woken = false;
+  private lastPoll = 0;
+  private notices: CommitNotices | null = null;
 
   constructor(private readonly app: App) {}
 
   async start(): Promise<void> {
     this.polled = await this.app.store.read(newestSeq());
     this.domainPolled = await this.app.store.read(newestDomainEventSeq());
-    this.timer = setInterval(() => void this.poll(), POLL_MS);
+    // Nodes sharing PostgreSQL: another node's events wake this stream when they commit.
+    const url = this.app.config.databaseUrl;
+    if (url) this.notices = listenForCommits(url, () => this.wake(), this.app.log);
+    this.timer = setInterval(() => {
+      if (!this.notices?.listening() || Date.now() - this.lastPoll >= HEARD_POLL_MS) void this.poll();
+    }, POLL_MS);
     this.timer.unref();
     this.heartbeat = setInterval(() => {
       for (const s of this.subscribers) s.out.write(': keep-alive\n\n');
@@ -78,6 +90,7 @@ export class EventStream {
   }
 
   stop(): void {
+    void this.notices?.stop();
     if (this.timer) clearInterval(this.timer);
     if (this.heartbeat) clearInterval(this.heartbeat);
     for (const s of this.subscribers) s.out.end();
@@ -154,9 +167,15 @@ export class EventStream {
     }
   }
 
+  private wake(): void {
+    if (this.polling) this.woken = true;
+    else void this.poll();
+  }
+
   private async poll(): Promise<void> {
     if (this.polling) return;
     this.polling = true;
+    this.lastPoll = Date.now();
     try {
       // No one to send to: skip ahead (a client catching up reads on to wherever this is).
       if (![...this.subscribers].some((s) => s.live)) {
@@ -196,6 +215,10 @@ export class EventStream {
       this.app.log.error('event stream: reading the events failed', { err });
     } finally {
       this.polling = false;
+      if (this.woken) {
+        this.woken = false;
+        void this.poll();
+      }
     }
   }
 
