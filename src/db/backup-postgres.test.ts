@@ -4,14 +4,16 @@
 // records, the same key, and it keeps sending, signed. Restore into a box on PostgreSQL is refused.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { request, runCli, startAppProcess, tempDir, testEnv, type AppProcess } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { freshDatabase, readBox } from '../testkit/postgres.ts';
 import { eventually } from '../testkit/outbound.ts';
 import { all } from './query.ts';
-import { readManifest } from './backup.ts';
+import { readManifest, scheduledBackup, verifyBackup } from './backup.ts';
+import { postgresSnapshot } from './backup-postgres.ts';
+import { createLog } from '../log.ts';
 
 let s: InboundScene;
 let database: { url: string; drop: () => Promise<void> };
@@ -137,6 +139,15 @@ test('restored into a data directory on SQLite, the box answers as before, searc
     await node?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("a scheduled backup on PostgreSQL is the same backup, written into backup_dir, the oldest beyond backup_keep deleted", async () => {
+  const config = { dataDir: s.t.dataDir, backupDir: join(folder, 'scheduled'), backupKeep: 1 };
+  const log = createLog({ level: 'error', write: () => {} });
+  await scheduledBackup(config, log, new Date('2026-01-01T03:30:00Z'), postgresSnapshot(database.url));
+  const second = await scheduledBackup(config, log, new Date('2026-01-02T03:30:00Z'), postgresSnapshot(database.url));
+  assert.equal(readdirSync(config.backupDir), [basename(second.file)]);
+  assert.is((await verifyBackup(second.file)).entries[0].path, 'mailwright.db');
 });
 
 test.run();
