@@ -11,6 +11,7 @@ import { GroupCommit } from '../db/group-commit.ts';
 import { postgresStore, sqliteStore, type Store } from '../db/store.ts';
 import { databaseProblems } from '../db/integrity.ts';
 import { createBackup } from '../db/backup.ts';
+import { postgresSnapshot } from '../db/backup-postgres.ts';
 import { restoreBackup } from '../db/restore.ts';
 import { issueSetupToken, setupLink } from '../account/setup.ts';
 import { createWorkspace, findWorkspace, DEFAULT_WORKSPACE } from '../account/workspaces.ts';
@@ -34,8 +35,11 @@ import { migrateCommand } from './migrate.ts';
 
 /** Runs `command` (one of HELP's but serve and try) with its arguments; resolves with the exit code. */
 export async function runCommand(config: Config, command: string, sub: string | undefined, rest: string[]): Promise<number> {
-  if (config.databaseUrl && (command === 'backup' || command === 'restore')) {
-    throw new ConfigError(`${command} works on a data directory's SQLite database; with database_url (MAILWRIGHT_DATABASE_URL) the store is PostgreSQL's: back it up with pg_dump and restore it with pg_restore.`);
+  if (config.databaseUrl && command === 'restore') {
+    throw new ConfigError(
+      `restore puts a backup into a data directory's SQLite database, and this box keeps its state in PostgreSQL (database_url, MAILWRIGHT_DATABASE_URL ${describeDatabase(config.databaseUrl)}). ` +
+        `Restore into a data directory without database_url, then move that box into an empty PostgreSQL database with 'mailwright migrate --to URL'. Nothing was changed.`,
+    );
   }
   if (command === 'migrate') {
     // The box to move must exist: an empty data directory is refused, never made.
@@ -47,7 +51,9 @@ export async function runCommand(config: Config, command: string, sub: string | 
     if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
     if (command === 'backup') {
       await requireDatabase(config);
-      const made = await createBackup({ dataDir: config.dataDir, file: positionals[0], skip: [config.backupDir] });
+      // On PostgreSQL the backup's database is a SQLite one made from PostgreSQL's rows: the same file either way.
+      const snapshot = config.databaseUrl ? postgresSnapshot(config.databaseUrl) : undefined;
+      const made = await createBackup({ dataDir: config.dataDir, file: positionals[0], skip: [config.backupDir], snapshot });
       // Recorded in the box once the backup is whole (so the backup itself does not hold its own row).
       await withStore(config, async ({ store }) => {
         await store.write(() => recordAudit(systemClock.now(), cliActor(), { workspaceId: null, action: 'box.backup_created', target: { type: 'backup', id: null, name: made.file }, data: { bytes: made.bytes } }));

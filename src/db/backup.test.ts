@@ -13,7 +13,7 @@ import { startSmtpSink } from '../testkit/smtp-sink.ts';
 import { request, runCli, sqliteOnly, startAppProcess, startTestApp, tempDir, testEnv, type Reply } from '../testkit/app.ts';
 import { eventually, startDestinationDns } from '../testkit/outbound.ts';
 import { ConfigError, loadConfig } from '../config/config.ts';
-import { BackupError, readBackup, scheduledBackup, verifyBackup } from './backup.ts';
+import { BackupError, createBackup, readBackup, scheduledBackup, verifyBackup } from './backup.ts';
 import { restoreBackup } from './restore.ts';
 
 let dns: DnsServer;
@@ -224,6 +224,19 @@ sqliteOnly(test)('the scheduled backup writes a checked backup into backup_dir a
     assert.ok(manifest.entries.some((e) => e.path === 'domain-connect.key'));
     assert.not.ok(manifest.entries.some((e) => e.path.startsWith('backups')), 'a backup never holds the older backups');
     assert.ok(t.logs.some((line) => line.includes('"msg":"backup written"')));
+  } finally {
+    await t.stop();
+  }
+});
+
+sqliteOnly(test)('a backup written into the data directory itself holds none of its own temporary files', async () => {
+  const t = await startTestApp();
+  try {
+    const made = await createBackup({ dataDir: t.dataDir, file: join(t.dataDir, 'here.backup') });
+    const paths = (await readBackup(made.file)).entries.map((e) => e.path);
+    assert.is(paths[0], 'mailwright.db');
+    assert.equal(paths.filter((p) => p.startsWith('.here.backup')), [], 'no snapshot or packing file of this backup');
+    assert.equal(readdirSync(t.dataDir).filter((n) => n.startsWith('.here.backup')), [], 'and none left behind');
   } finally {
     await t.stop();
   }

@@ -31,7 +31,7 @@ const MAX_MANIFEST = 64 * 1024 * 1024;
 // Names a backup never carries: the live database files (the snapshot stands for them), serve's markers, and
 // what backup and restore leave themselves (temporary files, staging folders, the files a restore moved aside).
 export const LIVE_DB = new Set([DB_ENTRY, `${DB_ENTRY}-wal`, `${DB_ENTRY}-shm`, `${DB_ENTRY}-journal`]);
-const TEMP_SUFFIX = '.tmp-backup';
+export const TEMP_SUFFIX = '.tmp-backup';
 export const ASIDE = '.before-restore-';
 export const STAGING = '.restore-';
 
@@ -51,25 +51,30 @@ export class BackupError extends Error {
 
 // --- Making a backup ------------------------------------------------------------------------------------------
 
+/** Writes the database's snapshot at `dest`, as one self-contained SQLite file in rollback-journal mode. */
+export type Snapshot = (dest: string) => Promise<void>;
+
 /**
- * Writes a backup of `dataDir` to `file`: a snapshot of the database taken while the box runs, and every other
- * file under the data directory except `skip` (folders or files, such as the scheduled backups' folder). The
- * file appears complete or not at all (written aside, fsynced, renamed), mode 0600.
+ * Writes a backup of `dataDir` to `file`: a snapshot of the database taken while the box runs (the data
+ * directory's, or what `snapshot` makes: backup-postgres.ts), and every other file under the data directory
+ * except `skip` (folders or files, such as the scheduled backups' folder). The file appears complete or not at
+ * all (written aside, fsynced, renamed), mode 0600.
  */
-export async function createBackup(opts: { dataDir: string; file: string; skip?: string[]; now?: Date }): Promise<{ file: string; bytes: number; entries: Entry[]; skipped: string[] }> {
+export async function createBackup(opts: { dataDir: string; file: string; skip?: string[]; now?: Date; snapshot?: Snapshot }): Promise<{ file: string; bytes: number; entries: Entry[]; skipped: string[] }> {
   const dataDir = resolve(opts.dataDir);
   const file = resolve(opts.file);
   const source = databasePath(dataDir);
-  if (!existsSync(source)) throw new BackupError(`there is no database at ${source}: check data_dir (MAILWRIGHT_DATA_DIR)`);
+  if (!opts.snapshot && !existsSync(source)) throw new BackupError(`there is no database at ${source}: check data_dir (MAILWRIGHT_DATA_DIR)`);
   if (!existsSync(dirname(file))) throw new BackupError(`cannot write ${file}: the folder ${dirname(file)} does not exist`);
   const tag = `${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`;
-  const snapshot = join(dirname(file), `.${basename(file)}.${tag}.db`);
+  // Ends in TEMP_SUFFIX like every file a backup leaves for itself: a backup written into the data directory skips it.
+  const snapshot = join(dirname(file), `.${basename(file)}.db.${tag}`);
   const packing = join(dirname(file), `.${basename(file)}.${tag}`);
   try {
-    await snapshotDatabase(source, snapshot);
+    await (opts.snapshot ?? ((dest: string) => snapshotDatabase(source, dest)))(snapshot);
     const check = await quickCheck(snapshot).result;
     if (check.kind !== 'ok') {
-      throw new BackupError(`the database ${source} fails quick_check (${check.detail}), so a copy of it would not restore: run 'mailwright doctor' and keep your last good backup`);
+      throw new BackupError(`the database ${opts.snapshot ? 'snapshot' : source} fails quick_check (${check.detail}), so a copy of it would not restore: run 'mailwright doctor' and keep your last good backup`);
     }
     const skip = [...(opts.skip ?? []), file].map((p) => resolve(p)).filter((p) => p !== dataDir);
     const { found, skipped } = await listDataDir(dataDir, skip);
@@ -344,10 +349,10 @@ const SCHEDULED = /^mailwright-\d{8}T\d{9}Z\.backup$/;
  * What serve's backup_schedule runs: a backup into backup_dir named by its UTC time, then the oldest of those
  * beyond backup_keep deleted (only after the new one is written, and only files named as this job names them).
  */
-export async function scheduledBackup(config: Pick<Config, 'dataDir' | 'backupDir' | 'backupKeep'>, log: Log, now = new Date()): Promise<{ file: string; deleted: string[] }> {
+export async function scheduledBackup(config: Pick<Config, 'dataDir' | 'backupDir' | 'backupKeep'>, log: Log, now = new Date(), snapshot?: Snapshot): Promise<{ file: string; deleted: string[] }> {
   const started = performance.now();
   await mkdir(config.backupDir, { recursive: true, mode: 0o700 });
-  const made = await createBackup({ dataDir: config.dataDir, file: join(config.backupDir, `mailwright-${stamp(now, true)}.backup`), skip: [config.backupDir], now });
+  const made = await createBackup({ dataDir: config.dataDir, file: join(config.backupDir, `mailwright-${stamp(now, true)}.backup`), skip: [config.backupDir], now, snapshot });
   const ours = (await readdir(config.backupDir)).filter((n) => SCHEDULED.test(n)).sort();
   const deleted = ours.slice(0, Math.max(0, ours.length - config.backupKeep));
   for (const name of deleted) await rm(join(config.backupDir, name), { force: true });

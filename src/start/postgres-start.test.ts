@@ -73,7 +73,7 @@ test('a wrong password is a configuration error (exit 78), and the message does 
   assert.not.ok((err as Error).message.includes('not-the-password'), (err as Error).message);
 });
 
-test('the commands act on the PostgreSQL database: refused before a box ran on it, then a key, the setup link and doctor', async () => {
+test('the commands act on the PostgreSQL database: refused before a box ran on it, then a key, the setup link, a backup (restore refused) and doctor', async () => {
   const fresh = await freshDatabase();
   const dataDir = tempDir();
   try {
@@ -89,8 +89,10 @@ test('the commands act on the PostgreSQL database: refused before a box ran on i
     assert.is(link.code, 0, link.stderr);
     assert.match(link.stdout, /\/setup#/);
     const backup = await runCli(['backup', `${dataDir}/b.backup`], env);
-    assert.is(backup.code, 78);
-    assert.match(backup.stderr, /pg_dump/);
+    assert.is(backup.code, 0, backup.stderr);
+    const restore = await runCli(['restore', `${dataDir}/b.backup`], env);
+    assert.is(restore.code, 78);
+    assert.match(restore.stderr, /Restore into a data directory without database_url, then .*'mailwright migrate --to URL'/);
     const running = await serve(fresh.url);
     try {
       assert.is((await request(`${running.t.api}/domains`, { key: key.stdout.trim() })).status, 200, 'the key made by the command works');

@@ -1,11 +1,12 @@
 // The box's periodic jobs, started by app.ts once the listeners are up: DNS re-checks, DKIM rotation, the box's
 // own DNS record, hourly housekeeping, nightly retention and scheduled backups. Each reads the configuration
 // when it runs, so a reload's values apply at the next run; each runs once per box, whichever node's timer fires
-// first (cluster/once.ts), but backups, which copy this node's data directory. Returns what stops them all.
+// first (cluster/once.ts), but backups on SQLite, which copy this node's data directory. Returns what stops them all.
 import cron from 'node-cron';
 import type { App } from '../context.ts';
 import { FullDiskNotice } from '../db/full-disk.ts';
 import { scheduledBackup } from '../db/backup.ts';
+import { postgresSnapshot } from '../db/backup-postgres.ts';
 import { recheckDueDomains, rotateDueKeys } from '../domains/verification.ts';
 import { runRetention } from '../emails/retention.ts';
 import { purgeSessions } from '../account/sessions.ts';
@@ -30,6 +31,8 @@ export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () =>
   // The first a minute after start, off the start-up path (a box's DNS can be slow or missing).
   const firstBoxDns = setTimeout(() => void checkBoxDns(), 60_000);
   firstBoxDns.unref();
+  const databaseUrl = config.databaseUrl;
+  const backup = () => (databaseUrl ? oncePerBox(app, 'backup', MINUTE, () => scheduledBackup(config, log, new Date(), postgresSnapshot(databaseUrl))) : scheduledBackup(config, log));
   const [housekeepingDisk, recheckDisk] = [new FullDiskNotice(log, 'housekeeping'), new FullDiskNotice(log, 'periodic DNS re-check')];
   const jobs = [
     // Each minute picks the domains whose last DNS check is older than dns_recheck_minutes.
@@ -53,9 +56,12 @@ export function startSchedules(app: App, opts: { boxDns?: boolean } = {}): () =>
         (err: unknown) => log.error('retention failed; it runs again tomorrow', { err }),
       ),
     { noOverlap: true }),
-    // backup_schedule (off by default); a failed backup deletes none of the older ones.
+    // backup_schedule (off by default); a failed backup deletes none of the older ones. On SQLite each node backs
+    // up its own data directory; on PostgreSQL the box is one database, backed up once, by whichever node's timer
+    // fires first, into that node's backup_dir (a cron line fires at most once a minute: a minute apart is
+    // another occurrence).
     ...(config.backupSchedule
-      ? [cron.schedule(config.backupSchedule, () => scheduledBackup(config, log).then(() => {}, (err: unknown) => log.error('scheduled backup failed', { err, backupDir: config.backupDir })), { noOverlap: true })]
+      ? [cron.schedule(config.backupSchedule, () => backup().then(() => {}, (err: unknown) => log.error('scheduled backup failed', { err, backupDir: config.backupDir })), { noOverlap: true })]
       : []),
   ];
   return async () => {
