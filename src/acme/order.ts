@@ -59,7 +59,10 @@ export async function order(account: AcmeAccount, name: string, challenges: Chal
   await reach(account.directoryUrl);
   const made = await acme.crypto.createPrivateEcdsaKey('P-256');
   const client = new acme.Client({ directoryUrl: account.directoryUrl, accountKey: await account.key(() => made) });
-  await client.createAccount({ termsOfServiceAgreed: true, ...(account.email ? { contact: [`mailto:${account.email}`] } : {}) });
+  // The contact is always named, none being []: acme-client turns an existing account's creation into an update
+  // of what is given, and an update of the terms alone is refused (Pebble: "Use POST-as-GET ..."), which failed
+  // every order after the first on a box without acme_email.
+  await client.createAccount({ termsOfServiceAgreed: true, contact: account.email ? [`mailto:${account.email}`] : [] });
   const placed = await client.createOrder({ identifiers: [{ type: 'dns', value: name }] });
   for (const authz of await client.getAuthorizations(placed)) {
     if (authz.status === 'valid') continue;
