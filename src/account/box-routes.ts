@@ -102,7 +102,7 @@ export async function doctorFindings(app: App, workspaceId: string, budgetMs: nu
     }
   };
   const [box] = await Promise.all([by(boxFindings(app), deadline, [late('box', app.config.hostname, 'address', budgetMs)]), ...Array.from({ length: DOMAINS_AT_ONCE }, worker)]);
-  return [...box, ...certificateFindings(app), ...perDomain.flat()];
+  return [...box, ...(await certificateFindings(app)), ...perDomain.flat()];
 }
 
 const late = (area: Finding['area'], subject: string, check: Finding['check'], budgetMs: number): Finding => ({ area, subject, check, status: 'pending', message: LATE(budgetMs), fix: null });
@@ -133,8 +133,8 @@ async function boxFindings(app: App): Promise<Finding[]> {
 }
 
 // Each ACME certificate's names, issuer and expiry, and the last error (acme/report.ts, as doctor says it).
-const certificateFindings = (app: App): Finding[] =>
-  acmeChecks(app.config, app.clock.now()).map((c) => ({ area: 'box', subject: app.config.hostname, check: 'certificate', status: c.ok ? 'ok' : c.waiting ? 'pending' : 'problem', message: c.text, fix: c.fix ?? null }));
+const certificateFindings = async (app: App): Promise<Finding[]> =>
+  (await app.store.read(acmeChecks(app.config, app.clock.now()))).map((c) => ({ area: 'box', subject: app.config.hostname, check: 'certificate', status: c.ok ? 'ok' : c.waiting ? 'pending' : 'problem', message: c.text, fix: c.fix ?? null }));
 
 const STATUS: Record<CheckState, Finding['status']> = { verified: 'ok', failed: 'problem', pending: 'pending' };
 

@@ -4,15 +4,16 @@
 // before goes on; a failure (Pebble stopped) keeps the old one, and records the error that doctor shows.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { existsSync, statSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { get } from 'node:https';
 import { join } from 'node:path';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { loadConfig } from '../config/config.ts';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
-import { freePort, request, runCli, seedWorkspace, startTestApp, TEST_STORE, type TestApp } from '../testkit/app.ts';
-import { run } from '../db/query.ts';
+import { freePort, request, runCli, seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
+import { get as row, run, value } from '../db/query.ts';
 import { startPebble, type Pebble } from '../testkit/pebble.ts';
 import { RawSmtp } from '../testkit/smtp-client.ts';
 
@@ -97,7 +98,7 @@ test.after(async () => {
   await dns?.close();
 });
 
-test('the box obtains a certificate for its hostname and serves it by STARTTLS and HTTPS, its files 0600', async () => {
+test('the box obtains a certificate for its hostname and serves it by STARTTLS and HTTPS, kept in the store', async () => {
   await within('the first certificate', 60_000, () => t.running.acme!.forHostname());
   const issued = status().certificate!;
   assert.equal(issued.names, [HOST]);
@@ -112,9 +113,12 @@ test('the box obtains a certificate for its hostname and serves it by STARTTLS a
   const tls = (await request(`${t.api}/account`, { key })).body.infrastructure.tls;
   assert.equal([tls.source, tls.names, tls.acme.lastError], ['acme', [HOST], null], 'GET /account shows the certificate in use');
   assert.match(tls.issuer, /Pebble/);
-  const dir = join(t.dataDir, 'acme');
-  assert.is(statSync(dir).mode & 0o777, 0o700);
-  for (const file of ['account.key', `${HOST}.key`, `${HOST}.crt`, 'status.json']) assert.is(statSync(join(dir, file)).mode & 0o777, 0o600, file);
+  // Kept in the store, which every node reads, not in the data directory.
+  const held = await t.app.store.read(row<{ key_pem: string; cert_pem: string }>('SELECT key_pem, cert_pem FROM acme_certificates WHERE name = ?', HOST));
+  assert.match(held!.key_pem, /PRIVATE KEY/);
+  assert.is(new X509Certificate(held!.cert_pem).serialNumber, issued.serial);
+  assert.ok(await t.app.store.read(value("SELECT value FROM box_settings WHERE key = 'acme_account_key'")), 'the account key too');
+  assert.not.ok(existsSync(join(t.dataDir, 'acme')), 'nothing under <data_dir>/acme');
 });
 
 test('the challenge port serves challenges only: anything else is a redirect to HTTPS, never the API', async () => {
@@ -197,8 +201,7 @@ test('an ACME failure keeps the certificate in use, records the error with a bac
   assert.is(finding?.status, 'problem', JSON.stringify(doctor.body.findings));
   assert.match(finding.message, /ECONNREFUSED/);
   assert.match(finding.message, new RegExp(`expires ${before.expiresAt.slice(0, 10)}`));
-  // doctor opens the data directory's SQLite database: on PostgreSQL it has no store to read yet.
-  if (TEST_STORE === 'postgres') return;
+  // doctor is another process: it reads the status from the store, as serve left it.
   const cli = await runCli(['doctor'], { ...t.env, MAILWRIGHT_HTTP_PORT: String(t.running.http.port), MAILWRIGHT_SMTP_PORT: String(t.smtpPort) });
   assert.match(cli.stdout, new RegExp(`✗ ACME certificate for ${HOST.replace(/\./g, '\\.')} by .*ECONNREFUSED`));
   assert.ok(cli.stdout.includes(`fix: check that ${HOST} resolves to this box`), cli.stdout);
@@ -216,7 +219,7 @@ test('a policy host that no longer points at the box is not renewed, and is drop
   await t.running.acme!.renewDue(Date.parse(sts.expiresAt) + 1000);
   assert.is(t.running.acme!.currentStatus()['mta-sts.sts.test'], undefined);
   assert.not.ok(t.running.acme!.names().includes('mta-sts.sts.test'));
-  assert.not.ok(existsSync(join(t.dataDir, 'acme', 'mta-sts.sts.test.crt')));
+  assert.is(await t.app.store.read(value('SELECT count(*) FROM acme_certificates WHERE name = ?', 'mta-sts.sts.test')), 0);
 });
 
 test.run();

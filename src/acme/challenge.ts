@@ -1,21 +1,28 @@
 // HTTP-01 challenges (RFC 8555 8.3): the key authorizations of orders in flight, and the tiny listener on
 // acme_http_port that answers GET /.well-known/acme-challenge/<token> and nothing else. Everything else is a
 // redirect to https_port, or 404 when that is off: port 80 faces the Internet and must never expose the API.
+// The key authorizations are in the store, not in memory: behind a balancer the CA's request may reach any
+// node, not the one that placed the order. One read per request; the CA sends a few per order.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Clock } from '../clock.ts';
+import type { Log } from '../log.ts';
+import type { Store } from '../db/store.ts';
+import { dropChallenge, putChallenge, readChallenge } from './stored.ts';
 
 const PREFIX = '/.well-known/acme-challenge/';
 // RFC 8555 8.3: the token is base64url; anything else cannot be one of ours.
 const TOKEN = /^[A-Za-z0-9_-]{1,256}$/;
 
 export class Challenges {
-  private readonly answers = new Map<string, string>();
+  constructor(private readonly deps: { store: Store; clock: Clock; log: Log }) {}
 
-  set(token: string, keyAuthorization: string): void {
-    this.answers.set(token, keyAuthorization);
+  /** Resolves once the answer is committed: only then may the CA be told to validate. */
+  async set(token: string, keyAuthorization: string): Promise<void> {
+    await this.deps.store.write(() => putChallenge(token, keyAuthorization, this.deps.clock.now()));
   }
 
-  delete(token: string): void {
-    this.answers.delete(token);
+  async delete(token: string): Promise<void> {
+    await this.deps.store.write(() => dropChallenge(token), { acknowledged: false });
   }
 
   /**
@@ -26,12 +33,21 @@ export class Challenges {
     const path = (req.url ?? '').split('?')[0];
     if (!path.startsWith(PREFIX)) return false;
     const token = path.slice(PREFIX.length);
-    const found = (req.method === 'GET' || req.method === 'HEAD') && TOKEN.test(token) ? this.answers.get(token) : undefined;
-    if (found === undefined) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('no such challenge\n');
-    } else {
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': Buffer.byteLength(found) }).end(req.method === 'HEAD' ? undefined : found);
-    }
+    const asked = (req.method === 'GET' || req.method === 'HEAD') && TOKEN.test(token);
+    void (asked ? this.deps.store.read(readChallenge(token)) : Promise.resolve(undefined)).then(
+      (found) => {
+        if (found === undefined) {
+          res.writeHead(404, { 'content-type': 'text/plain' }).end('no such challenge\n');
+        } else {
+          res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': Buffer.byteLength(found) }).end(req.method === 'HEAD' ? undefined : found);
+        }
+      },
+      (err: unknown) => {
+        // The CA tries again; a store that cannot answer says so rather than "no such challenge".
+        this.deps.log.warn('could not read an ACME challenge from the store', { err });
+        res.writeHead(503, { 'content-type': 'text/plain' }).end('try again\n');
+      },
+    );
     return true;
   }
 }

@@ -1,20 +1,20 @@
 // One certificate ordered from the ACME server with acme-client (RFC 8555 7.4): the account (its key made once
-// and kept), a fresh key and CSR for the name, the HTTP-01 challenge answered by `Challenges`, the chain back.
+// and kept in the store), a fresh key and CSR for the name, the HTTP-01 challenge answered by `Challenges`, the
+// chain back.
 // Only this file talks to acme-client; the schedule, storage and serving live beside it.
 import { readFileSync } from 'node:fs';
 import { Agent, get } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import acme from 'acme-client';
 import type { Challenges } from './challenge.ts';
-import { readAccountKey, writeAccountKey } from './files.ts';
 
 export interface AcmeAccount {
   directoryUrl: string;
   email: string | null;
   /** An extra CA (PEM file) to trust for the ACME server's own HTTPS, beside the system's. */
   caFile: string | null;
-  /** <data_dir>/acme */
-  dir: string;
+  /** The box's account key (PEM), made with `make` the first time: one account for all nodes. */
+  key: (make: () => Buffer) => Promise<Buffer>;
 }
 
 let trusting: string | null = null;
@@ -50,14 +50,6 @@ function reach(directoryUrl: string): Promise<void> {
   });
 }
 
-async function accountKey(dir: string): Promise<Buffer> {
-  const kept = readAccountKey(dir);
-  if (kept) return kept;
-  const made = await acme.crypto.createPrivateEcdsaKey('P-256');
-  writeAccountKey(dir, made);
-  return made;
-}
-
 /**
  * Orders a certificate for `name` (RFC 8555 7.3-7.4): account, order, each authorization's http-01 challenge,
  * finalize with a CSR, download the chain. Resolves with its key and chain (PEM), or rejects with the reason.
@@ -65,20 +57,24 @@ async function accountKey(dir: string): Promise<Buffer> {
 export async function order(account: AcmeAccount, name: string, challenges: Challenges): Promise<{ key: Buffer; cert: Buffer }> {
   configureTransport(account.caFile);
   await reach(account.directoryUrl);
-  const client = new acme.Client({ directoryUrl: account.directoryUrl, accountKey: await accountKey(account.dir) });
-  await client.createAccount({ termsOfServiceAgreed: true, ...(account.email ? { contact: [`mailto:${account.email}`] } : {}) });
+  const made = await acme.crypto.createPrivateEcdsaKey('P-256');
+  const client = new acme.Client({ directoryUrl: account.directoryUrl, accountKey: await account.key(() => made) });
+  // The contact is always named, none being []: acme-client turns an existing account's creation into an update
+  // of what is given, and an update of the terms alone is refused (Pebble: "Use POST-as-GET ..."), which failed
+  // every order after the first on a box without acme_email.
+  await client.createAccount({ termsOfServiceAgreed: true, contact: account.email ? [`mailto:${account.email}`] : [] });
   const placed = await client.createOrder({ identifiers: [{ type: 'dns', value: name }] });
   for (const authz of await client.getAuthorizations(placed)) {
     if (authz.status === 'valid') continue;
     const challenge = authz.challenges.find((c) => c.type === 'http-01');
     if (!challenge) throw new Error(`the ACME server offered no http-01 challenge for ${authz.identifier.value} (offered: ${authz.challenges.map((c) => c.type).join(', ')})`);
     const keyAuthorization = await client.getChallengeKeyAuthorization(challenge);
-    challenges.set(challenge.token, keyAuthorization);
+    await challenges.set(challenge.token, keyAuthorization);
     try {
       await client.completeChallenge(challenge);
       await client.waitForValidStatus(challenge);
     } finally {
-      challenges.delete(challenge.token);
+      await challenges.delete(challenge.token).catch(() => {});
     }
   }
   // RSA 2048: every SMTP client that speaks TLS at all can use it, which is not yet true of ECDSA.

@@ -2,7 +2,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { backoffMs, due, renewAt } from './policy.ts';
-import type { NameStatus } from './files.ts';
+import type { NameStatus } from './stored.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

@@ -2,7 +2,7 @@
 // Two thirds of the lifetime leaves a 90-day certificate a month for retries, as certbot and Caddy do; the
 // backoff keeps a box whose DNS is wrong well inside Let's Encrypt's failed-validation limit (5 per hour).
 import { X509Certificate } from 'node:crypto';
-import type { NameStatus } from './files.ts';
+import type { NameStatus } from './stored.ts';
 
 const HOUR = 3_600_000;
 export const FIRST_BACKOFF_MS = HOUR;

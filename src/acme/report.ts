@@ -1,8 +1,9 @@
-// What `doctor` and the Overview's health checks (GET /doctor) say about ACME, from status.json alone (doctor
-// runs beside serve, in another process): each name's certificate (names, issuer, expiry, renewal) and the
-// last error with when the next attempt comes.
+// What `doctor` and the Overview's health checks (GET /doctor) say about ACME, from the status the store holds
+// (doctor runs beside serve, in another process; on several nodes any of them may have ordered): each name's
+// certificate (names, issuer, expiry, renewal) and the last error with when the next attempt comes.
 import type { Config } from '../config/config.ts';
-import { acmeDir, readStatus, type NameStatus } from './files.ts';
+import type { Query } from '../db/query.ts';
+import { readStatus, type NameStatus } from './stored.ts';
 
 export interface AcmeCheck {
   name: string;
@@ -20,9 +21,9 @@ const DAY = 86_400_000;
 const WARN_DAYS = 14;
 const day = (iso: string) => iso.slice(0, 10);
 
-export function acmeChecks(config: Pick<Config, 'acme' | 'dataDir' | 'hostname' | 'acmeHttpPort'>, now: number): AcmeCheck[] {
+export function* acmeChecks(config: Pick<Config, 'acme' | 'hostname' | 'acmeHttpPort'>, now: number): Query<AcmeCheck[]> {
   if (!config.acme) return [];
-  const status = readStatus(acmeDir(config.dataDir));
+  const status = yield* readStatus();
   const names = [config.hostname, ...Object.keys(status).filter((n) => n !== config.hostname).sort()];
   return names.map((name) => checkName(config, name, status[name], now));
 }

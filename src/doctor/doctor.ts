@@ -191,7 +191,7 @@ export async function doctor(config: Config, store: Pick<Store, 'read' | 'dialec
   await checkDomainConnectKey(config, resolver, r);
   r.lines.push('', 'This box');
   // With acme = true the ACME certificate is the one served once issued; until then the fallback is, so both show.
-  const acme = acmeChecks(config, Date.now());
+  const acme = await store.read(acmeChecks(config, Date.now()));
   const served = acme.some((c) => c.name === config.hostname && c.issued) ? [] : [certificateCheck(config, Date.now())];
   const storage = db ? [storageCheck(config, db)] : await store.read(databaseChecks());
   report(r, [...served, ...acme, await store.read(queueCheck(Date.now())), ...storage, await store.read(growthCheck(config)), ...(await store.read(webhookChecks()))]);

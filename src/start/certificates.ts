@@ -8,7 +8,6 @@ import type { SMTPServer } from 'smtp-server';
 import type { App } from '../context.ts';
 import { tlsCredentials, type TlsCredentials } from '../smtp/certificate.ts';
 import { AcmeCertificates } from '../acme/certificates.ts';
-import { acmeDir } from '../acme/files.ts';
 import { allDomains } from '../domains/domains.ts';
 import type { TlsState } from '../account/overview.ts';
 
@@ -20,7 +19,10 @@ export async function createServedTls(app: App) {
   if (fallback.notSaved) log.warn('could not keep the new self-signed TLS certificate; STARTTLS uses it from memory and the next start makes another', fallback.notSaved);
   const acme = config.acme
     ? new AcmeCertificates({
-        account: { directoryUrl: config.acmeDirectory, email: config.acmeEmail, caFile: config.acmeCaFile, dir: acmeDir(config.dataDir) },
+        store: app.store,
+        node: app.node,
+        account: { directoryUrl: config.acmeDirectory, email: config.acmeEmail, caFile: config.acmeCaFile },
+        dataDir: config.dataDir,
         hostname: config.hostname,
         policyDomains: async () => (await app.store.read(allDomains())).filter((d) => d.inbound_status === 'ready' && !d.local).map((d) => d.name),
         resolver: app.dns,
@@ -28,6 +30,7 @@ export async function createServedTls(app: App) {
         log,
       })
     : null;
+  await acme?.load();
   const smtp: SMTPServer[] = [];
   let https: HttpsServer | null = null;
 
