@@ -2,11 +2,22 @@
 // Two thirds of the lifetime leaves a 90-day certificate a month for retries, as certbot and Caddy do; the
 // backoff keeps a box whose DNS is wrong well inside Let's Encrypt's failed-validation limit (5 per hour).
 import { X509Certificate } from 'node:crypto';
-import type { NameStatus } from './stored.ts';
 
 const HOUR = 3_600_000;
 export const FIRST_BACKOFF_MS = HOUR;
 export const MAX_BACKOFF_MS = 24 * HOUR;
+
+/** What the last attempt for one name left: the certificate in use, and the last error if the attempt failed. */
+export interface NameStatus {
+  name: string;
+  /** The certificate in use: what it names, who issued it, when it runs out and when it is renewed. */
+  certificate: { names: string[]; issuer: string; serial: string; notBefore: string; expiresAt: string; renewAt: string } | null;
+  lastError: { message: string; at: string } | null;
+  /** Failures in a row since the last success (the backoff doubles with each). */
+  failures: number;
+  /** When the next attempt may be made after a failure; null when none failed. */
+  retryAt: string | null;
+}
 
 /** Two thirds of the way from notBefore to notAfter. */
 export const renewAt = (notBefore: number, notAfter: number) => notBefore + Math.floor(((notAfter - notBefore) * 2) / 3);
@@ -14,7 +25,7 @@ export const renewAt = (notBefore: number, notAfter: number) => notBefore + Math
 /** 1 h after the first failure in a row, doubling with each, at most a day. */
 export const backoffMs = (failures: number) => Math.min(FIRST_BACKOFF_MS * 2 ** Math.max(0, failures - 1), MAX_BACKOFF_MS);
 
-/** What status.json and doctor say of a chain: its leaf's names, issuer, serial, validity and renewal time. */
+/** What the status and doctor say of a chain: its leaf's names, issuer, serial, validity and renewal time. */
 export function describe(chain: Buffer): NonNullable<NameStatus['certificate']> {
   const leaf = new X509Certificate(chain);
   const notBefore = Date.parse(leaf.validFrom);

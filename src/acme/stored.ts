@@ -2,19 +2,9 @@
 // of orders in flight, each name's key and chain, and each name's last outcome (errors and backoff). Queries
 // only; certificates.ts decides when to run them.
 import { all, run, value, type Query } from '../db/query.ts';
-import { describe } from './policy.ts';
+import { describe, type NameStatus } from './policy.ts';
 
-/** What the last attempt for one name left: the certificate in use, and the last error if the attempt failed. */
-export interface NameStatus {
-  name: string;
-  /** The certificate in use: what it names, who issued it, when it runs out and when it is renewed. */
-  certificate: { names: string[]; issuer: string; serial: string; notBefore: string; expiresAt: string; renewAt: string } | null;
-  lastError: { message: string; at: string } | null;
-  /** Failures in a row since the last success (the backoff doubles with each). */
-  failures: number;
-  /** When the next attempt may be made after a failure; null when none failed. */
-  retryAt: string | null;
-}
+export type { NameStatus };
 
 export type AcmeStatus = Record<string, NameStatus>;
 
