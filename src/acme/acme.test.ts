@@ -2,6 +2,7 @@
 // acme_http_port and resolves its names through the test DNS server: the certificate it issues is served by
 // STARTTLS and HTTPS and verifies to Pebble's root, kept 0600; a renewal swaps it in while an SMTP session opened
 // before goes on; a failure (Pebble stopped) keeps the old one, and records the error that doctor shows.
+import { eventually } from '../testkit/outbound.ts';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { X509Certificate } from 'node:crypto';
@@ -23,16 +24,6 @@ let pebble: Pebble;
 let t: TestApp;
 let root: string;
 let key: string;
-
-async function within<T>(what: string, ms: number, probe: () => T | null | undefined | Promise<T | null | undefined>): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const found = await probe();
-    if (found) return found;
-    if (Date.now() > end) throw new Error(`${what} did not happen within ${ms / 1000} s`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** An SMTP session on the MX listener after STARTTLS, verifying the certificate against Pebble's root. */
 async function startTlsSession(): Promise<{ smtp: RawSmtp; secure: TLSSocket }> {
@@ -99,7 +90,7 @@ test.after(async () => {
 });
 
 test('the box obtains a certificate for its hostname and serves it by STARTTLS and HTTPS, kept in the store', async () => {
-  await within('the first certificate', 60_000, () => t.running.acme!.forHostname());
+  await eventually(() => t.running.acme!.forHostname(), 60_000, 'the first certificate');
   const issued = status().certificate!;
   assert.equal(issued.names, [HOST]);
   assert.match(issued.issuer, /Pebble/i);

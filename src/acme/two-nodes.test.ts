@@ -2,6 +2,7 @@
 // the node that did NOT place the order (a relay in front of the nodes' challenge ports picks the other one),
 // which answers from the store. One order for the box, one account, and both nodes serve the certificate over
 // TLS; a renewal by one is swapped in by the other without a restart.
+import { eventually } from '../testkit/outbound.ts';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connect as tcpConnect, createServer, type Server, type Socket } from 'node:net';
@@ -23,16 +24,6 @@ const nodes: TestApp[] = [];
 /** Which node's challenge port each validation connection went to (index in `nodes`). */
 const validatedBy: number[] = [];
 
-async function eventually<T>(what: string, ms: number, probe: () => T | null | undefined | Promise<T | null | undefined>): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const found = await probe();
-    if (found) return found;
-    if (Date.now() > end) throw new Error(`${what} did not happen within ${ms / 1000} s`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 /** The node that holds (or last held) the box's ACME lease, as an index in `nodes`, once both run. */
 async function orderer(): Promise<{ index: number } | null> {
   if (nodes.length < 2) return null;
@@ -46,7 +37,7 @@ function startRelay(port: number): Promise<Server> {
   const server = createServer((client: Socket) => {
     client.pause();
     client.on('error', () => {});
-    void eventually('both nodes up and one ordering', 10_000, orderer).then(
+    void eventually(orderer, 10_000, 'both nodes up and one ordering').then(
       ({ index }) => {
         const other = 1 - index;
         validatedBy.push(other);
@@ -110,9 +101,9 @@ test.after(async () => {
 });
 
 test('one node orders, the other answers the CA from the store; both serve the one certificate', async () => {
-  const ordering = (await eventually('a node ordering', 10_000, orderer)).index;
+  const ordering = (await eventually(orderer, 10_000, 'a node ordering')).index;
   const other = nodes[1 - ordering]!;
-  const cert = await eventually('the first certificate', 60_000, () => nodes[ordering]!.running.acme!.currentStatus()[HOST]?.certificate);
+  const cert = await eventually(() => nodes[ordering]!.running.acme!.currentStatus()[HOST]?.certificate, 60_000, 'the first certificate');
   assert.ok(validatedBy.length > 0, 'the CA validated');
   assert.ok(validatedBy.every((n) => n === 1 - ordering), 'every validation reached the other node');
   assert.equal(nodes.map(obtained), nodes.map((_, i) => (i === ordering ? 1 : 0)), 'exactly one order, by one node');
@@ -120,7 +111,7 @@ test('one node orders, the other answers the CA from the store; both serve the o
   assert.is(await nodes[0]!.app.store.read(value('SELECT count(*) FROM acme_challenges')), 0, 'the challenge is gone once validated');
 
   // The other node picks it up at its next look at the store, without a restart.
-  await eventually('the other node serving it', POLL_MS + 15_000, () => other.running.acme!.forHostname());
+  await eventually(() => other.running.acme!.forHostname(), POLL_MS + 15_000, 'the other node serving it');
   for (const node of nodes) assert.is(await servedSerial(node), cert.serial, 'HTTPS on each node serves the certificate');
   const { key } = await seedWorkspace(other);
   const tls = (await request(`${other.api}/account`, { key })).body.infrastructure.tls;
@@ -133,7 +124,7 @@ test('a renewal by one node is swapped in by the other; a pass on the other find
   const after = nodes[0]!.running.acme!.currentStatus()[HOST]!.certificate!;
   assert.is.not(after.serial, before.serial, nodes.map((n) => n.logs.filter((l) => /ACME|acme/.test(l)).join('\n')).join('\n---\n'));
   assert.is(await servedSerial(nodes[0]!), after.serial);
-  await eventually('node 2 serving the renewed certificate', POLL_MS + 15_000, async () => (await servedSerial(nodes[1]!)) === after.serial);
+  await eventually(async () => (await servedSerial(nodes[1]!)) === after.serial, POLL_MS + 15_000, 'node 2 serving the renewed certificate');
   const orders = nodes.map(obtained).reduce((a, b) => a + b);
   await nodes[1]!.running.acme!.renewDue();
   assert.is(nodes.map(obtained).reduce((a, b) => a + b), orders, 'the other node orders nothing: the store says it is done');
