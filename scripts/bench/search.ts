@@ -19,6 +19,8 @@
 //     the prefix index's 3 letters, walked by its first 3 letters and checked on each email, or merged by FTS5
 //     when few of those emails have it; a phrase; a second page).
 // BENCH_SEARCH_DIR keeps the built data directory there and reuses it on the next run (same size).
+// BENCH_STORE=postgres: the built box is moved into a fresh PostgreSQL database with `mailwright migrate --to`
+// (timed), and serve runs on it; the target there is p95 under 50 ms, the plans are not printed.
 import { spawnSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -37,6 +39,10 @@ import { runOn } from '../../src/db/sqlite-query.ts';
 import { ensureLabels } from '../../src/labels/labels.ts';
 import { parseListParams } from '../../src/emails/search-routes.ts';
 import { startAppProcess, testEnv } from '../../src/testkit/app.ts';
+import { BENCH_STORE } from './serve-process.ts';
+import { freshDatabase } from '../../src/testkit/postgres.ts';
+import { openPool } from '../../src/db/postgres.ts';
+import { runCli } from '../../src/testkit/app.ts';
 import { WORDS_FILE, benchDir, ensureWordsInstalled, fmt, machineBusyMicros, mulberry32, percentile, reportGoal, table, zipf } from './lib.ts';
 
 const MESSAGES = Number(process.env.BENCH_SEARCH_MESSAGES ?? 1_000_000);
@@ -44,7 +50,7 @@ const REQUESTS = Number(process.env.BENCH_SEARCH_REQUESTS ?? 200);
 const WARMUP = 20;
 const ROUNDS = Number(process.env.BENCH_SEARCH_ROUNDS ?? 3);
 const KEEP_DIR = process.env.BENCH_SEARCH_DIR;
-const TARGET_P95_MS = 25;
+const TARGET_P95_MS = BENCH_STORE === 'postgres' ? 50 : 25;
 const BATCH = 20_000;
 const SPAN_MS = 2 * 365 * 86_400_000;
 const OWN_DOMAIN = 'acme.example';
@@ -348,16 +354,35 @@ function peakRssMiB(pid: number | undefined): number | null {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const rank = (kind: string) => (REQUIRED.includes(kind) ? REQUIRED.indexOf(kind) : REQUIRED.length);
 
+/** BENCH_STORE=postgres: the built box copied into a fresh PostgreSQL database by `mailwright migrate --to`. */
+async function movedToPostgres(dataDir: string): Promise<{ env: Record<string, string>; seconds: number; bytes: () => Promise<number>; drop: () => Promise<void> }> {
+  const database = await freshDatabase();
+  const started = performance.now();
+  const moved = await runCli(['migrate', '--to', database.url], testEnv(dataDir));
+  if (moved.code !== 0) throw new Error(`mailwright migrate --to failed (${moved.code}): ${moved.stderr}`);
+  const seconds = (performance.now() - started) / 1000;
+  const bytes = async () => {
+    const pool = openPool(database.url, { max: 1 });
+    try {
+      return Number((await pool.query('SELECT pg_database_size(current_database()) AS n')).rows[0].n);
+    } finally {
+      await pool.end();
+    }
+  };
+  return { env: { MAILWRIGHT_DATABASE_URL: database.url }, seconds, bytes, drop: database.drop };
+}
+
 async function measure(dataDir: string, meta: Meta) {
+  const postgres = BENCH_STORE === 'postgres' ? await movedToPostgres(dataDir) : null;
   const warm = await warmUp(dataDir);
   const app = await startAppProcess(
-    testEnv(dataDir, { MAILWRIGHT_LOG_LEVEL: 'info', MAILWRIGHT_RATE_LIMIT: '0', ...(process.env.MAILWRIGHT_MEMORY_PROFILE ? { MAILWRIGHT_MEMORY_PROFILE: process.env.MAILWRIGHT_MEMORY_PROFILE } : {}) }),
+    testEnv(dataDir, { MAILWRIGHT_LOG_LEVEL: 'info', MAILWRIGHT_RATE_LIMIT: '0', ...postgres?.env, ...(process.env.MAILWRIGHT_MEMORY_PROFILE ? { MAILWRIGHT_MEMORY_PROFILE: process.env.MAILWRIGHT_MEMORY_PROFILE } : {}) }),
     120_000,
   );
   // A large database's quick_check runs on after `ready` (db/integrity.ts), a core busy for a minute or more:
-  // the rounds measure the box after it, as it serves for the rest of its life.
+  // the rounds measure the box after it, as it serves for the rest of its life. (PostgreSQL has none.)
   const checked = performance.now();
-  while (!/"msg":"(database checked|the database could not be checked)"/.test(app.output()) && performance.now() - checked < 600_000) await new Promise((r) => setTimeout(r, 200));
+  while (!postgres && !/"msg":"(database checked|the database could not be checked)"/.test(app.output()) && performance.now() - checked < 600_000) await new Promise((r) => setTimeout(r, 200));
   const checkWait = (performance.now() - checked) / 1000;
   const db = new Database(databasePath(dataDir), { readonly: true });
   const rows: Array<Array<string | number>> = [];
@@ -413,6 +438,7 @@ async function measure(dataDir: string, meta: Meta) {
       const params = parseListParams(Object.fromEntries(sample));
       // A prefix its first 3 letters do not settle is first walked by them (list.ts, checkedWalk): show that plan.
       const checked = !!params.search?.walk?.check.length;
+      if (postgres) continue; // SQLite's plans: PostgreSQL plans the same request differently
       const plan = runOn(db, planList(meta.workspaceId, params, checked ? { broad: true, rows: 251 } : {}));
       const detail = plan ? (db.prepare(`EXPLAIN QUERY PLAN ${plan.sql}`).all(...plan.args) as Array<{ detail: string }>).map((r) => r.detail) : ['(nothing can match: no statement)'];
       const how = checked ? `checked walk of ${JSON.stringify(plan?.args[0])}` : `MATCH ${JSON.stringify(plan?.args[0])}`;
@@ -423,6 +449,8 @@ async function measure(dataDir: string, meta: Meta) {
   } finally {
     await app.stop('SIGTERM');
   }
+  const postgresBytes = postgres ? await postgres.bytes() : 0;
+  await postgres?.drop();
 
   // Size: the file (WAL checkpointed at close), and what holds it.
   const size = statSync(databasePath(dataDir)).size;
@@ -436,12 +464,15 @@ async function measure(dataDir: string, meta: Meta) {
   const textBytes = meta.textBytes ?? Number(db.prepare('SELECT sum(length(text_body)) FROM email_contents').pluck().get());
   db.close();
 
-  console.log(`\n### Listing and search at ${fmt(meta.messages)} emails (GET /api/v1/emails, limit=50, ${REQUESTS} distinct requests per kind, one at a time; medians of ${ROUNDS} rounds)\n`);
+  if (postgres) {
+    console.log(`\nOn PostgreSQL 15: \`mailwright migrate --to\` moved the box in ${fmt(postgres.seconds)} s (${fmt(meta.messages / postgres.seconds)} emails/s: copied, indexed for search, compared); the database then held ${fmt(postgresBytes / 2 ** 20)} MiB (${fmt(postgresBytes / meta.messages)} bytes per email).`);
+  }
+  console.log(`\n### Listing and search at ${fmt(meta.messages)} emails${postgres ? ' on PostgreSQL' : ''} (GET /api/v1/emails, limit=50, ${REQUESTS} distinct requests per kind, one at a time; medians of ${ROUNDS} rounds)\n`);
   table(['request', 'requests', 'p50 ms', 'p95 ms (range)', 'p99 ms', 'max ms', 'rows per page', 'machine busy (cores)', `p95 < ${TARGET_P95_MS} ms`], rows);
   if (peakRss !== null) console.log(`\nServer (\`serve\`, ${process.env.MAILWRIGHT_MEMORY_PROFILE ?? 'default'} memory profile): peak RSS **${fmt(peakRss)} MiB** over the rounds (VmHWM).`);
   // Search p95 under 25 ms at 1,000,000 emails for every kind the target names, and the server's peak RSS.
   const at = `${fmt(MESSAGES)} emails`;
-  reportGoal({ goal: `search at ${at}, slowest median p95 of the target's kinds`, measured: `${fmt(slowest, 1)} ms`, target: `< ${TARGET_P95_MS} ms`, pass: slowest < TARGET_P95_MS });
+  reportGoal({ goal: `search at ${at}${postgres ? ' on PostgreSQL' : ''}, slowest median p95 of the target's kinds`, measured: `${fmt(slowest, 1)} ms`, target: `< ${TARGET_P95_MS} ms`, pass: slowest < TARGET_P95_MS });
   if (peakRss !== null) reportGoal({ goal: `memory, search server at ${at} (peak RSS, ${process.env.MAILWRIGHT_MEMORY_PROFILE ?? 'default'} profile)`, measured: `${fmt(peakRss)} MiB`, target: '≤ 256 MiB', pass: peakRss <= 256 });
   console.log(`\nBefore measuring, the database was flushed and read once (${fmt(warm)} s): a warm page cache, as in performance-baseline.md. The rounds began once serve's start-up quick_check had finished (${fmt(checkWait, 1)} s after ready).`);
   console.log(`Build: ${fmt(meta.build.seconds)} s (${fmt(meta.build.perSecond)} emails/s, SQL straight into a migrated database, FTS row included).`);
@@ -455,10 +486,12 @@ async function measure(dataDir: string, meta: Meta) {
         `deliveries ${fmt(group(/^deliveries/) / count)} B, attachments rows ${fmt(group(/^(email_attachments|sqlite_autoindex_email_attachments)/) / count)} B (no attachment bytes), correspondents ${fmt(group(/correspondents/) / count)} B.`,
     );
   }
-  console.log('\nEXPLAIN QUERY PLAN of the statement each kind runs (its first measured request):\n');
-  console.log('```');
-  console.log(plans.join('\n'));
-  console.log('```');
+  if (plans.length) {
+    console.log('\nEXPLAIN QUERY PLAN of the statement each kind runs (its first measured request):\n');
+    console.log('```');
+    console.log(plans.join('\n'));
+    console.log('```');
+  }
   if (failures.length) {
     console.log(`\nMissed: ${failures.join('; ')}`);
     process.exitCode = 1;

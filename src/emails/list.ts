@@ -17,7 +17,7 @@ import type { Category, EmailRow } from './rows.ts';
 import { all, column, dialect, value, type Query } from '../db/query.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import { ftsPhrase, tsPhrase, WEIGHTS, type SearchQuery } from './search-query.ts';
-import { findLabels, labelsOf, type Label } from '../labels/labels.ts';
+import { findLabels, labelsOfEach, type Label } from '../labels/labels.ts';
 import { roleToken } from './search-index.ts';
 import { containing, like, operatorConditions, RECIPIENTS } from './list-operators.ts';
 import type { QueryOperators } from './search-operators.ts';
@@ -111,13 +111,11 @@ export function* listEmails(workspaceId: string, p: ListParams) {
   // Where the page's sent mail stands: one grouped query for the page (delivery.ts).
   const delivery = yield* summariesOf(page.filter((r) => r.direction === 'out').map((r) => r.id));
   const extracted = yield* extractedTexts(page.filter((r) => r.direction === 'in').map((r) => r.id));
-  const data = [];
-  for (const row of page) {
-    data.push({
-      ...presentSummary(row, snippets.get(row.id) ?? row.preview ?? '', yield* labelsOf(workspaceId, row.labels_json), delivery.get(row.id) ?? null),
-      extractedText: extracted.get(row.id) ?? null,
-    });
-  }
+  const labels = yield* labelsOfEach(workspaceId, page.map((r) => r.labels_json));
+  const data = page.map((row, i) => ({
+    ...presentSummary(row, snippets.get(row.id) ?? row.preview ?? '', labels[i]!, delivery.get(row.id) ?? null),
+    extractedText: extracted.get(row.id) ?? null,
+  }));
   return { data, count: data.length, hasMore: rows.length > p.limit };
 }
 

@@ -9,7 +9,7 @@ import { all, get, run, value, type Query } from '../db/query.ts';
 import type { Store } from '../db/store.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import { ApiError, validationError } from '../errors.ts';
-import { labelsOf, type Label } from '../labels/labels.ts';
+import { labelsOf, labelsOfEach, type Label } from '../labels/labels.ts';
 import { unpackBodies, unpackMessageAsync } from '../mail/packing.ts';
 import { unindexEmail } from './search-index.ts';
 import { dropFromBacklog } from './search-backlog.ts';
@@ -74,9 +74,8 @@ export function* getThread(workspaceId: string, threadId: string, trashed = fals
   const found = yield* threadParts(workspaceId, threadId, trashed);
   if (!found) return null;
   const { rows, byEmail, recipients } = found;
-  const emails = [];
-  for (const row of rows) emails.push(presentEmail(row, byEmail.get(row.id) ?? [], yield* labelsOf(workspaceId, row.labels_json), row.direction === 'out' ? (recipients.get(row.id) ?? []) : null));
-  return emails;
+  const labels = yield* labelsOfEach(workspaceId, rows.map((r) => r.labels_json));
+  return rows.map((row, i) => presentEmail(row, byEmail.get(row.id) ?? [], labels[i]!, row.direction === 'out' ? (recipients.get(row.id) ?? []) : null));
 }
 
 /** The thread's messages and their attachments and recipients; null when the workspace has no such thread. */

@@ -54,8 +54,20 @@ export function* ensureLabels(clock: Clock, workspaceId: string, names: readonly
 
 /** `{id, name, color}` of each id in a labels_json list, in its order (a label deleted meanwhile is left out). */
 export function* labelsOf(workspaceId: string, labelsJson: string): Query<Label[]> {
-  if (labelsJson === '[]') return [];
-  return yield* all<Label>('SELECT l.id, l.name, l.color FROM json_each(?) j JOIN labels l ON l.id = j.value AND l.workspace_id = ? ORDER BY j.key', labelsJson, workspaceId);
+  return (yield* labelsOfEach(workspaceId, [labelsJson]))[0]!;
+}
+
+/**
+ * The labels of several emails (a page of a list) in one statement, each email's in its own order: a statement
+ * per email is a round trip each on PostgreSQL, 50 of them for a page of labelled mail.
+ */
+export function* labelsOfEach(workspaceId: string, labelsJsons: readonly string[]): Query<Label[][]> {
+  const lists = labelsJsons.map((j) => (j === '[]' ? [] : (JSON.parse(j) as string[])));
+  const ids = [...new Set(lists.flat())];
+  if (!ids.length) return lists.map(() => []);
+  const found = yield* all<Label>('SELECT l.id, l.name, l.color FROM json_each(?) j JOIN labels l ON l.id = j.value AND l.workspace_id = ?', JSON.stringify(ids), workspaceId);
+  const byId = new Map(found.map((l) => [l.id, l]));
+  return lists.map((list) => list.flatMap((id) => byId.get(id) ?? []));
 }
 
 /**
