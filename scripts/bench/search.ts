@@ -21,6 +21,7 @@
 // BENCH_SEARCH_DIR keeps the built data directory there and reuses it on the next run (same size).
 // BENCH_STORE=postgres: the built box is moved into a fresh PostgreSQL database with `mailwright migrate --to`
 // (timed), and serve runs on it; the target there is p95 under 50 ms, the plans are not printed.
+// BENCH_SEARCH_POSTGRES=<url> measures on a database a build was moved into before, instead of moving it again.
 import { spawnSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -356,11 +357,13 @@ const rank = (kind: string) => (REQUIRED.includes(kind) ? REQUIRED.indexOf(kind)
 
 /** BENCH_STORE=postgres: the built box copied into a fresh PostgreSQL database by `mailwright migrate --to`. */
 async function movedToPostgres(dataDir: string): Promise<{ env: Record<string, string>; seconds: number; bytes: () => Promise<number>; drop: () => Promise<void> }> {
-  const database = await freshDatabase();
+  // BENCH_SEARCH_POSTGRES: a database the same build was moved into before (kept; its move not timed again).
+  const kept = process.env.BENCH_SEARCH_POSTGRES;
+  const database = kept ? { url: kept, drop: async () => {} } : await freshDatabase();
   const started = performance.now();
-  const moved = await runCli(['migrate', '--to', database.url], testEnv(dataDir));
-  if (moved.code !== 0) throw new Error(`mailwright migrate --to failed (${moved.code}): ${moved.stderr}`);
-  const seconds = (performance.now() - started) / 1000;
+  const moved = kept ? null : await runCli(['migrate', '--to', database.url], testEnv(dataDir));
+  if (moved && moved.code !== 0) throw new Error(`mailwright migrate --to failed (${moved.code}): ${moved.stderr}`);
+  const seconds = kept ? NaN : (performance.now() - started) / 1000;
   const bytes = async () => {
     const pool = openPool(database.url, { max: 1 });
     try {
