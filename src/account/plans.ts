@@ -3,7 +3,7 @@
 // of held plans add up (any unlimited one makes the sum unlimited) and count per calendar month (UTC).
 // Metering checks and counts a send's recipients and attachment bytes in the transaction that queues it.
 import type { Config, Plan } from '../config/config.ts';
-import { all, get, run, type Query } from '../db/query.ts';
+import { all, change, get, type Query } from '../db/query.ts';
 import { ApiError } from '../errors.ts';
 
 export interface Holding {
@@ -84,7 +84,7 @@ export function* meter(config: PlanConfig, workspaceId: string, now: number, sen
       }
     }
   }
-  yield* run(
+  yield* change(
     `INSERT INTO usage (workspace_id, period, recipients, attachment_bytes) VALUES (?, ?, ?, ?)
      ON CONFLICT (workspace_id, period) DO UPDATE SET recipients = usage.recipients + excluded.recipients, attachment_bytes = usage.attachment_bytes + excluded.attachment_bytes`,
     workspaceId, period.key, send.recipients, send.attachmentBytes,
@@ -93,7 +93,7 @@ export function* meter(config: PlanConfig, workspaceId: string, now: number, sen
 
 /** What a canceled send had counted, given back to the period it was counted in (never below zero). */
 export function* giveBack(workspaceId: string, meteredAt: number, send: { recipients: number; attachmentBytes: number }): Query<void> {
-  yield* run(
+  yield* change(
     'UPDATE usage SET recipients = max(0, recipients - ?), attachment_bytes = max(0, attachment_bytes - ?) WHERE workspace_id = ? AND period = ?',
     send.recipients,
     send.attachmentBytes,

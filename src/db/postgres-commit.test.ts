@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { freshDatabase } from '../testkit/postgres.ts';
 import { PostgresCommit } from './postgres-commit.ts';
 import { openPool, type PgPool } from './postgres.ts';
-import { run, value, type Query } from './query.ts';
+import { change, run, value, type Query } from './query.ts';
 
 let pool: PgPool;
 let drop: () => Promise<void>;
@@ -50,6 +50,25 @@ test('a write that fails is refused with its own error, and the others of its ba
   assert.equal(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
   assert.is(((outcomes[1] as PromiseRejectedResult).reason as { code?: string }).code, '23505', 'the duplicate key, as PostgreSQL said it');
   assert.equal((await notes()).map((r) => r.n), [1, 2, 3, 5]);
+  await pool.query('DELETE FROM notes');
+});
+
+test('a change that fails after its query ended is still its own write\'s failure, in the middle of a batch or last', async () => {
+  // Only changes: each query ends before its insert is answered, which the next query's statements, or the
+  // COMMIT, carry.
+  const add = (n: number) => commits.run(() => change('INSERT INTO notes (n, seen, tx) VALUES (?, 0, txid_current())', n));
+  await add(5);
+  for (const order of [[1, 5, 2, 3], [1, 2, 3, 5]]) {
+    const outcomes = await Promise.allSettled(order.map(add));
+    assert.equal(outcomes.map((o) => o.status), order.map((n) => (n === 5 ? 'rejected' : 'fulfilled')), `order ${order}`);
+    assert.is(((outcomes[order.indexOf(5)] as PromiseRejectedResult).reason as { code?: string }).code, '23505');
+    assert.equal((await notes()).map((r) => r.n), [1, 2, 3, 5]);
+    await pool.query('DELETE FROM notes WHERE n != 5');
+  }
+  // And a read after an earlier query's failed change refuses that query, not the reader.
+  const outcomes = await Promise.allSettled([add(5), commits.run(() => note(6))]);
+  assert.equal(outcomes.map((o) => o.status), ['rejected', 'fulfilled']);
+  assert.equal((await notes()).map((r) => r.n), [5, 6]);
   await pool.query('DELETE FROM notes');
 });
 

@@ -5,7 +5,7 @@
 // Each write's promise settles after the shared COMMIT. One failing write is taken out and the others run again
 // in a new transaction: a query is only database work, so it may be run again (query.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { StoreUnreachable, WRITE_LOCK, reach, retryable, runOnClient, type PgClient, type PgPool } from './postgres.ts';
+import { EarlierChangeFailed, StoreUnreachable, Unanswered, WRITE_LOCK, reach, retryable, runOnClient, type PgClient, type PgPool } from './postgres.ts';
 import type { Query } from './query.ts';
 
 interface Write {
@@ -70,15 +70,24 @@ export class PostgresCommit {
       const results: unknown[] = [];
       try {
         await reach(client.query(begin(writes.some((w) => w.durable))));
+        // Each query's last changes go on with the next query's statements, and the last ones with the COMMIT
+        // (which an aborted transaction answers by rolling back).
+        const unanswered = new Unanswered(client);
         for (const [at, w] of writes.entries()) {
           try {
-            results.push(await runOnClient(client, w.make()));
+            results.push(await runOnClient(client, w.make(), { unanswered, of: at }));
           } catch (error) {
-            failed = { at, error };
+            failed = error instanceof EarlierChangeFailed ? { at: error.failure.of, error: error.failure.error } : { at, error };
             break;
           }
         }
-        if (!failed) await reach(client.query('COMMIT'));
+        if (!failed) {
+          const committed = reach(client.query('COMMIT'));
+          committed.catch(() => {});
+          const late = await unanswered.settled();
+          if (late) failed = { at: late.of, error: late.error };
+          else await committed;
+        }
       } catch (error) {
         failed = { at: -1, error }; // BEGIN or COMMIT: the whole batch
       }

@@ -4,8 +4,9 @@
 // same rows from either store.
 // Writes keep the guarantee the resources were written for, SQLite's: one writer at a time, under the box's
 // write lock, in group commits (postgres-commit.ts).
+import type { Writable } from 'node:stream';
 import pg from 'pg';
-import { runAsync, textFor, type Query, type Statement } from './query.ts';
+import { textFor, type Query, type Statement } from './query.ts';
 
 const { Pool, types: pgTypes } = pg;
 
@@ -47,6 +48,9 @@ export function openPool(url: string, opts: PostgresOptions = {}): PgPool {
     // answering, or a query stuck on a lock, fails the request instead.
     statement_timeout: 60_000,
     idle_in_transaction_session_timeout: 60_000,
+    // A statement is sent without waiting for the answers to those before it: the changes of a query (query.ts
+    // `change`) go out together with the statement after them, answered in order.
+    pipeline: true,
   });
   // A connection the server closes or the network cuts (a restart, a failover) must not end the process: an
   // idle one the pool drops and replaces; one in use fails its query (StoreUnreachable below), and its client,
@@ -80,8 +84,87 @@ export async function readOn<T>(pool: PgPool, q: Query<T>, snapshot = false): Pr
 /** pg_advisory_xact_lock's key for the box's one writer (migrations use another, postgres-migrate.ts). */
 export const WRITE_LOCK = 7_004_301;
 
-/** `q`'s statements, one after the other, on `client` (in whatever transaction it is in). */
-export const runOnClient = <T>(client: PgClient, q: Query<T>): Promise<T> => runAsync(q, (s) => answer(client, s));
+/**
+ * Changes (query.ts `change`) sent on one connection and not yet answered, each with the query it belongs to. They
+ * are written into the socket held back (corked) and leave in one write with the next statement whose answer is
+ * waited for; a transaction's queries may leave theirs here for the next query, or for its COMMIT.
+ */
+export class Unanswered {
+  private sent: Array<{ answer: Promise<unknown>; of: number }> = [];
+  private corked = false;
+  private readonly socket: Writable | undefined;
+
+  constructor(private readonly client: PgClient) {
+    this.socket = (client as unknown as { connection?: { stream?: Writable } }).connection?.stream;
+  }
+
+  send(s: Statement, of: number): void {
+    if (!this.corked && this.socket?.cork) (this.corked = true), this.socket.cork();
+    const answer = answerOn(this.client, s);
+    answer.catch(() => {}); // read by settled()
+    this.sent.push({ answer, of });
+  }
+
+  /** Sends what is held back; the first change to fail, and whose it was (the statements after it fail only because the transaction is aborted). */
+  async settled(): Promise<{ error: unknown; of: number } | null> {
+    if (this.corked) (this.corked = false), this.socket!.uncork();
+    if (!this.sent.length) return null;
+    const sent = this.sent;
+    this.sent = [];
+    const answers = await Promise.allSettled(sent.map((s) => s.answer));
+    const at = answers.findIndex((a) => a.status === 'rejected');
+    return at < 0 ? null : { error: (answers[at] as PromiseRejectedResult).reason, of: sent[at]!.of };
+  }
+}
+
+/** A change of an earlier query of the transaction failed (Unanswered): that query failed, not the one running. */
+export class EarlierChangeFailed extends Error {
+  constructor(readonly failure: { error: unknown; of: number }) {
+    super('a change of an earlier query failed');
+  }
+}
+
+/**
+ * `q`'s statements, one after the other, on `client` (in whatever transaction it is in), its changes sent without
+ * waiting (Unanswered). The first of them to fail is the query's failure at the next statement it waits for, or
+ * at its end. Given `unanswered`, the query is the transaction's `of`th and leaves its last changes there unsettled.
+ */
+export async function runOnClient<T>(client: PgClient, q: Query<T>, carried?: { unanswered: Unanswered; of: number }): Promise<T> {
+  const unanswered = carried?.unanswered ?? new Unanswered(client);
+  const of = carried?.of ?? 0;
+  let step = q.next();
+  while (!step.done) {
+    const s = step.value;
+    if (s.want === 'dialect') {
+      step = q.next('postgres');
+      continue;
+    }
+    if (s.want === 'change') {
+      unanswered.send(s, of);
+      step = q.next(undefined);
+      continue;
+    }
+    let result: unknown;
+    try {
+      const asked = answerOn(client, s); // written behind the changes, before the socket is uncorked
+      asked.catch(() => {});
+      const failed = await unanswered.settled();
+      if (failed && failed.of !== of) throw new EarlierChangeFailed(failed);
+      if (failed) throw failed.error;
+      result = await asked;
+    } catch (err) {
+      if (err instanceof EarlierChangeFailed) throw err;
+      step = q.throw(err);
+      continue;
+    }
+    step = q.next(result);
+  }
+  if (!carried) {
+    const failed = await unanswered.settled();
+    if (failed) throw failed.error;
+  }
+  return step.value;
+}
 
 /** serialization_failure and deadlock_detected: the transaction was undone and can be run again as it was. */
 export const retryable = (err: unknown) => ['40001', '40P01'].includes((err as { code?: string })?.code ?? '');
@@ -116,7 +199,7 @@ export async function reach<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-async function answer(client: PgClient, s: Statement): Promise<unknown> {
+async function answerOn(client: PgClient, s: Statement): Promise<unknown> {
   try {
     return await reach(ask(client, s));
   } catch (err) {
@@ -139,7 +222,7 @@ async function ask(client: PgClient, s: Statement): Promise<unknown> {
     return s.want === 'value' ? r.rows[0]?.[0] : r.rows.map((row) => row[0]);
   }
   const r = await client.query(config);
-  return s.want === 'get' ? r.rows[0] : s.want === 'all' ? r.rows : (r.rowCount ?? 0);
+  return s.want === 'get' ? r.rows[0] : s.want === 'all' ? r.rows : s.want === 'change' ? undefined : (r.rowCount ?? 0);
 }
 
 const names = new Map<string, string>();

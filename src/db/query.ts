@@ -18,9 +18,9 @@ export type Params = unknown[] | [Record<string, unknown>];
 
 /**
  * What a statement is asked for: a row, all rows, the first column of the first row or of every row, the rows
- * changed, nothing (several statements), or no statement but the store's dialect.
+ * changed, nothing (a change, or several statements), or no statement but the store's dialect.
  */
-export type Want = 'get' | 'all' | 'value' | 'column' | 'run' | 'exec' | 'dialect';
+export type Want = 'get' | 'all' | 'value' | 'column' | 'run' | 'change' | 'exec' | 'dialect';
 
 export interface Statement {
   readonly want: Want;
@@ -56,6 +56,17 @@ export function* run(sql: Sql, ...params: Params): Query<number> {
   return (yield { want: 'run', sql, params }) as number;
 }
 
+/**
+ * Runs an INSERT, UPDATE or DELETE whose count the query does not read. PostgreSQL sends it on without waiting for
+ * its answer, together with the statements after it (pipelined), so the writes of a transaction cost one round
+ * trip together instead of one each; its failure is thrown at the next statement that waits for an answer, or at
+ * the end of the query. A statement whose failure the query catches (a unique key it turns into its own refusal)
+ * is a `run`.
+ */
+export function* change(sql: Sql, ...params: Params): Query<void> {
+  yield { want: 'change', sql, params };
+}
+
 /** Several statements without parameters (schema changes). */
 export function* exec(sql: Sql): Query<void> {
   yield { want: 'exec', sql, params: [] };
@@ -76,22 +87,6 @@ export function runSync<T>(q: Query<T>, answer: (s: Statement) => unknown): T {
     let result: unknown;
     try {
       result = answer(step.value);
-    } catch (err) {
-      step = q.throw(err);
-      continue;
-    }
-    step = q.next(result);
-  }
-  return step.value;
-}
-
-/** Runs `q` to its end with `answer` giving each statement's result, awaited (PostgreSQL). */
-export async function runAsync<T>(q: Query<T>, answer: (s: Statement) => Promise<unknown>): Promise<T> {
-  let step = q.next();
-  while (!step.done) {
-    let result: unknown;
-    try {
-      result = await answer(step.value);
     } catch (err) {
       step = q.throw(err);
       continue;

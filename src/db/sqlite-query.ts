@@ -24,5 +24,7 @@ function answer(db: Db, s: Statement): unknown {
       return statement.pluck().all(...s.params);
     case 'run':
       return statement.run(...s.params).changes;
+    case 'change':
+      return void statement.run(...s.params);
   }
 }

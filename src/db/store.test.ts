@@ -8,7 +8,7 @@ import { migratePostgres } from './postgres-migrate.ts';
 import { listMigrations } from './migrate.ts';
 import { fileURLToPath } from 'node:url';
 import { openPool, type PgPool } from './postgres.ts';
-import { all, column, constraintViolated, dialect, get, run, value, type Query } from './query.ts';
+import { all, change, column, constraintViolated, dialect, get, run, value, type Query } from './query.ts';
 import type { Store } from './store.ts';
 import { bothStores, freshDatabase } from '../testkit/postgres.ts';
 
@@ -104,6 +104,31 @@ both('a broken constraint is named alike, and a write that throws leaves nothing
     }
   });
   assert.is(answered, 'unique');
+});
+
+both('changes sent without waiting are all made, in order, and the first to fail is the failure, where it is read', async (s) => {
+  const made = await s.write(function* () {
+    for (let i = 0; i < 20; i++) yield* change('INSERT INTO box_settings (key, value) VALUES (?, ?)', `change_${i}`, Buffer.from([i]));
+    yield* change('UPDATE box_settings SET value = ? WHERE key = ?', Buffer.from([99]), 'change_19');
+    return yield* column<Buffer>("SELECT value FROM box_settings WHERE key LIKE 'change\\_%' ESCAPE '\\' ORDER BY key");
+  });
+  assert.is(made.length, 20);
+  assert.equal(made.find((v) => v[0] === 99) && made.filter((v) => v[0] === 19).length, 0, 'the update came after its insert');
+  // A change that fails: the statement after it throws that failure, not "transaction aborted", and the whole
+  // write is undone.
+  const failed = await s
+    .write(function* () {
+      yield* change('INSERT INTO box_settings (key, value) VALUES (?, ?)', 'change_new', Buffer.from([1]));
+      yield* change('INSERT INTO box_settings (key, value) VALUES (?, ?)', 'change_0', Buffer.from([1]));
+      yield* change('INSERT INTO box_settings (key, value) VALUES (?, ?)', 'change_newer', Buffer.from([1]));
+      return yield* value('SELECT count(*) FROM box_settings');
+    })
+    .catch((e: unknown) => e);
+  assert.is(constraintViolated(failed), 'unique');
+  assert.is(await s.read(value("SELECT count(*) FROM box_settings WHERE key IN ('change_new', 'change_newer')")), 0, 'rolled back');
+  // At the end of a query too.
+  const last = await s.write(() => change('INSERT INTO box_settings (key, value) VALUES (?, ?)', 'change_1', Buffer.from([1]))).catch((e: unknown) => e);
+  assert.is(constraintViolated(last), 'unique');
 });
 
 both('a published template version cannot be changed or deleted while its template exists', async (s) => {

@@ -2,7 +2,7 @@
 // attachments as a ComposeInput, and the signed copy stored once, packed (mail/packing.ts). Queries on the
 // emails tables only (db/query.ts; a copy is read in one query, then unpacked off it); it decides nothing about
 // queueing or personal copies (send/ does) and imports nothing from send/.
-import { all, get, run, value, type Query } from '../db/query.ts';
+import { all, change, get, type Query, run, value } from '../db/query.ts';
 import type { Store } from '../db/store.ts';
 import type { Mailbox } from '../mail/addresses.ts';
 import type { ComposeInput } from '../mail/compose.ts';
@@ -114,7 +114,7 @@ export function* storePersonalCopy(deliveryId: number, packed: Buffer): Query<bo
  */
 export function* packStoredBodies(emailId: string, bodies: { text: string | Buffer | null; html: string | Buffer | null }): Query<void> {
   const { text, html } = yield* bodiesForStore(bodies);
-  yield* run(PACK_BODIES, text, html, emailId);
+  yield* change(PACK_BODIES, text, html, emailId);
 }
 
 export function* hasSignedCopy(emailId: string): Query<boolean> {
@@ -128,13 +128,13 @@ export function* hasSignedCopy(emailId: string): Query<boolean> {
  */
 export function* storeSignedCopy(emailId: string, packed: Buffer, size: number, now: number): Query<boolean> {
   if (!(yield* run('UPDATE email_contents SET raw = ? WHERE email_id = ? AND raw IS NULL', packed, emailId))) return false;
-  yield* run('UPDATE emails SET size = ?, signed_at = ? WHERE id = ?', size, now, emailId);
+  yield* change('UPDATE emails SET size = ?, signed_at = ? WHERE id = ?', size, now, emailId);
   return true;
 }
 
 /** An email sent as one copy per recipient: its size and signing time are those of the first copy signed. */
 export function* noteFirstCopySigned(emailId: string, size: number, now: number): Query<void> {
-  yield* run('UPDATE emails SET size = ?, signed_at = ? WHERE id = ? AND signed_at IS NULL', size, now, emailId);
+  yield* change('UPDATE emails SET size = ?, signed_at = ? WHERE id = ? AND signed_at IS NULL', size, now, emailId);
 }
 
 /** The first two bytes of a copy packed against another copy (mail/packing.ts packAgainstCopy), as a parameter both stores compare bytes with. */

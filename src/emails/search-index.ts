@@ -5,7 +5,7 @@
 // correspondents alone (their trigram index is the table's own).
 // Queries of single-row statements for the writer's own transaction (db/query.ts). (Not a trigger: a statement
 // that fires one opens a savepoint, and FTS5 then flushes its pending rows, one tiny segment per email.)
-import { dialect, get, run, value, type Query } from '../db/query.ts';
+import { change, dialect, get, type Query, run, value } from '../db/query.ts';
 import type { Mailbox } from '../mail/addresses.ts';
 import { MAX_LEXEME_BYTES, WEIGHTS, wordsOf } from './search-query.ts';
 
@@ -49,7 +49,7 @@ export function* nextSearchRowid(now: number): Query<number> {
   // rows the backlog's indexing has pending in the same group commit out as a segment of their own there (in
   // the writer, 26-82 µs at its first run in each job; 510 µs after four indexed letters in a scratch test).
   const newest = last.newest;
-  if (newest === null || minute > newest) yield* run('INSERT INTO search_clock (minute, first_rowid) VALUES (?, ?)', minute, rowid);
+  if (newest === null || minute > newest) yield* change('INSERT INTO search_clock (minute, first_rowid) VALUES (?, ?)', minute, rowid);
   return rowid;
 }
 
@@ -68,10 +68,10 @@ export function* indexEmail(rowid: number, doc: SearchDocument): Query<void> {
   const postgres = (yield* dialect()) === 'postgres';
   if (postgres) {
     const vector = searchVector({ subject: doc.subject, participants, attachments, body });
-    yield* run('INSERT INTO email_search (search_rowid, workspace_id, document) VALUES (?, ?, CAST(? AS tsvector))', rowid, doc.workspaceId, vector);
+    yield* change('INSERT INTO email_search (search_rowid, workspace_id, document) VALUES (?, ?, CAST(? AS tsvector))', rowid, doc.workspaceId, vector);
   } else {
-    yield* run('INSERT INTO email_search (rowid, subject, body, participants, attachments) VALUES (?, ?, ?, ?, ?)', rowid, doc.subject, body, participants, attachments);
-    yield* run('INSERT INTO email_prefixes (rowid, prefixes) VALUES (?, ?)', rowid, prefixesOf([doc.subject, body, people, attachments]));
+    yield* change('INSERT INTO email_search (rowid, subject, body, participants, attachments) VALUES (?, ?, ?, ?, ?)', rowid, doc.subject, body, participants, attachments);
+    yield* change('INSERT INTO email_prefixes (rowid, prefixes) VALUES (?, ?)', rowid, prefixesOf([doc.subject, body, people, attachments]));
   }
   const named = new Map<string, { address: string; name: string }>();
   for (const m of [doc.from, ...doc.recipients]) {
@@ -82,7 +82,7 @@ export function* indexEmail(rowid: number, doc: SearchDocument): Query<void> {
   if (postgres) {
     // All of them in one statement (a round trip each otherwise); search reads them with pg_trgm, no second index.
     if (named.size) {
-      yield* run(
+      yield* change(
         'INSERT INTO correspondents (workspace_id, address, name) SELECT ?, p.address, p.name FROM json_to_recordset(CAST(? AS json)) AS p(address text, name text) ON CONFLICT DO NOTHING',
         doc.workspaceId,
         JSON.stringify([...named.values()]),
@@ -95,7 +95,7 @@ export function* indexEmail(rowid: number, doc: SearchDocument): Query<void> {
     // The new row's id read by a statement of its own, not by RETURNING id: a statement with RETURNING opens a
     // statement savepoint, and FTS5 then writes the rows the batch has pending out as a segment of their own.
     const id = yield* value<number>('SELECT last_insert_rowid()');
-    yield* run('INSERT INTO correspondents_search (rowid, address, name) VALUES (?, ?, ?)', id, address, name);
+    yield* change('INSERT INTO correspondents_search (rowid, address, name) VALUES (?, ?, ?)', id, address, name);
   }
 }
 

@@ -3,7 +3,7 @@
 // (db/query.ts; the writer's group commit), so an email is stored whole or not at all. It decides nothing:
 // the flows classify, thread and queue.
 import type { Clock } from '../clock.ts';
-import { run, type Query } from '../db/query.ts';
+import { change, type Query } from '../db/query.ts';
 import { newId } from '../db/ids.ts';
 import type { Mailbox } from '../mail/addresses.ts';
 import type { ParsedMessage } from '../mail/parse.ts';
@@ -68,7 +68,7 @@ function* insertReceived(clock: Clock, e: { id: string; now: number; searchRowid
   const { id, now, searchRowid, from, text } = e;
   const threadId = m.threadId ?? id;
   const p = m.parsed;
-  yield* run(
+  yield* change(
     `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, inbox_id, message_id, thread_id, in_reply_to, refs,
        from_address, from_name, to_json, cc_json, reply_to_json, subject, envelope_from, size,
        category, important, classification, authentication, preview, search_rowid, created_at, spam)
@@ -152,7 +152,7 @@ export function* storeSentEmail(clock: Clock, e: SentEmail): Query<void> {
 /** The send's row, bodies and attachments, and its labels' counts. */
 function* insertSent(now: number, searchRowid: number, text: string, e: SentEmail): Query<void> {
   const c = e.content;
-  yield* run(
+  yield* change(
     `INSERT INTO emails (id, workspace_id, direction, status, domain_id, domain, message_id, thread_id, in_reply_to, refs,
        from_address, from_name, to_json, cc_json, bcc_json, reply_to_json, subject, headers_json,
        tags_json, labels_json, message_class, envelope_from, preview, search_rowid, created_at, template_id, template_version_id, is_test, counted, sent_by, sent_by_key)
@@ -174,9 +174,9 @@ function* insertSent(now: number, searchRowid: number, text: string, e: SentEmai
  */
 function* storeBodies(emailId: string, workspaceId: string, now: number, b: { text: string | Buffer | null; html: string | Buffer | null; raw: Buffer | null; attachments: StoredAttachment[]; extractedText?: string | null }, waiting: boolean): Query<void> {
   const { text, html } = yield* bodiesForStore({ text: b.text, html: b.html });
-  yield* run(insertContents(waiting), emailId, text, html, b.raw, b.extractedText ?? null);
+  yield* change(insertContents(waiting), emailId, text, html, b.raw, b.extractedText ?? null);
   for (const [i, a] of b.attachments.entries()) {
-    yield* run(
+    yield* change(
       'INSERT INTO email_attachments (id, email_id, workspace_id, position, filename, content_type, content_id, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
       newId('att', now), emailId, workspaceId, i, a.filename, a.contentType, a.contentId ?? null, a.content.length, a.content,
     );

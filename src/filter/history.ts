@@ -1,7 +1,7 @@
 // Sender reputation from the workspace's own history (sender_history, 0037): whom it wrote to, whose mail the
 // owner kept (read outside Spam, or moved out of it) and whose mail the owner reported. A sender with good
 // history leans to ham; a first contact leans to neither. Queries for the caller's transaction (db/query.ts).
-import { get, run, type Query } from '../db/query.ts';
+import { change, get, type Query } from '../db/query.ts';
 import type { Signal } from './signals.ts';
 
 /**
@@ -25,7 +25,7 @@ const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1
 function* touch(workspaceId: string, address: string, column: 'wrote_at' | 'kept_at' | 'reported_at', now: number): Query<void> {
   const lower = address.trim().toLowerCase();
   if (lower.lastIndexOf('@') < 1) return;
-  yield* run(
+  yield* change(
     `INSERT INTO sender_history (workspace_id, address, domain, ${column}) VALUES (?, ?, ?, ?)
      ON CONFLICT (workspace_id, address) DO UPDATE SET ${column} = excluded.${column}`,
     workspaceId, lower, domainOf(lower), now,

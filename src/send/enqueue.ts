@@ -3,7 +3,7 @@
 // transaction that stores the send (or releases a scheduled one), so a suppression made a moment before is
 // always seen.
 import type { DbContext } from '../context.ts';
-import { run, type Query } from '../db/query.ts';
+import { change, type Query } from '../db/query.ts';
 import { domainOf } from '../mail/addresses.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import { suppressionFor } from '../feedback/suppressions.ts';
@@ -19,10 +19,10 @@ export function* enqueue(ctx: DbContext, email: { id: string; workspaceId: strin
     const suppression = yield* suppressionFor(workspaceId, recipient, email.messageClass);
     if (suppression) {
       blocked++;
-      yield* run(delivery, id, workspaceId, recipient, domainOf(recipient), 'blocked', null, now, now);
+      yield* change(delivery, id, workspaceId, recipient, domainOf(recipient), 'blocked', null, now, now);
       yield* addEvent(clock, { workspaceId, emailId: id, type: 'blocked', recipient, data: { reason: suppression.reason, scope: suppression.scope, suppressedAt: suppression.createdAt } });
     } else {
-      yield* run(delivery, id, workspaceId, recipient, domainOf(recipient), 'queued', now, now, now);
+      yield* change(delivery, id, workspaceId, recipient, domainOf(recipient), 'queued', now, now, now);
       yield* addEvent(clock, { workspaceId, emailId: id, type: 'sent', recipient, data: {} });
     }
   }

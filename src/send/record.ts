@@ -3,7 +3,7 @@
 // suppresses the address (feedback/bounces.ts), all in one group commit; a bounce or a failure of mail sent from
 // the dashboard also puts a notice in the sender's mailbox (feedback/notices.ts). It must not deliver or decide outcomes.
 import type { App } from '../context.ts';
-import { run } from '../db/query.ts';
+import { change } from '../db/query.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import { suppressIfHard } from '../feedback/bounces.ts';
 import { noticeSender } from '../feedback/notices.ts';
@@ -39,7 +39,7 @@ export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claime
         addEvent(clock, { workspaceId: row.workspace_id, emailId: row.email_id, type, recipient: row.recipient, data: { ...data, ...extra } });
       const finish = (state: string) => {
         attempted.push(attemptLine(row, o, state, attempts));
-        return run('UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = NULL, claimed_at = NULL, claimed_by = NULL, last_code = ?, last_response = ?, last_mx = ?, updated_at = ? WHERE id = ?', state, attempts, o.code, o.response, o.mx, now, row.id);
+        return change('UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = NULL, claimed_at = NULL, claimed_by = NULL, last_code = ?, last_response = ?, last_mx = ?, updated_at = ? WHERE id = ?', state, attempts, o.code, o.response, o.mx, now, row.id);
       };
       const notice = { workspaceId: row.workspace_id, emailId: row.email_id, recipient: row.recipient };
       if (o.result === 'delivered') {
@@ -63,7 +63,7 @@ export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claime
         yield* noticeSender(app, { ...notice, kind: 'failed', response: o.response, reason });
       } else {
         attempted.push(attemptLine(row, o, 'deferred', attempts));
-        yield* run(
+        yield* change(
           "UPDATE deliveries SET state = 'deferred', attempts = ?, next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL, first_deferred_at = coalesce(first_deferred_at, ?), last_code = ?, last_response = ?, last_mx = ?, updated_at = ? WHERE id = ?",
           attempts, now + retryDelay(policy, attempts), now, o.code, o.response, o.mx, now, row.id,
         );
