@@ -28,7 +28,8 @@ const ms = (at: string | null) => (at === null ? null : Date.parse(at));
 
 // --- challenges ---
 
-export const readChallenge = (token: string) => value<string>('SELECT key_authorization FROM acme_challenges WHERE token = ?', token);
+/** Every challenge of the orders in flight: a handful (stale ones are dropped after a day). */
+export const readChallenges = () => all<{ token: string; keyAuthorization: string }>('SELECT token, key_authorization AS keyAuthorization FROM acme_challenges LIMIT 10000');
 
 export const putChallenge = (token: string, keyAuthorization: string, now: number) =>
   run('INSERT INTO acme_challenges (token, key_authorization, created_at) VALUES (?, ?, ?) ON CONFLICT (token) DO UPDATE SET key_authorization = excluded.key_authorization', token, keyAuthorization, now);

@@ -9,7 +9,7 @@ import { matchSender, type ListMatch } from '../filter/lists.ts';
 import { score } from '../filter/store.ts';
 import type { Verdict } from '../filter/verdict.ts';
 import { unpackTokens } from '../filter/tokens.ts';
-import { dialect, exec, type Query } from '../db/query.ts';
+import { change, dialect, exec, type Query } from '../db/query.ts';
 import type { AnalysisParts } from './analysed.ts';
 
 export interface ToJudge extends Pick<AnalysisParts, 'verdicts' | 'tokens' | 'tokenProblem' | 'evidence'> {
@@ -55,7 +55,8 @@ function* judgement(ctx: DbContext, workspaceId: string, m: ToJudge): Query<Judg
  */
 function* undoable<T>(name: string, q: Query<T>): Query<T> {
   const savepoint = (yield* dialect()) === 'postgres';
-  if (savepoint) yield* exec(`SAVEPOINT ${name}`);
+  // Sent on with q's first statement; the release waits, so that a failure of q's own changes comes in here.
+  if (savepoint) yield* change(`SAVEPOINT ${name}`);
   try {
     const result = yield* q;
     if (savepoint) yield* exec(`RELEASE SAVEPOINT ${name}`);
