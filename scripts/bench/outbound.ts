@@ -15,7 +15,8 @@
 // A fresh smtp-sink process (same binary and options) receives each run and appends every message to a dump file;
 // the dump proves the count and the distinct recipients, that every signed sender's message carries a
 // DKIM-Signature (and the unsigned Postfix's none), and a sample of them verifies with mailauth against the key
-// published in the bench's DNS server.
+// published in the bench's DNS server. BENCH_STORE=postgres runs Mailwright's box in a fresh PostgreSQL database
+// (BENCH_OUTBOUND_SERVERS=mailwright runs it alone).
 import { createPrivateKey, generateKeyPairSync, sign as rsaSign } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,10 +29,10 @@ import { parseSendRequest } from '../../src/send/request.ts';
 import { submitBatch } from '../../src/send/submit.ts';
 import { Queue } from '../../src/send/queue.ts';
 import { Presigner } from '../../src/send/presign.ts';
-import Database from 'better-sqlite3';
-import { databasePath } from '../../src/db/open.ts';
 import { heapSampler } from './heap-split.ts';
-import { spawnServe, type ServeProcess } from './serve-process.ts';
+import { BENCH_STORE, spawnServe, type ServeProcess } from './serve-process.ts';
+import { freshDatabase, readBox } from '../../src/testkit/postgres.ts';
+import { value } from '../../src/db/query.ts';
 import { createResolver } from '../../src/dns/resolver.ts';
 import type { DnsServer } from '../../src/testkit/dns-server.ts';
 import {
@@ -312,13 +313,21 @@ function mailwrightRun(mode: Mode, seconds: number, cpu: { process: number; main
  */
 async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer): Promise<Run[]> {
   const runs: Run[] = [];
+  // BENCH_STORE=postgres: each run's box in a fresh PostgreSQL database (the test kit's server).
+  const databases: Array<{ url: string; drop: () => Promise<void> }> = [];
+  const storeEnv = async (): Promise<Record<string, string>> => {
+    if (BENCH_STORE !== 'postgres') return { MAILWRIGHT_MEMORY_PROFILE: MEMORY_PROFILE };
+    const database = await freshDatabase();
+    databases.push(database);
+    return { MAILWRIGHT_MEMORY_PROFILE: MEMORY_PROFILE, MAILWRIGHT_DATABASE_URL: database.url };
+  };
   let app: BenchApp | null = null;
   let serve: ServeProcess | null = null;
   const dirs: string[] = [];
   try {
     // 1. Queued, then flushed: enqueued with the queue stopped and signed at acceptance, then serve started on
     //    that data directory, timed from its spawn (its start is inside the time) to the sink's last message.
-    app = await startBenchApp(dns, sinkPort, { MAILWRIGHT_MEMORY_PROFILE: MEMORY_PROFILE });
+    app = await startBenchApp(dns, sinkPort, await storeEnv());
     dirs.push(app.dataDir);
     const queue = app.running.app.queue;
     if (!(queue instanceof Queue)) throw new Error('app.queue is not a Queue');
@@ -335,7 +344,7 @@ async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer)
     if (!(presigner instanceof Presigner)) throw new Error('app.presign is not a Presigner');
     await presigner.settled();
     const enqueueSeconds = (performance.now() - enqueueStarted) / 1000;
-    const signedCount = app.running.app.db!.prepare('SELECT count(*) FROM emails WHERE signed_at IS NOT NULL').pluck().get() as number;
+    const signedCount = (await app.running.app.store.read(value<number>('SELECT count(*) FROM emails WHERE signed_at IS NOT NULL')))!;
     if (signedCount !== MESSAGES) throw new Error(`${signedCount} of ${MESSAGES} messages were signed at acceptance`);
     await app.running.stop();
     const env1 = app.env;
@@ -353,15 +362,8 @@ async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer)
     let machine = machineBusyMicros() - machineBefore;
     let sinkCpu = sink.cpuMicros() - sinkBefore;
     const flushPeak = procMemoryMiB(serve.pid).peak;
-    const countDelivered = () => {
-      const db = new Database(databasePath(env1.MAILWRIGHT_DATA_DIR), { readonly: true });
-      try {
-        return db.prepare("SELECT count(*) FROM deliveries WHERE state = 'delivered'").pluck().get() as number;
-      } finally {
-        db.close();
-      }
-    };
-    await until('every delivery recorded', async () => countDelivered() === MESSAGES, 60_000, 200);
+    const countDelivered = () => readBox(env1, value<number>("SELECT count(*) FROM deliveries WHERE state = 'delivered'"));
+    await until('every delivery recorded', async () => (await countDelivered()) === MESSAGES, 60_000, 200);
     const recorded = performance.now();
     let code = await serve.stop();
     serve = null;
@@ -377,7 +379,7 @@ async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer)
     rmSync(sink.dumpFile!, { force: true });
 
     // 2. Enqueued while delivering, through the HTTP batch endpoint of serve.
-    app = await startBenchApp(dns, sinkPort, { MAILWRIGHT_MEMORY_PROFILE: MEMORY_PROFILE });
+    app = await startBenchApp(dns, sinkPort, await storeEnv());
     dirs.push(app.dataDir);
     const key = app.key;
     await app.running.stop();
@@ -436,6 +438,7 @@ async function mailwrightRuns(sinkPort: number, dumpDir: string, dns: DnsServer)
     await serve?.stop();
     await app?.running.stop();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    for (const database of databases) await database.drop();
   }
   return runs;
 }
@@ -552,7 +555,7 @@ export async function benchOutbound(): Promise<Run[]> {
     Postfix: 'Postfix (no DKIM)',
     'Postfix+OpenDKIM': 'Postfix + OpenDKIM (signs at receipt)',
     libraries: 'libraries: nodemailer composes and sends, mailauth signs, one thread, nothing stored',
-    Mailwright: 'Mailwright (DKIM)',
+    Mailwright: `Mailwright (DKIM)${BENCH_STORE === 'postgres' ? ' on PostgreSQL' : ''}`,
   };
   const modes: Mode[] = ['queued, then flushed', 'enqueued while delivering'];
   const us = (n: number | undefined) => (n === undefined ? '–' : fmt(n));
