@@ -12,10 +12,8 @@ import { createLog, type Log } from './log.ts';
 import { databasePath } from './db/open.ts';
 import { GroupCommit } from './db/group-commit.ts';
 import { postgresStore, sqliteStore, type Store } from './db/store.ts';
-import { PostgresWriter } from './db/postgres-writer.ts';
 import { PostgresCommit } from './db/postgres-commit.ts';
 import type { Db } from './db/open.ts';
-import { background, jobs } from './start/writer-jobs.ts';
 import { Idempotency } from './db/idempotency.ts';
 import { FreeSpace } from './db/free-space.ts';
 import { freePageBytes, startReclaiming } from './db/free-pages.ts';
@@ -150,18 +148,16 @@ function assembleApp(config: Config, served: ServedStore, memory: MemorySettings
   });
   let sqlite: SqliteParts | null = null;
   let store: Store;
-  let writer: App['writer'];
+  // On either store, the writes of mail run on the writer thread (db/writer-worker.ts), on its own connection.
+  const writer = new Writer(config, new URL('./start/writer-thread.ts', import.meta.url), health, (calls) => metrics.writerBatch('writer', calls));
   if (db) {
     const disk = new FreeSpace(config.dataDir, config.minFreeSpaceMb * 1024 * 1024, opts.measureFreeSpace);
     disk.start(log);
     const commit = new GroupCommit(db, { observe: (err) => health.observe(err), onCommit: (jobs) => metrics.writerBatch('main', jobs) });
     sqlite = { db, commit, disk };
     store = sqliteStore(db, commit);
-    writer = new Writer(config, new URL('./start/writer-thread.ts', import.meta.url), health, (calls) => metrics.writerBatch('writer', calls));
   } else {
-    const commits = new PostgresCommit(pool!, (writes) => metrics.writerBatch('main', writes));
-    store = postgresStore(pool!, commits);
-    writer = new PostgresWriter(commits, jobs, config, background);
+    store = postgresStore(pool!, new PostgresCommit(pool!, (writes) => metrics.writerBatch('main', writes)));
   }
   const app: App = {
     config,

@@ -1,7 +1,6 @@
-// The write path of mail on PostgreSQL: the same job table as the writer thread (writer.ts), run on this event
-// loop, each call's steps in the node's next group commit (postgres-commit.ts), with the store's own writes. No
-// thread is needed: PostgreSQL does the work in its own processes, and node-postgres waits on the network
-// without holding the event loop. The 200 or the 250 comes after that commit.
+// The write path of mail on PostgreSQL: the writer thread's job table (writer.ts) run in a group commit
+// (postgres-commit.ts) of the thread's own (writer-worker.ts serves it there), each call's steps in the next
+// transaction. The 200 or the 250 comes after that commit.
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config/config.ts';
 import type { Level, Log } from '../log.ts';
