@@ -123,11 +123,19 @@ export function* hasSignedCopy(emailId: string): Query<boolean> {
 
 /**
  * Stores the signed copy all recipients get, packed against the email's bodies (mail/packing.ts), with its size
- * (unpacked) and when it was signed; false (nothing written) when a copy is already stored: the first one
- * stands. For the caller's transaction.
+ * (unpacked) and when it was signed; false (nothing written) when a copy is already stored, the first one
+ * standing, or when the email was planned as one copy per recipient meanwhile (personalised_emails: one or the
+ * other, never both). For the caller's transaction.
  */
 export function* storeSignedCopy(emailId: string, packed: Buffer, size: number, now: number): Query<boolean> {
-  if (!(yield* run('UPDATE email_contents SET raw = ? WHERE email_id = ? AND raw IS NULL', packed, emailId))) return false;
+  // One statement for both checks: on PostgreSQL each one the query waits for is a round trip under the write lock.
+  const stored = yield* run(
+    'UPDATE email_contents SET raw = ? WHERE email_id = ? AND raw IS NULL AND NOT EXISTS (SELECT 1 FROM personalised_emails WHERE email_id = ?)',
+    packed,
+    emailId,
+    emailId,
+  );
+  if (!stored) return false;
   yield* change('UPDATE emails SET size = ?, signed_at = ? WHERE id = ?', size, now, emailId);
   return true;
 }

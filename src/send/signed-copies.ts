@@ -162,7 +162,7 @@ export class SignedCopies {
       // The commit holds SQLite's write lock (BEGIN IMMEDIATE) from the check to the store.
       const { clock } = this.app;
       const ours = await this.app.store.write(function* () {
-        if ((yield* storedPlan(emailId)) !== null || !(yield* storeSignedCopy(emailId, signed.packed, signed.raw.length, clock.now()))) return false;
+        if (!(yield* storeSignedCopy(emailId, signed.packed, signed.raw.length, clock.now()))) return false;
         if (signed.bodies) yield* packStoredBodies(emailId, signed.bodies);
         return true;
       }, { acknowledged: false });
