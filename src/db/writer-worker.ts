@@ -1,7 +1,8 @@
-// The writer thread (writer.ts): one SQLite connection of its own (or, with database_url, a PostgreSQL connection)
-// that runs the steps of each call from the job table it is handed (serveWriter, called by the thread's module,
-// start/writer-thread.ts) inside a group commit, and answers only after that commit is on disk. The event loop then never waits on their SQL,
-// full-text indexing or fsync. Log lines written by a step travel back with the answer; the main thread writes them.
+// The writer thread (writer.ts): one SQLite connection of its own (or, with database_url, a PostgreSQL
+// connection) that runs the steps of each call from the job table it is handed (serveWriter, called by the
+// thread's module, start/writer-thread.ts) inside a group commit, and answers only after that commit is on disk.
+// The event loop then never waits on their SQL, full-text indexing or fsync. Log lines written by a step travel
+// back with the answer; the main thread writes them.
 import { workerData } from 'node:worker_threads';
 import { GroupCommit } from './group-commit.ts';
 import { openDatabase, type Db } from './open.ts';
