@@ -1,31 +1,24 @@
 // `npm test`: type-checks the project, checks the import rules, then runs every *.test.ts under src/ and
-// scripts/ in its own node process (uvu), a few at a time, and a few of them again with the store on
+// scripts/ in its own node process (uvu), a few at a time, those that start the box again with its store on
 // PostgreSQL, and ends with the one line CI reads: `N passed, N failed`.
 // `npm test -- keys auth` runs only the files whose path contains one of those words.
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /**
- * Files run a second time with every test app on PostgreSQL (MAILWRIGHT_TEST_STORE=postgres, testkit/app.ts):
- * the broad API and SMTP ones, which between them run most of the box's queries. The whole suite on both stores
- * would not fit CI's half hour; `MAILWRIGHT_TEST_STORE=postgres npm test -- words` runs any file on PostgreSQL.
+ * A file that starts the box through the test kit (startTestApp, testStoreEnv, or the kit's outbound and Stripe
+ * helpers built on them) or asks which store the suite runs on runs twice, the second time with every test app
+ * on PostgreSQL (MAILWRIGHT_TEST_STORE=postgres, testkit/app.ts); a file that does neither would run the same
+ * code twice.
  */
-const ON_POSTGRES = [
-  'src/domains/domains.test.ts',
-  'src/emails/list.test.ts',
-  'src/emails/mailbox.test.ts',
-  'src/http/http.test.ts',
-  'src/inboxes/forwarding.test.ts',
-  'src/receive/receive.test.ts',
-  'src/send/send.test.ts',
-  'src/templates/templates.test.ts',
-  'src/webhooks/webhooks.test.ts',
-];
+const USES_THE_STORE = /\b(startTestApp|testStoreEnv|TEST_STORE|sqliteOnly|ownStores)\b|testkit\/(outbound|stripe)\.ts/;
 const FILE_TIMEOUT_MS = 5 * 60_000;
+/** Files run at once: one more than the cores, since a test waits on sockets and timers about a third of its time. */
+const JOBS = Math.min(4, availableParallelism() + 1);
 const filters = process.argv.slice(2);
 
 interface Outcome {
@@ -112,10 +105,10 @@ async function main() {
     .map((f) => relative(ROOT, f))
     .filter((f) => filters.length === 0 || filters.some((w) => f.includes(w)))
     .sort();
-  // The PostgreSQL runs first: few and long, they would otherwise be the tail of the run.
-  const postgres = filters.length ? [] : ON_POSTGRES.map((file) => ({ file, store: 'postgres' }));
-  const queue = [...postgres, ...files.map((file) => ({ file, store: 'sqlite' }))];
-  const workers = Array.from({ length: Math.min(Number(process.env.TEST_JOBS) || Math.max(2, Math.min(4, availableParallelism())), queue.length) }, async () => {
+  // With `words`, only on the store MAILWRIGHT_TEST_STORE names; otherwise each file on the stores it can tell apart.
+  const postgres = filters.length ? [] : files.filter((f) => USES_THE_STORE.test(readFileSync(join(ROOT, f), 'utf8')));
+  const queue = [...files.map((file) => ({ file, store: 'sqlite' })), ...postgres.map((file) => ({ file, store: 'postgres' }))];
+  const workers = Array.from({ length: Math.min(Number(process.env.TEST_JOBS) || JOBS, queue.length) }, async () => {
     for (let next = queue.shift(); next; next = queue.shift()) {
       const { file, store } = next;
       const started = Date.now();

@@ -145,8 +145,11 @@ export class AcmeCertificates {
     const { store, log } = this.deps;
     const versions = await store.read(certificateVersions());
     const stale = versions.filter((v) => this.issued.get(v.name)?.version !== v.updated_at).map((v) => v.name);
+    const rows = stale.length ? await store.read(readCertificates(stale)) : [];
+    const status = await store.read(readStatus());
+    // Applied at once, after every read: a caller never sees a certificate without its status.
     let changed = false;
-    for (const row of stale.length ? await store.read(readCertificates(stale)) : []) {
+    for (const row of rows) {
       try {
         const [key, cert] = [Buffer.from(row.key_pem), Buffer.from(row.cert_pem)];
         this.issued.set(row.name, { key, cert, context: createSecureContext({ key, cert }), version: row.updated_at });
@@ -160,7 +163,7 @@ export class AcmeCertificates {
       this.issued.delete(name);
       changed = true;
     }
-    this.status = await store.read(readStatus());
+    this.status = status;
     if (changed && !this.stopped) for (const listener of this.listeners) listener();
     return changed;
   }

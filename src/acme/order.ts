@@ -1,12 +1,16 @@
 // One certificate ordered from the ACME server with acme-client (RFC 8555 7.4): the account (its key made once
 // and kept in the store), a fresh key and CSR for the name, the HTTP-01 challenge answered by `Challenges`, the
 // chain back.
-// Only this file talks to acme-client; the schedule, storage and serving live beside it.
+// Only this file talks to acme-client; the schedule, storage and serving live beside it. It is loaded on the first
+// order: with its axios and forge it costs every start about 0.3 s and several MiB, and most boxes order rarely
+// or never.
 import { readFileSync } from 'node:fs';
 import { Agent, get } from 'node:https';
 import { rootCertificates } from 'node:tls';
-import acme from 'acme-client';
+import type AcmeClient from 'acme-client';
 import type { Challenges } from './challenge.ts';
+
+type Acme = typeof AcmeClient;
 
 export interface AcmeAccount {
   directoryUrl: string;
@@ -22,7 +26,7 @@ let agent: Agent | undefined;
 
 // acme-client sends every request through one axios instance of its own. Its retries (5, up to 75 s) would hold
 // a failing renewal long after the server is known to be down; the box's backoff (policy.ts) retries instead.
-function configureTransport(caFile: string | null): void {
+function configureTransport(acme: Acme, caFile: string | null): void {
   acme.axios.defaults.timeout = 30_000;
   (acme.axios.defaults as unknown as { acmeSettings: { retryMaxAttempts: number; retryDefaultDelay: number } }).acmeSettings.retryMaxAttempts = 2;
   (acme.axios.defaults as unknown as { acmeSettings: { retryMaxAttempts: number; retryDefaultDelay: number } }).acmeSettings.retryDefaultDelay = 1;
@@ -55,7 +59,8 @@ function reach(directoryUrl: string): Promise<void> {
  * finalize with a CSR, download the chain. Resolves with its key and chain (PEM), or rejects with the reason.
  */
 export async function order(account: AcmeAccount, name: string, challenges: Challenges): Promise<{ key: Buffer; cert: Buffer }> {
-  configureTransport(account.caFile);
+  const { default: acme } = await import('acme-client');
+  configureTransport(acme, account.caFile);
   await reach(account.directoryUrl);
   const made = await acme.crypto.createPrivateEcdsaKey('P-256');
   const client = new acme.Client({ directoryUrl: account.directoryUrl, accountKey: await account.key(() => made) });

@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { hostname } from 'node:os';
 import { rmSync } from 'node:fs';
-import { request, runCli, seedWorkspace, startAppProcess, type AppProcess, startTestApp, tempDir, testEnv, testStoreEnv, type TestApp } from '../testkit/app.ts';
+import { ownStores, request, runCli, seedWorkspace, startAppProcess, type AppProcess, startTestApp, tempDir, testEnv, testStoreEnv, type TestApp } from '../testkit/app.ts';
 import type { DnsServer } from '../testkit/dns-server.ts';
 import { startSmtpSink } from '../testkit/smtp-sink.ts';
 import { eventually, startDestinationDns } from '../testkit/outbound.ts';
@@ -51,7 +51,7 @@ test('a periodic job is taken by one node per occurrence', async () => {
 
 const refusal = (p: Promise<unknown>) => p.then(() => 'none', (e: ApiError) => e.code);
 
-test('an Idempotency-Key under way on one node is concurrent on the others (PostgreSQL), and let go when it ends', async () => {
+ownStores(test)('an Idempotency-Key under way on one node is concurrent on the others (PostgreSQL), and let go when it ends', async () => {
   const { stores, close } = await bothStores();
   const store = stores.find((x) => x.dialect === 'postgres')!;
   const clock = { at: Date.now(), now() { return this.at; } };
@@ -82,7 +82,7 @@ test('an Idempotency-Key under way on one node is concurrent on the others (Post
   }
 });
 
-test('the API rate limit holds across nodes sharing PostgreSQL: one budget for a key spread over two', async () => {
+ownStores(test)('the API rate limit holds across nodes sharing PostgreSQL: one budget for a key spread over two', async () => {
   const fresh = await freshDatabase();
   const env = { MAILWRIGHT_DATABASE_URL: fresh.url, MAILWRIGHT_RATE_LIMIT: '2' }; // 2 a second, burst 4
   const one = await startTestApp({ env });
@@ -115,7 +115,7 @@ test.before(async () => {
 });
 test.after(() => dns.close());
 
-test('kill -9 of a node mid-delivery: another takes its claims back; each recipient delivered, twice only what was handed over unanswered', async () => {
+ownStores(test)('kill -9 of a node mid-delivery: another takes its claims back; each recipient delivered, twice only what was handed over unanswered', async () => {
   // A 250 that comes seconds after the message: a node killed meanwhile handed it over without knowing.
   const sink = await startSmtpSink({ host: '127.0.0.2', dataDelayMs: 3000 });
   const store = await testStoreEnv();

@@ -32,7 +32,12 @@ export interface IdempotencyClaim {
 
 export type IdempotencyStart =
   | { replay: { status: number; body: unknown } }
-  | { claim: IdempotencyClaim; completed(): boolean; release(): void };
+  | {
+      claim: IdempotencyClaim;
+      completed(): boolean;
+      /** Lets go of the key; on PostgreSQL resolves once a request that kept no answer has left no row behind. */
+      release(): Promise<void>;
+    };
 
 interface StoredRow {
   request_hash: string;
@@ -97,9 +102,11 @@ export class Idempotency {
         stored: () => void (completed = true),
       },
       completed: () => completed,
-      release: () => {
+      release: async () => {
         this.inFlight.delete(slot);
-        if (shared && !completed) this.store.write(() => dropHold(record)).catch(() => {}); // else it lapses after HOLD_MS
+        // Awaited, so a refusal is answered once it has changed nothing; a hold that cannot be dropped now (the
+        // database unreachable) lapses after HOLD_MS.
+        if (shared && !completed) await this.store.write(() => dropHold(record)).catch(() => {});
       },
     };
   }

@@ -25,7 +25,7 @@ export function idempotent(idempotency: Idempotency, endpoint: string | ((ctx: C
       // corrected retry with the same key works.
       if (!started.completed() && ctx.status >= 200 && ctx.status < 300) await started.claim.complete(ctx.status, ctx.body);
     } finally {
-      started.release();
+      await started.release();
     }
   };
 }

@@ -1,16 +1,15 @@
 // POST /api/v1/mcp: the MCP server over Streamable HTTP for a bearer key (or the dashboard's session), stateless
 // and answering JSON: each request gets a server with the tools of the caller's permission, whose calls go
 // into this same app with the caller's credential (api.ts). GET and DELETE, which a stateful server would
-// answer with an event stream and a session's end, are 405.
+// answer with an event stream and a session's end, are 405. The MCP SDK is loaded on the first request: a box
+// whose apps never speak MCP does not pay for it at every start.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { App } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { apiRouter } from '../http/server.ts';
 import { principalOf, requireAuth, scopeOf } from '../http/auth.ts';
 import { inProcessApi } from './api.ts';
-import { mcpServer } from './server.ts';
 
 /** The headers of the caller passed to the API requests a tool makes: its credential and the host it asked for. */
 const CREDENTIALS = ['authorization', 'cookie', 'host', 'user-agent'];
@@ -22,6 +21,7 @@ export function mcpRoutes(app: App, handler: () => (req: IncomingMessage, res: S
   const r = apiRouter();
   r.post('/mcp', requireAuth(app.config.publicUrl), async (ctx) => {
     const api = inProcessApi(handler(), { headers: pick(ctx, CREDENTIALS), remoteAddress: ctx.ip });
+    const [{ mcpServer }, { WebStandardStreamableHTTPServerTransport }] = await Promise.all([import('./server.ts'), import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]);
     const server = mcpServer(api, scopeOf(principalOf(ctx)).permission);
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
     await server.connect(transport);

@@ -3,10 +3,8 @@
 // MAILWRIGHT_API_KEY: on the box itself it finds the API where the configuration puts it; elsewhere
 // MAILWRIGHT_API_URL names it. Standard output carries the protocol alone; what goes wrong goes to stderr.
 import { isIPv6 } from 'node:net';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Config } from '../config/config.ts';
 import { remoteApi, type Api } from './api.ts';
-import { mcpServer } from './server.ts';
 import type { Permission } from './tool.ts';
 
 export class McpStartError extends Error {}
@@ -36,6 +34,8 @@ export async function runMcpStdio(env: NodeJS.ProcessEnv, config: () => Config):
   if (!key) throw new McpStartError('set MAILWRIGHT_API_KEY to an API key of the box (re_...); the tools offered are those it may use');
   const url = env.MAILWRIGHT_API_URL?.trim() || localApiUrl(config());
   const api = remoteApi(url, key);
+  // Loaded here, not at the top: every `mailwright` command imports this file for McpStartError.
+  const [{ mcpServer }, { StdioServerTransport }] = await Promise.all([import('./server.ts'), import('@modelcontextprotocol/sdk/server/stdio.js')]);
   const server = mcpServer(api, await permissionOf(api, url));
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {

@@ -198,7 +198,7 @@ async function submitMessage(app: App, analyzer: Pick<Analyzer, 'parse'>, sender
   try {
     return await submit(app, workspaceId, req, started.claim);
   } finally {
-    started.release();
+    await started.release();
   }
 }
 

@@ -76,6 +76,12 @@ export const TEST_STORE = process.env.MAILWRIGHT_TEST_STORE === 'postgres' ? 'po
 export const sqliteOnly = <T extends { skip: unknown }>(test: T): T => (TEST_STORE === 'sqlite' ? test : (test.skip as T));
 
 /**
+ * For a test that sets up its stores itself (nodes sharing a PostgreSQL database of their own, both engines side
+ * by side): it runs once, in the suite's SQLite pass, since the PostgreSQL pass would only repeat it.
+ */
+export const ownStores = sqliteOnly;
+
+/**
  * What a test's own processes (startAppProcess, runCli) add to testEnv to share the suite's store: on PostgreSQL
  * a fresh database's MAILWRIGHT_DATABASE_URL, which drop() removes; on SQLite nothing (the data directory's file).
  */

@@ -25,10 +25,11 @@ function Switch({ label, hint, checked, disabled, onChange }: { label: string; h
 type SwitchField = 'marketing' | 'open_tracking' | 'click_tracking';
 
 export function Options({ domain, onChange }: { domain: Domain; onChange: () => void }) {
-  // A controlled checkbox snaps back to its prop on re-render, so the new value is shown until the box confirms it.
+  // A controlled checkbox snaps back to its prop on re-render, so the new value is shown until the box confirms
+  // it: a domain read back (after this save, or an earlier one) drops only the values it now agrees with.
   const [shown, setShown] = useState<Partial<Record<SwitchField, boolean>>>({});
   const [saving, setSaving] = useState<SwitchField | null>(null);
-  useEffect(() => setShown({}), [domain]);
+  useEffect(() => setShown((v) => Object.fromEntries(Object.entries(v).filter(([field, on]) => domain[field as SwitchField] !== on))), [domain]);
   const value = (field: SwitchField) => shown[field] ?? domain[field];
   const set = async (field: SwitchField, on: boolean) => {
     setSaving(field);

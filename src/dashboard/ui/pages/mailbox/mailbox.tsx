@@ -63,9 +63,12 @@ export function Mailbox() {
   const selected = rows.find((r) => r.id === selectedId);
   const searchBox = useRef<HTMLInputElement>(null);
   // The box shows the search of the address; what is being typed is left alone when the list re-renders (mail
-  // arriving, a load finishing), which a controlled value would wipe.
+  // arriving, a load finishing), which a controlled value would wipe, and when the page has just opened (its
+  // defaultValue already is the address's search, and a fast typist may be ahead of this effect).
+  const boxShows = useRef(search);
   useEffect(() => {
-    if (searchBox.current) searchBox.current.value = search;
+    if (searchBox.current && boxShows.current !== search) searchBox.current.value = search;
+    boxShows.current = search;
   }, [search]);
   useShortcuts(
     [
