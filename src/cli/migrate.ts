@@ -51,7 +51,7 @@ export async function migrateCommand(config: Config, args: string[], say: (line:
     let indexed = 0;
     while (await store.write(() => indexBacklog(INDEX_BATCH))) say(`  search index: ${(indexed += INDEX_BATCH)} emails`);
     // The planner's statistics, which autovacuum would gather only later: without them its first searches check
-    // every email one by one (0047_search_statistics.sql).
+    // every email one by one (0048_search_inline.sql).
     say('  statistics (ANALYZE)');
     await pool.query('ANALYZE');
     const checks = await compareCopy(db, pool);

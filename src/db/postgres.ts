@@ -48,6 +48,10 @@ export function openPool(url: string, opts: PostgresOptions = {}): PgPool {
     // answering, or a query stuck on a lock, fails the request instead.
     statement_timeout: 60_000,
     idle_in_transaction_session_timeout: 60_000,
+    // The box's statements read a page of rows; starting parallel workers costs milliseconds, more than such a
+    // statement, which the default setup cost (1,000) let a list of fifty ids (guessed at a hundred or more) pay.
+    // A scan of hundreds of thousands of rows still goes parallel.
+    options: '-c parallel_setup_cost=10000',
     // A statement is sent without waiting for the answers to those before it: the changes of a query (query.ts
     // `change`) go out together with the statement after them, answered in order.
     pipeline: true,
@@ -216,7 +220,8 @@ async function ask(client: PgClient, s: Statement): Promise<unknown> {
   const { sql, names } = numbered(text);
   const values = names ? names.map((n) => (s.params[0] as Record<string, unknown>)[n]) : (s.params as unknown[]);
   const array = s.want === 'value' || s.want === 'column';
-  const config = { name: statementName(sql), text: sql, values };
+  // An unnamed statement is planned with the values it is bound to, every time.
+  const config = { name: s.planEachTime ? undefined : statementName(sql), text: sql, values };
   if (array) {
     const r = await client.query<unknown[]>({ ...config, rowMode: 'array' });
     return s.want === 'value' ? r.rows[0]?.[0] : r.rows.map((row) => row[0]);

@@ -26,6 +26,8 @@ export interface Statement {
   readonly want: Want;
   readonly sql: Sql;
   readonly params: Params;
+  /** Planned for its values at every run (plannedForValues), never from a plan kept for any value. */
+  readonly planEachTime?: true;
 }
 
 /** Database work that ends with a T: yield* it from another query, or hand it to a store to run. */
@@ -70,6 +72,28 @@ export function* change(sql: Sql, ...params: Params): Query<void> {
 /** Several statements without parameters (schema changes). */
 export function* exec(sql: Sql): Query<void> {
   yield { want: 'exec', sql, params: [] };
+}
+
+/**
+ * `q` with each of its statements planned for its values at every run: for a statement whose best plan depends
+ * on them. A full-text search finds a rare word through its index and a common one by walking the newest mail;
+ * a LIKE finds its trigrams only when the pattern is known. PostgreSQL keeps one plan for any value once a
+ * prepared statement has run a few times, the wrong one for most values of such a statement (tens or hundreds
+ * of ms instead of a few). SQLite plans a full-text search from its values anyway.
+ */
+export function* plannedForValues<T>(q: Query<T>): Query<T> {
+  let step = q.next();
+  while (!step.done) {
+    let answer: unknown;
+    try {
+      answer = yield { ...step.value, planEachTime: true };
+    } catch (err) {
+      step = q.throw(err);
+      continue;
+    }
+    step = q.next(answer);
+  }
+  return step.value;
 }
 
 /** The dialect of the store running the query, for the rare query that builds different statements on each. */

@@ -7,8 +7,8 @@ import type { Db } from './open.ts';
 import { migratePostgres } from './postgres-migrate.ts';
 import { listMigrations } from './migrate.ts';
 import { fileURLToPath } from 'node:url';
-import { openPool, type PgPool } from './postgres.ts';
-import { all, change, column, constraintViolated, dialect, get, run, value, type Query } from './query.ts';
+import { openPool, readOn, type PgPool } from './postgres.ts';
+import { all, change, column, constraintViolated, dialect, get, plannedForValues, run, value, type Query } from './query.ts';
 import type { Store } from './store.ts';
 import { bothStores, freshDatabase } from '../testkit/postgres.ts';
 
@@ -203,6 +203,54 @@ test('migrating again applies nothing, and nodes migrating at once apply each mi
     assert.equal(applied.flat().sort((a, b) => a - b), every, 'each once, by whichever node came first');
   } finally {
     await Promise.all(pools.map((p) => p.end()));
+    await fresh.drop();
+  }
+});
+
+test('PostgreSQL: a statement planned for its values is never kept prepared; another is, once per connection', async () => {
+  const fresh = await freshDatabase();
+  const one = openPool(fresh.url, { max: 1 });
+  try {
+    const kept = () => readOn(one, column<string>('SELECT statement FROM pg_prepared_statements'));
+    for (const n of [1, 2, 3, 4, 5, 6, 7]) {
+      assert.equal(await readOn(one, plannedForValues(all<{ n: number }>('SELECT ?::int AS n /* each time */', n))), [{ n }]);
+      assert.equal(await readOn(one, all<{ n: number }>('SELECT ?::int AS n /* kept */', n)), [{ n }]);
+    }
+    const statements = await kept();
+    assert.is(statements.filter((t) => t.includes('each time')).length, 0);
+    assert.is(statements.filter((t) => t.includes('kept')).length, 1);
+  } finally {
+    await one.end();
+    await fresh.drop();
+  }
+});
+
+test('PostgreSQL 0048: documents indexed before move into their rows, each the same, still found', async () => {
+  const fresh = await freshDatabase();
+  const one = openPool(fresh.url, { max: 1 });
+  try {
+    // The schema as it stood at 0047, by hand, then a document too long to stay in its row there.
+    const earlier = listMigrations(fileURLToPath(new URL('./postgres/', import.meta.url))).filter((m) => m.version <= 47);
+    await one.query('CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
+    for (const m of earlier) {
+      await one.query(m.sql);
+      await one.query('INSERT INTO schema_migrations VALUES ($1, $2, 0)', [m.version, m.name]);
+    }
+    await one.query("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_1', 'one', 0)");
+    const words = Array.from({ length: 600 }, (_, i) => `word${i}`).join(' ');
+    await one.query("INSERT INTO email_search VALUES (1, 'ws_1', to_tsvector('simple', $1)), (2, 'ws_1', 'short'::tsvector)", [words]);
+    const before = (await one.query('SELECT search_rowid, document::text FROM email_search ORDER BY 1')).rows;
+    const stored = async () => (await one.query("SELECT attstorage FROM pg_attribute WHERE attrelid = 'email_search'::regclass AND attname = 'document'")).rows[0].attstorage;
+    assert.is(await stored(), 'x');
+
+    assert.ok((await migratePostgres(one)).includes(48));
+    assert.is(await stored(), 'm', 'kept in the row');
+    assert.equal((await one.query('SELECT search_rowid, document::text FROM email_search ORDER BY 1')).rows, before);
+    assert.equal((await one.query("SELECT search_rowid FROM email_search WHERE document @@ 'word599'::tsquery")).rows, [{ search_rowid: 1 }]);
+    const indexes = (await one.query("SELECT indexname FROM pg_indexes WHERE tablename = 'email_search' ORDER BY 1")).rows.map((r) => r.indexname);
+    assert.equal(indexes, ['email_search_document', 'email_search_pkey']);
+  } finally {
+    await one.end();
     await fresh.drop();
   }
 });

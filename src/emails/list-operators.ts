@@ -19,6 +19,14 @@ export const containing = (value: string) => `%${value.replace(/[\\%_]/g, (c) =>
  */
 export const like = (expr: string) => `lower(${expr}) LIKE lower(?) ESCAPE '\\'`;
 
+/**
+ * `expr` holds the next parameter (the text itself, no pattern) without regard to case: the `from` and `to`
+ * filters' test. A position rather than a LIKE: PostgreSQL guesses a '%...%' pattern's share of the rows from its
+ * length (one in thousands for an address), plans for almost none, and reads every email of a frequent sender
+ * to sort them; a position's share it guesses at a third, and walks the newest emails until the page is full.
+ */
+export const holds = (expr: string) => `instr(lower(${expr}), lower(?)) > 0`;
+
 const FLAGS: Record<Flag, string[]> = {
   inbox: [`e.direction = 'in'`, 'e.archived_at IS NULL'],
   sent: [`e.direction = 'out'`],

@@ -14,12 +14,12 @@
 // their first letters), joined to the emails, newest first, as the planner sees fit (postgresSearch).
 // Read-only queries (db/query.ts); it must not call a flow or a front door.
 import type { Category, EmailRow } from './rows.ts';
-import { all, column, dialect, value, type Query } from '../db/query.ts';
+import { all, column, dialect, plannedForValues, value, type Query } from '../db/query.ts';
 import { iso, isoOrNull } from '../clock.ts';
 import { ftsPhrase, tsPhrase, WEIGHTS, type SearchQuery } from './search-query.ts';
 import { findLabels, labelsOfEach, type Label } from '../labels/labels.ts';
 import { roleToken } from './search-index.ts';
-import { containing, like, operatorConditions, RECIPIENTS } from './list-operators.ts';
+import { containing, holds, like, operatorConditions, RECIPIENTS } from './list-operators.ts';
 import type { QueryOperators } from './search-operators.ts';
 import { extractedTexts, fallbackSnippets, searchSnippets } from './snippets.ts';
 import { withWords } from './list-words.ts';
@@ -120,7 +120,9 @@ export function* listEmails(workspaceId: string, p: ListParams) {
 }
 
 function* fetchRows(plan: ListPlan | null): Query<SummaryRow[]> {
-  return plan ? yield* all<SummaryRow>(plan.sql, ...plan.args) : [];
+  if (!plan) return [];
+  const rows = all<SummaryRow>(plan.sql, ...plan.args);
+  return yield* (plan.kind === 'search' ? plannedForValues(rows) : rows);
 }
 
 /**
@@ -232,9 +234,9 @@ export function* planList(workspaceId: string, p: ListParams, opts: { broad?: bo
   }
 
   for (const [role, value] of [...(p.from ?? []).map((v) => ['from', v] as const), ...(p.to ?? []).map((v) => ['to', v] as const)]) {
+    if (role === 'from') add(`(${holds('e.from_address')} OR ${holds('e.from_name')})`, value, value);
+    else add(`EXISTS (SELECT 1 FROM ${RECIPIENTS} WHERE ${holds("r.value ->> '$.address'")} OR ${holds("r.value ->> '$.name'")})`, value, value);
     const pattern = containing(value);
-    if (role === 'from') add(`(${like('e.from_address')} OR ${like('e.from_name')})`, pattern, pattern);
-    else add(`EXISTS (SELECT 1 FROM ${RECIPIENTS} WHERE ${like("r.value ->> '$.address'")} OR ${like("r.value ->> '$.name'")})`, pattern, pattern);
     const addresses = yield* candidateAddresses(workspaceId, value, pattern);
     if (addresses.length === 0) return null;
     // Every email carries a role token for its sender and for each recipient (search-index.ts), so an email
@@ -344,7 +346,8 @@ function* candidateAddresses(workspaceId: string, value: string, pattern: string
   // Under 3 characters there is no trigram to narrow by; PostgreSQL's trigram index (correspondents_trigrams)
   // answers the LIKE itself.
   if ([...value].length < 3 || (yield* dialect()) === 'postgres') {
-    return yield* column<string>(`SELECT DISTINCT c.address FROM correspondents c WHERE c.workspace_id = ? AND ${matching} LIMIT ?`, workspaceId, pattern, pattern, MAX_CANDIDATE_ADDRESSES + 1);
+    // The trigram index applies only to a known pattern.
+    return yield* plannedForValues(column<string>(`SELECT DISTINCT c.address FROM correspondents c WHERE c.workspace_id = ? AND ${matching} LIMIT ?`, workspaceId, pattern, pattern, MAX_CANDIDATE_ADDRESSES + 1));
   }
   return yield* column<string>(
     `SELECT DISTINCT c.address FROM correspondents_search s JOIN correspondents c ON c.id = s.rowid WHERE correspondents_search MATCH ? AND c.workspace_id = ? AND ${matching} LIMIT ?`,
