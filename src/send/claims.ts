@@ -39,6 +39,15 @@ export function* releaseClaims(ids: readonly number[], node: number, now: number
   return back;
 }
 
+/**
+ * Puts back what the store says the node `node` holds beyond `held`, the recipients it is attempting: a claim
+ * whose commit went through while its answer was lost (the connection to PostgreSQL cut) took rows the node
+ * never heard of, which would otherwise wait for the lease.
+ */
+export function releaseUnheld(node: number, held: readonly number[], now: number): Query<number> {
+  return run(`UPDATE deliveries SET ${PUT_BACK} WHERE state = 'sending' AND claimed_by = ? AND id NOT IN (SELECT CAST(value AS INTEGER) FROM json_each(?))`, now, now, node, JSON.stringify(held));
+}
+
 /** Claims older than the lease: their worker hung or died without anyone noticing. */
 export function* releaseAbandoned(now: number, leaseMs: number): Query<void> {
   yield* run(`UPDATE deliveries SET ${PUT_BACK} WHERE state = 'sending' AND claimed_at < ?`, now, now, now - leaseMs);

@@ -6,7 +6,7 @@ import type { OutboundMessage, Transport } from './deliver.ts';
 import type { Relay } from './relays.ts';
 import type { RetryPolicy } from './policy.ts';
 import { FullDiskNotice } from '../db/full-disk.ts';
-import { claimDue, nextDueAt, releaseAbandoned, releaseClaims, releaseOrphans, type Claimed } from './claims.ts';
+import { claimDue, nextDueAt, releaseAbandoned, releaseClaims, releaseOrphans, releaseUnheld, type Claimed } from './claims.ts';
 import { forgetNodes, nodesOnRecord, stoppedNodes } from '../cluster/nodes.ts';
 import type { SignedCopies } from './signed-copies.ts';
 import { localFailure, recordOutcomes } from './record.ts';
@@ -31,7 +31,13 @@ const CLAIM_BACKOFF_MAX_MS = 30_000;
 const claimBackoff = (n: number) => Math.min(CLAIM_BACKOFF_MAX_MS, 1000 * 2 ** Math.min(n - 1, 15));
 
 export class Queue {
-  private inFlight = 0;
+  /** The recipients this node is attempting: what it holds claimed, as far as it knows. */
+  private readonly holding = new Set<number>();
+  /**
+   * A pump failed, perhaps in its claim's commit: the claim may have gone through unheard. The next pump puts back
+   * whatever the store says this node holds beyond `holding` (releaseUnheld) before it claims.
+   */
+  private claimsUnsure = false;
   private stopping = false;
   private wakeQueued = false;
   /** Claims that failed in a row (the store could not commit): the next pump waits longer each time. */
@@ -108,12 +114,13 @@ export class Queue {
           const releasedAt = this.releasedAt;
           await this.app.store.write(() => releaseAbandoned(releasedAt, this.leaseMs));
         }
-        while (!this.stopping && this.inFlight < this.maxInFlight) {
-          const limit = Math.min(this.batchSize, this.maxInFlight - this.inFlight);
+        if (this.claimsUnsure) await this.releaseUnheld();
+        while (!this.stopping && this.holding.size < this.maxInFlight) {
+          const limit = Math.min(this.batchSize, this.maxInFlight - this.holding.size);
           // The claim is a write: it rides the group commit instead of paying an fsync of its own.
           const rows = await this.app.store.write(() => claimDue(this.app.clock.now(), limit, this.app.node.id), { acknowledged: false });
           if (rows.length === 0) break;
-          this.inFlight += rows.length;
+          for (const r of rows) this.holding.add(r.id);
           const work: Promise<void> = this.attempt(rows)
             .then(
               () => this.outcomesDisk.succeeded(),
@@ -124,7 +131,7 @@ export class Queue {
               },
             )
             .finally(() => {
-              this.inFlight -= rows.length;
+              for (const r of rows) this.holding.delete(r.id);
               this.running.delete(work);
               this.wake();
             });
@@ -137,6 +144,7 @@ export class Queue {
       // Due work would make the next pump at once: a store that cannot commit (a full disk) must not be retried
       // in a tight loop. The wait doubles to CLAIM_BACKOFF_MAX_MS; a full disk is a warning, not our fault.
       this.failedClaims++;
+      this.claimsUnsure = true;
       this.app.health.observe(err);
       const retryMs = claimBackoff(this.failedClaims);
       if (!this.fullDisk.failed(err)) this.app.log.error('queue: could not claim work; trying again shortly', { err, retryMs });
@@ -144,6 +152,12 @@ export class Queue {
       this.pumping = false;
     }
     if (!this.stopping) await this.schedule(this.failedClaims ? claimBackoff(this.failedClaims) : undefined);
+  }
+
+  private async releaseUnheld(): Promise<void> {
+    const back = await this.app.store.write(() => releaseUnheld(this.app.node.id, [...this.holding], this.app.clock.now()));
+    this.claimsUnsure = false;
+    if (back) this.app.log.warn('queue: recipients claimed by a write whose answer was lost are queued again', { count: back });
   }
 
   /** Puts back the recipients of batches that failed; kept for the next pump if the store still cannot write. */
