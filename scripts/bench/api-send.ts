@@ -30,7 +30,7 @@ import type { LoadOptions, LoadResult } from './api-load.ts';
 import { startProfiling, type Profiling } from './profile.ts';
 import { heapSampler } from './heap-split.ts';
 import { BENCH_STORE, startServe } from './serve-process.ts';
-import { readBox } from '../../src/testkit/postgres.ts';
+import { freshDatabase, readBox } from '../../src/testkit/postgres.ts';
 import { value } from '../../src/db/query.ts';
 import { FLOOR_KEY, startApiFloor } from './api-floor.ts';
 import { request } from '../../src/testkit/app.ts';
@@ -179,9 +179,10 @@ async function mailwright(delivering: boolean): Promise<ApiRun> {
   const dns = await startBenchDns();
   const sinkPort = await freePort();
   const sink = delivering ? await Sink.start(sinkPort) : null;
-  const app = await startBenchApp(dns, sinkPort);
+  const database = BENCH_STORE === 'postgres' ? await freshDatabase() : null;
+  const app = await startBenchApp(dns, sinkPort, database ? { MAILWRIGHT_DATABASE_URL: database.url } : {});
   try {
-    const db = app.running.app.db!; // the benchmarks run on SQLite
+    const count = async (sql: string) => (await app.running.app.store.read(value<number>(sql)))!;
     const queue = app.running.app.queue;
     if (!(queue instanceof Queue)) throw new Error('app.queue is not a Queue');
     if (!delivering) {
@@ -198,7 +199,8 @@ async function mailwright(delivering: boolean): Promise<ApiRun> {
     let profiles: Promise<string[]> | null = null;
     let ioAtStart = procIo();
     let ioAtEnd = ioAtStart;
-    const run = await measure(delivering ? 'Mailwright, queue delivering to smtp-sink meanwhile' : 'Mailwright, queue and signing stopped (the API alone)', `${app.api}/emails`, app.key, {
+    const onStore = BENCH_STORE === 'postgres' ? ', on PostgreSQL' : '';
+    const run = await measure(`${delivering ? 'Mailwright, queue delivering to smtp-sink meanwhile' : 'Mailwright, queue and signing stopped (the API alone)'}${onStore}`, `${app.api}/emails`, app.key, {
       start: () => {
         sunk = sink?.messages ?? 0;
         queries = dns.queries.length;
@@ -229,18 +231,19 @@ async function mailwright(delivering: boolean): Promise<ApiRun> {
     if (written) run.notes.push(`profiles of the counted window: ${(await written).join(', ')}`);
     if (delivering) await queue.stop();
     const accepted = run.result.statuses['200'] ?? 0;
-    const rows = db.prepare('SELECT count(*) FROM deliveries').pluck().get() as number;
-    const emails = db.prepare('SELECT count(*) FROM emails').pluck().get() as number;
+    const rows = await count('SELECT count(*) FROM deliveries');
+    const emails = await count('SELECT count(*) FROM emails');
     if (rows !== accepted || emails !== accepted) throw new Error(`${accepted} answers of 200, but ${emails} emails and ${rows} deliveries in the database`);
     run.notes.push(`${fmt(accepted)} answers of 200 over the whole run, ${fmt(rows)} queue rows and ${fmt(emails)} emails committed: every 200 was on disk`);
     if (delivering) {
-      const left = db.prepare("SELECT count(*) FROM deliveries WHERE state IN ('queued', 'deferred', 'sending')").pluck().get() as number;
+      const left = await count("SELECT count(*) FROM deliveries WHERE state IN ('queued', 'deferred', 'sending')");
       run.notes.push(`${fmt(left)} of them still waiting in the queue when the load stopped`);
     }
     if (app.problems.length) run.notes.push(`logged ${app.problems.length} warnings or errors, the first: ${app.problems[0]}`);
     return run;
   } finally {
     await app.stop();
+    await database?.drop();
     await sink?.stop();
     await dns.close();
   }

@@ -6,37 +6,61 @@ import type { Config } from '../config/config.ts';
 import type { Level, Log } from '../log.ts';
 import type { PostgresCommit } from './postgres-commit.ts';
 import { isQuery, type Query } from './query.ts';
-import type { BackgroundJob, DbContext, JobTable, LogEntry, Results, Step } from './writer.ts';
+import type { BackgroundJob, DbContext, JobTable, LogEntry, ReadsFirst, Results, Step } from './writer.ts';
 
 /** Runs the background job (the search backlog) this long after a commit, and again at once while it has more. */
 const BACKGROUND_DELAY_MS = 50;
 
+export interface PostgresWriterOptions {
+  background?: BackgroundJob;
+  /** Reads a step's payload gathers before the transaction (writer.ts ReadsFirst), run by `read`. */
+  readsFirst?: ReadsFirst;
+  read?: <T>(q: Query<T>) => Promise<T>;
+}
+
 export class PostgresWriter {
   private backgroundTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  private readonly background?: BackgroundJob;
 
   constructor(
     private readonly commits: PostgresCommit,
     private readonly jobs: JobTable,
     private readonly config: Config,
-    private readonly background?: BackgroundJob,
-  ) {}
+    private readonly opts: PostgresWriterOptions = {},
+  ) {
+    this.background = opts.background;
+  }
 
   /** As Writer.commit: each step's result, in order, once the call's transaction is committed. */
   async commit<const S extends readonly Step[]>(steps: S, opts: { now: number; log: Log; transfer?: ArrayBuffer[] }): Promise<Results<S>> {
     for (const step of steps) if (!this.jobs[step.kind]) throw new Error(`the writer has no job "${step.kind}"`);
+    const read: LogEntry[] = [];
+    const payloads = await this.readFirst(steps, this.context({ now: () => opts.now }, read));
     const entries: LogEntry[] = [];
     const jobs = this.jobs;
     const ctx = this.context({ now: () => opts.now }, entries);
     const results = await this.commits.run(function* () {
       entries.length = 0; // a call run again after a serialization failure must not log twice
       const out: unknown[] = [];
-      for (const step of steps) out.push(yield* asQuery(jobs[step.kind]!(ctx, (step as { payload?: unknown }).payload)));
+      for (const [i, step] of steps.entries()) out.push(yield* asQuery(jobs[step.kind]!(ctx, payloads[i])));
       return out;
     });
-    for (const e of entries) opts.log[e.level](e.msg, e.fields);
+    for (const e of [...read, ...entries]) opts.log[e.level](e.msg, e.fields);
     this.scheduleBackground(BACKGROUND_DELAY_MS);
     return results as Results<S>;
+  }
+
+  /** Each step's payload, with what its kind reads before the transaction (outside the write lock) added. */
+  private readFirst(steps: readonly Step[], ctx: DbContext): Promise<unknown[]> {
+    const { readsFirst = {}, read } = this.opts;
+    return Promise.all(
+      steps.map((step) => {
+        const payload = (step as { payload?: unknown }).payload;
+        const before = readsFirst[step.kind];
+        return before && read ? read(before(ctx, payload)) : payload;
+      }),
+    );
   }
 
   async close(): Promise<void> {

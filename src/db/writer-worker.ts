@@ -6,7 +6,7 @@
 import { workerData } from 'node:worker_threads';
 import { GroupCommit } from './group-commit.ts';
 import { openDatabase, type Db } from './open.ts';
-import { openPool } from './postgres.ts';
+import { openPool, readOn } from './postgres.ts';
 import { PostgresCommit } from './postgres-commit.ts';
 import { PostgresWriter } from './postgres-writer.ts';
 import { runOn } from './sqlite-query.ts';
@@ -15,16 +15,16 @@ import { ApiError } from '../errors.ts';
 import type { Config } from '../config/config.ts';
 import type { Level, Log } from '../log.ts';
 import { serveJobs, withBuffers } from '../threads/worker-pool.ts';
-import type { Answer, BackgroundJob, DbContext, JobTable, LogEntry, PostedStep } from './writer.ts';
+import type { Answer, BackgroundJob, DbContext, JobTable, LogEntry, PostedStep, ReadsFirst } from './writer.ts';
 
 // The background job runs this long after a call's commit, so that it finds a batch to do (search-backlog.ts:
 // at 4,500 API sends a second, 50 ms gathers about 200), and then again at once while it has more.
 const BACKGROUND_DELAY_MS = 50;
 
 /** Serves the calls the Writer posts to this thread with `jobs`, and `background` between them. */
-export function serveWriter(jobs: JobTable, background?: BackgroundJob): void {
+export function serveWriter(jobs: JobTable, background?: BackgroundJob, readsFirst: ReadsFirst = {}): void {
   const config = workerData.config as Config;
-  if (config.databaseUrl) return servePostgres(config, jobs, background);
+  if (config.databaseUrl) return servePostgres(config, jobs, background, readsFirst);
   const db = openDatabase(config.dataDir);
   // A batch's size rides on the first answer sent after its commit (metrics).
   const batches: number[] = [];
@@ -86,10 +86,11 @@ export function serveWriter(jobs: JobTable, background?: BackgroundJob): void {
  * does nothing else, not one that also serves every SMTP session and API request (under load, half a millisecond
  * a round trip instead of a tenth).
  */
-function servePostgres(config: Config, jobs: JobTable, background?: BackgroundJob): void {
+function servePostgres(config: Config, jobs: JobTable, background: BackgroundJob | undefined, readsFirst: ReadsFirst): void {
   const batches: number[] = [];
-  const pool = openPool(config.databaseUrl!, { max: 2, applicationName: 'mailwright-writer' });
-  const writer = new PostgresWriter(new PostgresCommit(pool, (calls) => batches.push(calls)), jobs, config, background);
+  // One connection for the group commit, the others for the calls' reads before it (readsFirst).
+  const pool = openPool(config.databaseUrl!, { max: 4, applicationName: 'mailwright-writer' });
+  const writer = new PostgresWriter(new PostgresCommit(pool, (calls) => batches.push(calls)), jobs, config, { background, readsFirst, read: (q) => readOn(pool, q) });
   serveJobs(async ({ steps, now }: { steps: PostedStep[]; now: number }) => {
     const logs: LogEntry[] = [];
     const log = collecting((entry) => logs.push(entry), {});

@@ -35,6 +35,13 @@ export type JobTable = Record<string, WriterJob>;
 export type BackgroundJob = (ctx: DbContext) => boolean | Query<boolean>;
 
 /**
+ * Reads a job may make before its transaction, by kind: given the job's payload, the payload to run it with (what
+ * it read added). Only where each read under the write lock is a round trip that holds every other writer up
+ * (PostgreSQL); on SQLite the job reads in its transaction as it always can, so a job must work without them.
+ */
+export type ReadsFirst = Partial<Record<string, (ctx: DbContext, payload: any) => Query<unknown>>>;
+
+/**
  * The job table's type, filled in by the module that assembles the table (start/writer-jobs.ts, in a `declare
  * module` block: `interface Register { jobs: typeof jobs }`; TanStack Router's `Register` pattern). So db/
  * names no flow and no flow imports the table, yet a step of an unknown kind or a wrong payload does not compile.

@@ -14,6 +14,7 @@ import { forwardInTransaction } from './forward.ts';
 import type { Target } from './route.ts';
 import { deserializeAnalysis, type AnalysisParts } from './analysed.ts';
 import { judgeSpam } from './spam.ts';
+import type { Judgement } from '../filter/combine.ts';
 import { packMessage, unpackMessage, type PackedMail } from '../mail/packing.ts';
 import { storeReceivedEmail } from '../emails/store.ts';
 import { fileNewEmail } from '../labels/filing.ts';
@@ -34,6 +35,14 @@ export interface ToFile {
   targets: Target[];
   /** serializeAnalysis() of parsed, verdicts and stored (analysed.ts). */
   analysis: Uint8Array;
+  /** What judgeBeforeFiling read for each workspace, by its id; absent, the job reads it in its transaction. */
+  judged?: Record<string, Judged>;
+}
+
+/** What a workspace knows of the message before it is filed: the spam filter's judgement and the sender's rule. */
+export interface Judged {
+  filter: Judgement | null;
+  learned: Learned;
 }
 
 export interface Filed {
@@ -82,7 +91,7 @@ export function* fileMessage(ctx: DbContext, job: ToFile): Query<Filed> {
     const { inbox } = target;
     if (inboxes.has(inbox.id)) continue;
     inboxes.add(inbox.id);
-    filed.ids.push(yield* fileForInbox(ctx, inbox, m, filed));
+    filed.ids.push(yield* fileForInbox(ctx, inbox, m, filed, job.judged?.[inbox.workspace_id]));
   }
   return filed;
 }
@@ -92,15 +101,40 @@ const alone = (s: PackedMail) => s.alone ?? packMessage(unpackMessage(s.raw, s),
 
 type InboxTarget = Extract<Target, { kind: 'inbox' }>['inbox'];
 
+/**
+ * The writer's reads before its transaction on PostgreSQL (db/postgres-writer.ts): the spam filter's judgement and
+ * the sender's rule for each workspace the message reaches, read outside the box's write lock, where each read's
+ * round trip would hold every other writer up. Read a moment before the message is filed: a list entry or rule
+ * changed in between applies from the next message on.
+ */
+export function* judgeBeforeFiling(ctx: DbContext, job: ToFile): Query<ToFile> {
+  const m: Analysed = { mailFrom: job.mailFrom, targets: job.targets, ...deserializeAnalysis(job.analysis) };
+  const judged: Record<string, Judged> = {};
+  for (const target of m.targets) {
+    if (target.kind !== 'inbox' || judged[target.inbox.workspace_id]) continue;
+    judged[target.inbox.workspace_id] = yield* judgeFor(ctx, target.inbox.workspace_id, m, false);
+  }
+  return { ...job, judged };
+}
+
+type Learned = { category: Category | null; important: boolean | null } | null;
+
+const singleFrom = (m: Analysed) => (m.parsed.fromAll.length === 1 ? m.parsed.fromAll[0] : null);
+
+function* judgeFor(ctx: DbContext, workspaceId: string, m: Analysed, inTransaction: boolean): Query<Judged> {
+  const from = singleFrom(m);
+  return { filter: yield* judgeSpam(ctx, workspaceId, { ...m, from }, inTransaction), learned: from ? yield* learnedAbout(workspaceId, from.address) : null };
+}
+
 /** One inbox's copy: classified by what the workspace knows, threaded, stored and perhaps forwarded. */
-function* fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Filed): Query<string> {
+function* fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: Filed, judged: Judged | undefined): Query<string> {
   const { clock } = ctx;
   const { parsed } = m;
   const workspaceId = inbox.workspace_id;
-  const from = parsed.fromAll.length === 1 ? parsed.fromAll[0] : null;
+  const from = singleFrom(m);
   const thread = yield* findThread(workspaceId, parsed.inReplyTo, parsed.references);
-  const filter = yield* judgeSpam(ctx, workspaceId, { ...m, from });
-  const verdict = classify({ from, headers: parsed.headers, auth: m.verdicts, learned: from ? yield* learnedAbout(workspaceId, from.address) : null, replyToSent: thread.replyToSent, filter });
+  const { filter, learned } = judged ?? (yield* judgeFor(ctx, workspaceId, m, true));
+  const verdict = classify({ from, headers: parsed.headers, auth: m.verdicts, learned, replyToSent: thread.replyToSent, filter });
   const { id } = yield* storeReceivedEmail(clock, {
     workspaceId,
     inboxId: inbox.id,
@@ -135,7 +169,7 @@ function* fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: F
   return id;
 }
 
-function* learnedAbout(workspaceId: string, address: string): Query<{ category: Category | null; important: boolean | null } | null> {
+function* learnedAbout(workspaceId: string, address: string): Query<Learned> {
   const row = yield* get<{ category: Category | null; important: number | null }>('SELECT category, important FROM sender_rules WHERE workspace_id = ? AND address = ?', workspaceId, address.toLowerCase());
   return row ? { category: row.category, important: row.important === null ? null : row.important === 1 } : null;
 }

@@ -18,17 +18,22 @@ export interface ToJudge extends Pick<AnalysisParts, 'verdicts' | 'tokens' | 'to
   from: { address: string } | null;
 }
 
-export function* judgeSpam(ctx: DbContext, workspaceId: string, m: ToJudge): Query<Judgement | null> {
+/**
+ * The judgement, or null when the filter failed. `inTransaction`: run in the caller's transaction (the writer's),
+ * whose work a refused statement must not end; false for a read on its own (the writer's reads before the lock on
+ * PostgreSQL, file.ts judgeBeforeFiling), which needs no savepoint.
+ */
+export function* judgeSpam(ctx: DbContext, workspaceId: string, m: ToJudge, inTransaction = true): Query<Judgement | null> {
   const { log } = ctx;
   try {
-    return yield* undoable('judge_spam', judgement(ctx, workspaceId, m));
+    return yield* undoable('judge_spam', judgement(ctx, workspaceId, m, inTransaction), inTransaction);
   } catch (err) {
     log.warn('spam filter failed on a received message: filed by the other rules alone', { workspaceId, err });
     return null;
   }
 }
 
-function* judgement(ctx: DbContext, workspaceId: string, m: ToJudge): Query<Judgement> {
+function* judgement(ctx: DbContext, workspaceId: string, m: ToJudge, inTransaction: boolean): Query<Judgement> {
   const { log } = ctx;
   // The block list covers the envelope sender too (what RCPT time already refused when it could); the
   // allow list only the From an owner sees.
@@ -40,7 +45,7 @@ function* judgement(ctx: DbContext, workspaceId: string, m: ToJudge): Query<Judg
   let contentProblem = m.tokenProblem ?? null;
   if (m.tokens) {
     try {
-      content = yield* undoable('spam_score', score(workspaceId, unpackTokens(m.tokens)));
+      content = yield* undoable('spam_score', score(workspaceId, unpackTokens(m.tokens)), inTransaction);
     } catch (err) {
       contentProblem = 'its model could not be read';
       log.warn('content filter could not score a received message: filed without a content verdict', { workspaceId, err });
@@ -53,8 +58,8 @@ function* judgement(ctx: DbContext, workspaceId: string, m: ToJudge): Query<Judg
  * `q`, which may fail without failing the filing. On PostgreSQL a refused statement ends the transaction unless
  * it is rolled back to a savepoint taken before; SQLite goes on after one, so it takes none.
  */
-function* undoable<T>(name: string, q: Query<T>): Query<T> {
-  const savepoint = (yield* dialect()) === 'postgres';
+function* undoable<T>(name: string, q: Query<T>, inTransaction: boolean): Query<T> {
+  const savepoint = inTransaction && (yield* dialect()) === 'postgres';
   // Sent on with q's first statement; the release waits, so that a failure of q's own changes comes in here.
   if (savepoint) yield* change(`SAVEPOINT ${name}`);
   try {

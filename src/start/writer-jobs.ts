@@ -1,13 +1,13 @@
 // The writer's job table (db/writer.ts), assembled here, above the flows, so that db/ knows no flow: each kind a
 // flow or resource posts to the writer thread, and the function that runs it there. Each job's payload and result
 // are its function's parameter and return types: registered with db/writer.ts below, they check every step.
-import type { BackgroundJob, JobTable } from '../db/writer.ts';
+import type { BackgroundJob, JobTable, ReadsFirst } from '../db/writer.ts';
 import { writeAnswer } from '../db/idempotency.ts';
 import { markPending } from '../inboxes/forwarding.ts';
 import { deleteLabel } from '../labels/labels.ts';
 import { draftSent } from '../drafts/drafts.ts';
 import { resortStep } from '../labels/resort.ts';
-import { fileMessage } from '../receive/file.ts';
+import { fileMessage, judgeBeforeFiling } from '../receive/file.ts';
 import { writeBatch, writeSends } from '../send/submit.ts';
 import { releaseDue } from '../send/schedule.ts';
 import { indexAll, indexBacklog } from '../emails/search-backlog.ts';
@@ -47,6 +47,9 @@ export const jobs = {
   /** A workspace's model over its bound, brought back under it (filter/store.ts prune). */
   'spam.prune': pruneJob,
 } satisfies JobTable;
+
+/** Reads made before the transaction on PostgreSQL: received mail's spam judgement and sender rules (receive/file.ts). */
+export const readsFirst = { file: judgeBeforeFiling } satisfies ReadsFirst;
 
 /** What the writer does in its own time, after its commits: the next batch of the full-text index's backlog. */
 export const background: BackgroundJob = () => indexBacklog();

@@ -121,7 +121,7 @@ export class EventStream {
     this.subscribers.add(sub);
     out.on('close', () => this.subscribers.delete(sub));
     if (sub.cursor >= newest && sub.dcursor >= newestDomain) {
-      sub.live = true;
+      this.goLive(sub);
       return out;
     }
     const since = this.app.clock.now() - REPLAY_WINDOW_MS;
@@ -146,7 +146,7 @@ export class EventStream {
       const domainEnd = Math.max(newestDomain, this.domainPolled);
       // Checked and joined in one turn of the event loop: the poller hands out nothing in between.
       if (sub.cursor >= end && sub.dcursor >= domainEnd) {
-        sub.live = true;
+        this.goLive(sub);
         return;
       }
       const upTo = Math.min(end, sub.cursor + CATCH_UP_SEQS);
@@ -167,7 +167,24 @@ export class EventStream {
     }
   }
 
+  /** Hands a client to the poller, and polls: what committed while no client was live was not read (wake). */
+  private goLive(sub: Subscriber): void {
+    // The first live client: the poller, which read nothing for no one, goes on from where this one is.
+    if (![...this.subscribers].some((s) => s.live)) {
+      this.polled = Math.max(this.polled, sub.cursor);
+      this.domainPolled = Math.max(this.domainPolled, sub.dcursor);
+    }
+    sub.live = true;
+    this.wake();
+  }
+
+  /**
+   * Another commit was heard. With no live client there is nothing to send: the slow poll skips ahead in its own
+   * time, and a client that connects reads the newest seq itself (open), so a busy box does not spend two reads
+   * on every commit for no one.
+   */
   private wake(): void {
+    if (![...this.subscribers].some((s) => s.live)) return;
     if (this.polling) this.woken = true;
     else void this.poll();
   }
@@ -192,6 +209,8 @@ export class EventStream {
       // A full batch of one kind holds back what of the other kind may come after its unread rest.
       const lastEmail = emails.length === BATCH ? emails[emails.length - 1].seq : Number.MAX_SAFE_INTEGER;
       const lastDomain = domains.length === BATCH ? domains[domains.length - 1].after_seq : Number.MAX_SAFE_INTEGER;
+      // More may be waiting behind a full batch: read on at once rather than at the next commit heard.
+      if (emails.length === BATCH || domains.length === BATCH) this.woken = true;
       domains = domains.filter((d) => d.after_seq < lastEmail);
       emails = emails.filter((e) => e.seq <= lastDomain);
       const summaryOf = this.lastSummary();
