@@ -69,8 +69,9 @@ export function* usageOf(workspaceId: string, now: number): Query<{ recipients: 
  * limit holds until the next period) and counts nothing. A query for the transaction that queues it (db/query.ts),
  * so concurrent sends can never together pass a limit.
  */
-export function* meter(config: PlanConfig, workspaceId: string, now: number, send: { recipients: number; attachmentBytes: number }): Query<void> {
-  const limits = limitsOf(yield* heldPlans(config, workspaceId));
+/** `limits`: the workspace's, read before the transaction (send/submit.ts readBeforeSends); read here when absent. */
+export function* meter(config: PlanConfig, workspaceId: string, now: number, send: { recipients: number; attachmentBytes: number }, limits?: Limits): Query<void> {
+  limits ??= limitsOf(yield* heldPlans(config, workspaceId));
   const period = periodOf(now);
   // Unlimited plans (the default) need not read the usage: only counting it.
   if (limits.recipients !== null || limits.attachmentBytes !== null) {

@@ -6,7 +6,7 @@
 import { column, value, type Query } from '../db/query.ts';
 import { archiveReceived, labelIdsOf, setLabelIds } from '../emails/lookup.ts';
 import { MAX_LABELS_PER_EMAIL } from './labels.ts';
-import { ruleMatches, rulesOfWorkspace } from './rules.ts';
+import { ruleMatches, rulesOfWorkspace, type Rule } from './rules.ts';
 
 export interface Filing {
   labelId: string;
@@ -51,11 +51,12 @@ export function* fileInto(now: number, workspaceId: string, emailId: string, fil
 
 /**
  * New mail, in the transaction that stores it: every rule of the workspace that matches, and, for received
- * mail that replies in a conversation sent with a bucket label, that label (API-SPEC.md section 3).
+ * mail that replies in a conversation sent with a bucket label, that label (API-SPEC.md section 3). `rules`: the
+ * workspace's, read a moment before the transaction (on PostgreSQL, outside the write lock); read here when absent.
  */
-export function* fileNewEmail(now: number, workspaceId: string, emailId: string, reply?: { threadId: string }): Query<Filed> {
+export function* fileNewEmail(now: number, workspaceId: string, emailId: string, reply?: { threadId: string }, rules?: Rule[]): Query<Filed> {
   const filings: Filing[] = [];
-  for (const rule of yield* rulesOfWorkspace(workspaceId)) {
+  for (const rule of rules ?? (yield* rulesOfWorkspace(workspaceId))) {
     if (yield* ruleMatches(rule, emailId)) filings.push({ labelId: rule.labelId, skipInbox: rule.skipInbox });
   }
   if (reply) {

@@ -18,6 +18,7 @@ import type { Judgement } from '../filter/combine.ts';
 import { packMessage, unpackMessage, type PackedMail } from '../mail/packing.ts';
 import { storeReceivedEmail } from '../emails/store.ts';
 import { fileNewEmail } from '../labels/filing.ts';
+import { rulesOfWorkspace, type Rule } from '../labels/rules.ts';
 import { storeReport } from '../feedback/bounces.ts';
 import { findThread } from './threads.ts';
 import { storeAggregateReport } from '../feedback/aggregate-reports.ts';
@@ -39,10 +40,11 @@ export interface ToFile {
   judged?: Record<string, Judged>;
 }
 
-/** What a workspace knows of the message before it is filed: the spam filter's judgement and the sender's rule. */
+/** What a workspace knows of the message before it is filed: the spam filter's judgement, the sender's rule, its label rules. */
 export interface Judged {
   filter: Judgement | null;
   learned: Learned;
+  rules?: Rule[];
 }
 
 export interface Filed {
@@ -102,8 +104,8 @@ const alone = (s: PackedMail) => s.alone ?? packMessage(unpackMessage(s.raw, s),
 type InboxTarget = Extract<Target, { kind: 'inbox' }>['inbox'];
 
 /**
- * The writer's reads before its transaction on PostgreSQL (db/postgres-writer.ts): the spam filter's judgement and
- * the sender's rule for each workspace the message reaches, read outside the box's write lock, where each read's
+ * The writer's reads before its transaction on PostgreSQL (db/postgres-writer.ts): the spam filter's judgement,
+ * the sender's rule and the label rules for each workspace the message reaches, read outside the box's write lock, where each read's
  * round trip would hold every other writer up. Read a moment before the message is filed: a list entry or rule
  * changed in between applies from the next message on.
  */
@@ -112,7 +114,8 @@ export function* judgeBeforeFiling(ctx: DbContext, job: ToFile): Query<ToFile> {
   const judged: Record<string, Judged> = {};
   for (const target of m.targets) {
     if (target.kind !== 'inbox' || judged[target.inbox.workspace_id]) continue;
-    judged[target.inbox.workspace_id] = yield* judgeFor(ctx, target.inbox.workspace_id, m, false);
+    const workspaceId = target.inbox.workspace_id;
+    judged[workspaceId] = { ...(yield* judgeFor(ctx, workspaceId, m, false)), rules: yield* rulesOfWorkspace(workspaceId) };
   }
   return { ...job, judged };
 }
@@ -151,7 +154,7 @@ function* fileForInbox(ctx: DbContext, inbox: InboxTarget, m: Analysed, filed: F
     threadId: thread.threadId,
   });
   // Filed by the workspace's rules and the conversation's bucket labels before anyone can see it unfiled.
-  yield* fileNewEmail(clock.now(), workspaceId, id, thread.threadId ? { threadId: thread.threadId } : undefined);
+  yield* fileNewEmail(clock.now(), workspaceId, id, thread.threadId ? { threadId: thread.threadId } : undefined, judged?.rules);
   if (verdict.category !== 'spam' && inbox.forward_status === 'active') {
     const copy = yield* forwardInTransaction(ctx, {
       emailId: id,

@@ -16,7 +16,8 @@ import { fileNewEmail } from '../labels/filing.ts';
 import { emailById, emailByMessageId } from '../emails/lookup.ts';
 import { answerStep, storeAnswer, type IdempotencyClaim, type IdempotencyRecord } from '../db/idempotency.ts';
 import type { Query } from '../db/query.ts';
-import { meter } from '../account/plans.ts';
+import { heldPlans, limitsOf, meter, type Limits } from '../account/plans.ts';
+import { rulesOfWorkspace, type Rule } from '../labels/rules.ts';
 import { assertSendingAllowed } from '../account/reputation.ts';
 import type { Step } from '../db/writer.ts';
 import { movingContents } from '../threads/worker-pool.ts';
@@ -57,6 +58,8 @@ export interface PlannedSend {
   now: number;
   /** When a scheduled send is released to the queue; null to queue it now. */
   scheduledAt: number | null;
+  /** The workspace's plan limits and label rules, read before the writer's transaction (readBeforeSends); absent, read in it. */
+  readFirst?: { limits: Limits; rules: Rule[] };
 }
 
 const MAX_REFERENCES = 20;
@@ -159,7 +162,7 @@ export function* writeSend(app: DbContext, plan: PlannedSend): Query<void> {
   const { req, workspaceId, now } = plan;
   const { id, threadId } = plan.answer;
   // Checked and counted before anything is written, in the transaction that queues: 429 leaves nothing behind.
-  yield* meter(app.config, workspaceId, now, { recipients: plan.recipients.length, attachmentBytes: req.attachments.reduce((n, a) => n + a.content.length, 0) });
+  yield* meter(app.config, workspaceId, now, { recipients: plan.recipients.length, attachmentBytes: req.attachments.reduce((n, a) => n + a.content.length, 0) }, plan.readFirst?.limits);
   const labelIds = (yield* resolveForAdding(clock, workspaceId, req.labels, true, 'labels')).map((l) => l.id);
   yield* storeSentEmail(clock, {
     id,
@@ -174,7 +177,7 @@ export function* writeSend(app: DbContext, plan: PlannedSend): Query<void> {
     labelIds,
     content: req,
   });
-  yield* fileNewEmail(now, workspaceId, id);
+  yield* fileNewEmail(now, workspaceId, id, undefined, plan.readFirst?.rules);
   // The spam filter: recipients become correspondents, and a reply teaches it the message replied to was ham.
   yield* learnFromSend({ workspaceId, recipients: plan.recipients, inReplyTo: plan.inReplyTo, byOwner: req.sentBy !== undefined, bulk: req.messageClass === 'marketing' || !!req.origin?.test, now });
   if (plan.scheduledAt !== null) yield* holdSend(app, { emailId: id, workspaceId, scheduledAt: plan.scheduledAt, recipients: plan.recipients });
@@ -188,6 +191,28 @@ export function* writeSend(app: DbContext, plan: PlannedSend): Query<void> {
  */
 export function* writeSends(ctx: DbContext, plans: PlannedSend[]): Query<void> {
   for (const plan of plans) yield* writeSend({ ...ctx, clock: { now: () => plan.now } }, plan);
+}
+
+/**
+ * The writer's reads before its transaction on PostgreSQL (db/writer.ts ReadsFirst): each send's plan limits and
+ * label rules, read outside the box's write lock, where each read's round trip would hold every other writer up.
+ * A plan or rule changed in the moment between applies from the next send on. Suppressions stay in the
+ * transaction (enqueue.ts): one made a moment before a send is always seen.
+ */
+export function* readBeforeSends(ctx: Pick<DbContext, 'config'>, plans: PlannedSend[]): Query<PlannedSend[]> {
+  const read = new Map<string, { limits: Limits; rules: Rule[] }>();
+  const out: PlannedSend[] = [];
+  for (const plan of plans) {
+    let first = read.get(plan.workspaceId);
+    if (!first) read.set(plan.workspaceId, (first = { limits: limitsOf(yield* heldPlans(ctx.config, plan.workspaceId)), rules: yield* rulesOfWorkspace(plan.workspaceId) }));
+    out.push({ ...plan, readFirst: first });
+  }
+  return out;
+}
+
+/** readBeforeSends for the job `send.batch`. */
+export function* readBeforeBatch(ctx: Pick<DbContext, 'config'>, job: BatchJob): Query<BatchJob> {
+  return { ...job, plans: yield* readBeforeSends(ctx, job.plans) };
 }
 
 /** The writer step that queues `plans`, and the attachment buffers that move to the writer with it. */
@@ -267,7 +292,7 @@ export async function submitBatch(app: App, workspaceId: string, items: Array<Se
   return answer;
 }
 
-interface BatchJob {
+export interface BatchJob {
   plans: PlannedSend[];
   /** Every item, as judged before the writer: refused ones are final, accepted ones may still go over the plan. */
   data: BatchItem[];

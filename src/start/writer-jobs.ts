@@ -8,7 +8,7 @@ import { deleteLabel } from '../labels/labels.ts';
 import { draftSent } from '../drafts/drafts.ts';
 import { resortStep } from '../labels/resort.ts';
 import { fileMessage, judgeBeforeFiling } from '../receive/file.ts';
-import { writeBatch, writeSends } from '../send/submit.ts';
+import { readBeforeBatch, readBeforeSends, writeBatch, writeSends } from '../send/submit.ts';
 import { releaseDue } from '../send/schedule.ts';
 import { indexAll, indexBacklog } from '../emails/search-backlog.ts';
 import { pruneJob, retryJob, trainJob } from '../filter/learning.ts';
@@ -48,8 +48,11 @@ export const jobs = {
   'spam.prune': pruneJob,
 } satisfies JobTable;
 
-/** Reads made before the transaction on PostgreSQL: received mail's spam judgement and sender rules (receive/file.ts). */
-export const readsFirst = { file: judgeBeforeFiling } satisfies ReadsFirst;
+/**
+ * Reads made before the transaction on PostgreSQL: received mail's spam judgement, sender and label rules
+ * (receive/file.ts); a send's plan limits and label rules (send/submit.ts).
+ */
+export const readsFirst = { file: judgeBeforeFiling, send: readBeforeSends, 'send.batch': readBeforeBatch } satisfies ReadsFirst;
 
 /** What the writer does in its own time, after its commits: the next batch of the full-text index's backlog. */
 export const background: BackgroundJob = () => indexBacklog();
