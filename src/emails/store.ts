@@ -9,7 +9,7 @@ import type { Mailbox } from '../mail/addresses.ts';
 import type { ParsedMessage } from '../mail/parse.ts';
 import type { PackedMail } from '../mail/packing.ts';
 import { addEvent } from './events.ts';
-import { countedRow, recount } from './counts.ts';
+import { countedRow, recount, type CountedRow } from './counts.ts';
 import type { Category, SentBy } from './rows.ts';
 import { htmlText, nextSearchRowid, previewOf } from './search-index.ts';
 import { queueIndexing } from './search-backlog.ts';
@@ -80,7 +80,9 @@ function* insertReceived(clock: Clock, e: { id: string; now: number; searchRowid
   );
   yield* storeBodies(id, m.workspaceId, now, { text: m.stored.text, html: m.stored.html, raw: m.stored.raw, attachments: p.attachments, extractedText: m.extractedText ?? null }, false);
   if (!m.notice) yield* addEvent(clock, { workspaceId: m.workspaceId, emailId: id, type: 'received', recipient: m.inboxAddress, data: { from: from.address, size: m.stored.size } });
-  yield* recount(null, (yield* countedRow(id))!);
+  // Counted as written (labels come later, by rule, and recount then): the row need not be read back.
+  const written: CountedRow = { workspace_id: m.workspaceId, direction: 'in', category: m.verdict.category, read_at: null, archived_at: null, important: m.verdict.important ? 1 : 0, labels_json: '[]', trashed_at: null };
+  yield* recount(null, written);
   return threadId;
 }
 

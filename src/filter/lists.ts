@@ -93,12 +93,23 @@ export interface ListMatch {
  * then each parent domain. Null when neither list names it. One indexed read.
  */
 export function* matchSender(workspaceId: string, address: string): Query<ListMatch | null> {
+  return (yield* matchSenders(workspaceId, [address]))[0]!;
+}
+
+/** matchSender for each of `addresses`, in one read (on PostgreSQL each statement is a round trip). */
+export function* matchSenders(workspaceId: string, addresses: string[]): Query<Array<ListMatch | null>> {
+  const candidatesOf = addresses.map(candidates);
+  const all_ = [...new Set(candidatesOf.flat())];
+  if (!all_.length) return addresses.map(() => null);
+  const rows = yield* all<ListMatch>('SELECT list, entry, kind FROM spam_lists WHERE workspace_id = ? AND entry IN (SELECT value FROM json_each(?))', workspaceId, JSON.stringify(all_));
+  return candidatesOf.map((c) => rows.filter((r) => c.includes(r.entry)).sort((a, b) => c.indexOf(a.entry) - c.indexOf(b.entry))[0] ?? null);
+}
+
+/** What may cover an address: itself, then its domain and each parent domain; none for what is not an address. */
+function candidates(address: string): string[] {
   const lower = address.trim().toLowerCase();
   const at = lower.lastIndexOf('@');
-  if (at < 1 || at === lower.length - 1) return null;
+  if (at < 1 || at === lower.length - 1) return [];
   const labels = lower.slice(at + 1).split('.');
-  const candidates = [lower, ...labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'))];
-  const rows = yield* all<ListMatch>('SELECT list, entry, kind FROM spam_lists WHERE workspace_id = ? AND entry IN (SELECT value FROM json_each(?))', workspaceId, JSON.stringify(candidates));
-  if (!rows.length) return null;
-  return rows.sort((a, b) => candidates.indexOf(a.entry) - candidates.indexOf(b.entry))[0]!;
+  return [lower, ...labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'))];
 }

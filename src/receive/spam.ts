@@ -5,7 +5,7 @@
 import type { DbContext } from '../db/writer.ts';
 import { judge, type Judgement } from '../filter/combine.ts';
 import { reputationOf } from '../filter/history.ts';
-import { matchSender, type ListMatch } from '../filter/lists.ts';
+import { matchSenders, type ListMatch } from '../filter/lists.ts';
 import { score } from '../filter/store.ts';
 import type { Verdict } from '../filter/verdict.ts';
 import { unpackTokens } from '../filter/tokens.ts';
@@ -37,8 +37,7 @@ function* judgement(ctx: DbContext, workspaceId: string, m: ToJudge, inTransacti
   const { log } = ctx;
   // The block list covers the envelope sender too (what RCPT time already refused when it could); the
   // allow list only the From an owner sees.
-  const fromEntry = m.from ? yield* matchSender(workspaceId, m.from.address) : null;
-  const envelopeEntry = m.mailFrom ? yield* matchSender(workspaceId, m.mailFrom) : null;
+  const [fromEntry, envelopeEntry] = yield* matchSenders(workspaceId, [m.from?.address ?? '', m.mailFrom]);
   const list: ListMatch | null = fromEntry?.list === 'block' ? fromEntry : envelopeEntry?.list === 'block' ? envelopeEntry : fromEntry;
   const reputation = m.from ? yield* reputationOf(workspaceId, m.from.address, m.verdicts.dmarc.result === 'pass') : null;
   let content: Verdict | null = null;
