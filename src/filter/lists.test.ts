@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../db/open.ts';
 import { migrate } from '../db/migrate.ts';
-import { addEntry, listEntries, matchSender, parseEntry, removeEntry } from './lists.ts';
+import { addEntry, listEntries, matchSender, matchSenders, parseEntry, removeEntry } from './lists.ts';
 import { FIRST_CONTACT, LEAN, noteKept, noteReported, noteWrote, reputationOf } from './history.ts';
 import { dueTraining, learnFromSend, MAX_ATTEMPTS, pendingTraining, queueTraining, retryJob, trainJob } from './learning.ts';
 import type { DbContext } from '../db/writer.ts';
@@ -72,6 +72,13 @@ test('lists: one list per entry, pages newest first, the most specific entry cov
   assert.is(runOn(db, matchSender('ws_a', 'x@notspam.example')), null);
   assert.is(runOn(db, matchSender('ws_a', '')), null);
   assert.is(runOn(db, matchSender('ws_b', 'other@spam.example')), null);
+  // Several senders in one read (a From and its envelope), each matched on its own.
+  assert.equal(runOn(db, matchSenders('ws_a', ['friend@spam.example', '', 'x@notspam.example', 'x@a.news.spam.example'])), [
+    { list: 'allow', entry: 'friend@spam.example', kind: 'address' },
+    null,
+    null,
+    { list: 'block', entry: 'news.spam.example', kind: 'domain' },
+  ]);
 
   assert.equal(runOn(db, listEntries('ws_a', 'block', { limit: 10, offset: 0 })).map((e) => e.entry), ['news.spam.example', 'spam.example']);
   assert.equal(runOn(db, listEntries('ws_a', 'block', { limit: 1, offset: 1 })).map((e) => e.entry), ['spam.example']);
