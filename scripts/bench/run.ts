@@ -33,11 +33,11 @@ if (wanted('group-commit')) await benchGroupCommit();
 if (wanted('outbound')) inOwnProcess('./outbound.ts'); // benchOutbound()
 if (wanted('api')) inOwnProcess('./api-send.ts'); // benchApiSend()
 if (wanted('inbound')) inOwnProcess('./inbound.ts'); // benchInbound()
-// BENCH_ONLY=stores (never by default): serve's API, inbound and outbound runs on SQLite, then on PostgreSQL (BENCH_STORE).
+// BENCH_ONLY=stores (never by default): the API (alone, and serve's), inbound and outbound runs on SQLite, then on PostgreSQL (BENCH_STORE).
 if (only?.has('stores')) {
   for (const store of ['sqlite', 'postgres']) {
     inOwnProcess('./outbound.ts', { BENCH_OUTBOUND_SERVERS: 'mailwright', BENCH_STORE: store });
-    inOwnProcess('./api-send.ts', { BENCH_API_RUNS: 'serve', BENCH_STORE: store });
+    inOwnProcess('./api-send.ts', { BENCH_API_RUNS: 'alone,serve', BENCH_STORE: store });
     inOwnProcess('./inbound.ts', { BENCH_INBOUND_SERVERS: 'mailwright', BENCH_INBOUND_SESSIONS: '20', BENCH_STORE: store });
   }
 }

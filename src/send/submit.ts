@@ -7,7 +7,7 @@
 import type { App, DbContext } from '../context.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { isId, newId } from '../db/ids.ts';
-import { readBoxSecret } from '../db/box-secret.ts';
+import { boxSecret, readBoxSecret } from '../db/box-secret.ts';
 import { domainOf } from '../mail/addresses.ts';
 import { findSendingDomain, unsubscribePrefixes } from '../domains/domains.ts';
 import { findLabels, resolveForAdding } from '../labels/labels.ts';
@@ -68,7 +68,7 @@ const MAX_REFERENCES = 20;
  * Checks a send and works out its ids, thread and envelope with reads only; throws ApiError for what the
  * caller must fix. Nothing is written: writeSend does that, in the writer's transaction.
  */
-export function* planSend(app: Pick<DbContext, 'clock' | 'config'>, workspaceId: string, req: SendRequest): Query<PlannedSend> {
+export function* planSend(app: Pick<DbContext, 'clock' | 'config'>, workspaceId: string, req: SendRequest, secret?: Buffer): Query<PlannedSend> {
   const { clock } = app;
   yield* assertSendingAllowed(app.config, workspaceId, clock.now());
   // A send by template is rendered before it is planned (withTemplate), off the event loop when it is large.
@@ -115,7 +115,8 @@ export function* planSend(app: Pick<DbContext, 'clock' | 'config'>, workspaceId:
     inReplyTo,
     refs,
     recipients,
-    envelopeFrom: verpAddress(yield* readBoxSecret(), id, domain.return_path),
+    // The box secret, which never changes once made: given by a caller that holds it (boxSecret), else read.
+    envelopeFrom: verpAddress(secret ?? (yield* readBoxSecret()), id, domain.return_path),
     now,
     scheduledAt: scheduleTime(req.scheduledAt, now),
   };
@@ -250,7 +251,7 @@ async function commitSends(app: App, plans: PlannedSend[], now: number, answer?:
  */
 export async function submit(app: App, workspaceId: string, req: SendRequest, claim?: IdempotencyClaim, also: Step[] = []): Promise<Submitted> {
   refuseWhenDiskLow(app);
-  const plan = await app.store.read(planSend(app, workspaceId, await withTemplate(app, workspaceId, req)));
+  const plan = await app.store.read(planSend(app, workspaceId, await withTemplate(app, workspaceId, req), await boxSecret(app.store)));
   await commitSends(app, [plan], plan.now, claim && { claim, status: 200, body: plan.answer }, also);
   wakeFor(app, [plan]);
   return plan.answer;
@@ -278,7 +279,7 @@ export async function submitBatch(app: App, workspaceId: string, items: Array<Se
     }
     try {
       const ready = await withTemplate(app, workspaceId, item);
-      planned.push(await app.store.read(planSend(app, workspaceId, ready)));
+      planned.push(await app.store.read(planSend(app, workspaceId, ready, await boxSecret(app.store))));
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       planned.push(err);
