@@ -16,10 +16,16 @@ const selfAndParents = (name: string): string[] => {
   return labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'));
 };
 
+/**
+ * The claim that decides `name`, as a statement: the oldest domain row whose name is `name` or a domain it belongs
+ * to. `columns` of it; its one parameter is holderNames(name). A subquery of a caller's statement where one read must do.
+ */
+export const HOLDER = (columns: string) => `SELECT ${columns} FROM domains WHERE name IN (SELECT value FROM json_each(?)) ORDER BY created_at, id LIMIT 1`;
+export const holderNames = (name: string) => JSON.stringify(selfAndParents(name.toLowerCase()));
+
 /** The oldest domain row whose name is `name` or a domain it belongs to: the claim that decides `name`. */
 export function* holderOf(name: string): Query<Claim | null> {
-  const names = selfAndParents(name.toLowerCase());
-  const row = yield* get<Claim>(`SELECT id, workspace_id, name FROM domains WHERE name IN (SELECT value FROM json_each(?)) ORDER BY created_at, id LIMIT 1`, JSON.stringify(names));
+  const row = yield* get<Claim>(HOLDER('id, workspace_id, name'), holderNames(name));
   return row ?? null;
 }
 
