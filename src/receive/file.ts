@@ -105,9 +105,9 @@ type InboxTarget = Extract<Target, { kind: 'inbox' }>['inbox'];
 
 /**
  * The writer's reads before its transaction on PostgreSQL (db/postgres-writer.ts): the spam filter's judgement,
- * the sender's rule and the label rules for each workspace the message reaches, read outside the box's write lock, where each read's
- * round trip would hold every other writer up. Read a moment before the message is filed: a list entry or rule
- * changed in between applies from the next message on.
+ * the sender's rule and the label rules for each workspace the message reaches, read outside the box's write
+ * lock, where each read's round trip would hold every other writer up. Read a moment before the message is
+ * filed: a list entry or rule changed in between applies from the next message on.
  */
 export function* judgeBeforeFiling(ctx: DbContext, job: ToFile): Query<ToFile> {
   const m: Analysed = { mailFrom: job.mailFrom, targets: job.targets, ...deserializeAnalysis(job.analysis) };
