@@ -196,8 +196,10 @@ export class EventStream {
     try {
       // No one to send to: skip ahead (a client catching up reads on to wherever this is).
       if (![...this.subscribers].some((s) => s.live)) {
-        this.polled = await this.app.store.read(newestSeq());
-        this.domainPolled = await this.app.store.read(newestDomainEventSeq());
+        const newest = await this.app.store.read(newestSeq());
+        const newestDomain = await this.app.store.read(newestDomainEventSeq());
+        // A client that went live meanwhile is served from its own place on (goLive), not from this later one.
+        if (![...this.subscribers].some((s) => s.live)) [this.polled, this.domainPolled] = [newest, newestDomain];
         return;
       }
       const { polled, domainPolled } = this;
