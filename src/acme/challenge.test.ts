@@ -50,9 +50,13 @@ test('a challenge set on one node is answered by the other at once; made-up toke
       assert.equal(await a.get(token), { status: 200, body: `${token}.thumbprint` }, `${store.dialect}: the node that set it`);
 
       const before = b.reads();
+      const started = performance.now();
       const flood = await Promise.all(Array.from({ length: 300 }, (_, i) => b.get(`made-up-${i}`)));
+      const elapsed = performance.now() - started;
       assert.ok(flood.every((r) => r.status === 404 && r.body === 'no such challenge\n'), `${store.dialect}: every made-up token is 404`);
-      assert.ok(b.reads() - before <= 5, `${store.dialect}: ${b.reads() - before} reads of the store for 300 requests`);
+      // At most one read every 100 ms however many requests wait (a loaded machine takes longer over the 300).
+      const allowed = Math.max(5, Math.ceil(elapsed / 100) + 1);
+      assert.ok(b.reads() - before <= allowed, `${store.dialect}: ${b.reads() - before} reads of the store for 300 requests in ${Math.round(elapsed)} ms`);
 
       await a.challenges.delete(token);
       await new Promise((resolve) => setTimeout(resolve, 150));
