@@ -21,16 +21,13 @@ export interface PostgresWriterOptions {
 export class PostgresWriter {
   private backgroundTimer: NodeJS.Timeout | null = null;
   private closed = false;
-  private readonly background?: BackgroundJob;
 
   constructor(
     private readonly commits: PostgresCommit,
     private readonly jobs: JobTable,
     private readonly config: Config,
     private readonly opts: PostgresWriterOptions = {},
-  ) {
-    this.background = opts.background;
-  }
+  ) {}
 
   /** As Writer.commit: each step's result, in order, once the call's transaction is committed. */
   async commit<const S extends readonly Step[]>(steps: S, opts: { now: number; log: Log; transfer?: ArrayBuffer[] }): Promise<Results<S>> {
@@ -76,7 +73,7 @@ export class PostgresWriter {
   }
 
   private scheduleBackground(ms: number): void {
-    const background = this.background;
+    const background = this.opts.background;
     if (!background || this.backgroundTimer || this.closed) return;
     this.backgroundTimer = setTimeout(() => {
       this.backgroundTimer = null;

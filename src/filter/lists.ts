@@ -99,9 +99,9 @@ export function* matchSender(workspaceId: string, address: string): Query<ListMa
 /** matchSender for each of `addresses`, in one read (on PostgreSQL each statement is a round trip). */
 export function* matchSenders(workspaceId: string, addresses: string[]): Query<Array<ListMatch | null>> {
   const candidatesOf = addresses.map(candidates);
-  const all_ = [...new Set(candidatesOf.flat())];
-  if (!all_.length) return addresses.map(() => null);
-  const rows = yield* all<ListMatch>('SELECT list, entry, kind FROM spam_lists WHERE workspace_id = ? AND entry IN (SELECT value FROM json_each(?))', workspaceId, JSON.stringify(all_));
+  const wanted = [...new Set(candidatesOf.flat())];
+  if (!wanted.length) return addresses.map(() => null);
+  const rows = yield* all<ListMatch>('SELECT list, entry, kind FROM spam_lists WHERE workspace_id = ? AND entry IN (SELECT value FROM json_each(?))', workspaceId, JSON.stringify(wanted));
   return candidatesOf.map((c) => rows.filter((r) => c.includes(r.entry)).sort((a, b) => c.indexOf(a.entry) - c.indexOf(b.entry))[0] ?? null);
 }
 
