@@ -129,6 +129,9 @@ test('Archive, Spam and taking a label off each offer Undo, which reverses exact
   await toast('Undone').waitFor();
   assert.is((await email(id)).archivedAt, null);
   const before = (await email(id)).category;
+  // Undo brings the message back into the reading pane; Spam acts on what is shown, so wait for it.
+  await page.waitForURL(new RegExp(`/mail/inbox/${id}$`));
+  await page.frameLocator('iframe[title^="Message from"]').getByText('Words of Undo everything').waitFor();
 
   await page.getByRole('button', { name: 'Spam', exact: true }).click();
   await toast('Moved to Spam').waitFor();
