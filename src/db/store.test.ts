@@ -255,4 +255,23 @@ test('PostgreSQL 0048: documents indexed before move into their rows, each the s
   }
 });
 
+test('PostgreSQL: a full-text row over TOAST\'s threshold keeps its workspace id in the row (nothing out of line)', async () => {
+  const fresh = await freshDatabase();
+  const one = openPool(fresh.url, { max: 1 });
+  try {
+    await migratePostgres(one);
+    await one.query("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_01M8P2CCMAT8BTVTCSQPV6K65R', 'one', 0)");
+    // Words that do not compress to under 2 KB, as a long email's do.
+    const words = Array.from({ length: 300 }, (_, i) => `w${((i + 1) * 2654435761) % 4294967296}x${i}`).join(' ');
+    await one.query("INSERT INTO email_search VALUES (1, 'ws_01M8P2CCMAT8BTVTCSQPV6K65R', to_tsvector('simple', $1))", [words]);
+    assert.ok((await one.query('SELECT pg_column_size(document) AS n FROM email_search')).rows[0].n > 2048, 'a row over the threshold');
+    const outOfLine = await one.query("SELECT pg_relation_size(reltoastrelid) AS n FROM pg_class WHERE relname = 'email_search'");
+    assert.is(Number(outOfLine.rows[0].n), 0);
+    assert.equal((await one.query("SELECT search_rowid FROM email_search WHERE document @@ 'w2654435761x0'::tsquery")).rows, [{ search_rowid: 1 }]);
+  } finally {
+    await one.end();
+    await fresh.drop();
+  }
+});
+
 test.run();

@@ -297,7 +297,8 @@ export function* planList(workspaceId: string, p: ListParams, opts: { broad?: bo
 /**
  * The plan on PostgreSQL: the emails whose tsvector matches every tsquery of `match` and none of `exclude`,
  * newest first. The planner chooses between the GIN index's matches sorted and the workspace's newest emails
- * checked one by one (a common word), as its statistics say.
+ * checked one by one (a common word), as its statistics say. A search_rowid is one email's, so the email's own
+ * workspace (in `where`) is the only one checked: email_search's copy is not read.
  */
 function postgresSearch(where: string[], args: unknown[], match: string[], exclude: string | null, page: number[]): ListPlan {
   const order = 'ORDER BY e.search_rowid DESC LIMIT ? OFFSET ?';
@@ -306,7 +307,7 @@ function postgresSearch(where: string[], args: unknown[], match: string[], exclu
     return {
       kind: 'search',
       sql: `SELECT ${COLUMNS} FROM email_search s JOIN emails e ON e.search_rowid = s.search_rowid
-        WHERE s.document @@ CAST(? AS tsquery) AND s.workspace_id = e.workspace_id AND ${where.join(' AND ')} ${order}`,
+        WHERE s.document @@ CAST(? AS tsquery) AND ${where.join(' AND ')} ${order}`,
       args: [query, ...args, ...page],
     };
   }
