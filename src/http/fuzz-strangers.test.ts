@@ -21,9 +21,12 @@ test.before(async () => {
 });
 test.after(() => t.stop());
 
-/** Everything the box keeps, hashed, but what a stranger's request may touch by design (failed-login counts). */
+/**
+ * Everything the box keeps, hashed, but what a stranger's request may touch by design (failed-login counts) and
+ * what the box writes on its own clock (this node's heartbeat, the periodic jobs' last runs).
+ */
 async function digest(): Promise<string> {
-  return JSON.stringify(await tableDigests(t.app.store, ['auth_failures']));
+  return JSON.stringify(await tableDigests(t.app.store, ['auth_failures', 'nodes', 'job_runs']));
 }
 
 interface Raw {
