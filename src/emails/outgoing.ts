@@ -20,14 +20,18 @@ export type OutgoingEmail = Pick<
   | 'to_json' | 'cc_json' | 'reply_to_json' | 'subject' | 'headers_json' | 'message_class' | 'created_at'
 > & { domain: string; envelope_from: string };
 
-/** The email; not its bodies (composeInput reads those) nor its signed copy (signedCopy). */
-export function* outgoingEmail(emailId: string): Query<OutgoingEmail> {
-  return (yield* get<OutgoingEmail>(
+/**
+ * The email, and whether its shared signed copy is stored (`signed`, 1 or 0): not its bodies (composeInput reads
+ * those) nor the copy (signedCopy, read only when there is one).
+ */
+export function* outgoingEmail(emailId: string): Query<OutgoingEmail & { signed: number }> {
+  return (yield* get<OutgoingEmail & { signed: number }>(
     `SELECT e.id, e.workspace_id, e.domain_id, e.domain, e.message_id, e.in_reply_to, e.refs, e.from_address, e.from_name,
-         e.to_json, e.cc_json, e.reply_to_json, e.subject, e.headers_json, e.message_class, e.envelope_from, e.created_at
+         e.to_json, e.cc_json, e.reply_to_json, e.subject, e.headers_json, e.message_class, e.envelope_from, e.created_at,
+         CASE WHEN EXISTS (SELECT 1 FROM email_contents c WHERE c.email_id = e.id AND c.raw IS NOT NULL) THEN 1 ELSE 0 END AS signed
        FROM emails e WHERE e.id = ?`,
     emailId,
-  )) as OutgoingEmail;
+  )) as OutgoingEmail & { signed: number };
 }
 
 /** The email's text and HTML bodies as stored (both null when it has none). */

@@ -10,7 +10,7 @@ import type { DkimKey } from '../mail/sign.ts';
 import { copyDictionary } from '../mail/packing.ts';
 import { signingKey } from '../domains/dkim-keys.ts';
 import {
-  baseCopy, composeInput, hasSignedCopy, noteFirstCopySigned, outgoingEmail, packStoredBodies, personalCopy, signedCopy, storedBodies, storePersonalCopy, storeSignedCopy,
+  baseCopy, composeInput, noteFirstCopySigned, outgoingEmail, packStoredBodies, personalCopy, signedCopy, storedBodies, storePersonalCopy, storeSignedCopy,
   type OutgoingEmail,
 } from '../emails/outgoing.ts';
 import type { Claimed } from './claims.ts';
@@ -82,8 +82,15 @@ export class SignedCopies {
    * each recipient not yet attempted. Nothing when they exist or nothing of the email is queued any more.
    */
   async prepare(emailId: string): Promise<void> {
-    const queued = await this.app.store.read(all<Pick<Claimed, 'id' | 'recipient'>>("SELECT id, recipient FROM deliveries WHERE email_id = ? AND state = 'queued' AND attempts = 0 ORDER BY id", emailId));
-    if (queued.length === 0 || (await this.app.store.read(hasSignedCopy(emailId)))) return;
+    // None when the shared copy is stored: one statement for both questions.
+    const queued = await this.app.store.read(
+      all<Pick<Claimed, 'id' | 'recipient'>>(
+        `SELECT d.id, d.recipient FROM deliveries d WHERE d.email_id = ? AND d.state = 'queued' AND d.attempts = 0
+           AND NOT EXISTS (SELECT 1 FROM email_contents c WHERE c.email_id = d.email_id AND c.raw IS NOT NULL) ORDER BY d.id`,
+        emailId,
+      ),
+    );
+    if (queued.length === 0) return;
     const signed = await this.signedMessage(emailId);
     if ('personal' in signed) await Promise.all(queued.map((r) => this.personalCopy(signed.personal, r)));
   }
@@ -149,7 +156,7 @@ export class SignedCopies {
       // Not the bodies: composeInput reads them when a signing worker takes the message.
       const row = await this.app.store.read(outgoingEmail(emailId));
       const sent = { envelopeFrom: row.envelope_from, senderDomain: row.domain };
-      const copy = await signedCopy(this.app.store, emailId);
+      const copy = row.signed ? await signedCopy(this.app.store, emailId) : null;
       if (copy) return { ...sent, raw: copy };
       // The RSA key, and with dkim_ed25519 the ed25519 key once DNS serves its record (a second signature).
       const dkim = row.domain_id ? await this.app.store.read(signingKey(row.workspace_id, row.domain_id, row.domain, this.app.config.dkimEd25519)) : null;
