@@ -11,6 +11,8 @@ import { openPool, readOn, type PgPool } from './postgres.ts';
 import { all, change, column, constraintViolated, dialect, get, plannedForValues, run, value, type Query } from './query.ts';
 import type { Store } from './store.ts';
 import { bothStores, freshDatabase } from '../testkit/postgres.ts';
+import { listEmails } from '../emails/list.ts';
+import { parseListParams } from '../emails/search-routes.ts';
 
 let db: Db;
 let pool: PgPool;
@@ -268,6 +270,42 @@ test('PostgreSQL: a full-text row over TOAST\'s threshold keeps its workspace id
     const outOfLine = await one.query("SELECT pg_relation_size(reltoastrelid) AS n FROM pg_class WHERE relname = 'email_search'");
     assert.is(Number(outOfLine.rows[0].n), 0);
     assert.equal((await one.query("SELECT search_rowid FROM email_search WHERE document @@ 'w2654435761x0'::tsquery")).rows, [{ search_rowid: 1 }]);
+  } finally {
+    await one.end();
+    await fresh.drop();
+  }
+});
+
+test('PostgreSQL: a full-text search is planned with the server\'s cost of parallel workers, in its own transaction only', async () => {
+  const fresh = await freshDatabase();
+  const one = openPool(fresh.url, { max: 1 });
+  try {
+    await migratePostgres(one);
+    await one.query("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_1', 'one', 0)");
+    const setting = () => value<string>('SHOW parallel_setup_cost');
+    // The setting each statement of the list was planned with, asked just before it on the same connection.
+    const seen: Array<{ search: boolean; cost: string }> = [];
+    function* spied<T>(q: Query<T>): Query<T> {
+      let step = q.next();
+      while (!step.done) {
+        if (step.value.want !== 'change') seen.push({ search: step.value.planEachTime === true, cost: (yield* setting())! });
+        step = q.next(yield step.value);
+      }
+      return step.value;
+    }
+    const during = await readOn(
+      one,
+      (function* () {
+        const list = yield* spied(listEmails('ws_1', parseListParams({ query: 'invoice' })));
+        return { list, cost: yield* setting() };
+      })(),
+      true,
+    );
+    assert.equal(during.list.data, []);
+    assert.equal(seen.filter((s) => s.search).map((s) => s.cost), ['1000'], 'the search');
+    assert.ok(seen.filter((s) => !s.search).every((s) => s.cost === '10000'), "the page's other statements");
+    assert.is(during.cost, '10000', 'after the search');
+    assert.is(await readOn(one, setting()), '10000', 'the connection keeps its own afterwards');
   } finally {
     await one.end();
     await fresh.drop();

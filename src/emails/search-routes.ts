@@ -23,7 +23,8 @@ export function emailListRoutes(app: App) {
     // Words, `from` and `to` are found through the full-text index: what was acknowledged must be in it first.
     if ((p.search || p.from || p.to) && (await app.store.read(hasBacklog()))) await indexBacklogNow(app);
     const principal = principalOf(ctx);
-    ctx.body = await app.store.read(listEmails(principal.workspaceId, { ...p, scope: scopeOf(principal) }));
+    // In one transaction: the page's statements see one moment, and a search's planner setting lasts for it only.
+    ctx.body = await app.store.read(listEmails(principal.workspaceId, { ...p, scope: scopeOf(principal) }), { snapshot: true });
   });
   return r;
 }
