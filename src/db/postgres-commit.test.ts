@@ -4,8 +4,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { freshDatabase } from '../testkit/postgres.ts';
 import { PostgresCommit } from './postgres-commit.ts';
-import { openPool, type PgPool } from './postgres.ts';
-import { change, run, value, type Query } from './query.ts';
+import { openPool, readOn, type PgPool } from './postgres.ts';
+import { change, run, transactionMemo, value, type Query } from './query.ts';
 
 let pool: PgPool;
 let drop: () => Promise<void>;
@@ -101,6 +101,22 @@ test('an unreachable server fails every write of the batch, and the committer go
   assert.is(((outcomes[0] as PromiseRejectedResult).reason as { code?: string }).code, 'STORE_UNREACHABLE');
   await gone.end();
   assert.is(await commits.run(() => note(1)), 0);
+});
+
+test('the writes of one transaction share its memo; a transaction run again starts with an empty one', async () => {
+  // Each write counts itself in the memo, then the second of the first batch fails: the batch runs again without it.
+  function* counted(fail: boolean): Query<number> {
+    const memo = (yield* transactionMemo())!;
+    const n = ((memo.get('n') as number | undefined) ?? 0) + 1;
+    memo.set('n', n);
+    if (fail) yield* run('SELECT 1 / 0');
+    return n;
+  }
+  const [first, failed, third] = await Promise.allSettled([commits.run(() => counted(false)), commits.run(() => counted(true)), commits.run(() => counted(false))]);
+  assert.equal([first, third].map((r) => (r as PromiseFulfilledResult<number>).value), [1, 2], 'counted afresh in the transaction run again');
+  assert.is(failed.status, 'rejected');
+  assert.is(await commits.run(() => counted(false)), 1, 'a later transaction starts empty');
+  assert.is(await readOn(pool, transactionMemo()), null, 'none outside a write transaction');
 });
 
 test.run();

@@ -73,9 +73,10 @@ export class PostgresCommit {
         // Each query's last changes go on with the next query's statements, and the last ones with the COMMIT
         // (which an aborted transaction answers by rolling back).
         const unanswered = new Unanswered(client);
+        const memo = new Map<string, unknown>();
         for (const [at, w] of writes.entries()) {
           try {
-            results.push(await runOnClient(client, w.make(), { unanswered, of: at }));
+            results.push(await runOnClient(client, w.make(), { unanswered, of: at, memo }));
           } catch (error) {
             failed = error instanceof EarlierChangeFailed ? { at: error.failure.of, error: error.failure.error } : { at, error };
             break;

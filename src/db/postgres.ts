@@ -131,16 +131,17 @@ export class EarlierChangeFailed extends Error {
 /**
  * `q`'s statements, one after the other, on `client` (in whatever transaction it is in), its changes sent without
  * waiting (Unanswered). The first of them to fail is the query's failure at the next statement it waits for, or
- * at its end. Given `unanswered`, the query is the transaction's `of`th and leaves its last changes there unsettled.
+ * at its end. Given `unanswered`, the query is the transaction's `of`th and leaves its last changes there unsettled;
+ * `memo` is the write transaction's (query.ts transactionMemo).
  */
-export async function runOnClient<T>(client: PgClient, q: Query<T>, carried?: { unanswered: Unanswered; of: number }): Promise<T> {
+export async function runOnClient<T>(client: PgClient, q: Query<T>, carried?: { unanswered: Unanswered; of: number; memo?: Map<string, unknown> }): Promise<T> {
   const unanswered = carried?.unanswered ?? new Unanswered(client);
   const of = carried?.of ?? 0;
   let step = q.next();
   while (!step.done) {
     const s = step.value;
-    if (s.want === 'dialect') {
-      step = q.next('postgres');
+    if (s.want === 'dialect' || s.want === 'memo') {
+      step = q.next(s.want === 'dialect' ? 'postgres' : (carried?.memo ?? null));
       continue;
     }
     if (s.want === 'change') {
@@ -215,6 +216,7 @@ async function answerOn(client: PgClient, s: Statement): Promise<unknown> {
 
 async function ask(client: PgClient, s: Statement): Promise<unknown> {
   if (s.want === 'dialect') return 'postgres';
+  if (s.want === 'memo') return null;
   const text = textFor(s.sql, 'postgres');
   if (s.want === 'exec') return void (await client.query(text));
   const { sql, names } = numbered(text);

@@ -20,7 +20,7 @@ export type Params = unknown[] | [Record<string, unknown>];
  * What a statement is asked for: a row, all rows, the first column of the first row or of every row, the rows
  * changed, nothing (a change, or several statements), or no statement but the store's dialect.
  */
-export type Want = 'get' | 'all' | 'value' | 'column' | 'run' | 'change' | 'exec' | 'dialect';
+export type Want = 'get' | 'all' | 'value' | 'column' | 'run' | 'change' | 'exec' | 'dialect' | 'memo';
 
 export interface Statement {
   readonly want: Want;
@@ -94,6 +94,16 @@ export function* plannedForValues<T>(q: Query<T>): Query<T> {
     step = q.next(answer);
   }
   return step.value;
+}
+
+/**
+ * On PostgreSQL, a Map that lives as long as the write transaction the query runs in (one attempt of it: a
+ * transaction run again starts empty), shared by the queries it carries: what one of them read under the write
+ * lock, the next may take from it instead of a round trip, since no one else writes meanwhile. Null elsewhere
+ * (outside a write transaction, and on SQLite, where a read is a function call).
+ */
+export function* transactionMemo(): Query<Map<string, unknown> | null> {
+  return (yield { want: 'memo', sql: '', params: [] }) as Map<string, unknown> | null;
 }
 
 /** The dialect of the store running the query, for the rare query that builds different statements on each. */

@@ -10,6 +10,7 @@ export function runOn<T>(db: Db, q: Query<T>): T {
 
 function answer(db: Db, s: Statement): unknown {
   if (s.want === 'dialect') return 'sqlite';
+  if (s.want === 'memo') return null;
   const text = textFor(s.sql, 'sqlite');
   if (s.want === 'exec') return void db.exec(text);
   const statement = db.prepare(text);

@@ -5,7 +5,7 @@
 // correspondents alone (their trigram index is the table's own).
 // Queries of single-row statements for the writer's own transaction (db/query.ts). (Not a trigger: a statement
 // that fires one opens a savepoint, and FTS5 then flushes its pending rows, one tiny segment per email.)
-import { change, dialect, get, type Query, run, value } from '../db/query.ts';
+import { change, dialect, get, type Query, run, transactionMemo, value } from '../db/query.ts';
 import type { Mailbox } from '../mail/addresses.ts';
 import { MAX_LEXEME_BYTES, WEIGHTS, wordsOf } from './search-query.ts';
 
@@ -40,8 +40,12 @@ export interface SearchDocument {
  * created_at so far reached each minute, so `after` and `before` still bound a walk (list.ts timeBounds).
  */
 export function* nextSearchRowid(now: number): Query<number> {
-  // One statement for both reads (on PostgreSQL each statement is a round trip).
-  const last = (yield* get<{ top: number | null; newest: number | null }>('SELECT (SELECT max(search_rowid) FROM emails) AS top, (SELECT max(minute) FROM search_clock) AS newest'))!;
+  // Read once per PostgreSQL transaction, which the next emails it carries go on from (a round trip each under
+  // the write lock otherwise); one statement for both reads.
+  const memo = yield* transactionMemo();
+  const last =
+    (memo?.get('searchRowid') as { top: number; newest: number | null } | undefined) ??
+    (yield* get<{ top: number | null; newest: number | null }>('SELECT (SELECT max(search_rowid) FROM emails) AS top, (SELECT max(minute) FROM search_clock) AS newest'))!;
   const rowid = (last.top ?? 0) + 1;
   const minute = Math.floor(now / 60_000);
   // One row a minute at most, written only when the clock passes the newest minute so far. A read, then a
@@ -49,7 +53,9 @@ export function* nextSearchRowid(now: number): Query<number> {
   // rows the backlog's indexing has pending in the same group commit out as a segment of their own there (in
   // the writer, 26-82 µs at its first run in each job; 510 µs after four indexed letters in a scratch test).
   const newest = last.newest;
-  if (newest === null || minute > newest) yield* change('INSERT INTO search_clock (minute, first_rowid) VALUES (?, ?)', minute, rowid);
+  const due = newest === null || minute > newest;
+  if (due) yield* change('INSERT INTO search_clock (minute, first_rowid) VALUES (?, ?)', minute, rowid);
+  memo?.set('searchRowid', { top: rowid, newest: due ? minute : newest });
   return rowid;
 }
 
