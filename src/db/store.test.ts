@@ -182,6 +182,18 @@ both('a snapshot read sees one moment, a write between its statements notwithsta
   }
 });
 
+/** Runs `work` on one connection to a new empty PostgreSQL database, dropped afterwards. */
+async function onFreshDatabase(work: (one: PgPool) => Promise<void>): Promise<void> {
+  const fresh = await freshDatabase();
+  const one = openPool(fresh.url, { max: 1 });
+  try {
+    await work(one);
+  } finally {
+    await one.end();
+    await fresh.drop();
+  }
+}
+
 test('the PostgreSQL schema has every table, column and index SQLite has', async () => {
   const sqliteTables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND sql NOT LIKE 'CREATE VIRTUAL%' AND name NOT GLOB '*_search_*' AND name NOT GLOB 'email_prefixes_*'").pluck().all() as string[];
   const pgColumns = (await pool.query("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'")).rows as Array<{ table_name: string; column_name: string }>;
@@ -209,10 +221,8 @@ test('migrating again applies nothing, and nodes migrating at once apply each mi
   }
 });
 
-test('PostgreSQL: a statement planned for its values is never kept prepared; another is, once per connection', async () => {
-  const fresh = await freshDatabase();
-  const one = openPool(fresh.url, { max: 1 });
-  try {
+test('PostgreSQL: a statement planned for its values is never kept prepared; another is, once per connection', () =>
+  onFreshDatabase(async (one) => {
     const kept = () => readOn(one, column<string>('SELECT statement FROM pg_prepared_statements'));
     for (const n of [1, 2, 3, 4, 5, 6, 7]) {
       assert.equal(await readOn(one, plannedForValues(all<{ n: number }>('SELECT ?::int AS n /* each time */', n))), [{ n }]);
@@ -221,16 +231,10 @@ test('PostgreSQL: a statement planned for its values is never kept prepared; ano
     const statements = await kept();
     assert.is(statements.filter((t) => t.includes('each time')).length, 0);
     assert.is(statements.filter((t) => t.includes('kept')).length, 1);
-  } finally {
-    await one.end();
-    await fresh.drop();
-  }
-});
+  }));
 
-test('PostgreSQL 0048: documents indexed before move into their rows, each the same, still found', async () => {
-  const fresh = await freshDatabase();
-  const one = openPool(fresh.url, { max: 1 });
-  try {
+test('PostgreSQL 0048: documents indexed before move into their rows, each the same, still found', () =>
+  onFreshDatabase(async (one) => {
     // The schema as it stood at 0047, by hand, then a document too long to stay in its row there.
     const earlier = listMigrations(fileURLToPath(new URL('./postgres/', import.meta.url))).filter((m) => m.version <= 47);
     await one.query('CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
@@ -251,16 +255,10 @@ test('PostgreSQL 0048: documents indexed before move into their rows, each the s
     assert.equal((await one.query("SELECT search_rowid FROM email_search WHERE document @@ 'word599'::tsquery")).rows, [{ search_rowid: 1 }]);
     const indexes = (await one.query("SELECT indexname FROM pg_indexes WHERE tablename = 'email_search' ORDER BY 1")).rows.map((r) => r.indexname);
     assert.equal(indexes, ['email_search_document', 'email_search_pkey']);
-  } finally {
-    await one.end();
-    await fresh.drop();
-  }
-});
+  }));
 
-test('PostgreSQL: a full-text row over TOAST\'s threshold keeps its workspace id in the row (nothing out of line)', async () => {
-  const fresh = await freshDatabase();
-  const one = openPool(fresh.url, { max: 1 });
-  try {
+test('PostgreSQL: a full-text row over TOAST\'s threshold keeps its workspace id in the row (nothing out of line)', () =>
+  onFreshDatabase(async (one) => {
     await migratePostgres(one);
     await one.query("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_01M8P2CCMAT8BTVTCSQPV6K65R', 'one', 0)");
     // Words that do not compress to under 2 KB, as a long email's do.
@@ -270,16 +268,10 @@ test('PostgreSQL: a full-text row over TOAST\'s threshold keeps its workspace id
     const outOfLine = await one.query("SELECT pg_relation_size(reltoastrelid) AS n FROM pg_class WHERE relname = 'email_search'");
     assert.is(Number(outOfLine.rows[0].n), 0);
     assert.equal((await one.query("SELECT search_rowid FROM email_search WHERE document @@ 'w2654435761x0'::tsquery")).rows, [{ search_rowid: 1 }]);
-  } finally {
-    await one.end();
-    await fresh.drop();
-  }
-});
+  }));
 
-test('PostgreSQL: a full-text search is planned with the server\'s cost of parallel workers, in its own transaction only', async () => {
-  const fresh = await freshDatabase();
-  const one = openPool(fresh.url, { max: 1 });
-  try {
+test('PostgreSQL: a full-text search is planned with the server\'s cost of parallel workers, in its own transaction only', () =>
+  onFreshDatabase(async (one) => {
     await migratePostgres(one);
     await one.query("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_1', 'one', 0)");
     const setting = () => value<string>('SHOW parallel_setup_cost');
@@ -306,10 +298,6 @@ test('PostgreSQL: a full-text search is planned with the server\'s cost of paral
     assert.ok(seen.filter((s) => !s.search).every((s) => s.cost === '10000'), "the page's other statements");
     assert.is(during.cost, '10000', 'after the search');
     assert.is(await readOn(one, setting()), '10000', 'the connection keeps its own afterwards');
-  } finally {
-    await one.end();
-    await fresh.drop();
-  }
-});
+  }));
 
 test.run();
