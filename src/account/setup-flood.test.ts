@@ -158,11 +158,12 @@ test('a guessing flood from addresses that failed waits behind the owner, and ha
   assert.ok(answers.every((a) => a.status === 0 || a.status === 401 || (a.status === 503 && a.code === 'server_busy') || a.status === 429), tally(answers));
   assert.ok(answers.some((a) => a.status === 401), 'guesses were being checked all along');
 
-  // The guesses still queued when their clients left are dropped, not hashed: the queue empties while at
-  // most the hashes already running (two) finish, where working through it would take a hash per waiter.
+  // The guesses still queued when their clients left are dropped, not hashed: the queue empties while the
+  // hashes already running (two) finish, and the few that started in the moment before the server heard the
+  // clients leave, where working through it would take a hash per waiter (8 or more).
   for (let waited = 0; ; waited += 100) {
     const { computed, waiting } = await hashQueue();
-    assert.ok(computed - left.computed <= 4, `${computed - left.computed} hashes made after the guessers left, ${waiting} still waiting`);
+    assert.ok(computed - left.computed <= 6, `${computed - left.computed} hashes made after the guessers left, ${waiting} still waiting`);
     if (waiting === 0) break;
     assert.ok(waited < 30_000, `still ${waiting} waiting`);
     await new Promise((resolve) => setTimeout(resolve, 100));
