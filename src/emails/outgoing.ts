@@ -20,6 +20,9 @@ export type OutgoingEmail = Pick<
   | 'to_json' | 'cc_json' | 'reply_to_json' | 'subject' | 'headers_json' | 'message_class' | 'created_at'
 > & { domain: string; envelope_from: string };
 
+/** The condition that the email whose id is `emailId` (an SQL expression) has its shared signed copy stored. */
+export const signedCopyStored = (emailId: string) => `EXISTS (SELECT 1 FROM email_contents c WHERE c.email_id = ${emailId} AND c.raw IS NOT NULL)`;
+
 /**
  * The email, and whether its shared signed copy is stored (`signed`, 1 or 0): not its bodies (composeInput reads
  * those) nor the copy (signedCopy, read only when there is one).
@@ -28,7 +31,7 @@ export function* outgoingEmail(emailId: string): Query<OutgoingEmail & { signed:
   return (yield* get<OutgoingEmail & { signed: number }>(
     `SELECT e.id, e.workspace_id, e.domain_id, e.domain, e.message_id, e.in_reply_to, e.refs, e.from_address, e.from_name,
          e.to_json, e.cc_json, e.reply_to_json, e.subject, e.headers_json, e.message_class, e.envelope_from, e.created_at,
-         CASE WHEN EXISTS (SELECT 1 FROM email_contents c WHERE c.email_id = e.id AND c.raw IS NOT NULL) THEN 1 ELSE 0 END AS signed
+         CASE WHEN ${signedCopyStored('e.id')} THEN 1 ELSE 0 END AS signed
        FROM emails e WHERE e.id = ?`,
     emailId,
   )) as OutgoingEmail & { signed: number };
@@ -122,7 +125,7 @@ export function* packStoredBodies(emailId: string, bodies: { text: string | Buff
 }
 
 export function* hasSignedCopy(emailId: string): Query<boolean> {
-  return (yield* get('SELECT 1 FROM email_contents WHERE email_id = ? AND raw IS NOT NULL', emailId)) !== undefined;
+  return (yield* get(`SELECT 1 WHERE ${signedCopyStored('?')}`, emailId)) !== undefined;
 }
 
 /**

@@ -10,7 +10,7 @@ import type { DkimKey } from '../mail/sign.ts';
 import { copyDictionary } from '../mail/packing.ts';
 import { signingKey } from '../domains/dkim-keys.ts';
 import {
-  baseCopy, composeInput, noteFirstCopySigned, outgoingEmail, packStoredBodies, personalCopy, signedCopy, storedBodies, storePersonalCopy, storeSignedCopy,
+  baseCopy, composeInput, noteFirstCopySigned, outgoingEmail, packStoredBodies, personalCopy, signedCopy, signedCopyStored, storedBodies, storePersonalCopy, storeSignedCopy,
   type OutgoingEmail,
 } from '../emails/outgoing.ts';
 import type { Claimed } from './claims.ts';
@@ -86,7 +86,7 @@ export class SignedCopies {
     const queued = await this.app.store.read(
       all<Pick<Claimed, 'id' | 'recipient'>>(
         `SELECT d.id, d.recipient FROM deliveries d WHERE d.email_id = ? AND d.state = 'queued' AND d.attempts = 0
-           AND NOT EXISTS (SELECT 1 FROM email_contents c WHERE c.email_id = d.email_id AND c.raw IS NOT NULL) ORDER BY d.id`,
+           AND NOT ${signedCopyStored('d.email_id')} ORDER BY d.id`,
         emailId,
       ),
     );
