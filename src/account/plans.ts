@@ -23,7 +23,7 @@ interface SubscriptionRow {
   period_end: number;
 }
 
-type PlanConfig = Pick<Config, 'plans' | 'defaultPlan'>;
+export type PlanConfig = Pick<Config, 'plans' | 'defaultPlan'>;
 
 export const findPlan = (config: PlanConfig, key: string) => config.plans.find((p) => p.key === key) ?? null;
 
@@ -69,7 +69,7 @@ export function* usageOf(workspaceId: string, now: number): Query<{ recipients: 
  * limit holds until the next period) and counts nothing. A query for the transaction that queues it (db/query.ts),
  * so concurrent sends can never together pass a limit.
  */
-/** `limits`: the workspace's, read before the transaction (send/submit.ts readBeforeSends); read here when absent. */
+/** `limits`: the workspace's, read before the transaction (send/submit.ts readsOutsideTheLock); read here when absent. */
 export function* meter(config: PlanConfig, workspaceId: string, now: number, send: { recipients: number; attachmentBytes: number }, limits?: Limits): Query<void> {
   limits ??= limitsOf(yield* heldPlans(config, workspaceId));
   const period = periodOf(now);

@@ -6,7 +6,7 @@
 // write lock, in group commits (postgres-commit.ts).
 import type { Writable } from 'node:stream';
 import pg from 'pg';
-import { textFor, type Query, type Statement } from './query.ts';
+import { textFor, type Query, type Settled, type Statement } from './query.ts';
 
 const { Pool, types: pgTypes } = pg;
 
@@ -102,8 +102,13 @@ export class Unanswered {
     this.socket = (client as unknown as { connection?: { stream?: Writable } }).connection?.stream;
   }
 
-  send(s: Statement, of: number): void {
+  /** Holds back what is written to the connection until settled(). */
+  hold(): void {
     if (!this.corked && this.socket?.cork) (this.corked = true), this.socket.cork();
+  }
+
+  send(s: Statement, of: number): void {
+    this.hold();
     const answer = answerOn(this.client, s);
     answer.catch(() => {}); // read by settled()
     this.sent.push({ answer, of });
@@ -151,7 +156,8 @@ export async function runOnClient<T>(client: PgClient, q: Query<T>, carried?: { 
     }
     let result: unknown;
     try {
-      const asked = answerOn(client, s); // written behind the changes, before the socket is uncorked
+      if (s.want === 'many') unanswered.hold(); // they leave in one write, behind the changes
+      const asked = s.want === 'many' ? answerAll(client, s.many!, carried?.memo ?? null) : answerOn(client, s); // written behind the changes, before the socket is uncorked
       asked.catch(() => {});
       const failed = await unanswered.settled();
       if (failed && failed.of !== of) throw new EarlierChangeFailed(failed);
@@ -202,6 +208,14 @@ export async function reach<T>(work: Promise<T>): Promise<T> {
   } catch (err) {
     throw cutOff(err) ? new StoreUnreachable(err) : err;
   }
+}
+
+/** The statements of a `many` (query.ts together), all sent before any answer is waited for: each one's Settled. */
+function answerAll(client: PgClient, statements: readonly Statement[], memo: Map<string, unknown> | null): Promise<Settled[]> {
+  const asked = statements.map((s) =>
+    s.want === 'dialect' ? Promise.resolve('postgres') : s.want === 'memo' ? Promise.resolve(memo) : s.want === 'many' ? answerAll(client, s.many!, memo) : answerOn(client, s),
+  );
+  return Promise.allSettled(asked).then((all) => all.map((a) => (a.status === 'fulfilled' ? { value: a.value } : { error: a.reason as unknown })));
 }
 
 async function answerOn(client: PgClient, s: Statement): Promise<unknown> {

@@ -20,7 +20,7 @@ export type Params = unknown[] | [Record<string, unknown>];
  * What a statement is asked for: a row, all rows, the first column of the first row or of every row, the rows
  * changed, nothing (a change, or several statements), or no statement but the store's dialect.
  */
-export type Want = 'get' | 'all' | 'value' | 'column' | 'run' | 'change' | 'exec' | 'dialect' | 'memo';
+export type Want = 'get' | 'all' | 'value' | 'column' | 'run' | 'change' | 'exec' | 'dialect' | 'memo' | 'many';
 
 export interface Statement {
   readonly want: Want;
@@ -28,7 +28,12 @@ export interface Statement {
   readonly params: Params;
   /** Planned for its values at every run (plannedForValues), never from a plan kept for any value. */
   readonly planEachTime?: true;
+  /** `many`: statements sent together, answered each with its Settled (together). */
+  readonly many?: readonly Statement[];
 }
+
+/** How one statement of a `many` ended. */
+export type Settled = { value: unknown } | { error: unknown };
 
 /** Database work that ends with a T: yield* it from another query, or hand it to a store to run. */
 export type Query<T> = Generator<Statement, T, unknown>;
@@ -104,6 +109,38 @@ export function* plannedForValues<T>(q: Query<T>): Query<T> {
  */
 export function* transactionMemo(): Query<Map<string, unknown> | null> {
   return (yield { want: 'memo', sql: '', params: [] }) as Map<string, unknown> | null;
+}
+
+/** No statement: undefined (a place in `together` for a read not needed this time). */
+export function* nothing(): Query<undefined> {
+  return undefined;
+}
+
+type Result<Q> = Q extends Query<infer R> ? R : never;
+
+/**
+ * Runs queries that do not depend on each other side by side and returns what each returns, in order. On
+ * PostgreSQL their statements go out together: one round trip for each step of the longest instead of one per
+ * statement, and a round trip (a socket write that wakes the server, the answer that wakes the box) is most of
+ * what a statement costs there. On SQLite they run one after the other, where a read is a function call. None may
+ * read what another writes; a query that throws ends them all, the first in order first.
+ */
+export function* together<const Qs extends readonly Query<unknown>[]>(...qs: Qs): Query<{ -readonly [K in keyof Qs]: Result<Qs[K]> }> {
+  type Out = { -readonly [K in keyof Qs]: Result<Qs[K]> };
+  if ((yield* dialect()) !== 'postgres') {
+    const out: unknown[] = [];
+    for (const q of qs) out.push(yield* q);
+    return out as Out;
+  }
+  const steps = qs.map((q) => q.next());
+  for (let open = steps.flatMap((s, i) => (s.done ? [] : [i])); open.length; open = open.filter((i) => !steps[i]!.done)) {
+    const answers = (yield { want: 'many', sql: '', params: [], many: open.map((i) => steps[i]!.value as Statement) }) as Settled[];
+    open.forEach((i, k) => {
+      const a = answers[k]!;
+      steps[i] = 'error' in a ? qs[i]!.throw(a.error) : qs[i]!.next(a.value);
+    });
+  }
+  return steps.map((s) => s.value) as Out;
 }
 
 /** The dialect of the store running the query, for the rare query that builds different statements on each. */

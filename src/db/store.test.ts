@@ -3,46 +3,20 @@
 // reads must not depend on the engine: numbers, 1/0 for booleans, Buffers, rows changed, refusals, rollbacks.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Db } from './open.ts';
 import { migratePostgres } from './postgres-migrate.ts';
 import { listMigrations } from './migrate.ts';
 import { fileURLToPath } from 'node:url';
 import { openPool, readOn, type PgPool } from './postgres.ts';
 import { all, change, column, constraintViolated, dialect, get, plannedForValues, run, value, type Query } from './query.ts';
-import type { Store } from './store.ts';
-import { bothStores, freshDatabase } from '../testkit/postgres.ts';
+import { freshDatabase, onBothStores } from '../testkit/postgres.ts';
 import { listEmails } from '../emails/list.ts';
 import { parseListParams } from '../emails/search-routes.ts';
 
-let db: Db;
-let pool: PgPool;
-let close: () => Promise<void>;
-const stores: Store[] = [];
-
-test.before(async () => {
-  const both = await bothStores();
-  ({ db, pool, close } = both);
-  stores.push(...both.stores);
-});
-test.after(async () => {
-  await close();
-});
+const { both, opened } = onBothStores();
 
 function* addWorkspace(id: string, name: string): Query<number> {
   return yield* run('INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)', id, name, 1_800_000_000_123);
 }
-
-const both = (name: string, check: (store: Store) => Promise<void>) =>
-  test(name, async () => {
-    for (const store of stores) {
-      try {
-        await check(store);
-      } catch (err) {
-        (err as Error).message = `${store.dialect}: ${(err as Error).message}`;
-        throw err;
-      }
-    }
-  });
 
 both('rows come back alike: 64-bit integers and sums as numbers, EXISTS as 1 or 0, bytes as Buffers', async (s) => {
   assert.is(await s.write(() => addWorkspace('ws_rows', 'rows')), 1);
@@ -195,6 +169,7 @@ async function onFreshDatabase(work: (one: PgPool) => Promise<void>): Promise<vo
 }
 
 test('the PostgreSQL schema has every table, column and index SQLite has', async () => {
+  const { db, pool } = opened();
   const sqliteTables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND sql NOT LIKE 'CREATE VIRTUAL%' AND name NOT GLOB '*_search_*' AND name NOT GLOB 'email_prefixes_*'").pluck().all() as string[];
   const pgColumns = (await pool.query("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'")).rows as Array<{ table_name: string; column_name: string }>;
   for (const table of sqliteTables) {
@@ -208,7 +183,7 @@ test('the PostgreSQL schema has every table, column and index SQLite has', async
 });
 
 test('migrating again applies nothing, and nodes migrating at once apply each migration once', async () => {
-  assert.equal(await migratePostgres(pool), []);
+  assert.equal(await migratePostgres(opened().pool), []);
   const fresh = await freshDatabase();
   const pools = [openPool(fresh.url, { max: 2 }), openPool(fresh.url, { max: 2 })];
   try {

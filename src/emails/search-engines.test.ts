@@ -6,8 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { run } from '../db/query.ts';
-import type { Store } from '../db/store.ts';
-import { bothStores } from '../testkit/postgres.ts';
+import { onBothStores } from '../testkit/postgres.ts';
 import { indexEmail, nextSearchRowid, unindexEmail } from './search-index.ts';
 import { indexAll, queueIndexing } from './search-backlog.ts';
 import { listEmails } from './list.ts';
@@ -36,8 +35,6 @@ const LETTERS: Letter[] = [
   { id: 'em_5', from: ['Ünïcode Ñame', 'uni@sender.example'], to: [{ address: 'hello@in.example' }], subject: 'Zürich naïve', text: `${'filler words go here and there. '.repeat(20)}The unicorn budget is approved. 日本語です`, queued: true },
 ];
 
-let close: () => Promise<void>;
-const stores: Store[] = [];
 
 function* write(letter: Letter, i: number) {
   const at = T0 + i * 60_000;
@@ -57,21 +54,13 @@ function* write(letter: Letter, i: number) {
   else yield* indexEmail(rowid, doc);
 }
 
-test.before(async () => {
-  const both = await bothStores();
-  ({ close } = both);
-  stores.push(...both.stores);
-  for (const store of stores) {
-    await store.write(function* () {
-      yield* run("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_a', 'a', 0), ('ws_b', 'b', 0)");
-      for (const [i, letter] of LETTERS.entries()) yield* write(letter, i);
-      yield* indexAll();
-    });
-  }
-});
-test.after(async () => {
-  await close();
-});
+const { stores } = onBothStores((store) =>
+  store.write(function* () {
+    yield* run("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_a', 'a', 0), ('ws_b', 'b', 0)");
+    for (const [i, letter] of LETTERS.entries()) yield* write(letter, i);
+    yield* indexAll();
+  }),
+);
 
 /** The page GET /emails answers with these parameters, on each store: SQLite's, then PostgreSQL's. */
 const lists = (params: Record<string, string>, workspace = 'ws_a') => Promise.all(stores.map((s) => s.read(listEmails(workspace, parseListParams(params, T0)))));

@@ -15,8 +15,8 @@ import { storeSentEmail } from '../emails/store.ts';
 import { fileNewEmail } from '../labels/filing.ts';
 import { emailById, emailByMessageId } from '../emails/lookup.ts';
 import { answerStep, storeAnswer, type IdempotencyClaim, type IdempotencyRecord } from '../db/idempotency.ts';
-import type { Query } from '../db/query.ts';
-import { heldPlans, limitsOf, meter, type Limits } from '../account/plans.ts';
+import { dialect, nothing, together, type Query } from '../db/query.ts';
+import { heldPlans, limitsOf, meter, type Limits, type PlanConfig } from '../account/plans.ts';
 import { rulesOfWorkspace, type Rule } from '../labels/rules.ts';
 import { assertSendingAllowed } from '../account/reputation.ts';
 import type { Step } from '../db/writer.ts';
@@ -58,7 +58,7 @@ export interface PlannedSend {
   now: number;
   /** When a scheduled send is released to the queue; null to queue it now. */
   scheduledAt: number | null;
-  /** The workspace's plan limits and label rules, read before the writer's transaction (readBeforeSends); absent, read in it. */
+  /** The workspace's plan limits and label rules, read with the plan on PostgreSQL (readsOutsideTheLock); absent, read in the writer's transaction. */
   readFirst?: { limits: Limits; rules: Rule[] };
 }
 
@@ -70,11 +70,20 @@ const MAX_REFERENCES = 20;
  */
 export function* planSend(app: Pick<DbContext, 'clock' | 'config'>, workspaceId: string, req: SendRequest, secret?: Buffer): Query<PlannedSend> {
   const { clock } = app;
-  yield* assertSendingAllowed(app.config, workspaceId, clock.now());
   // A send by template is rendered before it is planned (withTemplate), off the event loop when it is large.
   if (req.template) throw new Error('planSend: render the template first (withTemplate)');
   const fromDomain = domainOf(req.from.address);
-  const domain = yield* findSendingDomain(workspaceId, fromDomain);
+  const parentKey = req.inReplyTo?.replace(/^<|>$/g, '');
+  // The reads a send needs, side by side (one round trip on PostgreSQL); a refusal is told in this order.
+  const [, domain, labels, parent, secretRead, readFirst] = yield* together(
+    assertSendingAllowed(app.config, workspaceId, clock.now()),
+    findSendingDomain(workspaceId, fromDomain),
+    findLabels(workspaceId, req.labels),
+    parentKey === undefined ? nothing() : isId('em', parentKey) ? emailById(workspaceId, parentKey) : emailByMessageId(workspaceId, parentKey),
+    // The box secret, which never changes once made: given by a caller that holds it (boxSecret), else read.
+    secret ? nothing() : readBoxSecret(),
+    readsOutsideTheLock(app.config, workspaceId),
+  );
   if (!domain || domain.status !== 'verified') {
     throw new ApiError(403, 'domain_not_verified', `The domain ${fromDomain} is not verified in this workspace: add it with POST /domains and verify its DNS records`);
   }
@@ -82,7 +91,7 @@ export function* planSend(app: Pick<DbContext, 'clock' | 'config'>, workspaceId:
     throw new ApiError(403, 'marketing_not_enabled', `Marketing mail is not enabled for ${fromDomain}: PATCH /domains/${domain.id} with {"marketing": true}`);
   }
 
-  const unknownLabel = (yield* findLabels(workspaceId, req.labels)).missing.find((ref) => isId('lbl', ref));
+  const unknownLabel = labels.missing.find((ref) => isId('lbl', ref));
   if (unknownLabel) throw validationError('labels', `no label ${unknownLabel} in this workspace`);
 
   const now = clock.now();
@@ -91,11 +100,9 @@ export function* planSend(app: Pick<DbContext, 'clock' | 'config'>, workspaceId:
   let threadId = id;
   let inReplyTo: string | null = null;
   let refs: string[] = [];
-  if (req.inReplyTo) {
-    const key = req.inReplyTo.replace(/^<|>$/g, '');
-    const parent = isId('em', key) ? yield* emailById(workspaceId, key) : yield* emailByMessageId(workspaceId, key);
-    if (!parent && isId('em', key)) throw validationError('in_reply_to', `no email ${key} in this workspace`);
-    inReplyTo = parent?.message_id ?? key;
+  if (parentKey !== undefined) {
+    if (!parent && isId('em', parentKey)) throw validationError('in_reply_to', `no email ${parentKey} in this workspace`);
+    inReplyTo = parent?.message_id ?? parentKey;
     // RFC 5322 3.6.4: the parent's References, or failing those its In-Reply-To, then its Message-ID.
     const parentRefs = parent ? (JSON.parse(parent.refs) as string[]) : [];
     const earlier = parentRefs.length ? parentRefs : parent?.in_reply_to ? [parent.in_reply_to] : [];
@@ -115,10 +122,10 @@ export function* planSend(app: Pick<DbContext, 'clock' | 'config'>, workspaceId:
     inReplyTo,
     refs,
     recipients,
-    // The box secret, which never changes once made: given by a caller that holds it (boxSecret), else read.
-    envelopeFrom: verpAddress(secret ?? (yield* readBoxSecret()), id, domain.return_path),
+    envelopeFrom: verpAddress(secret ?? secretRead!, id, domain.return_path),
     now,
     scheduledAt: scheduleTime(req.scheduledAt, now),
+    ...(readFirst ? { readFirst } : {}),
   };
 }
 
@@ -195,25 +202,16 @@ export function* writeSends(ctx: DbContext, plans: PlannedSend[]): Query<void> {
 }
 
 /**
- * The writer's reads before its transaction on PostgreSQL (db/writer.ts ReadsFirst): each send's plan limits and
- * label rules, read outside the box's write lock, where each read's round trip would hold every other writer up.
- * A plan or rule changed in the moment between applies from the next send on. Suppressions stay in the
- * transaction (enqueue.ts): one made a moment before a send is always seen.
+ * On PostgreSQL, what writeSend would otherwise read in the writer's transaction, under the box's write lock, where
+ * each read's round trip holds every other writer up: the workspace's plan limits and label rules, read with the
+ * send's other reads. A plan or rule changed in the moment between applies from the next send on. Suppressions
+ * stay in the transaction (enqueue.ts): one made a moment before a send is always seen. On SQLite, where a read
+ * costs no round trip, nothing.
  */
-export function* readBeforeSends(ctx: Pick<DbContext, 'config'>, plans: PlannedSend[]): Query<PlannedSend[]> {
-  const read = new Map<string, { limits: Limits; rules: Rule[] }>();
-  const out: PlannedSend[] = [];
-  for (const plan of plans) {
-    let first = read.get(plan.workspaceId);
-    if (!first) read.set(plan.workspaceId, (first = { limits: limitsOf(yield* heldPlans(ctx.config, plan.workspaceId)), rules: yield* rulesOfWorkspace(plan.workspaceId) }));
-    out.push({ ...plan, readFirst: first });
-  }
-  return out;
-}
-
-/** readBeforeSends for the job `send.batch`. */
-export function* readBeforeBatch(ctx: Pick<DbContext, 'config'>, job: BatchJob): Query<BatchJob> {
-  return { ...job, plans: yield* readBeforeSends(ctx, job.plans) };
+function* readsOutsideTheLock(config: PlanConfig, workspaceId: string): Query<PlannedSend['readFirst']> {
+  if ((yield* dialect()) !== 'postgres') return undefined;
+  const [held, rules] = yield* together(heldPlans(config, workspaceId), rulesOfWorkspace(workspaceId));
+  return { limits: limitsOf(held), rules };
 }
 
 /** The writer step that queues `plans`, and the attachment buffers that move to the writer with it. */

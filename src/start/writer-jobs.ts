@@ -8,7 +8,7 @@ import { deleteLabel } from '../labels/labels.ts';
 import { draftSent } from '../drafts/drafts.ts';
 import { resortStep } from '../labels/resort.ts';
 import { fileMessage, judgeBeforeFiling } from '../receive/file.ts';
-import { readBeforeBatch, readBeforeSends, writeBatch, writeSends } from '../send/submit.ts';
+import { writeBatch, writeSends } from '../send/submit.ts';
 import { releaseDue } from '../send/schedule.ts';
 import { indexAll, indexBacklog } from '../emails/search-backlog.ts';
 import { pruneJob, retryJob, trainJob } from '../filter/learning.ts';
@@ -50,9 +50,9 @@ export const jobs = {
 
 /**
  * Reads made before the transaction on PostgreSQL: received mail's spam judgement, sender and label rules
- * (receive/file.ts); a send's plan limits and label rules (send/submit.ts).
+ * (receive/file.ts). A send's plan limits and label rules come read with its plan (send/submit.ts).
  */
-export const readsFirst = { file: judgeBeforeFiling, send: readBeforeSends, 'send.batch': readBeforeBatch } satisfies ReadsFirst;
+export const readsFirst = { file: judgeBeforeFiling } satisfies ReadsFirst;
 
 /** What the writer does in its own time, after its commits: the next batch of the full-text index's backlog. */
 export const background: BackgroundJob = () => indexBacklog();

@@ -11,6 +11,7 @@ import { openPool, readOn, type PgPool } from '../db/postgres.ts';
 import type { Query } from '../db/query.ts';
 import { runOn } from '../db/sqlite-query.ts';
 import Database from 'better-sqlite3';
+import { test } from 'uvu';
 import { join } from 'node:path';
 import { postgresStore, sqliteStore, type Store } from '../db/store.ts';
 import { tempDir } from './app.ts';
@@ -73,6 +74,35 @@ export async function bothStores(): Promise<{ stores: Store[]; db: Db; pool: PgP
       await fresh.drop();
     },
   };
+}
+
+/**
+ * A test file's two stores (bothStores), opened before its tests and each given to `setup`, closed after them.
+ * `both(name, check)` is a test that checks each store in turn, a failure naming the store.
+ */
+export function onBothStores(setup?: (store: Store) => Promise<void>) {
+  const stores: Store[] = [];
+  let opened: Awaited<ReturnType<typeof bothStores>> | undefined;
+  test.before(async () => {
+    opened = await bothStores();
+    stores.push(...opened.stores);
+    for (const store of stores) await setup?.(store);
+  });
+  test.after(async () => {
+    await opened?.close();
+  });
+  const both = (name: string, check: (store: Store) => Promise<void>) =>
+    test(name, async () => {
+      for (const store of stores) {
+        try {
+          await check(store);
+        } catch (err) {
+          (err as Error).message = `${store.dialect}: ${(err as Error).message}`;
+          throw err;
+        }
+      }
+    });
+  return { stores, both, opened: () => opened! };
 }
 
 /** Reads the box's rows on a connection of the test's own: its PostgreSQL database, or its data directory's file. */
