@@ -24,18 +24,14 @@ export type OutgoingEmail = Pick<
 export const signedCopyStored = (emailId: string) => `EXISTS (SELECT 1 FROM email_contents c WHERE c.email_id = ${emailId} AND c.raw IS NOT NULL)`;
 
 /**
- * The email, and whether its shared signed copy is stored (`signed`, 1 or 0): not its bodies (composeInput reads
- * those) nor the copy (signedCopy, read only when there is one).
+ * The columns of a sent email `e` as composing reads it (OutgoingEmail), for a statement that reads more beside
+ * them; and `signed`, 1 when its shared signed copy is stored (signedCopy reads it), and `attached`, 0 when it
+ * has no attachments for composeInput to read. Not its bodies: composeInput reads those.
  */
-export function* outgoingEmail(emailId: string): Query<OutgoingEmail & { signed: number }> {
-  return (yield* get<OutgoingEmail & { signed: number }>(
-    `SELECT e.id, e.workspace_id, e.domain_id, e.domain, e.message_id, e.in_reply_to, e.refs, e.from_address, e.from_name,
-         e.to_json, e.cc_json, e.reply_to_json, e.subject, e.headers_json, e.message_class, e.envelope_from, e.created_at,
-         CASE WHEN ${signedCopyStored('e.id')} THEN 1 ELSE 0 END AS signed
-       FROM emails e WHERE e.id = ?`,
-    emailId,
-  )) as OutgoingEmail & { signed: number };
-}
+export const OUTGOING_COLUMNS = `e.id, e.workspace_id, e.domain_id, e.domain, e.message_id, e.in_reply_to, e.refs, e.from_address, e.from_name,
+  e.to_json, e.cc_json, e.reply_to_json, e.subject, e.headers_json, e.message_class, e.envelope_from, e.created_at,
+  CASE WHEN ${signedCopyStored('e.id')} THEN 1 ELSE 0 END AS signed,
+  CASE WHEN EXISTS (SELECT 1 FROM email_attachments a WHERE a.email_id = e.id) THEN 1 ELSE 0 END AS attached`;
 
 /** The email's text and HTML bodies as stored (both null when it has none). */
 export function* storedBodies(emailId: string): Query<{ text: string | null; html: string | null }> {
@@ -158,12 +154,15 @@ const AGAINST_COPY_MARK = Buffer.from([0x00, 0x02]);
 const mailboxes = (json: string) => JSON.parse(json) as Mailbox[];
 
 /** What the composer makes the message from: the row's headers, the stored bodies and attachments in order. */
-export function* composeInput(row: OutgoingEmail): Query<ComposeInput> {
+export function* composeInput(row: OutgoingEmail & { attached?: number }): Query<ComposeInput> {
   const body = unpackBodies((yield* get<StoredBodies>('SELECT text_body AS text, html_body AS html FROM email_contents WHERE email_id = ?', row.id))!);
-  const attachments = yield* all<{ filename: string; content_type: string; content_id: string | null; content: Buffer }>(
-    'SELECT filename, content_type, content_id, content FROM email_attachments WHERE email_id = ? ORDER BY position',
-    row.id,
-  );
+  const attachments =
+    row.attached === 0
+      ? []
+      : yield* all<{ filename: string; content_type: string; content_id: string | null; content: Buffer }>(
+          'SELECT filename, content_type, content_id, content FROM email_attachments WHERE email_id = ? ORDER BY position',
+          row.id,
+        );
   return {
     messageId: row.message_id,
     date: row.created_at,

@@ -37,7 +37,26 @@ export interface PlannedEmail {
   message_class: string;
   headers_json: string;
   bodies: () => Query<{ html: string | null; text: string | null }>;
+  /** 0 when no plan is stored (read with the email: planTrackingColumns), so none is looked for. */
+  planned?: number;
+  /** The sending domain's settings, when read with the email (planTrackingColumns; null without a domain). */
+  tracking?: DomainTracking | null;
 }
+
+type DomainTracking = { open_tracking: number; click_tracking: number; unsubscribe_urls: string };
+
+/**
+ * What a plan is decided from, read with the email `e` in the statement that reads it (signed-copies.ts): whether
+ * a plan is stored, and its domain's tracking settings (`dm`, joined on e.domain_id).
+ */
+export const PLAN_COLUMNS = `CASE WHEN EXISTS (SELECT 1 FROM personalised_emails p WHERE p.email_id = e.id) THEN 1 ELSE 0 END AS planned,
+  dm.open_tracking, dm.click_tracking, dm.unsubscribe_urls`;
+
+/** The PlannedEmail facts of a row read with PLAN_COLUMNS. */
+export const plannedFacts = (row: { planned: number; open_tracking: number | null; click_tracking: number | null; unsubscribe_urls: string | null }): Pick<PlannedEmail, 'planned' | 'tracking'> => ({
+  planned: row.planned,
+  tracking: row.unsubscribe_urls === null ? null : { open_tracking: row.open_tracking!, click_tracking: row.click_tracking!, unsubscribe_urls: row.unsubscribe_urls },
+});
 
 // Forwarded copies (receive/forward.ts marks them so) are someone else's mail passed on: never tracked.
 const FORWARDED = 'x-mailwright-forwarded';
@@ -55,9 +74,12 @@ type Decided = { plan: Plan; links: string[] } | null;
 /** `email.bodies` reads the stored bodies when a plan needs them (signed-copies.ts). */
 function* decide(email: PlannedEmail): Query<Decided> {
   const headers = JSON.parse(email.headers_json) as Record<string, string>;
-  const domain = email.domain_id
-    ? yield* get<{ open_tracking: number; click_tracking: number; unsubscribe_urls: string }>('SELECT open_tracking, click_tracking, unsubscribe_urls FROM domains WHERE id = ?', email.domain_id)
-    : undefined;
+  const domain =
+    email.tracking !== undefined
+      ? email.tracking
+      : email.domain_id
+        ? yield* get<DomainTracking>('SELECT open_tracking, click_tracking, unsubscribe_urls FROM domains WHERE id = ?', email.domain_id)
+        : undefined;
   let bodies: { html: string | null; text: string | null } | undefined;
   const read = function* () {
     return (bodies ??= yield* email.bodies());
@@ -81,7 +103,7 @@ export async function planFor(app: App, email: PlannedEmail): Promise<Plan | nul
   const { clock, store } = app;
   const found = await store.read(
     (function* (): Query<{ stored: Plan } | { made: Decided }> {
-      const stored = yield* storedPlan(email.id);
+      const stored = email.planned === 0 ? null : yield* storedPlan(email.id);
       return stored ? { stored } : { made: yield* decide(email) };
     })(),
   );

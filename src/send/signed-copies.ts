@@ -10,15 +10,15 @@ import type { DkimKey } from '../mail/sign.ts';
 import { copyDictionary } from '../mail/packing.ts';
 import { signingKey } from '../domains/dkim-keys.ts';
 import {
-  baseCopy, composeInput, noteFirstCopySigned, outgoingEmail, packStoredBodies, personalCopy, signedCopy, signedCopyStored, storedBodies, storePersonalCopy, storeSignedCopy,
+  baseCopy, composeInput, noteFirstCopySigned, OUTGOING_COLUMNS, packStoredBodies, personalCopy, signedCopy, storedBodies, storePersonalCopy, storeSignedCopy,
   type OutgoingEmail,
 } from '../emails/outgoing.ts';
 import type { Claimed } from './claims.ts';
-import { personalisation, planFor, storedPlan, type Plan } from './personalise.ts';
+import { personalisation, PLAN_COLUMNS, planFor, plannedFacts, storedPlan, type Plan } from './personalise.ts';
 import type { Signer } from './signer.ts';
 import { storageFault } from '../db/health.ts';
 import { FullDiskNotice } from '../db/full-disk.ts';
-import { all, column } from '../db/query.ts';
+import { all, column, get } from '../db/query.ts';
 
 /** A recipient's bytes: its email's one shared copy, or its own copy when the email is personalised. */
 export interface Copy {
@@ -60,6 +60,20 @@ type CopyBase = { id: number; raw: Buffer };
 /** An email's one signed copy for all its recipients, or its personal copies to make. */
 type Signed = { envelopeFrom: string; senderDomain: string } & ({ raw: Buffer } | { personal: PersonalEmail });
 
+/**
+ * A sent email as signing reads it, in one statement: its row for composing (OUTGOING_COLUMNS), whether a recipient
+ * still waits for a first attempt (`queued`), and what its plan is decided from (PLAN_COLUMNS).
+ */
+type EmailToSign = OutgoingEmail & { signed: number; attached: number; queued: number } & Parameters<typeof plannedFacts>[0];
+
+const emailToSign = (emailId: string) =>
+  get<EmailToSign>(
+    `SELECT ${OUTGOING_COLUMNS}, ${PLAN_COLUMNS},
+       CASE WHEN EXISTS (SELECT 1 FROM deliveries d WHERE d.email_id = e.id AND d.state = 'queued' AND d.attempts = 0) THEN 1 ELSE 0 END AS queued
+     FROM emails e LEFT JOIN domains dm ON dm.id = e.domain_id WHERE e.id = ?`,
+    emailId,
+  );
+
 /** A failure that retrying cannot fix (the sending domain and its key are gone). */
 class Permanent extends Error {}
 
@@ -82,17 +96,14 @@ export class SignedCopies {
    * each recipient not yet attempted. Nothing when they exist or nothing of the email is queued any more.
    */
   async prepare(emailId: string): Promise<void> {
-    // None when the shared copy is stored: one statement for both questions.
+    const row = await this.app.store.read(emailToSign(emailId));
+    if (!row?.queued || row.signed) return;
+    const signed = await this.signedMessage(emailId, row);
+    if (!('personal' in signed)) return;
     const queued = await this.app.store.read(
-      all<Pick<Claimed, 'id' | 'recipient'>>(
-        `SELECT d.id, d.recipient FROM deliveries d WHERE d.email_id = ? AND d.state = 'queued' AND d.attempts = 0
-           AND NOT ${signedCopyStored('d.email_id')} ORDER BY d.id`,
-        emailId,
-      ),
+      all<Pick<Claimed, 'id' | 'recipient'>>("SELECT id, recipient FROM deliveries WHERE email_id = ? AND state = 'queued' AND attempts = 0 ORDER BY id", emailId),
     );
-    if (queued.length === 0) return;
-    const signed = await this.signedMessage(emailId);
-    if ('personal' in signed) await Promise.all(queued.map((r) => this.personalCopy(signed.personal, r)));
+    await Promise.all(queued.map((r) => this.personalCopy(signed.personal, r)));
   }
 
   /** A copy for each claimed recipient, or why it has none. */
@@ -148,13 +159,14 @@ export class SignedCopies {
    * The email's signed bytes, made once (in a worker thread), stored, and reused by every attempt; or, for an
    * email whose links name the recipient (personalise.ts), what its per-recipient copies are made from.
    */
-  private signedMessage(emailId: string): Promise<Signed> {
+  private signedMessage(emailId: string, read?: EmailToSign): Promise<Signed> {
     const pending = this.signing.get(emailId);
     if (pending) return pending;
     const work = (async (): Promise<Signed> => {
       const { store } = this.app;
       // Not the bodies: composeInput reads them when a signing worker takes the message.
-      const row = await this.app.store.read(outgoingEmail(emailId));
+      const row = read ?? (await this.app.store.read(emailToSign(emailId)));
+      if (!row) throw new Permanent(`the email ${emailId} is gone`);
       const sent = { envelopeFrom: row.envelope_from, senderDomain: row.domain };
       const copy = row.signed ? await signedCopy(this.app.store, emailId) : null;
       if (copy) return { ...sent, raw: copy };
@@ -162,7 +174,7 @@ export class SignedCopies {
       const dkim = row.domain_id ? await this.app.store.read(signingKey(row.workspace_id, row.domain_id, row.domain, this.app.config.dkimEd25519)) : null;
       if (!dkim) throw new Permanent(`the sending domain ${row.domain} was deleted before this message was sent`);
       // A plan reads the bodies only when it needs them (personalise.ts).
-      const plan = await planFor(this.app, { ...row, bodies: () => storedBodies(emailId) });
+      const plan = await planFor(this.app, { ...row, ...plannedFacts(row), bodies: () => storedBodies(emailId) });
       if (plan) return { ...sent, personal: await this.personalEmail(row, dkim, plan) };
       const signed = await this.signer.composeAndSign(() => store.read(composeInput(row)), dkim, undefined, { packBodies: true });
       // Not beside a plan another process stored meanwhile: one shared copy or per-recipient copies, never both.
