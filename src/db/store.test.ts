@@ -245,6 +245,34 @@ test('PostgreSQL: a full-text row over TOAST\'s threshold keeps its workspace id
     assert.equal((await one.query("SELECT search_rowid FROM email_search WHERE document @@ 'w2654435761x0'::tsquery")).rows, [{ search_rowid: 1 }]);
   }));
 
+test('PostgreSQL: an email\'s updates after it is stored leave its indexes alone, and a send\'s text bodies are stored with lz4', () =>
+  onFreshDatabase(async (one) => {
+    await migratePostgres(one);
+    await one.query("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_1', 'one', 0)");
+    // In one transaction, whose own counts pg_stat_xact_user_tables gives.
+    const client = await one.connect();
+    let rows: Array<{ updated: string; hot: string }>;
+    try {
+      await client.query('BEGIN');
+      for (let i = 0; i < 200; i++) {
+        const id = `em_${i}`;
+        await client.query("INSERT INTO emails (id, workspace_id, direction, status, message_id, thread_id, from_address, created_at) VALUES ($1, 'ws_1', 'out', 'sent', $1, $1, 'a@b.example', 0)", [id]);
+        // Signed, then attempted: what the queue writes to every sent email.
+        await client.query('UPDATE emails SET size = 1000, signed_at = 1 WHERE id = $1', [id]);
+        await client.query("UPDATE emails SET status = 'delivered' WHERE id = $1", [id]);
+      }
+      ({ rows } = await client.query("SELECT n_tup_upd AS updated, n_tup_hot_upd AS hot FROM pg_stat_xact_user_tables WHERE relname = 'emails'"));
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+    assert.is(Number(rows[0]!.updated), 400);
+    assert.is(Number(rows[0]!.hot), 400, 'heap-only: no index entry written');
+    const text = Array.from({ length: 2000 }, (_, i) => `line ${i % 50} of the letter`).join('\n');
+    await one.query('INSERT INTO email_contents (email_id, text_body) VALUES ($1, $2)', ['em_0', Buffer.from(text)]);
+    assert.is((await one.query('SELECT pg_column_compression(text_body) AS method FROM email_contents')).rows[0].method, 'lz4');
+  }));
+
 test('PostgreSQL: a full-text search is planned with the server\'s cost of parallel workers, in its own transaction only', () =>
   onFreshDatabase(async (one) => {
     await migratePostgres(one);
