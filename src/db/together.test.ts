@@ -2,9 +2,8 @@
 // thrown into the query that made it, and on PostgreSQL the statements of each step leaving in one write.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Socket } from 'node:net';
 import { get, nothing, run, together, value, type Query } from './query.ts';
-import { onBothStores } from '../testkit/postgres.ts';
+import { onBothStores, socketWrites } from '../testkit/postgres.ts';
 
 const { stores, both } = onBothStores((store) =>
   store.write(function* () {
@@ -48,26 +47,7 @@ both('a refused statement is thrown into its own query, which may answer it; one
 
 test('postgres: each step of the queries side by side leaves in one write to the server', async () => {
   const store = stores.find((s) => s.dialect === 'postgres')!;
-  // Every socket write of this process while the reads run (the server's connections are its only sockets).
-  const proto = Socket.prototype as unknown as Record<'_write' | '_writev', (...a: unknown[]) => void>;
-  const [write, writev] = [proto._write, proto._writev];
-  const writesOf = async (q: Query<unknown>) => {
-    let n = 0;
-    proto._write = function (this: Socket, ...a: unknown[]) {
-      n++;
-      return write.apply(this, a);
-    };
-    proto._writev = function (this: Socket, ...a: unknown[]) {
-      n++;
-      return writev.apply(this, a);
-    };
-    try {
-      await store.read(q);
-    } finally {
-      [proto._write, proto._writev] = [write, writev];
-    }
-    return n;
-  };
+  const writesOf = (q: Query<unknown>) => socketWrites(() => store.read(q));
   assert.is(await writesOf(together(nameOf('ws_one'), nameOf('ws_two'), nameOf('ws_none'))), 1, 'three reads of one step: one write');
   assert.is(await writesOf(together(nameOf('ws_one'), nameThenCreated('ws_two'))), 2, 'the second step of one of them: one more');
   const oneByOne = function* () {

@@ -5,7 +5,7 @@
 // same whenever it is read. Events stored before carry their id in the `id` column, which is '' for the rest.
 import type { Clock } from '../clock.ts';
 import { iso } from '../clock.ts';
-import { all, change, column, dialect, get, type Query, run, value } from '../db/query.ts';
+import { all, change, column, dialect, get, type Query, run, transactionMemo, value } from '../db/query.ts';
 import { idTime, keyedId } from '../db/ids.ts';
 import { readBoxSecret } from '../db/box-secret.ts';
 
@@ -53,22 +53,52 @@ const INSERT_EVENT = "INSERT INTO events (id, workspace_id, email_id, type, reci
 /**
  * Adds the event, its webhook outbox rows, and counts it in its workspace's day (daily_stats), all in the caller's
  * transaction. The only writer of `events` (events.test.ts checks that), so every event gets its deliveries as
- * durably as itself. Its `seq` (0028), returned, is the live stream's order: given under the write lock, so in
- * commit order.
+ * durably as itself. Its `seq` (0028), the live stream's order, is given under the write lock, so in commit order:
+ * addEventSeq returns it.
  */
-export function* addEvent(clock: Clock, e: NewEvent): Query<number> {
+export function* addEvent(clock: Clock, e: NewEvent): Query<void> {
+  yield* insertEvent(clock, e, false);
+}
+
+/** addEvent, returning the event's seq. */
+export function* addEventSeq(clock: Clock, e: NewEvent): Query<number> {
+  return (yield* insertEvent(clock, e, true))!;
+}
+
+/** The transaction memo's key for whether a workspace has an enabled webhook (insertEvent). */
+const hookedKey = (workspaceId: string) => `events.hooked:${workspaceId}`;
+
+/**
+ * For a write that creates or enables one of the workspace's webhooks: the events after it in the same PostgreSQL
+ * transaction look for its endpoints again (insertEvent remembers, per transaction, a workspace without any).
+ */
+export function* webhooksChanged(workspaceId: string): Query<void> {
+  (yield* transactionMemo())?.delete(hookedKey(workspaceId));
+}
+
+/** The event's seq when `wantSeq`, or when it has webhook deliveries to add; else null. */
+function* insertEvent(clock: Clock, e: NewEvent, wantSeq: boolean): Query<number | null> {
   const now = clock.now();
   const values = [e.workspaceId, e.emailId, e.type, e.recipient, JSON.stringify(e.data ?? {}), now];
-  let seq: number;
+  let seq: number | null;
   let hooked: boolean;
   if ((yield* dialect()) === 'postgres') {
-    // One round trip instead of three: on PostgreSQL each statement is one, and they are a write's cost.
-    const added = (yield* get<{ seq: number; hooked: number }>(
-      `${INSERT_EVENT} RETURNING seq, EXISTS (SELECT 1 FROM webhooks WHERE workspace_id = ? AND enabled = 1) AS hooked`,
-      ...values,
-      e.workspaceId,
-    ))!;
-    [seq, hooked] = [added.seq, added.hooked === 1];
+    // A workspace found without webhooks under the write lock has none for the rest of the transaction (unless one
+    // of its writes adds one: webhooksChanged): its next events are sent without waiting for an answer.
+    const memo = yield* transactionMemo();
+    if (!wantSeq && memo?.get(hookedKey(e.workspaceId)) === false) {
+      yield* change(INSERT_EVENT, ...values);
+      [seq, hooked] = [null, false];
+    } else {
+      // One round trip instead of three: on PostgreSQL each statement is one, and they are a write's cost.
+      const added = (yield* get<{ seq: number; hooked: number }>(
+        `${INSERT_EVENT} RETURNING seq, EXISTS (SELECT 1 FROM webhooks WHERE workspace_id = ? AND enabled = 1) AS hooked`,
+        ...values,
+        e.workspaceId,
+      ))!;
+      [seq, hooked] = [added.seq, added.hooked === 1];
+      memo?.set(hookedKey(e.workspaceId), hooked);
+    }
   } else {
     yield* run(INSERT_EVENT, ...values);
     // Not INSERT ... RETURNING: on SQLite that makes the insert open a statement journal, and FTS5 then flushes
@@ -76,7 +106,7 @@ export function* addEvent(clock: Clock, e: NewEvent): Query<number> {
     seq = Number(yield* value<number>('SELECT last_insert_rowid()'));
     hooked = (yield* get('SELECT 1 FROM webhooks WHERE workspace_id = ? AND enabled = 1 LIMIT 1', e.workspaceId)) !== undefined;
   }
-  if (hooked) yield* addOutbox(e, now, seq);
+  if (hooked) yield* addOutbox(e, now, seq!);
   const column = COUNTED[e.type];
   if (column === 'received') {
     yield* change('INSERT INTO daily_stats (workspace_id, day, received) VALUES (?, ?, 1) ON CONFLICT (workspace_id, day) DO UPDATE SET received = daily_stats.received + 1', e.workspaceId, utcDay(now));

@@ -6,7 +6,7 @@
 // is never changed.
 import type { Clock } from '../clock.ts';
 import { run, value, type Query } from '../db/query.ts';
-import { addEvent, recentVisit } from '../emails/events.ts';
+import { addEventSeq, recentVisit } from '../emails/events.ts';
 import { escapeHtml } from '../pages/html.ts';
 import { resolveLinkToken, type LinkHolder } from './link-token.ts';
 
@@ -215,6 +215,6 @@ export function* recordVisit(clock: Clock, v: LinkVisit, since: number): Query<{
   const found = yield* recentVisit({ emailId: holder.emailId, type: v.type, recipient: holder.recipient, url: v.url, since });
   if (found) return { ...found, added: false };
   const data = v.url === null ? { ...v.visit } : { url: v.url, ...v.visit };
-  const seq = yield* addEvent(clock, { workspaceId: holder.workspaceId, emailId: holder.emailId, type: v.type, recipient: holder.recipient, data });
+  const seq = yield* addEventSeq(clock, { workspaceId: holder.workspaceId, emailId: holder.emailId, type: v.type, recipient: holder.recipient, data });
   return { seq, createdAt: clock.now(), added: true };
 }

@@ -2,6 +2,7 @@
 // (MAILWRIGHT_TEST_POSTGRES names another). Each test gets a database of its own, dropped afterwards.
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { Socket } from 'node:net';
 import pg from 'pg';
 import { GroupCommit } from '../db/group-commit.ts';
 import { migrate } from '../db/migrate.ts';
@@ -103,6 +104,27 @@ export function onBothStores(setup?: (store: Store) => Promise<void>) {
       }
     });
   return { stores, both, opened: () => opened! };
+}
+
+/** How many socket writes this process makes while `work` runs: on PostgreSQL, how many times it waits for the server. */
+export async function socketWrites(work: () => Promise<unknown>): Promise<number> {
+  const proto = Socket.prototype as unknown as Record<'_write' | '_writev', (...a: unknown[]) => void>;
+  const [write, writev] = [proto._write, proto._writev];
+  let n = 0;
+  proto._write = function (this: Socket, ...a: unknown[]) {
+    n++;
+    return write.apply(this, a);
+  };
+  proto._writev = function (this: Socket, ...a: unknown[]) {
+    n++;
+    return writev.apply(this, a);
+  };
+  try {
+    await work();
+  } finally {
+    [proto._write, proto._writev] = [write, writev];
+  }
+  return n;
 }
 
 /** Reads the box's rows on a connection of the test's own: its PostgreSQL database, or its data directory's file. */

@@ -4,6 +4,7 @@
 import { newId } from '../db/ids.ts';
 import { all, get, run, type Query } from '../db/query.ts';
 import { iso } from '../clock.ts';
+import { webhooksChanged } from '../emails/events.ts';
 import { newSigningSecret, seal, unseal } from './secrets.ts';
 
 /** An old secret keeps signing alongside the new one this long after a rotation. */
@@ -60,6 +61,7 @@ export function* createWebhook(now: number, workspaceId: string, s: WebhookSetti
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     id, workspaceId, s.url, JSON.stringify(s.events), s.inboxId, s.domainId, s.description, seal(box, secret), now, now,
   );
+  yield* webhooksChanged(workspaceId);
   return { webhook: (yield* webhookById(workspaceId, id))!, secret };
 }
 
@@ -91,6 +93,7 @@ export function* updateWebhook(now: number, w: WebhookRow, change: Partial<Webho
     now,
     w.id,
   );
+  yield* webhooksChanged(w.workspace_id);
 }
 
 export function* deleteWebhook(workspaceId: string, id: string): Query<boolean> {
