@@ -18,7 +18,8 @@ export type Params = unknown[] | [Record<string, unknown>];
 
 /**
  * What a statement is asked for: a row, all rows, the first column of the first row or of every row, the rows
- * changed, nothing (a change, or several statements), or no statement but the store's dialect.
+ * changed, nothing (a change, or several statements), no statement but the store's dialect or the transaction's
+ * memo, or the answers of several statements sent at once (`many`, from together).
  */
 export type Want = 'get' | 'all' | 'value' | 'column' | 'run' | 'change' | 'exec' | 'dialect' | 'memo' | 'many';
 
@@ -120,10 +121,10 @@ type Result<Q> = Q extends Query<infer R> ? R : never;
 
 /**
  * Runs queries that do not depend on each other side by side and returns what each returns, in order. On
- * PostgreSQL their statements go out together: one round trip for each step of the longest instead of one per
- * statement, and a round trip (a socket write that wakes the server, the answer that wakes the box) is most of
- * what a statement costs there. On SQLite they run one after the other, where a read is a function call. None may
- * read what another writes; a query that throws ends them all, the first in order first.
+ * PostgreSQL their statements go out together, in one socket write: one round trip for each step of the longest
+ * instead of one per statement (a wait for the server, and a write that wakes it). On SQLite they run one after
+ * the other, where a read is a function call. None may read what another writes; a query that throws ends them
+ * all, the first in order first.
  */
 export function* together<const Qs extends readonly Query<unknown>[]>(...qs: Qs): Query<{ -readonly [K in keyof Qs]: Result<Qs[K]> }> {
   type Out = { -readonly [K in keyof Qs]: Result<Qs[K]> };

@@ -37,9 +37,9 @@ export interface PlannedEmail {
   message_class: string;
   headers_json: string;
   bodies: () => Query<{ html: string | null; text: string | null }>;
-  /** 0 when no plan is stored (read with the email: planTrackingColumns), so none is looked for. */
+  /** 0 when no plan is stored (read with the email: PLAN_COLUMNS), so none is looked for. */
   planned?: number;
-  /** The sending domain's settings, when read with the email (planTrackingColumns; null without a domain). */
+  /** The sending domain's settings, when read with the email (PLAN_COLUMNS; null without a domain). */
   tracking?: DomainTracking | null;
 }
 
