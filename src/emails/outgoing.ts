@@ -25,13 +25,21 @@ export const signedCopyStored = (emailId: string) => `EXISTS (SELECT 1 FROM emai
 
 /**
  * The columns of a sent email `e` as composing reads it (OutgoingEmail), for a statement that reads more beside
- * them; and `signed`, 1 when its shared signed copy is stored (signedCopy reads it), and `attached`, 0 when it
- * has no attachments for composeInput to read. Not its bodies: composeInput reads those.
+ * them FROM OUTGOING_FROM: `signed`, 1 when its shared signed copy is stored, and with the named value `copy` 1
+ * the copy itself (`copy_*`, which signedCopyOf unpacks), and `attached`, 0 when it has no attachments for
+ * composeInput to read. Not its bodies, unless a copy is packed against them: composeInput reads them.
  */
 export const OUTGOING_COLUMNS = `e.id, e.workspace_id, e.domain_id, e.domain, e.message_id, e.in_reply_to, e.refs, e.from_address, e.from_name,
   e.to_json, e.cc_json, e.reply_to_json, e.subject, e.headers_json, e.message_class, e.envelope_from, e.created_at,
-  CASE WHEN ${signedCopyStored('e.id')} THEN 1 ELSE 0 END AS signed,
+  CASE WHEN c.raw IS NOT NULL THEN 1 ELSE 0 END AS signed, CASE WHEN @copy = 1 THEN c.raw END AS copy_raw,
+  CASE WHEN @copy = 1 AND c.raw IS NOT NULL THEN c.text_body END AS copy_text, CASE WHEN @copy = 1 AND c.raw IS NOT NULL THEN c.html_body END AS copy_html,
   CASE WHEN EXISTS (SELECT 1 FROM email_attachments a WHERE a.email_id = e.id) THEN 1 ELSE 0 END AS attached`;
+
+export const OUTGOING_FROM = 'emails e LEFT JOIN email_contents c ON c.email_id = e.id';
+
+/** The signed copy of a row read with OUTGOING_COLUMNS: the bytes as signed, or null when none is stored. */
+export const signedCopyOf = (row: { copy_raw: Buffer | null; copy_text: StoredBodies['text']; copy_html: StoredBodies['html'] }): Promise<Buffer | null> =>
+  row.copy_raw ? unpackMessageAsync(row.copy_raw, { text: row.copy_text, html: row.copy_html }) : Promise.resolve(null);
 
 /** The email's text and HTML bodies as stored (both null when it has none). */
 export function* storedBodies(emailId: string): Query<{ text: string | null; html: string | null }> {

@@ -10,7 +10,7 @@ import type { DkimKey } from '../mail/sign.ts';
 import { copyDictionary } from '../mail/packing.ts';
 import { signingKey } from '../domains/dkim-keys.ts';
 import {
-  baseCopy, composeInput, noteFirstCopySigned, OUTGOING_COLUMNS, packStoredBodies, personalCopy, signedCopy, storedBodies, storePersonalCopy, storeSignedCopy,
+  baseCopy, composeInput, noteFirstCopySigned, OUTGOING_COLUMNS, OUTGOING_FROM, packStoredBodies, personalCopy, signedCopy, signedCopyOf, storedBodies, storePersonalCopy, storeSignedCopy,
   type OutgoingEmail,
 } from '../emails/outgoing.ts';
 import type { Claimed } from './claims.ts';
@@ -61,17 +61,18 @@ type CopyBase = { id: number; raw: Buffer };
 type Signed = { envelopeFrom: string; senderDomain: string } & ({ raw: Buffer } | { personal: PersonalEmail });
 
 /**
- * A sent email as signing reads it, in one statement: its row for composing (OUTGOING_COLUMNS), whether a recipient
- * still waits for a first attempt (`queued`), and what its plan is decided from (PLAN_COLUMNS).
+ * A sent email as signing reads it, in one statement: its row for composing and its signed copy when `copy` and
+ * there is one (OUTGOING_COLUMNS), whether a recipient still waits for a first attempt (`queued`), and what its
+ * plan is decided from (PLAN_COLUMNS).
  */
-type EmailToSign = OutgoingEmail & { signed: number; attached: number; queued: number } & Parameters<typeof plannedFacts>[0];
+type EmailToSign = OutgoingEmail & { signed: number; attached: number; queued: number } & Parameters<typeof signedCopyOf>[0] & Parameters<typeof plannedFacts>[0];
 
-const emailToSign = (emailId: string) =>
+const emailToSign = (emailId: string, copy: boolean) =>
   get<EmailToSign>(
     `SELECT ${OUTGOING_COLUMNS}, ${PLAN_COLUMNS},
        CASE WHEN EXISTS (SELECT 1 FROM deliveries d WHERE d.email_id = e.id AND d.state = 'queued' AND d.attempts = 0) THEN 1 ELSE 0 END AS queued
-     FROM emails e LEFT JOIN domains dm ON dm.id = e.domain_id WHERE e.id = ?`,
-    emailId,
+     FROM ${OUTGOING_FROM} LEFT JOIN domains dm ON dm.id = e.domain_id WHERE e.id = @emailId`,
+    { emailId, copy: Number(copy) },
   );
 
 /** A failure that retrying cannot fix (the sending domain and its key are gone). */
@@ -96,7 +97,8 @@ export class SignedCopies {
    * each recipient not yet attempted. Nothing when they exist or nothing of the email is queued any more.
    */
   async prepare(emailId: string): Promise<void> {
-    const row = await this.app.store.read(emailToSign(emailId));
+    // Not the copy: presign has nothing to do with an email that has one.
+    const row = await this.app.store.read(emailToSign(emailId, false));
     if (!row?.queued || row.signed) return;
     const signed = await this.signedMessage(emailId, row);
     if (!('personal' in signed)) return;
@@ -165,10 +167,10 @@ export class SignedCopies {
     const work = (async (): Promise<Signed> => {
       const { store } = this.app;
       // Not the bodies: composeInput reads them when a signing worker takes the message.
-      const row = read ?? (await this.app.store.read(emailToSign(emailId)));
+      const row = read ?? (await this.app.store.read(emailToSign(emailId, true)));
       if (!row) throw new Permanent(`the email ${emailId} is gone`);
       const sent = { envelopeFrom: row.envelope_from, senderDomain: row.domain };
-      const copy = row.signed ? await signedCopy(this.app.store, emailId) : null;
+      const copy = await signedCopyOf(row);
       if (copy) return { ...sent, raw: copy };
       // The RSA key, and with dkim_ed25519 the ed25519 key once DNS serves its record (a second signature).
       const dkim = row.domain_id ? await this.app.store.read(signingKey(row.workspace_id, row.domain_id, row.domain, this.app.config.dkimEd25519)) : null;
