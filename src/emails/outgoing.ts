@@ -20,9 +20,6 @@ export type OutgoingEmail = Pick<
   | 'to_json' | 'cc_json' | 'reply_to_json' | 'subject' | 'headers_json' | 'message_class' | 'created_at'
 > & { domain: string; envelope_from: string };
 
-/** The condition that the email whose id is `emailId` (an SQL expression) has its shared signed copy stored. */
-export const signedCopyStored = (emailId: string) => `EXISTS (SELECT 1 FROM email_contents c WHERE c.email_id = ${emailId} AND c.raw IS NOT NULL)`;
-
 /**
  * The columns of a sent email `e` as composing reads it (OutgoingEmail), for a statement that reads more beside
  * them FROM OUTGOING_FROM: `signed`, 1 when its shared signed copy is stored, and with the named value `copy` 1
@@ -129,7 +126,7 @@ export function* packStoredBodies(emailId: string, bodies: { text: string | Buff
 }
 
 export function* hasSignedCopy(emailId: string): Query<boolean> {
-  return (yield* get(`SELECT 1 WHERE ${signedCopyStored('?')}`, emailId)) !== undefined;
+  return (yield* get('SELECT 1 FROM email_contents WHERE email_id = ? AND raw IS NOT NULL', emailId)) !== undefined;
 }
 
 /**
