@@ -15,7 +15,9 @@ const api = (path: string) => request(`${s.t.api}${path}`, { key: s.key });
 const DAY = 24 * 3600_000;
 
 test.before(async () => {
-  s = await startInboundScene({ env: { MAILWRIGHT_RETRY_SCHEDULE: '10m' }, clock });
+  // The queue may try the deferred mail again once the clock has moved 40 days: a lifetime longer than that keeps
+  // it queued (else it fails, leaves the queue, and retention rightly takes it).
+  s = await startInboundScene({ env: { MAILWRIGHT_RETRY_SCHEDULE: '10m', MAILWRIGHT_QUEUE_LIFETIME: '365d' }, clock });
   await s.verifiedDomain('sender.test');
   s.routeTo('dest.test');
   s.routeTo('nowhere.test', '127.0.0.9'); // nothing listens: mail to it stays deferred
