@@ -6,6 +6,7 @@
 // in a new transaction: a query is only database work, so it may be run again (query.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EarlierChangeFailed, StoreUnreachable, Unanswered, WRITE_LOCK, reach, retryable, runOnClient, type PgClient, type PgPool } from './postgres.ts';
+import { MERGED, readSchemaMap, type SchemaMap } from './postgres-merge.ts';
 import type { Query } from './query.ts';
 
 interface Write {
@@ -29,6 +30,8 @@ const begin = (durable: boolean) => `BEGIN; ${durable ? '' : 'SET LOCAL synchron
 export class PostgresCommit {
   private pending: Write[] = [];
   private running = false;
+  /** The schema as merging one-row INSERTs needs it (postgres-merge.ts), read at the first commit. */
+  private schema: SchemaMap | null = null;
 
   constructor(
     private readonly pool: PgPool,
@@ -58,6 +61,7 @@ export class PostgresCommit {
 
   /** Commits `writes` together, less any that fail, each of which is refused with its own error. */
   private async commit(writes: Write[]): Promise<void> {
+    let merge = true;
     for (let attempt = 1; writes.length; ) {
       let client: PgClient;
       try {
@@ -69,10 +73,11 @@ export class PostgresCommit {
       let failed: { at: number; error: unknown } | null = null;
       const results: unknown[] = [];
       try {
+        this.schema ??= await reach(readSchemaMap(client));
         await reach(client.query(begin(writes.some((w) => w.durable))));
         // Each query's last changes go on with the next query's statements, and the last ones with the COMMIT
         // (which an aborted transaction answers by rolling back).
-        const unanswered = new Unanswered(client);
+        const unanswered = new Unanswered(client, merge ? this.schema : undefined);
         const memo = new Map<string, unknown>();
         for (const [at, w] of writes.entries()) {
           try {
@@ -83,6 +88,7 @@ export class PostgresCommit {
           }
         }
         if (!failed) {
+          unanswered.flush();
           const committed = reach(client.query('COMMIT'));
           committed.catch(() => {});
           const late = await unanswered.settled();
@@ -104,7 +110,10 @@ export class PostgresCommit {
       let broken = cut ? (failed.error as Error) : undefined;
       if (!broken) await client.query('ROLLBACK').catch((e: Error) => (broken = e));
       client.release(broken);
-      if (retryable(failed.error) && attempt++ < RETRIES) {
+      if (failed.at === MERGED && !cut) {
+        // A statement of rows from several writes failed: run them again unmerged, to learn whose row it was.
+        merge = false;
+      } else if (retryable(failed.error) && attempt++ < RETRIES) {
         await sleep(Math.random() * Math.min(50, 2 ** attempt));
       } else if (failed.at < 0 || cut) {
         // No transaction could be made or kept (the server went away): every write of the batch fails with it.

@@ -6,7 +6,8 @@
 // write lock, in group commits (postgres-commit.ts).
 import type { Writable } from 'node:stream';
 import pg from 'pg';
-import { textFor, type Query, type Settled, type Statement } from './query.ts';
+import { textFor, type Params, type Query, type Settled, type Statement } from './query.ts';
+import { HeldInserts, type SchemaMap, type ToWrite } from './postgres-merge.ts';
 
 const { Pool, types: pgTypes } = pg;
 
@@ -91,15 +92,22 @@ export const WRITE_LOCK = 7_004_301;
 /**
  * Changes (query.ts `change`) sent on one connection and not yet answered, each with the query it belongs to. They
  * are written into the socket held back (corked) and leave in one write with the next statement whose answer is
- * waited for; a transaction's queries may leave theirs here for the next query, or for its COMMIT.
+ * waited for; a transaction's queries may leave theirs here for the next query, or for its COMMIT. Given the
+ * schema, one-row INSERTs are held back longer and merged (postgres-merge.ts): `before` writes them ahead of a
+ * statement that could see them, `flush` before COMMIT.
  */
 export class Unanswered {
   private sent: Array<{ answer: Promise<unknown>; of: number }> = [];
   private corked = false;
   private readonly socket: Writable | undefined;
+  private readonly held: HeldInserts | null;
 
-  constructor(private readonly client: PgClient) {
+  constructor(
+    private readonly client: PgClient,
+    schema?: SchemaMap,
+  ) {
     this.socket = (client as unknown as { connection?: { stream?: Writable } }).connection?.stream;
+    this.held = schema ? new HeldInserts(schema) : null;
   }
 
   /** Holds back what is written to the connection until settled(). */
@@ -108,10 +116,24 @@ export class Unanswered {
   }
 
   send(s: Statement, of: number): void {
-    this.hold();
-    const answer = answerOn(this.client, s);
-    answer.catch(() => {}); // read by settled()
-    this.sent.push({ answer, of });
+    if (this.held && s.want === 'change') {
+      const { sql, names } = numbered(textFor(s.sql, 'postgres'));
+      if (this.held.hold(sql, valuesOf(names, s.params), of)) return this.held.full() ? this.flush() : undefined;
+    }
+    this.before(s);
+    this.write(s, of);
+  }
+
+  /** Writes the held rows `s` could see (a `many`: any of its statements). */
+  before(s: Statement): void {
+    if (!this.held || s.want === 'dialect' || s.want === 'memo') return;
+    const texts = (s.want === 'many' ? s.many! : [s]).map((m) => textFor(m.sql, 'postgres'));
+    this.writeHeld(this.held.takeSeenBy(texts, s.want === 'exec'));
+  }
+
+  /** Writes every held row (before COMMIT). */
+  flush(): void {
+    if (this.held) this.writeHeld(this.held.takeSeenBy([], true));
   }
 
   /** Sends what is held back; the first change to fail, and whose it was (the statements after it fail only because the transaction is aborted). */
@@ -123,6 +145,17 @@ export class Unanswered {
     const answers = await Promise.allSettled(sent.map((s) => s.answer));
     const at = answers.findIndex((a) => a.status === 'rejected');
     return at < 0 ? null : { error: (answers[at] as PromiseRejectedResult).reason, of: sent[at]!.of };
+  }
+
+  private writeHeld(statements: ToWrite[]): void {
+    for (const w of statements) this.write({ want: 'change', sql: w.sql, params: w.values }, w.of);
+  }
+
+  private write(s: Statement, of: number): void {
+    this.hold();
+    const answer = answerOn(this.client, s);
+    answer.catch(() => {}); // read by settled()
+    this.sent.push({ answer, of });
   }
 }
 
@@ -156,6 +189,7 @@ export async function runOnClient<T>(client: PgClient, q: Query<T>, carried?: { 
     }
     let result: unknown;
     try {
+      unanswered.before(s); // rows held back that it could see go first
       if (s.want === 'many') unanswered.hold(); // they leave in one write, behind the changes
       const asked = s.want === 'many' ? answerAll(client, s.many!, carried?.memo ?? null) : answerOn(client, s); // written behind the changes, before the socket is uncorked
       asked.catch(() => {});
@@ -171,6 +205,7 @@ export async function runOnClient<T>(client: PgClient, q: Query<T>, carried?: { 
     step = q.next(result);
   }
   if (!carried) {
+    unanswered.flush();
     const failed = await unanswered.settled();
     if (failed) throw failed.error;
   }
@@ -234,7 +269,7 @@ async function ask(client: PgClient, s: Statement): Promise<unknown> {
   const text = textFor(s.sql, 'postgres');
   if (s.want === 'exec') return void (await client.query(text));
   const { sql, names } = numbered(text);
-  const values = names ? names.map((n) => (s.params[0] as Record<string, unknown>)[n]) : (s.params as unknown[]);
+  const values = valuesOf(names, s.params);
   const array = s.want === 'value' || s.want === 'column';
   // An unnamed statement is planned with the values it is bound to, every time.
   const config = { name: s.planEachTime ? undefined : statementName(sql), text: sql, values };
@@ -245,6 +280,9 @@ async function ask(client: PgClient, s: Statement): Promise<unknown> {
   const r = await client.query(config);
   return s.want === 'get' ? r.rows[0] : s.want === 'all' ? r.rows : s.want === 'change' ? undefined : (r.rowCount ?? 0);
 }
+
+/** A statement's values in the order of its numbered placeholders. */
+const valuesOf = (names: string[] | null, params: Params): unknown[] => (names ? names.map((n) => (params[0] as Record<string, unknown>)[n]) : (params as unknown[]));
 
 const names = new Map<string, string>();
 

@@ -85,19 +85,15 @@ export function* indexEmail(rowid: number, doc: SearchDocument): Query<void> {
     const name = m.name ?? '';
     if (address) named.set(`${address}\n${name}`, { address, name });
   }
+  const insert = 'INSERT INTO correspondents (workspace_id, address, name) VALUES (?, ?, ?) ON CONFLICT DO NOTHING';
   if (postgres) {
-    // All of them in one statement (a round trip each otherwise); search reads them with pg_trgm, no second index.
-    if (named.size) {
-      yield* change(
-        'INSERT INTO correspondents (workspace_id, address, name) SELECT ?, p.address, p.name FROM json_to_recordset(CAST(? AS json)) AS p(address text, name text) ON CONFLICT DO NOTHING',
-        doc.workspaceId,
-        JSON.stringify([...named.values()]),
-      );
-    }
+    // Sent without waiting, and a group commit's rows go as one statement (db/postgres-merge.ts); search reads
+    // them with pg_trgm, no second index.
+    for (const { address, name } of named.values()) yield* change(insert, doc.workspaceId, address, name);
     return;
   }
   for (const { address, name } of named.values()) {
-    if (!(yield* run('INSERT INTO correspondents (workspace_id, address, name) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', doc.workspaceId, address, name))) continue;
+    if (!(yield* run(insert, doc.workspaceId, address, name))) continue;
     // The new row's id read by a statement of its own, not by RETURNING id: a statement with RETURNING opens a
     // statement savepoint, and FTS5 then writes the rows the batch has pending out as a segment of their own.
     const id = yield* value<number>('SELECT last_insert_rowid()');

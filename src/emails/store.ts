@@ -132,6 +132,9 @@ export interface SentEmail {
   content: OutgoingContent;
 }
 
+/** Whether a send counts as the workspace's own sending (emails.counted): not a test send, nor the box's notice. */
+export const countedSend = (c: Pick<OutgoingContent, 'origin' | 'notice'>) => !(c.origin?.test || c.notice);
+
 /** Stores a send (status `sent`) with its bodies and attachments, on the full-text backlog; its queue rows are the send flow's. */
 export function* storeSentEmail(clock: Clock, e: SentEmail): Query<void> {
   const now = clock.now();
@@ -163,7 +166,7 @@ function* insertSent(now: number, searchRowid: number, text: string, e: SentEmai
     c.from.address, c.from.name ?? null, JSON.stringify(c.to), JSON.stringify(c.cc), JSON.stringify(c.bcc), JSON.stringify(c.replyTo),
     c.subject, JSON.stringify(c.headers), JSON.stringify(c.tags), JSON.stringify(e.labelIds),
     c.messageClass, e.envelopeFrom, previewOf(text), searchRowid, now,
-    c.origin?.templateId ?? null, c.origin?.versionId ?? null, c.origin?.test ? 1 : 0, c.origin?.test || c.notice ? 0 : 1, c.sentBy ?? null, c.sentByKey ?? null,
+    c.origin?.templateId ?? null, c.origin?.versionId ?? null, c.origin?.test ? 1 : 0, countedSend(c) ? 1 : 0, c.sentBy ?? null, c.sentByKey ?? null,
   );
   yield* storeBodies(e.id, e.workspaceId, now, { text: c.text ?? null, html: c.html ?? null, raw: null, attachments: c.attachments }, true);
   if (e.labelIds.length) yield* recount(null, (yield* countedRow(e.id))!);

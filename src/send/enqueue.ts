@@ -9,10 +9,10 @@ import { addEvent, refreshEmailStatus } from '../emails/events.ts';
 import { suppressionFor } from '../feedback/suppressions.ts';
 
 /** Queue rows and their `sent` (or `blocked`) events, in the caller's transaction. */
-export function* enqueue(ctx: DbContext, email: { id: string; workspaceId: string; messageClass: 'transactional' | 'marketing' }, recipients: string[]): Query<void> {
+export function* enqueue(ctx: DbContext, email: { id: string; workspaceId: string; messageClass: 'transactional' | 'marketing'; counted?: boolean }, recipients: string[]): Query<void> {
   const { clock } = ctx;
   const now = clock.now();
-  const { id, workspaceId } = email;
+  const { id, workspaceId, counted } = email;
   const delivery = 'INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
   let blocked = 0;
   for (const recipient of recipients) {
@@ -20,10 +20,10 @@ export function* enqueue(ctx: DbContext, email: { id: string; workspaceId: strin
     if (suppression) {
       blocked++;
       yield* change(delivery, id, workspaceId, recipient, domainOf(recipient), 'blocked', null, now, now);
-      yield* addEvent(clock, { workspaceId, emailId: id, type: 'blocked', recipient, data: { reason: suppression.reason, scope: suppression.scope, suppressedAt: suppression.createdAt } });
+      yield* addEvent(clock, { workspaceId, emailId: id, type: 'blocked', recipient, data: { reason: suppression.reason, scope: suppression.scope, suppressedAt: suppression.createdAt }, counted });
     } else {
       yield* change(delivery, id, workspaceId, recipient, domainOf(recipient), 'queued', now, now, now);
-      yield* addEvent(clock, { workspaceId, emailId: id, type: 'sent', recipient, data: {} });
+      yield* addEvent(clock, { workspaceId, emailId: id, type: 'sent', recipient, data: {}, counted });
     }
   }
   if (blocked) yield* refreshEmailStatus(id);

@@ -11,7 +11,7 @@ import { boxSecret, readBoxSecret } from '../db/box-secret.ts';
 import { domainOf } from '../mail/addresses.ts';
 import { findSendingDomain, unsubscribePrefixes } from '../domains/domains.ts';
 import { findLabels, resolveForAdding } from '../labels/labels.ts';
-import { storeSentEmail } from '../emails/store.ts';
+import { countedSend, storeSentEmail } from '../emails/store.ts';
 import { fileNewEmail } from '../labels/filing.ts';
 import { emailById, emailByMessageId } from '../emails/lookup.ts';
 import { answerStep, storeAnswer, type IdempotencyClaim, type IdempotencyRecord } from '../db/idempotency.ts';
@@ -189,7 +189,7 @@ export function* writeSend(app: DbContext, plan: PlannedSend): Query<void> {
   // The spam filter: recipients become correspondents, and a reply teaches it the message replied to was ham.
   yield* learnFromSend({ workspaceId, recipients: plan.recipients, inReplyTo: plan.inReplyTo, byOwner: req.sentBy !== undefined, bulk: req.messageClass === 'marketing' || !!req.origin?.test, now });
   if (plan.scheduledAt !== null) yield* holdSend(app, { emailId: id, workspaceId, scheduledAt: plan.scheduledAt, recipients: plan.recipients });
-  else yield* enqueue(app, { id, workspaceId, messageClass: req.messageClass }, plan.recipients);
+  else yield* enqueue(app, { id, workspaceId, messageClass: req.messageClass, counted: countedSend(req) }, plan.recipients);
 }
 
 /**
