@@ -3,8 +3,7 @@
 // names their table or one related by a key; parents before children; a failure still refuses only its own write).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import pg from 'pg';
-import { freshDatabase } from '../testkit/postgres.ts';
+import { freshDatabase, statementsSent } from '../testkit/postgres.ts';
 import { PostgresCommit } from './postgres-commit.ts';
 import { openPool, type PgPool } from './postgres.ts';
 import { mergedText, oneRowInsert, schemaMap } from './postgres-merge.ts';
@@ -35,24 +34,6 @@ test.after(async () => {
 test.before.each(async () => {
   await pool.query('DELETE FROM kids; DELETE FROM parents; DELETE FROM tallies; DELETE FROM audited; DELETE FROM audit');
 });
-
-/** How many statements this process asks PostgreSQL to run while `work` runs (BEGIN and COMMIT included). */
-async function statementsSent(work: () => Promise<unknown>): Promise<string[]> {
-  const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
-  const query = proto.query;
-  const sent: string[] = [];
-  proto.query = function (this: unknown, ...a: unknown[]) {
-    const q = a[0] as string | { text: string };
-    sent.push(typeof q === 'string' ? q : q.text);
-    return query.apply(this, a);
-  };
-  try {
-    await work();
-  } finally {
-    proto.query = query;
-  }
-  return sent;
-}
 
 const addParent = (id: string) => change('INSERT INTO parents (id, name) VALUES (?, ?)', id, `parent ${id}`);
 const addKid = (n: number, parent: string) => change('INSERT INTO kids (n, parent, note) VALUES (?, ?, ?)', n, parent, `kid ${n}`);

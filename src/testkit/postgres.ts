@@ -127,6 +127,24 @@ export async function socketWrites(work: () => Promise<unknown>): Promise<number
   return n;
 }
 
+/** The statements this thread asks PostgreSQL to run while `work` runs (BEGIN and COMMIT included), in order. */
+export async function statementsSent(work: () => Promise<unknown>): Promise<string[]> {
+  const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
+  const query = proto.query;
+  const sent: string[] = [];
+  proto.query = function (this: unknown, ...a: unknown[]) {
+    const q = a[0] as string | { text: string };
+    sent.push(typeof q === 'string' ? q : q.text);
+    return query.apply(this, a);
+  };
+  try {
+    await work();
+  } finally {
+    proto.query = query;
+  }
+  return sent;
+}
+
 /** Reads the box's rows on a connection of the test's own: its PostgreSQL database, or its data directory's file. */
 export async function readBox<T>(env: Record<string, string>, q: Query<T>): Promise<T> {
   if (env.MAILWRIGHT_DATABASE_URL) {
