@@ -41,6 +41,8 @@ export class HeldInserts {
   private bytes = 0;
   /** Savepoints open in the transaction. */
   private savepoints = 0;
+  /** The tables held rows could be seen through (their tables' related ones). */
+  private watched = new Set<string>();
 
   constructor(private readonly schema: SchemaMap) {}
 
@@ -53,7 +55,10 @@ export class HeldInserts {
     const shape = this.savepoints ? null : oneRowInsert(sql, this.schema);
     if (!shape) return false;
     let g = this.groups.get(sql);
-    if (!g) this.groups.set(sql, (g = { shape, sql, rows: [], ofs: [], keys: new Map() }));
+    if (!g) {
+      this.groups.set(sql, (g = { shape, sql, rows: [], ofs: [], keys: new Map() }));
+      for (const t of this.schema.related.get(shape.table)!) this.watched.add(t);
+    }
     const combine = shape.combine;
     const key = combine && JSON.stringify(combine.key.map((i) => values[i]));
     const same = key === undefined ? undefined : g.keys.get(key);
@@ -85,17 +90,24 @@ export class HeldInserts {
    * line would be written after the failure or undone with what came after the savepoint.
    */
   takeSeenBy(texts: string[], all = false): ToWrite[] {
-    const opened = texts.reduce((n, t) => n + (t.match(/(^|;)\s*SAVEPOINT\b/gi)?.length ?? 0) - (t.match(/(^|;)\s*RELEASE\b/gi)?.length ?? 0), 0);
-    this.savepoints = Math.max(0, this.savepoints + opened);
-    if (!this.groups.size) return [];
+    let everything = all;
+    const named: string[] = [];
+    for (const text of texts) {
+      const r = reachOf(text, this.schema);
+      this.savepoints = Math.max(0, this.savepoints + r.savepoints);
+      everything ||= r.all;
+      named.push(...r.named);
+    }
+    // Every statement passes here: most see nothing held.
+    if (!this.groups.size || (!everything && !named.some((t) => this.watched.has(t)))) return [];
     let taken = [...this.groups.values()];
-    const named = new Set(texts.flatMap((t) => tablesNamed(t, this.schema)));
-    if (!all && ![...named].some((t) => this.schema.triggered.has(t)) && !texts.some((t) => /^\s*(SAVEPOINT|RELEASE|ROLLBACK)\b/i.test(t))) {
-      const seen = taken.filter((g) => [...this.schema.related.get(g.shape.table)!].some((t) => named.has(t)));
+    if (!everything) {
+      const seen = taken.filter((g) => named.some((t) => this.schema.related.get(g.shape.table)!.has(t)));
       const needed = new Set(seen.flatMap((g) => [g.shape.table, ...this.schema.ancestors.get(g.shape.table)!]));
       taken = taken.filter((g) => needed.has(g.shape.table));
     }
     for (const g of taken) this.groups.delete(g.sql);
+    this.watched = new Set([...this.groups.values()].flatMap((g) => [...this.schema.related.get(g.shape.table)!]));
     if (!this.groups.size) this.values = this.bytes = 0;
     return taken
       .sort((a, b) => this.schema.depth.get(a.shape.table)! - this.schema.depth.get(b.shape.table)!)
@@ -279,14 +291,26 @@ export function mergedText(shape: OneRowInsert, rows: number, width: number): st
   return text;
 }
 
-const named = new Map<string, string[]>();
+/** What a statement's text means to held rows: savepoints it opens (less those it releases), whether every held row goes before it, the tables it names. */
+interface Reach {
+  savepoints: number;
+  all: boolean;
+  named: string[];
+}
 
-/** The schema's tables a statement's text names (any word that is one: a false match only writes held rows sooner). */
-export function tablesNamed(sql: string, schema: SchemaMap): string[] {
-  let found = named.get(sql);
-  if (!found) {
-    found = [...new Set(sql.toLowerCase().match(/[a-z_][a-z0-9_]*/g) ?? [])].filter((w) => schema.tables.has(w));
-    named.set(sql, found);
+const reaches = new WeakMap<SchemaMap, Map<string, Reach>>();
+
+function reachOf(text: string, schema: SchemaMap): Reach {
+  let known = reaches.get(schema);
+  if (!known) reaches.set(schema, (known = new Map()));
+  let r = known.get(text);
+  if (!r) {
+    // Any word that is a table's name: a false match only writes held rows sooner.
+    const named = [...new Set(text.toLowerCase().match(/[a-z_][a-z0-9_]*/g) ?? [])].filter((w) => schema.tables.has(w));
+    const opened = (text.match(/(^|;)\s*SAVEPOINT\b/gi)?.length ?? 0) - (text.match(/(^|;)\s*RELEASE\b/gi)?.length ?? 0);
+    // A savepoint's line, or a table with a row trigger (which may touch any table): everything held goes first.
+    const all = /^\s*(SAVEPOINT|RELEASE|ROLLBACK)\b/i.test(text) || named.some((t) => schema.triggered.has(t));
+    known.set(text, (r = { savepoints: opened, all, named }));
   }
-  return found;
+  return r;
 }

@@ -33,14 +33,13 @@ export interface Personalisation {
 /** The facts of an email a plan is decided from (its emails columns; the bodies read only when needed). */
 export interface PlannedEmail {
   id: string;
-  domain_id: string | null;
   message_class: string;
   headers_json: string;
   bodies: () => Query<{ html: string | null; text: string | null }>;
   /** 0 when no plan is stored (read with the email: PLAN_COLUMNS), so none is looked for. */
-  planned?: number;
-  /** The sending domain's settings, when read with the email (PLAN_COLUMNS; null without a domain). */
-  tracking?: DomainTracking | null;
+  planned: number;
+  /** The sending domain's settings, read with the email (PLAN_COLUMNS; null without a domain). */
+  tracking: DomainTracking | null;
 }
 
 type DomainTracking = { open_tracking: number; click_tracking: number; unsubscribe_urls: string };
@@ -74,12 +73,7 @@ type Decided = { plan: Plan; links: string[] } | null;
 /** `email.bodies` reads the stored bodies when a plan needs them (signed-copies.ts). */
 function* decide(email: PlannedEmail): Query<Decided> {
   const headers = JSON.parse(email.headers_json) as Record<string, string>;
-  const domain =
-    email.tracking !== undefined
-      ? email.tracking
-      : email.domain_id
-        ? yield* get<DomainTracking>('SELECT open_tracking, click_tracking, unsubscribe_urls FROM domains WHERE id = ?', email.domain_id)
-        : undefined;
+  const domain = email.tracking;
   let bodies: { html: string | null; text: string | null } | undefined;
   const read = function* () {
     return (bodies ??= yield* email.bodies());
