@@ -6,9 +6,11 @@
 // written later, with the others of its text, as one statement. Moving a row later is safe while nothing in
 // between could see it: a statement is written only after the held rows of every table it names, or related to
 // one it names by a foreign key (a delete's cascade, a child's check of its parent), and at the latest before
-// COMMIT. The schema's tables and keys are read from the catalog, so a new table is covered without a list here.
-// Tables with row triggers are never merged, and a statement naming one writes every held row first (a trigger
-// may read what the rule above does not see).
+// COMMIT. The schema's tables and keys are read from the catalog once (migrations run before the first commit), so
+// a new table is covered without a list here. Tables with row triggers are never merged, and a statement naming one
+// writes every held row first (a trigger may read what the rule above does not see); nor is anything held inside a
+// savepoint. Counter upserts (`ON CONFLICT (k) DO UPDATE SET n = t.n + excluded.n`, or `= excluded.x`) are merged
+// too, a key's rows folded into one first, since PostgreSQL changes a row only once a statement.
 import type { PgClient } from './postgres.ts';
 
 /** A merged statement's `of` when its rows came from several queries: which failed is not known. */
@@ -45,10 +47,6 @@ export class HeldInserts {
   private watched = new Set<string>();
 
   constructor(private readonly schema: SchemaMap) {}
-
-  get size(): number {
-    return this.groups.size;
-  }
 
   /** Holds the statement `sql` (numbered) with `values` if it is a one-row INSERT that may be merged; else false. */
   hold(sql: string, values: unknown[], of: number): boolean {
