@@ -11,7 +11,7 @@
 // writes every held row first (a trigger may read what the rule above does not see); nor is anything held inside a
 // savepoint. Counter upserts (`ON CONFLICT (k) DO UPDATE SET n = t.n + excluded.n`, or `= excluded.x`) are merged
 // too, a key's rows folded into one first, since PostgreSQL changes a row only once a statement.
-import type { PgClient } from './postgres.ts';
+import type pg from 'pg';
 
 /** A merged statement's `of` when its rows came from several queries: which failed is not known. */
 export const MERGED = -2;
@@ -135,7 +135,7 @@ export interface SchemaMap {
 const inSchema = 'relnamespace = current_schema()::regnamespace';
 
 /** The box's schema as the merge needs it, read from PostgreSQL's catalog. */
-export async function readSchemaMap(client: PgClient): Promise<SchemaMap> {
+export async function readSchemaMap(client: pg.ClientBase): Promise<SchemaMap> {
   const [tables, keys, triggered] = await Promise.all([
     client.query<{ name: string }>(`SELECT relname AS name FROM pg_class WHERE ${inSchema} AND relkind IN ('r', 'p', 'v', 'm', 'f')`),
     client.query<{ child: string; parent: string }>(
