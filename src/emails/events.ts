@@ -110,12 +110,15 @@ function* insertEvent(clock: Clock, e: NewEvent, wantSeq: boolean): Query<number
   }
   if (hooked) yield* addOutbox(e, now, seq!);
   const column = COUNTED[e.type];
-  // A count added as a value (excluded.x): on PostgreSQL a group commit's counts of a day then add up in one statement.
-  if (column === 'received') {
-    yield* change('INSERT INTO daily_stats (workspace_id, day, received) VALUES (?, ?, ?) ON CONFLICT (workspace_id, day) DO UPDATE SET received = daily_stats.received + excluded.received', e.workspaceId, utcDay(now), 1);
-  } else if (column && e.counted !== undefined) {
-    if (e.counted) yield* change(`INSERT INTO daily_stats (workspace_id, day, ${column}) VALUES (?, ?, ?) ON CONFLICT (workspace_id, day) DO UPDATE SET ${column} = daily_stats.${column} + excluded.${column}`, e.workspaceId, utcDay(now), 1);
-  } else if (column) {
+  if (column === 'received' || (column && e.counted)) {
+    // A count added as a value (excluded.x): on PostgreSQL a group commit's counts of a day then add up in one statement.
+    yield* change(
+      `INSERT INTO daily_stats (workspace_id, day, ${column}) VALUES (?, ?, ?) ON CONFLICT (workspace_id, day) DO UPDATE SET ${column} = daily_stats.${column} + excluded.${column}`,
+      e.workspaceId,
+      utcDay(now),
+      1,
+    );
+  } else if (column && e.counted === undefined) {
     // Test sends and the box's own notices are not the workspace's sending (0033): one statement still, its
     // look-up of the email by its key costing about what a second statement's call would.
     yield* change(
