@@ -9,9 +9,11 @@ import { tableDigests } from '../testkit/table-digest.ts';
 import { request as httpRequest } from 'node:http';
 import fc from 'fast-check';
 import { seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
+import { trackedCases } from '../testkit/fuzz-cases.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS) || 150;
 const TIME_LIMIT_MS = 8_000;
+const cases = trackedCases();
 
 let t: TestApp;
 
@@ -92,7 +94,7 @@ test('the doors open to strangers: any method, body and forwarding header is ans
   const before = await digest();
   let n = 0;
   await fc.assert(
-    fc.asyncProperty(path, fc.constantFrom('GET', 'POST', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'PROPFIND'), headers, body, async (p, method, h, b) => {
+    fc.asyncProperty(path, fc.constantFrom('GET', 'POST', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'PROPFIND'), headers, body, cases.track(async (p, method, h, b) => {
       const sent = { ...h } as Record<string, string>;
       if (b === null || method === 'GET' || method === 'HEAD') delete sent['content-type'];
       // Half the cases from the trusted proxy, whose forwarding headers are read; the rest from other loopback
@@ -114,9 +116,10 @@ test('the doors open to strangers: any method, body and forwarding header is ans
         } catch {}
         if (parsed.error?.status !== res.status || typeof parsed.error.code !== 'string') throw new Error(`${label}: ${res.status} ${res.type} not the envelope: ${res.body.slice(0, 300)}`);
       }
-    }),
+    })),
     { numRuns: RUNS * 3, interruptAfterTimeLimit: TIME_LIMIT_MS * 2, includeErrorInReport: true },
   );
+  await cases.settled();
   assert.is(await digest(), before, 'nothing the box keeps changed');
   const health = await send('/healthz', 'GET', {}, null, '127.0.0.1');
   assert.is(health.status, 200, 'still up and healthy');

@@ -9,6 +9,7 @@ import { tableDigests } from '../testkit/table-digest.ts';
 import { get } from '../db/query.ts';
 import fc from 'fast-check';
 import { request, seedWorkspace, startTestApp, login, type Reply, type TestApp } from '../testkit/app.ts';
+import { trackedCases } from '../testkit/fuzz-cases.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS) || 120;
 const TIME_LIMIT_MS = 6_000;
@@ -17,6 +18,7 @@ let t: TestApp;
 let owner: Awaited<ReturnType<typeof seedWorkspace>>;
 let cookie: string;
 const ids: Record<string, string> = {};
+const cases = trackedCases();
 
 test.before(async () => {
   t = await startTestApp({ env: { MAILWRIGHT_RATE_LIMIT: '0' } });
@@ -32,7 +34,10 @@ test.before(async () => {
   ids.draft = (await request(`${t.api}/drafts`, { key: owner.key, body: { subject: 'Fuzzed' } })).body.id;
   ids.webhook = (await request(`${t.api}/webhooks`, { key: owner.key, body: { url: 'https://hooks.example/in', events: ['email.received'] } })).body.id;
 });
-test.after(() => t.stop());
+test.after(async () => {
+  await cases.settled();
+  await t.stop();
+});
 
 /**
  * Everything the box keeps, hashed: a refusal must not change it. Left out: what every request may touch by
@@ -47,6 +52,7 @@ const digest = () => tableDigests(t.app.store, ['api_keys', 'sessions', 'auth_fa
  * writes on its own: it must be done before a snapshot, or a refusal is blamed for its rows.
  */
 async function settled(): Promise<void> {
+  await cases.settled();
   const busy = async () => (await t.app.store.read(get('SELECT 1 FROM label_resorts UNION ALL SELECT 1 FROM spam_filter_pending LIMIT 1'))) !== undefined;
   for (let i = 0; i < 200 && (await busy()); i++) await new Promise((r) => setTimeout(r, 25));
 }
@@ -186,7 +192,7 @@ const realId: Record<string, () => string> = { emails: () => 'em_01ARZ3NDEKTSV4R
 test('every write route: no 5xx, the envelope on every refusal, and a refusal changes nothing', async () => {
   const idempotencyKey = fc.oneof(fc.constant(undefined), fc.string({ maxLength: 300 }));
   await fc.assert(
-    fc.asyncProperty(fc.nat(ROUTES.length - 1), idempotencyKey, fc.gen(), async (n, key, gen) => {
+    fc.asyncProperty(fc.nat(ROUTES.length - 1), idempotencyKey, fc.gen(), cases.track(async (n, key, gen) => {
       const route = ROUTES[n];
       const resource = route.path('').split('/')[1];
       const path = route.path(gen(() => id(realId[resource] ?? (() => 'x'))));
@@ -201,7 +207,7 @@ test('every write route: no 5xx, the envelope on every refusal, and a refusal ch
       assertClean(res, label);
       const tables = res.status >= 400 ? changed(before, await digest()) : [];
       if (tables.length) throw new Error(`${label} refused with ${res.status} ${res.body.error.code} but changed ${tables.join(', ')}`);
-    }),
+    })),
     { numRuns: RUNS * 4, interruptAfterTimeLimit: TIME_LIMIT_MS * 2, includeErrorInReport: true },
   );
 });
@@ -210,7 +216,7 @@ test('raw bodies that are not JSON, or not what they claim: 4xx, never 5xx, noth
   const contentType = fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/json; charset=utf-16', '', 'application/problem+json');
   const raw = fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 200 }), fc.constantFrom('{', '[]', '[' .repeat(40), '{"__proto__":{"x":1}}', 'null', '1e999', '"\\ud800"', '{"a":1,"a":2}'));
   await fc.assert(
-    fc.asyncProperty(fc.constantFrom(...ROUTES.filter((r) => !r.path('x').includes('x')).map((r) => ROUTES.indexOf(r))), contentType, raw, async (n, type, text) => {
+    fc.asyncProperty(fc.constantFrom(...ROUTES.filter((r) => !r.path('x').includes('x')).map((r) => ROUTES.indexOf(r))), contentType, raw, cases.track(async (n, type, text) => {
       const route = ROUTES[n];
       await settled();
       const before = await digest();
@@ -218,7 +224,7 @@ test('raw bodies that are not JSON, or not what they claim: 4xx, never 5xx, noth
       assertClean(res, `${route.method} ${type} ${JSON.stringify(text).slice(0, 200)}`);
       const tables = res.status >= 400 ? changed(before, await digest()) : [];
       if (tables.length) throw new Error(`${route.method} ${type} refused with ${res.status} but changed ${tables.join(', ')}`);
-    }),
+    })),
     { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS, includeErrorInReport: true },
   );
 });

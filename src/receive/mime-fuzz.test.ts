@@ -10,10 +10,12 @@ import { request } from '../testkit/app.ts';
 import { RawSmtp, type SmtpReply } from '../testkit/smtp-client.ts';
 import { value } from '../db/query.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
+import { trackedCases } from '../testkit/fuzz-cases.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS) || 80;
 // Long enough that a loaded machine still gets a few runs in: fast-check fails a property cut off before its first.
 const TIME_LIMIT_MS = 15_000;
+const cases = trackedCases();
 let s: InboundScene;
 
 // Many short sessions from 127.0.0.1, each with a few refusals: the per-client connection rate and error
@@ -87,7 +89,7 @@ async function sendOne(smtp: RawSmtp, raw: string): Promise<SmtpReply> {
 
 test('any MIME message: 250 and stored once, or a 5xx and nothing stored; never a 4xx of ours', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.array(message, { minLength: 1, maxLength: 4 }), async (messages) => {
+    fc.asyncProperty(fc.array(message, { minLength: 1, maxLength: 4 }), cases.track(async (messages) => {
       const smtp = await RawSmtp.open(s.t.smtpPort);
       try {
         await smtp.read();
@@ -109,9 +111,10 @@ test('any MIME message: 250 and stored once, or a 5xx and nothing stored; never 
       } finally {
         smtp.close();
       }
-    }),
+    })),
     { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS, includeErrorInReport: true },
   );
+  await cases.settled();
   const errors = s.t.logs.filter((l) => l.includes('"level":"error"'));
   assert.equal(errors, [], 'nothing the fuzzer sent was our fault');
 });
@@ -121,7 +124,7 @@ test('any recipient: accepted only for the inbox itself, otherwise refused with 
   const variants = fc.constantFrom(`${local}@${domain}`, `${local.toUpperCase()}@${domain.toUpperCase()}`, `${local}%evil.example@${domain}`, `evil.example!${local}@${domain}`, `"${local}@evil.example"@${domain}`, `@${domain}:${local}@evil.example`, `${local}@[127.0.0.1]`, `${local}@${domain}.evil.example`);
   const rcpt = fc.oneof(variants, fc.emailAddress(), printable, bytes);
   await fc.assert(
-    fc.asyncProperty(fc.array(rcpt, { minLength: 1, maxLength: 6 }), async (recipients) => {
+    fc.asyncProperty(fc.array(rcpt, { minLength: 1, maxLength: 6 }), cases.track(async (recipients) => {
       const smtp = await RawSmtp.open(s.t.smtpPort);
       try {
         await smtp.read();
@@ -137,9 +140,10 @@ test('any recipient: accepted only for the inbox itself, otherwise refused with 
       } finally {
         smtp.close();
       }
-    }),
+    })),
     { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS, includeErrorInReport: true },
   );
+  await cases.settled();
   assert.is((await request(`${s.t.url}/healthz`)).status, 200);
 });
 
