@@ -3,7 +3,7 @@
 // writer of an email's direction, category, read, archived, important, trashed or labels state goes through
 // recount() with the state before and after, so no count is ever derived by scanning a million rows. Mail in
 // the Trash counts nowhere (DESIGN.md "trash").
-import { get, run, type Query } from '../db/query.ts';
+import { change, get, type Query } from '../db/query.ts';
 import type { EmailRow } from './rows.ts';
 
 export type CountedRow = Pick<EmailRow, 'workspace_id' | 'direction' | 'category' | 'read_at' | 'archived_at' | 'important' | 'labels_json' | 'trashed_at'>;
@@ -34,8 +34,10 @@ export function* recount(before: CountedRow | null, after: CountedRow | null): Q
   if (!workspaceId) return;
   const delta = (k: 'inbox_unread' | 'updates_unread' | 'spam_total' | 'important_unread') => (a?.[k] ?? 0) - (b?.[k] ?? 0);
   const d = { inbox: delta('inbox_unread'), updates: delta('updates_unread'), spam: delta('spam_total'), important: delta('important_unread') };
+  // Changes, not runs: nothing reads their counts, so on PostgreSQL they go on without a round trip each, and the
+  // upserts of a group commit's emails become one statement (db/postgres-merge.ts).
   if (d.inbox || d.updates || d.spam || d.important) {
-    yield* run(
+    yield* change(
       `INSERT INTO mailbox_counts (workspace_id, inbox_unread, updates_unread, spam_total, important_unread) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (workspace_id) DO UPDATE SET inbox_unread = mailbox_counts.inbox_unread + excluded.inbox_unread,
          updates_unread = mailbox_counts.updates_unread + excluded.updates_unread, spam_total = mailbox_counts.spam_total + excluded.spam_total,
@@ -48,7 +50,7 @@ export function* recount(before: CountedRow | null, after: CountedRow | null): Q
     const has = a?.labels.includes(id) ?? false;
     const total = Number(has) - Number(had);
     const unread = (has ? a!.unread : 0) - (had ? b!.unread : 0);
-    if (total || unread) yield* run('UPDATE labels SET total_count = total_count + ?, unread_count = unread_count + ? WHERE id = ? AND workspace_id = ?', total, unread, id, workspaceId);
+    if (total || unread) yield* change('UPDATE labels SET total_count = total_count + ?, unread_count = unread_count + ? WHERE id = ? AND workspace_id = ?', total, unread, id, workspaceId);
   }
 }
 
