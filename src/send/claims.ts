@@ -13,6 +13,8 @@ export interface Claimed {
   attempts: number;
   first_deferred_at: number | null;
   created_at: number;
+  /** Its email's `counted` (0: a test send or the box's own notice, not counted in daily_stats), read with the claim. */
+  counted: number | null;
 }
 
 const PUT_BACK = "state = CASE WHEN attempts > 0 THEN 'deferred' ELSE 'queued' END, next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL, updated_at = ?";
@@ -22,7 +24,8 @@ export function claimDue(now: number, limit: number, node: number): Query<Claime
   return all<Claimed>(
     `UPDATE deliveries SET state = 'sending', claimed_at = ?, claimed_by = ?, updated_at = ?
      WHERE id IN (SELECT id FROM deliveries WHERE state IN ('queued', 'deferred') AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?)
-     RETURNING id, email_id, workspace_id, recipient, domain, attempts, first_deferred_at, created_at`,
+     RETURNING id, email_id, workspace_id, recipient, domain, attempts, first_deferred_at, created_at,
+       (SELECT counted FROM emails WHERE emails.id = deliveries.email_id) AS counted`,
     now, node, now, now, limit,
   );
 }

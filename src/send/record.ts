@@ -36,7 +36,8 @@ export async function recordOutcomes(app: App, policy: RetryPolicy, rows: Claime
       const attempts = row.attempts + 1;
       const data = { code: o.code, enhancedCode: o.enhanced, response: o.response, mx: o.mx, tls: o.tls, tlsVerified: o.tlsVerified, ...(o.tlsError ? { tlsError: o.tlsError } : {}), tlsPolicy: o.tlsPolicy, attempt: attempts };
       const event = (type: 'delivered' | 'bounced' | 'delivery_delayed' | 'failed', extra: Record<string, unknown> = {}) =>
-        addEvent(clock, { workspaceId: row.workspace_id, emailId: row.email_id, type, recipient: row.recipient, data: { ...data, ...extra } });
+        // Whether it counts is known from the claim: the count is then a plain upsert, merged in the group commit.
+        addEvent(clock, { workspaceId: row.workspace_id, emailId: row.email_id, type, recipient: row.recipient, data: { ...data, ...extra }, counted: row.counted !== 0 });
       const finish = (state: string) => {
         attempted.push(attemptLine(row, o, state, attempts));
         return change('UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = NULL, claimed_at = NULL, claimed_by = NULL, last_code = ?, last_response = ?, last_mx = ?, updated_at = ? WHERE id = ?', state, attempts, o.code, o.response, o.mx, now, row.id);
