@@ -56,6 +56,21 @@ test('a marketing-only entry does not stop transactional mail, and an entry for 
   assert.equal([widened.status, widened.body.scope], [200, 'all']);
 });
 
+test('a send to several recipients blocks only the suppressed ones, whatever case the address is written in', async () => {
+  assert.is((await add({ email: 'xia@dest.example' })).status, 201);
+  assert.is((await add({ email: 'wen@dest.example', scope: 'marketing' })).status, 201);
+  const sent = await s.send({ from: 'news@shop.example', to: ['Xia@Dest.Example', 'wen@dest.example'], cc: ['lu@dest.example'], subject: 'Several', text: 'x' });
+  assert.is(sent.status, 200, JSON.stringify(sent.body));
+  const delivered = await eventually(() => {
+    const got = s.sink.messages.filter((m) => m.raw.includes(sent.body.providerMessageId)).flatMap((m) => m.rcptTo);
+    return got.length === 2 && got.sort();
+  }, 10_000, 'the two recipients not suppressed for transactional mail');
+  assert.equal(delivered, ['lu@dest.example', 'wen@dest.example']);
+  const events = await s.events(sent.body.id);
+  assert.equal(events.filter((e) => e.type === 'blocked').map((e) => [e.recipient.toLowerCase(), e.data.reason]), [['xia@dest.example', 'manual']]);
+  assert.equal(events.filter((e) => e.type === 'sent').map((e) => e.recipient).sort(), ['lu@dest.example', 'wen@dest.example']);
+});
+
 test('the list: newest first, limit/offset with hasMore, a reason filter, and 400s that name the parameter', async () => {
   for (const a of ['l1@dest.example', 'l2@dest.example', 'l3@dest.example']) {
     await add({ email: a });

@@ -72,9 +72,22 @@ export function* unsuppress(workspaceId: string, email: string): Query<boolean> 
 
 /** The entry that stops mail of this class to `email`, if any. */
 export function* suppressionFor(workspaceId: string, email: string, messageClass: 'transactional' | 'marketing'): Query<Suppression | null> {
-  const row = yield* get<SuppressionRow>('SELECT * FROM suppressions WHERE workspace_id = ? AND email = ?', workspaceId, email.toLowerCase());
-  if (!row || (row.scope === 'marketing' && messageClass !== 'marketing')) return null;
-  return view(row);
+  return (yield* suppressionsFor(workspaceId, [email], messageClass)).get(email.toLowerCase()) ?? null;
+}
+
+/**
+ * suppressionFor each of `emails`, in one read (a send's recipients: on PostgreSQL each read under the write lock
+ * is a round trip), keyed by the lower-cased address; an address mail of this class may go to has no entry.
+ */
+export function* suppressionsFor(workspaceId: string, emails: string[], messageClass: 'transactional' | 'marketing'): Query<Map<string, Suppression>> {
+  const wanted = [...new Set(emails.map((e) => e.toLowerCase()))];
+  const rows =
+    wanted.length === 1
+      ? yield* all<SuppressionRow>('SELECT * FROM suppressions WHERE workspace_id = ? AND email = ?', workspaceId, wanted[0])
+      : wanted.length
+        ? yield* all<SuppressionRow>('SELECT * FROM suppressions WHERE workspace_id = ? AND email IN (SELECT value FROM json_each(?))', workspaceId, JSON.stringify(wanted))
+        : [];
+  return new Map(rows.filter((r) => r.scope !== 'marketing' || messageClass === 'marketing').map((r) => [r.email, view(r)]));
 }
 
 export function* getSuppression(workspaceId: string, email: string): Query<Suppression | null> {

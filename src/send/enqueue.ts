@@ -6,7 +6,7 @@ import type { DbContext } from '../context.ts';
 import { change, type Query } from '../db/query.ts';
 import { domainOf } from '../mail/addresses.ts';
 import { addEvent, refreshEmailStatus } from '../emails/events.ts';
-import { suppressionFor } from '../feedback/suppressions.ts';
+import { suppressionsFor } from '../feedback/suppressions.ts';
 
 /** Queue rows and their `sent` (or `blocked`) events, in the caller's transaction. */
 export function* enqueue(ctx: DbContext, email: { id: string; workspaceId: string; messageClass: 'transactional' | 'marketing'; counted?: boolean }, recipients: string[]): Query<void> {
@@ -15,8 +15,9 @@ export function* enqueue(ctx: DbContext, email: { id: string; workspaceId: strin
   const { id, workspaceId, counted } = email;
   const delivery = 'INSERT INTO deliveries (email_id, workspace_id, recipient, domain, state, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
   let blocked = 0;
+  const suppressed = yield* suppressionsFor(workspaceId, recipients, email.messageClass);
   for (const recipient of recipients) {
-    const suppression = yield* suppressionFor(workspaceId, recipient, email.messageClass);
+    const suppression = suppressed.get(recipient.toLowerCase());
     if (suppression) {
       blocked++;
       yield* change(delivery, id, workspaceId, recipient, domainOf(recipient), 'blocked', null, now, now);
