@@ -217,6 +217,18 @@ test('the periodic re-check records breakage at once but un-verifies only on the
   assert.is((await api(`/domains/${d.id}`)).body.status, 'verified', 'fixing DNS brings it back without the owner');
 });
 
+test('two re-checks at the same time count one failure, not two', async () => {
+  const d = await create('overlap.test');
+  publish(d);
+  assert.is((await verify(d.id)).body.status, 'verified');
+  dns.remove(record(d, 'DKIM').name);
+  clock.at += 61 * 60_000;
+  await Promise.all([recheckDueDomains(t.app), recheckDueDomains(t.app)]);
+  const shown = (await api(`/domains/${d.id}`)).body;
+  assert.is(shown.status, 'verified', 'the breakage was seen once');
+  assert.ok(shown.dns_issues.some((i: any) => i.record === 'DKIM'), 'and recorded');
+});
+
 test('the periodic re-check never fails a domain the owner has not verified yet', async () => {
   const d = await create('fresh.test');
   clock.at += 61 * 60_000;

@@ -132,13 +132,16 @@ export function* unsubscribePrefixes(workspaceId: string, name: string): Query<s
 }
 
 /**
- * Applies a DNS check to the domain (read afresh: the lookups took time) and returns the updated row, or
- * null if the domain was deleted meanwhile. `periodic` is the gentler rule of the background re-check.
+ * Applies a DNS check begun at `startedAt` to the domain (read afresh: the lookups took time), records what it
+ * announces (dns-changes.ts) as `actor` (the box itself by default), and returns the updated row, or null if the
+ * domain was deleted meanwhile. `periodic` is the gentler rule of the background re-check.
  */
-/** Records a check's outcome, and what it announces (dns-changes.ts) as `actor` (the box itself by default). */
-export function* recordCheck(clock: Clock, workspaceId: string, id: string, results: RecordCheck[], inbound: InboundCheck, mode: 'manual' | 'periodic', actor: AuditActor = systemActor('dns_check')): Query<DomainRow | null> {
+export function* recordCheck(clock: Clock, workspaceId: string, id: string, results: RecordCheck[], inbound: InboundCheck, mode: 'manual' | 'periodic', actor: AuditActor = systemActor('dns_check'), startedAt?: number): Query<DomainRow | null> {
   const row = yield* getDomain(workspaceId, id);
   if (!row) return null;
+  // A periodic check during which another check was recorded (the owner's verify, a second periodic run) saw the
+  // same DNS: counted again, one breakage would make two failures in a row and un-verify the domain at once.
+  if (mode === 'periodic' && startedAt !== undefined && row.checked_at !== null && row.checked_at >= startedAt) return row;
   const records = Object.fromEntries(results.map((r) => [recordSlot(r), r.state])) as Record<string, CheckState>;
   const anyFailed = REQUIRED.some((r) => records[r] === 'failed');
   const allVerified = REQUIRED.every((r) => records[r] === 'verified');

@@ -51,12 +51,13 @@ export async function checkDomainMtaSts(app: Pick<App, 'dns' | 'config' | 'fetch
 export async function verifyDomain(app: App, row: DomainRow, mode: 'manual' | 'periodic', actor?: AuditActor): Promise<DomainRow | null> {
   // A local domain (mailwright try) has no DNS to ask: it stays as markLocal made it.
   if (row.local) return row;
+  const startedAt = app.clock.now();
   await promoteIfPublished(app, row);
   const dns = await app.store.read(domainDns(app.config, row));
   const [records, inbound, mtaSts] = await Promise.all([checkDomain(app.dns, dns), checkInboundMx(app.dns, row.name, app.config.hostname), checkDomainMtaSts(app, row)]);
   const results = [...records, ...mtaSts];
   await startEd25519IfPublished(app, row, dns, results);
-  return app.store.write(() => recordCheck(app.clock, row.workspace_id, row.id, results, inbound, mode, actor));
+  return app.store.write(() => recordCheck(app.clock, row.workspace_id, row.id, results, inbound, mode, actor, startedAt));
 }
 
 /**
