@@ -81,12 +81,11 @@ export function* suppressionFor(workspaceId: string, email: string, messageClass
  */
 export function* suppressionsFor(workspaceId: string, emails: string[], messageClass: 'transactional' | 'marketing'): Query<Map<string, Suppression>> {
   const wanted = [...new Set(emails.map((e) => e.toLowerCase()))];
-  const rows =
-    wanted.length === 1
-      ? yield* all<SuppressionRow>('SELECT * FROM suppressions WHERE workspace_id = ? AND email = ?', workspaceId, wanted[0])
-      : wanted.length
-        ? yield* all<SuppressionRow>('SELECT * FROM suppressions WHERE workspace_id = ? AND email IN (SELECT value FROM json_each(?))', workspaceId, JSON.stringify(wanted))
-        : [];
+  if (!wanted.length) return new Map();
+  // One address, the common send, by its key alone; several through json_each.
+  const rows = yield* (wanted.length === 1
+    ? all<SuppressionRow>('SELECT * FROM suppressions WHERE workspace_id = ? AND email = ?', workspaceId, wanted[0])
+    : all<SuppressionRow>('SELECT * FROM suppressions WHERE workspace_id = ? AND email IN (SELECT value FROM json_each(?))', workspaceId, JSON.stringify(wanted)));
   return new Map(rows.filter((r) => r.scope !== 'marketing' || messageClass === 'marketing').map((r) => [r.email, view(r)]));
 }
 
