@@ -86,6 +86,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   // analyzer's and writer's workers and pooled connections, the last group commit, the db.
   const opened: Close[] = [async () => store.unmarkServing()];
   if (store.pool) opened.push(() => store.pool!.end());
+  if (store.settings) opened.push(() => store.settings!.notices.stop());
   if (sqlite) {
     const { db, commit, disk } = sqlite;
     opened.push(async () => void db.close(), async () => commit.flush(), async () => disk.stop(), startReclaiming(db, commit, log));
@@ -149,7 +150,8 @@ function assembleApp(config: Config, served: ServedStore, memory: MemorySettings
   let sqlite: SqliteParts | null = null;
   let store: Store;
   // On either store, the writes of mail run on the writer thread (db/writer-worker.ts), on its own connection.
-  const writer = new Writer(config, new URL('./start/writer-thread.ts', import.meta.url), health, (calls) => metrics.writerBatch('writer', calls));
+  const cache = served.settings?.cache ?? null;
+  const writer = new Writer(config, new URL('./start/writer-thread.ts', import.meta.url), health, (calls) => metrics.writerBatch('writer', calls), () => cache?.forget());
   if (db) {
     const disk = new FreeSpace(config.dataDir, config.minFreeSpaceMb * 1024 * 1024, opts.measureFreeSpace);
     disk.start(log);
@@ -162,6 +164,7 @@ function assembleApp(config: Config, served: ServedStore, memory: MemorySettings
   const app: App = {
     config,
     store,
+    cache,
     db: db ?? undefined,
     log,
     clock,

@@ -1,5 +1,6 @@
 // The App value that app.ts builds once and hands to every front door and flow: configuration, the
 // database, logging, time, DNS and sockets are passed in, never reached for from a module (docs/architecture.md).
+import type { NodeCache } from './db/node-cache.ts';
 import type { Resolver } from 'node:dns/promises';
 import type { Socket } from 'node:net';
 import type { Clock } from './clock.ts';
@@ -33,6 +34,8 @@ export interface App {
   config: Config;
   /** Where the box's state is kept: every resource's queries run here (db/store.ts). */
   store: Store;
+  /** On PostgreSQL, what this node keeps of keys, domains, plans and label rules (db/node-cache.ts); null on SQLite. */
+  cache: NodeCache | null;
   /**
    * The data directory's SQLite connection, for what only SQLite has (its file, checkpoints, free pages);
    * absent when the store is PostgreSQL (database_url).

@@ -1,11 +1,19 @@
 // API keys: `re_` + 192 random bits. The full secret is returned once, at creation; the database keeps its
 // SHA-256 and a short non-secret prefix for people to recognise it by. Revocation takes effect at the next
-// request (nothing caches keys).
+// request: on PostgreSQL, at once on the node that revoked it, and on the others once they hear of it (a
+// millisecond or so; db/node-cache.ts).
 import type { Clock } from '../clock.ts';
 import { all, get, run, type Query } from '../db/query.ts';
+import type { NodeCache } from '../db/node-cache.ts';
 import { newId } from '../db/ids.ts';
 import { randomToken, secretHash } from './secrets.ts';
 import { resolveScope, type KeyPermission, type KeyScope, type Permission } from './key-scope.ts';
+
+export interface FoundKey {
+  workspaceId: string;
+  keyId: string;
+  scope: KeyScope;
+}
 
 export interface ApiKey extends KeyPermission {
   id: string;
@@ -88,19 +96,30 @@ export function* revokeKey(clock: Clock, workspaceId: string, id: string): Query
 
 /**
  * The workspace, key and scope a secret belongs to, or null if it is malformed, unknown or revoked. A read that
- * also writes lastUsedAt when it is due (once a minute per key): each request runs it on its own, as a read.
+ * also writes lastUsedAt when it is due (once a minute per key): each request runs it on its own, as a read. On
+ * PostgreSQL a key found is kept by the node (db/node-cache.ts) until a key, workspace, domain or inbox changes,
+ * and read again when its lastUsedAt is due; an unknown secret is looked up every time.
  */
-export function* findKeyBySecret(clock: Clock, secret: string): Query<{ workspaceId: string; keyId: string; scope: KeyScope } | null> {
+export function* findKeyBySecret(clock: Clock, secret: string, cache?: NodeCache | null): Query<FoundKey | null> {
   if (!KEY_RE.test(secret)) return null;
+  const hash = secretHash(secret);
+  const cacheKey = `key ${hash.toString('base64')}`;
+  const now = clock.now();
+  const kept = cache?.get(cacheKey)?.value as { found: FoundKey; usedAt: number } | undefined;
+  if (kept && now - kept.usedAt < LAST_USED_GRANULARITY_MS) return kept.found;
+  const ticket = cache?.ticket();
   const row = yield* get<Pick<Row, 'id' | 'last_used_at' | 'permission' | 'domain_id' | 'inbox_ids'> & { workspace_id: string }>(
     `SELECT k.id, k.workspace_id, k.last_used_at, k.permission, k.domain_id, k.inbox_ids FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
      WHERE k.secret_hash = ? AND k.revoked_at IS NULL`,
-    secretHash(secret),
+    hash,
   );
   if (!row) return null;
-  const now = clock.now();
-  if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_GRANULARITY_MS) {
+  let usedAt = row.last_used_at ?? -Infinity;
+  if (now - usedAt >= LAST_USED_GRANULARITY_MS) {
     yield* run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', now, row.id);
+    usedAt = now;
   }
-  return { workspaceId: row.workspace_id, keyId: row.id, scope: yield* resolveScope(row.workspace_id, row.id, permissionOf(row)) };
+  const found = { workspaceId: row.workspace_id, keyId: row.id, scope: yield* resolveScope(row.workspace_id, row.id, permissionOf(row)) };
+  if (cache) cache.set(cacheKey, { found, usedAt }, ticket!);
+  return found;
 }

@@ -1,8 +1,9 @@
-// Nodes sharing PostgreSQL hear each other's commits of events: each node keeps one connection LISTENing on
-// `mailwright_events` (a trigger on events and domain_events notifies at COMMIT, postgres/0046_notify.sql), and
-// wakes its live stream at once instead of finding the events at its next poll. The connection is outside the
-// pool (a listener holds it for ever); lost, it is opened again after a pause, and meanwhile the stream's own
-// slow poll still finds everything, only later.
+// Nodes sharing PostgreSQL hear each other's commits: a trigger notifies a channel at COMMIT, and each node keeps
+// one connection LISTENing on it. `mailwright_events` (events and domain_events, postgres/0046_notify.sql) wakes the
+// live stream at once instead of at its next poll; `mailwright_settings` (postgres/0051) empties the node's cache of
+// keys, domains, plans and rules (db/node-cache.ts). The connection is outside the pool (a listener holds it for
+// ever); lost, it is opened again after a pause, and meanwhile the stream's own slow poll still finds everything,
+// only later, and the cache keeps nothing.
 import pg from 'pg';
 import type { Log } from '../log.ts';
 
@@ -15,8 +16,11 @@ export interface CommitNotices {
   stop(): Promise<void>;
 }
 
-/** Listens on `url` and calls `heard` for each notice (several commits may share one call). */
-export function listenForCommits(url: string, heard: () => void, log: Log): CommitNotices {
+/**
+ * Listens on `url` and calls `heard` for each notice on `channel` (several commits may share one call), and once
+ * each time it starts listening, for what was committed while no one listened.
+ */
+export function listenForCommits(url: string, heard: () => void, log: Log, channel = CHANNEL): CommitNotices {
   let client: pg.Client | null = null;
   let listening = false;
   let stopped = false;
@@ -29,7 +33,7 @@ export function listenForCommits(url: string, heard: () => void, log: Log): Comm
     client = null;
     gone?.end().catch(() => {});
     if (stopped) return;
-    if (err) log.warn('event notices: the listening connection was lost; the stream polls until it is back', { err: (err as Error).message });
+    if (err) log.warn('commit notices: the listening connection was lost; it is opened again in a moment', { channel, err: (err as Error).message });
     retry = setTimeout(connect, RECONNECT_MS);
     retry.unref();
   };
@@ -43,7 +47,7 @@ export function listenForCommits(url: string, heard: () => void, log: Log): Comm
     c.on('notification', () => heard());
     try {
       await c.connect();
-      await c.query(`LISTEN ${CHANNEL}`);
+      await c.query(`LISTEN ${channel}`);
       if (stopped) return void (await c.end().catch(() => {}));
       listening = true;
       // What was committed while no one listened is found by this first wake-up.

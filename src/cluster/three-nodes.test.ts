@@ -105,7 +105,7 @@ test('sends and received mail spread over three nodes: each once, seen from any 
 
 test('a stream hears another node\'s commit when it happens (LISTEN/NOTIFY), and again once its listening connection was cut', async () => {
   const pool = openPool(database.url, { max: 1 });
-  const listeners = async () => (await pool.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'mailwright-listen' AND query LIKE 'LISTEN%'")).rows.map((r) => Number(r.pid));
+  const listeners = async () => (await pool.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'mailwright-listen' AND query = 'LISTEN mailwright_events'")).rows.map((r) => Number(r.pid));
   try {
     await eventually(async () => (await listeners()).length === 3, 10_000, 'a listening connection per node');
     const stream = await openEventStream<{ type: string; data: { email: { id: string } } }>(`${nodes[2]!.url}/api/v1/events/stream`, key);

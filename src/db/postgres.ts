@@ -34,6 +34,11 @@ export interface PostgresOptions {
   max?: number;
   /** Names the connections in pg_stat_activity. */
   applicationName?: string;
+  /**
+   * Every connection LISTENs on `channel` and calls `heard` for each notice: one committed on the connection itself
+   * is heard before its COMMIT is answered (db/node-cache.ts says why that matters).
+   */
+  notices?: { channel: string; heard: () => void };
 }
 
 /** A pool on `url` (postgres://user:password@host:port/database?sslmode=...); it connects at its first query. */
@@ -61,7 +66,15 @@ export function openPool(url: string, opts: PostgresOptions = {}): PgPool {
   // idle one the pool drops and replaces; one in use fails its query (StoreUnreachable below), and its client,
   // released as broken, is closed. Unheard, the client's 'error' event would be thrown.
   pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    const notices = opts.notices;
+    if (!notices) return;
+    client.on('notification', (n) => n.channel === notices.channel && notices.heard());
+    // Queued before the statements of whoever asked for the connection. Should it fail, that connection's commits
+    // go unheard: what was kept is forgotten then, and the next query on it fails as well, or it had not.
+    client.query(`LISTEN ${notices.channel}`).catch(() => notices.heard());
+  });
   return pool;
 }
 

@@ -7,6 +7,7 @@ import { workerData } from 'node:worker_threads';
 import { GroupCommit } from './group-commit.ts';
 import { openDatabase, type Db } from './open.ts';
 import { openPool, readOn } from './postgres.ts';
+import { SETTINGS_CHANNEL } from './node-cache.ts';
 import { PostgresCommit } from './postgres-commit.ts';
 import { PostgresWriter } from './postgres-writer.ts';
 import { runOn } from './sqlite-query.ts';
@@ -88,8 +89,11 @@ export function serveWriter(jobs: JobTable, background?: BackgroundJob, readsFir
  */
 function servePostgres(config: Config, jobs: JobTable, background: BackgroundJob | undefined, readsFirst: ReadsFirst): void {
   const batches: number[] = [];
+  // A change of settings this thread committed is heard before its COMMIT is answered, and said with the answers
+  // after it: the main thread forgets what it kept before it answers the caller (db/node-cache.ts).
+  let settingsChanged = false;
   // One connection for the group commit, the others for the calls' reads before it (readsFirst).
-  const pool = openPool(config.databaseUrl!, { max: 4, applicationName: 'mailwright-writer' });
+  const pool = openPool(config.databaseUrl!, { max: 4, applicationName: 'mailwright-writer', notices: { channel: SETTINGS_CHANNEL, heard: () => (settingsChanged = true) } });
   const writer = new PostgresWriter(new PostgresCommit(pool, (calls) => batches.push(calls)), jobs, config, { background, readsFirst, read: (q) => readOn(pool, q) });
   serveJobs(async ({ steps, now }: { steps: PostedStep[]; now: number }) => {
     const logs: LogEntry[] = [];
@@ -102,7 +106,9 @@ function servePostgres(config: Config, jobs: JobTable, background: BackgroundJob
       if (!(err instanceof ApiError)) throw err;
       answer = refusal(err);
     }
-    return { result: { ...answer, batches: batches.splice(0) } };
+    const changed = settingsChanged;
+    settingsChanged = false;
+    return { result: { ...answer, batches: batches.splice(0), ...(changed ? { settingsChanged: true } : {}) } };
   });
 }
 

@@ -16,6 +16,7 @@ import { fileNewEmail } from '../labels/filing.ts';
 import { emailById, emailByMessageId } from '../emails/lookup.ts';
 import { answerStep, storeAnswer, type IdempotencyClaim, type IdempotencyRecord } from '../db/idempotency.ts';
 import { dialect, nothing, together, type Query } from '../db/query.ts';
+import { cached, type NodeCache } from '../db/node-cache.ts';
 import { heldPlans, limitsOf, meter, type Limits, type PlanConfig } from '../account/plans.ts';
 import { rulesOfWorkspace, type Rule } from '../labels/rules.ts';
 import { assertSendingAllowed } from '../account/reputation.ts';
@@ -68,21 +69,22 @@ const MAX_REFERENCES = 20;
  * Checks a send and works out its ids, thread and envelope with reads only; throws ApiError for what the
  * caller must fix. Nothing is written: writeSend does that, in the writer's transaction.
  */
-export function* planSend(app: Pick<DbContext, 'clock' | 'config'>, workspaceId: string, req: SendRequest, secret?: Buffer): Query<PlannedSend> {
+export function* planSend(app: Pick<DbContext, 'clock' | 'config'> & { cache?: NodeCache | null }, workspaceId: string, req: SendRequest, secret?: Buffer): Query<PlannedSend> {
   const { clock } = app;
   // A send by template is rendered before it is planned (withTemplate), off the event loop when it is large.
   if (req.template) throw new Error('planSend: render the template first (withTemplate)');
   const fromDomain = domainOf(req.from.address);
   const parentKey = req.inReplyTo?.replace(/^<|>$/g, '');
-  // The reads a send needs, side by side (one round trip on PostgreSQL); a refusal is told in this order.
+  // The reads a send needs, side by side (one round trip on PostgreSQL); a refusal is told in this order. The
+  // domain, plans and rules come from the node's cache when it keeps them; the pause and its counts never do.
   const [, domain, labels, parent, secretRead, readFirst] = yield* together(
     assertSendingAllowed(app.config, workspaceId, clock.now()),
-    findSendingDomain(workspaceId, fromDomain),
+    cached(app.cache, `domain ${workspaceId} ${fromDomain}`, findSendingDomain(workspaceId, fromDomain)),
     findLabels(workspaceId, req.labels),
     parentKey === undefined ? nothing() : isId('em', parentKey) ? emailById(workspaceId, parentKey) : emailByMessageId(workspaceId, parentKey),
     // The box secret, which never changes once made: given by a caller that holds it (boxSecret), else read.
     secret ? nothing() : readBoxSecret(),
-    readsOutsideTheLock(app.config, workspaceId),
+    cached(app.cache, `plans and rules ${workspaceId}`, readsOutsideTheLock(app.config, workspaceId)),
   );
   if (!domain || domain.status !== 'verified') {
     throw new ApiError(403, 'domain_not_verified', `The domain ${fromDomain} is not verified in this workspace: add it with POST /domains and verify its DNS records`);

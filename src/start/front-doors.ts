@@ -69,7 +69,7 @@ export async function createFrontDoors(app: App, work: Background, opts: { tryMo
   const eventStream = new EventStream(app);
   const authenticator: Authenticator = {
     byKey: async (secret) => {
-      const k = await app.store.read(findKeyBySecret(clock, secret));
+      const k = await app.store.read(findKeyBySecret(clock, secret, app.cache));
       return k && { kind: 'key', ...k };
     },
     bySession: async (token) => {

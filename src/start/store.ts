@@ -19,6 +19,8 @@ import { openPool, type PgPool } from '../db/postgres.ts';
 import { migratePostgres } from '../db/postgres-migrate.ts';
 import { postgresStore } from '../db/store.ts';
 import type { Query } from '../db/query.ts';
+import { NodeCache, SETTINGS_CHANNEL } from '../db/node-cache.ts';
+import { listenForCommits, type CommitNotices } from '../cluster/commit-notices.ts';
 
 /**
  * The data directory's database with every migration applied, for `serve` and the CLI alike; a data directory
@@ -76,6 +78,8 @@ export interface ServedStore {
   checking: ReturnType<typeof checkAtStart>;
   /** Takes back the marker that serve runs on this data directory. */
   unmarkServing: () => void;
+  /** On PostgreSQL, what the node keeps of keys, domains, plans and rules, and the connection that hears their changes. */
+  settings: { cache: NodeCache; notices: CommitNotices } | null;
 }
 
 /** startApp's first phase: the store a box serves, refused if it is try's and serve was asked for. */
@@ -85,27 +89,31 @@ export async function openServedStore(config: Config, clock: Clock, log: Log, op
     throw new StartupError(`${config.dataDir} was made by 'mailwright try' and keeps its mail in a local outbox; serve a data directory of its own (MAILWRIGHT_DATA_DIR), or run 'mailwright try --dir ${config.dataDir}'`);
   }
   if (config.databaseUrl) {
-    const pool = await openPostgres(config.databaseUrl, clock, log);
+    const cache = new NodeCache();
+    const pool = await openPostgres(config.databaseUrl, clock, log, cache);
     log.info('store: PostgreSQL', { database: describeDatabase(config.databaseUrl) });
     const health = new StoreHealth(describeDatabase(config.databaseUrl), log);
-    return { db: null, pool, health, checking: Promise.resolve({ damaged: null, stop: () => {} }), unmarkServing: () => {} };
+    const notices = listenForCommits(config.databaseUrl, () => cache.forget(), log, SETTINGS_CHANNEL);
+    cache.follow(notices.listening);
+    return { db: null, pool, health, checking: Promise.resolve({ damaged: null, stop: () => {} }), unmarkServing: () => {}, settings: { cache, notices } };
   }
   const db = openStore(config, clock, log);
   const unmarkServing = markServing(config.dataDir, log); // how `restore` knows serve runs here (serving.ts says why a marker)
   const health = new StoreHealth(databasePath(config.dataDir), log);
   // Runs while the rest is built; nothing listens before it answered (or its wait ran out).
   const checking = checkAtStart(databasePath(config.dataDir), { waitMs: opts.checkWaitMs ?? START_CHECK_WAIT_MS, health, log });
-  return { db, pool: null, health, checking, unmarkServing };
+  return { db, pool: null, health, checking, unmarkServing, settings: null };
 }
 
 /**
  * A pool on the PostgreSQL database at `url`, migrated (nodes starting together apply each migration once), with
- * its first rows; each migration announced to `log`, or else to stderr (the CLI). The database's own checks and
+ * its first rows; each migration announced to `log`, or else to stderr (the CLI). Given the node's `cache`, every
+ * connection of the pool tells it of changes to what it keeps (db/node-cache.ts). The database's own checks and
  * backups are PostgreSQL's: nothing runs here for them.
  */
-export async function openPostgres(url: string, clock: Clock = systemClock, log?: Log): Promise<PgPool> {
+export async function openPostgres(url: string, clock: Clock = systemClock, log?: Log, cache?: NodeCache): Promise<PgPool> {
   const where = describeDatabase(url);
-  const pool = openPool(url);
+  const pool = openPool(url, cache ? { notices: { channel: SETTINGS_CHANNEL, heard: () => cache.forget() } } : {});
   try {
     const started = Date.now();
     const applied = await migratePostgres(pool, clock.now(), (m) => {
