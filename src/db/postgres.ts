@@ -71,8 +71,8 @@ export function openPool(url: string, opts: PostgresOptions = {}): PgPool {
     const notices = opts.notices;
     if (!notices) return;
     client.on('notification', (n) => n.channel === notices.channel && notices.heard());
-    // Queued before the statements of whoever asked for the connection. Should it fail, that connection's commits
-    // go unheard: what was kept is forgotten then, and the next query on it fails as well, or it had not.
+    // Queued before the statements of whoever asked for the connection. Should it fail, what was kept is forgotten,
+    // and this connection's own changes are heard a moment later, by the listening connection only.
     client.query(`LISTEN ${notices.channel}`).catch(() => notices.heard());
   });
   return pool;
