@@ -1,9 +1,9 @@
 // The App value that app.ts builds once and hands to every front door and flow: configuration, the
 // database, logging, time, DNS and sockets are passed in, never reached for from a module (docs/architecture.md).
-import type { NodeCache } from './db/node-cache.ts';
 import type { Resolver } from 'node:dns/promises';
 import type { Socket } from 'node:net';
 import type { Clock } from './clock.ts';
+import type { NodeCache } from './db/node-cache.ts';
 import type { Node } from './cluster/nodes.ts';
 import type { Config, Plan } from './config/config.ts';
 import type { Db } from './db/open.ts';
