@@ -151,7 +151,7 @@ function assembleApp(config: Config, served: ServedStore, memory: MemorySettings
   let store: Store;
   // On either store, the writes of mail run on the writer thread (db/writer-worker.ts), on its own connection.
   const cache = served.settings?.cache ?? null;
-  const writer = new Writer(config, new URL('./start/writer-thread.ts', import.meta.url), health, (calls) => metrics.writerBatch('writer', calls), () => cache?.forget());
+  const writer = new Writer(config, new URL('./start/writer-thread.ts', import.meta.url), health, (calls) => metrics.writerBatch('writer', calls), (scope) => cache?.forget(scope));
   if (db) {
     const disk = new FreeSpace(config.dataDir, config.minFreeSpaceMb * 1024 * 1024, opts.measureFreeSpace);
     disk.start(log);

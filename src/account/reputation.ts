@@ -5,6 +5,7 @@
 import type { Config } from '../config/config.ts';
 import { get, run, type Query } from '../db/query.ts';
 import { ApiError } from '../errors.ts';
+import type { NodeCache } from '../db/node-cache.ts';
 
 const WINDOW_DAYS = 30;
 const DAY_MS = 86_400_000;
@@ -82,8 +83,16 @@ export function* sendingPause(workspaceId: string): Query<{ pausedAt: number; re
  * Every send path asks this first: 403 `sending_paused` while paused; and the send that finds the rates past
  * the pause threshold (counting only days after the last resume) pauses the workspace. The pause is written
  * before the refusal is thrown: run it outside a write transaction (as a read), or the refusal undoes the pause.
+ *
+ * With a node's cache (PostgreSQL), a workspace found free to send is kept so until a pause, a resume, a bounce or a
+ * complaint is heard (postgres/0052), for its window's first day and these thresholds: the sends made meanwhile
+ * only lower its rates. Not kept below reputation_min_sent, where the next sends could bring the judgement on.
  */
-export function* assertSendingAllowed(t: Thresholds, workspaceId: string, now: number): Query<void> {
+export function* assertSendingAllowed(t: Thresholds, workspaceId: string, now: number, cache?: NodeCache | null): Query<void> {
+  const firstDay = day(now - (WINDOW_DAYS - 1) * DAY_MS);
+  const key = `sending ${workspaceId} ${firstDay} ${t.reputationMinSent} ${t.reputationBouncePause} ${t.reputationComplaintPause}`;
+  if (cache?.get(key)) return;
+  const ticket = cache?.ticket();
   // One statement for the pause and the counts (each statement on the event loop's connection costs a few µs
   // of its own): the days counted start at the window's first, or the day after the last resume.
   const row = yield* get<PauseRow & { sent: number; bounced: number; complained: number }>(
@@ -92,7 +101,7 @@ export function* assertSendingAllowed(t: Thresholds, workspaceId: string, now: n
      FROM workspaces w LEFT JOIN daily_stats s ON s.workspace_id = w.id
        AND s.day >= max(?, coalesce(strftime('%Y-%m-%d', (w.sending_resumed_at + ?) / 1000, 'unixepoch'), ''))
      WHERE w.id = ? GROUP BY w.id`,
-    day(now - (WINDOW_DAYS - 1) * DAY_MS),
+    firstDay,
     DAY_MS,
     workspaceId,
   );
@@ -101,7 +110,10 @@ export function* assertSendingAllowed(t: Thresholds, workspaceId: string, now: n
     const since = Math.max(now - (WINDOW_DAYS - 1) * DAY_MS, row.sending_resumed_at == null ? 0 : row.sending_resumed_at + DAY_MS);
     const c = row;
     const { bounceRate, complaintRate, verdict } = judge(c, t);
-    if (verdict !== 'pause') return;
+    if (verdict !== 'pause') {
+      if (cache && c.sent >= t.reputationMinSent) cache.set(key, true, ticket!);
+      return;
+    }
     const reason = `bounce rate ${percent(bounceRate!)} (pause at ${percent(t.reputationBouncePause)}), complaint rate ${percent(complaintRate!)} (pause at ${percent(t.reputationComplaintPause)}) over ${c.sent} recipients since ${day(since)}`;
     yield* run('UPDATE workspaces SET sending_paused_at = ?, sending_pause_reason = ? WHERE id = ? AND sending_paused_at IS NULL', now, reason, workspaceId);
     row.sending_pause_reason = reason;

@@ -17,10 +17,10 @@ export interface CommitNotices {
 }
 
 /**
- * Listens on `url` and calls `heard` for each notice on `channel` (several commits may share one call), and once
- * each time it starts listening, for what was committed while no one listened.
+ * Listens on `url` and calls `heard` with each notice's payload on `channel` (several commits may share one call),
+ * and with '' once each time it starts listening, for what was committed while no one listened.
  */
-export function listenForCommits(url: string, heard: () => void, log: Log, channel = CHANNEL): CommitNotices {
+export function listenForCommits(url: string, heard: (payload: string) => void, log: Log, channel = CHANNEL): CommitNotices {
   let client: pg.Client | null = null;
   let listening = false;
   let stopped = false;
@@ -44,14 +44,14 @@ export function listenForCommits(url: string, heard: () => void, log: Log, chann
     client = c;
     c.on('error', lost);
     c.on('end', () => lost());
-    c.on('notification', () => heard());
+    c.on('notification', (n) => heard(n.payload ?? ''));
     try {
       await c.connect();
       await c.query(`LISTEN ${channel}`);
       if (stopped) return void (await c.end().catch(() => {}));
       listening = true;
       // What was committed while no one listened is found by this first wake-up.
-      heard();
+      heard('');
     } catch (err) {
       if (client === c) lost(err);
     }

@@ -1,4 +1,4 @@
-// What a node keeps of keys, domains, plans and rules on PostgreSQL (node-cache.ts): never a value read across a
+// What a node keeps of keys, domains, plans, rules and sending states on PostgreSQL (node-cache.ts): never a value read across a
 // change it heard, nothing while it cannot hear, and, through the API of two nodes on one database, a change made
 // on one node taken at once by that node and within moments by the other.
 import { test } from 'uvu';
@@ -10,10 +10,11 @@ import { PostgresCommit } from './postgres-commit.ts';
 import type { Writer } from './writer.ts';
 import { migratePostgres } from './postgres-migrate.ts';
 import { secretHash } from '../account/secrets.ts';
-import { login, ownStores, request, seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
+import { freePort, login, ownStores, request, seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
 import { freshDatabase } from '../testkit/postgres.ts';
 import { eventually, startDestinationDns } from '../testkit/outbound.ts';
 import type { DnsServer } from '../testkit/dns-server.ts';
+import { addEvent } from '../emails/events.ts';
 
 /** `cached` run synchronously, counting the statements that reached the "database". */
 function reader(cache: NodeCache) {
@@ -36,6 +37,15 @@ test('kept while heard: read once, then from the cache; forgotten at a notice', 
   cache.forget();
   assert.is(r.read(), 'second');
   assert.is(r.reads(), 2);
+});
+
+test("a notice naming a scope forgets that scope's entries only", () => {
+  const cache = new NodeCache(() => true);
+  for (const key of ['sending ws_1 2026-01-01', 'sending ws_12 2026-01-01', 'domain ws_1 a.example']) cache.set(key, true, cache.ticket());
+  cache.forget('sending ws_1');
+  assert.equal([cache.get('sending ws_1 2026-01-01'), cache.get('sending ws_12 2026-01-01')?.value, cache.get('domain ws_1 a.example')?.value], [undefined, true, true]);
+  cache.forget('');
+  assert.is(cache.get('domain ws_1 a.example'), undefined);
 });
 
 test('nothing is kept while the changes cannot be heard', () => {
@@ -75,23 +85,45 @@ test('an entry is read again after a minute, and the oldest go past ten thousand
   assert.ok(cache.get('k10000'));
 });
 
-ownStores(test)('a change committed on a connection is heard before its COMMIT is answered', async () => {
+/** A group commit on a fresh database with workspace ws_1, whose pooled connections note the notices they hear. */
+async function onFreshDatabase(body: (commit: PostgresCommit, heard: () => string[]) => Promise<void>): Promise<void> {
   const database = await freshDatabase();
-  let heard = 0;
-  const pool = openPool(database.url, { notices: { channel: SETTINGS_CHANNEL, heard: () => heard++ } });
+  const heard: string[] = [];
+  const pool = openPool(database.url, { notices: { channel: SETTINGS_CHANNEL, heard: (scope) => heard.push(scope) } });
   try {
     await migratePostgres(pool);
     const commit = new PostgresCommit(pool);
     await commit.run(() => change("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_1', 'one', 0)"));
-    assert.is(heard, 0, 'a new workspace changes nothing kept');
-    // The node forgets what it kept before it acknowledges the change, whatever its listener hears and when.
-    await commit.run(() => change("DELETE FROM workspaces WHERE id = 'ws_1'"));
-    assert.is(heard, 1);
+    assert.equal(heard, [], 'a new workspace changes nothing kept');
+    await body(commit, () => heard);
   } finally {
     await pool.end();
     await database.drop();
   }
-});
+}
+
+ownStores(test)('a change committed on a connection is heard before its COMMIT is answered', () =>
+  onFreshDatabase(async (commit, heard) => {
+    // The node forgets what it kept before it acknowledges the change, whatever its listener hears and when.
+    await commit.run(() => change("DELETE FROM workspaces WHERE id = 'ws_1'"));
+    assert.equal(heard(), ['']);
+  }),
+);
+
+ownStores(test)('daily counts: a bounce or complaint counted is heard, whether its day had a row or not; mail sent is not', () =>
+  onFreshDatabase(async (commit, heard) => {
+    const count = (day: string, column: string) =>
+      commit.run(() => change(`INSERT INTO daily_stats (workspace_id, day, ${column}) VALUES ('ws_1', ?, 1) ON CONFLICT (workspace_id, day) DO UPDATE SET ${column} = daily_stats.${column} + excluded.${column}`, day));
+    await count('2026-01-01', 'sent');
+    await count('2026-01-01', 'sent');
+    await count('2026-01-01', 'delivered');
+    assert.equal(heard(), [], 'mail sent and delivered only lowers the rates');
+    await count('2026-01-01', 'bounced');
+    assert.equal(heard(), ['sending ws_1'], 'a bounce on a day with a row: only the workspace sending state is forgotten');
+    await count('2026-01-02', 'complained');
+    assert.equal(heard(), ['sending ws_1', 'sending ws_1'], "a complaint making its day's row");
+  }),
+);
 
 let dns: DnsServer;
 test.before(async () => {
@@ -100,9 +132,9 @@ test.before(async () => {
 test.after(() => dns.close());
 
 /** Two nodes on one fresh PostgreSQL database, a workspace with a key and a verified domain `cache.example`. */
-async function twoNodes() {
+async function twoNodes(more: Record<string, string> = {}) {
   const database = await freshDatabase();
-  const env = { MAILWRIGHT_DATABASE_URL: database.url, MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_RATE_LIMIT: '0' };
+  const env = { MAILWRIGHT_DATABASE_URL: database.url, MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_RATE_LIMIT: '0', ...more };
   const one = await startTestApp({ env });
   const two = await startTestApp({ env });
   const { key, email, workspace } = await seedWorkspace(one);
@@ -178,10 +210,59 @@ ownStores(test)('marketing switched off, a label rule made and its label deleted
     const writer = n.one.app.writer as Writer;
     await writer.run({ steps: [{ kind: 'search.index', payload: { all: false } }], now: Date.now() }); // takes any notice heard before
     const answer = await writer.run({ steps: [{ kind: 'labels.delete', payload: { workspaceId: n.workspaceId, labelId: label.id } }], now: Date.now() });
-    assert.is(answer.settingsChanged, true);
+    assert.equal(answer.settingsChanged, ['']);
     const after = await n.send(n.one, { subject: 'Another receipt' });
     assert.is(after.status, 200, JSON.stringify(after.body));
     assert.equal((await request(`${n.one.api}/emails/${after.body.id}`, { key: n.key })).body.labels, []);
+  } finally {
+    await n.close();
+  }
+});
+
+/**
+ * Rates judged from the second recipient on, so the sending state is kept from the third send; and deliveries that
+ * wait (nothing listens on the MX's port) rather than bounce, so the bounces are only those the test counts.
+ */
+async function judgedEarly(): Promise<Record<string, string>> {
+  return { MAILWRIGHT_REPUTATION_MIN_SENT: '2', MAILWRIGHT_ALLOW_PRIVATE_DELIVERY: 'true', MAILWRIGHT_MTA_PORT: String(await freePort()) };
+}
+
+/** The key under which `t` keeps the workspace's sending state today (account/reputation.ts). */
+function sendingKey(t: TestApp, workspaceId: string): string {
+  const c = t.app.config;
+  const firstDay = new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10);
+  return `sending ${workspaceId} ${firstDay} ${c.reputationMinSent} ${c.reputationBouncePause} ${c.reputationComplaintPause}`;
+}
+
+ownStores(test)('the sending state: kept once there is enough mail to judge, forgotten when another node counts bounces', async () => {
+  const n = await twoNodes(await judgedEarly());
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const sent = await n.send(n.one);
+      assert.is(sent.status, 200, JSON.stringify(sent.body));
+      ids.push(sent.body.id);
+      if (i === 0) assert.is(n.one.app.cache!.get(sendingKey(n.one, n.workspaceId)), undefined, 'not kept below reputation_min_sent');
+    }
+    assert.ok(n.one.app.cache!.get(sendingKey(n.one, n.workspaceId)), 'kept with two recipients sent');
+    // Three bounces counted through the other node, as bounce handling counts them: 100 % of what was sent.
+    await n.two.app.store.write(function* () {
+      for (const id of ids) yield* addEvent({ now: Date.now }, { workspaceId: n.workspaceId, emailId: id, type: 'bounced', recipient: 'someone@dest.test', counted: true });
+    });
+    await eventually(async () => (await n.send(n.one)).body.error?.code === 'sending_paused', 2000, 'the node that kept the state pausing the workspace');
+  } finally {
+    await n.close();
+  }
+});
+
+ownStores(test)('the sending state: forgotten when another node pauses the workspace', async () => {
+  const n = await twoNodes(await judgedEarly());
+  try {
+    for (let i = 0; i < 3; i++) assert.is((await n.send(n.one)).status, 200);
+    assert.ok(n.one.app.cache!.get(sendingKey(n.one, n.workspaceId)), 'kept');
+    // A node whose thresholds are stricter judges the rates past them and writes the pause.
+    await n.two.app.store.write(() => change('UPDATE workspaces SET sending_paused_at = ?, sending_pause_reason = ? WHERE id = ?', Date.now(), 'stricter thresholds', n.workspaceId));
+    await eventually(async () => (await n.send(n.one)).body.error?.code === 'sending_paused', 2000, 'the node that kept the state refusing to send');
   } finally {
     await n.close();
   }

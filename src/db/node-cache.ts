@@ -41,10 +41,14 @@ export class NodeCache {
     this.forget();
   }
 
-  /** A change was heard: every entry goes, and a read under way when it was heard keeps nothing. */
-  forget(): void {
+  /**
+   * A change was heard: the entries of its scope go (a notice's payload: the start of their keys, as `sending
+   * ws_1`), or every entry when it names none; a read under way when it was heard keeps nothing.
+   */
+  forget(scope = ''): void {
     this.generation++;
-    this.entries.clear();
+    if (!scope) return this.entries.clear();
+    for (const key of this.entries.keys()) if (key.startsWith(`${scope} `)) this.entries.delete(key);
   }
 
   /** The entry for `key`, or undefined; a kept `undefined` is `{ value: undefined }`. */

@@ -35,10 +35,11 @@ export interface PostgresOptions {
   /** Names the connections in pg_stat_activity. */
   applicationName?: string;
   /**
-   * Every connection LISTENs on `channel` and calls `heard` for each notice: one committed on the connection itself
-   * is heard before its COMMIT is answered (db/node-cache.ts says why that matters).
+   * Every connection LISTENs on `channel` and calls `heard` with each notice's payload ('' when it cannot listen):
+   * one committed on the connection itself is heard before its COMMIT is answered (db/node-cache.ts says why that
+   * matters).
    */
-  notices?: { channel: string; heard: () => void };
+  notices?: { channel: string; heard: (payload: string) => void };
 }
 
 /** A pool on `url` (postgres://user:password@host:port/database?sslmode=...); it connects at its first query. */
@@ -70,10 +71,10 @@ export function openPool(url: string, opts: PostgresOptions = {}): PgPool {
     client.on('error', () => {});
     const notices = opts.notices;
     if (!notices) return;
-    client.on('notification', (n) => n.channel === notices.channel && notices.heard());
+    client.on('notification', (n) => n.channel === notices.channel && notices.heard(n.payload ?? ''));
     // Queued before the statements of whoever asked for the connection. Should it fail, what was kept is forgotten,
     // and this connection's own changes are heard a moment later, by the listening connection only.
-    client.query(`LISTEN ${notices.channel}`).catch(() => notices.heard());
+    client.query(`LISTEN ${notices.channel}`).catch(() => notices.heard(''));
   });
   return pool;
 }

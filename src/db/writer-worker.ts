@@ -91,9 +91,9 @@ function servePostgres(config: Config, jobs: JobTable, background: BackgroundJob
   const batches: number[] = [];
   // A change of settings this thread committed is heard before its COMMIT is answered, and said with the answers
   // after it: the main thread forgets what it kept before it answers the caller (db/node-cache.ts).
-  let settingsChanged = false;
+  const settingsChanged = new Set<string>();
   // One connection for the group commit, the others for the calls' reads before it (readsFirst).
-  const pool = openPool(config.databaseUrl!, { max: 4, applicationName: 'mailwright-writer', notices: { channel: SETTINGS_CHANNEL, heard: () => (settingsChanged = true) } });
+  const pool = openPool(config.databaseUrl!, { max: 4, applicationName: 'mailwright-writer', notices: { channel: SETTINGS_CHANNEL, heard: (scope) => settingsChanged.add(scope) } });
   const writer = new PostgresWriter(new PostgresCommit(pool, (calls) => batches.push(calls)), jobs, config, { background, readsFirst, read: (q) => readOn(pool, q) });
   serveJobs(async ({ steps, now }: { steps: PostedStep[]; now: number }) => {
     const logs: LogEntry[] = [];
@@ -106,9 +106,9 @@ function servePostgres(config: Config, jobs: JobTable, background: BackgroundJob
       if (!(err instanceof ApiError)) throw err;
       answer = refusal(err);
     }
-    const changed = settingsChanged;
-    settingsChanged = false;
-    return { result: { ...answer, batches: batches.splice(0), ...(changed ? { settingsChanged: true } : {}) } };
+    const changed = [...settingsChanged];
+    settingsChanged.clear();
+    return { result: { ...answer, batches: batches.splice(0), ...(changed.length ? { settingsChanged: changed } : {}) } };
   });
 }
 

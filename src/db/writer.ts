@@ -91,9 +91,9 @@ interface ApiErrorData {
 
 /**
  * `batches`: the sizes of the group commits made since the previous answer (metrics). `settingsChanged`: on
- * PostgreSQL, a change of settings was heard since the previous answer (db/node-cache.ts).
+ * PostgreSQL, the scopes of the changes of settings heard since the previous answer ('' for all: db/node-cache.ts).
  */
-export type Answer = ({ results: unknown[]; logs: LogEntry[] } | { refused: ApiErrorData }) & { batches?: number[]; settingsChanged?: boolean };
+export type Answer = ({ results: unknown[]; logs: LogEntry[] } | { refused: ApiErrorData }) & { batches?: number[]; settingsChanged?: string[] };
 
 export class Writer extends WorkerPool<Call, Answer> {
   constructor(
@@ -104,7 +104,7 @@ export class Writer extends WorkerPool<Call, Answer> {
     /** Hears the size of each group commit the writer thread made (metrics). */
     private readonly onBatch?: (calls: number) => void,
     /** Hears that the writer thread's connection heard a change of settings (db/node-cache.ts), before the call it came with resolves. */
-    private readonly onSettingsChanged?: () => void,
+    private readonly onSettingsChanged?: (scope: string) => void,
   ) {
     // Ended after the pool's idle time like the other pools (worker-pool.ts IDLE_MS), which gives back its heap
     // and SQLite's cache: the first call after a quiet spell waits for a new writer to load its jobs and open
@@ -135,7 +135,7 @@ export class Writer extends WorkerPool<Call, Answer> {
       throw err;
     }
     for (const calls of answer.batches ?? []) this.onBatch?.(calls);
-    if (answer.settingsChanged) this.onSettingsChanged?.();
+    for (const scope of answer.settingsChanged ?? []) this.onSettingsChanged?.(scope);
     if ('refused' in answer) throw new ApiError(answer.refused.status, answer.refused.code, answer.refused.message, { errors: answer.refused.errors });
     for (const entry of answer.logs) opts.log[entry.level](entry.msg, entry.fields);
     // The writer thread ran each step with the job its kind names in the same table: its result is that job's.

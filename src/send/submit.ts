@@ -31,6 +31,7 @@ import { renderForSend } from '../templates/use.ts';
 import { UNSUBSCRIBE_PLACEHOLDER } from '../templates/content.ts';
 import { escapeHtml } from '../pages/html.ts';
 import { learnFromSend } from '../filter/learning.ts';
+import { suppressionsFor, type Suppression } from '../feedback/suppressions.ts';
 
 export interface Submitted {
   id: string;
@@ -61,6 +62,8 @@ export interface PlannedSend {
   scheduledAt: number | null;
   /** The workspace's plan limits and label rules, read with the plan on PostgreSQL (readsOutsideTheLock); absent, read in the writer's transaction. */
   readFirst?: { limits: Limits; rules: Rule[] };
+  /** The recipients' suppressions, read with the plan on PostgreSQL (suppressionsOutsideTheLock); absent, read in the writer's transaction. */
+  suppressed?: Map<string, Suppression>;
 }
 
 const MAX_REFERENCES = 20;
@@ -75,16 +78,19 @@ export function* planSend(app: Pick<DbContext, 'clock' | 'config'> & { cache?: N
   if (req.template) throw new Error('planSend: render the template first (withTemplate)');
   const fromDomain = domainOf(req.from.address);
   const parentKey = req.inReplyTo?.replace(/^<|>$/g, '');
+  const addressed = req.envelopeTo ?? [...req.to, ...req.cc, ...req.bcc].map((m) => m.address);
+  const recipients = [...new Map(addressed.map((a) => [a.toLowerCase(), a])).values()];
   // The reads a send needs, side by side (one round trip on PostgreSQL); a refusal is told in this order. The
-  // domain, plans and rules come from the node's cache when it keeps them; the pause and its counts never do.
-  const [, domain, labels, parent, secretRead, readFirst] = yield* together(
-    assertSendingAllowed(app.config, workspaceId, clock.now()),
+  // sending state, domain, plans and rules come from the node's cache when it keeps them; suppressions never do.
+  const [, domain, labels, parent, secretRead, readFirst, suppressed] = yield* together(
+    assertSendingAllowed(app.config, workspaceId, clock.now(), app.cache),
     cached(app.cache, `domain ${workspaceId} ${fromDomain}`, findSendingDomain(workspaceId, fromDomain)),
     findLabels(workspaceId, req.labels),
     parentKey === undefined ? nothing() : isId('em', parentKey) ? emailById(workspaceId, parentKey) : emailByMessageId(workspaceId, parentKey),
     // The box secret, which never changes once made: given by a caller that holds it (boxSecret), else read.
     secret ? nothing() : readBoxSecret(),
     cached(app.cache, `plans and rules ${workspaceId}`, readsOutsideTheLock(app.config, workspaceId)),
+    suppressionsOutsideTheLock(workspaceId, recipients, req.messageClass),
   );
   if (!domain || domain.status !== 'verified') {
     throw new ApiError(403, 'domain_not_verified', `The domain ${fromDomain} is not verified in this workspace: add it with POST /domains and verify its DNS records`);
@@ -112,8 +118,6 @@ export function* planSend(app: Pick<DbContext, 'clock' | 'config'> & { cache?: N
     if (parent) threadId = parent.thread_id;
   }
 
-  const addressed = req.envelopeTo ?? [...req.to, ...req.cc, ...req.bcc].map((m) => m.address);
-  const recipients = [...new Map(addressed.map((a) => [a.toLowerCase(), a])).values()];
   return {
     answer: { id, providerMessageId: `<${messageId}>`, threadId },
     workspaceId,
@@ -128,6 +132,7 @@ export function* planSend(app: Pick<DbContext, 'clock' | 'config'> & { cache?: N
     now,
     scheduledAt: scheduleTime(req.scheduledAt, now),
     ...(readFirst ? { readFirst } : {}),
+    ...(suppressed ? { suppressed } : {}),
   };
 }
 
@@ -138,7 +143,7 @@ export function* planSend(app: Pick<DbContext, 'clock' | 'config'> & { cache?: N
  */
 async function withTemplate(app: App, workspaceId: string, req: SendRequest): Promise<SendRequest> {
   if (!req.template) return req;
-  await app.store.read(assertSendingAllowed(app.config, workspaceId, app.clock.now()));
+  await app.store.read(assertSendingAllowed(app.config, workspaceId, app.clock.now(), app.cache));
   const { template: use, ...rest } = req;
   // Marketing mail keeps {{unsubscribe_url}} for the box to fill per recipient (send/personalise.ts), or, from a
   // first-party integration whose own one-click URL the domain allows, gets that URL: visible in the body, it
@@ -191,7 +196,7 @@ export function* writeSend(app: DbContext, plan: PlannedSend): Query<void> {
   // The spam filter: recipients become correspondents, and a reply teaches it the message replied to was ham.
   yield* learnFromSend({ workspaceId, recipients: plan.recipients, inReplyTo: plan.inReplyTo, byOwner: req.sentBy !== undefined, bulk: req.messageClass === 'marketing' || !!req.origin?.test, now });
   if (plan.scheduledAt !== null) yield* holdSend(app, { emailId: id, workspaceId, scheduledAt: plan.scheduledAt, recipients: plan.recipients });
-  else yield* enqueue(app, { id, workspaceId, messageClass: req.messageClass, counted: countedSend(req) }, plan.recipients);
+  else yield* enqueue(app, { id, workspaceId, messageClass: req.messageClass, counted: countedSend(req) }, plan.recipients, plan.suppressed);
 }
 
 /**
@@ -206,14 +211,23 @@ export function* writeSends(ctx: DbContext, plans: PlannedSend[]): Query<void> {
 /**
  * On PostgreSQL, what writeSend would otherwise read in the writer's transaction, under the box's write lock, where
  * each read's round trip holds every other writer up: the workspace's plan limits and label rules, read with the
- * send's other reads. A plan or rule changed in the moment between applies from the next send on. Suppressions
- * stay in the transaction (enqueue.ts): one made a moment before a send is always seen. On SQLite, where a read
- * costs no round trip, nothing.
+ * send's other reads. A plan or rule changed in the moment between applies from the next send on. On SQLite, where
+ * a read costs no round trip, nothing.
  */
 function* readsOutsideTheLock(config: PlanConfig, workspaceId: string): Query<PlannedSend['readFirst']> {
   if ((yield* dialect()) !== 'postgres') return undefined;
   const [held, rules] = yield* together(heldPlans(config, workspaceId), rulesOfWorkspace(workspaceId));
   return { limits: limitsOf(held), rules };
+}
+
+/**
+ * On PostgreSQL, the recipients' suppressions, read with the send's other reads rather than under the write lock
+ * (enqueue.ts): a suppression committed before the send was asked for is seen; one committed in the milliseconds
+ * between this read and the send's commit applies from the next send on, as if it had come after. On SQLite, nothing.
+ */
+function* suppressionsOutsideTheLock(workspaceId: string, recipients: string[], messageClass: SendRequest['messageClass']): Query<Map<string, Suppression> | undefined> {
+  if ((yield* dialect()) !== 'postgres') return undefined;
+  return yield* suppressionsFor(workspaceId, recipients, messageClass);
 }
 
 /** The writer step that queues `plans`, and the attachment buffers that move to the writer with it. */

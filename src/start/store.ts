@@ -93,7 +93,7 @@ export async function openServedStore(config: Config, clock: Clock, log: Log, op
     const pool = await openPostgres(config.databaseUrl, clock, log, cache);
     log.info('store: PostgreSQL', { database: describeDatabase(config.databaseUrl) });
     const health = new StoreHealth(describeDatabase(config.databaseUrl), log);
-    const notices = listenForCommits(config.databaseUrl, () => cache.forget(), log, SETTINGS_CHANNEL);
+    const notices = listenForCommits(config.databaseUrl, (scope) => cache.forget(scope), log, SETTINGS_CHANNEL);
     cache.follow(notices.listening);
     return { db: null, pool, health, checking: Promise.resolve({ damaged: null, stop: () => {} }), unmarkServing: () => {}, settings: { cache, notices } };
   }
@@ -113,7 +113,7 @@ export async function openServedStore(config: Config, clock: Clock, log: Log, op
  */
 export async function openPostgres(url: string, clock: Clock = systemClock, log?: Log, cache?: NodeCache): Promise<PgPool> {
   const where = describeDatabase(url);
-  const pool = openPool(url, cache ? { notices: { channel: SETTINGS_CHANNEL, heard: () => cache.forget() } } : {});
+  const pool = openPool(url, cache ? { notices: { channel: SETTINGS_CHANNEL, heard: (scope) => cache.forget(scope) } } : {});
   try {
     const started = Date.now();
     const applied = await migratePostgres(pool, clock.now(), (m) => {
