@@ -1,15 +1,17 @@
 // Several nodes of one box (on PostgreSQL: several `serve` processes, each with its own data directory, on one
 // database; on SQLite: several processes on one data directory): which nodes count as stopped, periodic jobs
-// taken once, and `kill -9` of a node mid-delivery: another node takes its claims back, every queued recipient
-// is delivered, and twice only what the dead node had handed over without learning it.
+// taken once, idempotency keys, rate limits and failed logins counted across nodes, and `kill -9` of a node
+// under inbound and outbound load: every message it acknowledged is kept, another node takes its claims back,
+// every queued recipient is delivered, and twice only what the dead node had handed over without learning it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { hostname } from 'node:os';
 import { rmSync } from 'node:fs';
-import { ownStores, request, runCli, seedWorkspace, startAppProcess, type AppProcess, startTestApp, tempDir, testEnv, testStoreEnv, type TestApp } from '../testkit/app.ts';
+import { ownStores, request, runCli, seedWorkspace, startAppProcess, type AppProcess, startTestApp, tempDir, TEST_PASSWORD, testEnv, testStoreEnv, type TestApp } from '../testkit/app.ts';
 import type { DnsServer } from '../testkit/dns-server.ts';
 import { startSmtpSink } from '../testkit/smtp-sink.ts';
-import { eventually, startDestinationDns } from '../testkit/outbound.ts';
+import { BOX, eventually, startDestinationDns } from '../testkit/outbound.ts';
+import { RawSmtp } from '../testkit/smtp-client.ts';
 import { bothStores, freshDatabase, readBox } from '../testkit/postgres.ts';
 import { createWorkspace } from '../account/workspaces.ts';
 import { Idempotency } from '../db/idempotency.ts';
@@ -109,13 +111,65 @@ ownStores(test)('the API rate limit holds across nodes sharing PostgreSQL: one b
   }
 });
 
+ownStores(test)('failed logins count on every node sharing PostgreSQL: ten through two nodes lock the address out of both', async () => {
+  const fresh = await freshDatabase();
+  const env = { MAILWRIGHT_DATABASE_URL: fresh.url, MAILWRIGHT_RATE_LIMIT: '0' };
+  const one = await startTestApp({ env });
+  const two = await startTestApp({ env });
+  try {
+    const { email } = await seedWorkspace(one);
+    // Five wrong passwords through each: alone, each node would still let this address try its owner's password.
+    for (let i = 0; i < 10; i++) {
+      const r = await request(`${(i % 2 ? one : two).api}/auth/login`, { body: { email, password: `guess ${i}` } });
+      assert.is(r.status, 401, `guess ${i}: ${JSON.stringify(r.body)}`);
+    }
+    for (const node of [one, two]) assert.is((await request(`${node.api}/auth/login`, { body: { email, password: TEST_PASSWORD } })).status, 429, 'refused on both nodes');
+  } finally {
+    await two.stop();
+    await one.stop();
+    await fresh.drop();
+  }
+});
+
+/**
+ * Letters to an SMTP port, one session after another, until stopped or the node stops answering: the ids of
+ * those it acknowledged with 250. A failure while the node answers fails the test.
+ */
+function keepReceiving(port: number, to: string) {
+  const acknowledged: string[] = [];
+  let stopping = false;
+  const done = (async () => {
+    for (let i = 0; !stopping; i++) {
+      const c = await RawSmtp.open(port).catch(() => null);
+      if (!c) return; // the node is gone
+      try {
+        await c.read(10_000);
+        await c.command('EHLO client.sender.example', 10_000);
+        await c.command('MAIL FROM:<ann@sender.example>', 10_000);
+        assert.is((await c.command(`RCPT TO:<${to}>`, 10_000)).code, 250);
+        await c.command('DATA', 10_000);
+        c.write(`From: Ann <ann@sender.example>\r\nTo: ${to}\r\nSubject: letter ${i}\r\nMessage-ID: <letter-${i}-${port}@sender.example>\r\n\r\nLetter ${i}.\r\n.\r\n`);
+        const reply = await c.read(10_000);
+        assert.is(reply.code, 250, reply.text);
+        acknowledged.push(/queued as (em_\w+)/.exec(reply.text)![1]!);
+      } catch (err) {
+        if (c.closed) return;
+        throw err;
+      } finally {
+        c.close();
+      }
+    }
+  })();
+  return { acknowledged, stop: () => ((stopping = true), done) };
+}
+
 let dns: DnsServer;
 test.before(async () => {
   dns = await startDestinationDns();
 });
 test.after(() => dns.close());
 
-ownStores(test)('kill -9 of a node mid-delivery: another takes its claims back; each recipient delivered, twice only what was handed over unanswered', async () => {
+test('kill -9 of a node receiving and delivering: what it acknowledged is kept; another takes its claims back; each recipient delivered, twice only what was handed over unanswered', async () => {
   // A 250 that comes seconds after the message: a node killed meanwhile handed it over without knowing.
   const sink = await startSmtpSink({ host: '127.0.0.2', dataDelayMs: 3000 });
   const store = await testStoreEnv();
@@ -131,6 +185,11 @@ ownStores(test)('kill -9 of a node mid-delivery: another takes its claims back; 
     const d = (await request(`${a.url}/api/v1/domains`, { key, body: { name: 'nodes.test' } })).body;
     dns.publish(d.records);
     assert.is((await request(`${a.url}/api/v1/domains/${d.id}/verify`, { method: 'POST', key })).body.status, 'verified');
+    await request(`${a.url}/api/v1/domains/${d.id}/inbound/setup`, { method: 'POST', key });
+    dns.set('nodes.test', 'MX', [{ preference: 10, exchange: BOX }]);
+    assert.is((await request(`${a.url}/api/v1/domains/${d.id}/inbound/verify`, { method: 'POST', key })).body.status, 'ready');
+    const inbox = (await request(`${a.url}/api/v1/inboxes`, { key, body: { domain_id: d.id, local_part: 'hello', name: 'hello' } })).body.address as string;
+    const receiving = keepReceiving(a.smtpPort, inbox);
 
     // Sent through node A, which claims them as they come; node B joins while A works, and finds nothing due.
     const N = 40;
@@ -142,7 +201,10 @@ ownStores(test)('kill -9 of a node mid-delivery: another takes its claims back; 
     assert.ok(nodeA, 'node A is on record');
     await eventually(async () => ((await readBox(envA, value<number>("SELECT count(*) FROM deliveries WHERE state = 'sending' AND claimed_by = ?", nodeA))) ?? 0) > 0, 20_000, 'node A holding claims');
     b = await startAppProcess(envB);
+    await eventually(() => receiving.acknowledged.length >= 3, 20_000, 'node A receiving mail');
     await a.stop('SIGKILL');
+    await receiving.stop();
+    for (const id of receiving.acknowledged) assert.is((await request(`${b.url}/api/v1/emails/${id}`, { key })).status, 200, `${id}, acknowledged by node A, read through node B`);
 
     await eventually(async () => (await readBox(envB, value<number>("SELECT count(*) FROM deliveries WHERE state <> 'delivered'"))) === 0, 60_000, 'every recipient delivered');
     const takenBack = b.output().split('\n').filter((l) => l.includes('left in flight by a node that stopped')).map((l) => JSON.parse(l) as { count: number; nodes: number[] });

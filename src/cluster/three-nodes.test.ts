@@ -129,4 +129,23 @@ test('a stream hears another node\'s commit when it happens (LISTEN/NOTIFY), and
   }
 });
 
+
+test('a stream resumed on another node with Last-Event-ID gets what happened meanwhile, and nothing it had', async () => {
+  type Event = { type: string; data: { email?: { id: string } } };
+  const send = async (node: number, label: string) => (await api(node, '/emails', { body: { from: 'app@three.example', to: ['resumed@dest.test'], subject: label, text: 'x' } })).body.id as string;
+  const first = await openEventStream<Event>(`${nodes[0]!.url}/api/v1/events/stream`, key);
+  await eventually(() => first.connected(), 5000, 'the stream on node 1');
+  const before = await send(1, 'before');
+  await eventually(() => first.messages().some((m) => m.data.data.email?.id === before), 5000, 'node 1 streaming the first send');
+  first.close();
+  const last = first.messages().at(-1)!;
+  const meanwhile = [await send(2, 'meanwhile 1'), await send(1, 'meanwhile 2')];
+  const resumed = await openEventStream<Event>(`${nodes[1]!.url}/api/v1/events/stream`, key, last.lastId);
+  await eventually(() => meanwhile.every((id) => resumed.messages().some((m) => m.data.data.email?.id === id)), 5000, 'node 2 replaying what was missed');
+  resumed.close();
+  const replayed = resumed.messages();
+  assert.ok(replayed.every((m) => m.id > last.id), 'nothing at or before the Last-Event-ID');
+  assert.not.ok(replayed.some((m) => m.data.data.email?.id === before), 'the first send is not sent again');
+});
+
 test.run();
