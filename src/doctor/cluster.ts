@@ -18,13 +18,17 @@ export function* databaseChecks(): Query<Check[]> {
   const mib = Math.round((yield* value<number>('SELECT pg_database_size(current_database())'))! / 1024 / 1024);
   if (version < MIN_VERSION) checks.push({ ok: false, text: `PostgreSQL ${shown}: the box needs 15 or later`, fix: 'upgrade the server (pg_upgradecluster on Debian)' });
   else checks.push({ ok: true, text: `PostgreSQL ${shown}, the database is ${mib.toLocaleString('en')} MiB` });
-  const replicas = yield* all<{ name: string; state: string; lag: number | null }>(
+  const replicas = yield* all<{ name: string; state: string | null; lag: number | null }>(
     "SELECT coalesce(nullif(application_name, ''), client_addr::text, 'a replica') AS name, state, extract(epoch FROM replay_lag)::float8 AS lag FROM pg_stat_replication ORDER BY 1",
   );
   if (replicas.length === 0 && (yield* value<number>('SELECT pg_is_in_recovery()::int')) === 0) checks.push({ ok: true, text: 'no streaming replica is connected to this server (nothing to check)' });
   for (const r of replicas) {
     const lag = r.lag ?? 0;
-    if (r.state !== 'streaming') checks.push({ ok: false, text: `replica ${r.name} is ${r.state}, not streaming`, fix: 'see the replica server\'s log; it catches up by itself once it can connect' });
+    // PostgreSQL shows a replica's state and lag only to roles with pg_read_all_stats (pg_monitor has it).
+    if (r.state === null) {
+      const role = (yield* value<string>('SELECT current_user'))!;
+      checks.push({ ok: false, text: `replica ${r.name} is connected, but the role ${role} may not see its state or how far behind it is`, fix: `as PostgreSQL's superuser: GRANT pg_monitor TO ${role}` });
+    } else if (r.state !== 'streaming') checks.push({ ok: false, text: `replica ${r.name} is ${r.state}, not streaming`, fix: 'see the replica server\'s log; it catches up by itself once it can connect' });
     else if (lag > LAG_NOTED_S) checks.push({ ok: false, text: `replica ${r.name} is ${lag.toFixed(1)} s behind`, fix: 'a replica this far behind would lose that much mail if promoted: check its disk and network' });
     else checks.push({ ok: true, text: `replica ${r.name} is streaming, ${lag.toFixed(1)} s behind` });
   }
