@@ -9,7 +9,7 @@ import { matchSenders, type ListMatch } from '../filter/lists.ts';
 import { score } from '../filter/store.ts';
 import type { Verdict } from '../filter/verdict.ts';
 import { unpackTokens } from '../filter/tokens.ts';
-import { change, dialect, exec, type Query } from '../db/query.ts';
+import { change, dialect, exec, together, type Query } from '../db/query.ts';
 import type { AnalysisParts } from './analysed.ts';
 
 export interface ToJudge extends Pick<AnalysisParts, 'verdicts' | 'tokens' | 'tokenProblem' | 'evidence'> {
@@ -34,23 +34,31 @@ export function* judgeSpam(ctx: DbContext, workspaceId: string, m: ToJudge, inTr
 }
 
 function* judgement(ctx: DbContext, workspaceId: string, m: ToJudge, inTransaction: boolean): Query<Judgement> {
-  const { log } = ctx;
   // The block list covers the envelope sender too (what RCPT time already refused when it could); the
   // allow list only the From an owner sees.
-  const [fromEntry, envelopeEntry] = yield* matchSenders(workspaceId, [m.from?.address ?? '', m.mailFrom]);
+  const lists = matchSenders(workspaceId, [m.from?.address ?? '', m.mailFrom]);
+  const reputation = m.from ? reputationOf(workspaceId, m.from.address, m.verdicts.dmarc.result === 'pass') : none();
+  const content = contentOf(ctx, workspaceId, m, inTransaction);
+  // Outside a transaction the three reads go out side by side (one round trip on PostgreSQL); inside one, each
+  // in turn, since a refused statement there would end the others' too.
+  const [[fromEntry, envelopeEntry], signal, scored] = inTransaction ? [yield* lists, yield* reputation, yield* content] : yield* together(lists, reputation, content);
   const list: ListMatch | null = fromEntry?.list === 'block' ? fromEntry : envelopeEntry?.list === 'block' ? envelopeEntry : fromEntry;
-  const reputation = m.from ? yield* reputationOf(workspaceId, m.from.address, m.verdicts.dmarc.result === 'pass') : null;
-  let content: Verdict | null = null;
-  let contentProblem = m.tokenProblem ?? null;
-  if (m.tokens) {
-    try {
-      content = yield* undoable('spam_score', score(workspaceId, unpackTokens(m.tokens)), inTransaction);
-    } catch (err) {
-      contentProblem = 'its model could not be read';
-      log.warn('content filter could not score a received message: filed without a content verdict', { workspaceId, err });
-    }
+  return judge({ ...scored, evidence: m.evidence, reputation: signal, list });
+}
+
+function* none(): Query<null> {
+  return null;
+}
+
+/** The content model's verdict on the message's tokens; a model that cannot be read is a problem, not a failure. */
+function* contentOf(ctx: DbContext, workspaceId: string, m: ToJudge, inTransaction: boolean): Query<{ content: Verdict | null; contentProblem: string | null }> {
+  if (!m.tokens) return { content: null, contentProblem: m.tokenProblem ?? null };
+  try {
+    return { content: yield* undoable('spam_score', score(workspaceId, unpackTokens(m.tokens)), inTransaction), contentProblem: m.tokenProblem ?? null };
+  } catch (err) {
+    ctx.log.warn('content filter could not score a received message: filed without a content verdict', { workspaceId, err });
+    return { content: null, contentProblem: 'its model could not be read' };
   }
-  return judge({ content, contentProblem, evidence: m.evidence, reputation, list });
 }
 
 /**
