@@ -27,6 +27,16 @@ function inOwnProcess(file: string, env: Record<string, string> = {}): void {
 const only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : null;
 const wanted = (name: string) => !only || only.has(name);
 
+// serve runs lib/ only while it is newer than every source (scripts/mailwright), else the sources through tsx:
+// built first, so that what is measured is what an installed box runs.
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const built = join(root, 'lib/.built');
+const newer = existsSync(built) && spawnSync('find', [join(root, 'src'), '(', '-name', '*.ts', '-o', '-name', '*.sql', '-o', '-name', '*.mjs', ')', '-newer', built, '-print', '-quit'], { encoding: 'utf8' }).stdout.trim();
+if (!existsSync(built) || newer) {
+  console.log('bench: building lib/, older than src/');
+  if (spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' }).status !== 0) throw new Error('npm run build failed');
+}
+
 const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}, RSA-2048 sign ${fmt(opensslRsa2048SignMicros())} µs (openssl speed)`;
 console.log(`machine: ${machine}`);
 if (wanted('group-commit')) await benchGroupCommit();
