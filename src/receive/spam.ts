@@ -9,7 +9,7 @@ import { matchSenders, type ListMatch } from '../filter/lists.ts';
 import { score } from '../filter/store.ts';
 import type { Verdict } from '../filter/verdict.ts';
 import { unpackTokens } from '../filter/tokens.ts';
-import { change, dialect, exec, together, type Query } from '../db/query.ts';
+import { change, dialect, exec, nothing, together, type Query } from '../db/query.ts';
 import type { AnalysisParts } from './analysed.ts';
 
 export interface ToJudge extends Pick<AnalysisParts, 'verdicts' | 'tokens' | 'tokenProblem' | 'evidence'> {
@@ -37,17 +37,13 @@ function* judgement(ctx: DbContext, workspaceId: string, m: ToJudge, inTransacti
   // The block list covers the envelope sender too (what RCPT time already refused when it could); the
   // allow list only the From an owner sees.
   const lists = matchSenders(workspaceId, [m.from?.address ?? '', m.mailFrom]);
-  const reputation = m.from ? reputationOf(workspaceId, m.from.address, m.verdicts.dmarc.result === 'pass') : none();
+  const reputation = m.from ? reputationOf(workspaceId, m.from.address, m.verdicts.dmarc.result === 'pass') : nothing();
   const content = contentOf(ctx, workspaceId, m, inTransaction);
   // Outside a transaction the three reads go out side by side (one round trip on PostgreSQL); inside one, each
   // in turn, since a refused statement there would end the others' too.
   const [[fromEntry, envelopeEntry], signal, scored] = inTransaction ? [yield* lists, yield* reputation, yield* content] : yield* together(lists, reputation, content);
   const list: ListMatch | null = fromEntry?.list === 'block' ? fromEntry : envelopeEntry?.list === 'block' ? envelopeEntry : fromEntry;
-  return judge({ ...scored, evidence: m.evidence, reputation: signal, list });
-}
-
-function* none(): Query<null> {
-  return null;
+  return judge({ ...scored, evidence: m.evidence, reputation: signal ?? null, list });
 }
 
 /** The content model's verdict on the message's tokens; a model that cannot be read is a problem, not a failure. */
