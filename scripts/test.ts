@@ -7,6 +7,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { builtIsFresh } from '../src/threads/built-module.ts';
+import { buildServer } from './build-server.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /**
@@ -16,6 +18,19 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
  * code twice.
  */
 const USES_THE_STORE = /\b(startTestApp|testStoreEnv|TEST_STORE|sqliteOnly|ownStores)\b|testkit\/(outbound|stripe)\.ts/;
+/**
+ * A file none of whose tests is a plain `test(`: each is sqliteOnly or ownStores, so the PostgreSQL pass would
+ * skip them all.
+ */
+const PLAIN_TEST = /(^|[^.\w])test\(/m;
+/**
+ * The dashboard's pages are the API's client: the API under them runs on both stores through its own files, so
+ * of the browser tests only the main flows and search run on PostgreSQL too. The others (layout, keyboard,
+ * settings pages) would show the same pages over the same answers, at 30-60 s of a browser each.
+ */
+const PAGES_ON_POSTGRES = ['src/dashboard/dashboard.test.ts', 'src/dashboard/search.test.ts'];
+const onPostgres = (file: string, text: string) =>
+  USES_THE_STORE.test(text) && PLAIN_TEST.test(text) && (!file.startsWith('src/dashboard/') || PAGES_ON_POSTGRES.includes(file));
 const FILE_TIMEOUT_MS = 5 * 60_000;
 /** Files run at once: one more than the cores, since a test waits on sockets and timers about a third of its time. */
 const JOBS = Math.min(4, availableParallelism() + 1);
@@ -101,12 +116,16 @@ async function main() {
     failures.push('queries made and never run');
   }
 
+  // Worker threads and the command line run the plain JavaScript build when it is up to date (threads/built-module.ts,
+  // scripts/mailwright), at half the CPU of the sources through tsx; a checkout being worked on builds it first.
+  if (!builtIsFresh()) await buildServer();
+
   const files = [...findTests(join(ROOT, 'src')), ...findTests(join(ROOT, 'scripts'))]
     .map((f) => relative(ROOT, f))
     .filter((f) => filters.length === 0 || filters.some((w) => f.includes(w)))
     .sort();
   // With `words`, only on the store MAILWRIGHT_TEST_STORE names; otherwise each file on the stores it can tell apart.
-  const postgres = filters.length ? [] : files.filter((f) => USES_THE_STORE.test(readFileSync(join(ROOT, f), 'utf8')));
+  const postgres = filters.length ? [] : files.filter((f) => onPostgres(f, readFileSync(join(ROOT, f), 'utf8')));
   const queue = [...files.map((file) => ({ file, store: 'sqlite' })), ...postgres.map((file) => ({ file, store: 'postgres' }))];
   const workers = Array.from({ length: Math.min(Number(process.env.TEST_JOBS) || JOBS, queue.length) }, async () => {
     for (let next = queue.shift(); next; next = queue.shift()) {

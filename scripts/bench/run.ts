@@ -8,6 +8,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { builtIsFresh } from '../../src/threads/built-module.ts';
 import { benchGroupCommit } from './group-commit.ts';
 import { benchDir, fmt, opensslRsa2048SignMicros, table, type GoalResult } from './lib.ts';
 
@@ -29,12 +30,9 @@ const wanted = (name: string) => !only || only.has(name);
 
 // serve runs lib/ only while it is newer than every source (scripts/mailwright), else the sources through tsx:
 // built first, so that what is measured is what an installed box runs.
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const built = join(root, 'lib/.built');
-const newer = existsSync(built) && spawnSync('find', [join(root, 'src'), '(', '-name', '*.ts', '-o', '-name', '*.sql', '-o', '-name', '*.mjs', ')', '-newer', built, '-print', '-quit'], { encoding: 'utf8' }).stdout.trim();
-if (!existsSync(built) || newer) {
+if (!builtIsFresh()) {
   console.log('bench: building lib/, older than src/');
-  if (spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' }).status !== 0) throw new Error('npm run build failed');
+  if (spawnSync('npm', ['run', 'build'], { cwd: fileURLToPath(new URL('../..', import.meta.url)), stdio: 'inherit' }).status !== 0) throw new Error('npm run build failed');
 }
 
 const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}, RSA-2048 sign ${fmt(opensslRsa2048SignMicros())} µs (openssl speed)`;

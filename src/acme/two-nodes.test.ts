@@ -9,7 +9,7 @@ import { connect as tcpConnect, createServer, type Server, type Socket } from 'n
 import { connect as tlsConnect } from 'node:tls';
 import { startDnsServer, type DnsServer } from '../testkit/dns-server.ts';
 import { freePort, ownStores, request, seedWorkspace, startTestApp, TEST_STORE, type TestApp } from '../testkit/app.ts';
-import { freshDatabase } from '../testkit/postgres.ts';
+import { migratedDatabase } from '../testkit/postgres.ts';
 import { startPebble, type Pebble } from '../testkit/pebble.ts';
 import { value } from '../db/query.ts';
 import { POLL_MS } from './certificates.ts';
@@ -75,7 +75,7 @@ test.before(async () => {
   const port80 = await freePort();
   relay = await startRelay(port80);
   pebble = await startPebble({ httpPort: port80, dnsServer: dns.address });
-  database = await freshDatabase();
+  database = await migratedDatabase();
   for (let i = 0; i < 2; i++) {
     nodes.push(
       await startTestApp({

@@ -12,7 +12,7 @@ import type { DnsServer } from '../testkit/dns-server.ts';
 import { startSmtpSink } from '../testkit/smtp-sink.ts';
 import { BOX, eventually, startDestinationDns } from '../testkit/outbound.ts';
 import { RawSmtp } from '../testkit/smtp-client.ts';
-import { bothStores, freshDatabase, readBox } from '../testkit/postgres.ts';
+import { bothStores, migratedDatabase, readBox } from '../testkit/postgres.ts';
 import { createWorkspace } from '../account/workspaces.ts';
 import { Idempotency } from '../db/idempotency.ts';
 import type { ApiError } from '../errors.ts';
@@ -85,7 +85,7 @@ ownStores(test)('an Idempotency-Key under way on one node is concurrent on the o
 });
 
 ownStores(test)('the API rate limit holds across nodes sharing PostgreSQL: one budget for a key spread over two', async () => {
-  const fresh = await freshDatabase();
+  const fresh = await migratedDatabase();
   const env = { MAILWRIGHT_DATABASE_URL: fresh.url, MAILWRIGHT_RATE_LIMIT: '2' }; // 2 a second, burst 4
   const one = await startTestApp({ env });
   const two = await startTestApp({ env });
@@ -112,7 +112,7 @@ ownStores(test)('the API rate limit holds across nodes sharing PostgreSQL: one b
 });
 
 ownStores(test)('failed logins count on every node sharing PostgreSQL: ten through two nodes lock the address out of both', async () => {
-  const fresh = await freshDatabase();
+  const fresh = await migratedDatabase();
   const env = { MAILWRIGHT_DATABASE_URL: fresh.url, MAILWRIGHT_RATE_LIMIT: '0' };
   const one = await startTestApp({ env });
   const two = await startTestApp({ env });

@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ownStores, request, TEST_STORE } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
-import { freshDatabase } from '../testkit/postgres.ts';
+import { migratedDatabase } from '../testkit/postgres.ts';
 import { openPool } from '../db/postgres.ts';
 import { startTcpRelay, type TcpRelay } from '../testkit/tcp-relay.ts';
 import { eventually } from '../testkit/outbound.ts';
@@ -17,7 +17,7 @@ let database: { url: string; drop: () => Promise<void> };
 
 test.before(async () => {
   if (TEST_STORE === 'postgres') return; // a database of its own behind the relay: ownStores
-  database = await freshDatabase();
+  database = await migratedDatabase();
   const direct = new URL(database.url);
   relay = await startTcpRelay({ host: direct.hostname, port: Number(direct.port) });
   const through = new URL(database.url);

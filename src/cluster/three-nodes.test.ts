@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { request, runCli, startAppProcess, tempDir, testEnv, type AppProcess } from '../testkit/app.ts';
-import { freshDatabase } from '../testkit/postgres.ts';
+import { migratedDatabase } from '../testkit/postgres.ts';
 import { openPool } from '../db/postgres.ts';
 import type { DnsServer } from '../testkit/dns-server.ts';
 import { startSmtpSink, type SmtpSink } from '../testkit/smtp-sink.ts';
@@ -30,7 +30,7 @@ let inbox: string;
 test.before(async () => {
   dns = await startDestinationDns();
   sink = await startSmtpSink({ host: '127.0.0.2' });
-  database = await freshDatabase();
+  database = await migratedDatabase();
   hooks = createServer((req, res) => {
     hookIds.push(String(req.headers['webhook-id']));
     req.resume().on('end', () => res.writeHead(204).end());

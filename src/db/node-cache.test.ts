@@ -11,7 +11,7 @@ import type { Writer } from './writer.ts';
 import { migratePostgres } from './postgres-migrate.ts';
 import { secretHash } from '../account/secrets.ts';
 import { freePort, login, ownStores, request, seedWorkspace, startTestApp, type TestApp } from '../testkit/app.ts';
-import { freshDatabase } from '../testkit/postgres.ts';
+import { migratedDatabase } from '../testkit/postgres.ts';
 import { eventually, startDestinationDns } from '../testkit/outbound.ts';
 import type { DnsServer } from '../testkit/dns-server.ts';
 import { addEvent } from '../emails/events.ts';
@@ -87,7 +87,7 @@ test('an entry is read again after a minute, and the oldest go past ten thousand
 
 /** A group commit on a fresh database with workspace ws_1, whose pooled connections note the notices they hear. */
 async function onFreshDatabase(body: (commit: PostgresCommit, heard: () => string[]) => Promise<void>): Promise<void> {
-  const database = await freshDatabase();
+  const database = await migratedDatabase();
   const heard: string[] = [];
   const pool = openPool(database.url, { notices: { channel: SETTINGS_CHANNEL, heard: (scope) => heard.push(scope) } });
   try {
@@ -133,7 +133,7 @@ test.after(() => dns.close());
 
 /** Two nodes on one fresh PostgreSQL database, a workspace with a key and a verified domain `cache.example`. */
 async function twoNodes(more: Record<string, string> = {}) {
-  const database = await freshDatabase();
+  const database = await migratedDatabase();
   const env = { MAILWRIGHT_DATABASE_URL: database.url, MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_RATE_LIMIT: '0', ...more };
   const one = await startTestApp({ env });
   const two = await startTestApp({ env });

@@ -5,13 +5,13 @@ import { fileURLToPath } from 'node:url';
 import { listMigrations } from './migrate.ts';
 import type { PgPool } from './postgres.ts';
 
-const DIR = fileURLToPath(new URL('./postgres/', import.meta.url));
+export const POSTGRES_MIGRATIONS = fileURLToPath(new URL('./postgres/', import.meta.url));
 /** pg_advisory_lock's key for migrating: any number no other lock of the box uses. */
 const MIGRATION_LOCK = 7_004_300;
 
 /** Applies every pending migration; returns the versions it applied. `onApply` hears each one before it runs. */
 export async function migratePostgres(pool: PgPool, now = Date.now(), onApply?: (m: { version: number; name: string }) => void): Promise<number[]> {
-  const migrations = listMigrations(DIR);
+  const migrations = listMigrations(POSTGRES_MIGRATIONS);
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);

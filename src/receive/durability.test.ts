@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { TEST_STORE, request, runCli, startAppProcess, tempDir, testEnv, type AppProcess } from '../testkit/app.ts';
-import { freshDatabase } from '../testkit/postgres.ts';
+import { migratedDatabase } from '../testkit/postgres.ts';
 import { openPool } from '../db/postgres.ts';
 import { postgresStore, type Store } from '../db/store.ts';
 import { column } from '../db/query.ts';
@@ -25,11 +25,11 @@ const KILL_AFTER = 200;
 
 let dns: DnsServer;
 let env: Record<string, string>;
-let database: Awaited<ReturnType<typeof freshDatabase>> | null = null;
+let database: Awaited<ReturnType<typeof migratedDatabase>> | null = null;
 test.before(async () => {
   dns = await startDnsServer();
   dns.add(BOX, 'A', '127.0.0.1');
-  database = TEST_STORE === 'postgres' ? await freshDatabase() : null;
+  database = TEST_STORE === 'postgres' ? await migratedDatabase() : null;
   const store: Record<string, string> = database ? { MAILWRIGHT_DATABASE_URL: database.url } : {};
   env = testEnv(tempDir(), { MAILWRIGHT_DNS_SERVERS: dns.address, MAILWRIGHT_LOG_LEVEL: 'info', MAILWRIGHT_RATE_LIMIT: '0', ...store });
 });

@@ -13,7 +13,7 @@ import { createLog } from '../log.ts';
 import type { Clock } from '../clock.ts';
 import type { App } from '../context.ts';
 import type { Db } from '../db/open.ts';
-import { freshDatabase } from './postgres.ts';
+import { migratedDatabase } from './postgres.ts';
 import { createUser } from '../account/users.ts';
 import { DEFAULT_WORKSPACE, findWorkspace, createWorkspace } from '../account/workspaces.ts';
 import { createKey } from '../account/keys.ts';
@@ -87,13 +87,13 @@ export const ownStores = sqliteOnly;
  */
 export async function testStoreEnv(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
   if (TEST_STORE === 'sqlite') return { env: {}, drop: async () => {} };
-  const database = await freshDatabase();
+  const database = await migratedDatabase();
   return { env: { MAILWRIGHT_DATABASE_URL: database.url }, drop: database.drop };
 }
 
 export async function startTestApp(opts: { env?: Record<string, string>; clock?: Clock; fetchCa?: string; measureFreeSpace?: (dir: string) => number } = {}): Promise<TestApp> {
   const dataDir = tempDir();
-  const database = TEST_STORE === 'postgres' ? await freshDatabase() : null;
+  const database = TEST_STORE === 'postgres' ? await migratedDatabase() : null;
   const env = testEnv(dataDir, { ...(database ? { MAILWRIGHT_DATABASE_URL: database.url } : {}), ...opts.env });
   const config = loadConfig(env);
   const logs: string[] = [];

@@ -10,6 +10,7 @@ import { FairQueue } from './fair-queue.ts';
 import { reclaimSoon } from './reclaim.ts';
 import { revive, type Posted, type Reply } from './serve-jobs.ts';
 
+import { builtModule } from './built-module.ts';
 export { serveJobs } from './serve-jobs.ts';
 export { asBuffer, movingContents, transferable, withBuffers } from './buffers.ts';
 
@@ -269,7 +270,7 @@ export class WorkerPool<J, R> {
     // No inherited execArgv: the boot file registers tsx itself, and flags of the parent's command line such as
     // --input-type (or a second --import tsx) break or slow a worker's start.
     const worker = new Worker(BOOT, {
-      workerData: { ...this.opts.workerData, module: this.opts.module.href, name: this.opts.name, nice: this.opts.nice ?? 0 },
+      workerData: { ...this.opts.workerData, module: builtModule(this.opts.module).href, name: this.opts.name, nice: this.opts.nice ?? 0 },
       execArgv: [],
       resourceLimits: this.opts.resourceLimits,
     });
