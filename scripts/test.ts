@@ -3,7 +3,7 @@
 // PostgreSQL, and ends with the one line CI reads: `N passed, N failed`.
 // `npm test -- keys auth` runs only the files whose path contains one of those words.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,8 +29,36 @@ const PLAIN_TEST = /(^|[^.\w])test\(/m;
  * settings pages) would show the same pages over the same answers, at 30-60 s of a browser each.
  */
 const PAGES_ON_POSTGRES = ['src/dashboard/dashboard.test.ts', 'src/dashboard/search.test.ts'];
+/**
+ * Files that start the box to judge what happens before or beside the store: the listeners' answers to hostile
+ * or oversized input, the process's memory and thread budgets, reloads, the build, log lines and DNS. The
+ * store is not in what they judge, and a PostgreSQL pass would repeat them at 10-90 s each.
+ */
+const BESIDE_THE_STORE = new Set([
+  'src/smtp/client-limits.test.ts',
+  'src/smtp/listener-errors.test.ts',
+  'src/smtp/reload.test.ts',
+  'src/http/fuzz.test.ts',
+  'src/http/fuzz-strangers.test.ts',
+  'src/http/front-door.test.ts',
+  'src/account/setup-flood.test.ts',
+  'src/account/behind-proxy.test.ts',
+  'src/drafts/upload-budget.test.ts',
+  'src/webhooks/stream-limits.test.ts',
+  'src/webhooks/stream-memory.test.ts',
+  'src/templates/render-load.test.ts',
+  'src/config/memory-profile.test.ts',
+  'src/serve-reload.test.ts',
+  'scripts/build-server.test.ts',
+  'src/log.test.ts',
+  'src/dns/resolver.test.ts',
+  'src/dns/safe-fetch.test.ts',
+]);
 const onPostgres = (file: string, text: string) =>
-  USES_THE_STORE.test(text) && PLAIN_TEST.test(text) && (!file.startsWith('src/dashboard/') || PAGES_ON_POSTGRES.includes(file));
+  USES_THE_STORE.test(text) &&
+  PLAIN_TEST.test(text) &&
+  !BESIDE_THE_STORE.has(file) &&
+  (!file.startsWith('src/dashboard/') || PAGES_ON_POSTGRES.includes(file));
 const FILE_TIMEOUT_MS = 5 * 60_000;
 /** Files run at once: one more than the cores, since a test waits on sockets and timers about a third of its time. */
 const JOBS = Math.min(4, availableParallelism() + 1);
@@ -125,6 +153,8 @@ async function main() {
     .filter((f) => filters.length === 0 || filters.some((w) => f.includes(w)))
     .sort();
   // With `words`, only on the store MAILWRIGHT_TEST_STORE names; otherwise each file on the stores it can tell apart.
+  const named = [...BESIDE_THE_STORE, ...PAGES_ON_POSTGRES].filter((f) => !existsSync(join(ROOT, f)));
+  if (named.length) throw new Error(`scripts/test.ts names test files that do not exist: ${named.join(', ')}`);
   const postgres = filters.length ? [] : files.filter((f) => onPostgres(f, readFileSync(join(ROOT, f), 'utf8')));
   const queue = [...files.map((file) => ({ file, store: 'sqlite' })), ...postgres.map((file) => ({ file, store: 'postgres' }))];
   const workers = Array.from({ length: Math.min(Number(process.env.TEST_JOBS) || JOBS, queue.length) }, async () => {

@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdirSync, rmSync } from 'node:fs';
-import { request, runCli, startAppProcess, tempDir, testEnv, type AppProcess } from '../testkit/app.ts';
+import { ownStores, request, runCli, startAppProcess, tempDir, testEnv, type AppProcess } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { freshDatabase } from '../testkit/postgres.ts';
 import { eventually } from '../testkit/outbound.ts';
@@ -48,7 +48,7 @@ async function seen(api: string) {
 }
 
 let before: Awaited<ReturnType<typeof seen>>;
-test('a box on SQLite with mail of every kind; migrate refuses while serve runs on it', async () => {
+ownStores(test)('a box on SQLite with mail of every kind; migrate refuses while serve runs on it', async () => {
   s.routeTo('dest.test');
   await s.receive('The lighthouse keeper', { body: 'The lighthouse keeper writes about the storm.' });
   const other = await s.receive('Quarterly numbers', { body: 'Figures for the quarter.' });
@@ -67,7 +67,7 @@ test('a box on SQLite with mail of every kind; migrate refuses while serve runs 
   assert.match(refused.stderr, /serve is running on .* stop it first/);
 });
 
-test('migrate --to copies every table, checks each, and says what to change; the password is never printed', async () => {
+ownStores(test)('migrate --to copies every table, checks each, and says what to change; the password is never printed', async () => {
   await s.t.running.stop();
   const res = await runCli(['migrate', '--to', target.url], s.t.env);
   assert.is(res.code, 0, res.stderr + res.stdout);
@@ -94,7 +94,7 @@ test('migrate --to copies every table, checks each, and says what to change; the
   rmSync(empty, { recursive: true, force: true });
 });
 
-test('the check finds a row that differs, and only its table', async () => {
+ownStores(test)('the check finds a row that differs, and only its table', async () => {
   const db = openDatabase(s.t.dataDir);
   const pool = openPool(target.url, { max: 2 });
   try {
@@ -111,7 +111,7 @@ test('the check finds a row that differs, and only its table', async () => {
   }
 });
 
-test('the box started on PostgreSQL answers as before, searches, and keeps sending', async () => {
+ownStores(test)('the box started on PostgreSQL answers as before, searches, and keeps sending', async () => {
   const dir = tempDir();
   let node: AppProcess | null = null;
   try {

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { request, runCli, startAppProcess, tempDir, testEnv, type AppProcess } from '../testkit/app.ts';
+import { ownStores, request, runCli, startAppProcess, tempDir, testEnv, type AppProcess } from '../testkit/app.ts';
 import { migratedDatabase } from '../testkit/postgres.ts';
 import { openPool } from '../db/postgres.ts';
 import type { DnsServer } from '../testkit/dns-server.ts';
@@ -53,7 +53,7 @@ test.after(async () => {
 
 const api = (node: number, path: string, opts: Parameters<typeof request>[1] = {}) => request(`${nodes[node]!.url}/api/v1${path}`, { key, ...opts });
 
-test('a domain set up through one node is ready on all; a webhook made on another', async () => {
+ownStores(test)('a domain set up through one node is ready on all; a webhook made on another', async () => {
   const d = (await api(0, '/domains', { body: { name: 'three.example' } })).body;
   dns.publish(d.records);
   assert.is((await api(1, `/domains/${d.id}/verify`, { method: 'POST' })).body.status, 'verified');
@@ -65,7 +65,7 @@ test('a domain set up through one node is ready on all; a webhook made on anothe
   assert.is((await api(2, '/webhooks', { body: { url: `http://127.0.0.1:${port}/hook`, events: ['email.received'] } })).status, 201);
 });
 
-test('sends and received mail spread over three nodes: each once, seen from any node, live on a third', async () => {
+ownStores(test)('sends and received mail spread over three nodes: each once, seen from any node, live on a third', async () => {
   const stream = await openEventStream<{ type: string; data: { email: { id: string } } }>(`${nodes[2]!.url}/api/v1/events/stream`, key);
   await eventually(() => stream.connected(), 5000, 'the stream on node 3');
   const N = 24;
@@ -103,7 +103,7 @@ test('sends and received mail spread over three nodes: each once, seen from any 
   assert.is(hookIds.length, N);
 });
 
-test('a stream hears another node\'s commit when it happens (LISTEN/NOTIFY), and again once its listening connection was cut', async () => {
+ownStores(test)('a stream hears another node\'s commit when it happens (LISTEN/NOTIFY), and again once its listening connection was cut', async () => {
   const pool = openPool(database.url, { max: 1 });
   const listeners = async () => (await pool.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'mailwright-listen' AND query = 'LISTEN mailwright_events'")).rows.map((r) => Number(r.pid));
   try {
@@ -130,7 +130,7 @@ test('a stream hears another node\'s commit when it happens (LISTEN/NOTIFY), and
 });
 
 
-test('a stream resumed on another node with Last-Event-ID gets what happened meanwhile, and nothing it had', async () => {
+ownStores(test)('a stream resumed on another node with Last-Event-ID gets what happened meanwhile, and nothing it had', async () => {
   type Event = { type: string; data: { email?: { id: string } } };
   const send = async (node: number, label: string) => (await api(node, '/emails', { body: { from: 'app@three.example', to: ['resumed@dest.test'], subject: label, text: 'x' } })).body.id as string;
   const first = await openEventStream<Event>(`${nodes[0]!.url}/api/v1/events/stream`, key);

@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { request, runCli, startAppProcess, tempDir, testEnv, type AppProcess } from '../testkit/app.ts';
+import { ownStores, request, runCli, startAppProcess, tempDir, testEnv, type AppProcess } from '../testkit/app.ts';
 import { startInboundScene, type InboundScene } from '../testkit/inbound.ts';
 import { freshDatabase, readBox } from '../testkit/postgres.ts';
 import { eventually } from '../testkit/outbound.ts';
@@ -63,7 +63,7 @@ async function seen(api: string, leaveOut = 'Meanwhile') {
 
 let before: Awaited<ReturnType<typeof seen>>;
 const file = join(folder, 'box.backup');
-test('mailwright backup on PostgreSQL while serve runs and mail keeps coming: one moment of the box', async () => {
+ownStores(test)('mailwright backup on PostgreSQL while serve runs and mail keeps coming: one moment of the box', async () => {
   s.routeTo('dest.test');
   await s.receive('The lighthouse keeper', { body: 'The lighthouse keeper writes about the storm.' });
   const other = await s.receive('Quarterly numbers', { body: 'Figures for the quarter.' });
@@ -97,7 +97,7 @@ test('mailwright backup on PostgreSQL while serve runs and mail keeps coming: on
   assert.is(audit.length, 1, 'recorded in the box');
 });
 
-test('mailwright restore into a box on PostgreSQL is refused and says how to move the box instead', async () => {
+ownStores(test)('mailwright restore into a box on PostgreSQL is refused and says how to move the box instead', async () => {
   const other = await freshDatabase();
   const dir = tempDir();
   try {
@@ -111,7 +111,7 @@ test('mailwright restore into a box on PostgreSQL is refused and says how to mov
   }
 });
 
-test('restored into a data directory on SQLite, the box answers as before, searches, and keeps sending signed mail', async () => {
+ownStores(test)('restored into a data directory on SQLite, the box answers as before, searches, and keeps sending signed mail', async () => {
   const dir = tempDir();
   let node: AppProcess | null = null;
   try {
@@ -141,7 +141,7 @@ test('restored into a data directory on SQLite, the box answers as before, searc
   }
 });
 
-test("a scheduled backup on PostgreSQL is the same backup, written into backup_dir, the oldest beyond backup_keep deleted", async () => {
+ownStores(test)("a scheduled backup on PostgreSQL is the same backup, written into backup_dir, the oldest beyond backup_keep deleted", async () => {
   const config = { dataDir: s.t.dataDir, backupDir: join(folder, 'scheduled'), backupKeep: 1 };
   const log = createLog({ level: 'error', write: () => {} });
   await scheduledBackup(config, log, new Date('2026-01-01T03:30:00Z'), postgresSnapshot(database.url));
