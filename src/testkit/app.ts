@@ -224,9 +224,9 @@ export async function request(
 
 export const TEST_PASSWORD = 'correct horse battery staple';
 
-/** A workspace (the default one unless named) with an owner and an API key, set up directly in the store. */
 let seededHash: Promise<string> | undefined;
 
+/** A workspace (the default one unless named) with an owner and an API key, set up directly in the store. */
 export async function seedWorkspace(t: TestApp, opts: { workspace?: string; email?: string } = {}) {
   const { store, clock } = t.app;
   const name = opts.workspace ?? DEFAULT_WORKSPACE;

@@ -6,11 +6,11 @@
 // The worker side is `serveJobs` in the module the pool names (serve-jobs.ts).
 import { availableParallelism } from 'node:os';
 import { isMainThread, Worker, type ResourceLimits, type Transferable } from 'node:worker_threads';
+import { builtModule } from './built-module.ts';
 import { FairQueue } from './fair-queue.ts';
 import { reclaimSoon } from './reclaim.ts';
 import { revive, type Posted, type Reply } from './serve-jobs.ts';
 
-import { builtModule } from './built-module.ts';
 export { serveJobs } from './serve-jobs.ts';
 export { asBuffer, movingContents, transferable, withBuffers } from './buffers.ts';
 
