@@ -9,6 +9,7 @@ import type { Log } from '../log.ts';
 import type { Store } from '../db/store.ts';
 import { all, run, value, type Query } from '../db/query.ts';
 import { processRuns } from '../db/serving.ts';
+import { FullDiskNotice } from '../db/full-disk.ts';
 
 export const HEARTBEAT_MS = 10_000;
 /** Silent this long, a node is taken for stopped: four heartbeats missed and then some. */
@@ -59,12 +60,16 @@ const seen = (id: number, now: number) =>
 export class Node {
   id = 0;
   private timer: NodeJS.Timeout | null = null;
+  /** A full disk fails every heartbeat: said once, without a stack, and once when there is room again. */
+  private readonly fullDisk: FullDiskNotice;
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly log: Log,
-  ) {}
+  ) {
+    this.fullDisk = new FullDiskNotice(log, 'recording that this node is alive');
+  }
 
   /** Registers, or, when the store cannot write (a full disk), says so and tries again at each heartbeat. */
   async start(): Promise<void> {
@@ -103,6 +108,7 @@ export class Node {
   private async beat(): Promise<void> {
     try {
       const beat = await this.store.write(() => seen(this.id, this.clock.now()), { acknowledged: false });
+      this.fullDisk.succeeded();
       if (beat || !this.timer) return;
       // Forgotten by the others (silent past the lease: a long pause, a network cut): they took back what it
       // held, so it joins again under a new id rather than claim in the name of a node that stopped.
@@ -112,7 +118,7 @@ export class Node {
       ours.add(this.id);
       this.log.warn('this node was taken for stopped by the others and joined again', { node: this.id, was: before });
     } catch (err) {
-      this.log.warn('could not record that this node is alive; trying again', { err, node: this.id });
+      if (!this.fullDisk.failed(err)) this.log.warn('could not record that this node is alive; trying again', { err, node: this.id });
     }
   }
 }
